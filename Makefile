@@ -1,0 +1,53 @@
+# Two commands set everything up on a fresh machine:
+#   make demo   -> installs into .venv if needed, runs the whole workflow on the embedded demo
+#   make test   -> installs the dev extras into .venv if needed, runs the test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+CORES  ?= 1
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+export MEDCAT_DISABLE_VERSION_CHECK ?= true
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: install dev demo test dry-run lint clean demo-data
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# torch first, alone and pinned: it resolves to the local CPU wheel; an unpinned
+# torch pulled in by another package would fetch several GB of CUDA wheels.
+$(VENV)/.installed: $(BIN)/python requirements.lock requirements-nodeps.txt pyproject.toml
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements-nodeps.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.lock
+	$(BIN)/python -m pip install --quiet -r requirements-dev.lock
+	touch $@
+
+install: $(VENV)/.installed
+
+dev: $(VENV)/.dev-installed
+
+demo: install
+	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local all
+
+test: dev
+	$(BIN)/python -m pytest
+
+dry-run: install
+	$(BIN)/snakemake -n --cores $(CORES) --resources gpu=1 all
+
+lint: install
+	$(BIN)/snakemake --lint
+
+# Regenerates the committed demo inputs under resources/demo (seeded, byte-stable).
+demo-data: install
+	$(BIN)/python resources/demo/generate.py --out resources/demo
+
+clean:
+	rm -rf results .snakemake

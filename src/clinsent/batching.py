@@ -1,0 +1,135 @@
+"""Batch plans for contrastive training, aware of duplicate entities (MED-SE section 3.2).
+
+A plan fixes, for every training step, which sentences form the batch and which of each
+sentence's defined entities is the chosen one (drawn at random per sentence per step).
+Sentences are drawn without replacement from a per-epoch shuffle of the corpus.
+
+Strategies for sentences whose chosen entity already occurs in the batch:
+- ``naive``: keep them;
+- ``remove``: drop them (the batch shrinks);
+- ``replace``: swap them for random S_ent sentences whose chosen entity is not yet in the
+  batch, so no two sentences of a batch share the chosen entity and every batch is full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from clinsent.errors import InputError
+
+STRATEGIES = ("naive", "remove", "replace")
+CORPORA = ("s_all", "s_ent")
+PLAN_COLUMNS = ["step", "slot", "sent_id", "ent_idx", "term_id"]
+NO_ENTITY = -1
+
+
+@dataclass(frozen=True)
+class Candidate:
+    sent_id: int
+    ent_idx: tuple[int, ...]
+    term_ids: tuple[str, ...]
+
+
+def candidates(sets: pd.DataFrame, linked: pd.DataFrame, corpus: str) -> list[Candidate]:
+    """The corpus' sentences with their defined entities, in sent_id order."""
+    if corpus not in CORPORA:
+        raise InputError("config", f"unknown corpus {corpus!r}", f"use one of {', '.join(CORPORA)}")
+    chosen = sets if corpus == "s_all" else sets[sets["set"] == "ent"]
+    defined = linked[linked["definition"].notna()].sort_values(["sent_id", "ent_idx"])
+    by_sent: dict[int, tuple[list[int], list[str]]] = {}
+    for sid, idx, term in zip(defined["sent_id"], defined["ent_idx"], defined["term_id"], strict=True):
+        entry = by_sent.setdefault(int(sid), ([], []))
+        entry[0].append(int(idx))
+        entry[1].append(str(term))
+    out = []
+    for sid in sorted(int(s) for s in chosen["sent_id"]):
+        idxs, terms = by_sent.get(sid, ([], []))
+        out.append(Candidate(sid, tuple(idxs), tuple(terms)))
+    return out
+
+
+def _stream(n: int, rng: np.random.Generator) -> Iterator[int]:
+    while True:
+        yield from rng.permutation(n).tolist()
+
+
+def _choose(c: Candidate, rng: np.random.Generator) -> tuple[int, str | None]:
+    if not c.ent_idx:
+        return NO_ENTITY, None
+    k = int(rng.integers(len(c.ent_idx)))
+    return c.ent_idx[k], c.term_ids[k]
+
+
+def plan_batches(cands: list[Candidate], strategy: str, batch_size: int, n_steps: int, seed: int,
+                 max_tries: int = 1000) -> pd.DataFrame:
+    """A plan with one row per (step, slot); see the module docstring for the strategies."""
+    if strategy not in STRATEGIES:
+        raise InputError("config", f"unknown duplicate strategy {strategy!r}", f"use one of {', '.join(STRATEGIES)}")
+    if not cands:
+        raise InputError("sentence sets", "the training corpus is empty",
+                         "check the notes, the NER output and `min_words`; or choose corpus s_all")
+    if batch_size < 1 or n_steps < 0:
+        raise InputError("config", f"batch_size={batch_size}, steps={n_steps}", "use batch_size >= 1 and steps >= 0")
+    rng = np.random.default_rng(seed)
+    with_entity = [c for c in cands if c.ent_idx]
+    order = _stream(len(cands), rng)
+    rows: list[tuple[int, int, int, int, str | None]] = []
+    for step in range(n_steps):
+        batch: list[tuple[int, int, str | None]] = []
+        used: set[str] = set()
+        for _ in range(batch_size):
+            c = cands[next(order)]
+            ent, term = _choose(c, rng)
+            if term is not None and term in used:
+                if strategy == "remove":
+                    continue
+                if strategy == "replace":
+                    c, ent, term = _replacement(with_entity, cands, used, rng, max_tries)
+            batch.append((c.sent_id, ent, term))
+            if term is not None:
+                used.add(term)
+        rows.extend((step, slot, sid, ent, term) for slot, (sid, ent, term) in enumerate(batch))
+    df = pd.DataFrame(rows, columns=PLAN_COLUMNS)
+    return df.astype({"step": "int32", "slot": "int32", "sent_id": "int64", "ent_idx": "int32"})
+
+
+def _replacement(with_entity: list[Candidate], cands: list[Candidate], used: set[str], rng: np.random.Generator,
+                 max_tries: int) -> tuple[Candidate, int, str | None]:
+    pool = with_entity if with_entity else cands
+    for _ in range(max_tries):
+        c = pool[int(rng.integers(len(pool)))]
+        free = [k for k, t in enumerate(c.term_ids) if t not in used]
+        if free:
+            k = free[int(rng.integers(len(free)))]
+            return c, c.ent_idx[k], c.term_ids[k]
+    plain = [c for c in cands if not c.ent_idx]
+    if plain:
+        c = plain[int(rng.integers(len(plain)))]
+        return c, NO_ENTITY, None
+    raise InputError("sentence sets", f"no sentence with an unused entity after {max_tries} draws",
+                     "lower `training.batch_size` or use a larger corpus")
+
+
+def duplicate_stats(cands: list[Candidate], batch_size: int, n_batches: int, seed: int) -> dict[str, float]:
+    """Simulate naive batches: share with >= 1 duplicate chosen entity, mean share of unique entities.
+
+    Only sentences with a defined entity take part (the paper simulated on S_ent).
+    """
+    ents = [c for c in cands if c.ent_idx]
+    if not ents or n_batches <= 0:
+        return {"batches": 0, "batch_size": batch_size, "share_with_duplicate": float("nan"),
+                "mean_unique_share": float("nan")}
+    plan = plan_batches(ents, "naive", batch_size, n_batches, seed)
+    grouped = plan.groupby("step")["term_id"]
+    n_unique = grouped.nunique()
+    n_total = grouped.size()
+    return {
+        "batches": int(n_batches),
+        "batch_size": int(batch_size),
+        "share_with_duplicate": float((n_unique < n_total).mean()),
+        "mean_unique_share": float((n_unique / n_total).mean()),
+    }

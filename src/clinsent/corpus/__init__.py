@@ -1,0 +1,1 @@
+"""Corpus extraction: notes -> normalised text -> sentences."""

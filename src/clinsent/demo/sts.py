@@ -1,0 +1,113 @@
+"""Seeded generator of demo clinical STS pairs (0-5 scores), written for this project.
+
+DEMO DATA. Each pair combines a *meaning* (a group of paraphrase templates) with a disease
+term from the demo vocabulary. The score follows fixed rules: same meaning and same disease
+scores high, same meaning with a related disease (same organ system) scores in the middle,
+different diseases and different meanings score low. Mentions use labels, synonyms and
+abbreviations, so a model must know that CHF and congestive heart failure are one thing.
+The files use the layout of the n2c2 2019 ClinicalSTS training file: ``s1<TAB>s2<TAB>score``.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from clinsent.demo.vocabulary import DemoTerm, load_terms
+
+_MEANINGS: list[list[str]] = [
+    ["The patient has a history of {d}.", "History is significant for {d}.",
+     "He has a known past medical history of {d}.", "Past medical history includes {d}."],
+    ["The patient was admitted with an exacerbation of {d}.", "She presented to the hospital with worsening {d}.",
+     "Admitted for acute worsening of her {d}.", "He came in because his {d} had gotten much worse."],
+    ["The patient was newly diagnosed with {d} and treatment was started.",
+     "New diagnosis of {d} made during this admission, therapy initiated.",
+     "{D} was diagnosed for the first time and she began treatment."],
+    ["The patient denies any history of {d}.", "No prior history of {d} per the patient.",
+     "She reports she has never been told she has {d}."],
+    ["Continue the current medications for {d} without changes.", "No changes were made to the treatment of his {d}.",
+     "Her {d} regimen was continued at the same doses."],
+    ["A specialist was consulted regarding management of {d}.", "The consult team was asked to help manage his {d}.",
+     "We obtained a specialty consultation for her {d}."],
+    ["The {d} resolved before discharge.", "By the day of discharge his {d} had resolved.",
+     "Her {d} improved and had resolved at discharge."],
+    ["There is a family history of {d} in his mother.", "His mother also had {d}.",
+     "Family history is notable for maternal {d}."],
+]
+
+_PLAIN: list[list[str]] = [
+    ["The patient was discharged home in stable condition.", "He went home in good condition.",
+     "She was discharged to home and was stable."],
+    ["Vital signs were within normal limits.", "Her vitals were normal.", "Vital signs were unremarkable."],
+    ["Physical therapy recommended discharge to rehab.", "PT advised that he go to a rehabilitation facility.",
+     "Rehabilitation placement was recommended by physical therapy."],
+    ["Follow up with the primary care doctor in one week.", "She should see her primary care physician within a week.",
+     "Please arrange a visit with the PCP in one week."],
+    ["The patient tolerated a regular diet.", "He was eating a normal diet without problems.",
+     "She tolerated regular food."],
+]
+
+
+def _mention(term: DemoTerm, rng: random.Random) -> str:
+    return rng.choice(term.mentions)
+
+
+def _render(template: str, mention: str) -> str:
+    return template.replace("{D}", mention[:1].upper() + mention[1:]).replace("{d}", mention)
+
+
+def _jitter(score: float, rng: random.Random) -> float:
+    return float(min(5.0, max(0.0, score + rng.choice([-0.5, 0.0, 0.0, 0.5]))))
+
+
+def generate_pairs(n_pairs: int = 260, seed: int = 11) -> list[tuple[str, str, float]]:
+    """Demo STS pairs with scores in [0, 5]; deterministic for a given seed."""
+    rng = random.Random(seed)
+    terms = load_terms()
+    pairs: list[tuple[str, str, float]] = []
+    kinds = ["same", "same", "related", "other_disease", "other_meaning", "unrelated", "plain_same", "plain_other"]
+    while len(pairs) < n_pairs:
+        kind = rng.choice(kinds)
+        t1 = rng.choice(terms)
+        m1 = rng.randrange(len(_MEANINGS))
+        if kind == "same":
+            a, b = rng.sample(_MEANINGS[m1], 2)
+            s1, s2, score = _render(a, _mention(t1, rng)), _render(b, _mention(t1, rng)), 5.0
+        elif kind == "related":
+            peers = [t for t in terms if t.category == t1.category and t != t1]
+            t2 = rng.choice(peers)
+            a, b = rng.sample(_MEANINGS[m1], 2)
+            s1, s2, score = _render(a, _mention(t1, rng)), _render(b, _mention(t2, rng)), 2.5
+        elif kind == "other_disease":
+            t2 = rng.choice([t for t in terms if t.category != t1.category])
+            a, b = rng.sample(_MEANINGS[m1], 2)
+            s1, s2, score = _render(a, _mention(t1, rng)), _render(b, _mention(t2, rng)), 1.5
+        elif kind == "other_meaning":
+            m2 = rng.choice([m for m in range(len(_MEANINGS)) if m != m1])
+            s1 = _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng))
+            s2 = _render(rng.choice(_MEANINGS[m2]), _mention(t1, rng))
+            score = 2.0 if {m1, m2} == {0, 3} else 3.0
+        elif kind == "unrelated":
+            m2 = rng.choice([m for m in range(len(_MEANINGS)) if m != m1])
+            t2 = rng.choice([t for t in terms if t.category != t1.category])
+            s1 = _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng))
+            s2 = _render(rng.choice(_MEANINGS[m2]), _mention(t2, rng))
+            score = 0.5
+        elif kind == "plain_same":
+            a, b = rng.sample(rng.choice(_PLAIN), 2)
+            s1, s2, score = a, b, 4.5
+        else:
+            g1, g2 = rng.sample(_PLAIN, 2)
+            s1, s2, score = rng.choice(g1), _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng)), 0.0
+            if rng.random() < 0.5:
+                s2 = rng.choice(g2)
+        if s1 == s2:
+            continue
+        pairs.append((s1, s2, _jitter(score, rng)))
+    return pairs
+
+
+def write_sts_tsv(path: Path, pairs: list[tuple[str, str, float]]) -> None:
+    """n2c2 2019 ClinicalSTS training-file layout: no header, ``s1\\ts2\\tscore``."""
+    lines = [f"{a}\t{b}\t{score:.1f}" for a, b, score in pairs]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")

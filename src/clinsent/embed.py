@@ -1,0 +1,43 @@
+"""Export sentence embeddings of an eval set with a saved model (loaded as
+``SentenceTransformer(path)``, the same way a user would load it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from clinsent.evaluation.sts_data import StsSet
+
+
+def load_model(path: str | Path, device: str | None = None):  # type: ignore[no-untyped-def]
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(path), device=device or "cpu", local_files_only=True)
+
+
+def embed_sts(model, sts: StsSet, batch_size: int = 64) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+    """One row per distinct sentence: id, text, vector (float32)."""
+    texts = sts.unique_sentences()
+    vectors = np.asarray(model.encode(texts, batch_size=batch_size, convert_to_numpy=True), dtype=np.float32)
+    return pd.DataFrame({"id": np.arange(len(texts), dtype=np.int32), "text": texts, "vector": list(vectors)})
+
+
+def embeddings_table(df: pd.DataFrame) -> pa.Table:
+    """Arrow table with the vector as fixed_size_list<float32>."""
+    dim = len(df["vector"].iloc[0]) if len(df) else 0
+    flat = np.concatenate(df["vector"].to_list()).astype(np.float32) if len(df) else np.zeros(0, np.float32)
+    vec = pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), dim)
+    return pa.table({"id": pa.array(df["id"], pa.int32()), "text": pa.array(df["text"], pa.string()), "vector": vec})
+
+
+def read_embeddings(path: str | Path) -> tuple[list[str], np.ndarray]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    texts = table.column("text").to_pylist()
+    vec = table.column("vector").combine_chunks()
+    dim = vec.type.list_size
+    return texts, vec.flatten().to_numpy().reshape(-1, dim)

@@ -1,0 +1,1 @@
+"""STS evaluation sets and metrics."""

@@ -1,0 +1,1 @@
+"""Contrastive objectives."""

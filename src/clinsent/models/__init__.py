@@ -1,0 +1,1 @@
+"""Encoders, poolings and the entity encoder."""

@@ -1,0 +1,64 @@
+"""Build a MedCAT v2 concept database and model pack from the ontology term table.
+
+Each live term of the disease branch becomes a concept of type T047 (Disease or Syndrome),
+each term of the mental branch one of type T048 (Mental or Behavioral Dysfunction). The
+concept id is the term's first UMLS CUI, or the ontology id where it has none; the label is
+the preferred name and EXACT synonyms are alternative names.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from clinsent.errors import InputError
+
+BRANCH_TYPE = {"disease": "T047", "mental": "T048"}
+
+
+def concepts_from_terms(terms: pd.DataFrame) -> pd.DataFrame:
+    """Rows in MedCAT's CDB-maker CSV layout (cui, name, ontologies, name_status, type_ids, description)."""
+    live = terms[terms["branch"].isin(list(BRANCH_TYPE)) & ~terms["obsolete"]]
+    rows = []
+    for t in live.itertuples(index=False):
+        cui = t.umls_cuis[0] if len(t.umls_cuis) else t.id
+        type_id = BRANCH_TYPE[t.branch]
+        description = t.definition or ""
+        rows.append({"cui": cui, "name": t.label, "ontologies": "EFO", "name_status": "P",
+                     "type_ids": type_id, "description": description})
+        for syn in t.synonyms:
+            rows.append({"cui": cui, "name": syn, "ontologies": "EFO", "name_status": "A",
+                         "type_ids": type_id, "description": ""})
+    return pd.DataFrame(rows, columns=["cui", "name", "ontologies", "name_status", "type_ids", "description"])
+
+
+def build_model_pack(terms: pd.DataFrame, out_dir: str | Path) -> Path:
+    """Write a MedCAT model pack folder at ``out_dir`` (no archive, no hash in the name)."""
+    from medcat.cat import CAT
+    from medcat.config import Config
+    from medcat.model_creation.cdb_maker import CDBMaker
+
+    concepts = concepts_from_terms(terms)
+    if concepts.empty:
+        raise InputError("ontology term table", "no live disease or mental-disorder term to build a concept database from",
+                         "check `ontology.disease_root` / `ontology.mental_root` match the ontology")
+    config = Config()
+    cdb = CDBMaker(config).prepare_csvs([concepts], full_build=True)
+    cat = CAT(cdb, config=config)
+    out_dir = Path(out_dir)
+    parent = out_dir.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = parent / f".{out_dir.name}.staging"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        saved = Path(cat.save_model_pack(str(staging), pack_name="pack", make_archive=False,
+                                         add_hash_to_pack_name=False))
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        saved.rename(out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out_dir

@@ -1,0 +1,1 @@
+"""Report: the tidy summary, the results table and the training-curve figure."""

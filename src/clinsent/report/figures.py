@@ -1,0 +1,35 @@
+"""Figure: Spearman against training step per method (mean over seeds), one panel per eval set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+
+def curve_figure(curves: pd.DataFrame, eval_sets: list[str], out_paths: list[str | Path], title: str) -> None:
+    """``curves``: columns method, base_model, seed, step, eval_set, spearman."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(eval_sets), figsize=(5.0 * len(eval_sets), 3.8), squeeze=False, sharey=True)
+    for ax, name in zip(axes[0], eval_sets, strict=True):
+        sub = curves[curves["eval_set"] == name]
+        for (method, base), g in sub.groupby(["method", "base_model"], sort=False):
+            mean = g.groupby("step")["spearman"].mean()
+            if len(mean) == 1:
+                ax.axhline(mean.iloc[0], linestyle="--", linewidth=1, label=f"{method} ({base})")
+            else:
+                ax.plot(mean.index, mean.values, marker="o", markersize=3, label=f"{method} ({base})")
+        ax.set_title(name)
+        ax.set_xlabel("training step")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("Spearman (cosine)")
+    axes[0][-1].legend(fontsize=8, loc="best")
+    fig.suptitle(title)
+    fig.tight_layout()
+    for path in out_paths:
+        fig.savefig(path, dpi=150 if str(path).endswith(".png") else None)
+    plt.close(fig)

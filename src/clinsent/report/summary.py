@@ -1,0 +1,28 @@
+"""The tidy results contract: ``results/summary.csv``.
+
+One row per method x base_model x seed x eval_set x metric, columns exactly
+``method,base_model,seed,eval_set,metric,value,step`` (step: the selected training step,
+0 for ``objective: none``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+SUMMARY_COLUMNS = ["method", "base_model", "seed", "eval_set", "metric", "value", "step"]
+METRICS = ("spearman", "pearson", "alignment", "uniformity")
+
+
+def summary_rows(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """``records``: dicts with method, base_model, seed, eval_set, step and a ``metrics`` dict."""
+    rows = []
+    for r in records:
+        for metric in METRICS:
+            rows.append({"method": r["method"], "base_model": r["base_model"], "seed": int(r["seed"]),
+                         "eval_set": r["eval_set"], "metric": metric, "value": float(r["metrics"][metric]),
+                         "step": int(r["step"])})
+    df = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return df.sort_values(["method", "base_model", "seed", "eval_set", "metric"], kind="stable").reset_index(drop=True)

@@ -1,0 +1,53 @@
+"""The results table in the layout of MED-SE's Table 3: one row per method (within each base
+model), one column per eval set, Spearman as mean ± std over seeds (sample std, ddof=1; a
+single seed shows the mean alone)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def _fmt(values: np.ndarray) -> str:
+    if len(values) == 1:
+        return f"{values[0]:.3f}"
+    return f"{values.mean():.3f} ± {values.std(ddof=1):.3f}"
+
+
+def results_table(summary: pd.DataFrame, eval_sets: list[str], methods: list[str], metric: str = "spearman") -> pd.DataFrame:
+    """Rows (base_model, method) in config order, columns per eval set, plus seed counts."""
+    df = summary[summary["metric"] == metric]
+    rows = []
+    for base in list(dict.fromkeys(df["base_model"])):
+        for method in methods:
+            sub = df[(df["base_model"] == base) & (df["method"] == method)]
+            if sub.empty:
+                continue
+            row: dict[str, object] = {"base_model": base, "method": method, "seeds": int(sub["seed"].nunique())}
+            for name in eval_sets:
+                vals = sub[sub["eval_set"] == name]["value"].to_numpy()
+                row[name] = _fmt(vals) if len(vals) else "–"
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["base_model", "method", "seeds", *eval_sets])
+
+
+def to_markdown(table: pd.DataFrame, caption: str) -> str:
+    cols = list(table.columns)
+    lines = [f"**{caption}**", "", "| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def _tex_escape(text: str) -> str:
+    for a, b in [("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"), ("#", r"\#")]:
+        text = text.replace(a, b)
+    return text.replace("±", r"$\pm$")
+
+
+def to_latex(table: pd.DataFrame, caption: str) -> str:
+    cols = list(table.columns)
+    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{ll" + "c" * (len(cols) - 2) + "}", r"\toprule",
+             " & ".join(_tex_escape(c) for c in cols) + r" \\", r"\midrule"]
+    lines += [" & ".join(_tex_escape(str(v)) for v in row) + r" \\" for row in table.itertuples(index=False)]
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex_escape(caption)}}}", r"\end{table}"]
+    return "\n".join(lines) + "\n"

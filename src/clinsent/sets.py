@@ -1,0 +1,122 @@
+"""Link entities to ontology definitions and form the sentence sets of MED-SE (section 3.2).
+
+Linking order for each entity: by UMLS CUI, then by ontology id (for concepts whose id is
+the ontology id), then by exact normalised name against labels and EXACT synonyms. Live
+terms win over obsolete ones and terms with a definition over those without.
+
+Sets over the sentences kept by the length filter (S_all):
+- S_ent: at least one entity with a definition;
+- S_none: no entity at all;
+- the remainder ("nodef"): entities, none of them with a definition.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalise_name(name: str) -> str:
+    return _SPACES.sub(" ", name.lower().replace("'s ", " ").replace("-", " ")).strip()
+
+
+def _rank(terms: pd.DataFrame) -> pd.DataFrame:
+    # live before obsolete, defined before undefined, disease branches before others, then id
+    return terms.assign(
+        _r=terms["obsolete"].astype(int) * 4 + terms["definition"].isna().astype(int) * 2
+        + (~terms["branch"].isin(["disease", "mental"])).astype(int)
+    ).sort_values(["_r", "id"], kind="stable")
+
+
+def build_lookups(terms: pd.DataFrame) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """(cui -> term id, term id -> term id, normalised name -> term id), best term first."""
+    ranked = _rank(terms)
+    by_cui: dict[str, str] = {}
+    by_name: dict[str, str] = {}
+    for t in ranked.itertuples(index=False):
+        for cui in t.umls_cuis:
+            by_cui.setdefault(cui, t.id)
+        if not t.obsolete:
+            for name in [t.label, *t.synonyms]:
+                by_name.setdefault(normalise_name(name), t.id)
+    by_id = {i: i for i in terms["id"]}
+    return by_cui, by_id, by_name
+
+
+def link_entities(entities: pd.DataFrame, terms: pd.DataFrame) -> pd.DataFrame:
+    """Entities with ``term_id``, ``linked_by``, ``label`` and ``definition`` (null when not linked)."""
+    by_cui, by_id, by_name = build_lookups(terms)
+    term_ids: list[str | None] = []
+    how: list[str] = []
+    for cui, src, pretty in zip(entities["cui"], entities["source_value"], entities["pretty_name"], strict=True):
+        if cui in by_cui:
+            term_ids.append(by_cui[cui])
+            how.append("cui")
+        elif cui in by_id:
+            term_ids.append(by_id[cui])
+            how.append("ontology_id")
+        elif normalise_name(src) in by_name or normalise_name(pretty) in by_name:
+            term_ids.append(by_name.get(normalise_name(src)) or by_name[normalise_name(pretty)])
+            how.append("name")
+        else:
+            term_ids.append(None)
+            how.append("none")
+    info = terms.set_index("id")[["label", "definition"]]
+    out = entities.copy()
+    out["term_id"] = term_ids
+    out["linked_by"] = how
+    out["label"] = [info.at[t, "label"] if t is not None else None for t in term_ids]
+    out["definition"] = [info.at[t, "definition"] if t is not None else None for t in term_ids]
+    return out
+
+
+def assign_sets(sentences: pd.DataFrame, linked: pd.DataFrame) -> pd.DataFrame:
+    """Kept sentences (S_all) with ``n_entities``, ``n_defined`` and ``set`` in {ent, none, nodef}."""
+    s_all = sentences[sentences["kept"]].copy()
+    n_ent = linked.groupby("sent_id").size()
+    n_def = linked[linked["definition"].notna()].groupby("sent_id").size()
+    s_all["n_entities"] = s_all["sent_id"].map(n_ent).fillna(0).astype("int32")
+    s_all["n_defined"] = s_all["sent_id"].map(n_def).fillna(0).astype("int32")
+    s_all["set"] = np.where(s_all["n_defined"] > 0, "ent", np.where(s_all["n_entities"] == 0, "none", "nodef"))
+    return s_all.reset_index(drop=True)
+
+
+def table2(sentences: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
+    """MED-SE Table 2: sentence counts per set, with shares of all split sentences."""
+    total = len(sentences)
+    counts = [
+        ("S_all", len(sets)),
+        ("S_ent", int((sets["set"] == "ent").sum())),
+        ("S_none", int((sets["set"] == "none").sum())),
+        ("S_nodef (entities, none defined)", int((sets["set"] == "nodef").sum())),
+        ("Discharge summaries (all sentences)", total),
+    ]
+    return pd.DataFrame({"set": [c[0] for c in counts], "sentences": [c[1] for c in counts],
+                         "percent": [round(100.0 * c[1] / total, 2) if total else 0.0 for c in counts]})
+
+
+def table1(sets: pd.DataFrame, linked: pd.DataFrame) -> pd.DataFrame:
+    """MED-SE Table 1: entity statistics over the defined entities of S_ent.
+
+    An entity is an ontology term; top 10% are the most frequent tenth of the unique
+    entities (at least one), and the per-sentence count is over S_ent sentences.
+    """
+    ent_sents = sets[sets["set"] == "ent"]
+    defined = linked[linked["definition"].notna() & linked["sent_id"].isin(ent_sents["sent_id"])]
+    freq = defined["term_id"].value_counts()
+    n_top = max(1, int(np.ceil(0.1 * len(freq)))) if len(freq) else 0
+    per_sent = ent_sents["n_defined"].to_numpy(dtype=float)
+    rows = [
+        ("# of unique entities", str(len(freq))),
+        ("# of occurrences of the top 10% entities", str(int(freq.iloc[:n_top].sum())) if n_top else "0"),
+        ("share of occurrences of the top 10% entities (%)",
+         f"{100.0 * freq.iloc[:n_top].sum() / max(1, freq.sum()):.2f}" if n_top else "0.00"),
+        ("total # of entities", str(int(freq.sum()))),
+        ("per-sentence # of entities (mean ± std)",
+         f"{per_sent.mean():.2f} ± {per_sent.std(ddof=0):.2f}" if len(per_sent) else "0.00 ± 0.00"),
+    ]
+    return pd.DataFrame(rows, columns=["statistic", "value"])

@@ -1,0 +1,21 @@
+"""Helpers for the thin Snakemake scripts: logging to the rule's log file."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def setup_logging(smk: Any) -> logging.Logger:
+    """Send the package's log records (and warnings) to the rule's ``log[0]``."""
+    log_path = Path(smk.log[0]) if len(smk.log) else None
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(log_path, mode="w"))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s",
+                        handlers=handlers, force=True)
+    logging.captureWarnings(True)
+    return logging.getLogger(f"clinsent.{smk.rule}")

@@ -1,0 +1,1 @@
+"""Training: one job per method x base model x seed."""

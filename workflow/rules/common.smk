@@ -1,0 +1,81 @@
+# Shared helpers: paths, the method x base model x seed grid, input functions.
+import os
+import re
+from pathlib import Path
+
+R = config["results"]
+LOGS = f"{R}/logs"
+BENCH = f"{R}/benchmarks"
+
+METHODS = list(config["methods"])
+BASE_MODELS = list(config["base_models"])
+SEEDS = [int(s) for s in config["seeds"]]
+EVAL_SETS = list(config["eval_sets"])
+
+if config["selection_set"] not in config["eval_sets"]:
+    raise ValueError(
+        f"config: selection_set {config['selection_set']!r} is not a key of eval_sets "
+        f"{EVAL_SETS}. Fix: name one of the eval sets."
+    )
+
+
+wildcard_constraints:
+    method="|".join(map(re.escape, METHODS)) if METHODS else "x^",
+    base_model="|".join(map(re.escape, BASE_MODELS)),
+    seed=r"\d+",
+    eval_set="|".join(map(re.escape, EVAL_SETS)),
+
+
+def method_cfg(method):
+    return config["methods"][method]
+
+
+def objective(method):
+    return method_cfg(method)["objective"]
+
+
+def train_settings(wildcards):
+    """The training settings of one job: only this method's knobs and the shared training block."""
+    m = dict(method_cfg(wildcards.method))
+    if m["objective"] == "none":
+        # nothing is trained: keep only what changes the untrained model's embeddings
+        m = {k: v for k, v in m.items() if k in ("objective", "pooling", "first_layer")}
+        return {**m, "max_length": config["training"]["max_length"],
+                "eval_batch_size": config["training"]["eval_batch_size"]}
+    return {**config["training"], **m}
+
+
+def plan_settings(wildcards):
+    m = method_cfg(wildcards.method)
+    t = config["training"]
+    return {
+        "corpus": m["corpus"],
+        "duplicates": m["duplicates"],
+        "batch_size": m.get("batch_size", t["batch_size"]),
+        "steps": m.get("steps", t["steps"]),
+    }
+
+
+def local_model_input(wildcards):
+    """Declare a local base-model folder as an input (hub ids and packaged models are not files here)."""
+    spec = config["base_models"][wildcards.base_model]
+    if spec.startswith("pkg:") or not os.path.exists(spec):
+        return []
+    return [spec]
+
+
+def eval_set_files(name):
+    entry = config["eval_sets"][name]
+    return [entry["path"]] + ([entry["gold"]] if entry.get("gold") else [])
+
+
+def all_eval_files(wildcards=None):
+    return [f for name in EVAL_SETS for f in eval_set_files(name)]
+
+
+def trained_jobs():
+    return [(m, b, s) for m in METHODS for b in BASE_MODELS for s in SEEDS]
+
+
+def model_dir(method, base_model, seed):
+    return f"{R}/models/{method}/{base_model}/seed{seed}"

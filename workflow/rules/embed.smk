@@ -1,0 +1,22 @@
+# Embeddings: every eval set through every selected model.
+
+
+rule embed:
+    """Export embeddings (id, text, float32 vector) of one eval set with one selected model."""
+    input:
+        model=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/model",
+        eval_files=lambda wc: eval_set_files(wc.eval_set),
+    output:
+        f"{R}/embeddings/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.parquet",
+    params:
+        eval_set=lambda wc: config["eval_sets"][wc.eval_set],
+    log:
+        f"{LOGS}/embed/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.log",
+    benchmark:
+        f"{BENCH}/embed/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.tsv"
+    conda:
+        "../../envs/train.yaml"
+    resources:
+        mem_mb=4000,
+    script:
+        "../scripts/embed.py"

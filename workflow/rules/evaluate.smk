@@ -1,0 +1,20 @@
+# Metrics: Spearman/Pearson of cosine vs gold, alignment and uniformity.
+
+
+rule evaluate:
+    """Score one eval set's embeddings."""
+    input:
+        embeddings=rules.embed.output,
+        eval_files=lambda wc: eval_set_files(wc.eval_set),
+    output:
+        f"{R}/metrics/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.json",
+    params:
+        eval_set=lambda wc: config["eval_sets"][wc.eval_set],
+    log:
+        f"{LOGS}/evaluate/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.log",
+    benchmark:
+        f"{BENCH}/evaluate/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.tsv"
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/evaluate.py"
