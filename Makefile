@@ -34,13 +34,13 @@ install: $(VENV)/.installed
 dev: $(VENV)/.dev-installed
 
 demo: install
-	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local all
+	$(BIN)/snakemake all --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
 
 test: dev
 	$(BIN)/python -m pytest
 
 dry-run: install
-	$(BIN)/snakemake -n --cores $(CORES) --resources gpu=1 all
+	$(BIN)/snakemake all -n --cores $(CORES) --resources gpu=1
 
 lint: install
 	$(BIN)/snakemake --lint

@@ -18,4 +18,10 @@ def setup_logging(smk: Any) -> logging.Logger:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s",
                         handlers=handlers, force=True)
     logging.captureWarnings(True)
-    return logging.getLogger(f"clinsent.{smk.rule}")
+    logger = logging.getLogger(f"clinsent.{smk.rule}")
+
+    def _log_uncaught(exc_type: Any, exc: BaseException, tb: Any) -> None:
+        logger.error("%s failed", smk.rule, exc_info=(exc_type, exc, tb))
+
+    sys.excepthook = _log_uncaught
+    return logger

@@ -79,3 +79,17 @@ def trained_jobs():
 
 def model_dir(method, base_model, seed):
     return f"{R}/models/{method}/{base_model}/seed{seed}"
+
+
+def ner_pack(wildcards):
+    """The user's MedCAT pack, or the one built from the ontology."""
+    return config["ner"]["model_pack"] or rules.medcat_pack.output[0]
+
+
+def train_inputs(wildcards):
+    inputs = {"eval_files": all_eval_files(), "base_model": local_model_input(wildcards)}
+    if objective(wildcards.method) != "none":
+        inputs["plan"] = f"{R}/batches/{wildcards.method}/seed{wildcards.seed}.parquet"
+        inputs["sets"] = rules.sentence_sets.output.sets
+        inputs["linked"] = rules.sentence_sets.output.linked
+    return inputs

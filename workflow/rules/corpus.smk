@@ -43,10 +43,6 @@ rule split_sentences:
         "../scripts/split_sentences.py"
 
 
-def ner_pack(wildcards):
-    return config["ner"]["model_pack"] or rules.medcat_pack.output[0]
-
-
 rule medcat_pack:
     """Build a MedCAT v2 model pack from the ontology's disease (T047) and mental (T048) terms."""
     input:

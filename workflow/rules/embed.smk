@@ -1,19 +1,19 @@
-# Embeddings: every eval set through every selected model.
+# Embeddings: every eval set through every selected model (one job per model: it loads once).
 
 
 rule embed:
-    """Export embeddings (id, text, float32 vector) of one eval set with one selected model."""
+    """Export embeddings (id, text, float32 vector) of every eval set with one selected model."""
     input:
         model=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/model",
-        eval_files=lambda wc: eval_set_files(wc.eval_set),
+        eval_files=all_eval_files,
     output:
-        f"{R}/embeddings/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.parquet",
+        [f"{R}/embeddings/{{method}}/{{base_model}}/seed{{seed}}/{name}.parquet" for name in EVAL_SETS],
     params:
-        eval_set=lambda wc: config["eval_sets"][wc.eval_set],
+        eval_sets=config["eval_sets"],
     log:
-        f"{LOGS}/embed/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.log",
+        f"{LOGS}/embed/{{method}}_{{base_model}}_seed{{seed}}.log",
     benchmark:
-        f"{BENCH}/embed/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.tsv"
+        f"{BENCH}/embed/{{method}}_{{base_model}}_seed{{seed}}.tsv"
     conda:
         "../../envs/train.yaml"
     resources:

@@ -4,7 +4,7 @@
 rule evaluate:
     """Score one eval set's embeddings."""
     input:
-        embeddings=rules.embed.output,
+        embeddings=f"{R}/embeddings/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.parquet",
         eval_files=lambda wc: eval_set_files(wc.eval_set),
     output:
         f"{R}/metrics/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.json",

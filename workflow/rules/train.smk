@@ -1,15 +1,6 @@
 # Training: one job per method x base model x seed (resources: gpu=1; CUDA when present).
 
 
-def train_inputs(wildcards):
-    inputs = {"eval_files": all_eval_files(), "base_model": local_model_input(wildcards)}
-    if objective(wildcards.method) != "none":
-        inputs["plan"] = f"{R}/batches/{wildcards.method}/seed{wildcards.seed}.parquet"
-        inputs["sets"] = rules.sentence_sets.output.sets
-        inputs["linked"] = rules.sentence_sets.output.linked
-    return inputs
-
-
 rule train:
     """Train one model, evaluate every n steps, keep the step with the best selection-set Spearman."""
     input:

@@ -6,6 +6,7 @@ only the configured categories, drops ISERROR=1 rows, and returns one row per no
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pandas as pd
@@ -25,8 +26,12 @@ def read_noteevents(path: str | Path, categories: list[str] | None, drop_errors:
     path = Path(path)
     if not path.exists():
         raise InputError(path, "the notes file does not exist", "set `notes.path` in the config to your NOTEEVENTS.csv")
-    with pa.input_stream(str(path), compression="detect") as stream:
-        header_line = stream.readline().decode("utf-8", errors="replace")
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+            header_line = fh.readline()
+    except (OSError, EOFError) as exc:
+        raise InputError(path, f"cannot read the notes file ({exc})", "check the file is a complete .csv or .csv.gz") from exc
     names = [c.strip().strip('"') for c in header_line.strip().split(",")] if header_line.strip() else []
     if not names:
         raise InputError(path, "the notes file is empty", "point `notes.path` at a NOTEEVENTS.csv with a header row")

@@ -23,8 +23,12 @@ class MedCATAnnotator:
     """Load a pack once; :meth:`annotate` returns entities with character offsets."""
 
     def __init__(self, pack: str | Path, type_ids: Iterable[str] = ("T047", "T048")) -> None:
+        import logging
+
         import clinsent.ner  # noqa: F401  (disables the version check)
         from medcat.cat import CAT
+
+        logging.getLogger("medcat").setLevel(logging.WARNING)  # it logs every document at INFO
 
         pack = Path(pack)
         if not pack.exists():

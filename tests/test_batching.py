@@ -1,0 +1,81 @@
+"""Batch-plan invariants for the naive, remove and replace strategies."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from clinsent.batching import Candidate, candidates, duplicate_stats, plan_batches
+from clinsent.errors import InputError
+
+
+def _cands(n: int = 60, n_terms: int = 9, plain: int = 10) -> list[Candidate]:
+    # every sentence has two entities from a small vocabulary: duplicates are frequent
+    out = [Candidate(i, (0, 1), (f"T{i % n_terms}", f"T{(i * 5 + 1) % n_terms}")) for i in range(n)]
+    return out + [Candidate(1000 + i, (), ()) for i in range(plain)]
+
+
+def _dups(plan: pd.DataFrame) -> pd.Series:
+    return plan.dropna(subset=["term_id"]).groupby("step")["term_id"].apply(lambda s: s.duplicated().any())
+
+
+def test_naive_is_full_and_has_duplicates() -> None:
+    plan = plan_batches(_cands(), "naive", 8, 50, seed=1)
+    assert (plan.groupby("step").size() == 8).all()
+    assert _dups(plan).any()
+
+
+def test_remove_has_no_duplicates_and_shrinks() -> None:
+    plan = plan_batches(_cands(), "remove", 8, 50, seed=1)
+    sizes = plan.groupby("step").size()
+    assert not _dups(plan).any()
+    assert (sizes <= 8).all() and (sizes < 8).any()
+
+
+def test_replace_has_distinct_entities_and_constant_size() -> None:
+    plan = plan_batches(_cands(), "replace", 8, 50, seed=1)
+    assert (plan.groupby("step").size() == 8).all()
+    assert not _dups(plan).any()
+    assert plan["step"].nunique() == 50
+
+
+def test_chosen_entity_belongs_to_its_sentence() -> None:
+    cands = {c.sent_id: c for c in _cands()}
+    plan = plan_batches(list(cands.values()), "replace", 8, 20, seed=3)
+    for sid, ent, term in zip(plan["sent_id"], plan["ent_idx"], plan["term_id"], strict=True):
+        c = cands[sid]
+        if ent == -1:
+            assert term is None and not c.ent_idx
+        else:
+            assert c.term_ids[c.ent_idx.index(ent)] == term
+
+
+def test_seeded_and_seed_sensitive() -> None:
+    a = plan_batches(_cands(), "replace", 8, 10, seed=5)
+    b = plan_batches(_cands(), "replace", 8, 10, seed=5)
+    c = plan_batches(_cands(), "replace", 8, 10, seed=6)
+    pd.testing.assert_frame_equal(a, b)
+    assert not a.equals(c)
+
+
+def test_replace_impossible_is_a_clear_error() -> None:
+    cands = [Candidate(i, (0,), (f"T{i % 3}",)) for i in range(20)]
+    with pytest.raises(InputError, match="batch_size"):
+        plan_batches(cands, "replace", 5, 2, seed=0, max_tries=50)
+
+
+def test_duplicate_stats() -> None:
+    stats = duplicate_stats(_cands(), 8, 400, seed=0)
+    assert stats["batches"] == 400
+    assert 0.5 < stats["share_with_duplicate"] <= 1.0
+    assert 0.0 < stats["mean_unique_share"] < 1.0
+    one_term = [Candidate(i, (0,), ("T",)) for i in range(10)]
+    assert duplicate_stats(one_term, 4, 10, seed=0)["mean_unique_share"] == pytest.approx(0.25)
+
+
+def test_candidates_from_tables() -> None:
+    sets = pd.DataFrame({"sent_id": [1, 2, 3], "set": ["ent", "none", "nodef"]})
+    linked = pd.DataFrame({"sent_id": [1, 1, 3], "ent_idx": [0, 1, 0], "term_id": ["A", "B", None],
+                           "definition": ["d", None, None]})
+    assert candidates(sets, linked, "s_ent") == [Candidate(1, (0,), ("A",))]
+    assert [c.sent_id for c in candidates(sets, linked, "s_all")] == [1, 2, 3]

@@ -1,0 +1,84 @@
+"""MED-SE and SimCSE losses on hand-computed cases; pooling layer indices; entity spans."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from clinsent.losses.contrastive import info_nce
+from clinsent.losses.medse import entity_loss, medse_loss
+from clinsent.models.entity_encoder import EntityEncoder
+from clinsent.models.pooling import pool
+from clinsent.train.spans import span_token_mask
+
+
+def test_entity_loss_hand_computed() -> None:
+    h_ent = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    h_def = torch.tensor([[1.0, 1.0], [0.0, 2.0]])
+    tau = 0.5
+    # cos(e1,d1)=1/sqrt2, cos(e1,d2)=0, cos(e2,d1)=1/sqrt2, cos(e2,d2)=1; logits = cos / tau
+    r = math.sqrt(2)
+    row1 = -math.log(math.exp(r) / (math.exp(r) + math.exp(0)))
+    row2 = -math.log(math.exp(2) / (math.exp(r) + math.exp(2)))
+    assert entity_loss(h_ent, h_def, tau).item() == pytest.approx((row1 + row2) / 2, rel=1e-6)
+
+
+def test_medse_total_is_sentence_plus_lambda_entity() -> None:
+    z1 = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    z2 = torch.tensor([[1.0, 0.1], [0.2, 1.0], [1.0, 0.9]])
+    h_ent = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    h_def = torch.tensor([[1.0, 1.0], [0.0, 2.0]])
+    total, l_sen, l_ent = medse_loss(z1, z2, h_ent, h_def, 0.05, 0.1)
+    assert l_sen.item() == pytest.approx(info_nce(z1, z2, 0.05).item())
+    assert total.item() == pytest.approx(l_sen.item() + 0.1 * l_ent.item())
+    # SimCSE: one direction, no intra-view negatives
+    logits = torch.nn.functional.normalize(z1, dim=1) @ torch.nn.functional.normalize(z2, dim=1).T / 0.05
+    manual = -torch.log_softmax(logits, dim=1).diag().mean()
+    assert l_sen.item() == pytest.approx(manual.item(), rel=1e-6)
+
+
+def test_entity_loss_empty_batch_is_zero() -> None:
+    assert entity_loss(torch.zeros(0, 4), torch.zeros(0, 4), 0.05).item() == 0.0
+
+
+def _states() -> tuple[torch.Tensor, ...]:
+    torch.manual_seed(0)
+    return tuple(torch.randn(2, 4, 3) for _ in range(4))  # embeddings + 3 layers
+
+
+def test_pooling_layer_indices() -> None:
+    hs = _states()
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]])
+    m = mask.unsqueeze(-1).float()
+
+    def mean(x: torch.Tensor) -> torch.Tensor:
+        return (x * m).sum(1) / m.sum(1)
+
+    assert torch.allclose(pool(hs, mask, "cls"), hs[-1][:, 0])
+    assert torch.allclose(pool(hs, mask, "mean"), mean(hs[-1]))
+    assert torch.allclose(pool(hs, mask, "first_last"), mean((hs[1] + hs[-1]) / 2))
+    assert torch.allclose(pool(hs, mask, "first_last", first_layer=0), mean((hs[0] + hs[-1]) / 2))
+    assert not torch.allclose(pool(hs, mask, "first_last", 0), pool(hs, mask, "first_last", 1))
+    with pytest.raises(ValueError):
+        pool(hs, mask, "first_last", first_layer=3)
+
+
+def test_span_token_mask() -> None:
+    offsets = torch.tensor([[0, 0], [0, 7], [8, 12], [12, 13], [14, 17], [0, 0]])  # [CLS] history of CHF ... [SEP]
+    assert span_token_mask(offsets, 8, 13).tolist() == [False, False, True, True, False, False]
+    assert not span_token_mask(offsets, 40, 45).any()
+
+
+def test_entity_encoder_uses_only_span_tokens() -> None:
+    torch.manual_seed(0)
+    states = torch.randn(2, 5, 8)
+    span = torch.tensor([[False, True, True, False, False], [False, False, False, True, False]])
+    mean_enc = EntityEncoder("mean", 8)
+    out = mean_enc(states, span)
+    assert torch.allclose(out[0], states[0, 1:3].mean(0)) and torch.allclose(out[1], states[1, 3])
+    enc = EntityEncoder("transformer", 8, heads=2).eval()
+    noisy = states.clone()
+    noisy[0, 4] += 100.0  # outside the span: must not change the entity embedding
+    assert torch.allclose(enc(states, span), enc(noisy, span), atol=1e-5)

@@ -1,0 +1,97 @@
+"""MedCAT NER offsets and type filtering, definition linking, sentence sets and Tables 1-2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from clinsent.errors import InputError
+from clinsent.ner.annotate import MedCATAnnotator
+from clinsent.ner.cdb import build_model_pack, concepts_from_terms
+from clinsent.sets import assign_sets, link_entities, table1, table2
+
+
+def _terms() -> pd.DataFrame:
+    rows = [
+        ("EFO:1", "congestive heart failure", ["CHF", "heart failure"], "The heart pumps too little.", ["C0018802"], "disease", False),
+        ("EFO:2", "major depressive disorder", ["MDD"], "Persistent low mood.", ["C1269683"], "mental", False),
+        ("EFO:3", "hypertension", ["HTN"], None, ["C0020538"], "disease", False),
+        ("EFO:4", "cardiovascular disease", [], "Disease of heart or vessels.", [], "disease", False),
+        ("EFO:5", "old heart failure", [], "Obsolete text.", ["C0018802"], "disease", True),
+        ("EFO:6", "blood pressure", [], "A measurement.", ["C0005823"], "other", False),
+    ]
+    return pd.DataFrame(rows, columns=["id", "label", "synonyms", "definition", "umls_cuis", "branch", "obsolete"])
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_model_pack(_terms(), tmp_path_factory.mktemp("medcat") / "pack")
+
+
+def test_concepts_types_and_names() -> None:
+    c = concepts_from_terms(_terms())
+    assert set(c["cui"]) == {"C0018802", "C1269683", "C0020538", "EFO:4"}  # obsolete and 'other' left out
+    assert set(c.loc[c["cui"] == "C1269683", "type_ids"]) == {"T048"}
+    assert set(c.loc[c["cui"] == "C0018802", "name"]) == {"congestive heart failure", "CHF", "heart failure"}
+
+
+def test_ner_offsets_and_types(pack: Path) -> None:
+    ann = MedCATAnnotator(pack, ["T047", "T048"])
+    text = "History of CHF and HTN, now with MDD and congestive heart failure; blood pressure stable."
+    ents = ann.annotate(text)
+    found = [(text[e["start"]:e["end"]], e["cui"], e["type_id"]) for e in ents]
+    assert ("CHF", "C0018802", "T047") in found
+    assert ("HTN", "C0020538", "T047") in found
+    assert ("MDD", "C1269683", "T048") in found
+    assert ("congestive heart failure", "C0018802", "T047") in found
+    assert all(text[e["start"]:e["end"]] == e["source_value"] for e in ents)
+    assert not any(e["cui"] == "C0005823" for e in ents)
+
+
+def test_ner_keeps_only_configured_types(pack: Path) -> None:
+    ann = MedCATAnnotator(pack, ["T048"])
+    ents = ann.annotate("History of CHF, now with MDD.")
+    assert [e["cui"] for e in ents] == ["C1269683"]
+
+
+def test_pack_without_kept_types_is_an_error(pack: Path) -> None:
+    with pytest.raises(InputError, match="T999"):
+        MedCATAnnotator(pack, ["T999"])
+
+
+def _entities() -> pd.DataFrame:
+    rows = [
+        (10, 0, 0, 3, "C0018802", "T047", "congestive heart failure", "CHF"),  # by CUI, live term wins over obsolete
+        (10, 1, 8, 11, "C0020538", "T047", "hypertension", "HTN"),  # linked but no definition
+        (11, 0, 0, 3, "C0020538", "T047", "hypertension", "HTN"),
+        (12, 0, 0, 22, "EFO:4", "T047", "cardiovascular disease", "cardiovascular disease"),  # by ontology id
+        (13, 0, 0, 13, "C9999999", "T048", "Major depressive disorder", "major depressive-disorder"),  # by name
+        (13, 1, 20, 25, "C8888888", "T047", "zzz", "zzz"),  # not linked
+    ]
+    return pd.DataFrame(rows, columns=["sent_id", "ent_idx", "start", "end", "cui", "type_id", "pretty_name", "source_value"])
+
+
+def test_linking_order() -> None:
+    linked = link_entities(_entities(), _terms())
+    assert linked["term_id"].tolist() == ["EFO:1", "EFO:3", "EFO:3", "EFO:4", "EFO:2", None]
+    assert linked["linked_by"].tolist() == ["cui", "cui", "cui", "ontology_id", "name", "none"]
+    assert linked["definition"].notna().tolist() == [True, False, False, True, True, False]
+
+
+def test_sets_and_tables() -> None:
+    sentences = pd.DataFrame({"sent_id": [10, 11, 12, 13, 14, 15], "kept": [True, True, True, True, True, False],
+                              "text": list("abcdef")})
+    linked = link_entities(_entities(), _terms())
+    sets = assign_sets(sentences, linked).set_index("sent_id")
+    assert sets["set"].to_dict() == {10: "ent", 11: "nodef", 12: "ent", 13: "ent", 14: "none"}
+    assert sets.loc[10, "n_entities"] == 2 and sets.loc[10, "n_defined"] == 1
+    t2 = table2(sentences, sets.reset_index()).set_index("set")
+    assert t2.loc["S_all", "sentences"] == 5 and t2.loc["S_ent", "sentences"] == 3
+    assert t2.loc["S_none", "sentences"] == 1 and t2.loc["Discharge summaries (all sentences)", "sentences"] == 6
+    assert t2.loc["S_ent", "percent"] == 50.0
+    t1 = table1(sets.reset_index(), linked).set_index("statistic")["value"]
+    assert t1["# of unique entities"] == "3"
+    assert t1["total # of entities"] == "3"
+    assert t1["per-sentence # of entities (mean ± std)"] == "1.00 ± 0.00"

@@ -1,0 +1,96 @@
+"""Normalisation and sentence splitting on nasty MIMIC-style text."""
+
+from __future__ import annotations
+
+import pytest
+
+from clinsent.corpus.normalize import NORM_VERSION, normalize_note, replace_placeholders, surrogate, unwrap_soft_breaks
+from clinsent.corpus.split import SentenceSplitter, merge_fragments, split_notes
+
+NOTE = (
+    "History of Present Illness:\n"
+    "The patient is a 67 year old man with CHF and DM2 who was seen at [**Hospital1\n"
+    "18**] on [**2151-7-16**] by Dr. [**Known lastname 1234**] for worsening dyspnea over\n"
+    "three days. He was started on metoprolol 25 mg p.o. b.i.d. for rate control and\n"
+    "his symptoms improved over the next two days.\n"
+    "\n"
+    "Medications on Admission:\n"
+    "1. Lisinopril 10 mg p.o. q.d.\n"
+    "2. Aspirin 81 mg p.o. daily\n"
+    "Brief Hospital Course:\n"
+    "# CHF: Diuresed with furosemide with good effect and weight decreased by two kilograms.\n"
+)
+
+
+@pytest.fixture(scope="module")
+def splitter() -> SentenceSplitter:
+    return SentenceSplitter()
+
+
+def test_surrogates_are_typed() -> None:
+    assert surrogate("2151-7-16") == "DATE"
+    assert surrogate("Known lastname 1234") == "NAME"
+    assert surrogate("First Name4 (NamePattern1) 8881") == "NAME"
+    assert surrogate("Hospital1 18") == "HOSPITAL"
+    assert surrogate("Location (un) 86") == "LOCATION"
+    assert surrogate("Telephone/Fax (1) 1234") == "PHONE"
+    assert surrogate("MD Number(1) 1234") == "ID"
+
+
+def test_placeholder_cut_by_a_wrap_is_replaced_whole() -> None:
+    assert replace_placeholders("seen at [**Hospital1\n18**] today") == "seen at HOSPITAL today"
+    assert "[**" not in normalize_note(NOTE) and "**]" not in normalize_note(NOTE)
+
+
+def test_unwrap_keeps_length_headers_and_list_items() -> None:
+    text = replace_placeholders(NOTE)
+    out = unwrap_soft_breaks(text)
+    assert len(out) == len(text)
+    lines = out.split("\n")
+    assert "History of Present Illness:" in lines
+    assert "1. Lisinopril 10 mg p.o. q.d." in lines and "2. Aspirin 81 mg p.o. daily" in lines
+    assert any(line.startswith("The patient is a 67 year old man") and line.endswith("next two days.") for line in lines)
+
+
+def test_split_offsets_index_the_normalised_note(splitter: SentenceSplitter) -> None:
+    norm, sents = splitter.split(NOTE)
+    assert sents
+    for s in sents:
+        assert norm[s.start:s.end] == s.text
+        assert s.text == s.text.strip()
+
+
+def test_split_keeps_abbreviations_and_boundaries(splitter: SentenceSplitter) -> None:
+    _, sents = splitter.split(NOTE)
+    texts = [s.text for s in sents]
+    assert not any(t in {"p.o.", "b.i.d.", "q.d.", "p.o. b.i.d."} for t in texts), texts
+    assert not any(t[0].islower() for t in texts), texts
+    assert "He was started on metoprolol 25 mg p.o. b.i.d. for rate control and his symptoms improved over the next two days." in texts
+    assert any(t.startswith("The patient is a 67 year old man with CHF and DM2 who was seen at HOSPITAL on DATE by Dr. NAME") for t in texts)
+    assert "History of Present Illness:" in texts and "Brief Hospital Course:" in texts
+    assert "1. Lisinopril 10 mg p.o. q.d." in texts
+
+
+def test_merge_fragments_rules() -> None:
+    text = "Metoprolol 25 mg p.o. b.i.d. for rate control. He was seen by Dr. Smith today."
+    pieces = ["Metoprolol 25 mg", "p.o.", "b.i.d. for rate control.", "He was seen by Dr.", "Smith today."]
+    spans = []
+    for piece in pieces:
+        a = text.index(piece, spans[-1][1] if spans else 0)
+        spans.append((a, a + len(piece)))
+    merged = [text[a:b] for a, b in merge_fragments(spans, text)]
+    assert merged == ["Metoprolol 25 mg p.o. b.i.d. for rate control.", "He was seen by Dr. Smith today."]
+
+
+def test_split_notes_filter_and_ids(splitter: SentenceSplitter) -> None:
+    import pandas as pd
+
+    notes = pd.DataFrame({"row_id": [7, 9], "text": [NOTE, "Short one.\n\nThis sentence has exactly ten words in it, you see."]})
+    df = split_notes(notes, splitter, min_words=10)
+    assert set(df["row_id"]) == {7, 9}
+    assert (df["sent_id"] == df["row_id"] * 1_000_000 + df["sent_idx"]).all()
+    assert (df["kept"] == (df["n_words"] >= 10)).all()
+    assert (df["norm_version"] == NORM_VERSION).all()
+    row9 = df[df["row_id"] == 9]
+    assert row9["text"].tolist() == ["Short one.", "This sentence has exactly ten words in it, you see."]
+    assert row9["kept"].tolist() == [False, True]

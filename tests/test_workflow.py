@@ -1,0 +1,111 @@
+"""The whole DAG through Snakemake on a tiny config in a temporary directory.
+
+Also checks that a second dry run has nothing to do and that changing one method's lambda
+reruns only that method's jobs and what depends on them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from clinsent.demo.notes import generate_notes, write_noteevents
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "resources" / "demo"
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
+
+pytestmark = pytest.mark.workflow
+
+
+def _config(tmp: Path, tiny_bert: Path) -> dict:
+    write_noteevents(tmp / "notes.csv", generate_notes(25, seed=3))
+    for name in ("select", "test"):
+        lines = (DEMO / f"clinical_sts.demo.{name}.tsv").read_text().splitlines()[:30]
+        (tmp / f"{name}.tsv").write_text("\n".join(lines) + "\n")
+    return {
+        "notes": {"path": "notes.csv"},
+        "ontology": {"path": str(DEMO / "efo.demo.obo")},
+        "batching": {"duplicate_sim_batches": 50, "duplicate_sim_batch_size": 8},
+        "base_models": {"tiny": str(tiny_bert)},
+        "eval_sets": {"sel": {"path": "select.tsv", "format": "n2c2_sts"},
+                      "test": {"path": "test.tsv", "format": "n2c2_sts"}},
+        "selection_set": "sel",
+        "seeds": [0],
+        "training": {"steps": 4, "batch_size": 8, "max_length": 32, "eval_every": 2, "learning_rate": 1e-4},
+        "methods": {
+            "none": {"objective": "none", "pooling": "first_last"},
+            "simcse": {"objective": "simcse", "pooling": "cls", "corpus": "s_all", "duplicates": "naive"},
+            "medse": {"objective": "medse", "corpus": "s_ent", "duplicates": "replace", "lambda": 0.1},
+        },
+    }
+
+
+def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MEDCAT_DISABLE_VERSION_CHECK": "true"}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    return subprocess.run([*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True, env=env,
+                          timeout=1500)
+
+
+def _planned_outputs(dry_run_stdout: str) -> dict[str, list[str]]:
+    """rule -> output paths of every job a dry run would execute."""
+    jobs: dict[str, list[str]] = {}
+    rule = None
+    for line in dry_run_stdout.splitlines():
+        m = re.match(r"^(?:local)?rule (\w+):", line.strip())
+        if m:
+            rule = m.group(1)
+            jobs.setdefault(rule, [])
+        elif rule and line.strip().startswith("output:"):
+            jobs[rule].append(line.split(":", 1)[1].strip())
+    return jobs
+
+
+def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
+    cfg = _config(tmp_path, tiny_bert)
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    run = _snakemake(tmp_path, "all", "--cores", "2", "--resources", "gpu=1")
+    assert run.returncode == 0, run.stderr[-5000:]
+
+    res = tmp_path / "results"
+    summary = pd.read_csv(res / "summary.csv")
+    assert list(summary.columns) == ["method", "base_model", "seed", "eval_set", "metric", "value", "step"]
+    assert set(summary["method"]) == {"none", "simcse", "medse"}
+    assert set(summary["metric"]) == {"spearman", "pearson", "alignment", "uniformity"}
+    assert len(summary) == 3 * 2 * 4
+    assert summary.loc[summary["method"] == "none", "step"].eq(0).all()
+    assert summary.loc[summary["method"] == "medse", "step"].isin([2, 4]).all()
+    # the exported embeddings score exactly what training logged at the selected step
+    curve = pd.read_csv(res / "models/medse/tiny/seed0/curve.csv")
+    step = int(summary.loc[summary["method"] == "medse", "step"].iloc[0])
+    logged = curve[(curve["step"] == step) & (curve["eval_set"] == "sel")]["spearman"].item()
+    got = summary[(summary["method"] == "medse") & (summary["eval_set"] == "sel") & (summary["metric"] == "spearman")]
+    assert got["value"].item() == pytest.approx(logged, abs=1e-4)
+    for out in ["tables/results.md", "tables/results.csv", "tables/results.tex", "figures/curves.png",
+                "figures/curves.pdf", "stats/table1_entities.csv", "stats/table2_sets.csv", "stats/duplicate_entities.json"]:
+        assert (res / out).stat().st_size > 0, out
+    table = pd.read_csv(res / "tables/results.csv")
+    assert table["method"].tolist() == ["none", "simcse", "medse"]
+    for rule in ["notes", "split_sentences", "ner", "train", "report"]:
+        assert any((res / "benchmarks").rglob(f"{rule}*.tsv")) or (res / "benchmarks" / rule).exists(), rule
+
+    noop = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
+    assert noop.returncode == 0 and "Nothing to be done" in noop.stdout + noop.stderr, noop.stdout[-3000:]
+
+    cfg["methods"]["medse"]["lambda"] = 0.5
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    dry = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = _planned_outputs(dry.stdout)
+    assert set(jobs) == {"train", "embed", "evaluate", "report", "all"}, jobs
+    for rule in ("train", "embed", "evaluate"):
+        assert jobs[rule] and all("/medse/" in o for o in jobs[rule]), (rule, jobs[rule])
