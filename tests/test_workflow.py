@@ -72,7 +72,7 @@ def _planned_outputs(dry_run_stdout: str) -> dict[str, list[str]]:
 def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     cfg = _config(tmp_path, tiny_bert)
     (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     run = _snakemake(tmp_path, "all", "--cores", "2", "--resources", "gpu=1")
     assert run.returncode == 0, run.stderr[-5000:]
 
@@ -102,7 +102,7 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     assert noop.returncode == 0 and "Nothing to be done" in noop.stdout + noop.stderr, noop.stdout[-3000:]
 
     cfg["methods"]["medse"]["lambda"] = 0.5
-    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg))
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     dry = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = _planned_outputs(dry.stdout)
