@@ -13,9 +13,12 @@ from clinsent.evaluation.sts_data import StsSet
 
 
 def load_model(path: str | Path, device: str | None = None):  # type: ignore[no-untyped-def]
+    """Load a saved model as a user would; on CUDA when present."""
+    import torch
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(path), device=device or "cpu", local_files_only=True)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    return SentenceTransformer(str(path), device=device, local_files_only=True)
 
 
 def embed_sts(model, sts: StsSet, batch_size: int = 64) -> pd.DataFrame:  # type: ignore[no-untyped-def]

@@ -10,7 +10,6 @@ rule notes:
     params:
         categories=config["notes"]["categories"],
         drop_errors=config["notes"]["drop_errors"],
-        format=config["notes"]["format"],
     log:
         f"{LOGS}/notes.log",
     benchmark:

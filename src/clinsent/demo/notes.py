@@ -84,6 +84,10 @@ _PLAIN_SENTENCES = [
 _SHORT_LINES = ["Pt doing well.", "No acute events overnight.", "Stable.", "Afebrile.", "Tolerating PO.",
                 "Cont. current meds.", "Will f/u as outpt."]
 
+_COMMON = ["hypertension", "congestive heart failure", "type 2 diabetes mellitus", "coronary artery disease",
+           "atrial fibrillation", "chronic kidney disease", "chronic obstructive pulmonary disease", "hyperlipidemia",
+           "pneumonia", "major depressive disorder", "sepsis", "acute kidney injury"]
+
 _BOILERPLATE = (
     "Please call your doctor or return to the emergency department if you experience chest pain, "
     "shortness of breath, fevers, or any other symptoms that concern you. Please take all of your "
@@ -188,6 +192,9 @@ def generate_notes(n_discharge: int = 320, seed: int = 7) -> list[dict[str, str]
     f = _Filler(rng)
     terms = load_terms()
     rng.shuffle(terms)
+    # The most frequent diseases of real discharge summaries lead the Zipf-like popularity order.
+    common = [t for label in _COMMON for t in terms if t.label == label]
+    terms = common + [t for t in terms if t not in common]
     rows: list[dict[str, str]] = []
     row_id = 1000
     subject = 500

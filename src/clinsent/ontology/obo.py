@@ -56,7 +56,8 @@ def _quoted(value: str) -> tuple[str, str] | None:
 
 
 def _first_token(value: str) -> str:
-    return value.split("!", 1)[0].split("{", 1)[0].strip().split()[0] if value.strip() else ""
+    tokens = value.split("!", 1)[0].split("{", 1)[0].split()
+    return tokens[0] if tokens else ""
 
 
 def iter_obo_terms(lines: Iterable[str]) -> Iterator[OboTerm]:
