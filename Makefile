@@ -37,6 +37,7 @@ demo: install
 	$(BIN)/snakemake all --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
 
 test: dev
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
 
 dry-run: install

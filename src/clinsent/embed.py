@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,7 @@ import pyarrow as pa
 from clinsent.evaluation.sts_data import StsSet
 
 
-def load_model(path: str | Path, device: str | None = None):  # type: ignore[no-untyped-def]
+def load_model(path: str | Path, device: str | None = None) -> Any:
     """Load a saved model as a user would; on CUDA when present."""
     import torch
     from sentence_transformers import SentenceTransformer
@@ -21,7 +22,7 @@ def load_model(path: str | Path, device: str | None = None):  # type: ignore[no-
     return SentenceTransformer(str(path), device=device, local_files_only=True)
 
 
-def embed_sts(model, sts: StsSet, batch_size: int = 64) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+def embed_sts(model: Any, sts: StsSet, batch_size: int = 64) -> pd.DataFrame:
     """One row per distinct sentence: id, text, vector (float32)."""
     texts = sts.unique_sentences()
     vectors = np.asarray(model.encode(texts, batch_size=batch_size, convert_to_numpy=True), dtype=np.float32)

@@ -14,15 +14,19 @@ def curve_figure(curves: pd.DataFrame, eval_sets: list[str], out_paths: list[str
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    keys = list(dict.fromkeys(zip(curves["method"], curves["base_model"], strict=True)))
+    colours = {key: plt.get_cmap("tab10")(i % 10) for i, key in enumerate(keys)}
     fig, axes = plt.subplots(1, len(eval_sets), figsize=(5.0 * len(eval_sets), 3.8), squeeze=False, sharey=True)
     for ax, name in zip(axes[0], eval_sets, strict=True):
         sub = curves[curves["eval_set"] == name]
         for (method, base), g in sub.groupby(["method", "base_model"], sort=False):
             mean = g.groupby("step")["spearman"].mean()
             if len(mean) == 1:
-                ax.axhline(mean.iloc[0], linestyle="--", linewidth=1, label=f"{method} ({base})")
+                ax.axhline(mean.iloc[0], linestyle="--", linewidth=1, color=colours[(method, base)],
+                           label=f"{method} ({base}, untrained)")
             else:
-                ax.plot(mean.index, mean.values, marker="o", markersize=3, label=f"{method} ({base})")
+                ax.plot(mean.index, mean.values, marker="o", markersize=3, color=colours[(method, base)],
+                        label=f"{method} ({base})")
         ax.set_title(name)
         ax.set_xlabel("training step")
         ax.grid(alpha=0.3)
