@@ -22,6 +22,7 @@ def _dups(plan: pd.DataFrame) -> pd.Series:
 def test_naive_is_full_and_has_duplicates() -> None:
     plan = plan_batches(_cands(), "naive", 8, 50, seed=1)
     assert (plan.groupby("step").size() == 8).all()
+    assert not plan.groupby("step")["sent_id"].apply(lambda s: s.duplicated().any()).any()
     assert _dups(plan).any()
 
 
@@ -36,6 +37,7 @@ def test_replace_has_distinct_entities_and_constant_size() -> None:
     plan = plan_batches(_cands(), "replace", 8, 50, seed=1)
     assert (plan.groupby("step").size() == 8).all()
     assert not _dups(plan).any()
+    assert not plan.groupby("step")["sent_id"].apply(lambda s: s.duplicated().any()).any()  # no sentence twice
     assert plan["step"].nunique() == 50
 
 
@@ -62,6 +64,8 @@ def test_replace_impossible_is_a_clear_error() -> None:
     cands = [Candidate(i, (0,), (f"T{i % 3}",)) for i in range(20)]
     with pytest.raises(InputError, match="batch_size"):
         plan_batches(cands, "replace", 5, 2, seed=0, max_tries=50)
+    with pytest.raises(InputError, match="fewer than a batch"):
+        plan_batches(cands[:3], "naive", 5, 2, seed=0)
 
 
 def test_duplicate_stats() -> None:

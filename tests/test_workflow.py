@@ -109,3 +109,31 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     assert set(jobs) == {"train", "embed", "evaluate", "report", "all"}, jobs
     for rule in ("train", "embed", "evaluate"):
         assert jobs[rule] and all("/medse/" in o for o in jobs[rule]), (rule, jobs[rule])
+
+
+def test_user_model_pack_replaces_the_built_one(tmp_path: Path, tiny_bert: Path) -> None:
+    cfg = _config(tmp_path, tiny_bert)
+    pack = tmp_path / "my_pack"
+    pack.mkdir()
+    cfg["ner"] = {"model_pack": str(pack), "type_ids": ["T047"]}
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    dry = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = _planned_outputs(dry.stdout)
+    assert "medcat_pack" not in jobs and "ner" in jobs
+    assert str(pack) in dry.stdout
+
+
+def test_bad_config_is_rejected_before_running(tmp_path: Path, tiny_bert: Path) -> None:
+    cfg = _config(tmp_path, tiny_bert)
+    cfg["methods"]["medse"]["lambda"] = -1
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    dry = _snakemake(tmp_path, "all", "-n", "--cores", "1")
+    assert dry.returncode != 0 and "lambda" in dry.stdout + dry.stderr
+    cfg["methods"]["medse"]["lambda"] = 0.1
+    cfg["selection_set"] = "nope"
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    dry = _snakemake(tmp_path, "all", "-n", "--cores", "1")
+    assert dry.returncode != 0 and "selection_set 'nope'" in dry.stdout + dry.stderr

@@ -2,7 +2,8 @@
 
 A plan fixes, for every training step, which sentences form the batch and which of each
 sentence's defined entities is the chosen one (drawn at random per sentence per step).
-Sentences are drawn without replacement from a per-epoch shuffle of the corpus.
+Sentences are drawn without replacement from a per-epoch shuffle of the corpus, and a batch
+never holds the same sentence twice (not even across an epoch boundary).
 
 Strategies for sentences whose chosen entity already occurs in the batch:
 - ``naive``: keep them;
@@ -74,6 +75,9 @@ def plan_batches(cands: list[Candidate], strategy: str, batch_size: int, n_steps
                          "check the notes, the NER output and `min_words`; or choose corpus s_all")
     if batch_size < 1 or n_steps < 0:
         raise InputError("config", f"batch_size={batch_size}, steps={n_steps}", "use batch_size >= 1 and steps >= 0")
+    if len(cands) < batch_size:
+        raise InputError("sentence sets", f"the training corpus has {len(cands)} sentences, fewer than a batch of {batch_size}",
+                         "lower `training.batch_size` or use more notes")
     rng = np.random.default_rng(seed)
     with_entity = [c for c in cands if c.ent_idx]
     order = _stream(len(cands), rng)
@@ -81,15 +85,19 @@ def plan_batches(cands: list[Candidate], strategy: str, batch_size: int, n_steps
     for step in range(n_steps):
         batch: list[tuple[int, int, str | None]] = []
         used: set[str] = set()
+        in_batch: set[int] = set()
         for _ in range(batch_size):
             c = cands[next(order)]
+            while c.sent_id in in_batch:  # across an epoch boundary: never the same sentence twice
+                c = cands[next(order)]
             ent, term = _choose(c, rng)
             if term is not None and term in used:
                 if strategy == "remove":
                     continue
                 if strategy == "replace":
-                    c, ent, term = _replacement(with_entity, cands, used, rng, max_tries)
+                    c, ent, term = _replacement(with_entity, cands, used, in_batch, rng, max_tries)
             batch.append((c.sent_id, ent, term))
+            in_batch.add(c.sent_id)
             if term is not None:
                 used.add(term)
         rows.extend((step, slot, sid, ent, term) for slot, (sid, ent, term) in enumerate(batch))
@@ -97,16 +105,19 @@ def plan_batches(cands: list[Candidate], strategy: str, batch_size: int, n_steps
     return df.astype({"step": "int32", "slot": "int32", "sent_id": "int64", "ent_idx": "int32"})
 
 
-def _replacement(with_entity: list[Candidate], cands: list[Candidate], used: set[str], rng: np.random.Generator,
-                 max_tries: int) -> tuple[Candidate, int, str | None]:
+def _replacement(with_entity: list[Candidate], cands: list[Candidate], used: set[str], in_batch: set[int],
+                 rng: np.random.Generator, max_tries: int) -> tuple[Candidate, int, str | None]:
+    """A random sentence not yet in the batch, with a chosen entity not yet in the batch."""
     pool = with_entity if with_entity else cands
     for _ in range(max_tries):
         c = pool[int(rng.integers(len(pool)))]
+        if c.sent_id in in_batch:
+            continue
         free = [k for k, t in enumerate(c.term_ids) if t not in used]
         if free:
             k = free[int(rng.integers(len(free)))]
             return c, c.ent_idx[k], c.term_ids[k]
-    plain = [c for c in cands if not c.ent_idx]
+    plain = [c for c in cands if not c.ent_idx and c.sent_id not in in_batch]
     if plain:
         c = plain[int(rng.integers(len(plain)))]
         return c, NO_ENTITY, None
