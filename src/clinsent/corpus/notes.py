@@ -72,5 +72,5 @@ def read_noteevents(path: str | Path, categories: list[str] | None, drop_errors:
         "category": df["CATEGORY"],
         "description": df["DESCRIPTION"] if "DESCRIPTION" in df else "",
         "text": df["TEXT"],
-    })
+    }, columns=NOTE_COLUMNS)
     return out.sort_values("row_id", kind="stable").reset_index(drop=True)

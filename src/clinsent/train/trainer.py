@@ -3,7 +3,7 @@
 Every ``eval_every`` steps (and at the last step) the encoder embeds every eval set, the
 Spearman of each is logged, and the step with the best Spearman on the selection set is kept
 as the saved model (MED-SE section 4.4). Step 0 is logged for the curve but not selectable,
-except for ``objective: none`` where it is the only step.
+except where it is the only step (``objective: none``, or ``steps: 0``).
 
 Why a custom loop rather than sentence-transformers' trainer: MED-SE needs the token states
 of the same forward pass as the sentence embedding, entity spans and definitions per row, a
@@ -29,7 +29,7 @@ import torch
 from clinsent.evaluation.metrics import cosine_rows, spearman
 from clinsent.evaluation.sts_data import StsSet
 from clinsent.losses.contrastive import info_nce
-from clinsent.losses.medse import entity_loss
+from clinsent.losses.medse import medse_loss
 from clinsent.models.base import load_transformer, sentence_transformer
 from clinsent.models.entity_encoder import EntityEncoder
 from clinsent.models.pooling import pool
@@ -159,7 +159,7 @@ def train(base_model: str, settings: TrainSettings, out_dir: str | Path, eval_se
             curve.append({"step": step, "eval_set": name, "spearman": value, "loss": losses[0],
                           "loss_sentence": losses[1], "loss_entity": losses[2]})
         log(f"step {step}: " + ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))
-        selectable = step > 0 or settings.objective == "none"
+        selectable = step > 0 or settings.objective == "none" or settings.steps == 0
         if selectable and scores[selection_set] > best[0]:
             best = (scores[selection_set], step)
             _save(st_model, out_dir)
@@ -171,7 +171,7 @@ def train(base_model: str, settings: TrainSettings, out_dir: str | Path, eval_se
     if settings.objective != "none" and settings.steps > 0:
         if plan is None or sentences is None:
             raise ValueError(f"objective {settings.objective} needs a batch plan and sentences")
-        train_seconds = _train_loop(settings, main, plan, sentences, entities, evaluate, log)
+        train_seconds = _train_loop(settings, main, plan, sentences, entities, evaluate)
     n_sent = settings.steps * settings.batch_size if settings.objective != "none" else 0
     info = {
         "objective": settings.objective, "device": str(device), "selection_set": selection_set,
@@ -184,7 +184,7 @@ def train(base_model: str, settings: TrainSettings, out_dir: str | Path, eval_se
 
 
 def _train_loop(settings: TrainSettings, main: Encoder, plan: pd.DataFrame, sentences: pd.DataFrame,
-                entities: pd.DataFrame | None, evaluate: Any, log: Any) -> float:
+                entities: pd.DataFrame | None, evaluate: Any) -> float:
     text_of = dict(zip(sentences["sent_id"].astype("int64"), sentences["text"], strict=True))
     span_of: dict[tuple[int, int], tuple[int, int, str]] = {}
     if entities is not None:
@@ -216,11 +216,12 @@ def _train_loop(settings: TrainSettings, main: Encoder, plan: pd.DataFrame, sent
         hs = main.hidden_states(doubled)
         emb = pool(hs, doubled["attention_mask"].to(main.device), settings.pooling, settings.first_layer)
         z1, z2 = emb[: len(ids)], emb[len(ids):]
-        l_sen = info_nce(z1, z2, settings.temperature)
-        l_ent = torch.zeros((), device=main.device)
         if head is not None:
-            l_ent = _entity_term(head, settings, hs[-1][: len(ids)], batch["offset_mapping"], rows, span_of)
-        loss = l_sen + settings.lam * l_ent
+            h_ent, h_def = _entity_pairs(head, hs[-1][: len(ids)], batch["offset_mapping"], rows, span_of)
+            loss, l_sen, l_ent = medse_loss(z1, z2, h_ent, h_def, settings.temperature, settings.lam)
+        else:
+            loss = l_sen = info_nce(z1, z2, settings.temperature)
+            l_ent = torch.zeros((), device=main.device)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -231,8 +232,9 @@ def _train_loop(settings: TrainSettings, main: Encoder, plan: pd.DataFrame, sent
     return seconds
 
 
-def _entity_term(head: MedSEHead, settings: TrainSettings, last: torch.Tensor, offsets: torch.Tensor,
-                 rows: pd.DataFrame, span_of: dict[tuple[int, int], tuple[int, int, str]]) -> torch.Tensor:
+def _entity_pairs(head: MedSEHead, last: torch.Tensor, offsets: torch.Tensor, rows: pd.DataFrame,
+                  span_of: dict[tuple[int, int], tuple[int, int, str]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(h_ent, h_def) for the rows of the batch whose chosen entity survived truncation (S^k)."""
     masks, keep, definitions = [], [], []
     for i, (sid, idx) in enumerate(zip(rows["sent_id"], rows["ent_idx"], strict=True)):
         span = span_of.get((int(sid), int(idx)))
@@ -245,13 +247,10 @@ def _entity_term(head: MedSEHead, settings: TrainSettings, last: torch.Tensor, o
         keep.append(i)
         definitions.append(span[2])
     if not keep:
-        return torch.zeros((), device=last.device)
-    span_mask = torch.stack(masks).to(last.device)
-    h_ent = head.entity_encoder(last[keep], span_mask)
+        empty = last.new_zeros((0, last.size(-1)))
+        return empty, empty
+    h_ent = head.entity_encoder(last[keep], torch.stack(masks).to(last.device))
     def_batch = head.definitions.tokenize(definitions)
-    if head.trainable_definitions:
+    with torch.set_grad_enabled(head.trainable_definitions):
         h_def = head.definitions.embed_batch(def_batch)
-    else:
-        with torch.no_grad():
-            h_def = head.definitions.embed_batch(def_batch)
-    return entity_loss(h_ent, h_def, settings.temperature)
+    return h_ent, h_def
