@@ -78,6 +78,11 @@ def test_linking_order() -> None:
     assert linked["term_id"].tolist() == ["EFO:1", "EFO:3", "EFO:3", "EFO:4", "EFO:2", None]
     assert linked["linked_by"].tolist() == ["cui", "cui", "cui", "ontology_id", "name", "none"]
     assert linked["definition"].notna().tolist() == [True, False, False, True, True, False]
+    no_names = link_entities(_entities(), _terms(), ["cui", "ontology_id"])
+    assert no_names["term_id"].tolist() == ["EFO:1", "EFO:3", "EFO:3", "EFO:4", None, None]
+    names_first = link_entities(_entities(), _terms(), ["name", "cui"])
+    assert names_first["linked_by"].tolist() == ["name"] * 5 + ["none"]
+    assert names_first["term_id"].tolist() == linked["term_id"].tolist()
 
 
 def test_sets_and_tables() -> None:

@@ -47,24 +47,34 @@ def build_lookups(terms: pd.DataFrame) -> tuple[dict[str, str], dict[str, str], 
     return by_cui, by_id, by_name
 
 
-def link_entities(entities: pd.DataFrame, terms: pd.DataFrame) -> pd.DataFrame:
-    """Entities with ``term_id``, ``linked_by``, ``label`` and ``definition`` (null when not linked)."""
+LINK_BY = ("cui", "ontology_id", "name")
+
+
+def link_entities(entities: pd.DataFrame, terms: pd.DataFrame, link_by: tuple[str, ...] | list[str] = LINK_BY) -> pd.DataFrame:
+    """Entities with ``term_id``, ``linked_by``, ``label`` and ``definition`` (null when not linked).
+
+    ``link_by`` lists the linking steps to use, in order (a subset of ``LINK_BY``).
+    """
+    unknown = [b for b in link_by if b not in LINK_BY]
+    if unknown:
+        raise ValueError(f"unknown linking step(s) {unknown}; use {', '.join(LINK_BY)}")
     by_cui, by_id, by_name = build_lookups(terms)
     term_ids: list[str | None] = []
     how: list[str] = []
     for cui, src, pretty in zip(entities["cui"], entities["source_value"], entities["pretty_name"], strict=True):
-        if cui in by_cui:
-            term_ids.append(by_cui[cui])
-            how.append("cui")
-        elif cui in by_id:
-            term_ids.append(by_id[cui])
-            how.append("ontology_id")
-        elif normalise_name(src) in by_name or normalise_name(pretty) in by_name:
-            term_ids.append(by_name.get(normalise_name(src)) or by_name[normalise_name(pretty)])
-            how.append("name")
-        else:
-            term_ids.append(None)
-            how.append("none")
+        found: tuple[str, str] | None = None
+        for step in link_by:
+            if step == "cui" and cui in by_cui:
+                found = (by_cui[cui], step)
+            elif step == "ontology_id" and cui in by_id:
+                found = (by_id[cui], step)
+            elif step == "name":
+                hit = by_name.get(normalise_name(src)) or by_name.get(normalise_name(pretty))
+                found = (hit, step) if hit else None
+            if found:
+                break
+        term_ids.append(found[0] if found else None)
+        how.append(found[1] if found else "none")
     info = terms.set_index("id")[["label", "definition"]]
     out = entities.copy()
     out["term_id"] = term_ids
@@ -99,21 +109,22 @@ def table2(sentences: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
                          "percent": [round(100.0 * c[1] / total, 2) if total else 0.0 for c in counts]})
 
 
-def table1(sets: pd.DataFrame, linked: pd.DataFrame) -> pd.DataFrame:
+def table1(sets: pd.DataFrame, linked: pd.DataFrame, top_fraction: float = 0.1) -> pd.DataFrame:
     """MED-SE Table 1: entity statistics over the defined entities of S_ent.
 
-    An entity is an ontology term; top 10% are the most frequent tenth of the unique
-    entities (at least one), and the per-sentence count is over S_ent sentences.
+    An entity is an ontology term; the top entities are the most frequent ``top_fraction``
+    of the unique entities (at least one; the paper's 10%), and the per-sentence count is
+    over S_ent sentences.
     """
     ent_sents = sets[sets["set"] == "ent"]
     defined = linked[linked["definition"].notna() & linked["sent_id"].isin(ent_sents["sent_id"])]
     freq = defined["term_id"].value_counts()
-    n_top = max(1, int(np.ceil(0.1 * len(freq)))) if len(freq) else 0
+    n_top = max(1, int(np.ceil(top_fraction * len(freq)))) if len(freq) else 0
     per_sent = ent_sents["n_defined"].to_numpy(dtype=float)
     rows = [
         ("# of unique entities", str(len(freq))),
-        ("# of occurrences of the top 10% entities", str(int(freq.iloc[:n_top].sum())) if n_top else "0"),
-        ("share of occurrences of the top 10% entities (%)",
+        (f"# of occurrences of the top {top_fraction:.0%} entities", str(int(freq.iloc[:n_top].sum())) if n_top else "0"),
+        (f"share of occurrences of the top {top_fraction:.0%} entities (%)",
          f"{100.0 * freq.iloc[:n_top].sum() / max(1, freq.sum()):.2f}" if n_top else "0.00"),
         ("total # of entities", str(int(freq.sum()))),
         ("per-sentence # of entities (mean ± std)",

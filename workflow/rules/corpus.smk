@@ -48,6 +48,8 @@ rule medcat_pack:
         rules.ontology_terms.output,
     output:
         directory(f"{R}/ner/medcat_pack"),
+    params:
+        branch_types=config["ner"]["branch_types"],
     log:
         f"{LOGS}/medcat_pack.log",
     benchmark:
@@ -88,6 +90,8 @@ rule sentence_sets:
     output:
         sets=f"{R}/sets/sentences.parquet",
         linked=f"{R}/sets/entities_linked.parquet",
+    params:
+        link_by=config["linking"]["by"],
     log:
         f"{LOGS}/sentence_sets.log",
     benchmark:
@@ -108,6 +112,8 @@ rule corpus_stats:
         table1=f"{R}/stats/table1_entities.csv",
         table2=f"{R}/stats/table2_sets.csv",
         markdown=f"{R}/stats/corpus_stats.md",
+    params:
+        top_fraction=0.1,  # MED-SE Table 1: the top 10% most frequent entities
     log:
         f"{LOGS}/corpus_stats.log",
     benchmark:

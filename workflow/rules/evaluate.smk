@@ -10,6 +10,7 @@ rule evaluate:
         f"{R}/metrics/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.json",
     params:
         eval_set=lambda wc: config["eval_sets"][wc.eval_set],
+        positive_share=config["evaluation"]["positive_share"],
     log:
         f"{LOGS}/evaluate/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.log",
     benchmark:

@@ -5,5 +5,5 @@ from clinsent.ner.cdb import build_model_pack
 from clinsent.smk import setup_logging
 
 log = setup_logging(snakemake)  # noqa: F821
-pack = build_model_pack(pd.read_parquet(snakemake.input[0]), snakemake.output[0])  # noqa: F821
+pack = build_model_pack(pd.read_parquet(snakemake.input[0]), snakemake.output[0], snakemake.params.branch_types)  # noqa: F821
 log.info("wrote MedCAT model pack %s", pack)

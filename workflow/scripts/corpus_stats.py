@@ -9,7 +9,7 @@ from clinsent.smk import setup_logging
 setup_logging(snakemake)  # noqa: F821
 inp, out = snakemake.input, snakemake.output  # noqa: F821
 sets, linked = pd.read_parquet(inp.sets), pd.read_parquet(inp.linked)
-t1 = table1(sets, linked)
+t1 = table1(sets, linked, snakemake.params.top_fraction)  # noqa: F821
 t2 = table2(pd.read_parquet(inp.sentences, columns=["sent_id"]), sets)
 write_csv(t1, out.table1)
 write_csv(t2, out.table2)

@@ -9,6 +9,6 @@ smk = snakemake  # noqa: F821
 log = setup_logging(smk)
 e = smk.params.eval_set
 sts = read_sts(smk.wildcards.eval_set, e["path"], e["format"], e.get("gold"), e.get("scale_max", 5.0))
-metrics = evaluate_embeddings(sts, *read_embeddings(smk.input.embeddings))
+metrics = evaluate_embeddings(sts, *read_embeddings(smk.input.embeddings), positive_share=smk.params.positive_share)
 log.info("%s", metrics)
 write_json(metrics, smk.output[0])

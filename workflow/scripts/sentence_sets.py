@@ -7,7 +7,7 @@ from clinsent.smk import setup_logging
 
 log = setup_logging(snakemake)  # noqa: F821
 inp = snakemake.input  # noqa: F821
-linked = link_entities(pd.read_parquet(inp.entities), pd.read_parquet(inp.terms))
+linked = link_entities(pd.read_parquet(inp.entities), pd.read_parquet(inp.terms), snakemake.params.link_by)  # noqa: F821
 sets = assign_sets(pd.read_parquet(inp.sentences), linked)
 log.info("sets: %s; entities linked by %s", sets["set"].value_counts().to_dict(), linked["linked_by"].value_counts().to_dict())
 write_parquet(linked, snakemake.output.linked)  # noqa: F821

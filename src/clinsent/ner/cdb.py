@@ -18,13 +18,17 @@ from clinsent.errors import InputError
 BRANCH_TYPE = {"disease": "T047", "mental": "T048"}
 
 
-def concepts_from_terms(terms: pd.DataFrame) -> pd.DataFrame:
-    """Rows in MedCAT's CDB-maker CSV layout (cui, name, ontologies, name_status, type_ids, description)."""
-    live = terms[terms["branch"].isin(list(BRANCH_TYPE)) & ~terms["obsolete"]]
+def concepts_from_terms(terms: pd.DataFrame, branch_types: dict[str, str] | None = None) -> pd.DataFrame:
+    """Rows in MedCAT's CDB-maker CSV layout (cui, name, ontologies, name_status, type_ids, description).
+
+    ``branch_types`` maps a term-table branch to the UMLS type id its concepts get.
+    """
+    types = branch_types or BRANCH_TYPE
+    live = terms[terms["branch"].isin(list(types)) & ~terms["obsolete"]]
     rows = []
     for t in live.itertuples(index=False):
         cui = t.umls_cuis[0] if len(t.umls_cuis) else t.id
-        type_id = BRANCH_TYPE[t.branch]
+        type_id = types[t.branch]
         description = t.definition or ""
         rows.append({"cui": cui, "name": t.label, "ontologies": "EFO", "name_status": "P",
                      "type_ids": type_id, "description": description})
@@ -34,13 +38,13 @@ def concepts_from_terms(terms: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["cui", "name", "ontologies", "name_status", "type_ids", "description"])
 
 
-def build_model_pack(terms: pd.DataFrame, out_dir: str | Path) -> Path:
+def build_model_pack(terms: pd.DataFrame, out_dir: str | Path, branch_types: dict[str, str] | None = None) -> Path:
     """Write a MedCAT model pack folder at ``out_dir`` (no archive, no hash in the name)."""
     from medcat.cat import CAT
     from medcat.config import Config
     from medcat.model_creation.cdb_maker import CDBMaker
 
-    concepts = concepts_from_terms(terms)
+    concepts = concepts_from_terms(terms, branch_types)
     if concepts.empty:
         raise InputError("ontology term table", "no live disease or mental-disorder term to build a concept database from",
                          "check `ontology.disease_root` / `ontology.mental_root` match the ontology")
