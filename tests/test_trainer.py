@@ -10,6 +10,7 @@ import pytest
 
 from clinsent.batching import Candidate, plan_batches
 from clinsent.embed import embed_sts, load_model
+from clinsent.evaluation.evaluate import pair_vectors
 from clinsent.evaluation.metrics import cosine_rows, spearman
 from clinsent.evaluation.sts_data import StsSet
 from clinsent.train.settings import TrainSettings
@@ -58,11 +59,10 @@ def test_medse_selects_a_step_and_saves_it(tiny_bert: Path, tmp_path: Path) -> N
     assert (curve.loc[curve["step"] > 0, "loss_entity"] > 0).all()
     # the saved model, loaded as a user would, reproduces the selected step's score
     model = load_model(tmp_path / "model")
-    emb = embed_sts(model, _sts("sel"))
-    index = {t: i for i, t in enumerate(emb["text"])}
-    vec = np.stack(emb["vector"].to_list())
     s = _sts("sel")
-    score = spearman(cosine_rows(vec[[index[t] for t in s.sentences1]], vec[[index[t] for t in s.sentences2]]), s.scores)
+    emb = embed_sts(model, s)
+    e1, e2 = pair_vectors(s, emb["text"].tolist(), np.stack(emb["vector"].to_list()))
+    score = spearman(cosine_rows(e1, e2), s.scores)
     assert score == pytest.approx(result.selection_spearman, abs=1e-4)
 
 

@@ -2,7 +2,7 @@
 import pyarrow.parquet as pq
 
 from clinsent.embed import embed_sts, embeddings_table, load_model
-from clinsent.evaluation.sts_data import read_sts
+from clinsent.evaluation.sts_data import read_eval_set
 from clinsent.io import atomic_path
 from clinsent.smk import setup_logging
 
@@ -10,6 +10,6 @@ smk = snakemake  # noqa: F821
 setup_logging(smk)
 model = load_model(smk.input.model)
 for (name, e), out in zip(smk.params.eval_sets.items(), smk.output, strict=True):
-    sts = read_sts(name, e["path"], e["format"], e.get("gold"), e.get("scale_max", 5.0))
+    sts = read_eval_set(name, e)
     with atomic_path(out, ".parquet") as tmp:
         pq.write_table(embeddings_table(embed_sts(model, sts)), tmp)

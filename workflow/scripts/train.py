@@ -1,7 +1,7 @@
 """Snakemake script: train one method x base model x seed and keep the selected step."""
 import pandas as pd
 
-from clinsent.evaluation.sts_data import read_sts
+from clinsent.evaluation.sts_data import read_eval_set
 from clinsent.io import write_csv, write_json
 from clinsent.smk import setup_logging
 from clinsent.train.settings import TrainSettings
@@ -10,8 +10,7 @@ from clinsent.train.trainer import train
 smk = snakemake  # noqa: F821
 log = setup_logging(smk)
 settings = TrainSettings.from_config(smk.params.settings, {}, int(smk.wildcards.seed))
-eval_sets = {name: read_sts(name, e["path"], e["format"], e.get("gold"), e.get("scale_max", 5.0))
-             for name, e in smk.params.eval_sets.items()}
+eval_sets = {name: read_eval_set(name, e) for name, e in smk.params.eval_sets.items()}
 trained = settings.objective != "none"
 result = train(
     smk.params.base_model, settings, smk.output.model, eval_sets, smk.params.selection_set,

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from clinsent.corpus.normalize import NORM_VERSION, normalize_note
 
 #: Abbreviations that never end a sentence: the next segment always continues it.
@@ -112,14 +114,12 @@ SENTENCE_COLUMNS = ["sent_id", "row_id", "sent_idx", "start", "end", "text", "n_
 SENT_ID_BASE = 1_000_000
 
 
-def split_notes(notes: Any, splitter: SentenceSplitter, min_words: int) -> Any:
+def split_notes(notes: pd.DataFrame, splitter: SentenceSplitter, min_words: int) -> pd.DataFrame:
     """Sentences of every note (pandas DataFrame with ``SENTENCE_COLUMNS``).
 
     Every sentence is kept in the table (the total is the 100% row of the MED-SE Table 2);
     ``kept`` marks those with at least ``min_words`` whitespace-separated words.
     """
-    import pandas as pd
-
     rows = []
     for row_id, text in zip(notes["row_id"], notes["text"], strict=True):
         _, sents = splitter.split(text)

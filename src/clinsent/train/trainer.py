@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from clinsent.evaluation.evaluate import pair_vectors
 from clinsent.evaluation.metrics import cosine_rows, spearman
 from clinsent.evaluation.sts_data import StsSet
 from clinsent.losses.contrastive import info_nce
@@ -99,10 +100,7 @@ def evaluate_sets(encoder: Encoder, eval_sets: dict[str, StsSet], batch_size: in
     scores = {}
     for name, sts in eval_sets.items():
         uniq = sts.unique_sentences()
-        emb = encoder.encode(uniq, batch_size)
-        index = {s: i for i, s in enumerate(uniq)}
-        e1 = emb[[index[s] for s in sts.sentences1]]
-        e2 = emb[[index[s] for s in sts.sentences2]]
+        e1, e2 = pair_vectors(sts, uniq, encoder.encode(uniq, batch_size))
         scores[name] = spearman(cosine_rows(e1, e2), sts.scores)
     return scores
 
