@@ -4,14 +4,14 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-CORES  ?= 1
+CORES  ?= $(shell nproc 2>/dev/null || echo 1)
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install dev demo test dry-run lint clean demo-data
+.PHONY: install dev demo test dry-run lint clean demo-data bench-corpus
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,13 @@ lint: install
 # Regenerates the committed demo inputs under resources/demo (seeded, byte-stable).
 demo-data: install
 	$(BIN)/python resources/demo/generate.py --out resources/demo
+
+# Corpus-stage benchmark (not part of the tests): synthetic NOTEEVENTS at 1x, 10x and 100x the
+# demo size through the workflow, beside the raw libraries; figures in bench/results/corpus.md.
+# About 25 minutes on 2 cores; BENCH_ARGS="--sizes 1 10" for a quick look.
+BENCH_ARGS ?=
+bench-corpus: install
+	$(BIN)/python bench/bench_corpus.py $(BENCH_ARGS)
 
 clean:
 	rm -rf results .snakemake

@@ -26,5 +26,5 @@ rule all:
     input:
         rules.report.output,
         rules.corpus_stats.output,
-        rules.duplicate_stats.output,
+        rules.corpus_manifest.output,
     default_target: True

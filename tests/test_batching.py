@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -83,3 +84,17 @@ def test_candidates_from_tables() -> None:
                            "definition": ["d", None, None]})
     assert candidates(sets, linked, "s_ent") == [Candidate(1, (0,), ("A",))]
     assert [c.sent_id for c in candidates(sets, linked, "s_all")] == [1, 2, 3]
+
+
+def test_duplicate_simulation_matches_the_exact_probability() -> None:
+    # 1000 sentences, 100 entities with 10 sentences each; a batch of 8 distinct sentences has no
+    # duplicate entity with probability prod_i (n - i*k) / (n - i), k = 10 sentences per entity.
+    n, k, b = 1000, 10, 8
+    cands = [Candidate(i, (0,), (f"T{i % (n // k)}",)) for i in range(n)]
+    p_clean = float(np.prod([(n - i * k) / (n - i) for i in range(b)]))
+    stats = duplicate_stats(cands, b, 40_000, seed=1)
+    assert stats["share_with_duplicate"] == pytest.approx(1 - p_clean, abs=0.01)
+    assert stats["mean_unique_entities"] == pytest.approx(stats["mean_unique_share"] * b)
+    # a sentence's entity is drawn among its own: two sentences that both mention A and B collide half the time
+    two = [Candidate(0, (0, 1), ("A", "B")), Candidate(1, (0, 1), ("A", "B"))]
+    assert duplicate_stats(two, 2, 20_000, seed=2)["share_with_duplicate"] == pytest.approx(0.5, abs=0.02)

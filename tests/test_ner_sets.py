@@ -10,7 +10,7 @@ import pytest
 from clinsent.errors import InputError
 from clinsent.ner.annotate import MedCATAnnotator
 from clinsent.ner.cdb import build_model_pack, concepts_from_terms
-from clinsent.sets import assign_sets, link_entities, table1, table2
+from clinsent.sets import assign_sets, link_entities, set_counts, table1, table2
 
 
 def _terms() -> pd.DataFrame:
@@ -92,7 +92,7 @@ def test_sets_and_tables() -> None:
     sets = assign_sets(sentences, linked).set_index("sent_id")
     assert sets["set"].to_dict() == {10: "ent", 11: "nodef", 12: "ent", 13: "ent", 14: "none"}
     assert sets.loc[10, "n_entities"] == 2 and sets.loc[10, "n_defined"] == 1
-    t2 = table2(sentences, sets.reset_index()).set_index("set")
+    t2 = table2(set_counts(sentences, sets.reset_index())).set_index("set")
     assert t2.loc["S_all", "sentences"] == 5 and t2.loc["S_ent", "sentences"] == 3
     assert t2.loc["S_none", "sentences"] == 1 and t2.loc["Discharge summaries (all sentences)", "sentences"] == 6
     assert t2.loc["S_ent", "percent"] == 50.0
@@ -100,3 +100,63 @@ def test_sets_and_tables() -> None:
     assert t1["# of unique entities"] == "3"
     assert t1["total # of entities"] == "3"
     assert t1["per-sentence # of entities (mean ± std)"] == "1.00 ± 0.00"
+
+
+def test_v1_pack_is_refused_with_the_converter(tmp_path: Path) -> None:
+    from clinsent.ner.pack import load_pack
+
+    old = tmp_path / "old_pack"
+    old.mkdir()
+    (old / "cdb.dat").write_bytes(b"\x80\x04")
+    with pytest.raises(InputError, match=r"v1 pack.*legacy_converter"):
+        load_pack(old)
+
+
+def test_missing_spacy_model_fails_instead_of_downloading(tmp_path: Path) -> None:
+    from medcat.tokenizing.spacy_impl import tokenizers
+
+    from clinsent.ner.pack import _offline_spacy_guard
+
+    _offline_spacy_guard(tmp_path / "pack")
+    with pytest.raises(InputError, match="not installed"):
+        tokenizers.ensure_spacy_model("en_core_clinsent_absent_md")
+
+
+def test_slim_pack_keeps_only_what_the_kept_types_need(pack: Path, tmp_path: Path) -> None:
+    from clinsent.ner.pack import load_pack, pack_hash, slim_pack
+
+    stats = slim_pack(pack, ["T048"], tmp_path / "slim")
+    assert stats["concepts_after"] < stats["concepts_before"]
+    slim = load_pack(tmp_path / "slim")
+    assert set(slim.cdb.cui2info) >= set(slim.cdb.type_id2info["T048"].cuis)
+    assert not set(slim.cdb.cui2info) & {"C0018802", "C0020538", "EFO:4"}  # T047 concepts, no shared names
+    ann = MedCATAnnotator(tmp_path / "slim", ["T048"])
+    assert {e["type_id"] for e in ann.annotate("History of major depressive disorder and heart failure.")} == {"T048"}
+    assert pack_hash(pack) == pack_hash(pack) and pack_hash(pack) != pack_hash(tmp_path / "slim")
+
+
+def test_gather_over_shards_equals_the_whole(tmp_path: Path) -> None:
+    from clinsent.corpus.gather import gather_sets
+    from clinsent.corpus.split import SENTENCE_SCHEMA
+    from clinsent.ner.annotate import ENTITY_SCHEMA
+
+    sentences = pd.DataFrame({"sent_id": [10, 11, 12, 13, 14, 15], "row_id": [1, 1, 2, 2, 3, 3],
+                              "sent_idx": [0, 1, 0, 1, 0, 1], "start": 0, "end": 1, "text": ["x", "y", "x", "z", "x", "w"],
+                              "n_words": 10, "kept": [True, True, True, True, True, False], "norm_version": "v"})
+    entities = _entities().assign(acc=1.0)
+    paths_s, paths_e = [], []
+    for i, ids in enumerate(([10, 11, 12], [13, 14, 15])):
+        s = sentences[sentences["sent_id"].isin(ids)]
+        e = entities[entities["sent_id"].isin(ids)]
+        s.to_parquet(tmp_path / f"s{i}.parquet", schema=SENTENCE_SCHEMA, index=False)
+        e.to_parquet(tmp_path / f"e{i}.parquet", schema=ENTITY_SCHEMA, index=False)
+        paths_s.append(str(tmp_path / f"s{i}.parquet"))
+        paths_e.append(str(tmp_path / f"e{i}.parquet"))
+    out = gather_sets(paths_s, paths_e, _terms(), ["cui", "ontology_id", "name"], tmp_path / "sets.parquet",
+                      tmp_path / "linked.parquet")
+    whole = assign_sets(sentences, link_entities(entities, _terms()))
+    got = pd.read_parquet(tmp_path / "sets.parquet")
+    assert got["sent_id"].tolist() == whole["sent_id"].tolist() and got["set"].tolist() == whole["set"].tolist()
+    assert out["counts"] == {"sentences": 6, "s_all": 5, "ent": 3, "none": 1, "nodef": 1, "entities": len(entities)}
+    # "x" is kept three times: two exact copies (copy-paste) in S_all
+    assert out["exact_duplicates"]["s_all"] == {"sentences": 5, "unique": 3, "exact_duplicates": 2}

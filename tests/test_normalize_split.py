@@ -94,3 +94,71 @@ def test_split_notes_filter_and_ids(splitter: SentenceSplitter) -> None:
     row9 = df[df["row_id"] == 9]
     assert row9["text"].tolist() == ["Short one.", "This sentence has exactly ten words in it, you see."]
     assert row9["kept"].tolist() == [False, True]
+
+
+def test_every_mimic_placeholder_kind_is_one_token_even_across_wraps() -> None:
+    kinds = {
+        "[**2151-7-16**]": "DATE", "[**7-16**]": "DATE", "[**2150**]": "DATE",
+        "[**Known lastname 1234**]": "NAME", "[**First Name4 (NamePattern1) 8881**]": "NAME",
+        "[**Hospital1 18**]": "HOSPITAL", "[**Location (un) 86**]": "LOCATION",
+        "[**Telephone/Fax (1) 1234**]": "PHONE", "[**MD Number(1) 1234**]": "ID",
+    }
+    for placeholder, word in kinds.items():
+        assert replace_placeholders(f"seen {placeholder} today") == f"seen {word} today"
+        cut = placeholder.index(" ") if " " in placeholder else 5
+        wrapped = placeholder[:cut] + "\n" + placeholder[cut + 1:] if " " in placeholder else placeholder
+        assert replace_placeholders(f"seen {wrapped} today") == f"seen {word} today", wrapped
+
+
+def test_sentences_never_split_inside_a_placeholder(splitter: SentenceSplitter) -> None:
+    note = ("Pt was transferred from [**Hospital1\n18**] on [**2151-7-16**] for management of CHF. "
+            "Dr. [**First Name4 (NamePattern1) 8881**] [**Known lastname 1234**] was consulted and recommended "
+            "continuing lasix 40 mg p.o. b.i.d. until follow up.\n")
+    _, sents = splitter.split(note)
+    texts = [s.text for s in sents]
+    assert texts == ["Pt was transferred from HOSPITAL on DATE for management of CHF.",
+                     "Dr. NAME NAME was consulted and recommended continuing lasix 40 mg p.o. b.i.d. until follow up."]
+
+
+class _SpyNLP:
+    """Records what the splitter feeds to the sentencizer, then delegates to the real one."""
+
+    def __init__(self, nlp: object) -> None:
+        self.nlp = nlp
+        self.inputs: list[str] = []
+
+    def __call__(self, text: str):  # type: ignore[no-untyped-def]
+        self.inputs.append(text)
+        return self.nlp(text)  # type: ignore[operator]
+
+
+def test_pysbd_is_fed_one_unit_at_a_time(splitter: SentenceSplitter) -> None:
+    spy = _SpyNLP(splitter.nlp)
+    SentenceSplitter(spy).split(NOTE)
+    assert "History of Present Illness:" in spy.inputs and "Medications on Admission:" in spy.inputs
+    assert "1. Lisinopril 10 mg p.o. q.d." in spy.inputs
+    assert not any("\n" in unit for unit in spy.inputs)
+
+
+def test_an_overlong_line_is_cut_before_pysbd(splitter: SentenceSplitter) -> None:
+    line = " ".join(f"Blood pressure reading number {i} was stable on the ward." for i in range(2000))  # ~115 kchar
+    spy = _SpyNLP(splitter.nlp)
+    norm, sents = SentenceSplitter(spy, max_unit_chars=2000).split(line)
+    assert len(spy.inputs) > 50 and max(len(u) for u in spy.inputs) <= 2000
+    assert len(sents) == 2000
+    assert all(norm[s.start:s.end] == s.text and s.text.endswith("was stable on the ward.") for s in sents)
+
+
+def test_split_shard_streams_to_the_same_table(splitter: SentenceSplitter, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pandas as pd
+
+    from clinsent.corpus.split import split_shard
+    from clinsent.demo.notes import generate_notes
+
+    notes = pd.DataFrame([{"row_id": int(r["ROW_ID"]), "text": r["TEXT"]} for r in generate_notes(6, seed=11)])
+    notes.to_parquet(tmp_path / "notes.parquet")
+    counts = split_shard(tmp_path / "notes.parquet", tmp_path / "sents.parquet", splitter, 10, notes_per_batch=2)
+    streamed = pd.read_parquet(tmp_path / "sents.parquet")
+    whole = split_notes(notes, splitter, 10)
+    pd.testing.assert_frame_equal(streamed, whole)
+    assert counts == {"notes": len(notes), "sentences": len(whole), "kept": int(whole["kept"].sum())}

@@ -105,3 +105,36 @@ def test_not_obo_is_an_error(tmp_path: Path) -> None:
     path.write_text("<rdf:RDF></rdf:RDF>\n")
     with pytest.raises(InputError, match=r"no \[Term\]"):
         build_term_table(path)
+
+
+def test_coverage_report(tmp_path: Path) -> None:
+    from clinsent.ontology.obo import coverage
+
+    path = tmp_path / "efo.obo"
+    path.write_text(OBO)
+    cov = coverage(build_term_table(path)).set_index("branch")
+    assert cov.loc["disease"].to_dict() == {"terms": 3, "obsolete": 0, "live": 3, "with_definition": 2,
+                                           "with_umls_cui": 2, "with_definition_and_cui": 2}
+    assert cov.loc["mental"].to_dict() == {"terms": 1, "obsolete": 0, "live": 1, "with_definition": 1,
+                                          "with_umls_cui": 1, "with_definition_and_cui": 1}
+    assert cov.loc["all", "terms"] == 6 and cov.loc["all", "obsolete"] == 1 and cov.loc["all", "with_definition"] == 3
+
+
+def test_release_download_checks_the_pinned_sha256(tmp_path: Path) -> None:
+    import hashlib
+
+    from clinsent.ontology.download import download_release, release_url
+
+    src = tmp_path / "efo.obo"
+    src.write_text(OBO)
+    good = hashlib.sha256(OBO.encode()).hexdigest()
+    dest = tmp_path / "downloads" / "efo-3.92.0" / "efo.obo"
+    assert download_release(src.as_uri(), dest, good) == good
+    assert dest.read_text() == OBO
+    bad_dest = tmp_path / "other" / "efo.obo"
+    with pytest.raises(InputError, match="does not match the pinned"):
+        download_release(src.as_uri(), bad_dest, "0" * 64)
+    assert not bad_dest.exists() and not list(bad_dest.parent.iterdir())
+    with pytest.raises(InputError, match=r"download failed.*Fix: .*ontology\.path"):
+        download_release((tmp_path / "missing.obo").as_uri(), bad_dest, None)
+    assert release_url("https://x/v{version}/efo.obo", "3.92.0") == "https://x/v3.92.0/efo.obo"

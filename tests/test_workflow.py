@@ -6,6 +6,7 @@ reruns only that method's jobs and what depends on them.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -32,6 +33,7 @@ def _config(tmp: Path, tiny_bert: Path) -> dict:
         (tmp / f"{name}.tsv").write_text("\n".join(lines) + "\n")
     return {
         "notes": {"path": "notes.csv"},
+        "corpus": {"shards": 2},
         "ontology": {"path": str(DEMO / "efo.demo.obo")},
         "batching": {"duplicate_sim_batches": 50, "duplicate_sim_batch_size": 8},
         "base_models": {"tiny": str(tiny_bert)},
@@ -91,11 +93,21 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     got = summary[(summary["method"] == "medse") & (summary["eval_set"] == "sel") & (summary["metric"] == "spearman")]
     assert got["value"].item() == pytest.approx(logged, abs=1e-4)
     for out in ["tables/results.md", "tables/results.csv", "tables/results.tex", "figures/curves.png",
-                "figures/curves.pdf", "stats/table1_entities.csv", "stats/table2_sets.csv", "stats/duplicate_entities.json"]:
+                "figures/curves.pdf", "stats/table1_entities.csv", "stats/table2_sets.csv", "stats/duplicate_entities.json",
+                "stats/exact_duplicates.csv", "tables/corpus.md", "tables/corpus.tex", "ontology/coverage.csv"]:
         assert (res / out).stat().st_size > 0, out
+    manifest = json.loads((res / "stats/manifest.json").read_text())
+    assert manifest["shards"] == 2 and len(manifest["sentences"]["per_shard"]) == 2
+    assert manifest["sets"]["s_all"] == manifest["sentences"]["kept"] == len(pd.read_parquet(res / "sets/sentences.parquet"))
+    assert manifest["ner"]["type_ids"] == ["T047", "T048"] and len(manifest["ner"]["pack_sha256"]) == 64
+    assert {"spacy", "scispacy", "pysbd", "medcat"} <= set(manifest["tools"])
+    assert "| simulated naive batches | 50 |" in (res / "tables/corpus.md").read_text()
+    for shard in ("000", "001"):
+        notes = pd.read_parquet(res / f"corpus/shards2/notes/{shard}.parquet")
+        assert (notes["row_id"] % 2 == int(shard)).all() and len(notes) > 0
     table = pd.read_csv(res / "tables/results.csv")
     assert table["method"].tolist() == ["none", "simcse", "medse"]
-    for rule in ["notes", "split_sentences", "ner", "train", "report"]:
+    for rule in ["ingest_notes", "split_sentences", "ner", "train", "report"]:
         assert any((res / "benchmarks").rglob(f"{rule}*.tsv")) or (res / "benchmarks" / rule).exists(), rule
 
     noop = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
@@ -110,6 +122,25 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     for rule in ("train", "embed", "evaluate"):
         assert jobs[rule] and all("/medse/" in o for o in jobs[rule]), (rule, jobs[rule])
 
+    # a failed shard (its output and the gather missing) reruns alone, not its sibling
+    sets_before = pd.read_parquet(res / "sets/sentences.parquet")
+    (res / "corpus/shards2/entities/001.parquet").unlink()
+    (res / "sets/sentences.parquet").unlink()
+    dry = _snakemake(tmp_path, "results/sets/sentences.parquet", "-n", "--cores", "1")
+    jobs = _planned_outputs(dry.stdout)
+    assert jobs["ner"] == ["results/corpus/shards2/entities/001.parquet"], jobs
+    assert set(jobs) == {"ner", "sentence_sets"}, jobs
+
+    # the same corpus through one shard gives the same sentence sets
+    cfg1 = {**cfg, "results": "results1", "corpus": {"shards": 1}}
+    (tmp_path / "config" / "one_shard.yaml").write_text(yaml.safe_dump(cfg1, sort_keys=False))
+    one = _snakemake(tmp_path, "results1/sets/sentences.parquet", "--cores", "2", "--configfile", str(tmp_path / "config" / "one_shard.yaml"))
+    assert one.returncode == 0, one.stderr[-3000:]
+    sets_one = pd.read_parquet(tmp_path / "results1/sets/sentences.parquet")
+    cols = ["sent_id", "text", "set", "n_entities", "n_defined"]
+    pd.testing.assert_frame_equal(sets_one.sort_values("sent_id")[cols].reset_index(drop=True),
+                                  sets_before.sort_values("sent_id")[cols].reset_index(drop=True))
+
 
 def test_user_model_pack_replaces_the_built_one(tmp_path: Path, tiny_bert: Path) -> None:
     cfg = _config(tmp_path, tiny_bert)
@@ -121,8 +152,26 @@ def test_user_model_pack_replaces_the_built_one(tmp_path: Path, tiny_bert: Path)
     dry = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = _planned_outputs(dry.stdout)
-    assert "medcat_pack" not in jobs and "ner" in jobs
+    assert "medcat_pack" not in jobs and "ner" in jobs and "slim_pack" not in jobs
     assert str(pack) in dry.stdout
+    cfg["ner"]["slim_pack"] = True
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    dry = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = _planned_outputs(dry.stdout)
+    assert jobs["slim_pack"] == ["results/ner/slim_pack, results/ner/slim_pack.json"], jobs["slim_pack"]
+    assert "medcat_pack" not in jobs
+
+
+def test_ontology_download_is_planned_when_no_local_path(tmp_path: Path, tiny_bert: Path) -> None:
+    cfg = _config(tmp_path, tiny_bert)
+    cfg["ontology"] = {"path": None, "release": {"version": "3.92.0", "dir": "downloads"}}
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    dry = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = _planned_outputs(dry.stdout)
+    assert jobs["download_ontology"] == ["downloads/efo-3.92.0/efo.obo"]
 
 
 def test_bad_config_is_rejected_before_running(tmp_path: Path, tiny_bert: Path) -> None:

@@ -126,21 +126,41 @@ def _replacement(with_entity: list[Candidate], cands: list[Candidate], used: set
 
 
 def duplicate_stats(cands: list[Candidate], batch_size: int, n_batches: int, seed: int) -> dict[str, float]:
-    """Simulate naive batches: share with >= 1 duplicate chosen entity, mean share of unique entities.
+    """Simulate naive batches on S_ent: share with >= 1 duplicate chosen entity, mean share of unique entities.
 
-    Only sentences with a defined entity take part (the paper simulated on S_ent).
+    Only sentences with a defined entity take part (the paper simulated one million batches
+    of 32 on S_ent). Batches are consecutive slices of per-epoch shuffles (the tail of an
+    epoch that does not fill a batch is skipped, so a batch never repeats a sentence) and
+    each sentence's entity is drawn at random among its defined ones, as in a naive plan.
+    Vectorised: a million batches of 32 take seconds.
     """
     ents = [c for c in cands if c.ent_idx]
-    if not ents or n_batches <= 0:
-        return {"batches": 0, "batch_size": batch_size, "share_with_duplicate": float("nan"),
-                "mean_unique_share": float("nan")}
-    plan = plan_batches(ents, "naive", batch_size, n_batches, seed)
-    grouped = plan.groupby("step")["term_id"]
-    n_unique = grouped.nunique()
-    n_total = grouped.size()
+    nan = float("nan")
+    if len(ents) < batch_size or n_batches <= 0:
+        return {"batches": 0, "batch_size": batch_size, "sentences": len(ents), "share_with_duplicate": nan,
+                "mean_unique_share": nan, "mean_unique_entities": nan}
+    vocab: dict[str, int] = {}
+    counts = np.array([len(c.term_ids) for c in ents], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    codes = np.array([vocab.setdefault(t, len(vocab)) for c in ents for t in c.term_ids], dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    per_epoch = len(ents) // batch_size
+    done = with_dup = 0
+    unique_total = 0
+    while done < n_batches:
+        batches = rng.permutation(len(ents))[: per_epoch * batch_size].reshape(per_epoch, batch_size)
+        batches = batches[: n_batches - done]
+        pick = (rng.random(batches.shape) * counts[batches]).astype(np.int64)
+        chosen = np.sort(codes[offsets[batches] + pick], axis=1)
+        n_unique = 1 + (np.diff(chosen, axis=1) != 0).sum(axis=1)
+        with_dup += int((n_unique < batch_size).sum())
+        unique_total += int(n_unique.sum())
+        done += len(batches)
     return {
         "batches": int(n_batches),
         "batch_size": int(batch_size),
-        "share_with_duplicate": float((n_unique < n_total).mean()),
-        "mean_unique_share": float((n_unique / n_total).mean()),
+        "sentences": len(ents),
+        "share_with_duplicate": with_dup / n_batches,
+        "mean_unique_share": unique_total / (n_batches * batch_size),
+        "mean_unique_entities": unique_total / n_batches,
     }

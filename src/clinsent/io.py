@@ -53,3 +53,72 @@ def write_json(obj: Any, path: str | Path) -> None:
 def write_csv(df: pd.DataFrame, path: str | Path) -> None:
     with atomic_path(path, ".csv") as tmp:
         df.to_csv(tmp, index=False)
+
+
+class ParquetSink:
+    """Stream tables into one parquet file; it appears at ``path`` only on :meth:`close`.
+
+    Rows are buffered until ``group_bytes`` of Arrow data, then written as one row group, so
+    memory stays bounded and the same input in the same order gives the same bytes.
+    """
+
+    def __init__(self, path: str | Path, schema: Any, group_bytes: int = 32 << 20) -> None:
+        import pyarrow.parquet as pq
+
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".parquet", dir=self.path.parent)
+        os.close(fd)
+        self._tmp = Path(tmp)
+        self.schema = schema
+        self.group_bytes = group_bytes
+        self._writer = pq.ParquetWriter(self._tmp, schema, compression="zstd")
+        self._buffer: list[Any] = []
+        self._buffered = 0
+        self.rows = 0
+
+    def write(self, table: Any) -> None:
+        """Append a pyarrow Table (or a pandas DataFrame) with this sink's schema."""
+        import pyarrow as pa
+
+        if isinstance(table, pd.DataFrame):
+            table = pa.Table.from_pandas(table[self.schema.names], schema=self.schema, preserve_index=False)
+        else:
+            table = table.select(self.schema.names).cast(self.schema)
+        if table.num_rows == 0:
+            return
+        self._buffer.append(table)
+        self._buffered += table.nbytes
+        self.rows += table.num_rows
+        if self._buffered >= self.group_bytes:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if self._buffer:
+            self._writer.write_table(pa.concat_tables(self._buffer))
+        self._buffer, self._buffered = [], 0
+
+    def close(self) -> None:
+        """Write what is buffered and move the file into place."""
+        self._flush()
+        self._writer.close()
+        os.chmod(self._tmp, 0o666 & ~_umask())
+        os.replace(self._tmp, self.path)
+
+    def abort(self) -> None:
+        """Drop everything written so far; nothing appears at ``path``."""
+        try:
+            self._writer.close()
+        finally:
+            self._tmp.unlink(missing_ok=True)
+
+    def __enter__(self) -> ParquetSink:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()

@@ -95,18 +95,41 @@ def assign_sets(sentences: pd.DataFrame, linked: pd.DataFrame) -> pd.DataFrame:
     return s_all.reset_index(drop=True)
 
 
-def table2(sentences: pd.DataFrame, sets: pd.DataFrame) -> pd.DataFrame:
-    """MED-SE Table 2: sentence counts per set, with shares of all split sentences."""
-    total = len(sentences)
-    counts = [
-        ("S_all", len(sets)),
-        ("S_ent", int((sets["set"] == "ent").sum())),
-        ("S_none", int((sets["set"] == "none").sum())),
-        ("S_nodef (entities, none defined)", int((sets["set"] == "nodef").sum())),
+def set_counts(sentences: pd.DataFrame, sets: pd.DataFrame) -> dict[str, int]:
+    """The counts :func:`table2` needs, from in-memory tables (the workflow sums them per shard)."""
+    counts = {"sentences": len(sentences), "s_all": len(sets)}
+    for name in ("ent", "none", "nodef"):
+        counts[name] = int((sets["set"] == name).sum())
+    return counts
+
+
+def table2(counts: dict[str, int]) -> pd.DataFrame:
+    """MED-SE Table 2: sentence counts per set, with shares of all split sentences.
+
+    ``counts`` has ``sentences`` (every split sentence), ``s_all`` (kept by the length
+    filter) and ``ent``, ``none``, ``nodef`` (see :func:`set_counts`).
+    """
+    total = counts["sentences"]
+    rows = [
+        ("S_all", counts["s_all"]),
+        ("S_ent", counts["ent"]),
+        ("S_none", counts["none"]),
+        ("S_nodef (entities, none defined)", counts["nodef"]),
         ("Discharge summaries (all sentences)", total),
     ]
-    return pd.DataFrame({"set": [c[0] for c in counts], "sentences": [c[1] for c in counts],
-                         "percent": [round(100.0 * c[1] / total, 2) if total else 0.0 for c in counts]})
+    return pd.DataFrame({"set": [r[0] for r in rows], "sentences": [r[1] for r in rows],
+                         "percent": [round(100.0 * r[1] / total, 2) if total else 0.0 for r in rows]})
+
+
+def exact_duplicates_table(dups: dict[str, dict[str, int]]) -> pd.DataFrame:
+    """Exact-duplicate (copy-paste) sentence counts per set: sentences, unique texts, duplicates, share."""
+    rows = []
+    for name, label in (("s_all", "S_all"), ("s_ent", "S_ent")):
+        d = dups[name]
+        share = round(100.0 * d["exact_duplicates"] / d["sentences"], 2) if d["sentences"] else 0.0
+        rows.append({"set": label, "sentences": d["sentences"], "unique_texts": d["unique"],
+                     "exact_duplicates": d["exact_duplicates"], "duplicate_percent": share})
+    return pd.DataFrame(rows)
 
 
 def table1(sets: pd.DataFrame, linked: pd.DataFrame, top_fraction: float = 0.1) -> pd.DataFrame:

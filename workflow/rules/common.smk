@@ -12,6 +12,15 @@ BASE_MODELS = list(config["base_models"])
 SEEDS = [int(s) for s in config["seeds"]]
 EVAL_SETS = list(config["eval_sets"])
 
+# Corpus shards: a note goes to shard row_id mod N. The shard count is part of the path, so
+# changing it never mixes shards of two layouts.
+N_SHARDS = int(config["corpus"]["shards"])
+SHARDS = [f"{i:03d}" for i in range(N_SHARDS)]
+SHARD_DIR = f"{R}/corpus/shards{N_SHARDS}"
+
+_release = config["ontology"]["release"]
+ONTOLOGY_DOWNLOAD = f"{_release['dir']}/efo-{_release['version']}/efo.obo"
+
 if config["selection_set"] not in config["eval_sets"]:
     raise ValueError(
         f"config: selection_set {config['selection_set']!r} is not a key of eval_sets "
@@ -23,6 +32,7 @@ wildcard_constraints:
     method="|".join(map(re.escape, METHODS)) if METHODS else "x^",
     base_model="|".join(map(re.escape, BASE_MODELS)),
     seed=r"\d+",
+    shard=r"\d{3}",
     eval_set="|".join(map(re.escape, EVAL_SETS)),
 
 
@@ -42,7 +52,8 @@ def train_settings(wildcards):
         m = {k: v for k, v in m.items() if k in ("objective", "pooling", "first_layer")}
         return {**m, "max_length": config["training"]["max_length"],
                 "eval_batch_size": config["training"]["eval_batch_size"]}
-    return {**config["training"], **m}
+    shared = {k: v for k, v in config["training"].items() if k != "threads"}  # threads: a resource, not a setting
+    return {**shared, **m}
 
 
 def plan_settings(wildcards):
@@ -82,8 +93,17 @@ def model_dir(method, base_model, seed):
 
 
 def ner_pack(wildcards):
-    """The user's MedCAT pack, or the one built from the ontology."""
-    return config["ner"]["model_pack"] or rules.medcat_pack.output[0]
+    """The user's MedCAT pack (slimmed to the kept types if asked), or the one built from the ontology."""
+    if not config["ner"]["model_pack"]:
+        return rules.medcat_pack.output[0]
+    if config["ner"]["slim_pack"]:
+        return rules.slim_pack.output.pack
+    return config["ner"]["model_pack"]
+
+
+def ontology_file(wildcards):
+    """The local ontology file, or the pinned release downloaded by `download_ontology`."""
+    return config["ontology"]["path"] or ONTOLOGY_DOWNLOAD
 
 
 def train_inputs(wildcards):

@@ -1,43 +1,47 @@
-# Corpus: notes -> sentences -> entities -> sentence sets and their statistics.
+# Corpus: notes -> N shards -> sentences (per shard) -> entities (per shard) -> sentence sets
+# (gathered) and their statistics. Shard jobs are single-threaded with declared memory, so
+# Snakemake (or Slurm) runs as many side by side as cores allow; one failed shard reruns alone.
 
 
-rule notes:
-    """Read NOTEEVENTS (category filter, ISERROR=1 dropped) into a notes table."""
+rule ingest_notes:
+    """Stream the notes (NOTEEVENTS csv/csv.gz, .txt folder or parquet) into N shards by row_id mod N."""
     input:
         config["notes"]["path"],
     output:
-        f"{R}/corpus/notes.parquet",
+        shards=expand(f"{SHARD_DIR}/notes/{{shard}}.parquet", shard=SHARDS),
+        stats=f"{SHARD_DIR}/ingest.json",
     params:
-        categories=config["notes"]["categories"],
-        drop_errors=config["notes"]["drop_errors"],
+        notes=config["notes"],
     log:
-        f"{LOGS}/notes.log",
+        f"{LOGS}/ingest_notes.log",
     benchmark:
-        f"{BENCH}/notes.tsv"
+        f"{BENCH}/ingest_notes.tsv"
+    threads: 1
+    resources:
+        mem_mb=config["corpus"]["mem_mb"]["ingest"],
     conda:
         "../../envs/corpus.yaml"
-    resources:
-        mem_mb=2000,
     script:
-        "../scripts/read_notes.py"
+        "../scripts/ingest_notes.py"
 
 
 rule split_sentences:
-    """Normalise MIMIC text and split it with ScispaCy + pysbd, paragraph by paragraph."""
+    """Normalise MIMIC text and split one shard with ScispaCy + pysbd, paragraph by paragraph."""
     input:
-        rules.notes.output,
+        f"{SHARD_DIR}/notes/{{shard}}.parquet",
     output:
-        f"{R}/corpus/sentences.parquet",
+        f"{SHARD_DIR}/sentences/{{shard}}.parquet",
     params:
         min_words=config["corpus"]["min_words"],
     log:
-        f"{LOGS}/split_sentences.log",
+        f"{LOGS}/split_sentences/{{shard}}.log",
     benchmark:
-        f"{BENCH}/split_sentences.tsv"
+        f"{BENCH}/split_sentences/{{shard}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=config["corpus"]["mem_mb"]["split"],
     conda:
         "../../envs/corpus.yaml"
-    resources:
-        mem_mb=2000,
     script:
         "../scripts/split_sentences.py"
 
@@ -45,7 +49,7 @@ rule split_sentences:
 rule medcat_pack:
     """Build a MedCAT v2 model pack from the ontology's disease (T047) and mental (T048) terms."""
     input:
-        rules.ontology_terms.output,
+        rules.ontology_terms.output.terms,
     output:
         directory(f"{R}/ner/medcat_pack"),
     params:
@@ -60,42 +64,67 @@ rule medcat_pack:
         "../scripts/build_medcat_pack.py"
 
 
-rule ner:
-    """Annotate every kept sentence with MedCAT (model loaded once), keeping the configured types."""
+rule slim_pack:
+    """Restrict the user's MedCAT pack to the kept types once, so every shard job loads less."""
     input:
-        sentences=rules.split_sentences.output,
-        pack=ner_pack,
+        lambda wc: config["ner"]["model_pack"],
     output:
-        f"{R}/ner/entities.parquet",
+        pack=directory(f"{R}/ner/slim_pack"),
+        stats=f"{R}/ner/slim_pack.json",
     params:
         type_ids=config["ner"]["type_ids"],
     log:
-        f"{LOGS}/ner.log",
+        f"{LOGS}/slim_pack.log",
     benchmark:
-        f"{BENCH}/ner.tsv"
+        f"{BENCH}/slim_pack.tsv"
+    resources:
+        mem_mb=config["corpus"]["mem_mb"]["ner"],
     conda:
         "../../envs/corpus.yaml"
+    script:
+        "../scripts/slim_pack.py"
+
+
+rule ner:
+    """Annotate the kept sentences of one shard with MedCAT (pack loaded once), keeping the configured types."""
+    input:
+        sentences=f"{SHARD_DIR}/sentences/{{shard}}.parquet",
+        pack=ner_pack,
+    output:
+        f"{SHARD_DIR}/entities/{{shard}}.parquet",
+    params:
+        type_ids=config["ner"]["type_ids"],
+    log:
+        f"{LOGS}/ner/{{shard}}.log",
+    benchmark:
+        f"{BENCH}/ner/{{shard}}.tsv"
+    threads: 1
     resources:
-        mem_mb=4000,
+        mem_mb=config["corpus"]["mem_mb"]["ner"],
+    conda:
+        "../../envs/corpus.yaml"
     script:
         "../scripts/run_ner.py"
 
 
 rule sentence_sets:
-    """Link entities to definitions; S_all, S_ent, S_none and the no-definition remainder."""
+    """Gather the shards: link entities to definitions; S_all, S_ent, S_none and the no-definition remainder."""
     input:
-        sentences=rules.split_sentences.output,
-        entities=rules.ner.output,
-        terms=rules.ontology_terms.output,
+        sentences=expand(f"{SHARD_DIR}/sentences/{{shard}}.parquet", shard=SHARDS),
+        entities=expand(f"{SHARD_DIR}/entities/{{shard}}.parquet", shard=SHARDS),
+        terms=rules.ontology_terms.output.terms,
     output:
         sets=f"{R}/sets/sentences.parquet",
         linked=f"{R}/sets/entities_linked.parquet",
+        counts=f"{R}/sets/counts.json",
     params:
         link_by=config["linking"]["by"],
     log:
         f"{LOGS}/sentence_sets.log",
     benchmark:
         f"{BENCH}/sentence_sets.tsv"
+    resources:
+        mem_mb=config["corpus"]["mem_mb"]["gather"],
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -103,15 +132,15 @@ rule sentence_sets:
 
 
 rule corpus_stats:
-    """MED-SE Tables 1 and 2 for this corpus (CSV and Markdown)."""
+    """MED-SE Tables 1 and 2 for this corpus, and the exact-duplicate (copy-paste) counts."""
     input:
-        sentences=rules.split_sentences.output,
         sets=rules.sentence_sets.output.sets,
         linked=rules.sentence_sets.output.linked,
+        counts=rules.sentence_sets.output.counts,
     output:
         table1=f"{R}/stats/table1_entities.csv",
         table2=f"{R}/stats/table2_sets.csv",
-        markdown=f"{R}/stats/corpus_stats.md",
+        duplicates=f"{R}/stats/exact_duplicates.csv",
     params:
         top_fraction=0.1,  # MED-SE Table 1: the top 10% most frequent entities
     log:
@@ -122,3 +151,30 @@ rule corpus_stats:
         "../../envs/report.yaml"
     script:
         "../scripts/corpus_stats.py"
+
+
+rule corpus_manifest:
+    """Per-stage counts, tool versions, normalisation version, ontology version and hash, pack hash."""
+    input:
+        ingest=rules.ingest_notes.output.stats,
+        sentences=rules.sentence_sets.input.sentences,
+        entities=rules.sentence_sets.input.entities,
+        counts=rules.sentence_sets.output.counts,
+        terms=rules.ontology_terms.output.terms,
+        coverage=rules.ontology_terms.output.coverage,
+        ontology=ontology_file,
+        pack=ner_pack,
+    output:
+        f"{R}/stats/manifest.json",
+    params:
+        shards=N_SHARDS,
+        type_ids=config["ner"]["type_ids"],
+        notes=config["notes"],
+    log:
+        f"{LOGS}/corpus_manifest.log",
+    benchmark:
+        f"{BENCH}/corpus_manifest.tsv"
+    conda:
+        "../../envs/corpus.yaml"
+    script:
+        "../scripts/corpus_manifest.py"

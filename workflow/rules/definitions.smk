@@ -1,12 +1,31 @@
-# Definitions: the ontology (EFO OBO release) -> term table with definitions and UMLS CUIs.
+# Definitions: the ontology (a pinned EFO OBO release, or a local file) -> term table with
+# definitions and UMLS CUIs, and its coverage report.
+
+
+rule download_ontology:
+    """Download the pinned ontology release (URL, version, sha256 from `ontology.release`)."""
+    output:
+        ONTOLOGY_DOWNLOAD,
+    params:
+        url=config["ontology"]["release"]["url"].format(version=config["ontology"]["release"]["version"]),
+        sha256=config["ontology"]["release"]["sha256"],
+    log:
+        f"{LOGS}/download_ontology.log",
+    benchmark:
+        f"{BENCH}/download_ontology.tsv"
+    conda:
+        "../../envs/corpus.yaml"
+    script:
+        "../scripts/download_ontology.py"
 
 
 rule ontology_terms:
-    """Parse the ontology into a term table (id, label, synonyms, definition, CUIs, branch, obsolete)."""
+    """Parse the ontology into a term table (id, label, synonyms, definition, CUIs, branch, obsolete) and its coverage."""
     input:
-        config["ontology"]["path"],
+        ontology_file,
     output:
-        f"{R}/ontology/terms.parquet",
+        terms=f"{R}/ontology/terms.parquet",
+        coverage=f"{R}/ontology/coverage.csv",
     params:
         disease_root=config["ontology"]["disease_root"],
         mental_root=config["ontology"]["mental_root"],
@@ -14,6 +33,8 @@ rule ontology_terms:
         f"{LOGS}/ontology_terms.log",
     benchmark:
         f"{BENCH}/ontology_terms.tsv"
+    resources:
+        mem_mb=2000,
     conda:
         "../../envs/corpus.yaml"
     script:

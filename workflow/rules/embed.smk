@@ -16,6 +16,7 @@ rule embed:
         f"{BENCH}/embed/{{method}}_{{base_model}}_seed{{seed}}.tsv"
     conda:
         "../../envs/train.yaml"
+    threads: config["training"]["threads"]
     resources:
         mem_mb=4000,
     script:

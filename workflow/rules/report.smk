@@ -1,9 +1,11 @@
-# Report: summary.csv (the tidy contract), the results table (md, csv, tex) and the curve figure.
+# Report: summary.csv (the tidy contract), the results table (md, csv, tex), the curve figure and the
+# corpus tables (MED-SE Tables 1 and 2, exact duplicates, the duplicate-entity simulation).
 
 
 localrules:
     report,
     corpus_stats,
+    corpus_manifest,
 
 
 rule report:
@@ -14,6 +16,10 @@ rule report:
         ],
         selections=[f"{model_dir(m, b, s)}/selection.json" for m, b, s in trained_jobs()],
         curves=[f"{model_dir(m, b, s)}/curve.csv" for m, b, s in trained_jobs()],
+        table1=rules.corpus_stats.output.table1,
+        table2=rules.corpus_stats.output.table2,
+        exact_duplicates=rules.corpus_stats.output.duplicates,
+        duplicate_simulation=rules.duplicate_stats.output[0],
     output:
         summary=f"{R}/summary.csv",
         table_md=f"{R}/tables/results.md",
@@ -21,6 +27,8 @@ rule report:
         table_tex=f"{R}/tables/results.tex",
         figure_png=f"{R}/figures/curves.png",
         figure_pdf=f"{R}/figures/curves.pdf",
+        corpus_md=f"{R}/tables/corpus.md",
+        corpus_tex=f"{R}/tables/corpus.tex",
     params:
         jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in trained_jobs()],
         eval_sets=EVAL_SETS,

@@ -20,7 +20,7 @@ rule train:
         f"{BENCH}/train/{{method}}_{{base_model}}_seed{{seed}}.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: 1
+    threads: config["training"]["threads"]
     resources:
         gpu=1,
         mem_mb=8000,

@@ -1,17 +1,18 @@
-"""Snakemake script: MED-SE Tables 1 and 2 for this corpus."""
+"""Snakemake script: MED-SE Tables 1 and 2 for this corpus, and the exact-duplicate counts."""
+import json
+
 import pandas as pd
 
-from clinsent.io import write_csv, write_text
-from clinsent.report.tables import to_markdown
-from clinsent.sets import table1, table2
+from clinsent.io import write_csv
+from clinsent.sets import exact_duplicates_table, table1, table2
 from clinsent.smk import setup_logging
 
-setup_logging(snakemake)  # noqa: F821
-inp, out = snakemake.input, snakemake.output  # noqa: F821
-sets, linked = pd.read_parquet(inp.sets), pd.read_parquet(inp.linked)
-t1 = table1(sets, linked, snakemake.params.top_fraction)  # noqa: F821
-t2 = table2(pd.read_parquet(inp.sentences, columns=["sent_id"]), sets)
-write_csv(t1, out.table1)
-write_csv(t2, out.table2)
-write_text(to_markdown(t1, "Table 1: statistics on medical entities (S_ent, defined entities)") + "\n"
-           + to_markdown(t2, "Table 2: distribution of the sentence sets"), out.markdown)
+smk = snakemake  # noqa: F821
+setup_logging(smk)
+inp, out = smk.input, smk.output
+counts = json.loads(open(inp.counts).read())
+sets = pd.read_parquet(inp.sets, columns=["sent_id", "set", "n_defined"])
+linked = pd.read_parquet(inp.linked, columns=["sent_id", "term_id", "definition"])
+write_csv(table1(sets, linked, smk.params.top_fraction), out.table1)
+write_csv(table2(counts["counts"]), out.table2)
+write_csv(exact_duplicates_table(counts["exact_duplicates"]), out.duplicates)

@@ -1,10 +1,12 @@
-"""Snakemake script: ontology (OBO) -> term table."""
-from clinsent.io import write_parquet
-from clinsent.ontology.obo import build_term_table
+"""Snakemake script: ontology (OBO) -> term table and coverage report."""
+from clinsent.io import write_csv, write_parquet
+from clinsent.ontology.obo import build_term_table, coverage
 from clinsent.smk import setup_logging
 
-log = setup_logging(snakemake)  # noqa: F821
-p = snakemake.params  # noqa: F821
-terms = build_term_table(snakemake.input[0], p.disease_root, p.mental_root)  # noqa: F821
-log.info("%d terms: %s", len(terms), terms["branch"].value_counts().to_dict())
-write_parquet(terms, snakemake.output[0])  # noqa: F821
+smk = snakemake  # noqa: F821
+log = setup_logging(smk)
+terms = build_term_table(smk.input[0], smk.params.disease_root, smk.params.mental_root)
+cov = coverage(terms)
+log.info("%d terms: %s\n%s", len(terms), terms["branch"].value_counts().to_dict(), cov.to_string(index=False))
+write_parquet(terms, smk.output.terms)
+write_csv(cov, smk.output.coverage)

@@ -1,14 +1,14 @@
-"""Snakemake script: sentences + entities + terms -> linked entities and sentence sets."""
+"""Snakemake script: sentence and entity shards + terms -> linked entities, sentence sets, counts."""
 import pandas as pd
 
-from clinsent.io import write_parquet
-from clinsent.sets import assign_sets, link_entities
+from clinsent.corpus.gather import gather_sets
+from clinsent.io import write_json
 from clinsent.smk import setup_logging
 
-log = setup_logging(snakemake)  # noqa: F821
-inp = snakemake.input  # noqa: F821
-linked = link_entities(pd.read_parquet(inp.entities), pd.read_parquet(inp.terms), snakemake.params.link_by)  # noqa: F821
-sets = assign_sets(pd.read_parquet(inp.sentences), linked)
-log.info("sets: %s; entities linked by %s", sets["set"].value_counts().to_dict(), linked["linked_by"].value_counts().to_dict())
-write_parquet(linked, snakemake.output.linked)  # noqa: F821
-write_parquet(sets, snakemake.output.sets)  # noqa: F821
+smk = snakemake  # noqa: F821
+log = setup_logging(smk)
+inp, out = smk.input, smk.output
+counts = gather_sets(list(inp.sentences), list(inp.entities), pd.read_parquet(inp.terms), smk.params.link_by,
+                     out.sets, out.linked)
+log.info("%s", counts)
+write_json(counts, out.counts)

@@ -1,5 +1,6 @@
 """Snakemake script: train one method x base model x seed and keep the selected step."""
 import pandas as pd
+import torch
 
 from clinsent.evaluation.sts_data import read_eval_set
 from clinsent.io import write_csv, write_json
@@ -9,6 +10,7 @@ from clinsent.train.trainer import train
 
 smk = snakemake  # noqa: F821
 log = setup_logging(smk)
+torch.set_num_threads(smk.threads)  # the rule's `threads` (capped at --cores; sbatch --cpus-per-task)
 settings = TrainSettings.from_config(smk.params.settings, {}, int(smk.wildcards.seed))
 eval_sets = {name: read_eval_set(name, e) for name, e in smk.params.eval_sets.items()}
 trained = settings.objective != "none"

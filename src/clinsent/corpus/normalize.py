@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-NORM_VERSION = "mimic-norm-1"
+NORM_VERSION = "mimic-norm-2"  # 2: over-long lines are cut before pysbd
 
 DEID = re.compile(r"\[\*\*(.*?)\*\*\]", re.S)
 _UNIT_START = re.compile(r"^\s*(?:\d{1,2}[.)]\s|[-*\u2022#]|[A-Z][A-Za-z /&()-]{0,40}:(?:\s|$))")

@@ -1,76 +1,310 @@
-"""Read clinical notes in the MIMIC-III NOTEEVENTS.csv layout (plain or gzip).
+"""Stream clinical notes from NOTEEVENTS.csv(.gz), a folder of .txt files or a parquet file.
 
-The reader streams the CSV in blocks with pyarrow (TEXT is quoted and multi-line), keeps
-only the configured categories, drops ISERROR=1 rows, and returns one row per note.
+Every reader yields pyarrow tables of at most one block of input (``NOTE_SCHEMA``), so the
+corpus is never held in memory:
+
+- ``noteevents_csv``: the MIMIC-III layout. TEXT is quoted and multi-line; pyarrow's CSV
+  reader streams it in blocks of ``block_mb``. Only the configured categories are kept and
+  ISERROR=1 rows are dropped.
+- ``txt_dir``: one note per ``*.txt`` file (recursively, in sorted path order); the row id is
+  the file's rank (1, 2, ...), the note id its relative path.
+- ``parquet``: a file with an id column and a text column (``id_column``, ``text_column``);
+  integer ids are the row ids, other ids are numbered in file order.
+
+Bytes that are not UTF-8 are decoded with U+FFFD replacement; the count of such notes is
+reported in :class:`ReadStats` and logged, since dropping a whole note for one bad byte
+would bias the corpus. Everything else that is wrong raises :class:`InputError`.
 """
 
 from __future__ import annotations
 
 import gzip
+import logging
+import zlib
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 
 from clinsent.errors import InputError
 
+log = logging.getLogger(__name__)
+
+FORMATS = ("noteevents_csv", "txt_dir", "parquet")
 REQUIRED = ("ROW_ID", "CATEGORY", "TEXT")
 OPTIONAL = ("SUBJECT_ID", "HADM_ID", "DESCRIPTION", "ISERROR")
-NOTE_COLUMNS = ["row_id", "subject_id", "hadm_id", "category", "description", "text"]
+NOTE_SCHEMA = pa.schema([
+    ("row_id", pa.int64()), ("note_id", pa.string()), ("subject_id", pa.int64()), ("hadm_id", pa.int64()),
+    ("category", pa.string()), ("description", pa.string()), ("text", pa.string()),
+])
+NOTE_COLUMNS = NOTE_SCHEMA.names
 
 
-def read_noteevents(path: str | Path, categories: list[str] | None, drop_errors: bool = True,
-                    block_size: int = 64 << 20) -> pd.DataFrame:
-    """Notes as a DataFrame with columns ``NOTE_COLUMNS``, sorted by row_id."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(path, "the notes file does not exist", "set `notes.path` in the config to your NOTEEVENTS.csv")
-    opener = gzip.open if path.suffix == ".gz" else open
+@dataclass
+class ReadStats:
+    """What the reader saw: notes read, kept, and why the others were skipped."""
+
+    notes_read: int = 0
+    notes_kept: int = 0
+    skipped_category: int = 0
+    skipped_iserror: int = 0
+    skipped_empty: int = 0
+    decoded_with_replacement: int = 0
+    chars_kept: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class NotesSpec:
+    """Where the notes are and how to read them (the ``notes`` block of the config)."""
+
+    path: str
+    format: str = "noteevents_csv"
+    categories: tuple[str, ...] | None = ("Discharge summary",)
+    drop_errors: bool = True
+    id_column: str = "id"
+    text_column: str = "text"
+    block_mb: int = 1
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any]) -> NotesSpec:
+        cats = cfg.get("categories")
+        return cls(path=str(cfg["path"]), format=cfg.get("format", "noteevents_csv"),
+                   categories=tuple(cats) if cats else None, drop_errors=bool(cfg.get("drop_errors", True)),
+                   id_column=cfg.get("id_column", "id"), text_column=cfg.get("text_column", "text"),
+                   block_mb=int(cfg.get("block_mb", 1)))
+
+
+def _decode(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, int]:
+    """Binary -> UTF-8 strings; bad bytes become U+FFFD. Returns the array and the bad-row count."""
+    arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    try:
+        return arr.cast(pa.string()), 0
+    except pa.ArrowInvalid:
+        out: list[str | None] = []
+        bad = 0
+        for raw in arr.to_pylist():
+            if raw is None:
+                out.append(None)
+                continue
+            try:
+                out.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                out.append(raw.decode("utf-8", errors="replace"))
+                bad += 1
+        return pa.array(out, pa.string()), bad
+
+
+def _table(row_id: pa.Array, note_id: pa.Array, text: pa.Array, n: int, subject_id: pa.Array | None = None,
+           hadm_id: pa.Array | None = None, category: pa.Array | None = None,
+           description: pa.Array | None = None) -> pa.Table:
+    null_int = pa.nulls(n, pa.int64())
+    empty = pa.array([""] * n, pa.string())
+    return pa.Table.from_arrays([
+        row_id, note_id, subject_id if subject_id is not None else null_int,
+        hadm_id if hadm_id is not None else null_int, category if category is not None else empty,
+        description if description is not None else empty, text,
+    ], schema=NOTE_SCHEMA)
+
+
+def _csv_header(path: Path) -> list[str]:
+    opener: Any = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
             header_line = fh.readline()
-    except (OSError, EOFError) as exc:
-        raise InputError(path, f"cannot read the notes file ({exc})", "check the file is a complete .csv or .csv.gz") from exc
-    names = [c.strip().strip('"') for c in header_line.strip().split(",")] if header_line.strip() else []
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(path, f"cannot read the notes file ({exc})",
+                         "check that the file is a complete .csv or .csv.gz (re-copy or re-download it)") from exc
+    return [c.strip().strip('"') for c in header_line.strip().split(",")] if header_line.strip() else []
+
+
+def _int_column(values: pa.Array, path: Path, column: str) -> pa.Array:
+    stripped = pc.utf8_trim_whitespace(values)
+    ok = pc.match_substring_regex(stripped, r"^\d+$")
+    if not pc.all(ok).as_py():
+        first = stripped.filter(pc.invert(ok))[0].as_py()
+        raise InputError(path, f"{column} is not an integer in a row (value {first!r})",
+                         "check that the file is NOTEEVENTS.csv and that TEXT fields are quoted")
+    return stripped.cast(pa.int64())
+
+
+def _optional_int(values: pa.Array) -> pa.Array:
+    stripped = pc.utf8_trim_whitespace(values)
+    ok = pc.match_substring_regex(stripped, r"^\d+$")
+    return pc.if_else(ok, stripped, pa.scalar(None, pa.string())).cast(pa.int64())
+
+
+def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
+    path = Path(spec.path)
+    names = _csv_header(path)
     if not names:
-        raise InputError(path, "the notes file is empty", "point `notes.path` at a NOTEEVENTS.csv with a header row")
+        raise InputError(path, "the notes file is empty (no header row)",
+                         "point `notes.path` at a NOTEEVENTS.csv with a header row")
     missing = [c for c in REQUIRED if c not in names]
     if missing:
         raise InputError(path, f"missing column(s) {', '.join(missing)} in the header {names}",
-                         "use the MIMIC-III NOTEEVENTS.csv layout (ROW_ID, ..., CATEGORY, ..., ISERROR, TEXT)")
+                         "use the MIMIC-III NOTEEVENTS.csv layout (ROW_ID, ..., CATEGORY, ..., ISERROR, TEXT), "
+                         "or set `notes.format` to parquet/txt_dir for other layouts")
     include = [c for c in (*REQUIRED, *OPTIONAL) if c in names]
-    reader = pacsv.open_csv(
-        path,
-        read_options=pacsv.ReadOptions(block_size=block_size),
-        parse_options=pacsv.ParseOptions(newlines_in_values=True),
-        convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in include}, include_columns=include,
-                                             strings_can_be_null=False),
-    )
-    wanted = set(categories) if categories else None
-    parts: list[pd.DataFrame] = []
     try:
-        batches = [batch.to_pandas() for batch in reader]
-    except pa.ArrowInvalid as exc:
-        raise InputError(path, f"cannot parse the notes CSV ({exc})",
-                         "the file must be UTF-8 CSV with quoted multi-line TEXT; re-export or fix the rows named") from exc
-    for df in batches:
+        reader = pacsv.open_csv(
+            path,
+            read_options=pacsv.ReadOptions(block_size=spec.block_mb << 20, use_threads=False),
+            parse_options=pacsv.ParseOptions(newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(column_types={c: pa.binary() for c in include},
+                                                 include_columns=include, strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(path, f"cannot open the notes CSV ({exc})", "check the file is a complete CSV") from exc
+    wanted = pa.array(list(spec.categories), pa.string()) if spec.categories else None
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            break
+        except (pa.ArrowInvalid, OSError, EOFError, zlib.error) as exc:
+            msg = str(exc)
+            if "straddl" in msg or "block" in msg.lower() and "size" in msg.lower():
+                raise InputError(path, f"a note is larger than the read block of {spec.block_mb} MB ({msg})",
+                                 "raise `notes.block_mb` above the size of the largest note") from exc
+            raise InputError(path, f"cannot parse the notes CSV after {stats.notes_read} rows ({msg})",
+                             "the file must be a complete CSV (or .csv.gz) with quoted multi-line TEXT; "
+                             "re-copy a truncated file, or fix the rows after the last one read") from exc
+        n = batch.num_rows
+        stats.notes_read += n
+        cols: dict[str, pa.Array] = {}
+        for name in include:
+            cols[name], bad = _decode(batch.column(name))
+            if name == "TEXT":
+                stats.decoded_with_replacement += bad
+        keep = pa.array(np.ones(n, dtype=bool))
         if wanted is not None:
-            df = df[df["CATEGORY"].isin(wanted)]
-        if drop_errors and "ISERROR" in df:
-            df = df[df["ISERROR"].str.strip() != "1"]
-        parts.append(df)
-    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=include)
-    bad = ~df["ROW_ID"].str.strip().str.fullmatch(r"\d+")
-    if bad.any():
-        raise InputError(path, f"ROW_ID is not an integer in {int(bad.sum())} row(s), first {df.loc[bad, 'ROW_ID'].iloc[0]!r}",
-                         "check the file is NOTEEVENTS.csv and that TEXT fields are quoted")
-    out = pd.DataFrame({
-        "row_id": df["ROW_ID"].astype("int64"),
-        "subject_id": pd.to_numeric(df.get("SUBJECT_ID"), errors="coerce").astype("Int64") if "SUBJECT_ID" in df else pd.NA,
-        "hadm_id": pd.to_numeric(df.get("HADM_ID"), errors="coerce").astype("Int64") if "HADM_ID" in df else pd.NA,
-        "category": df["CATEGORY"],
-        "description": df["DESCRIPTION"] if "DESCRIPTION" in df else "",
-        "text": df["TEXT"],
-    }, columns=NOTE_COLUMNS)
-    return out.sort_values("row_id", kind="stable").reset_index(drop=True)
+            in_cat = pc.is_in(cols["CATEGORY"], value_set=wanted)
+            stats.skipped_category += n - int(pc.sum(in_cat).as_py() or 0)
+            keep = pc.and_(keep, in_cat)
+        if spec.drop_errors and "ISERROR" in cols:
+            is_err = pc.equal(pc.utf8_trim_whitespace(cols["ISERROR"]), "1")
+            dropped = pc.and_(keep, is_err)
+            stats.skipped_iserror += int(pc.sum(dropped).as_py() or 0)
+            keep = pc.and_(keep, pc.invert(is_err))
+        cols = {k: v.filter(keep) for k, v in cols.items()}
+        m = len(cols["TEXT"])
+        if m == 0:
+            continue
+        row_id = _int_column(cols["ROW_ID"], path, "ROW_ID")
+        table = _table(row_id, pc.utf8_trim_whitespace(cols["ROW_ID"]), cols["TEXT"], m,
+                       _optional_int(cols["SUBJECT_ID"]) if "SUBJECT_ID" in cols else None,
+                       _optional_int(cols["HADM_ID"]) if "HADM_ID" in cols else None,
+                       cols["CATEGORY"], cols.get("DESCRIPTION"))
+        yield table
+
+
+def iter_txt_dir(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
+    root = Path(spec.path)
+    if not root.is_dir():
+        raise InputError(root, "not a folder", "with `notes.format: txt_dir`, `notes.path` is a folder of .txt notes")
+    files = sorted(p for p in root.rglob("*.txt") if p.is_file())
+    if not files:
+        raise InputError(root, "no *.txt file in the folder", "put one note per .txt file in `notes.path`")
+    budget = spec.block_mb << 20
+    ids: list[int] = []
+    names: list[str] = []
+    texts: list[str] = []
+    size = 0
+    for rank, f in enumerate(files, start=1):
+        raw = f.read_bytes()
+        stats.notes_read += 1
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", errors="replace")
+            stats.decoded_with_replacement += 1
+            log.warning("%s: not UTF-8; undecodable bytes replaced by U+FFFD", f)
+        ids.append(rank)
+        names.append(f.relative_to(root).as_posix())
+        texts.append(text)
+        size += len(raw)
+        if size >= budget:
+            yield _table(pa.array(ids, pa.int64()), pa.array(names, pa.string()), pa.array(texts, pa.string()), len(ids))
+            ids, names, texts, size = [], [], [], 0
+    if ids:
+        yield _table(pa.array(ids, pa.int64()), pa.array(names, pa.string()), pa.array(texts, pa.string()), len(ids))
+
+
+def iter_parquet(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
+    path = Path(spec.path)
+    try:
+        pf = pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(path, f"cannot read the parquet file ({exc})", "check that the file is complete parquet") from exc
+    names = pf.schema_arrow.names
+    missing = [c for c in (spec.id_column, spec.text_column) if c not in names]
+    if missing:
+        raise InputError(path, f"missing column(s) {missing} (columns: {names})",
+                         "set `notes.id_column` and `notes.text_column` to the id and text columns")
+    id_type = pf.schema_arrow.field(spec.id_column).type
+    integer_ids = pa.types.is_integer(id_type)
+    offset = 0
+    for batch in pf.iter_batches(batch_size=4096, columns=[spec.id_column, spec.text_column]):
+        n = batch.num_rows
+        stats.notes_read += n
+        text = batch.column(1)
+        if not pa.types.is_string(text.type) and not pa.types.is_large_string(text.type):
+            text, bad = _decode(text.cast(pa.binary()))
+            stats.decoded_with_replacement += bad
+        text = text.cast(pa.string())
+        ids = batch.column(0)
+        if integer_ids:
+            if ids.null_count:
+                raise InputError(path, f"column {spec.id_column!r} has null ids", "give every note an id")
+            row_id = ids.cast(pa.int64())
+        else:
+            row_id = pa.array(np.arange(offset + 1, offset + n + 1, dtype=np.int64))
+        offset += n
+        yield _table(row_id, ids.cast(pa.string()), text, n)
+
+
+def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.Table]:
+    """Stream the kept notes as tables with ``NOTE_SCHEMA`` (empty texts are dropped and counted)."""
+    stats = stats if stats is not None else ReadStats()
+    path = Path(spec.path)
+    if spec.format not in FORMATS:
+        raise InputError("config notes.format", f"unknown format {spec.format!r}", f"use one of {', '.join(FORMATS)}")
+    if not path.exists():
+        raise InputError(path, "the notes path does not exist",
+                         "set `notes.path` in the config to your NOTEEVENTS.csv(.gz), notes folder or parquet file")
+    source = {"noteevents_csv": iter_noteevents, "txt_dir": iter_txt_dir, "parquet": iter_parquet}[spec.format]
+    for table in source(spec, stats):
+        nonempty = pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(pc.fill_null(table["text"], ""))), 0)
+        kept = table.filter(nonempty)
+        stats.skipped_empty += table.num_rows - kept.num_rows
+        stats.notes_kept += kept.num_rows
+        stats.chars_kept += int(pc.sum(pc.utf8_length(kept["text"])).as_py() or 0)
+        if kept.num_rows:
+            yield kept
+    if stats.decoded_with_replacement:
+        log.warning("%s: %d note(s) had bytes that are not UTF-8; they were replaced by U+FFFD",
+                    path, stats.decoded_with_replacement)
+
+
+def read_notes(spec: NotesSpec, stats: ReadStats | None = None) -> pd.DataFrame:
+    """All kept notes in one DataFrame, sorted by row_id: for small inputs and tests only."""
+    tables = list(iter_notes(spec, stats))
+    table = pa.concat_tables(tables) if tables else NOTE_SCHEMA.empty_table()
+    return table.to_pandas().sort_values("row_id", kind="stable").reset_index(drop=True)
+
+
+def read_noteevents(path: str | Path, categories: list[str] | None, drop_errors: bool = True,
+                    block_mb: int = 1) -> pd.DataFrame:
+    """NOTEEVENTS.csv(.gz) as one DataFrame (see :func:`read_notes`)."""
+    return read_notes(NotesSpec(str(path), "noteevents_csv", tuple(categories) if categories else None,
+                                drop_errors, block_mb=block_mb))

@@ -12,11 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from clinsent.corpus.normalize import NORM_VERSION, normalize_note
+from clinsent.io import ParquetSink
 
 #: Abbreviations that never end a sentence: the next segment always continues it.
 _NEVER_FINAL = re.compile(r"(?:\b(?:dr|mr|mrs|ms|st|vs|approx|e\.g|i\.e|p\.o|i\.v|no|sig|pt)\.)$", re.I)
@@ -68,14 +72,36 @@ def merge_fragments(spans: list[tuple[int, int]], text: str) -> list[tuple[int, 
     return merged
 
 
-def _units(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each non-blank line, whitespace trimmed."""
+#: pysbd's cost grows faster than linearly with input length; a line longer than this (a
+#: lab dump or a note without line breaks) is cut at a sentence-like boundary before it.
+MAX_UNIT_CHARS = 10_000
+_CUT = re.compile(r"[.!?]\s+(?=[A-Z0-9])")
+
+
+def _pieces(start: int, end: int, text: str, limit: int) -> Iterator[tuple[int, int]]:
+    """Cut ``text[start:end]`` into pieces of at most ``limit`` chars, at a sentence end or space."""
+    while end - start > limit:
+        window = text[start:start + limit]
+        cuts = [m.end() for m in _CUT.finditer(window)]
+        cut = cuts[-1] if cuts and cuts[-1] > limit // 2 else window.rfind(" ") + 1
+        if cut <= 0:
+            cut = limit
+        yield start, start + len(window[:cut].rstrip())
+        start += cut
+        while start < end and text[start].isspace():
+            start += 1
+    if end > start:
+        yield start, end
+
+
+def _units(text: str, limit: int = MAX_UNIT_CHARS) -> Iterator[tuple[int, int]]:
+    """(start, end) of each non-blank line, whitespace trimmed, long lines cut to ``limit``."""
     pos = 0
     for line in text.split("\n"):
         stripped = line.strip()
         if stripped:
             lead = len(line) - len(line.lstrip())
-            yield pos + lead, pos + lead + len(stripped)
+            yield from _pieces(pos + lead, pos + lead + len(stripped), text, limit)
         pos += len(line) + 1
 
 
@@ -84,12 +110,13 @@ class SentenceSplitter:
 
     norm_version = NORM_VERSION
 
-    def __init__(self, nlp: Any | None = None) -> None:
+    def __init__(self, nlp: Any | None = None, max_unit_chars: int = MAX_UNIT_CHARS) -> None:
         self.nlp = nlp if nlp is not None else build_nlp()
+        self.max_unit_chars = max_unit_chars
 
     def split_normalized(self, text: str) -> list[Sentence]:
         out: list[Sentence] = []
-        for u_start, u_end in _units(text):
+        for u_start, u_end in _units(text, self.max_unit_chars):
             unit = text[u_start:u_end]
             doc = self.nlp(unit)
             spans = []
@@ -109,7 +136,12 @@ class SentenceSplitter:
         return norm, self.split_normalized(norm)
 
 
-SENTENCE_COLUMNS = ["sent_id", "row_id", "sent_idx", "start", "end", "text", "n_words", "kept", "norm_version"]
+SENTENCE_SCHEMA = pa.schema([
+    ("sent_id", pa.int64()), ("row_id", pa.int64()), ("sent_idx", pa.int32()), ("start", pa.int32()),
+    ("end", pa.int32()), ("text", pa.string()), ("n_words", pa.int32()), ("kept", pa.bool_()),
+    ("norm_version", pa.string()),
+])
+SENTENCE_COLUMNS = SENTENCE_SCHEMA.names
 #: sent_id = row_id * SENT_ID_BASE + sent_idx (a note has fewer than a million sentences).
 SENT_ID_BASE = 1_000_000
 
@@ -129,3 +161,18 @@ def split_notes(notes: pd.DataFrame, splitter: SentenceSplitter, min_words: int)
     df = pd.DataFrame(rows, columns=SENTENCE_COLUMNS)
     return df.astype({"sent_id": "int64", "row_id": "int64", "sent_idx": "int32", "start": "int32", "end": "int32",
                       "n_words": "int32", "kept": "bool"})
+
+
+def split_shard(notes_path: str | Path, out_path: str | Path, splitter: SentenceSplitter, min_words: int,
+                notes_per_batch: int = 256) -> dict[str, int]:
+    """Split one shard of notes, streaming: ``notes_per_batch`` notes in memory at a time."""
+    counts = {"notes": 0, "sentences": 0, "kept": 0}
+    notes = pq.ParquetFile(notes_path)
+    with ParquetSink(out_path, SENTENCE_SCHEMA) as sink:
+        for batch in notes.iter_batches(batch_size=notes_per_batch, columns=["row_id", "text"]):
+            df = split_notes(batch.to_pandas(), splitter, min_words)
+            sink.write(df)
+            counts["notes"] += batch.num_rows
+            counts["sentences"] += len(df)
+            counts["kept"] += int(df["kept"].sum())
+    return counts

@@ -13,38 +13,29 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from clinsent.errors import InputError
+from clinsent.io import ParquetSink
+from clinsent.ner.pack import kept_cuis, load_pack
 
-ENTITY_COLUMNS = ["sent_id", "ent_idx", "start", "end", "cui", "type_id", "pretty_name", "source_value", "acc"]
+ENTITY_SCHEMA = pa.schema([
+    ("sent_id", pa.int64()), ("ent_idx", pa.int32()), ("start", pa.int32()), ("end", pa.int32()),
+    ("cui", pa.string()), ("type_id", pa.string()), ("pretty_name", pa.string()), ("source_value", pa.string()),
+    ("acc", pa.float32()),
+])
+ENTITY_COLUMNS = ENTITY_SCHEMA.names
 
 
 class MedCATAnnotator:
     """Load a pack once; :meth:`annotate` returns entities with character offsets."""
 
     def __init__(self, pack: str | Path, type_ids: Iterable[str] = ("T047", "T048")) -> None:
-        import logging
-
-        import clinsent.ner  # noqa: F401  (disables the version check)
-        from medcat.cat import CAT
-
-        logging.getLogger("medcat").setLevel(logging.WARNING)  # it logs every document at INFO
-
-        pack = Path(pack)
-        if not pack.exists():
-            raise InputError(pack, "the MedCAT model pack does not exist", "set `ner.model_pack` to a v2 pack folder or .zip")
-        self.cat: Any = CAT.load_model_pack(str(pack))
+        self.cat: Any = load_pack(pack)
         self.type_ids = list(type_ids)
         index = self.cat.cdb.type_id2info
-        keep: set[str] = set()
-        for t in self.type_ids:
-            if t in index:
-                keep |= set(index[t].cuis)
-        if not keep:
-            raise InputError(pack, f"the pack has no concept of the kept types {self.type_ids} "
-                             f"(it has {sorted(index)[:10]})", "set `ner.type_ids` to types the pack contains")
-        self.kept_cuis = keep
-        self.cat.config.components.linking.filters.cuis = keep
+        self.kept_cuis = kept_cuis(self.cat.cdb, self.type_ids, pack)
+        self.cat.config.components.linking.filters.cuis = self.kept_cuis
         self._cui_type = {cui: t for t in reversed(self.type_ids) if t in index for cui in index[t].cuis}
 
     def annotate(self, text: str) -> list[dict[str, Any]]:
@@ -69,3 +60,19 @@ class MedCATAnnotator:
                 rows.append({"sent_id": sent_id, "ent_idx": i, **ent})
         df = pd.DataFrame(rows, columns=ENTITY_COLUMNS)
         return df.astype({"sent_id": "int64", "ent_idx": "int32", "start": "int32", "end": "int32", "acc": "float32"})
+
+
+def annotate_shard(sentences_path: str | Path, out_path: str | Path, annotator: MedCATAnnotator,
+                   rows_per_batch: int = 8192) -> dict[str, int]:
+    """Entities of the kept sentences of one shard, streaming ``rows_per_batch`` sentences at a time."""
+    counts = {"sentences": 0, "entities": 0, "sentences_with_entities": 0}
+    source = pq.ParquetFile(sentences_path)
+    with ParquetSink(out_path, ENTITY_SCHEMA) as sink:
+        for batch in source.iter_batches(batch_size=rows_per_batch, columns=["sent_id", "text", "kept"]):
+            kept = batch.filter(batch.column("kept"))
+            df = annotator.annotate_frame(kept.to_pandas())
+            sink.write(df)
+            counts["sentences"] += kept.num_rows
+            counts["entities"] += len(df)
+            counts["sentences_with_entities"] += int(df["sent_id"].nunique())
+    return counts

@@ -3,7 +3,7 @@
 EFO's OBO file is produced by ROBOT with checks off and is not strictly valid OBO (strict
 parsers such as fastobo reject it), so this reader takes only what it needs from each
 ``[Term]`` stanza: id, name, def, EXACT synonyms, xrefs, is_a parents and obsolescence.
-It reads line by line and keeps only those fields in memory.
+It reads line by line and keeps only those fields, column by column, in memory.
 """
 
 from __future__ import annotations
@@ -101,12 +101,12 @@ def iter_obo_terms(lines: Iterable[str]) -> Iterator[OboTerm]:
         yield term
 
 
-def descendants(terms: dict[str, OboTerm], root: str) -> set[str]:
-    """All terms below ``root`` along is_a (``root`` itself excluded)."""
+def descendants(parents: dict[str, list[str]], root: str) -> set[str]:
+    """All terms below ``root`` along is_a (``root`` itself excluded); ``parents`` maps id -> is_a parents."""
     children: dict[str, list[str]] = {}
-    for t in terms.values():
-        for p in t.parents:
-            children.setdefault(p, []).append(t.id)
+    for term_id, ps in parents.items():
+        for p in ps:
+            children.setdefault(p, []).append(term_id)
     seen: set[str] = set()
     queue = deque(children.get(root, []))
     while queue:
@@ -140,27 +140,56 @@ def build_term_table(path: str | Path, disease_root: str = DISEASE_ROOT, mental_
     path = Path(path)
     if not path.exists():
         raise InputError(path, "the ontology file does not exist", "set `ontology.path` to a local efo.obo")
+    # one pass, straight into columns: no per-term objects are kept (bounded by the table itself)
+    cols: dict[str, list[object]] = {c: [] for c in ("id", "label", "synonyms", "definition", "umls_cuis", "obsolete")}
+    parents: dict[str, list[str]] = {}
     with open(path, encoding="utf-8", errors="strict") as fh:
         try:
-            terms = {t.id: t for t in iter_obo_terms(fh)}
+            for t in iter_obo_terms(fh):
+                cols["id"].append(t.id)
+                cols["label"].append(t.label)
+                cols["synonyms"].append(t.synonyms)
+                cols["definition"].append(t.definition)
+                cols["umls_cuis"].append(t.umls_cuis)
+                cols["obsolete"].append(t.obsolete)
+                if t.parents:
+                    parents[t.id] = t.parents
         except UnicodeDecodeError as exc:
             raise InputError(path, f"not UTF-8 ({exc})", "re-download the OBO release") from exc
-    if not terms:
+    if not cols["id"]:
         raise InputError(path, "no [Term] stanza found", "point `ontology.path` at an OBO file (efo.obo), not OWL or JSON")
-    if not any(t.definition for t in terms.values()):
+    if not any(cols["definition"]):
         raise InputError(path, "no term has a `def:` line, so no entity could ever get a definition",
                          "use the full efo.obo release (definitions are in `def:` lines)")
-    if disease_root not in terms:
+    ids = set(cols["id"])
+    if disease_root not in ids:
         raise InputError(path, f"the disease root {disease_root} is not in the file",
                          "set `ontology.disease_root` to the disease class id of this ontology")
-    mental = descendants(terms, mental_root)
-    disease = descendants(terms, disease_root)
-    version = _read_header_version(path)
+    mental = descendants(parents, mental_root)
+    disease = descendants(parents, disease_root)
+    del parents, ids
+    df = pd.DataFrame(cols)
+    df["branch"] = ["mental" if i in mental else "disease" if i in disease else "other" for i in df["id"]]
+    df["ontology_version"] = _read_header_version(path)
+    return df[TERM_COLUMNS]
+
+
+def coverage(terms: pd.DataFrame) -> pd.DataFrame:
+    """How much of the disease and mental-disorder branches can give definitions.
+
+    One row per branch (``disease`` counts the whole disease branch, mental disorders
+    included; ``mental`` the mental-disorder branch alone; ``all`` every term), with the
+    number of terms, live terms, and live terms with a definition, a UMLS CUI, or both.
+    """
+    under_disease = terms["branch"].isin(["disease", "mental"])
     rows = []
-    for t in terms.values():
-        branch = "mental" if t.id in mental else "disease" if t.id in disease else "other"
-        rows.append({
-            "id": t.id, "label": t.label, "synonyms": t.synonyms, "definition": t.definition,
-            "umls_cuis": t.umls_cuis, "branch": branch, "obsolete": t.obsolete, "ontology_version": version,
-        })
-    return pd.DataFrame(rows, columns=TERM_COLUMNS)
+    for name, mask in (("disease", under_disease), ("mental", terms["branch"] == "mental"),
+                       ("all", pd.Series(True, index=terms.index))):
+        t = terms[mask]
+        live = t[~t["obsolete"]]
+        has_def = live["definition"].notna() & (live["definition"].fillna("").str.len() > 0)
+        has_cui = live["umls_cuis"].map(len) > 0
+        rows.append({"branch": name, "terms": len(t), "obsolete": int(t["obsolete"].sum()), "live": len(live),
+                     "with_definition": int(has_def.sum()), "with_umls_cui": int(has_cui.sum()),
+                     "with_definition_and_cui": int((has_def & has_cui).sum())})
+    return pd.DataFrame(rows)

@@ -1,0 +1,63 @@
+"""The corpus manifest: what was run on what, and how many rows each stage produced.
+
+It records per-stage counts (notes read and skipped, sentences, kept sentences, entities,
+sets, exact duplicates), the tool versions of the splitter and the NER, the normalisation
+version, the ontology's version and sha256, the MedCAT pack's hash and the shard count, so
+a corpus can be compared with another run or rebuilt exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from clinsent.corpus.normalize import NORM_VERSION
+from clinsent.ner.pack import pack_hash
+from clinsent.ontology.download import sha256_of
+
+TOOLS = ("clinsent", "spacy", "scispacy", "pysbd", "medcat", "pyarrow", "pandas", "numpy")
+
+
+def tool_versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in TOOLS:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _rows(paths: list[str]) -> list[int]:
+    return [pq.ParquetFile(p).metadata.num_rows for p in paths]
+
+
+def build_manifest(ingest_json: str, sentence_paths: list[str], entity_paths: list[str], counts_json: str,
+                   terms_path: str, coverage_csv: str, ontology_path: str, pack: str, shards: int,
+                   type_ids: list[str], notes_cfg: dict[str, Any]) -> dict[str, Any]:
+    ingest = json.loads(Path(ingest_json).read_text())
+    sets = json.loads(Path(counts_json).read_text())
+    kept = [pq.read_table(p, columns=["kept"]).column("kept").to_numpy().sum() for p in sentence_paths]
+    terms = pd.read_parquet(terms_path, columns=["ontology_version"])
+    version = str(terms["ontology_version"].iloc[0]) if len(terms) else "unknown"
+    return {
+        "normalisation_version": NORM_VERSION,
+        "shards": shards,
+        "notes": {"path": notes_cfg["path"], "format": notes_cfg["format"], "categories": notes_cfg.get("categories"),
+                  **{k: v for k, v in ingest.items() if k not in ("source", "format")}},
+        "sentences": {"total": sum(_rows(sentence_paths)), "kept": int(sum(kept)), "per_shard": _rows(sentence_paths)},
+        "entities": {"total": sum(_rows(entity_paths)), "per_shard": _rows(entity_paths),
+                     "linked_by": sets["linked_by"]},
+        "sets": sets["counts"],
+        "exact_duplicates": sets["exact_duplicates"],
+        "ontology": {"path": ontology_path, "version": version, "sha256": sha256_of(ontology_path),
+                     "coverage": pd.read_csv(coverage_csv).to_dict(orient="records")},
+        "ner": {"pack": pack, "pack_sha256": pack_hash(pack), "type_ids": list(type_ids)},
+        "tools": tool_versions(),
+    }

@@ -1,0 +1,58 @@
+"""Fetch a pinned ontology release (EFO's efo.obo) once, verify it, and store it atomically.
+
+The URL, version and sha256 come from the config (``ontology.release``). The file is
+streamed to a temporary name while its sha256 is computed; it is moved into place only when
+the download is complete and, where a checksum is pinned, matches it. ``file://`` URLs work
+too (a copy on shared storage).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from clinsent.errors import InputError
+from clinsent.io import atomic_path
+
+log = logging.getLogger(__name__)
+
+
+def sha256_of(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def release_url(template: str, version: str) -> str:
+    return template.format(version=version)
+
+
+def download_release(url: str, dest: str | Path, sha256: str | None, timeout: float = 60.0) -> str:
+    """Download ``url`` to ``dest``; returns the file's sha256. Nothing is left at ``dest`` on failure."""
+    h = hashlib.sha256()
+    size = 0
+    with atomic_path(dest) as tmp:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as resp, open(tmp, "wb") as out:  # noqa: S310
+                for chunk in iter(lambda: resp.read(1 << 20), b""):
+                    out.write(chunk)
+                    h.update(chunk)
+                    size += len(chunk)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise InputError(url, f"download failed ({exc})",
+                             "check the URL and the network, or download the file elsewhere and set "
+                             "`ontology.path` to it") from exc
+        digest = h.hexdigest()
+        if sha256 and digest != sha256.lower():
+            raise InputError(url, f"sha256 {digest} does not match the pinned `ontology.release.sha256` {sha256}",
+                             "the release changed or the download is corrupt: check the version, then re-pin")
+    if not sha256:
+        log.warning("downloaded %s (%d bytes) without a pinned checksum; its sha256 is %s: pin it in "
+                    "`ontology.release.sha256`", url, size, digest)
+    log.info("downloaded %s: %d bytes, sha256 %s", url, size, digest)
+    return digest

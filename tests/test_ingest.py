@@ -1,0 +1,139 @@
+"""Streaming ingest of the three note formats, stable sharding, and bad input."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from clinsent.corpus.notes import NotesSpec, ReadStats, iter_notes, read_notes
+from clinsent.corpus.shards import scatter_notes, shard_names
+from clinsent.demo.notes import COLUMNS, generate_notes, write_noteevents
+from clinsent.errors import InputError
+
+
+def _row(row_id: int, category: str, text: str, iserror: str = "") -> dict[str, str]:
+    base = dict.fromkeys(COLUMNS, "")
+    base.update(ROW_ID=str(row_id), SUBJECT_ID="1", HADM_ID="2", CATEGORY=category, ISERROR=iserror, TEXT=text)
+    return base
+
+
+def _csv(tmp_path: Path, rows: list[dict[str, str]], name: str = "NOTEEVENTS.csv") -> Path:
+    path = tmp_path / name
+    write_noteevents(path, rows)
+    return path
+
+
+def test_read_stats_count_every_skip(tmp_path: Path) -> None:
+    path = _csv(tmp_path, [_row(1, "Discharge summary", "First."), _row(2, "Radiology", "Film."),
+                           _row(3, "Discharge summary", "Flagged.", iserror="1"), _row(4, "Discharge summary", "  \n ")])
+    stats = ReadStats()
+    df = read_notes(NotesSpec(str(path)), stats)
+    assert df["row_id"].tolist() == [1]
+    assert df["note_id"].tolist() == ["1"]
+    assert stats.as_dict() == {"notes_read": 4, "notes_kept": 1, "skipped_category": 1, "skipped_iserror": 1,
+                               "skipped_empty": 1, "decoded_with_replacement": 0, "chars_kept": 6}
+
+
+def test_non_utf8_bytes_are_replaced_and_counted(tmp_path: Path) -> None:
+    path = _csv(tmp_path, [_row(1, "Discharge summary", "Fever of 38\u00b0C noted."), _row(2, "Discharge summary", "Fine.")])
+    raw = path.read_bytes().replace("38\u00b0C".encode(), b"38\xb0C")  # latin-1 degree sign
+    path.write_bytes(raw)
+    stats = ReadStats()
+    df = read_notes(NotesSpec(str(path)), stats)
+    assert df["text"].tolist() == ["Fever of 38\ufffdC noted.", "Fine."]
+    assert stats.decoded_with_replacement == 1
+
+
+def test_truncated_gzip_names_the_file_and_writes_no_shard(tmp_path: Path) -> None:
+    rows = [_row(i, "Discharge summary", "Text of a note. " * 400) for i in range(1, 200)]
+    path = _csv(tmp_path, rows)
+    gz = tmp_path / "NOTEEVENTS.csv.gz"
+    data = gzip.compress(path.read_bytes())
+    gz.write_bytes(data[: len(data) // 2])
+    outs = [tmp_path / "shards" / f"{s}.parquet" for s in shard_names(2)]
+    with pytest.raises(InputError, match=r"NOTEEVENTS\.csv\.gz.*Fix: .*complete"):
+        scatter_notes(iter_notes(NotesSpec(str(gz), block_mb=1)), outs)
+    assert not any(p.exists() for p in outs)
+    assert not list((tmp_path / "shards").glob(".*")), "no temporary file is left behind"
+
+
+def test_note_larger_than_the_block_names_the_key(tmp_path: Path) -> None:
+    big = ("The patient was admitted with chest pain and shortness of breath.\n" * 50_000)  # ~3.3 MB
+    path = _csv(tmp_path, [_row(1, "Discharge summary", "Short."), _row(2, "Discharge summary", big)])
+    with pytest.raises(InputError, match=r"notes\.block_mb"):
+        read_notes(NotesSpec(str(path), block_mb=1))
+    df = read_notes(NotesSpec(str(path), block_mb=8))
+    assert df.loc[df["row_id"] == 2, "text"].item() == big
+
+
+def test_txt_folder(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    (root / "b").mkdir(parents=True)
+    (root / "b" / "z.txt").write_text("Second note.")
+    (root / "a.txt").write_text("First note.")
+    (root / "empty.txt").write_text("")
+    (root / "c.txt").write_bytes(b"Caf\xe9 note.")
+    (root / "skip.md").write_text("not a note")
+    stats = ReadStats()
+    df = read_notes(NotesSpec(str(root), "txt_dir"), stats)
+    assert df["note_id"].tolist() == ["a.txt", "b/z.txt", "c.txt"]
+    assert df["row_id"].tolist() == [1, 2, 3]
+    assert df["text"].tolist() == ["First note.", "Second note.", "Caf\ufffd note."]
+    assert stats.skipped_empty == 1 and stats.decoded_with_replacement == 1
+
+
+def test_parquet_with_integer_and_string_ids(tmp_path: Path) -> None:
+    path = tmp_path / "notes.parquet"
+    pq.write_table(pa.table({"doc": [30, 10], "body": ["Thirty.", "Ten."]}), path)
+    df = read_notes(NotesSpec(str(path), "parquet", id_column="doc", text_column="body"))
+    assert df["row_id"].tolist() == [10, 30] and df["text"].tolist() == ["Ten.", "Thirty."]
+    pq.write_table(pa.table({"id": ["x-1", "x-2"], "text": ["One.", "Two."]}), path)
+    df = read_notes(NotesSpec(str(path), "parquet"))
+    assert df["row_id"].tolist() == [1, 2] and df["note_id"].tolist() == ["x-1", "x-2"]
+    with pytest.raises(InputError, match=r"notes\.parquet.*\['body'\].*text_column"):
+        read_notes(NotesSpec(str(path), "parquet", text_column="body"))
+
+
+def test_scatter_is_stable_and_byte_identical(tmp_path: Path) -> None:
+    path = _csv(tmp_path, generate_notes(40, seed=5))
+    spec = NotesSpec(str(path), categories=None)
+    outs_a = [tmp_path / "a" / f"{s}.parquet" for s in shard_names(3)]
+    outs_b = [tmp_path / "b" / f"{s}.parquet" for s in shard_names(3)]
+    counts = scatter_notes(iter_notes(spec), outs_a, buffer_bytes=4096)
+    scatter_notes(iter_notes(spec), outs_b, buffer_bytes=4096)
+    assert [a.read_bytes() == b.read_bytes() for a, b in zip(outs_a, outs_b, strict=True)] == [True] * 3
+    every = read_notes(spec)
+    assert sum(counts) == len(every)
+    for i, out in enumerate(outs_a):
+        shard = pd.read_parquet(out)
+        assert (shard["row_id"] % 3 == i).all()
+    gathered = pd.concat([pd.read_parquet(p) for p in outs_a]).sort_values("row_id").reset_index(drop=True)
+    pd.testing.assert_frame_equal(gathered, every)
+
+
+def test_repeated_note_ids_are_an_error_and_leave_nothing(tmp_path: Path) -> None:
+    path = _csv(tmp_path, [_row(5, "Discharge summary", "One."), _row(5, "Discharge summary", "Two.")])
+    outs = [tmp_path / "s" / f"{s}.parquet" for s in shard_names(2)]
+    with pytest.raises(InputError, match="note id 5 occurs 2 times"):
+        scatter_notes(iter_notes(NotesSpec(str(path))), outs, source=str(path))
+    assert not any(p.exists() for p in outs)
+
+
+def test_parquet_sink_streams_row_groups_and_aborts_cleanly(tmp_path: Path) -> None:
+    from clinsent.io import ParquetSink
+
+    schema = pa.schema([("x", pa.int64())])
+    with ParquetSink(tmp_path / "out.parquet", schema, group_bytes=64) as sink:
+        for i in range(5):
+            sink.write(pa.table({"x": list(range(i * 10, i * 10 + 10))}))
+    meta = pq.ParquetFile(tmp_path / "out.parquet").metadata
+    assert meta.num_rows == 50 and meta.num_row_groups == 5
+    with pytest.raises(RuntimeError), ParquetSink(tmp_path / "bad.parquet", schema) as sink:
+        sink.write(pa.table({"x": [1]}))
+        raise RuntimeError("a failure half way")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.parquet"]

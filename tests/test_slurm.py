@@ -1,0 +1,162 @@
+"""The workflow on a real Slurm cluster through profiles/slurm, and the profile's dry run.
+
+The integration test brings up a single-node Slurm on loopback with
+``profiles/slurm/loopback.sh`` (munge, slurmctld, slurmd, one fake GPU), runs a reduced
+config through ``--profile profiles/slurm``, checks that training jobs asked Slurm for a GPU
+and that the results equal a local run's, makes a job fail on the cluster, and stops the
+cluster. It is skipped, with the reason, where Slurm is not installed or we are not root;
+``.ci/run`` installs Slurm, so it runs in CI.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from test_workflow import REPO, _config, _planned_outputs, _snakemake
+
+LOOPBACK = REPO / "profiles" / "slurm" / "loopback.sh"
+PROFILE = REPO / "profiles" / "slurm"
+HAS_PLUGIN = importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
+
+
+def _slurm_missing() -> str | None:
+    if not HAS_PLUGIN:
+        return "snakemake-executor-plugin-slurm is not installed (it is in requirements.lock: run make install)"
+    if os.geteuid() != 0:
+        return "the loopback cluster needs root (it writes /etc/slurm and starts the daemons)"
+    missing = [b for b in ("sbatch", "sinfo", "squeue") if shutil.which(b) is None]
+    missing += [b for b in ("slurmctld", "slurmd", "munged") if not Path("/usr/sbin", b).exists()]
+    if missing:
+        return f"Slurm is not installed ({', '.join(missing)} missing): run profiles/slurm/loopback.sh install"
+    return None
+
+
+def _daemons() -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid=,comm="], capture_output=True, text=True).stdout
+    return [line.strip() for line in out.splitlines() if line.split()[-1] in ("slurmctld", "slurmd")]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    reason = _slurm_missing()
+    if reason:
+        pytest.skip(reason)
+    if _daemons():
+        pytest.skip(f"a Slurm is already running here ({_daemons()}); not starting a second one")
+    run_dir = tmp_path_factory.mktemp("slurm")
+    up = subprocess.run([str(LOOPBACK), "up", str(run_dir)], capture_output=True, text=True, timeout=180)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        yield run_dir
+    finally:
+        down = subprocess.run([str(LOOPBACK), "down", str(run_dir)], capture_output=True, text=True, timeout=120)
+        assert down.returncode == 0, down.stdout + down.stderr
+        assert not _daemons(), f"left running: {_daemons()}"
+        assert not Path("/etc/slurm/slurm.conf").exists()
+
+
+def _slurm_run(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.CompletedProcess[str]:
+    # SIGINT, not SIGTERM: the executor only stops waiting for jobs on an interrupt
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MEDCAT_DISABLE_VERSION_CHECK": "true"}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    cmd = ["timeout", "-s", "INT", str(timeout), sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+           "--directory", str(workdir), "--profile", str(PROFILE), "--verbose", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout + 60)
+
+
+def _reduced(cfg: dict) -> dict:
+    cfg["methods"] = {k: v for k, v in cfg["methods"].items() if k in ("none", "medse")}
+    return cfg
+
+
+def test_workflow_on_loopback_slurm_matches_local(cluster: Path, tmp_path: Path, tiny_bert: Path) -> None:
+    slurm_dir, local_dir = tmp_path / "slurm", tmp_path / "local"
+    for d in (slurm_dir, local_dir):
+        (d / "config").mkdir(parents=True)
+        cfg = _reduced(_config(d, tiny_bert))
+        (d / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    local = _snakemake(local_dir, "all", "--cores", "2", "--resources", "gpu=1")
+    assert local.returncode == 0, local.stderr[-3000:]
+
+    t0 = time.perf_counter()
+    run = _slurm_run(slurm_dir, "all")
+    wall = time.perf_counter() - t0
+    log = run.stdout + run.stderr
+    assert run.returncode == 0, log[-6000:]
+    print(f"\nworkflow on loopback Slurm: {wall:.0f} s")
+
+    # every training job was submitted with one GPU; small rules never reached sbatch
+    sbatch = [line for line in log.splitlines() if "sbatch" in line and "--job-name" in line]
+    train = [line for line in sbatch if "rule_train" in line]
+    assert len(train) == 2 and all("--gpus=1" in line for line in train), train
+    assert not any(re.search(r"rule_(report|corpus_stats|corpus_manifest|batch_plan)\b", line) for line in sbatch)
+    assert not any("--gpus" in line for line in sbatch if "rule_train" not in line)
+    assert any("rule_split_sentences" in line for line in sbatch) and any("rule_ner" in line for line in sbatch)
+
+    ours = pd.read_csv(slurm_dir / "results" / "summary.csv")
+    theirs = pd.read_csv(local_dir / "results" / "summary.csv")
+    pd.testing.assert_frame_equal(ours, theirs, check_exact=False, atol=1e-6)
+    assert subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout.strip() == ""
+
+
+def test_a_failing_job_names_its_log(cluster: Path, tmp_path: Path, tiny_bert: Path) -> None:
+    (tmp_path / "config").mkdir()
+    cfg = _reduced(_config(tmp_path, tiny_bert))
+    (tmp_path / "notes.csv").write_text('"ROW_ID","CATEGORY","TEXT"\n"x","Discharge summary","Bad id."\n')
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    run = _slurm_run(tmp_path, "results/corpus/shards2/notes/000.parquet", timeout=600)
+    log = run.stdout + run.stderr
+    assert run.returncode != 0
+    assert "ingest_notes" in log and "ROW_ID is not an integer" in log, log[-4000:]
+    m = re.search(r"(\S*\.snakemake/slurm_logs/rule_ingest_notes/\S+\.log)", log)
+    assert m, log[-4000:]
+    assert "results/logs/ingest_notes.log" in log
+    assert subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout.strip() == ""
+
+
+@pytest.mark.skipif(not HAS_PLUGIN, reason="snakemake-executor-plugin-slurm is not installed")
+def test_slurm_profile_dry_run_on_a_full_scale_config(tmp_path: Path) -> None:
+    """The profile plans a MIMIC-scale corpus (64 shards) and a 3 models x 3 methods x 5 seeds grid."""
+    notes, obo = tmp_path / "NOTEEVENTS.csv.gz", tmp_path / "efo.obo"
+    notes.write_bytes(b"")
+    obo.write_text("")
+    (tmp_path / "sts").mkdir()
+    for name in ("train.txt", "test.txt", "test.gs.sim.txt"):
+        (tmp_path / "sts" / name).write_text("")
+    cfg = {
+        "notes": {"path": str(notes)},
+        "corpus": {"shards": 64},
+        "ontology": {"path": str(obo)},
+        "base_models": {"bert": "bert-base-uncased", "biobert": "dmis-lab/biobert-base-cased-v1.2",
+                        "clinicalbert": "emilyalsentzer/Bio_ClinicalBERT"},
+        "eval_sets": {"medsts_train": {"path": str(tmp_path / "sts/train.txt"), "format": "n2c2_sts"},
+                      "medsts_test": {"path": str(tmp_path / "sts/test.txt"), "format": "n2c2_sts",
+                                      "gold": str(tmp_path / "sts/test.gs.sim.txt")}},
+        "selection_set": "medsts_train",
+        "seeds": [0, 1, 2, 3, 4],
+        "methods": {"none": {"objective": "none"}, "simcse": {"objective": "simcse"},
+                    "medse": {"objective": "medse", "corpus": "s_ent", "duplicates": "replace"}},
+    }
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    env_path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+    dry = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+                          "--profile", str(PROFILE), "-n", "all"], capture_output=True, text=True,
+                         env={**os.environ, "PATH": env_path}, timeout=600)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = _planned_outputs(dry.stdout)
+    assert len(jobs["split_sentences"]) == 64 and len(jobs["ner"]) == 64
+    assert len(jobs["train"]) == 3 * 3 * 5 and len(jobs["embed"]) == 45 and len(jobs["evaluate"]) == 90
+    assert len(jobs["batch_plan"]) == 2 * 5  # trained methods x seeds (plans do not depend on the base model)

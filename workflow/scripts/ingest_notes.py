@@ -1,0 +1,12 @@
+"""Snakemake script: notes (csv/csv.gz, .txt folder or parquet) -> N note shards, streamed."""
+from clinsent.corpus.notes import NotesSpec, ReadStats, iter_notes
+from clinsent.corpus.shards import scatter_notes
+from clinsent.io import write_json
+from clinsent.smk import setup_logging
+
+smk = snakemake  # noqa: F821
+log = setup_logging(smk)
+spec, stats = NotesSpec.from_config(smk.params.notes), ReadStats()
+per_shard = scatter_notes(iter_notes(spec, stats), list(smk.output.shards), source=spec.path)
+log.info("read %s; notes per shard %s", stats.as_dict(), per_shard)
+write_json({**stats.as_dict(), "notes_per_shard": per_shard, "source": spec.path, "format": spec.format}, smk.output.stats)
