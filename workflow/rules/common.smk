@@ -3,6 +3,9 @@ import os
 import re
 from pathlib import Path
 
+from clinsent.corpus.shards import shard_names
+from clinsent.ontology.download import release_url
+
 R = config["results"]
 LOGS = f"{R}/logs"
 BENCH = f"{R}/benchmarks"
@@ -15,11 +18,12 @@ EVAL_SETS = list(config["eval_sets"])
 # Corpus shards: a note goes to shard row_id mod N. The shard count is part of the path, so
 # changing it never mixes shards of two layouts.
 N_SHARDS = int(config["corpus"]["shards"])
-SHARDS = [f"{i:03d}" for i in range(N_SHARDS)]
+SHARDS = shard_names(N_SHARDS)
 SHARD_DIR = f"{R}/corpus/shards{N_SHARDS}"
 
 _release = config["ontology"]["release"]
 ONTOLOGY_DOWNLOAD = f"{_release['dir']}/efo-{_release['version']}/efo.obo"
+ONTOLOGY_URL = release_url(_release["url"], _release["version"])
 
 if config["selection_set"] not in config["eval_sets"]:
     raise ValueError(

@@ -7,7 +7,7 @@ rule download_ontology:
     output:
         ONTOLOGY_DOWNLOAD,
     params:
-        url=config["ontology"]["release"]["url"].format(version=config["ontology"]["release"]["version"]),
+        url=ONTOLOGY_URL,
         sha256=config["ontology"]["release"]["sha256"],
     log:
         f"{LOGS}/download_ontology.log",

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from clinsent.corpus.normalize import NORM_VERSION
 from clinsent.ner.pack import pack_hash
-from clinsent.ontology.download import sha256_of
+from clinsent.io import sha256_file
 
 TOOLS = ("clinsent", "spacy", "scispacy", "pysbd", "medcat", "pyarrow", "pandas", "numpy")
 
@@ -43,7 +43,7 @@ def build_manifest(ingest_json: str, sentence_paths: list[str], entity_paths: li
                    type_ids: list[str], notes_cfg: dict[str, Any]) -> dict[str, Any]:
     ingest = json.loads(Path(ingest_json).read_text())
     sets = json.loads(Path(counts_json).read_text())
-    kept = [pq.read_table(p, columns=["kept"]).column("kept").to_numpy().sum() for p in sentence_paths]
+    sentences, entities = _rows(sentence_paths), _rows(entity_paths)
     terms = pd.read_parquet(terms_path, columns=["ontology_version"])
     version = str(terms["ontology_version"].iloc[0]) if len(terms) else "unknown"
     return {
@@ -51,12 +51,12 @@ def build_manifest(ingest_json: str, sentence_paths: list[str], entity_paths: li
         "shards": shards,
         "notes": {"path": notes_cfg["path"], "format": notes_cfg["format"], "categories": notes_cfg.get("categories"),
                   **{k: v for k, v in ingest.items() if k not in ("source", "format")}},
-        "sentences": {"total": sum(_rows(sentence_paths)), "kept": int(sum(kept)), "per_shard": _rows(sentence_paths)},
-        "entities": {"total": sum(_rows(entity_paths)), "per_shard": _rows(entity_paths),
+        "sentences": {"total": sum(sentences), "kept": sets["counts"]["s_all"], "per_shard": sentences},
+        "entities": {"total": sum(entities), "per_shard": entities,
                      "linked_by": sets["linked_by"]},
         "sets": sets["counts"],
         "exact_duplicates": sets["exact_duplicates"],
-        "ontology": {"path": ontology_path, "version": version, "sha256": sha256_of(ontology_path),
+        "ontology": {"path": ontology_path, "version": version, "sha256": sha256_file(ontology_path),
                      "coverage": pd.read_csv(coverage_csv).to_dict(orient="records")},
         "ner": {"pack": pack, "pack_sha256": pack_hash(pack), "type_ids": list(type_ids)},
         "tools": tool_versions(),

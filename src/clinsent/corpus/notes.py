@@ -127,9 +127,14 @@ def _csv_header(path: Path) -> list[str]:
     return [c.strip().strip('"') for c in header_line.strip().split(",")] if header_line.strip() else []
 
 
-def _int_column(values: pa.Array, path: Path, column: str) -> pa.Array:
+def _digits(values: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """The values with whitespace trimmed, and whether each is a non-negative integer."""
     stripped = pc.utf8_trim_whitespace(values)
-    ok = pc.match_substring_regex(stripped, r"^\d+$")
+    return stripped, pc.match_substring_regex(stripped, r"^\d+$")
+
+
+def _int_column(values: pa.Array, path: Path, column: str) -> pa.Array:
+    stripped, ok = _digits(values)
     if not pc.all(ok).as_py():
         first = stripped.filter(pc.invert(ok))[0].as_py()
         raise InputError(path, f"{column} is not an integer in a row (value {first!r})",
@@ -138,8 +143,7 @@ def _int_column(values: pa.Array, path: Path, column: str) -> pa.Array:
 
 
 def _optional_int(values: pa.Array) -> pa.Array:
-    stripped = pc.utf8_trim_whitespace(values)
-    ok = pc.match_substring_regex(stripped, r"^\d+$")
+    stripped, ok = _digits(values)
     return pc.if_else(ok, stripped, pa.scalar(None, pa.string())).cast(pa.int64())
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
+from clinsent.io import sha256_file
 
 V1_CONVERTER = "python -m medcat.utils.legacy.legacy_converter OLD_PACK NEW_PACK"
 
@@ -101,13 +102,10 @@ def slim_pack(pack: str | Path, type_ids: Iterable[str], out_dir: str | Path) ->
 
 
 def pack_hash(pack: str | Path) -> str:
-    """sha256 over the pack's files (relative path and bytes, in sorted order), or of the zip."""
+    """sha256 of the pack's zip, or of the sorted "relative path, file sha256" lines of its folder."""
     pack = Path(pack)
-    h = hashlib.sha256()
-    files = [pack] if pack.is_file() else sorted(p for p in pack.rglob("*") if p.is_file())
-    for f in files:
-        h.update(f.relative_to(pack).as_posix().encode() if f != pack else b"")
-        with open(f, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    return h.hexdigest()
+    if pack.is_file():
+        return sha256_file(pack)
+    lines = [f"{f.relative_to(pack).as_posix()}\t{sha256_file(f)}\n"
+             for f in sorted(p for p in pack.rglob("*") if p.is_file())]
+    return hashlib.sha256("".join(lines).encode()).hexdigest()

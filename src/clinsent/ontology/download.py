@@ -20,14 +20,6 @@ from clinsent.io import atomic_path
 log = logging.getLogger(__name__)
 
 
-def sha256_of(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def release_url(template: str, version: str) -> str:
     return template.format(version=version)
 

@@ -161,13 +161,11 @@ def build_term_table(path: str | Path, disease_root: str = DISEASE_ROOT, mental_
     if not any(cols["definition"]):
         raise InputError(path, "no term has a `def:` line, so no entity could ever get a definition",
                          "use the full efo.obo release (definitions are in `def:` lines)")
-    ids = set(cols["id"])
-    if disease_root not in ids:
+    if disease_root not in cols["id"]:
         raise InputError(path, f"the disease root {disease_root} is not in the file",
                          "set `ontology.disease_root` to the disease class id of this ontology")
     mental = descendants(parents, mental_root)
     disease = descendants(parents, disease_root)
-    del parents, ids
     df = pd.DataFrame(cols)
     df["branch"] = ["mental" if i in mental else "disease" if i in disease else "other" for i in df["id"]]
     df["ontology_version"] = _read_header_version(path)
