@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install dev demo test dry-run lint clean demo-data bench-corpus
+.PHONY: install dev demo paper-demo test dry-run lint clean demo-data bench-corpus bench-train
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ dev: $(VENV)/.dev-installed
 demo: install
 	$(BIN)/snakemake all --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
 
+# MED-SE's tables and Figure 2 at demo scale (config/paper/medse-demo.yaml; README "Regenerating MED-SE")
+paper-demo: install
+	$(BIN)/snakemake all --configfile config/paper/medse-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+
 test: dev
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
@@ -56,6 +60,10 @@ demo-data: install
 BENCH_ARGS ?=
 bench-corpus: install
 	$(BIN)/python bench/bench_corpus.py $(BENCH_ARGS)
+
+# training throughput, SimCSE and MED-SE, BERT-base size, batch 32, length 128 (CUDA when present)
+bench-train: install
+	$(BIN)/python bench/bench_train.py $(BENCH_ARGS)
 
 clean:
 	rm -rf results .snakemake

@@ -98,3 +98,24 @@ def test_duplicate_simulation_matches_the_exact_probability() -> None:
     # a sentence's entity is drawn among its own: two sentences that both mention A and B collide half the time
     two = [Candidate(0, (0, 1), ("A", "B")), Candidate(1, (0, 1), ("A", "B"))]
     assert duplicate_stats(two, 2, 20_000, seed=2)["share_with_duplicate"] == pytest.approx(0.5, abs=0.02)
+
+
+def test_entity_is_drawn_per_sentence_per_step() -> None:
+    """A sentence with two defined entities gets either one, afresh each time it is drawn."""
+    cands = [Candidate(i, (0, 1), (f"A{i}", f"B{i}")) for i in range(8)]
+    plan = plan_batches(cands, "naive", 4, 40, seed=0)
+    per_sentence = plan.groupby("sent_id")["ent_idx"].agg(lambda s: set(s.tolist()))
+    assert (per_sentence.apply(len) == 2).all()
+
+
+def test_s_none_only_plan_and_plan_keys() -> None:
+    from clinsent.experiments import plan_key, plan_settings
+
+    none = [Candidate(100 + i, (), ()) for i in range(20)]
+    plan = plan_batches([], "replace", 8, 5, seed=0, none_cands=none, none_share=1.0)
+    assert (plan["sent_id"] >= 100).all() and (plan["ent_idx"] == -1).all() and len(plan) == 40
+    training = {"batch_size": 32, "steps": 2000}
+    only_none = plan_settings({"corpus": "s_ent", "duplicates": "replace", "none_share": 1.0}, training)
+    assert plan_key(only_none) == "s_none-naive-none0-b32-n2000"
+    mix = plan_settings({"corpus": "s_ent", "duplicates": "replace", "none_share": 0.1}, training)
+    assert plan_key(mix) == "s_ent-replace-none0.1-b32-n2000"

@@ -127,36 +127,16 @@ def test_a_failing_job_names_its_log(cluster: Path, tmp_path: Path, tiny_bert: P
 
 
 @pytest.mark.skipif(not HAS_PLUGIN, reason="snakemake-executor-plugin-slurm is not installed")
-def test_slurm_profile_dry_run_on_a_full_scale_config(tmp_path: Path) -> None:
-    """The profile plans a MIMIC-scale corpus (64 shards) and a 3 models x 3 methods x 5 seeds grid."""
-    notes, obo = tmp_path / "NOTEEVENTS.csv.gz", tmp_path / "efo.obo"
-    notes.write_bytes(b"")
-    obo.write_text("")
-    (tmp_path / "sts").mkdir()
-    for name in ("train.txt", "test.txt", "test.gs.sim.txt"):
-        (tmp_path / "sts" / name).write_text("")
-    cfg = {
-        "notes": {"path": str(notes)},
-        "corpus": {"shards": 64},
-        "ontology": {"path": str(obo)},
-        "base_models": {"bert": "bert-base-uncased", "biobert": "dmis-lab/biobert-base-cased-v1.2",
-                        "clinicalbert": "emilyalsentzer/Bio_ClinicalBERT"},
-        "eval_sets": {"medsts_train": {"path": str(tmp_path / "sts/train.txt"), "format": "n2c2_sts"},
-                      "medsts_test": {"path": str(tmp_path / "sts/test.txt"), "format": "n2c2_sts",
-                                      "gold": str(tmp_path / "sts/test.gs.sim.txt")}},
-        "selection_set": "medsts_train",
-        "seeds": [0, 1, 2, 3, 4],
-        "methods": {"none": {"objective": "none"}, "simcse": {"objective": "simcse"},
-                    "medse": {"objective": "medse", "corpus": "s_ent", "duplicates": "replace"}},
-    }
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+def test_slurm_profile_dry_run_of_the_paper_config(tmp_path: Path) -> None:
+    """The profile plans config/paper/medse.yaml: 64 corpus shards and the full MED-SE grid, with
+    the GPU asked for by the training jobs only."""
     env_path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
     dry = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-                          "--profile", str(PROFILE), "-n", "all"], capture_output=True, text=True,
+                          "--profile", str(PROFILE), "--configfile", str(REPO / "config" / "paper" / "medse.yaml"),
+                          "--config", "placeholders_ok=true", "-n", "all"], capture_output=True, text=True,
                          env={**os.environ, "PATH": env_path}, timeout=600)
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = _planned_outputs(dry.stdout)
     assert len(jobs["split_sentences"]) == 64 and len(jobs["ner"]) == 64
-    assert len(jobs["train"]) == 3 * 3 * 5 and len(jobs["embed"]) == 45 and len(jobs["evaluate"]) == 90
-    assert len(jobs["batch_plan"]) == 2 * 5  # trained methods x seeds (plans do not depend on the base model)
+    assert len(jobs["train"]) == 291 and len(jobs["embed"]) == 291 and len(jobs["evaluate"]) == 582
+    assert len(jobs["batch_plan"]) == 60  # plans are shared by methods with the same batches, per seed

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from clinsent.batching import Candidate, plan_batches
 from clinsent.embed import embed_sts, load_model
@@ -37,15 +39,17 @@ def _sts(name: str) -> StsSet:
     return StsSet(name, s1, s2, np.linspace(0, 5, len(DISEASES)))
 
 
-def _run(tiny_bert: Path, out: Path, objective: str, seed: int = 0) -> tuple[pd.DataFrame, object]:
+def _run(tiny_bert: Path, out: Path, objective: str, seed: int = 0, log: Any = None,
+         **knobs: Any) -> tuple[pd.DataFrame, Any]:
     sentences, entities = _corpus()
     cands = [Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()]
-    settings = TrainSettings(objective=objective, steps=4, batch_size=6, max_length=32, learning_rate=1e-3,
-                             eval_every=2, seed=seed, lam=0.5, entity_encoder="transformer")
-    plan = plan_batches(cands, "replace", 6, 4, seed)
+    base = {"steps": 4, "batch_size": 8, "max_length": 32, "learning_rate": 1e-3, "eval_every": 2, "lam": 0.5,
+            "entity_encoder": "transformer", "checkpoint_every": 0}
+    settings = TrainSettings(objective=objective, seed=seed, **{**base, **knobs})
+    plan = plan_batches(cands, "replace", settings.batch_size, settings.steps, seed)
     eval_sets = {"sel": _sts("sel"), "test": _sts("test")}
     result = train(str(tiny_bert), settings, out, eval_sets, "sel", plan=plan, sentences=sentences,
-                   entities=entities, log=lambda *_: None)
+                   entities=entities, log=log or (lambda *_: None), checkpoint_dir=out.parent / f"{out.name}.ckpt")
     return result.curve, result
 
 
@@ -85,3 +89,91 @@ def test_settings_from_config_overrides() -> None:
     s = TrainSettings.from_config({"steps": 10, "batch_size": 8, "learning_rate": 1e-5},
                                   {"objective": "medse", "lambda": 0.25, "steps": 20, "corpus": "s_ent"}, seed=2)
     assert (s.steps, s.batch_size, s.lam, s.seed, s.objective) == (20, 8, 0.25, 2, "medse")
+
+
+KNOBS = [
+    ("medse", {"entity_encoder": "mean"}), ("medse", {"entity_encoder": "bilstm"}), ("medse", {"entity_encoder": "fc"}),
+    ("medse", {"entity_encoder": "cross_attention"}), ("medse", {"lam": 0.1}), ("medse", {"definition_trainable": False}),
+    ("medse", {"definition_pooling": "cls_before_pooler"}), ("medse", {"perturbation": "random_tokens"}),
+    ("medse", {"perturbation": "shuffle_pairs"}), ("medse", {"perturbation": "sentence_pooling"}),
+    ("medse", {"pooling": "cls"}), ("simcse", {"augmentation": "token_cutoff", "dropout": False}),
+    ("simcse", {"augmentation": "token_shuffle", "dropout": False}), ("simcse", {"pooling": "cls"}),
+    ("simcse", {"first_layer": 0}), ("ct", {"optimizer": "rmsprop"}), ("ct", {"pooling": "cls_before_pooler"}),
+]
+
+
+@pytest.fixture(scope="module")
+def reference_losses(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
+    out = tmp_path_factory.mktemp("reference")
+    return {obj: _run(tiny_bert, out / obj, obj, steps=2, eval_every=1)[0] for obj in ("medse", "simcse", "ct")}
+
+
+@pytest.mark.parametrize(("objective", "knob"), KNOBS, ids=[f"{o}-{next(iter(k.items()))}" for o, k in KNOBS])
+def test_each_knob_changes_the_training(objective: str, knob: dict[str, Any], tiny_bert: Path, tmp_path: Path,
+                                        reference_losses: dict[str, pd.DataFrame]) -> None:
+    """Same seed and plan: a knob changes the losses of the very first steps (or, for a
+    pooling, the step-0 evaluation), and only the entity-level knobs change L_ent."""
+    curve, _ = _run(tiny_bert, tmp_path / "m", objective, steps=2, eval_every=1, **knob)
+    ref = reference_losses[objective]
+    trained = curve["step"] > 0
+    changed_total = not np.allclose(curve.loc[trained, "loss"], ref.loc[trained, "loss"])
+    changed_eval = not np.allclose(curve.loc[~trained, "spearman"], ref.loc[~trained, "spearman"])
+    assert changed_total or changed_eval
+    if objective == "medse" and set(knob) & {"entity_encoder", "perturbation", "definition_trainable",
+                                             "definition_pooling"}:
+        assert np.allclose(curve.loc[trained, "loss_sentence"].iloc[0], ref.loc[trained, "loss_sentence"].iloc[0])
+        assert not np.allclose(curve.loc[trained, "loss_entity"], ref.loc[trained, "loss_entity"])
+
+
+def test_frozen_definition_encoder_is_not_updated(tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clinsent.train import trainer
+
+    seen: dict[str, Any] = {}
+    original = trainer.MedSEHead.__init__
+
+    def spy(self: Any, settings: Any, main: Any) -> None:
+        original(self, settings, main)
+        seen["head"] = self
+        seen["before"] = {k: v.clone() for k, v in self.definition_model.state_dict().items()}
+
+    monkeypatch.setattr(trainer.MedSEHead, "__init__", spy)
+    for trainable in (False, True):
+        _run(tiny_bert, tmp_path / f"m{trainable}", "medse", steps=2, definition_trainable=trainable)
+        after = seen["head"].definition_model.state_dict()
+        same = all(torch.equal(after[k], v) for k, v in seen["before"].items())
+        assert same == (not trainable)
+
+
+def test_cls_pooling_trains_an_mlp_that_is_not_saved(tiny_bert: Path, tmp_path: Path) -> None:
+    """cls and cls_before_pooler embed alike (step 0), but only cls trains through the MLP head."""
+    cls, _ = _run(tiny_bert, tmp_path / "m", "simcse", steps=2, eval_every=1, pooling="cls")
+    raw, _ = _run(tiny_bert, tmp_path / "r", "simcse", steps=2, eval_every=1, pooling="cls_before_pooler")
+    assert np.allclose(cls.loc[cls["step"] == 0, "spearman"], raw.loc[raw["step"] == 0, "spearman"])
+    assert not np.allclose(cls.loc[cls["step"] > 0, "loss"], raw.loc[raw["step"] > 0, "loss"])
+    model = load_model(tmp_path / "m")
+    assert [type(m).__name__ for m in model] == ["Transformer", "Pooling"]
+    assert model[1].pooling_mode == "cls"
+
+
+def test_killed_job_resumes_from_its_checkpoint(tiny_bert: Path, tmp_path: Path) -> None:
+    full, full_result = _run(tiny_bert, tmp_path / "full", "medse", steps=6, checkpoint_every=2)
+    assert not (tmp_path / "full.ckpt").exists()  # removed on success
+
+    def kill_at_step_4(message: str) -> None:
+        if message.startswith("step 4:"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _run(tiny_bert, tmp_path / "m", "medse", steps=6, checkpoint_every=2, log=kill_at_step_4)
+    assert (tmp_path / "m.ckpt" / "state.pt").exists() and not (tmp_path / "m").exists()
+    messages: list[str] = []
+    resumed, result = _run(tiny_bert, tmp_path / "m", "medse", steps=6, checkpoint_every=2, log=messages.append)
+    assert result.info["resumed_from_step"] == 2 and any("resumed" in m for m in messages)
+    assert not any(m.startswith("step 2:") for m in messages)  # steps 1-2 were not redone
+    pd.testing.assert_frame_equal(resumed, full)
+    assert result.selected_step == full_result.selected_step
+    # a checkpoint of other settings is not resumed
+    with pytest.raises(KeyboardInterrupt):
+        _run(tiny_bert, tmp_path / "x", "medse", steps=6, checkpoint_every=2, log=kill_at_step_4)
+    _, other = _run(tiny_bert, tmp_path / "x", "medse", steps=6, checkpoint_every=2, lam=0.2)
+    assert other.info["resumed_from_step"] is None

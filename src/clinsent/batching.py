@@ -10,6 +10,12 @@ Strategies for sentences whose chosen entity already occurs in the batch:
 - ``remove``: drop them (the batch shrinks);
 - ``replace``: swap them for random S_ent sentences whose chosen entity is not yet in the
   batch, so no two sentences of a batch share the chosen entity and every batch is full.
+
+Corpus mixes (MED-SE Table 4): with ``none_share`` > 0 every batch holds exactly
+``round(none_share * batch_size)`` S_none sentences (drawn from their own per-epoch shuffle,
+placed after the S_ent slots) and the rest from the main corpus (S_ent), to which the
+duplicate strategy applies; replacements come from S_ent, so the share stays exact. With
+``remove`` only the S_ent part shrinks. ``none_share`` 1.0 is a plan of S_none only.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import pandas as pd
 from clinsent.errors import InputError
 
 STRATEGIES = ("naive", "remove", "replace")
-CORPORA = ("s_all", "s_ent")
+CORPORA = ("s_all", "s_ent", "s_none")
 PLAN_COLUMNS = ["step", "slot", "sent_id", "ent_idx", "term_id"]
 NO_ENTITY = -1
 
@@ -39,7 +45,7 @@ def candidates(sets: pd.DataFrame, linked: pd.DataFrame, corpus: str) -> list[Ca
     """The corpus' sentences with their defined entities, in sent_id order."""
     if corpus not in CORPORA:
         raise InputError("config", f"unknown corpus {corpus!r}", f"use one of {', '.join(CORPORA)}")
-    chosen = sets if corpus == "s_all" else sets[sets["set"] == "ent"]
+    chosen = sets if corpus == "s_all" else sets[sets["set"] == corpus.removeprefix("s_")]
     defined = linked[linked["definition"].notna()].sort_values(["sent_id", "ent_idx"])
     by_sent: dict[int, tuple[list[int], list[str]]] = {}
     for sid, idx, term in zip(defined["sent_id"], defined["ent_idx"], defined["term_id"], strict=True):
@@ -65,9 +71,24 @@ def _choose(c: Candidate, rng: np.random.Generator) -> tuple[int, str | None]:
     return c.ent_idx[k], c.term_ids[k]
 
 
+def none_slots(batch_size: int, none_share: float) -> int:
+    """The fixed number of S_none sentences per batch for a share (round half to even)."""
+    if not 0.0 <= none_share <= 1.0:
+        raise InputError("config", f"none_share={none_share}", "use a share between 0 and 1")
+    return int(round(none_share * batch_size))
+
+
 def plan_batches(cands: list[Candidate], strategy: str, batch_size: int, n_steps: int, seed: int,
-                 max_tries: int = 1000) -> pd.DataFrame:
-    """A plan with one row per (step, slot); see the module docstring for the strategies."""
+                 max_tries: int = 1000, none_cands: list[Candidate] | None = None,
+                 none_share: float = 0.0) -> pd.DataFrame:
+    """A plan with one row per (step, slot); see the module docstring for the strategies and mixes."""
+    k_none = none_slots(batch_size, none_share)
+    if k_none:
+        if not none_cands or len(none_cands) < k_none:
+            raise InputError("sentence sets", f"the mix needs {k_none} S_none sentences per batch, "
+                             f"S_none has {len(none_cands or [])}", "lower `none_share` or use more notes")
+        if k_none == batch_size:
+            return plan_batches(none_cands, "naive", batch_size, n_steps, seed, max_tries)
     if strategy not in STRATEGIES:
         raise InputError("config", f"unknown duplicate strategy {strategy!r}", f"use one of {', '.join(STRATEGIES)}")
     if not cands:
@@ -75,18 +96,19 @@ def plan_batches(cands: list[Candidate], strategy: str, batch_size: int, n_steps
                          "check the notes, the NER output and `min_words`; or choose corpus s_all")
     if batch_size < 1 or n_steps < 0:
         raise InputError("config", f"batch_size={batch_size}, steps={n_steps}", "use batch_size >= 1 and steps >= 0")
-    if len(cands) < batch_size:
-        raise InputError("sentence sets", f"the training corpus has {len(cands)} sentences, fewer than a batch of {batch_size}",
+    if len(cands) < batch_size - k_none:
+        raise InputError("sentence sets", f"the training corpus has {len(cands)} sentences, fewer than a batch of {batch_size - k_none}",
                          "lower `training.batch_size` or use more notes")
     rng = np.random.default_rng(seed)
     with_entity = [c for c in cands if c.ent_idx]
     order = _stream(len(cands), rng)
+    none_order = _stream(len(none_cands), np.random.default_rng([seed, 1])) if k_none and none_cands else None
     rows: list[tuple[int, int, int, int, str | None]] = []
     for step in range(n_steps):
         batch: list[tuple[int, int, str | None]] = []
         used: set[str] = set()
         in_batch: set[int] = set()
-        for _ in range(batch_size):
+        for _ in range(batch_size - k_none):
             c = cands[next(order)]
             while c.sent_id in in_batch:  # across an epoch boundary: never the same sentence twice
                 c = cands[next(order)]
@@ -100,6 +122,11 @@ def plan_batches(cands: list[Candidate], strategy: str, batch_size: int, n_steps
             in_batch.add(c.sent_id)
             if term is not None:
                 used.add(term)
+        if none_order is not None and none_cands:
+            picked = {next(none_order) for _ in range(k_none)}
+            while len(picked) < k_none:  # across an epoch boundary
+                picked.add(next(none_order))
+            batch.extend((none_cands[i].sent_id, NO_ENTITY, None) for i in sorted(picked))
         rows.extend((step, slot, sid, ent, term) for slot, (sid, ent, term) in enumerate(batch))
     df = pd.DataFrame(rows, columns=PLAN_COLUMNS)
     return df.astype({"step": "int32", "slot": "int32", "sent_id": "int64", "ent_idx": "int32"})

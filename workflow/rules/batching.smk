@@ -7,13 +7,13 @@ rule batch_plan:
         sets=rules.sentence_sets.output.sets,
         linked=rules.sentence_sets.output.linked,
     output:
-        f"{R}/batches/{{method}}/seed{{seed}}.parquet",
+        f"{R}/batches/{{plan}}/seed{{seed}}.parquet",
     params:
-        plan=plan_settings,
+        plan=lambda wc: PLANS[wc.plan],
     log:
-        f"{LOGS}/batch_plan/{{method}}_seed{{seed}}.log",
+        f"{LOGS}/batch_plan/{{plan}}_seed{{seed}}.log",
     benchmark:
-        f"{BENCH}/batch_plan/{{method}}_seed{{seed}}.tsv"
+        f"{BENCH}/batch_plan/{{plan}}_seed{{seed}}.tsv"
     conda:
         "../../envs/train.yaml"
     script:

@@ -6,7 +6,7 @@
 rule ingest_notes:
     """Stream the notes (NOTEEVENTS csv/csv.gz, .txt folder or parquet) into N shards by row_id mod N."""
     input:
-        config["notes"]["path"],
+        external_file(config["notes"]["path"]),
     output:
         shards=expand(f"{SHARD_DIR}/notes/{{shard}}.parquet", shard=SHARDS),
         stats=f"{SHARD_DIR}/ingest.json",
@@ -67,7 +67,7 @@ rule medcat_pack:
 rule slim_pack:
     """Restrict the user's MedCAT pack to the kept types once, so every shard job loads less."""
     input:
-        lambda wc: config["ner"]["model_pack"],
+        lambda wc: external_file(config["ner"]["model_pack"]),
     output:
         pack=directory(f"{R}/ner/slim_pack"),
         stats=f"{R}/ner/slim_pack.json",

@@ -16,7 +16,7 @@ rule embed:
         f"{BENCH}/embed/{{method}}_{{base_model}}_seed{{seed}}.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: config["training"]["threads"]
+    threads: 1  # mostly start-up and imports: two embed or evaluate jobs share two cores
     resources:
         mem_mb=4000,
     script:

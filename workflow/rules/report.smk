@@ -4,6 +4,7 @@
 
 localrules:
     report,
+    paper_report,
     corpus_stats,
     corpus_manifest,
 
@@ -42,3 +43,34 @@ rule report:
         "../../envs/report.yaml"
     script:
         "../scripts/report.py"
+
+
+TABLES = config.get("tables") or {}
+FIGURES = config.get("figures") or {}
+
+
+rule paper_report:
+    """The paper's tables (md, csv, tex; ours beside the paper's numbers), a training-curve figure
+    per table and Figure 2 (alignment against uniformity, labelled with Spearman)."""
+    input:
+        summary=rules.report.output.summary,
+        curves=rules.report.input.curves,
+    output:
+        tables=[f"{R}/tables/paper/{t}.{ext}" for t in TABLES for ext in ("md", "csv", "tex")],
+        curves=[f"{R}/figures/paper/curves_{t}.{ext}" for t in TABLES for ext in ("png", "pdf")],
+        figures=[f"{R}/figures/paper/{f}.{ext}" for f in FIGURES for ext in ("png", "pdf", "csv")],
+    params:
+        jobs=rules.report.params.jobs,
+        tables=TABLES,
+        figures=FIGURES,
+        eval_sets=EVAL_SETS,
+        default_base=GRID.default_base,
+        paper_label=config["report"]["paper_label"],
+    log:
+        f"{LOGS}/paper_report.log",
+    benchmark:
+        f"{BENCH}/paper_report.tsv"
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/paper_report.py"

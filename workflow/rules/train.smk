@@ -14,6 +14,8 @@ rule train:
         base_model=lambda wc: config["base_models"][wc.base_model],
         eval_sets=config["eval_sets"],
         selection_set=config["selection_set"],
+        # checkpoints and the best model so far: kept when a job is killed, so a rerun resumes
+        checkpoint_dir=lambda wc: f"{R}/checkpoints/{wc.method}/{wc.base_model}/seed{wc.seed}",
     log:
         f"{LOGS}/train/{{method}}_{{base_model}}_seed{{seed}}.log",
     benchmark:

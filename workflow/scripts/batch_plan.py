@@ -1,13 +1,19 @@
-"""Snakemake script: sentence sets -> batch plan of one method and seed."""
+"""Snakemake script: sentence sets -> one batch plan (corpus, mix, duplicate strategy) and seed."""
 import pandas as pd
 
-from clinsent.batching import candidates, plan_batches
+from clinsent.batching import candidates, none_slots, plan_batches
 from clinsent.io import write_parquet
 from clinsent.smk import setup_logging
 
-log = setup_logging(snakemake)  # noqa: F821
-p = snakemake.params.plan  # noqa: F821
-cands = candidates(pd.read_parquet(snakemake.input.sets), pd.read_parquet(snakemake.input.linked), p["corpus"])  # noqa: F821
-plan = plan_batches(cands, p["duplicates"], p["batch_size"], p["steps"], int(snakemake.wildcards.seed))  # noqa: F821
-log.info("plan: %d steps, %d rows from %d candidate sentences", p["steps"], len(plan), len(cands))
-write_parquet(plan, snakemake.output[0])  # noqa: F821
+smk = snakemake  # noqa: F821
+log = setup_logging(smk)
+p = smk.params.plan
+sets, linked = pd.read_parquet(smk.input.sets), pd.read_parquet(smk.input.linked)
+cands = candidates(sets, linked, p["corpus"])
+none_cands = candidates(sets, linked, "s_none") if p["none_share"] > 0 else None
+plan = plan_batches(cands, p["duplicates"], p["batch_size"], p["steps"], int(smk.wildcards.seed),
+                    none_cands=none_cands, none_share=p["none_share"])
+k = none_slots(p["batch_size"], p["none_share"])
+log.info("plan %s: %d steps, %d rows from %d candidate sentences; %d S_none per batch (share %.4f)",
+         smk.wildcards.plan, p["steps"], len(plan), len(cands), k, k / p["batch_size"])
+write_parquet(plan, smk.output[0])

@@ -19,7 +19,7 @@ result = train(
     plan=pd.read_parquet(smk.input.plan) if trained else None,
     sentences=pd.read_parquet(smk.input.sets, columns=["sent_id", "text"]) if trained else None,
     entities=pd.read_parquet(smk.input.linked) if settings.objective == "medse" else None,
-    log=log.info,
+    log=log.info, checkpoint_dir=smk.params.checkpoint_dir,
 )
 write_csv(result.curve, smk.output.curve)
 write_json(result.info, smk.output.selection)

@@ -63,8 +63,9 @@ def sentence_transformer(transformer: Any, pooling: str, first_layer: int = 1, d
         transformer.model.config.output_hidden_states = True
         modules.append(WeightedLayerPooling(dim, n_layers, first_layer, torch.nn.Parameter(weights, requires_grad=False)))
         modules.append(Pooling(dim, "mean"))
-    elif pooling in ("cls", "mean"):
-        modules.append(Pooling(dim, pooling))
+    elif pooling in ("cls", "cls_before_pooler", "mean"):
+        modules.append(Pooling(dim, "mean" if pooling == "mean" else "cls"))  # cls: the MLP is training-only
     else:
-        raise InputError("config: methods", f"unknown pooling {pooling!r}", "use cls, mean or first_last")
+        raise InputError("config: methods", f"unknown pooling {pooling!r}",
+                         "use cls, cls_before_pooler, mean or first_last")
     return SentenceTransformer(modules=modules, device=device)

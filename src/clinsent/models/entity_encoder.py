@@ -1,9 +1,16 @@
-"""Entity encoders of MED-SE (Hwang et al. 2022, section 3.2, "Entity Pooling", Table 8).
+"""Entity encoders of MED-SE (Hwang et al. 2022, section 3.2 "Entity Pooling", Table 8).
 
-The token states of an entity's span (from the main encoder's last layer, same forward pass
-as the sentence embedding) go through an entity encoder and are then average-pooled into
-one entity embedding h_ent. ``transformer`` (a shallow Transformer encoder) is the paper's
-default; ``mean`` averages the span's token states directly.
+The token states of an entity's span (the main encoder's last layer, same forward pass as
+the sentence embedding) go through an entity encoder and are then average-pooled over the
+span into one entity embedding h_ent:
+
+- ``mean``: no encoder, the span's token states are averaged directly;
+- ``bilstm``: a bidirectional LSTM (d/2 per direction) over the span's tokens;
+- ``fc``: one fully connected layer (Linear d->d) applied to every span token;
+- ``transformer`` (the paper's default): a shallow Transformer encoder over the span's tokens;
+- ``cross_attention`` ("CA", after Lin et al. 2021): the span's tokens are the queries of a
+  multi-head attention over all of the sentence's (unpadded) tokens, followed by a residual,
+  LayerNorm and a feed-forward block, so the entity is encoded in its sentence's context.
 """
 
 from __future__ import annotations
@@ -11,7 +18,31 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-ENTITY_ENCODERS = ("mean", "transformer")
+ENTITY_ENCODERS = ("mean", "bilstm", "fc", "transformer", "cross_attention")
+
+
+def _heads(dim: int, heads: int | None) -> int:
+    n = heads or max(1, dim // 64)
+    while dim % n:
+        n -= 1
+    return n
+
+
+class CrossAttentionBlock(nn.Module):
+    """Queries (entity tokens) attend over keys/values (the sentence's tokens); post-norm."""
+
+    def __init__(self, dim: int, heads: int, dropout: float) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, heads, dropout=dropout, batch_first=True)
+        self.norm1 = nn.LayerNorm(dim)
+        self.ff = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Dropout(dropout), nn.Linear(4 * dim, dim))
+        self.norm2 = nn.LayerNorm(dim)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, queries: torch.Tensor, context: torch.Tensor, context_padding: torch.Tensor) -> torch.Tensor:
+        attended, _ = self.attn(queries, context, context, key_padding_mask=context_padding, need_weights=False)
+        x = self.norm1(queries + self.drop(attended))
+        return self.norm2(x + self.drop(self.ff(x)))
 
 
 class EntityEncoder(nn.Module):
@@ -22,23 +53,47 @@ class EntityEncoder(nn.Module):
         self.kind = kind
         self.encoder: nn.Module | None = None
         if kind == "transformer":
-            n_heads = heads or max(1, dim // 64)
-            layer = nn.TransformerEncoderLayer(dim, n_heads, dim_feedforward=4 * dim, dropout=dropout,
+            layer = nn.TransformerEncoderLayer(dim, _heads(dim, heads), dim_feedforward=4 * dim, dropout=dropout,
                                                batch_first=True, norm_first=False)
             self.encoder = nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
+        elif kind == "bilstm":
+            self.encoder = nn.LSTM(dim, dim // 2, num_layers=layers, batch_first=True, bidirectional=True)
+            self.lstm_out = nn.Linear(2 * (dim // 2), dim) if dim % 2 else nn.Identity()
+        elif kind == "fc":
+            self.encoder = nn.Linear(dim, dim)
+        elif kind == "cross_attention":
+            self.encoder = nn.ModuleList(CrossAttentionBlock(dim, _heads(dim, heads), dropout) for _ in range(layers))
 
-    def forward(self, token_states: torch.Tensor, span_mask: torch.Tensor) -> torch.Tensor:
-        """``token_states`` [n, T, d] and ``span_mask`` [n, T] (True on the entity's tokens) -> [n, d].
+    def forward(self, token_states: torch.Tensor, span_mask: torch.Tensor,
+                attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``token_states`` [n, T, d], ``span_mask`` [n, T] (True on the entity's tokens) and the
+        sentences' ``attention_mask`` [n, T] (needed by ``cross_attention``) -> h_ent [n, d].
 
-        The span is gathered to the front of a compact [n, S, d] tensor first, so the encoder
-        attends over the entity's tokens only.
+        The span is gathered to the front of a compact [n, S, d] tensor first, so the
+        span-only encoders see the entity's tokens and nothing else.
         """
         lengths = span_mask.sum(dim=1)
         width = int(lengths.max().item()) if len(lengths) else 0
         idx = torch.argsort((~span_mask).to(torch.int8), dim=1, stable=True)[:, :width]
         spans = torch.gather(token_states, 1, idx.unsqueeze(-1).expand(-1, -1, token_states.size(-1)))
         valid = torch.arange(width, device=span_mask.device).unsqueeze(0) < lengths.unsqueeze(1)
-        if self.encoder is not None:
+        if self.kind == "transformer":
+            assert self.encoder is not None
             spans = self.encoder(spans, src_key_padding_mask=~valid)
+        elif self.kind == "bilstm":
+            packed = nn.utils.rnn.pack_padded_sequence(spans, lengths.clamp(min=1).cpu(), batch_first=True,
+                                                       enforce_sorted=False)
+            out, _ = self.encoder(packed)  # type: ignore[misc]
+            spans, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=width)
+            spans = self.lstm_out(spans)
+        elif self.kind == "fc":
+            assert self.encoder is not None
+            spans = self.encoder(spans)
+        elif self.kind == "cross_attention":
+            if attention_mask is None:
+                raise ValueError("the cross_attention entity encoder needs the sentences' attention_mask")
+            padding = attention_mask.to(spans.device) == 0
+            for block in self.encoder:  # type: ignore[union-attr]
+                spans = block(spans, token_states, padding)
         mask = valid.unsqueeze(-1).to(spans.dtype)
         return (spans * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)

@@ -38,3 +38,32 @@ def build_report(jobs: list[dict[str, Any]], eval_sets: list[str], methods: list
     with atomic_path(outputs["figure_png"], ".png") as png, atomic_path(outputs["figure_pdf"], ".pdf") as pdf:
         curve_figure(all_curves, eval_sets, [png, pdf], title)
     return summary
+
+
+def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_paths: list[str],
+                       tables: dict[str, dict[str, Any]], figures: dict[str, dict[str, Any]], eval_sets: list[str],
+                       default_base: str, paper_label: str, out_dir_tables: str, out_dir_figures: str) -> None:
+    """Each table as md/csv/tex plus its training-curve figure; each figure as png/pdf plus its points (csv)."""
+    from clinsent.report.paper import alignment_uniformity_figure, figure_points, paper_table
+
+    summary = pd.read_csv(summary_path)
+    curves = pd.concat([pd.read_csv(p).assign(method=j["method"], base_model=j["base_model"], seed=j["seed"])
+                        for j, p in zip(jobs, curve_paths, strict=True)], ignore_index=True)
+    for tid, table in tables.items():
+        df = paper_table(summary, table, eval_sets, default_base, paper_label)
+        caption = f"{table['caption']} Ours: mean ± std over seeds; ({paper_label}): the paper's reported numbers."
+        write_csv(df, f"{out_dir_tables}/{tid}.csv")
+        write_text(to_markdown(df, caption), f"{out_dir_tables}/{tid}.md")
+        write_text(to_latex(df, caption), f"{out_dir_tables}/{tid}.tex")
+        refs = [c for row in table["rows"] for c in row["cells"] if c]
+        runs = {(m, b or default_base) for m, _, b in (r.partition("@") for r in refs)}
+        sub = curves[[(m, b) in runs for m, b in zip(curves["method"], curves["base_model"], strict=True)]]
+        with atomic_path(f"{out_dir_figures}/curves_{tid}.png", ".png") as png, \
+                atomic_path(f"{out_dir_figures}/curves_{tid}.pdf", ".pdf") as pdf:
+            curve_figure(sub, eval_sets, [png, pdf], f"{tid}: Spearman against training step (mean over seeds)")
+    for fid, figure in figures.items():
+        points = figure_points(summary, figure, default_base)
+        write_csv(points, f"{out_dir_figures}/{fid}.csv")
+        with atomic_path(f"{out_dir_figures}/{fid}.png", ".png") as png, \
+                atomic_path(f"{out_dir_figures}/{fid}.pdf", ".pdf") as pdf:
+            alignment_uniformity_figure(points, figure["caption"], [png, pdf])

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 
-def _fmt(values: np.ndarray) -> str:
+def fmt_mean_std(values: np.ndarray) -> str:
+    """``mean ± std`` (sample std) to three decimals; one value alone."""
     if len(values) == 1:
         return f"{values[0]:.3f}"
     return f"{values.mean():.3f} ± {values.std(ddof=1):.3f}"
@@ -26,7 +27,7 @@ def results_table(summary: pd.DataFrame, eval_sets: list[str], methods: list[str
             row: dict[str, object] = {"base_model": base, "method": method, "seeds": int(sub["seed"].nunique())}
             for name in eval_sets:
                 vals = sub[sub["eval_set"] == name]["value"].to_numpy()
-                row[name] = _fmt(vals) if len(vals) else "–"
+                row[name] = fmt_mean_std(vals) if len(vals) else "–"
             rows.append(row)
     return pd.DataFrame(rows, columns=["base_model", "method", "seeds", *eval_sets])
 

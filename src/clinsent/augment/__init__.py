@@ -1,0 +1,1 @@
+"""Data augmentations that replace SimCSE's dropout."""

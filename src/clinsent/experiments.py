@@ -1,0 +1,93 @@
+"""Experiments as data: the job grid and the paper's tables from a validated config.
+
+``tables.<id>.rows[*].cells`` and ``figures.<id>.points[*].run`` cite runs as ``method`` or
+``method@base_model`` (the base model defaults to ``report.base_model``, else the first one).
+With tables or figures, the grid is exactly the cited runs; without, every method x base
+model. Each run trains once per seed of its method (``methods.<m>.seeds``, else ``seeds``).
+Batch plans are keyed by what shapes them (corpus, S_none share, duplicate strategy, batch
+size, steps), so methods that train on the same batches share one plan per seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Run = tuple[str, str]  # (method, base_model)
+
+
+def plan_settings(method: dict[str, Any], training: dict[str, Any]) -> dict[str, Any]:
+    share = float(method.get("none_share", 0.0))
+    settings = {
+        "corpus": method.get("corpus", "s_all"),
+        "duplicates": method.get("duplicates", "naive"),
+        "none_share": share,
+        "batch_size": int(method.get("batch_size", training["batch_size"])),
+        "steps": int(method.get("steps", training["steps"])),
+    }
+    if share >= 1.0:  # S_none only: corpus and strategy play no part
+        settings.update(corpus="s_none", duplicates="naive", none_share=0.0)
+    return settings
+
+
+def plan_key(settings: dict[str, Any]) -> str:
+    return (f"{settings['corpus']}-{settings['duplicates']}-none{settings['none_share']:g}"
+            f"-b{settings['batch_size']}-n{settings['steps']}")
+
+
+@dataclass
+class Grid:
+    runs: list[Run]
+    seeds_of: dict[str, list[int]]
+    default_base: str
+    plans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    plan_of: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def jobs(self) -> list[tuple[str, str, int]]:
+        return [(m, b, s) for m, b in self.runs for s in self.seeds_of[m]]
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Grid:
+        methods, bases = config["methods"], list(config["base_models"])
+        default_base = (config.get("report") or {}).get("base_model") or bases[0]
+        if default_base not in bases:
+            raise ValueError(f"config: report.base_model {default_base!r} is not a key of base_models {bases}. "
+                             "Fix: name one of them.")
+        refs = cited_runs(config)
+        if refs:
+            runs = list(dict.fromkeys(parse_run(ref, where, methods, bases, default_base) for where, ref in refs))
+        else:
+            runs = [(m, b) for m in methods for b in bases]
+        seeds = {m: [int(s) for s in (methods[m].get("seeds") or config["seeds"])] for m in methods}
+        grid = cls(runs, seeds, default_base)
+        for m in dict.fromkeys(m for m, _ in runs):
+            if methods[m]["objective"] != "none":
+                ps = plan_settings(methods[m], config["training"])
+                key = plan_key(ps)
+                grid.plans[key] = ps
+                grid.plan_of[m] = key
+        return grid
+
+
+def cited_runs(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """(where, reference) for every run a table cell or a figure point cites."""
+    out = []
+    for tid, table in (config.get("tables") or {}).items():
+        for i, row in enumerate(table["rows"]):
+            out += [(f"tables.{tid}.rows[{i}] ({row['label']})", c) for c in row["cells"] if c]
+    for fid, fig in (config.get("figures") or {}).items():
+        out += [(f"figures.{fid}.points[{i}]", p["run"]) for i, p in enumerate(fig["points"])]
+    return out
+
+
+def parse_run(ref: str, where: str, methods: dict[str, Any], bases: list[str], default_base: str) -> Run:
+    method, _, base = ref.partition("@")
+    base = base or default_base
+    if method not in methods:
+        raise ValueError(f"config: {where} cites method {method!r}, which is not a key of methods. "
+                         "Fix: add it under methods or correct the name.")
+    if base not in bases:
+        raise ValueError(f"config: {where} cites base model {base!r}, which is not a key of base_models {bases}. "
+                         "Fix: add it under base_models or correct the name.")
+    return method, base

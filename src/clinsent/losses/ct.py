@@ -1,0 +1,51 @@
+"""Contrastive Tension (Carlsson et al. 2021, ICLR; MED-SE Table 3 "CT-BERT").
+
+Two independent copies of the encoder: model 1 embeds the first sentence of each pair,
+model 2 (the one kept) the second. The logit of a pair is the dot product of the two
+embeddings (no normalisation); the loss is binary cross-entropy with logits, label 1 for
+identical pairs and 0 otherwise, averaged over pairs. Pairs come in groups of 1 + K:
+one identical pair followed by K = 7 pairs of different sentences, and the two models see
+*different* negative sentences (as in the original TensorFlow code).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+GROUP_SIZE = 8  # one positive and seven negatives
+
+
+def ct_pairs(texts: list[str], rng: np.random.Generator, group_size: int = GROUP_SIZE) -> tuple[list[str], list[str], torch.Tensor]:
+    """(texts for model 1, texts for model 2, labels) from one batch of distinct sentences.
+
+    The batch is cut into groups of ``group_size`` sentences (a short last group is kept when it
+    has at least one negative). In a group [a, x1..xK], model 1 gets [a, x1..xK] and model 2
+    gets [a, x_s(1)..x_s(K)], where s is a random cyclic derangement, so no negative pair is
+    identical and the models' negative sentences differ.
+    """
+    first: list[str] = []
+    second: list[str] = []
+    labels: list[float] = []
+    for g in range(0, len(texts), group_size):
+        group = texts[g:g + group_size]
+        if len(group) < 3:  # one anchor plus at least two negatives, so a derangement exists
+            break
+        anchor, negatives = group[0], group[1:]
+        perm = rng.permutation(len(negatives))
+        shifted = np.empty_like(perm)
+        shifted[perm] = np.roll(perm, -1)  # k -> next element of a single random cycle: no fixed point
+        first += [anchor, *negatives]
+        second += [anchor, *[negatives[int(j)] for j in shifted]]
+        labels += [1.0] + [0.0] * len(negatives)
+    return first, second, torch.tensor(labels)
+
+
+def ct_logits(e1: torch.Tensor, e2: torch.Tensor) -> torch.Tensor:
+    """Dot product of each pair's two embeddings: [n]."""
+    return (e1.float() * e2.float()).sum(dim=-1)
+
+
+def ct_loss(e1: torch.Tensor, e2: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    return F.binary_cross_entropy_with_logits(ct_logits(e1, e2), labels.to(e1.device).float())

@@ -1,0 +1,1 @@
+"""Post-processing of sentence embeddings fitted on the evaluation sentences: whitening, BERT-flow."""

@@ -1,0 +1,93 @@
+"""The paper's tables and Figure 2 from ``summary.csv``, with the paper's own numbers beside ours.
+
+A table (config ``tables.<id>``) has rows; each row cites one run per column group
+(``columns``: e.g. S_all and S_ent, or MED-SE and SimCSE) and may carry the paper's numbers
+(``paper``: per column group, one string per eval set). The rendered columns are, for each
+eval set and column group, ours (Spearman, mean ± std over seeds) and the paper's, marked
+"(paper)". ``transpose`` renders rows as columns (MED-SE Table 6's layout).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from clinsent.report.tables import fmt_mean_std
+
+MISSING = "–"
+
+
+def _run(ref: str, default_base: str) -> tuple[str, str]:
+    method, _, base = ref.partition("@")
+    return method, base or default_base
+
+
+def cell_values(summary: pd.DataFrame, ref: str, default_base: str, eval_set: str, metric: str = "spearman") -> np.ndarray:
+    method, base = _run(ref, default_base)
+    sel = summary[(summary["method"] == method) & (summary["base_model"] == base) & (summary["eval_set"] == eval_set)
+                  & (summary["metric"] == metric)]
+    return sel.sort_values("seed")["value"].to_numpy()
+
+
+def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: list[str], default_base: str,
+                paper_label: str = "paper") -> pd.DataFrame:
+    groups = table.get("columns") or [""]
+    has_group = any(r.get("group") for r in table["rows"])
+    records = []
+    for i, row in enumerate(table["rows"]):
+        if len(row["cells"]) != len(groups):
+            raise ValueError(f"tables: row {i} ({row['label']}) has {len(row['cells'])} cells for "
+                             f"{len(groups)} column groups {groups}")
+        rec: dict[str, str] = {"group": row.get("group", "")} if has_group else {}
+        rec["row"] = row["label"]
+        paper = row.get("paper") or [None] * len(groups)
+        for e, name in enumerate(eval_sets):
+            for g, col in enumerate(groups):
+                head = f"{name} {col}".strip()
+                ref = row["cells"][g]
+                values = cell_values(summary, ref, default_base, name) if ref else np.array([])
+                rec[head] = fmt_mean_std(values) if len(values) else MISSING
+                theirs = paper[g][e] if g < len(paper) and paper[g] and e < len(paper[g]) else None
+                rec[f"{head} ({paper_label})"] = theirs or MISSING
+        records.append(rec)
+    df = pd.DataFrame(records)
+    if table.get("transpose"):
+        df = df.set_index("row").T.reset_index().rename(columns={"index": "row"})
+    return df
+
+
+def figure_points(summary: pd.DataFrame, figure: dict[str, Any], default_base: str) -> pd.DataFrame:
+    """Per point: mean alignment, uniformity and Spearman on the figure's eval set over seeds."""
+    rows = []
+    for p in figure["points"]:
+        vals = {m: cell_values(summary, p["run"], default_base, figure["eval_set"], m)
+                for m in ("alignment", "uniformity", "spearman")}
+        if all(len(v) for v in vals.values()):
+            rows.append({"label": p["label"], "run": p["run"], "seeds": len(vals["spearman"]),
+                         **{m: float(np.mean(v)) for m, v in vals.items()}})
+    return pd.DataFrame(rows, columns=["label", "run", "seeds", "alignment", "uniformity", "spearman"])
+
+
+def alignment_uniformity_figure(points: pd.DataFrame, caption: str, out_paths: list[Any]) -> None:
+    """Figure 2: uniformity (x) against alignment (y), each point labelled with its Spearman."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    cmap = plt.get_cmap("tab10")
+    for i, r in enumerate(points.itertuples()):
+        ax.scatter(r.uniformity, r.alignment, color=cmap(i % 10), s=40)
+        ax.annotate(f"{r.label} ({r.spearman:.3f})", (r.uniformity, r.alignment), textcoords="offset points",
+                    xytext=(5, 4), fontsize=8)
+    ax.set_xlabel("uniformity (lower is better)")
+    ax.set_ylabel("alignment (lower is better)")
+    ax.grid(alpha=0.3)
+    ax.set_title(caption, fontsize=9, wrap=True)
+    fig.tight_layout()
+    for path in out_paths:
+        fig.savefig(path, dpi=150 if str(path).endswith(".png") else None)
+    plt.close(fig)

@@ -1,0 +1,75 @@
+"""Paper tables and Figure 2 from a summary: cells, the paper's numbers beside ours, transpose."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from clinsent.report.build import build_paper_report
+from clinsent.report.paper import figure_points, paper_table
+from clinsent.report.summary import SUMMARY_COLUMNS
+
+
+def _summary() -> pd.DataFrame:
+    rows = []
+    for method, base, vals in [("simcse", "bio", [0.70, 0.72]), ("medse", "bio", [0.74, 0.76]), ("lm", "bert", [0.6])]:
+        for seed, v in enumerate(vals):
+            for e, name in enumerate(["train", "test"]):
+                for metric, value in [("spearman", v - 0.1 * e), ("alignment", 0.3 + seed), ("uniformity", -2.0 - seed)]:
+                    rows.append((method, base, seed, name, metric, value, 10))
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+TABLE = {"caption": "T", "columns": ["MED-SE", "SimCSE"], "rows": [
+    {"label": "Replace", "cells": ["medse", "simcse"], "paper": [["0.721 ± 0.008", "0.687"], ["0.685", "0.560"]]},
+    {"label": "Baseline", "cells": [None, "lm@bert"]},
+]}
+
+
+def test_cells_are_mean_std_over_seeds_with_the_paper_beside() -> None:
+    df = paper_table(_summary(), TABLE, ["train", "test"], default_base="bio")
+    assert list(df.columns) == ["row", "train MED-SE", "train MED-SE (paper)", "train SimCSE", "train SimCSE (paper)",
+                                "test MED-SE", "test MED-SE (paper)", "test SimCSE", "test SimCSE (paper)"]
+    replace = df.iloc[0]
+    std = np.std([0.74, 0.76], ddof=1)
+    assert replace["train MED-SE"] == f"0.750 ± {std:.3f}" and replace["test MED-SE"] == f"0.650 ± {std:.3f}"
+    assert replace["train MED-SE (paper)"] == "0.721 ± 0.008" and replace["test SimCSE (paper)"] == "0.560"
+    baseline = df.iloc[1]
+    assert baseline["train MED-SE"] == "–" and baseline["train SimCSE"] == "0.600" and baseline["test SimCSE (paper)"] == "–"
+
+
+def test_transpose_puts_rows_across() -> None:
+    table = {"caption": "T6", "transpose": True, "rows": [
+        {"label": "0.1", "cells": ["medse"], "paper": [["0.721", "0.687"]]},
+        {"label": "0.5", "cells": ["simcse"], "paper": [["0.717", "0.675"]]}]}
+    df = paper_table(_summary(), table, ["train", "test"], default_base="bio")
+    assert list(df.columns) == ["row", "0.1", "0.5"]
+    assert df["row"].tolist() == ["train", "train (paper)", "test", "test (paper)"]
+    assert df.loc[0, "0.1"].startswith("0.750") and df.loc[1, "0.5"] == "0.717"
+
+
+def test_figure_points_and_files(tmp_path: Path) -> None:
+    figure = {"caption": "F2", "eval_set": "test", "points": [{"label": "MED-SE", "run": "medse"},
+                                                              {"label": "BERT", "run": "lm@bert"}]}
+    pts = figure_points(_summary(), figure, "bio")
+    assert pts["label"].tolist() == ["MED-SE", "BERT"]
+    assert np.isclose(pts.loc[0, "spearman"], 0.65) and np.isclose(pts.loc[0, "alignment"], 0.8)
+    assert pts.loc[1, "seeds"] == 1 and np.isclose(pts.loc[1, "uniformity"], -2.0)
+    summary_path = tmp_path / "summary.csv"
+    _summary().to_csv(summary_path, index=False)
+    jobs, curves = [], []
+    for m, b, s in [("simcse", "bio", 0), ("medse", "bio", 0), ("lm", "bert", 0)]:
+        p = tmp_path / f"{m}{s}.csv"
+        pd.DataFrame({"step": [0, 10, 0, 10], "eval_set": ["train", "train", "test", "test"],
+                      "spearman": [0.5, 0.7, 0.4, 0.6]}).to_csv(p, index=False)
+        jobs.append({"method": m, "base_model": b, "seed": s})
+        curves.append(str(p))
+    build_paper_report(str(summary_path), jobs, curves, {"table7": TABLE}, {"figure2": figure}, ["train", "test"],
+                       "bio", "paper", str(tmp_path / "tables"), str(tmp_path / "figures"))
+    for name in ["tables/table7.md", "tables/table7.csv", "tables/table7.tex", "figures/curves_table7.png",
+                 "figures/curves_table7.pdf", "figures/figure2.png", "figures/figure2.pdf", "figures/figure2.csv"]:
+        assert (tmp_path / name).stat().st_size > 0, name
+    md = (tmp_path / "tables/table7.md").read_text()
+    assert "(paper)" in md and "0.721 ± 0.008" in md and "mean ± std over seeds" in md
