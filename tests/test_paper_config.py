@@ -70,6 +70,8 @@ def test_grid_counts_from_the_tables() -> None:
 def test_demo_config_is_a_subset_of_the_paper_config() -> None:
     paper, demo = _load(PAPER), _load(DEMO)
     for name, knobs in demo["methods"].items():
+        # the one allowed difference: demo eval sets have fewer sentences than MiniLM has dimensions
+        knobs = {k: v for k, v in knobs.items() if not (name == "lm_whitening" and k == "whitening_dims")}
         assert paper["methods"].get(name) == knobs, name
     assert set(demo["tables"]) == set(paper["tables"]) and set(demo["figures"]) == set(paper["figures"])
     for tid, table in demo["tables"].items():

@@ -171,3 +171,15 @@ def test_info_nce_matches_definition_for_ct_and_simcse_shapes() -> None:
     a, b = torch.randn(5, 4), torch.randn(5, 4)
     logits = F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T / 0.05
     assert info_nce(a, b, 0.05).item() == pytest.approx(F.cross_entropy(logits, torch.arange(5)).item(), rel=1e-6)
+
+
+def test_full_whitening_of_fewer_vectors_than_dimensions_is_degenerate_and_k_fixes_it() -> None:
+    """Why ``whitening_dims`` exists: n < d whitened vectors are mutually orthogonal."""
+    from clinsent.postprocess.apply import postprocess
+
+    x = np.random.default_rng(1).normal(size=(20, 64)) + 1.0
+    full = postprocess(x, "whitening")
+    cos = full @ full.T / np.outer(np.linalg.norm(full, axis=1), np.linalg.norm(full, axis=1))
+    assert np.allclose(cos[~np.eye(20, dtype=bool)], -1 / 19, atol=1e-6)  # centred, equal-norm simplex
+    low = postprocess(x, "whitening", whitening_dims=5)
+    assert low.shape == (20, 5)

@@ -13,6 +13,7 @@ rule evaluate:
         eval_set=lambda wc: config["eval_sets"][wc.eval_set],
         positive_share=config["evaluation"]["positive_share"],
         postprocess=lambda wc: method_cfg(wc.method)["postprocess"],
+        whitening_dims=lambda wc: method_cfg(wc.method)["whitening_dims"],
     log:
         f"{LOGS}/evaluate/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.log",
     benchmark:

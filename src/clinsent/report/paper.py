@@ -77,12 +77,13 @@ def alignment_uniformity_figure(points: pd.DataFrame, caption: str, out_paths: l
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    fig, ax = plt.subplots(figsize=(5.5, 5.2))
     cmap = plt.get_cmap("tab10")
-    for i, r in enumerate(points.itertuples()):
-        ax.scatter(r.uniformity, r.alignment, color=cmap(i % 10), s=40)
-        ax.annotate(f"{r.label} ({r.spearman:.3f})", (r.uniformity, r.alignment), textcoords="offset points",
-                    xytext=(5, 4), fontsize=8)
+    for i, r in enumerate(points.itertuples()):  # labelled through the legend: close points never overlap
+        ax.scatter(r.uniformity, r.alignment, color=cmap(i % 10), s=40, label=f"{r.label} ({r.spearman:.3f})")
+        ax.annotate(str(i + 1), (r.uniformity, r.alignment), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.legend([f"{i + 1}. {t.get_text()}" for i, t in enumerate(ax.legend().get_texts())], fontsize=7,
+              loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=1, frameon=False)
     ax.set_xlabel("uniformity (lower is better)")
     ax.set_ylabel("alignment (lower is better)")
     ax.grid(alpha=0.3)
