@@ -60,7 +60,7 @@ def corpus(n: int) -> tuple[pd.DataFrame, pd.DataFrame, list[Candidate]]:
         d = DISEASES[i % len(DISEASES)]
         text = f"Patient {i} has a history of {d} and " + FILLER * 2
         start = text.index(d)
-        ents.append((i, 0, start, start + len(d), f"T{i % len(DISEASES)}",
+        ents.append((i, 0, start, start + len(d), f"T{i}",  # distinct entities: replace can fill any batch
                      f"{d.capitalize()} is a disease; " + FILLER))
         sents.append((i, text))
     sentences = pd.DataFrame(sents, columns=["sent_id", "text"])
