@@ -81,9 +81,14 @@ def cited_runs(config: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def parse_run(ref: str, where: str, methods: dict[str, Any], bases: list[str], default_base: str) -> Run:
+def split_run(ref: str, default_base: str) -> Run:
+    """``method`` or ``method@base_model`` -> (method, base model)."""
     method, _, base = ref.partition("@")
-    base = base or default_base
+    return method, base or default_base
+
+
+def parse_run(ref: str, where: str, methods: dict[str, Any], bases: list[str], default_base: str) -> Run:
+    method, base = split_run(ref, default_base)
     if method not in methods:
         raise ValueError(f"config: {where} cites method {method!r}, which is not a key of methods. "
                          "Fix: add it under methods or correct the name.")

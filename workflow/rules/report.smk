@@ -66,6 +66,8 @@ rule paper_report:
         eval_sets=EVAL_SETS,
         default_base=GRID.default_base,
         paper_label=config["report"]["paper_label"],
+        tables_dir=f"{R}/tables/paper",  # where the declared outputs above live
+        figures_dir=f"{R}/figures/paper",
     log:
         f"{LOGS}/paper_report.log",
     benchmark:

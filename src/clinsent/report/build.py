@@ -44,6 +44,7 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
                        tables: dict[str, dict[str, Any]], figures: dict[str, dict[str, Any]], eval_sets: list[str],
                        default_base: str, paper_label: str, out_dir_tables: str, out_dir_figures: str) -> None:
     """Each table as md/csv/tex plus its training-curve figure; each figure as png/pdf plus its points (csv)."""
+    from clinsent.experiments import split_run
     from clinsent.report.paper import alignment_uniformity_figure, figure_points, paper_table
 
     summary = pd.read_csv(summary_path)
@@ -55,8 +56,7 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
         write_csv(df, f"{out_dir_tables}/{tid}.csv")
         write_text(to_markdown(df, caption), f"{out_dir_tables}/{tid}.md")
         write_text(to_latex(df, caption), f"{out_dir_tables}/{tid}.tex")
-        refs = [c for row in table["rows"] for c in row["cells"] if c]
-        runs = {(m, b or default_base) for m, _, b in (r.partition("@") for r in refs)}
+        runs = {split_run(c, default_base) for row in table["rows"] for c in row["cells"] if c}
         sub = curves[[(m, b) in runs for m, b in zip(curves["method"], curves["base_model"], strict=True)]]
         with atomic_path(f"{out_dir_figures}/curves_{tid}.png", ".png") as png, \
                 atomic_path(f"{out_dir_figures}/curves_{tid}.pdf", ".pdf") as pdf:

@@ -14,18 +14,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from clinsent.experiments import split_run
 from clinsent.report.tables import fmt_mean_std
 
 MISSING = "–"
 
 
-def _run(ref: str, default_base: str) -> tuple[str, str]:
-    method, _, base = ref.partition("@")
-    return method, base or default_base
-
-
 def cell_values(summary: pd.DataFrame, ref: str, default_base: str, eval_set: str, metric: str = "spearman") -> np.ndarray:
-    method, base = _run(ref, default_base)
+    method, base = split_run(ref, default_base)
     sel = summary[(summary["method"] == method) & (summary["base_model"] == base) & (summary["eval_set"] == eval_set)
                   & (summary["metric"] == metric)]
     return sel.sort_values("seed")["value"].to_numpy()
