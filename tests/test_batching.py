@@ -109,13 +109,14 @@ def test_entity_is_drawn_per_sentence_per_step() -> None:
 
 
 def test_s_none_only_plan_and_plan_keys() -> None:
-    from clinsent.experiments import plan_key, plan_settings
+    from clinsent.data.plan import SentencePlan
 
     none = [Candidate(100 + i, (), ()) for i in range(20)]
     plan = plan_batches([], "replace", 8, 5, seed=0, none_cands=none, none_share=1.0)
     assert (plan["sent_id"] >= 100).all() and (plan["ent_idx"] == -1).all() and len(plan) == 40
-    training = {"batch_size": 32, "steps": 2000}
-    only_none = plan_settings({"corpus": "s_ent", "duplicates": "replace", "none_share": 1.0}, training)
-    assert plan_key(only_none) == "s_none-naive-none0-b32-n2000"
-    mix = plan_settings({"corpus": "s_ent", "duplicates": "replace", "none_share": 0.1}, training)
-    assert plan_key(mix) == "s_ent-replace-none0.1-b32-n2000"
+    only_none = SentencePlan("s_ent", "replace", 1.0, 32, 2000)
+    assert only_none.key() == "s_none-naive-none0-b32-n2000"
+    assert only_none.settings() == {"corpus": "s_none", "duplicates": "naive", "none_share": 0.0, "batch_size": 32,
+                                    "steps": 2000}
+    mix = SentencePlan("s_ent", "replace", 0.1, 32, 2000, entities=True)
+    assert mix.key() == "s_ent-replace-none0.1-b32-n2000"  # the entities flag does not shape the plan

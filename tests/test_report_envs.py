@@ -25,15 +25,19 @@ def _records() -> list[dict]:
     return out
 
 
+STS = ["spearman", "pearson", "alignment", "uniformity"]
+
+
 def test_summary_columns_and_rows() -> None:
-    df = summary_rows(_records())
+    df = summary_rows(_records(), {"train": STS, "test": STS})
     assert list(df.columns) == SUMMARY_COLUMNS == ["method", "base_model", "seed", "eval_set", "metric", "value", "step"]
     assert len(df) == 5 * 4
     assert df[(df["method"] == "none")]["step"].unique().tolist() == [0]
 
 
 def test_table_mean_std_over_seeds() -> None:
-    table = results_table(summary_rows(_records()), ["train", "test"], ["none", "medse"])
+    table = results_table(summary_rows(_records(), {"train": STS, "test": STS}), {"train": "spearman", "test": "spearman"},
+                          ["none", "medse"])
     assert table["method"].tolist() == ["none", "medse"]
     row = table.set_index("method").loc["medse"]
     assert row["train"] == "0.720 ± 0.028"  # mean 0.72, sample std of (0.70, 0.74) = 0.0283

@@ -12,6 +12,8 @@ from clinsent.report.paper import figure_points, paper_table
 from clinsent.report.summary import SUMMARY_COLUMNS
 
 
+HEADLINE = {"train": "spearman", "test": "spearman"}
+
 def _summary() -> pd.DataFrame:
     rows = []
     for method, base, vals in [("simcse", "bio", [0.70, 0.72]), ("medse", "bio", [0.74, 0.76]), ("lm", "bert", [0.6])]:
@@ -29,7 +31,7 @@ TABLE = {"caption": "T", "columns": ["MED-SE", "SimCSE"], "rows": [
 
 
 def test_cells_are_mean_std_over_seeds_with_the_paper_beside() -> None:
-    df = paper_table(_summary(), TABLE, ["train", "test"], default_base="bio")
+    df = paper_table(_summary(), TABLE, HEADLINE, default_base="bio")
     assert list(df.columns) == ["row", "train MED-SE", "train MED-SE (paper)", "train SimCSE", "train SimCSE (paper)",
                                 "test MED-SE", "test MED-SE (paper)", "test SimCSE", "test SimCSE (paper)"]
     replace = df.iloc[0]
@@ -44,7 +46,7 @@ def test_transpose_puts_rows_across() -> None:
     table = {"caption": "T6", "transpose": True, "rows": [
         {"label": "0.1", "cells": ["medse"], "paper": [["0.721", "0.687"]]},
         {"label": "0.5", "cells": ["simcse"], "paper": [["0.717", "0.675"]]}]}
-    df = paper_table(_summary(), table, ["train", "test"], default_base="bio")
+    df = paper_table(_summary(), table, HEADLINE, default_base="bio")
     assert list(df.columns) == ["row", "0.1", "0.5"]
     assert df["row"].tolist() == ["train", "train (paper)", "test", "test (paper)"]
     assert df.loc[0, "0.1"].startswith("0.750") and df.loc[1, "0.5"] == "0.717"
@@ -63,10 +65,10 @@ def test_figure_points_and_files(tmp_path: Path) -> None:
     for m, b, s in [("simcse", "bio", 0), ("medse", "bio", 0), ("lm", "bert", 0)]:
         p = tmp_path / f"{m}{s}.csv"
         pd.DataFrame({"step": [0, 10, 0, 10], "eval_set": ["train", "train", "test", "test"],
-                      "spearman": [0.5, 0.7, 0.4, 0.6]}).to_csv(p, index=False)
+                      "metric": "spearman", "score": [0.5, 0.7, 0.4, 0.6]}).to_csv(p, index=False)
         jobs.append({"method": m, "base_model": b, "seed": s})
         curves.append(str(p))
-    build_paper_report(str(summary_path), jobs, curves, {"table7": TABLE}, {"figure2": figure}, ["train", "test"],
+    build_paper_report(str(summary_path), jobs, curves, {"table7": TABLE}, {"figure2": figure}, HEADLINE,
                        "bio", "paper", str(tmp_path / "tables"), str(tmp_path / "figures"))
     for name in ["tables/table7.md", "tables/table7.csv", "tables/table7.tex", "figures/curves_table7.png",
                  "figures/curves_table7.pdf", "figures/figure2.png", "figures/figure2.pdf", "figures/figure2.csv"]:

@@ -11,11 +11,12 @@ import pytest
 import torch
 
 from clinsent.batching import Candidate, plan_batches
-from clinsent.embed import embed_sts, load_model
-from clinsent.evaluation.evaluate import pair_vectors
-from clinsent.evaluation.metrics import cosine_rows, spearman
+from clinsent.data.plan import PlanData
+from clinsent.embed import embed_texts, load_model
 from clinsent.evaluation.sts_data import StsSet
-from clinsent.train.settings import TrainSettings
+from clinsent.methods.config import resolve_method
+from clinsent.tasks.base import Task
+from clinsent.tasks.sts import Sts
 from clinsent.train.trainer import train
 
 DISEASES = ["heart failure", "diabetes", "asthma", "pneumonia", "sepsis", "gout", "anemia", "migraine"]
@@ -33,23 +34,32 @@ def _corpus() -> tuple[pd.DataFrame, pd.DataFrame]:
             pd.DataFrame(ents, columns=["sent_id", "ent_idx", "start", "end", "term_id", "definition"]))
 
 
-def _sts(name: str) -> StsSet:
+def _sts(name: str) -> Task:
     s1 = [f"History of {d}." for d in DISEASES]
     s2 = [f"The patient has {d}." for d in DISEASES[::-1]]
-    return StsSet(name, s1, s2, np.linspace(0, 5, len(DISEASES)))
+    return Sts.from_data(name, StsSet(name, s1, s2, np.linspace(0, 5, len(DISEASES))))
+
+
+def _method(objective: str, **knobs: Any) -> Any:
+    base: dict[str, Any] = {"steps": 4, "batch_size": 8, "max_length": 32, "learning_rate": 1e-3, "eval_every": 2,
+                            "checkpoint_every": 0}
+    if objective == "medse":
+        base.update({"lambda": 0.5, "entity_encoder": "transformer"})
+    if objective == "none":
+        base = {"max_length": 32}
+    return resolve_method("m", {"objective": objective, **base, **knobs}, {}, [0]).method
 
 
 def _run(tiny_bert: Path, out: Path, objective: str, seed: int = 0, log: Any = None,
          **knobs: Any) -> tuple[pd.DataFrame, Any]:
     sentences, entities = _corpus()
     cands = [Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()]
-    base = {"steps": 4, "batch_size": 8, "max_length": 32, "learning_rate": 1e-3, "eval_every": 2, "lam": 0.5,
-            "entity_encoder": "transformer", "checkpoint_every": 0}
-    settings = TrainSettings(objective=objective, seed=seed, **{**base, **knobs})
-    plan = plan_batches(cands, "replace", settings.batch_size, settings.steps, seed)
+    method = _method(objective, **knobs)
+    plan = plan_batches(cands, "replace", method.settings.batch_size, method.settings.steps, seed)
+    data = PlanData(plan, sentences, entities if objective == "medse" else None)
     eval_sets = {"sel": _sts("sel"), "test": _sts("test")}
-    result = train(str(tiny_bert), settings, out, eval_sets, "sel", plan=plan, sentences=sentences,
-                   entities=entities, log=log or (lambda *_: None), checkpoint_dir=out.parent / f"{out.name}.ckpt")
+    result = train(method, str(tiny_bert), out, eval_sets, "sel", data=data, seed=seed,
+                   log=log or (lambda *_: None), checkpoint_dir=out.parent / f"{out.name}.ckpt")
     return result.curve, result
 
 
@@ -58,16 +68,17 @@ def test_medse_selects_a_step_and_saves_it(tiny_bert: Path, tmp_path: Path) -> N
     assert sorted(curve["step"].unique()) == [0, 2, 4]
     assert set(curve["eval_set"]) == {"sel", "test"}
     sel = curve[(curve["eval_set"] == "sel") & (curve["step"] > 0)]
-    best = sel.loc[sel["spearman"].idxmax()]
-    assert result.selected_step == int(best["step"])
+    best = sel.loc[sel["score"].idxmax()]
+    assert result.selected_step == int(best["step"]) and set(curve["metric"]) == {"spearman"}
     assert (curve.loc[curve["step"] > 0, "loss_entity"] > 0).all()
+    trained = curve[curve["step"] > 0]  # the curve logs the loss parts, and they sum to the loss
+    assert np.allclose(trained["loss"], trained["loss_sentence"] + trained["loss_entity"])
     # the saved model, loaded as a user would, reproduces the selected step's score
     model = load_model(tmp_path / "model")
     s = _sts("sel")
-    emb = embed_sts(model, s)
-    e1, e2 = pair_vectors(s, emb["text"].tolist(), np.stack(emb["vector"].to_list()))
-    score = spearman(cosine_rows(e1, e2), s.scores)
-    assert score == pytest.approx(result.selection_spearman, abs=1e-4)
+    emb = embed_texts(model, s.texts())
+    score = s.score(emb["text"].tolist(), np.stack(emb["vector"].to_list()))["spearman"]
+    assert score == pytest.approx(result.selection_score, abs=1e-4)
 
 
 def test_cpu_training_is_deterministic(tiny_bert: Path, tmp_path: Path) -> None:
@@ -76,24 +87,27 @@ def test_cpu_training_is_deterministic(tiny_bert: Path, tmp_path: Path) -> None:
     c, _ = _run(tiny_bert, tmp_path / "c", "simcse", seed=4)
     pd.testing.assert_frame_equal(a, b)
     assert not np.allclose(a["loss"].dropna(), c["loss"].dropna())
+    assert list(a.columns) == ["step", "eval_set", "metric", "score", "loss", "loss_sentence"]
 
 
 def test_none_objective_is_step_zero(tiny_bert: Path, tmp_path: Path) -> None:
-    settings = TrainSettings(objective="none", pooling="cls", max_length=32)
-    result = train(str(tiny_bert), settings, tmp_path / "m", {"sel": _sts("sel")}, "sel", log=lambda *_: None)
+    method = _method("none", pooling="cls")
+    assert not method.trains and method.data_need() is None
+    result = train(method, str(tiny_bert), tmp_path / "m", {"sel": _sts("sel")}, "sel", log=lambda *_: None)
     assert result.selected_step == 0 and result.curve["step"].tolist() == [0]
     assert (tmp_path / "m" / "modules.json").exists()
 
 
 def test_settings_from_config_overrides() -> None:
-    s = TrainSettings.from_config({"steps": 10, "batch_size": 8, "learning_rate": 1e-5},
-                                  {"objective": "medse", "lambda": 0.25, "steps": 20, "corpus": "s_ent"}, seed=2)
-    assert (s.steps, s.batch_size, s.lam, s.seed, s.objective) == (20, 8, 0.25, 2, "medse")
+    entry = resolve_method("m", {"objective": "medse", "lambda": 0.25, "steps": 20, "corpus": "s_ent"},
+                           {"steps": 10, "batch_size": 8, "learning_rate": 1e-5, "threads": 4}, [2])
+    s = entry.method.settings
+    assert (s.steps, s.batch_size, s.lam, entry.seeds, entry.objective) == (20, 8, 0.25, [2], "medse")
 
 
 KNOBS = [
     ("medse", {"entity_encoder": "mean"}), ("medse", {"entity_encoder": "bilstm"}), ("medse", {"entity_encoder": "fc"}),
-    ("medse", {"entity_encoder": "cross_attention"}), ("medse", {"lam": 0.1}), ("medse", {"definition_trainable": False}),
+    ("medse", {"entity_encoder": "cross_attention"}), ("medse", {"lambda": 0.1}), ("medse", {"definition_trainable": False}),
     ("medse", {"definition_pooling": "cls_before_pooler"}), ("medse", {"perturbation": "random_tokens"}),
     ("medse", {"perturbation": "shuffle_pairs"}), ("medse", {"perturbation": "sentence_pooling"}),
     ("medse", {"pooling": "cls"}), ("simcse", {"augmentation": "token_cutoff", "dropout": False}),
@@ -117,7 +131,7 @@ def test_each_knob_changes_the_training(objective: str, knob: dict[str, Any], ti
     ref = reference_losses[objective]
     trained = curve["step"] > 0
     changed_total = not np.allclose(curve.loc[trained, "loss"], ref.loc[trained, "loss"])
-    changed_eval = not np.allclose(curve.loc[~trained, "spearman"], ref.loc[~trained, "spearman"])
+    changed_eval = not np.allclose(curve.loc[~trained, "score"], ref.loc[~trained, "score"])
     assert changed_total or changed_eval
     if objective == "medse" and set(knob) & {"entity_encoder", "perturbation", "definition_trainable",
                                              "definition_pooling"}:
@@ -126,17 +140,17 @@ def test_each_knob_changes_the_training(objective: str, knob: dict[str, Any], ti
 
 
 def test_frozen_definition_encoder_is_not_updated(tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from clinsent.train import trainer
+    from clinsent.methods import medse
 
     seen: dict[str, Any] = {}
-    original = trainer.MedSEHead.__init__
+    original = medse.MedSELoss.build_extras
 
-    def spy(self: Any, settings: Any, main: Any) -> None:
-        original(self, settings, main)
+    def spy(self: Any, encoder: Any) -> None:
+        original(self, encoder)
         seen["head"] = self
         seen["before"] = {k: v.clone() for k, v in self.definition_model.state_dict().items()}
 
-    monkeypatch.setattr(trainer.MedSEHead, "__init__", spy)
+    monkeypatch.setattr(medse.MedSELoss, "build_extras", spy)
     for trainable in (False, True):
         _run(tiny_bert, tmp_path / f"m{trainable}", "medse", steps=2, definition_trainable=trainable)
         after = seen["head"].definition_model.state_dict()
@@ -148,7 +162,7 @@ def test_cls_pooling_trains_an_mlp_that_is_not_saved(tiny_bert: Path, tmp_path: 
     """cls and cls_before_pooler embed alike (step 0), but only cls trains through the MLP head."""
     cls, _ = _run(tiny_bert, tmp_path / "m", "simcse", steps=2, eval_every=1, pooling="cls")
     raw, _ = _run(tiny_bert, tmp_path / "r", "simcse", steps=2, eval_every=1, pooling="cls_before_pooler")
-    assert np.allclose(cls.loc[cls["step"] == 0, "spearman"], raw.loc[raw["step"] == 0, "spearman"])
+    assert np.allclose(cls.loc[cls["step"] == 0, "score"], raw.loc[raw["step"] == 0, "score"])
     assert not np.allclose(cls.loc[cls["step"] > 0, "loss"], raw.loc[raw["step"] > 0, "loss"])
     model = load_model(tmp_path / "m")
     assert [type(m).__name__ for m in model] == ["Transformer", "Pooling"]
@@ -175,5 +189,5 @@ def test_killed_job_resumes_from_its_checkpoint(tiny_bert: Path, tmp_path: Path)
     # a checkpoint of other settings is not resumed
     with pytest.raises(KeyboardInterrupt):
         _run(tiny_bert, tmp_path / "x", "medse", steps=6, checkpoint_every=2, log=kill_at_step_4)
-    _, other = _run(tiny_bert, tmp_path / "x", "medse", steps=6, checkpoint_every=2, lam=0.2)
+    _, other = _run(tiny_bert, tmp_path / "x", "medse", steps=6, checkpoint_every=2, **{"lambda": 0.2})
     assert other.info["resumed_from_step"] is None

@@ -89,7 +89,7 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     # the exported embeddings score exactly what training logged at the selected step
     curve = pd.read_csv(res / "models/medse/tiny/seed0/curve.csv")
     step = int(summary.loc[summary["method"] == "medse", "step"].iloc[0])
-    logged = curve[(curve["step"] == step) & (curve["eval_set"] == "sel")]["spearman"].item()
+    logged = curve[(curve["step"] == step) & (curve["eval_set"] == "sel")]["score"].item()
     got = summary[(summary["method"] == "medse") & (summary["eval_set"] == "sel") & (summary["metric"] == "spearman")]
     assert got["value"].item() == pytest.approx(logged, abs=1e-4)
     for out in ["tables/results.md", "tables/results.csv", "tables/results.tex", "figures/curves.png",
@@ -112,6 +112,17 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
 
     noop = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
     assert noop.returncode == 0 and "Nothing to be done" in noop.stdout + noop.stderr, noop.stdout[-3000:]
+
+    # training depends only on the curve sets: adding an eval set, or changing one that is not
+    # a curve set, reruns only that set's embed and evaluate jobs and the report
+    more = {**cfg, "eval_sets": {**cfg["eval_sets"], "extra": {"path": "test.tsv", "format": "n2c2_sts"}}}
+    more["eval_sets"]["test"] = {**cfg["eval_sets"]["test"], "scale_max": 4.0}
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(more, sort_keys=False))
+    dry = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    jobs = _planned_outputs(dry.stdout)
+    assert set(jobs) == {"embed", "evaluate", "report", "all"}, jobs
+    assert len(jobs["embed"]) == 6 and all(o.endswith(("/extra.parquet", "/test.parquet")) for o in jobs["embed"])
 
     cfg["methods"]["medse"]["lambda"] = 0.5
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))

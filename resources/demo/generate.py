@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from clinsent.demo.nli import generate_nli, write_nli_jsonl
 from clinsent.demo.notes import generate_notes, write_noteevents
 from clinsent.demo.ontology import write_demo_obo
+from clinsent.demo.rqe import generate_rqe, write_rqe_xml
 from clinsent.demo.sts import generate_pairs, write_sts_tsv
 
 
@@ -24,6 +26,9 @@ def main() -> None:
     pairs = generate_pairs(260)
     write_sts_tsv(args.out / "clinical_sts.demo.select.tsv", pairs[:130])
     write_sts_tsv(args.out / "clinical_sts.demo.test.tsv", pairs[130:])
+    write_nli_jsonl(args.out / "mednli.demo.train.jsonl", generate_nli(120))
+    write_rqe_xml(args.out / "rqe.demo.dev.xml", generate_rqe(80, seed=17))
+    write_rqe_xml(args.out / "rqe.demo.test.xml", generate_rqe(80, seed=19))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Export sentence embeddings of an eval set with a saved model (loaded as
+"""Export embeddings of an eval set's texts with a saved model (loaded as
 ``SentenceTransformer(path)``, the same way a user would load it)."""
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from clinsent.evaluation.sts_data import StsSet
-
 
 def load_model(path: str | Path, device: str | None = None) -> Any:
     """Load a saved model as a user would; on CUDA when present."""
@@ -22,9 +20,8 @@ def load_model(path: str | Path, device: str | None = None) -> Any:
     return SentenceTransformer(str(path), device=device, local_files_only=True)
 
 
-def embed_sts(model: Any, sts: StsSet, batch_size: int = 64) -> pd.DataFrame:
-    """One row per distinct sentence: id, text, vector (float32)."""
-    texts = sts.unique_sentences()
+def embed_texts(model: Any, texts: list[str], batch_size: int = 64) -> pd.DataFrame:
+    """One row per text (an eval set's distinct texts): id, text, vector (float32)."""
     vectors = np.asarray(model.encode(texts, batch_size=batch_size, convert_to_numpy=True), dtype=np.float32)
     return pd.DataFrame({"id": np.arange(len(texts), dtype=np.int32), "text": texts, "vector": list(vectors)})
 

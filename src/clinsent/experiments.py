@@ -4,35 +4,21 @@
 ``method@base_model`` (the base model defaults to ``report.base_model``, else the first one).
 With tables or figures, the grid is exactly the cited runs; without, every method x base
 model. Each run trains once per seed of its method (``methods.<m>.seeds``, else ``seeds``).
-Batch plans are keyed by what shapes them (corpus, S_none share, duplicate strategy, batch
-size, steps), so methods that train on the same batches share one plan per seed.
+Methods declare their training data (:mod:`clinsent.data`); batch plans are keyed by what
+shapes them (corpus, S_none share, duplicate strategy, batch size, steps), so methods that
+train on the same batches share one plan per seed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from clinsent.data.plan import SentencePlan
+from clinsent.methods.config import MethodEntry, resolve_methods
+
 Run = tuple[str, str]  # (method, base_model)
-
-
-def plan_settings(method: dict[str, Any], training: dict[str, Any]) -> dict[str, Any]:
-    share = float(method.get("none_share", 0.0))
-    settings = {
-        "corpus": method.get("corpus", "s_all"),
-        "duplicates": method.get("duplicates", "naive"),
-        "none_share": share,
-        "batch_size": int(method.get("batch_size", training["batch_size"])),
-        "steps": int(method.get("steps", training["steps"])),
-    }
-    if share >= 1.0:  # S_none only: corpus and strategy play no part
-        settings.update(corpus="s_none", duplicates="naive", none_share=0.0)
-    return settings
-
-
-def plan_key(settings: dict[str, Any]) -> str:
-    return (f"{settings['corpus']}-{settings['duplicates']}-none{settings['none_share']:g}"
-            f"-b{settings['batch_size']}-n{settings['steps']}")
 
 
 @dataclass
@@ -48,7 +34,9 @@ class Grid:
         return [(m, b, s) for m, b in self.runs for s in self.seeds_of[m]]
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> Grid:
+    def from_config(cls, config: dict[str, Any], entries: Mapping[str, MethodEntry] | None = None) -> Grid:
+        """The grid of a config; ``entries`` are its methods read through the registry (read here when not given)."""
+        entries = entries if entries is not None else resolve_methods(config)
         methods, bases = config["methods"], list(config["base_models"])
         default_base = (config.get("report") or {}).get("base_model") or bases[0]
         if default_base not in bases:
@@ -59,14 +47,12 @@ class Grid:
             runs = list(dict.fromkeys(parse_run(ref, where, methods, bases, default_base) for where, ref in refs))
         else:
             runs = [(m, b) for m in methods for b in bases]
-        seeds = {m: [int(s) for s in (methods[m].get("seeds") or config["seeds"])] for m in methods}
-        grid = cls(runs, seeds, default_base)
+        grid = cls(runs, {m: e.seeds for m, e in entries.items()}, default_base)
         for m in dict.fromkeys(m for m, _ in runs):
-            if methods[m]["objective"] != "none":
-                ps = plan_settings(methods[m], config["training"])
-                key = plan_key(ps)
-                grid.plans[key] = ps
-                grid.plan_of[m] = key
+            need = entries[m].method.data_need() if entries[m].method.trains else None
+            if isinstance(need, SentencePlan):
+                grid.plans[need.key()] = need.settings()
+                grid.plan_of[m] = need.key()
         return grid
 
 

@@ -1,4 +1,4 @@
-"""Helpers for the thin Snakemake scripts: logging to the rule's log file."""
+"""Helpers for the thin Snakemake scripts: logging to the rule's log file, and the config's plugins."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ from typing import Any
 
 
 def setup_logging(smk: Any) -> logging.Logger:
-    """Send the package's log records (and warnings) to the rule's ``log[0]``."""
+    """Send the package's log records (and warnings) to the rule's ``log[0]``, and import the
+    config's ``plugins`` (methods and tasks registered outside the package)."""
+    from clinsent.registry import load_plugins
+
+    load_plugins((getattr(smk, "config", None) or {}).get("plugins"))
     log_path = Path(smk.log[0]) if len(smk.log) else None
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_path is not None:

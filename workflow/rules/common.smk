@@ -4,9 +4,12 @@ import re
 from pathlib import Path
 
 from clinsent.corpus.shards import shard_names
+from clinsent.data.readers import entry_paths
 from clinsent.experiments import Grid
+from clinsent.methods.config import resolve_methods
 from clinsent.ontology.download import release_url
-from clinsent.train.settings import TrainSettings
+from clinsent.registry import load_plugins
+from clinsent.tasks.config import resolve_eval_sets
 
 R = config["results"]
 LOGS = f"{R}/logs"
@@ -16,10 +19,28 @@ METHODS = list(config["methods"])
 BASE_MODELS = list(config["base_models"])
 SEEDS = [int(s) for s in config["seeds"]]
 EVAL_SETS = list(config["eval_sets"])
+TRAINING_DATA = list(config.get("training_data") or {})
+
+if config["selection_set"] not in config["eval_sets"]:
+    raise ValueError(
+        f"config: selection_set {config['selection_set']!r} is not a key of eval_sets "
+        f"{EVAL_SETS}. Fix: name one of the eval sets."
+    )
+
+# Methods and eval sets are read through their registries here, so a misspelt or foreign knob
+# or an invalid combination stops a dry run before any job starts. `plugins` (Python files or
+# modules) may register more methods and tasks; every job script imports them too.
+load_plugins(config.get("plugins"))
+METHOD_ENTRIES = resolve_methods(config)
+EVAL = resolve_eval_sets(config)
+# Training depends only on the sets it evaluates: the selection set and those marked curve: true.
+CURVE_SETS = [config["selection_set"]] + [
+    n for n, e in EVAL.items() if e.curve and n != config["selection_set"]
+]
 
 # The job grid: every (method, base model) a table or figure cites, or, without tables, every
 # method x base model; each over the method's seeds (default: `seeds`).
-GRID = Grid.from_config(config)
+GRID = Grid.from_config(config, METHOD_ENTRIES)
 PLANS = GRID.plans  # batch plans, shared by every method with the same corpus, strategy and size
 # Dry runs of a config with placeholder paths (e.g. config/paper/medse.yaml before the data is
 # there): `--config placeholders_ok=true` leaves missing external inputs out of the DAG.
@@ -35,13 +56,6 @@ _release = config["ontology"]["release"]
 ONTOLOGY_DOWNLOAD = f"{_release['dir']}/efo-{_release['version']}/efo.obo"
 ONTOLOGY_URL = release_url(_release["url"], _release["version"])
 
-if config["selection_set"] not in config["eval_sets"]:
-    raise ValueError(
-        f"config: selection_set {config['selection_set']!r} is not a key of eval_sets "
-        f"{EVAL_SETS}. Fix: name one of the eval sets."
-    )
-
-
 wildcard_constraints:
     method="|".join(map(re.escape, METHODS)) if METHODS else "x^",
     base_model="|".join(map(re.escape, BASE_MODELS)),
@@ -49,26 +63,11 @@ wildcard_constraints:
     shard=r"\d{3}",
     eval_set="|".join(map(re.escape, EVAL_SETS)),
     plan="|".join(map(re.escape, PLANS)) if PLANS else "x^",
+    source="|".join(map(re.escape, TRAINING_DATA)) if TRAINING_DATA else "x^",
 
 
-def method_cfg(method):
-    return config["methods"][method]
-
-
-def objective(method):
-    return method_cfg(method)["objective"]
-
-
-def train_settings(wildcards):
-    """The training settings of one job: only this method's training knobs and the shared block."""
-    m = {k: v for k, v in method_cfg(wildcards.method).items() if k in TrainSettings.names()}
-    if m["objective"] == "none":
-        # nothing is trained: keep only what changes the untrained model's embeddings
-        m = {k: v for k, v in m.items() if k in ("objective", "pooling", "first_layer")}
-        return {**m, "max_length": config["training"]["max_length"],
-                "eval_batch_size": config["training"]["eval_batch_size"]}
-    shared = {k: v for k, v in config["training"].items() if k in TrainSettings.names()}
-    return {**shared, **m}
+def method_entry(method):
+    return METHOD_ENTRIES[method]
 
 
 def external(paths):
@@ -90,12 +89,12 @@ def local_model_input(wildcards):
 
 
 def eval_set_files(name):
-    entry = config["eval_sets"][name]
-    return [entry["path"]] + ([entry["gold"]] if entry.get("gold") else [])
+    """The input files of one eval set (its task says which)."""
+    return external(EVAL[name].task.files())
 
 
-def all_eval_files(wildcards=None):
-    return external([f for name in EVAL_SETS for f in eval_set_files(name)])
+def curve_eval_files(wildcards=None):
+    return [f for name in CURVE_SETS for f in eval_set_files(name)]
 
 
 def trained_jobs():
@@ -121,9 +120,14 @@ def ontology_file(wildcards):
 
 
 def train_inputs(wildcards):
-    inputs = {"eval_files": all_eval_files(), "base_model": local_model_input(wildcards)}
-    if objective(wildcards.method) != "none":
-        inputs["plan"] = f"{R}/batches/{GRID.plan_of[wildcards.method]}/seed{wildcards.seed}.parquet"
-        inputs["sets"] = rules.sentence_sets.output.sets
-        inputs["linked"] = rules.sentence_sets.output.linked
+    """The curve sets, a local base model, and the training data the method declares."""
+    inputs = {"eval_files": curve_eval_files(), "base_model": local_model_input(wildcards)}
+    method = method_entry(wildcards.method).method
+    if method.trains:
+        paths = {"results": R, "sets": rules.sentence_sets.output.sets, "linked": rules.sentence_sets.output.linked}
+        inputs.update(method.data_need().inputs(paths, int(wildcards.seed)))
     return inputs
+
+
+def training_data_files(wildcards):
+    return external(entry_paths(config["training_data"][wildcards.source]))

@@ -1,19 +1,20 @@
-# Embeddings: every eval set through every selected model (one job per model: it loads once).
+# Embeddings: one job per model and eval set, so adding or changing an eval set reruns only its
+# own embed and evaluate jobs.
 
 
 rule embed:
-    """Export embeddings (id, text, float32 vector) of every eval set with one selected model."""
+    """Export embeddings (id, text, float32 vector) of one eval set's texts with one selected model."""
     input:
         model=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/model",
-        eval_files=all_eval_files,
+        eval_files=lambda wc: eval_set_files(wc.eval_set),
     output:
-        [f"{R}/embeddings/{{method}}/{{base_model}}/seed{{seed}}/{name}.parquet" for name in EVAL_SETS],
+        f"{R}/embeddings/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.parquet",
     params:
-        eval_sets=config["eval_sets"],
+        eval_set=lambda wc: EVAL[wc.eval_set].params(),
     log:
-        f"{LOGS}/embed/{{method}}_{{base_model}}_seed{{seed}}.log",
+        f"{LOGS}/embed/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.log",
     benchmark:
-        f"{BENCH}/embed/{{method}}_{{base_model}}_seed{{seed}}.tsv"
+        f"{BENCH}/embed/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.tsv"
     conda:
         "../../envs/train.yaml"
     threads: 1  # mostly start-up and imports: two embed or evaluate jobs share two cores

@@ -1,19 +1,19 @@
-# Metrics: Spearman/Pearson of cosine vs gold, alignment and uniformity, after the method's
-# post-processing (whitening or BERT-flow, fitted on the eval set's own sentences).
+# Metrics of one eval set's embeddings by its task (STS: Spearman/Pearson, alignment and
+# uniformity; RQE: accuracy at the dev-tuned threshold; ...), after the method's
+# post-processing (whitening or BERT-flow, fitted on the eval set's own texts).
 
 
 rule evaluate:
     """Score one eval set's embeddings."""
     input:
         embeddings=f"{R}/embeddings/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.parquet",
-        eval_files=lambda wc: external(eval_set_files(wc.eval_set)),
+        eval_files=lambda wc: eval_set_files(wc.eval_set),
     output:
         f"{R}/metrics/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.json",
     params:
-        eval_set=lambda wc: config["eval_sets"][wc.eval_set],
-        positive_share=config["evaluation"]["positive_share"],
-        postprocess=lambda wc: method_cfg(wc.method)["postprocess"],
-        whitening_dims=lambda wc: method_cfg(wc.method)["whitening_dims"],
+        eval_set=lambda wc: EVAL[wc.eval_set].params(),
+        postprocess=lambda wc: method_entry(wc.method).postprocess,
+        whitening_dims=lambda wc: method_entry(wc.method).whitening_dims,
     log:
         f"{LOGS}/evaluate/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.log",
     benchmark:

@@ -32,7 +32,9 @@ rule report:
         corpus_tex=f"{R}/tables/corpus.tex",
     params:
         jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in trained_jobs()],
-        eval_sets=EVAL_SETS,
+        eval_sets={
+            n: {"metrics": list(e.task.metrics), "headline": e.task.headline} for n, e in EVAL.items()
+        },
         methods=METHODS,
         title=config["report"]["title"],
     log:
@@ -63,7 +65,7 @@ rule paper_report:
         jobs=rules.report.params.jobs,
         tables=TABLES,
         figures=FIGURES,
-        eval_sets=EVAL_SETS,
+        eval_sets={n: e.task.headline for n, e in EVAL.items()},
         default_base=GRID.default_base,
         paper_label=config["report"]["paper_label"],
         tables_dir=f"{R}/tables/paper",  # where the declared outputs above live

@@ -1,25 +1,20 @@
 """Snakemake script: train one method x base model x seed and keep the selected step."""
-import pandas as pd
 import torch
 
-from clinsent.evaluation.sts_data import read_eval_set
 from clinsent.io import write_csv, write_json
+from clinsent.methods.config import method_from_params
 from clinsent.smk import setup_logging
-from clinsent.train.settings import TrainSettings
+from clinsent.tasks.config import task_from_params
 from clinsent.train.trainer import train
 
 smk = snakemake  # noqa: F821
 log = setup_logging(smk)
 torch.set_num_threads(smk.threads)  # the rule's `threads` (capped at --cores; sbatch --cpus-per-task)
-settings = TrainSettings.from_config(smk.params.settings, {}, int(smk.wildcards.seed))
-eval_sets = {name: read_eval_set(name, e) for name, e in smk.params.eval_sets.items()}
-trained = settings.objective != "none"
-result = train(
-    smk.params.base_model, settings, smk.output.model, eval_sets, smk.params.selection_set,
-    plan=pd.read_parquet(smk.input.plan) if trained else None,
-    sentences=pd.read_parquet(smk.input.sets, columns=["sent_id", "text"]) if trained else None,
-    entities=pd.read_parquet(smk.input.linked) if settings.objective == "medse" else None,
-    log=log.info, checkpoint_dir=smk.params.checkpoint_dir,
-)
+seed = int(smk.wildcards.seed)
+method = method_from_params(smk.params.method["objective"], smk.params.method["settings"])
+eval_sets = {name: task_from_params(name, p) for name, p in smk.params.eval_sets.items()}
+data = method.data_need().load(dict(smk.input.items()), seed) if method.trains else None
+result = train(method, smk.params.base_model, smk.output.model, eval_sets, smk.params.selection_set, data=data,
+               seed=seed, log=log.info, checkpoint_dir=smk.params.checkpoint_dir)
 write_csv(result.curve, smk.output.curve)
 write_json(result.info, smk.output.selection)

@@ -8,8 +8,6 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from clinsent.errors import InputError
 
 PACKAGE_PREFIX = "pkg:"
@@ -45,27 +43,13 @@ def load_transformer(spec: str, max_length: int) -> Any:
 
 
 def sentence_transformer(transformer: Any, pooling: str, first_layer: int = 1, device: str = "cpu") -> Any:
-    """Wrap a (trained) Transformer module with stock poolings equal to :func:`clinsent.models.pooling.pool`.
-
-    ``first_last`` becomes a ``WeightedLayerPooling`` that weighs layer ``first_layer`` and the
-    last layer 1:1 (all others 0) followed by mean pooling, so the saved model needs no custom code.
-    """
+    """Wrap a (trained) Transformer module with the stock modules of its pooling
+    (:data:`clinsent.models.pooling.POOLINGS`), so the saved model needs no custom code."""
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling, WeightedLayerPooling
 
-    dim = transformer.get_embedding_dimension()
-    modules: list[Any] = [transformer]
-    if pooling == "first_last":
-        n_layers = transformer.model.config.num_hidden_layers
-        weights = torch.zeros(n_layers + 1 - first_layer)
-        weights[0] = 1.0
-        weights[-1] = 1.0
-        transformer.model.config.output_hidden_states = True
-        modules.append(WeightedLayerPooling(dim, n_layers, first_layer, torch.nn.Parameter(weights, requires_grad=False)))
-        modules.append(Pooling(dim, "mean"))
-    elif pooling in ("cls", "cls_before_pooler", "mean"):
-        modules.append(Pooling(dim, "mean" if pooling == "mean" else "cls"))  # cls: the MLP is training-only
-    else:
-        raise InputError("config: methods", f"unknown pooling {pooling!r}",
-                         "use cls, cls_before_pooler, mean or first_last")
+    from clinsent.models.pooling import POOLINGS
+
+    if pooling not in POOLINGS:
+        raise InputError("config: methods", f"unknown pooling {pooling!r}", f"use one of {', '.join(POOLINGS)}")
+    modules = [transformer, *POOLINGS[pooling].saved_modules(transformer, first_layer)]
     return SentenceTransformer(modules=modules, device=device)

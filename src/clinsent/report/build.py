@@ -14,9 +14,11 @@ from clinsent.report.summary import summary_rows
 from clinsent.report.tables import results_table, to_latex, to_markdown
 
 
-def build_report(jobs: list[dict[str, Any]], eval_sets: list[str], methods: list[str], metric_paths: list[str],
-                 selection_paths: list[str], curve_paths: list[str], outputs: dict[str, str], title: str) -> pd.DataFrame:
-    """``metric_paths`` are ordered job-major, eval set-minor, as the report rule lists them."""
+def build_report(jobs: list[dict[str, Any]], eval_sets: dict[str, dict[str, Any]], methods: list[str],
+                 metric_paths: list[str], selection_paths: list[str], curve_paths: list[str], outputs: dict[str, str],
+                 title: str) -> pd.DataFrame:
+    """``eval_sets``: name -> {"metrics": [...], "headline": ...} (from its task); ``metric_paths``
+    are ordered job-major, eval set-minor, as the report rule lists them."""
     if len(metric_paths) != len(jobs) * len(eval_sets) or len(selection_paths) != len(jobs):
         raise ValueError("report inputs do not match the job grid")
     records = []
@@ -28,22 +30,23 @@ def build_report(jobs: list[dict[str, Any]], eval_sets: list[str], methods: list
             records.append({**job, "eval_set": name, "step": selection["selected_step"], "metrics": metrics})
         curve = pd.read_csv(curve_paths[j])
         curves.append(curve.assign(method=job["method"], base_model=job["base_model"], seed=job["seed"]))
-    summary = summary_rows(records)
+    summary = summary_rows(records, {name: e["metrics"] for name, e in eval_sets.items()})
     write_csv(summary, outputs["summary"])
-    table = results_table(summary, eval_sets, methods)
+    table = results_table(summary, {name: e["headline"] for name, e in eval_sets.items()}, methods)
     write_csv(table, outputs["table_csv"])
     write_text(to_markdown(table, title), outputs["table_md"])
     write_text(to_latex(table, title), outputs["table_tex"])
     all_curves = pd.concat(curves, ignore_index=True)
     with atomic_path(outputs["figure_png"], ".png") as png, atomic_path(outputs["figure_pdf"], ".pdf") as pdf:
-        curve_figure(all_curves, eval_sets, [png, pdf], title)
+        curve_figure(all_curves, [png, pdf], title)
     return summary
 
 
 def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_paths: list[str],
-                       tables: dict[str, dict[str, Any]], figures: dict[str, dict[str, Any]], eval_sets: list[str],
+                       tables: dict[str, dict[str, Any]], figures: dict[str, dict[str, Any]], eval_sets: dict[str, str],
                        default_base: str, paper_label: str, out_dir_tables: str, out_dir_figures: str) -> None:
-    """Each table as md/csv/tex plus its training-curve figure; each figure as png/pdf plus its points (csv)."""
+    """Each table as md/csv/tex plus its training-curve figure; each figure as png/pdf plus its points (csv).
+    ``eval_sets``: name -> the headline metric of its task (the metric of the table cells)."""
     from clinsent.experiments import split_run
     from clinsent.report.paper import alignment_uniformity_figure, figure_points, paper_table
 
@@ -60,7 +63,7 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
         sub = curves[[(m, b) in runs for m, b in zip(curves["method"], curves["base_model"], strict=True)]]
         with atomic_path(f"{out_dir_figures}/curves_{tid}.png", ".png") as png, \
                 atomic_path(f"{out_dir_figures}/curves_{tid}.pdf", ".pdf") as pdf:
-            curve_figure(sub, eval_sets, [png, pdf], f"{tid}: Spearman against training step (mean over seeds)")
+            curve_figure(sub, [png, pdf], f"{tid}: score against training step (mean over seeds)")
     for fid, figure in figures.items():
         points = figure_points(summary, figure, default_base)
         write_csv(points, f"{out_dir_figures}/{fid}.csv")

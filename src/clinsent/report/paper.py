@@ -3,7 +3,8 @@
 A table (config ``tables.<id>``) has rows; each row cites one run per column group
 (``columns``: e.g. S_all and S_ent, or MED-SE and SimCSE) and may carry the paper's numbers
 (``paper``: per column group, one string per eval set). The rendered columns are, for each
-eval set and column group, ours (Spearman, mean ± std over seeds) and the paper's, marked
+eval set and column group, ours (the eval set's headline metric, Spearman for STS, mean ± std
+over seeds) and the paper's, marked
 "(paper)". ``transpose`` renders rows as columns (MED-SE Table 6's layout).
 """
 
@@ -27,8 +28,9 @@ def cell_values(summary: pd.DataFrame, ref: str, default_base: str, eval_set: st
     return sel.sort_values("seed")["value"].to_numpy()
 
 
-def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: list[str], default_base: str,
+def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[str, str], default_base: str,
                 paper_label: str = "paper") -> pd.DataFrame:
+    """``eval_sets``: name -> the headline metric of its task (Spearman for STS)."""
     groups = table.get("columns") or [""]
     has_group = any(r.get("group") for r in table["rows"])
     records = []
@@ -43,7 +45,7 @@ def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: list[st
             for g, col in enumerate(groups):
                 head = f"{name} {col}".strip()
                 ref = row["cells"][g]
-                values = cell_values(summary, ref, default_base, name) if ref else np.array([])
+                values = cell_values(summary, ref, default_base, name, eval_sets[name]) if ref else np.array([])
                 rec[head] = fmt_mean_std(values) if len(values) else MISSING
                 theirs = paper[g][e] if g < len(paper) and paper[g] and e < len(paper[g]) else None
                 rec[f"{head} ({paper_label})"] = theirs or MISSING

@@ -2,25 +2,26 @@
 
 One row per method x base_model x seed x eval_set x metric, columns exactly
 ``method,base_model,seed,eval_set,metric,value,step`` (step: the selected training step,
-0 for ``objective: none``).
+0 for ``objective: none``). Each eval set's task names its metrics (STS: spearman, pearson,
+alignment, uniformity; RQE: accuracy, threshold, dev_accuracy).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 SUMMARY_COLUMNS = ["method", "base_model", "seed", "eval_set", "metric", "value", "step"]
-METRICS = ("spearman", "pearson", "alignment", "uniformity")
 
 
-def summary_rows(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
-    """``records``: dicts with method, base_model, seed, eval_set, step and a ``metrics`` dict."""
+def summary_rows(records: Iterable[dict[str, Any]], metrics_of: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """``records``: dicts with method, base_model, seed, eval_set, step and a ``metrics`` dict;
+    ``metrics_of``: eval set -> the metrics its task reports."""
     rows = []
     for r in records:
-        for metric in METRICS:
+        for metric in metrics_of[r["eval_set"]]:
             rows.append({"method": r["method"], "base_model": r["base_model"], "seed": int(r["seed"]),
                          "eval_set": r["eval_set"], "metric": metric, "value": float(r["metrics"][metric]),
                          "step": int(r["step"])})

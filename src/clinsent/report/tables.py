@@ -1,6 +1,6 @@
 """The results table in the layout of MED-SE's Table 3: one row per method (within each base
-model), one column per eval set, Spearman as mean ± std over seeds (sample std, ddof=1; a
-single seed shows the mean alone)."""
+model), one column per eval set, its task's headline metric (STS: Spearman; RQE: accuracy)
+as mean ± std over seeds (sample std, ddof=1; a single seed shows the mean alone)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ def fmt_mean_std(values: np.ndarray) -> str:
     return f"{values.mean():.3f} ± {values.std(ddof=1):.3f}"
 
 
-def results_table(summary: pd.DataFrame, eval_sets: list[str], methods: list[str], metric: str = "spearman") -> pd.DataFrame:
-    """Rows (base_model, method) in config order, columns per eval set, plus seed counts."""
-    df = summary[summary["metric"] == metric]
+def results_table(summary: pd.DataFrame, eval_sets: dict[str, str], methods: list[str]) -> pd.DataFrame:
+    """Rows (base_model, method) in config order, a column per eval set (``eval_sets``: name ->
+    headline metric, shown in the column header when it is not Spearman), plus seed counts."""
+    df = summary[[m == eval_sets.get(e) for e, m in zip(summary["eval_set"], summary["metric"], strict=True)]]
+    heads = {name: name if metric == "spearman" else f"{name} ({metric})" for name, metric in eval_sets.items()}
     rows = []
     for base in list(dict.fromkeys(df["base_model"])):
         for method in methods:
@@ -27,9 +29,9 @@ def results_table(summary: pd.DataFrame, eval_sets: list[str], methods: list[str
             row: dict[str, object] = {"base_model": base, "method": method, "seeds": int(sub["seed"].nunique())}
             for name in eval_sets:
                 vals = sub[sub["eval_set"] == name]["value"].to_numpy()
-                row[name] = fmt_mean_std(vals) if len(vals) else "–"
+                row[heads[name]] = fmt_mean_std(vals) if len(vals) else "–"
             rows.append(row)
-    return pd.DataFrame(rows, columns=["base_model", "method", "seeds", *eval_sets])
+    return pd.DataFrame(rows, columns=["base_model", "method", "seeds", *heads.values()])
 
 
 def to_markdown(table: pd.DataFrame, caption: str) -> str:

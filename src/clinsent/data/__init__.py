@@ -1,0 +1,53 @@
+"""The training-data contract: what a method declares it trains on, and how a train job reads it.
+
+A method's :meth:`~clinsent.methods.base.Method.data_need` returns a :class:`DataNeed`: it
+names the files a train job reads (so the workflow asks the method instead of testing its
+name) and turns them into a :class:`TrainingData`, which hands the trainer one batch of rows
+(a DataFrame) per step. Kinds:
+
+- :class:`~clinsent.data.plan.SentencePlan`: a batch plan over the sentence sets (and the
+  linked entities when the method needs them); columns ``sent_id``, ``ent_idx``, ``text``
+  (+ ``start``, ``end``, ``definition``);
+- :class:`~clinsent.data.rows.TrainingRows`: a parquet of training rows with named text
+  columns (e.g. ``anchor``, ``positive``, ``negative``), optional ``label`` and extras, written
+  by the ``training_rows`` rule from a ``training_data.<name>`` entry through a reader of
+  :data:`clinsent.data.readers.READERS`.
+
+A new data source is one reader (or one new ``DataNeed``) plus one rule; the trainer does not change.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+
+class TrainingData(abc.ABC):
+    """One job's training batches, fixed in advance (a resumed job sees the same ones)."""
+
+    @abc.abstractmethod
+    def batch(self, step: int) -> pd.DataFrame:
+        """The rows of training step ``step`` (1-based)."""
+
+    @abc.abstractmethod
+    def identity(self) -> pd.DataFrame:
+        """What fixes the batches (hashed into the checkpoint fingerprint)."""
+
+    def check(self, steps: int) -> None:
+        """Raise when ``steps`` steps cannot be served."""
+
+
+class DataNeed(abc.ABC):
+    """The training data a method declares."""
+
+    @abc.abstractmethod
+    def inputs(self, paths: Mapping[str, str], seed: int) -> dict[str, str]:
+        """Named input files of a train job; ``paths`` holds the workflow's locations
+        (``results``, ``sets``, ``linked``)."""
+
+    @abc.abstractmethod
+    def load(self, inputs: Mapping[str, Any], seed: int) -> TrainingData:
+        """Read those files into batches."""

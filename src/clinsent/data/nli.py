@@ -1,0 +1,127 @@
+"""NLI data as distributed -> (anchor, positive, negative) triplets for supervised SimCSE.
+
+Formats (``training_data.<name>.format``):
+- ``nli_jsonl``: SNLI / MultiNLI / MedNLI jsonl, one JSON object per line with ``sentence1``
+  (premise), ``sentence2`` (hypothesis) and ``gold_label``; SNLI's ``-`` (no consensus) is
+  skipped and counted;
+- ``nli_tsv``: tab-separated with a header naming ``premise``, ``hypothesis`` and ``label``.
+Labels are ``entailment``, ``neutral`` and ``contradiction`` (any case); anything else stops
+with the file and line.
+
+Triplets (SimCSE section 4, supervised): for each premise, in file order, its i-th
+entailment hypothesis is the positive and its (i mod C)-th contradiction hypothesis the hard
+negative, so every entailment pair is used once. Premises without an entailment or without a
+contradiction are dropped and counted (neutral pairs are not used).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from clinsent.data.readers import READERS, entry_paths
+from clinsent.errors import InputError
+
+LABELS = ("entailment", "neutral", "contradiction")
+TRIPLET_COLUMNS = ["anchor", "positive", "negative"]
+
+
+def _label(value: Any, where: str, skipped: dict[str, int]) -> str | None:
+    label = str(value).strip().lower() if value is not None else ""
+    if label == "-":
+        skipped["no_gold_label"] += 1
+        return None
+    if label not in LABELS:
+        raise InputError(where, f"label {str(value)[:20]!r} is not one of {', '.join(LABELS)}",
+                         "fix the row, or check the file's `format`")
+    return label
+
+
+def read_nli_jsonl(path: str | Path, skipped: dict[str, int]) -> list[tuple[str, str, str]]:
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}:{line_no}", f"not a JSON object ({exc.msg})",
+                                 "give one JSON object per line (SNLI/MedNLI jsonl)") from exc
+            missing = [k for k in ("sentence1", "sentence2", "gold_label") if k not in row]
+            if missing:
+                raise InputError(f"{path}:{line_no}", f"missing field(s) {missing}",
+                                 "each line needs sentence1, sentence2 and gold_label")
+            label = _label(row["gold_label"], f"{path}:{line_no}", skipped)
+            if label:
+                out.append((str(row["sentence1"]).strip(), str(row["sentence2"]).strip(), label))
+    return out
+
+
+def read_nli_tsv(path: str | Path, skipped: dict[str, int]) -> list[tuple[str, str, str]]:
+    out = []
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = [h.strip() for h in next(reader, [])]
+        missing = [c for c in ("premise", "hypothesis", "label") if c not in header]
+        if missing:
+            raise InputError(f"{path}:1", f"header lacks {missing}", "add a header `premise<TAB>hypothesis<TAB>label`")
+        ip, ih, il = (header.index(c) for c in ("premise", "hypothesis", "label"))
+        for line_no, r in enumerate(reader, start=2):
+            if not any(c.strip() for c in r):
+                continue
+            if len(r) <= max(ip, ih, il):
+                raise InputError(f"{path}:{line_no}", f"{len(r)} field(s), expected {len(header)}", "fix the row")
+            label = _label(r[il], f"{path}:{line_no}", skipped)
+            if label:
+                out.append((r[ip].strip(), r[ih].strip(), label))
+    return out
+
+
+def triplets(pairs: list[tuple[str, str, str]]) -> tuple[pd.DataFrame, dict[str, int]]:
+    by_premise: dict[str, dict[str, list[str]]] = {}
+    for premise, hypothesis, label in pairs:
+        by_premise.setdefault(premise, {k: [] for k in LABELS})[label].append(hypothesis)
+    rows, dropped = [], {"no_entailment": 0, "no_contradiction": 0}
+    for premise, hyp in by_premise.items():
+        ent, con = hyp["entailment"], hyp["contradiction"]
+        if not ent:
+            dropped["no_entailment"] += 1
+            continue
+        if not con:
+            dropped["no_contradiction"] += 1
+            continue
+        rows += [(premise, e, con[i % len(con)]) for i, e in enumerate(ent)]
+    return pd.DataFrame(rows, columns=TRIPLET_COLUMNS), dropped
+
+
+def _read(entry: dict[str, Any], read_one: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+    skipped = {"no_gold_label": 0}
+    pairs = []
+    for path in entry_paths(entry):
+        if not Path(path).exists():
+            raise InputError(path, "the training-data file does not exist", "fix `training_data.<name>.path`")
+        pairs += read_one(path, skipped)
+    df, dropped = triplets(pairs)
+    premises = len({p for p, _, _ in pairs})
+    report = {"pairs": len(pairs), "premises": premises, "premises_dropped": dropped,
+              "triplets": len(df), "pairs_skipped": skipped,
+              "labels": {k: sum(1 for *_, lab in pairs if lab == k) for k in LABELS}}
+    if df.empty:
+        raise InputError(", ".join(entry_paths(entry)), f"no premise has both an entailment and a contradiction "
+                         f"hypothesis ({premises} premises)", "check the labels, or use another file")
+    return df, report
+
+
+@READERS.register("nli_jsonl")
+def nli_jsonl(entry: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    return _read(entry, read_nli_jsonl)
+
+
+@READERS.register("nli_tsv")
+def nli_tsv(entry: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    return _read(entry, read_nli_tsv)

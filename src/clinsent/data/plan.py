@@ -1,0 +1,79 @@
+"""Training data of the sentence-level methods: a batch plan over the sentence sets.
+
+The ``batch_plan`` rule fixes every step's sentences and each sentence's chosen entity in
+advance (corpus, S_none share, duplicate strategy; :mod:`clinsent.batching`); methods whose
+plan settings agree share one plan per seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pandas as pd
+
+from clinsent.data import DataNeed, TrainingData
+
+
+@dataclass(frozen=True)
+class SentencePlan(DataNeed):
+    corpus: str
+    duplicates: str
+    none_share: float
+    batch_size: int
+    steps: int
+    entities: bool = False  # also read the linked entities (spans and definitions)
+
+    def settings(self) -> dict[str, Any]:
+        """What shapes the plan (the ``batch_plan`` rule's params)."""
+        out = {k: v for k, v in asdict(self).items() if k != "entities"}
+        if self.none_share >= 1.0:  # S_none only: corpus and strategy play no part
+            out.update(corpus="s_none", duplicates="naive", none_share=0.0)
+        return out
+
+    def key(self) -> str:
+        s = self.settings()
+        return (f"{s['corpus']}-{s['duplicates']}-none{s['none_share']:g}"
+                f"-b{s['batch_size']}-n{s['steps']}")
+
+    def inputs(self, paths: Mapping[str, str], seed: int) -> dict[str, str]:
+        out = {"plan": f"{paths['results']}/batches/{self.key()}/seed{seed}.parquet", "sets": paths["sets"]}
+        if self.entities:
+            out["linked"] = paths["linked"]
+        return out
+
+    def load(self, inputs: Mapping[str, Any], seed: int) -> TrainingData:
+        sentences = pd.read_parquet(inputs["sets"], columns=["sent_id", "text"])
+        entities = pd.read_parquet(inputs["linked"]) if self.entities else None
+        return PlanData(pd.read_parquet(inputs["plan"]), sentences, entities)
+
+
+class PlanData(TrainingData):
+    """Plan rows joined with their text (and the chosen entity's span and definition, where
+    the entity has one)."""
+
+    def __init__(self, plan: pd.DataFrame, sentences: pd.DataFrame, entities: pd.DataFrame | None = None) -> None:
+        self.plan = plan
+        df = plan.merge(sentences[["sent_id", "text"]].drop_duplicates("sent_id"), on="sent_id", how="left",
+                        validate="many_to_one")
+        if df["text"].isna().any():
+            missing = df.loc[df["text"].isna(), "sent_id"].head(3).tolist()
+            raise ValueError(f"the batch plan cites sentence ids without a sentence, e.g. {missing}; "
+                             "rebuild the plan from the current sentence sets")
+        if entities is not None:
+            defined = entities[entities["definition"].map(lambda d: isinstance(d, str))]
+            spans = defined[["sent_id", "ent_idx", "start", "end", "definition"]].drop_duplicates(["sent_id", "ent_idx"])
+            df = df.merge(spans, on=["sent_id", "ent_idx"], how="left", validate="many_to_one")
+        self.steps = {int(s): g.reset_index(drop=True) for s, g in df.groupby("step", sort=True)}
+
+    def batch(self, step: int) -> pd.DataFrame:
+        return self.steps[step - 1]
+
+    def identity(self) -> pd.DataFrame:
+        return self.plan
+
+    def check(self, steps: int) -> None:
+        missing = [s for s in range(steps) if s not in self.steps]
+        if missing:
+            raise ValueError(f"the batch plan has no rows for step(s) {missing[:5]} (plan steps < training steps)")

@@ -1,0 +1,110 @@
+"""What a method is: its settings (with their defaults), the training data it needs, and a
+loss module that owns its extra modules.
+
+A method module defines a settings dataclass (fields made with :func:`clinsent.settings.knob`),
+a :class:`MethodLoss` (an ``nn.Module``, after sentence-transformers' losses: it holds what it
+needs, prepares a batch on the CPU and returns its loss as named parts) and a :class:`Method`
+subclass registered with ``@METHODS.register("objective_name")``. The trainer sums the parts,
+logs each as a curve column ``loss_<part>``, and otherwise knows nothing of the method.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import pandas as pd
+import torch
+from torch import nn
+
+from clinsent.data import DataNeed
+from clinsent.data.plan import SentencePlan
+from clinsent.models.encoder import Encoder
+from clinsent.registry import Registry
+from clinsent.settings import knob
+
+Pooling = Literal["cls", "cls_before_pooler", "mean", "first_last"]
+
+
+@dataclass(frozen=True)
+class MethodSettings:
+    """Knobs every method has (the untrained baseline too): how sentences become vectors."""
+
+    pooling: Pooling = knob("first_last", "cls (SimCSE-family objectives train it through an MLP that is not saved), "
+                                          "cls_before_pooler, mean, first_last (mean of layer first_layer and the last)")
+    first_layer: int = knob(1, "first layer of first_last; 0 is the embedding layer (SimCSE's early code)", minimum=0)
+    max_length: int = knob(128, "tokens per sentence", minimum=8)
+    eval_batch_size: int = knob(64, "batch size when the trainer embeds the curve sets", minimum=1)
+
+
+@dataclass(frozen=True)
+class TrainedSettings(MethodSettings):
+    """Knobs of every trained method: optimisation, schedule, step selection and checkpoints."""
+
+    steps: int = knob(2000, "training steps", minimum=0)
+    batch_size: int = knob(32, "rows (sentences, pairs, triplets) per batch", minimum=2)
+    learning_rate: float = knob(3e-5, "peak learning rate; linear decay to 0", exclusiveMinimum=0)
+    optimizer: Literal["adamw", "rmsprop"] = knob("adamw", "adamw (weight decay 0; fused on CUDA) or rmsprop")
+    warmup_ratio: float = knob(0.0, "share of the steps with a linear warm-up", minimum=0, maximum=1)
+    grad_clip: float = knob(1.0, "clip the gradient norm to this (SimCSE's HF Trainer: 1.0); 0 switches it off",
+                            minimum=0)
+    eval_every: int = knob(25, "evaluate the curve sets every n steps (and at the last)", minimum=1)
+    checkpoint_every: int = knob(250, "checkpoint every n steps (resumed after a kill); 0: none", minimum=0)
+    dropout: bool = knob(True, "train with dropout (false: ConSERT's augmentations, the original CT)")
+    compile: bool = knob(False, "torch.compile the encoder for the training steps")
+
+
+@dataclass(frozen=True)
+class SentencePlanSettings:
+    """Knobs of methods trained on the sentence sets through a batch plan."""
+
+    corpus: Literal["s_all", "s_ent", "s_none"] = knob("s_all", "training sentences: S_all, S_ent or S_none")
+    none_share: float = knob(0.0, "with s_ent: exactly round(share x batch) S_none sentences per batch; 1: S_none alone",
+                             minimum=0, maximum=1)
+    duplicates: Literal["naive", "remove", "replace"] = knob("naive", "duplicate entities in a batch: naive, remove "
+                                                                      "(the batch shrinks) or replace")
+
+
+class MethodLoss(nn.Module):
+    """A method's loss: owns its extra modules; ``prepare`` runs on the CPU (off the step's
+    critical path, possibly on another thread), ``forward`` returns the named loss parts."""
+
+    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
+        """Tokenize and draw everything random of one step from ``generator`` (never the global
+        generators, so a resumed job draws the same)."""
+        raise NotImplementedError
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:  # noqa: D102
+        raise NotImplementedError
+
+
+class Method(abc.ABC):
+    """One objective. ``settings_class`` holds its knobs and their defaults."""
+
+    name: ClassVar[str] = ""
+    settings_class: ClassVar[type[MethodSettings]] = MethodSettings
+
+    def __init__(self, settings: MethodSettings) -> None:
+        self.settings = settings
+
+    @property
+    def trains(self) -> bool:
+        return isinstance(self.settings, TrainedSettings) and self.settings.steps > 0
+
+    def data_need(self) -> DataNeed | None:
+        """The training data a train job reads (None: nothing is trained)."""
+        s = self.settings
+        if not isinstance(s, TrainedSettings) or not isinstance(s, SentencePlanSettings):
+            return None
+        return SentencePlan(s.corpus, s.duplicates, float(s.none_share), s.batch_size, s.steps)
+
+    def check(self, where: str, config: Mapping[str, Any]) -> None:
+        """Raise an InputError for an invalid combination of knobs (run when the config is read)."""
+
+    def build_loss(self, encoder: Encoder) -> MethodLoss:
+        raise NotImplementedError(f"{type(self).__name__} trains nothing")
+
+
+METHODS: Registry[type[Method]] = Registry("objective", "methods.<name>.objective")

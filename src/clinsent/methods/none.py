@@ -1,0 +1,13 @@
+"""The untrained base model (``objective: none``): MED-SE Table 3's BERT / BioBERT /
+ClinicalBERT rows, evaluated at step 0 with the method's pooling (and, at evaluation, the
+entry's ``postprocess``: WhiteningBERT or BERT-flow)."""
+
+from __future__ import annotations
+
+from clinsent.methods.base import METHODS, Method, MethodSettings
+
+
+@METHODS.register("none")
+class Untrained(Method):
+    name = "none"
+    settings_class = MethodSettings

@@ -1,0 +1,67 @@
+"""An encoder in training: a Hugging Face model, its tokenizer and a pooling.
+
+Tokenization may run on a prefetching thread while the main thread evaluates: a fast
+tokenizer must not be called from two threads at once (its padding and truncation state is
+mutable), so each thread gets its own copy.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from typing import Any
+
+import numpy as np
+import torch
+
+from clinsent.models.pooling import pool
+
+
+def autocast(device: torch.device) -> Any:
+    """bf16 autocast on CUDA; a no-op on CPU."""
+    if device.type == "cuda":
+        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    return torch.autocast(device_type="cpu", enabled=False)
+
+
+class Encoder:
+    """A Hugging Face encoder with its tokenizer and a pooling."""
+
+    def __init__(self, model: Any, tokenizer: Any, pooling: str, first_layer: int, max_length: int,
+                 device: torch.device) -> None:
+        self.model, self.tokenizer = model, tokenizer
+        self.pooling, self.first_layer, self.max_length, self.device = pooling, first_layer, max_length, device
+        self.forward_model: Any = model  # torch.compile may replace it for training steps
+        self._local = threading.local()
+
+    def _tokenizer(self) -> Any:
+        tok = getattr(self._local, "tokenizer", None)
+        if tok is None:
+            main = threading.current_thread() is threading.main_thread()
+            tok = self._local.tokenizer = self.tokenizer if main else copy.deepcopy(self.tokenizer)
+        return tok
+
+    def tokenize(self, texts: list[str], offsets: bool = False) -> dict[str, torch.Tensor]:
+        return dict(self._tokenizer()(texts, padding=True, truncation=True, max_length=self.max_length,
+                                      return_tensors="pt", return_offsets_mapping=offsets))
+
+    def hidden_states(self, batch: dict[str, torch.Tensor], **extra: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        inputs = {k: v.to(self.device, non_blocking=True) for k, v in {**batch, **extra}.items()
+                  if k != "offset_mapping"}
+        model = self.forward_model if self.model.training else self.model
+        with autocast(self.device):
+            out = model(**inputs, output_hidden_states=True, return_dict=True)
+        return tuple(h.float() for h in out.hidden_states)
+
+    def embed_batch(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        hs = self.hidden_states(batch)
+        return pool(hs, batch["attention_mask"].to(self.device), self.pooling, self.first_layer)
+
+    @torch.no_grad()
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        was_training = self.model.training
+        self.model.eval()
+        out = [self.embed_batch(self.tokenize(texts[i:i + batch_size])).float().cpu().numpy()
+               for i in range(0, len(texts), batch_size)]
+        self.model.train(was_training)
+        return np.concatenate(out, axis=0) if out else np.zeros((0, 0), dtype=np.float32)

@@ -1,0 +1,130 @@
+"""Settings dataclasses <-> config entries, so that a default lives in exactly one place.
+
+A method's (or an evaluation task's) settings are a frozen dataclass. Each field is a config
+key (``metadata["key"]`` names it where Python cannot, e.g. ``lambda``); its type gives the
+JSON-schema type (``Literal`` gives the allowed values) and ``metadata["schema"]`` adds bounds.
+:func:`settings_schema` generates the schema of one entry from the dataclass, and
+:func:`parse_settings` checks an entry against it with messages that name the entry, the key,
+the allowed keys and the closest match, then builds the dataclass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar, get_args, get_origin
+
+from clinsent.errors import InputError
+from clinsent.registry import did_you_mean
+
+S = TypeVar("S")
+
+
+def knob(default: Any, doc: str, key: str | None = None, required: bool = False, **schema: Any) -> Any:
+    """A settings field: its default, one line of documentation, its config key, whether the
+    entry must give it (the default is then a placeholder) and JSON-schema bounds."""
+    meta: dict[str, Any] = {"doc": doc, "schema": schema, "required": required}
+    if key:
+        meta["key"] = key
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def config_key(f: dataclasses.Field[Any]) -> str:
+    return str(f.metadata.get("key", f.name))
+
+
+def keys(cls: type) -> list[str]:
+    return [config_key(f) for f in dataclasses.fields(cls)]
+
+
+def _type_schema(tp: Any) -> dict[str, Any]:
+    origin = get_origin(tp)
+    if origin is Literal:
+        return {"enum": list(get_args(tp))}
+    if origin in (typing.Union, types.UnionType):
+        parts = [_type_schema(a) for a in get_args(tp)]
+        enums = [v for p in parts for v in p.get("enum", [])]
+        types_ = [t for p in parts for t in ([p["type"]] if isinstance(p.get("type"), str) else p.get("type", []))]
+        out: dict[str, Any] = {}
+        if enums:
+            out["enum"] = enums + ([None] if "null" in types_ else [])
+        elif types_:
+            out["type"] = types_
+        return out
+    simple = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
+    if tp in simple:
+        return {"type": simple[tp]}
+    if origin is list:
+        return {"type": "array", "items": _type_schema(get_args(tp)[0])}
+    raise TypeError(f"settings field type {tp!r} has no JSON-schema mapping")
+
+
+def settings_schema(cls: type) -> dict[str, Any]:
+    """The JSON schema of one config entry holding these settings (no extra keys allowed)."""
+    hints = typing.get_type_hints(cls)
+    props = {}
+    for f in dataclasses.fields(cls):
+        prop = _type_schema(hints[f.name])
+        prop.update(f.metadata.get("schema", {}))
+        if "doc" in f.metadata:
+            prop["description"] = f.metadata["doc"]
+        if f.default is not dataclasses.MISSING and not f.metadata.get("required"):
+            prop["default"] = f.default
+        props[config_key(f)] = prop
+    required = [config_key(f) for f in dataclasses.fields(cls) if f.metadata.get("required")]
+    return {"type": "object", "additionalProperties": False, "properties": props, "required": required}
+
+
+def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
+                   foreign: Mapping[str, str] | None = None) -> S:
+    """Build ``cls`` from a config entry; unknown keys and bad values are an :class:`InputError`.
+
+    ``foreign`` maps keys that belong to other kinds (another objective's knobs) to their owner,
+    so the message can say where the key belongs.
+    """
+    import jsonschema
+
+    allowed = keys(cls)
+    for key in values:
+        if key not in allowed:
+            owner = (foreign or {}).get(key)
+            problem = (f"{key!r} is a knob of {owner}, not of this one" if owner
+                       else f"unknown key {key!r}{did_you_mean(key, allowed)}")
+            raise InputError(where, problem, f"remove it or use one of the allowed keys: {', '.join(sorted(allowed))}")
+    required = [config_key(f) for f in dataclasses.fields(cls) if f.metadata.get("required")]  # type: ignore[arg-type]
+    lacking = [k for k in required if k not in values]
+    if lacking:
+        raise InputError(where, f"missing required key(s) {lacking}", f"add {', '.join(lacking)} to the entry")
+    schema = settings_schema(cls)
+    for key, value in values.items():
+        errors = list(jsonschema.Draft202012Validator(schema["properties"][key]).iter_errors(value))
+        if errors:
+            raise InputError(f"{where}.{key}", f"{value!r} is not valid: {errors[0].message}",
+                             f"give a value that fits {_describe(schema['properties'][key])}")
+    by_key = {config_key(f): f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for key, value in values.items():
+        f = by_key[key]
+        if hints[f.name] is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def _describe(prop: dict[str, Any]) -> str:
+    shown = {k: v for k, v in prop.items() if k not in ("description", "default")}
+    return ", ".join(f"{k} {v}" for k, v in shown.items())
+
+
+def to_config(settings: Any) -> dict[str, Any]:
+    """The settings as config keys and values (every field, defaults included)."""
+    return {config_key(f): getattr(settings, f.name) for f in dataclasses.fields(settings)}
+
+
+def from_config(cls: type[S], values: Mapping[str, Any]) -> S:
+    """Rebuild settings from :func:`to_config`'s output (already validated)."""
+    by_key = {config_key(f): f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    return cls(**{by_key[k]: v for k, v in values.items()})

@@ -1,0 +1,12 @@
+"""The evaluation-task registry: one module per task (see :mod:`clinsent.tasks.base`).
+
+``TASKS.get(name)`` returns a task's class; importing this package registers the built-ins.
+"""
+
+from __future__ import annotations
+
+from clinsent.tasks.base import TASKS, Task
+
+from clinsent.tasks import rqe, sts  # noqa: E402,F401  (register the built-ins)
+
+__all__ = ["TASKS", "Task"]

@@ -1,0 +1,76 @@
+"""What an evaluation task is: the keys of its eval-set entry, how it reads its files, which
+sentences it embeds, and how it scores exported embeddings.
+
+A task module defines a settings dataclass (the keys of ``eval_sets.<name>`` besides ``task``
+and ``curve``) and a :class:`Task` subclass registered with ``@TASKS.register("name")``.
+``headline`` is the metric of tables, curves and step selection; ``metrics`` are the metrics
+written to ``summary.csv``. The embed and evaluate scripts and the trainer only call these.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from clinsent.registry import Registry
+
+
+class Task(abc.ABC):
+    name: ClassVar[str] = ""
+    settings_class: ClassVar[type] = object
+    headline: ClassVar[str] = ""
+    metrics: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, set_name: str, settings: Any) -> None:
+        self.set_name, self.settings = set_name, settings
+        self._data: Any = None
+
+    @classmethod
+    def from_data(cls, set_name: str, data: Any, settings: Any = None) -> Task:
+        """A task over data already in memory (tests, benchmarks); default settings unless given."""
+        task = cls(set_name, settings if settings is not None else cls.settings_class())
+        task._data = data
+        return task
+
+    @abc.abstractmethod
+    def files(self) -> list[str]:
+        """The input files of this eval set (declared as rule inputs)."""
+
+    @abc.abstractmethod
+    def read(self) -> Any:
+        """Read and check the files (bad input: an InputError naming file and row)."""
+
+    @property
+    def data(self) -> Any:
+        if self._data is None:
+            self._data = self.read()
+        return self._data
+
+    @abc.abstractmethod
+    def texts(self) -> list[str]:
+        """Every distinct text to embed, in a fixed order."""
+
+    @abc.abstractmethod
+    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+        """Metrics from embeddings of ``texts`` (at least ``metrics``)."""
+
+    def curve_score(self, texts: list[str], vectors: np.ndarray) -> float:
+        """The headline metric, as the trainer logs it every few steps."""
+        return float(self.score(texts, vectors)[self.headline])
+
+    def lookup(self, texts: list[str], vectors: np.ndarray, wanted: list[str]) -> np.ndarray:
+        """The rows of ``vectors`` for ``wanted`` texts (looked up by text)."""
+        from clinsent.errors import InputError
+
+        index = {t: i for i, t in enumerate(texts)}
+        missing = sum(1 for t in wanted if t not in index)
+        if missing:
+            raise InputError(f"embeddings of {self.set_name}", f"{missing} text(s) have no embedding",
+                             "re-run the embed rule for this eval set")
+        return vectors[[index[t] for t in wanted]]
+
+
+TASKS: Registry[type[Task]] = Registry("evaluation task", "eval_sets.<name>.task")

@@ -1,0 +1,55 @@
+"""Read ``eval_sets.<name>`` entries through the task registry when the config is read.
+
+An entry holds ``task`` (default ``sts``) and ``curve`` (log it during training; the selection
+set always is), checked by config/schema.yaml, and the task's own keys, checked against its
+settings dataclass. The ``evaluation`` block supplies values for the keys a task has and an
+entry does not set (e.g. ``positive_share``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from clinsent.settings import from_config, keys, parse_settings, to_config
+from clinsent.tasks import TASKS, Task
+
+ENTRY_KEYS = ("task", "curve")
+
+
+@dataclass(frozen=True)
+class EvalSetEntry:
+    name: str
+    task: Task
+    curve: bool
+
+    def params(self) -> dict[str, Any]:
+        """What an embed or evaluate job's output depends on."""
+        return {"task": self.task.name, "settings": to_config(self.task.settings)}
+
+
+def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[str, Any]) -> EvalSetEntry:
+    where = f"config: eval_sets.{name}"
+    cls = TASKS.get(str(entry.get("task", "sts")), where=f"{where}.task")
+    own = {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
+    allowed = set(keys(cls.settings_class))
+    foreign = {k: f"task {n}" for n in TASKS.names() for k in keys(TASKS.get(n).settings_class) if k not in allowed}
+    parse_settings(cls.settings_class, own, where, foreign=foreign)
+    shared = {k: v for k, v in evaluation.items() if k in allowed}
+    settings: Any = parse_settings(cls.settings_class, {**shared, **own}, where)
+    return EvalSetEntry(name, cls(name, settings), bool(entry.get("curve", False)))
+
+
+def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:
+    from clinsent.methods.config import check_shared
+
+    evaluation = config.get("evaluation") or {}
+    check_shared(evaluation, "evaluation", {k for n in TASKS.names() for k in keys(TASKS.get(n).settings_class)})
+    return {name: resolve_eval_set(name, e, evaluation) for name, e in config["eval_sets"].items()}
+
+
+def task_from_params(set_name: str, params: Mapping[str, Any]) -> Task:
+    """Rebuild an eval set's task inside a job from its rule's params (already validated)."""
+    cls = TASKS.get(params["task"])
+    return cls(set_name, from_config(cls.settings_class, params["settings"]))

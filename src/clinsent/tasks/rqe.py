@@ -1,0 +1,156 @@
+"""Recognising question entailment (RQE; Ben Abacha and Demner-Fushman 2016; MEDIQA 2019), as
+BioSimCSE evaluates it zero-shot: the cosine of the two questions' embeddings; the threshold
+that maximises accuracy on the eval set's ``dev_path`` file is applied to its test file
+(``path``). Metrics: ``accuracy`` (test, at the dev threshold), ``threshold``, ``dev_accuracy``.
+
+Formats:
+- ``mediqa_xml``: the MEDIQA 2019 / AMIA 2016 RQE XML as distributed,
+  ``<pair pid=".." value="true|false"><chq>…</chq><faq>…</faq></pair>`` (XML entities decoded,
+  inner whitespace collapsed);
+- ``rqe_tsv``: tab-separated with a header naming ``question1``, ``question2`` and ``label``
+  (true/false or 1/0).
+"""
+
+from __future__ import annotations
+
+import csv
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from clinsent.errors import InputError
+from clinsent.evaluation.metrics import cosine_rows
+from clinsent.settings import knob
+from clinsent.tasks.base import TASKS, Task
+
+TRUE, FALSE = ("true", "1"), ("false", "0")
+
+
+@dataclass(frozen=True)
+class RqeSet:
+    questions1: list[str]
+    questions2: list[str]
+    labels: np.ndarray  # bool
+
+
+def _label(value: str | None, where: str) -> bool:
+    v = (value or "").strip().lower()
+    if v in TRUE or v in FALSE:
+        return v in TRUE
+    raise InputError(where, f"label {str(value)[:10]!r} is neither true nor false", "fix the pair's value")
+
+
+def _text(element: ET.Element | None) -> str:
+    return " ".join("".join(element.itertext()).split()) if element is not None else ""
+
+
+def read_mediqa_xml(path: str | Path) -> RqeSet:
+    try:
+        root = ET.parse(path).getroot()
+    except FileNotFoundError as exc:
+        raise InputError(path, "the RQE file does not exist", "fix `eval_sets.<name>.path` or `dev_path`") from exc
+    except ET.ParseError as exc:
+        raise InputError(path, f"not well-formed XML ({exc})", "check that the file is complete") from exc
+    q1, q2, labels = [], [], []
+    for i, pair in enumerate(root.iter("pair"), start=1):
+        where = f"{path}: pair {i} (pid {pair.get('pid', '?')})"
+        chq, faq = _text(pair.find("chq")), _text(pair.find("faq"))
+        if not chq or not faq:
+            raise InputError(where, "lacks a <chq> or <faq> question", "give both questions of every pair")
+        q1.append(chq)
+        q2.append(faq)
+        labels.append(_label(pair.get("value"), where))
+    if not labels:
+        raise InputError(path, "no <pair> elements", "point the eval set at an RQE XML file")
+    return RqeSet(q1, q2, np.asarray(labels, dtype=bool))
+
+
+def read_rqe_tsv(path: str | Path) -> RqeSet:
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            rows = [r for r in csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE) if any(c.strip() for c in r)]
+    except FileNotFoundError as exc:
+        raise InputError(path, "the RQE file does not exist", "fix `eval_sets.<name>.path` or `dev_path`") from exc
+    header = [h.strip() for h in rows[0]] if rows else []
+    missing = [c for c in ("question1", "question2", "label") if c not in header]
+    if missing:
+        raise InputError(f"{path}:1", f"header lacks {missing}", "add a header `question1<TAB>question2<TAB>label`")
+    i1, i2, il = (header.index(c) for c in ("question1", "question2", "label"))
+    q1, q2, labels = [], [], []
+    for line, r in enumerate(rows[1:], start=2):
+        if len(r) <= max(i1, i2, il):
+            raise InputError(f"{path}:{line}", f"{len(r)} field(s), expected {len(header)}", "fix the row")
+        q1.append(r[i1].strip())
+        q2.append(r[i2].strip())
+        labels.append(_label(r[il], f"{path}:{line}"))
+    if not labels:
+        raise InputError(path, "no pairs", "point the eval set at a non-empty RQE file")
+    return RqeSet(q1, q2, np.asarray(labels, dtype=bool))
+
+
+READ = {"mediqa_xml": read_mediqa_xml, "rqe_tsv": read_rqe_tsv}
+
+
+def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
+    """(threshold, accuracy): predicting true for score >= threshold, the threshold with the best
+    accuracy; thresholds lie midway between consecutive distinct scores (or just above the top
+    score: everything false). Ties in accuracy go to the highest threshold."""
+    scores = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(-scores, kind="mergesort")
+    s, y = scores[order], np.asarray(labels, dtype=bool)[order]
+    n = len(s)
+    tp = np.concatenate([[0], np.cumsum(y)])  # the top k predicted true, k = 0..n
+    fp = np.arange(n + 1) - tp
+    acc = (tp + (n - y.sum() - fp)) / n
+    valid = np.ones(n + 1, dtype=bool)
+    valid[1:n] = s[:-1] > s[1:]  # never split tied scores
+    k = int(np.flatnonzero(valid)[np.argmax(acc[valid])])
+    if k == 0:
+        threshold = float(np.nextafter(s[0], np.inf))
+    elif k == n:
+        threshold = float(s[-1])
+    else:
+        threshold = float((s[k - 1] + s[k]) / 2.0)
+    return threshold, float(acc[k])
+
+
+@dataclass(frozen=True)
+class RqeSettings:
+    path: str = knob("", "the test file", required=True)
+    dev_path: str = knob("", "the file the threshold is tuned on", required=True)
+    format: Literal["mediqa_xml", "rqe_tsv"] = knob("mediqa_xml", "mediqa_xml or rqe_tsv (question1, question2, label)")
+
+
+@TASKS.register("rqe")
+class Rqe(Task):
+    name = "rqe"
+    settings_class = RqeSettings
+    headline = "accuracy"
+    metrics = ("accuracy", "threshold", "dev_accuracy")
+    settings: RqeSettings
+
+    def files(self) -> list[str]:
+        return [self.settings.path, self.settings.dev_path]
+
+    def read(self) -> tuple[RqeSet, RqeSet]:
+        reader = READ[self.settings.format]
+        return reader(self.settings.path), reader(self.settings.dev_path)
+
+    def texts(self) -> list[str]:
+        test, dev = self.data
+        return list(dict.fromkeys([*test.questions1, *test.questions2, *dev.questions1, *dev.questions2]))
+
+    def _cosines(self, part: RqeSet, texts: list[str], vectors: np.ndarray) -> np.ndarray:
+        return cosine_rows(self.lookup(texts, vectors, part.questions1), self.lookup(texts, vectors, part.questions2))
+
+    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+        test, dev = self.data
+        threshold, dev_accuracy = best_threshold(self._cosines(dev, texts, vectors), dev.labels)
+        predicted = self._cosines(test, texts, vectors) >= threshold
+        return {"accuracy": float(np.mean(predicted == test.labels)), "threshold": threshold,
+                "dev_accuracy": dev_accuracy, "n_pairs": float(len(test.labels)),
+                "n_dev_pairs": float(len(dev.labels))}

@@ -1,0 +1,36 @@
+"""A toy method and a toy task, registered by a plugin file (tests/plugins/toy.py) without
+touching the trainer, the rules or the scripts, run through the workflow on a tiny BERT."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from test_workflow import REPO, _config, _snakemake
+
+pytestmark = pytest.mark.workflow
+
+
+def test_toy_method_and_task_through_the_workflow(tmp_path: Path, tiny_bert: Path) -> None:
+    cfg = _config(tmp_path, tiny_bert)
+    (tmp_path / "lines.txt").write_text("History of asthma.\nThe patient has gout.\nNo acute distress.\n")
+    cfg["plugins"] = [str(REPO / "tests" / "plugins" / "toy.py")]
+    cfg["methods"] = {"none": {"objective": "none"},
+                      "spread": {"objective": "toy_spread", "scale": 2.0, "corpus": "s_all"}}
+    cfg["eval_sets"]["toy"] = {"task": "toy_norm", "path": "lines.txt", "curve": True}
+    cfg["training"].update(steps=2, eval_every=1)
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    run = _snakemake(tmp_path, "all", "--cores", "2", "--resources", "gpu=1")
+    assert run.returncode == 0, run.stderr[-5000:]
+    summary = pd.read_csv(tmp_path / "results" / "summary.csv")
+    toy = summary[summary["eval_set"] == "toy"]
+    assert set(toy["metric"]) == {"mean_norm"} and set(toy["method"]) == {"none", "spread"}
+    assert (toy["value"] > 0).all()
+    curve = pd.read_csv(tmp_path / "results/models/spread/tiny/seed0/curve.csv")
+    assert set(curve["eval_set"]) == {"sel", "toy"} and "loss_spread" in curve.columns
+    assert curve.loc[curve["step"] > 0, "loss_spread"].notna().all()
+    assert "mean_norm" in (tmp_path / "results/tables/results.md").read_text()

@@ -1,0 +1,142 @@
+"""Methods and eval sets are read through their registries: per-method knobs, closest-match
+errors, invalid combinations before any job runs, and params that hold only a method's own knobs."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from clinsent.errors import InputError
+from clinsent.methods import METHODS
+from clinsent.methods.base import MethodSettings
+from clinsent.methods.config import resolve_methods
+from clinsent.methods.medse import MedSE, MedSESettings
+from clinsent.models.pooling import POOLINGS
+from clinsent.settings import keys, settings_schema
+from clinsent.tasks.config import resolve_eval_sets
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+
+
+def _cfg(**methods: dict[str, Any]) -> dict[str, Any]:
+    cfg = copy.deepcopy(DEMO)
+    cfg["methods"].update(methods)
+    return cfg
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"objective": "medse", "lamda": 0.2},
+     r"methods\.bad: unknown key 'lamda' \(closest: 'lambda'\)\. Fix: remove it or use one of the allowed keys: .*lambda"),
+    ({"objective": "simcse", "lambda": 0.2},
+     r"methods\.bad: 'lambda' is a knob of objective medse, not of this one\. Fix: .*allowed keys: augmentation,"),
+    ({"objective": "ct", "perturbation": "random_tokens"},
+     r"methods\.bad: 'perturbation' is a knob of objective medse, not of this one"),
+    ({"objective": "simcse", "dropout": False},
+     r"methods\.bad: augmentation dropout with dropout: false gives two identical views"),
+    ({"objective": "simsce"}, r"methods\.bad\.objective: unknown objective 'simsce' \(closest: 'simcse'\)"),
+    ({"objective": "medse", "entity_encoder": "lstm"}, r"methods\.bad\.entity_encoder: 'lstm' is not valid"),
+    ({"objective": "sup_simcse", "train_data": "demo_nil"},
+     r"methods\.bad\.train_data: 'demo_nil' is not a key of training_data \['demo_nli'\] \(closest: 'demo_nli'\)"),
+])
+def test_bad_method_entries(entry: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        resolve_methods(_cfg(bad=entry))
+
+
+def test_training_block_and_eval_set_keys_are_checked() -> None:
+    cfg = _cfg()
+    cfg["training"]["stpes"] = 3
+    with pytest.raises(InputError, match=r"config: training: unknown key 'stpes' \(closest: 'steps'\)"):
+        resolve_methods(cfg)
+    cfg = _cfg()
+    cfg["eval_sets"]["demo_rqe"]["gold"] = "x"
+    with pytest.raises(InputError, match=r"eval_sets\.demo_rqe: 'gold' is a knob of task sts"):
+        resolve_eval_sets(cfg)
+    cfg["eval_sets"]["demo_rqe"] = {"task": "rqe", "path": "x"}
+    with pytest.raises(InputError, match=r"eval_sets\.demo_rqe: missing required key\(s\) \['dev_path'\]"):
+        resolve_eval_sets(cfg)
+
+
+def test_params_hold_only_the_methods_own_knobs() -> None:
+    entries = resolve_methods(_cfg(ct={"objective": "ct"}))
+    medse_only = set(keys(MedSESettings)) - set(keys(METHODS.get("simcse").settings_class))
+    assert {"lambda", "entity_encoder", "definition_model"} <= medse_only
+    for name in ("simcse", "ct", "none", "sup_simcse"):
+        assert not medse_only & set(entries[name].train_params()["settings"]), name
+    assert set(entries["none"].train_params()["settings"]) == set(keys(MethodSettings))
+    # the shared training block reaches the knobs a method has, and only those
+    assert entries["ct"].train_params()["settings"]["steps"] == DEMO["training"]["steps"]
+    assert "temperature" not in entries["ct"].train_params()["settings"]
+
+
+def test_changing_a_medse_default_changes_no_other_methods_params(monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = _cfg(ct={"objective": "ct"})
+    before = {n: e.train_params() for n, e in resolve_methods(cfg).items()}
+
+    meta = next(f for f in dataclasses.fields(MedSESettings) if f.name == "entity_layers").metadata
+
+    @dataclasses.dataclass(frozen=True)
+    class Changed(MedSESettings):
+        entity_layers: int = dataclasses.field(default=2, metadata=meta)
+
+    class MedSE2(MedSE):
+        settings_class = Changed
+
+    monkeypatch.setitem(METHODS._entries, "medse", MedSE2)  # noqa: SLF001
+    after = {n: e.train_params() for n, e in resolve_methods(cfg).items()}
+    assert after["medse"] != before["medse"] and after["medse"]["settings"]["entity_layers"] == 2
+    assert all(after[n] == before[n] for n in before if n != "medse")
+
+
+def test_schemas_come_from_the_settings() -> None:
+    for name in METHODS.names():
+        cls = METHODS.get(name).settings_class
+        schema = settings_schema(cls)
+        assert set(schema["properties"]) == set(keys(cls))
+        assert schema["properties"]["pooling"]["enum"] == list(POOLINGS)  # one pooling table
+    assert settings_schema(MedSESettings)["properties"]["lambda"] == {
+        "type": "number", "minimum": 0, "description": "weight of the entity-level loss (eq. 3)", "default": 0.1}
+    entry_schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"]["methods"]
+    assert set(entry_schema["additionalProperties"]["properties"]) == {"objective", "seeds", "postprocess",
+                                                                       "whitening_dims"}
+
+
+def _dry_run(tmp: Path, cfg: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    (tmp / "c.yaml").write_text(yaml.safe_dump(cfg))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(REPO),
+                           "--configfile", str(tmp / "c.yaml"), "-n", "--cores", "1"], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"objective": "medse", "lamda": 0.2}, "methods.bad: unknown key 'lamda' (closest: 'lambda')"),
+    ({"objective": "simcse", "entity_encoder": "mean"}, "methods.bad: 'entity_encoder' is a knob of objective medse"),
+    ({"objective": "ct", "perturbation": "random_tokens"}, "methods.bad: 'perturbation' is a knob of objective medse"),
+])
+def test_dry_run_rejects_bad_methods_before_any_job(tmp_path: Path, entry: dict[str, Any], message: str) -> None:
+    cfg = _cfg(bad=entry)
+    cfg["results"] = str(tmp_path / "results")
+    run = _dry_run(tmp_path, cfg)
+    assert run.returncode != 0 and message in run.stdout + run.stderr, (run.stdout + run.stderr)[-3000:]
+    assert "rule ingest_notes" not in run.stdout and not (tmp_path / "results").exists()
+
+
+def test_every_knob_is_documented() -> None:
+    from clinsent.tasks import TASKS
+
+    doc = (REPO / "config" / "README.md").read_text()
+    for registry in (METHODS, TASKS):
+        for name in registry.names():
+            assert f"`{name}`" in doc, name
+            for key in keys(registry.get(name).settings_class):  # type: ignore[attr-defined]
+                assert f"`{key}`" in doc, (name, key)
