@@ -113,6 +113,7 @@ KNOBS = [
     ("medse", {"pooling": "cls"}), ("simcse", {"augmentation": "token_cutoff", "dropout": False}),
     ("simcse", {"augmentation": "token_shuffle", "dropout": False}), ("simcse", {"pooling": "cls"}),
     ("simcse", {"first_layer": 0}), ("ct", {"optimizer": "rmsprop"}), ("ct", {"pooling": "cls_before_pooler"}),
+    ("simcse", {"grad_clip": 0.01}), ("simcse", {"warmup_ratio": 0.5}), ("ct", {"learning_rate": 1e-2}),
 ]
 
 
@@ -191,3 +192,50 @@ def test_killed_job_resumes_from_its_checkpoint(tiny_bert: Path, tmp_path: Path)
         _run(tiny_bert, tmp_path / "x", "medse", steps=6, checkpoint_every=2, log=kill_at_step_4)
     _, other = _run(tiny_bert, tmp_path / "x", "medse", steps=6, checkpoint_every=2, **{"lambda": 0.2})
     assert other.info["resumed_from_step"] is None
+
+
+def test_prefetched_batches_match_inline_preparation(tiny_bert: Path, tmp_path: Path) -> None:
+    """Batches prepared on the prefetching thread equal those prepared inline, step by step."""
+    from clinsent.models.base import load_transformer
+    from clinsent.models.encoder import Encoder
+    from clinsent.train.prefetch import prefetch
+    from clinsent.train.trainer import _Loop
+
+    sentences, entities = _corpus()
+    method = _method("medse", perturbation="random_tokens", augmentation="token_cutoff")
+    cands = [Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()]
+    data = PlanData(plan_batches(cands, "replace", 8, 4, 0), sentences, entities)
+    t = load_transformer(str(tiny_bert), 32)
+    loop = _Loop(method, Encoder(t.model, t.tokenizer, "first_last", 1, 32, torch.device("cpu")), seed=0)
+    ahead = list(prefetch(lambda step: loop.prepare(data, step), range(1, 5), depth=2))
+    for step, batch in ahead:
+        inline = loop.prepare(data, step)
+        assert torch.equal(batch["cutoff"], inline["cutoff"]) and torch.equal(batch["span_mask"], inline["span_mask"])
+        assert torch.equal(batch["doubled"]["input_ids"], inline["doubled"]["input_ids"])
+
+
+def test_prefetch_order_and_errors() -> None:
+    from clinsent.train.prefetch import prefetch
+
+    assert [s for s, _ in prefetch(lambda s: s * s, range(1, 8), depth=2)] == list(range(1, 8))
+
+    def fail_at_3(step: int) -> int:
+        if step == 3:
+            raise ValueError("bad step")
+        return step
+
+    got = []
+    with pytest.raises(ValueError, match="bad step"):
+        for step, _ in prefetch(fail_at_3, range(1, 6)):
+            got.append(step)
+    assert got == [1, 2]
+
+
+def test_compile_knob_trains_like_eager(tiny_bert: Path, tmp_path: Path) -> None:
+    """torch.compile (CPU inductor here) gives the same curve as eager mode, to float tolerance."""
+    eager, _ = _run(tiny_bert, tmp_path / "e", "simcse", steps=2, eval_every=1, dropout=False,
+                    augmentation="token_shuffle")
+    compiled, result = _run(tiny_bert, tmp_path / "c", "simcse", steps=2, eval_every=1, dropout=False,
+                            augmentation="token_shuffle", compile=True)
+    assert result.info["settings"]["compile"] is True
+    assert np.allclose(eager["loss"].dropna(), compiled["loss"].dropna(), atol=1e-4)

@@ -199,9 +199,9 @@ class _Loop:
             self.optimizer = torch.optim.AdamW(self.params, lr=s.learning_rate, weight_decay=0.0, fused=cuda or None)
         total, warm = max(s.steps, 1), int(round(s.warmup_ratio * s.steps))
 
-        def schedule(step: int) -> float:
+        def schedule(step: int) -> float:  # transformers' linear schedule with warm-up
             if step < warm:
-                return (step + 1) / warm
+                return step / warm
             return max(0.0, (total - step) / max(total - warm, 1))
 
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, schedule)
