@@ -104,7 +104,7 @@ class MedSELoss(SimCSELoss):
         keep = batch["keep"]
         if not keep:
             return {"sentence": l_sen, "entity": l_sen.new_zeros(())}
-        last = hs[-1][:batch["n"]]
+        last = hs[-1][:batch["n"]].float()
         device = last.device
         attention = batch["features"]["attention_mask"][keep].to(device)
         h_ent = self.entity_encoder(last[keep], batch["span_mask"].to(device), attention)

@@ -1,8 +1,9 @@
 """An encoder in training: a Hugging Face model, its tokenizer and a pooling.
 
-Tokenization may run on a prefetching thread while the main thread evaluates: a fast
+Tokenization may run on the prefetching thread while the main thread evaluates: a fast
 tokenizer must not be called from two threads at once (its padding and truncation state is
-mutable), so each thread gets its own copy.
+mutable), so the main thread uses the tokenizer and other threads one copy of it, made once
+(a deep copy takes about 50 ms). One background thread at a time (the trainer's prefetcher).
 """
 
 from __future__ import annotations
@@ -32,26 +33,30 @@ class Encoder:
         self.model, self.tokenizer = model, tokenizer
         self.pooling, self.first_layer, self.max_length, self.device = pooling, first_layer, max_length, device
         self.forward_model: Any = model  # torch.compile may replace it for training steps
-        self._local = threading.local()
+        self._background: Any = None
+        self._lock = threading.Lock()
 
     def _tokenizer(self) -> Any:
-        tok = getattr(self._local, "tokenizer", None)
-        if tok is None:
-            main = threading.current_thread() is threading.main_thread()
-            tok = self._local.tokenizer = self.tokenizer if main else copy.deepcopy(self.tokenizer)
-        return tok
+        if threading.current_thread() is threading.main_thread():
+            return self.tokenizer
+        with self._lock:
+            if self._background is None:
+                self._background = copy.deepcopy(self.tokenizer)
+        return self._background
 
     def tokenize(self, texts: list[str], offsets: bool = False) -> dict[str, torch.Tensor]:
         return dict(self._tokenizer()(texts, padding=True, truncation=True, max_length=self.max_length,
                                       return_tensors="pt", return_offsets_mapping=offsets))
 
     def hidden_states(self, batch: dict[str, torch.Tensor], **extra: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Every layer's states as the model returns them (bf16 under CUDA autocast): the pooling
+        converts only the layers it reads to float32."""
         inputs = {k: v.to(self.device, non_blocking=True) for k, v in {**batch, **extra}.items()
                   if k != "offset_mapping"}
         model = self.forward_model if self.model.training else self.model
         with autocast(self.device):
             out = model(**inputs, output_hidden_states=True, return_dict=True)
-        return tuple(h.float() for h in out.hidden_states)
+        return tuple(out.hidden_states)
 
     def embed_batch(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         hs = self.hidden_states(batch)

@@ -35,17 +35,17 @@ def masked_mean(states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Ten
 
 
 def _cls(hs: Sequence[torch.Tensor], mask: torch.Tensor, first_layer: int) -> torch.Tensor:
-    return hs[-1][:, 0]
+    return hs[-1][:, 0].float()
 
 
 def _mean(hs: Sequence[torch.Tensor], mask: torch.Tensor, first_layer: int) -> torch.Tensor:
-    return masked_mean(hs[-1], mask)
+    return masked_mean(hs[-1].float(), mask)
 
 
 def _first_last(hs: Sequence[torch.Tensor], mask: torch.Tensor, first_layer: int) -> torch.Tensor:
     if not 0 <= first_layer < len(hs) - 1:
         raise ValueError(f"first_layer={first_layer} is outside 0..{len(hs) - 2}")
-    return masked_mean((hs[first_layer] + hs[-1]) / 2.0, mask)
+    return masked_mean((hs[first_layer].float() + hs[-1].float()) / 2.0, mask)
 
 
 def _stock(mode: str) -> Callable[[Any, int], list[Any]]:
