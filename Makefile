@@ -61,7 +61,8 @@ BENCH_ARGS ?=
 bench-corpus: install
 	$(BIN)/python bench/bench_corpus.py $(BENCH_ARGS)
 
-# training throughput, SimCSE and MED-SE, BERT-base size, batch 32, length 128 (CUDA when present)
+# one training step of each method beside a plain PyTorch+transformers SimCSE step, interleaved, as a ratio;
+# BERT-base size, batch 32, length 128 (CUDA when present: also sentences/s, peak memory, MFU). About 15 min on 2 cores.
 bench-train: install
 	$(BIN)/python bench/bench_train.py $(BENCH_ARGS)
 

@@ -140,3 +140,15 @@ def test_every_knob_is_documented() -> None:
             assert f"`{name}`" in doc, name
             for key in keys(registry.get(name).settings_class):  # type: ignore[attr-defined]
                 assert f"`{key}`" in doc, (name, key)
+
+
+def test_train_jobs_depend_only_on_what_the_curve_reads() -> None:
+    cfg = _cfg()
+    sets = resolve_eval_sets(cfg)
+    curve = sets["demo_select"].curve_params()["settings"]
+    assert set(curve) == {"path", "format", "gold"}  # Spearman reads neither scale_max nor positive_share
+    cfg["evaluation"] = {"positive_share": 0.5}
+    changed = resolve_eval_sets(cfg)
+    assert changed["demo_select"].curve_params() == sets["demo_select"].curve_params()
+    assert changed["demo_select"].params() != sets["demo_select"].params()  # evaluate and embed do rerun
+    assert sets["demo_rqe"].curve_params() == sets["demo_rqe"].params()

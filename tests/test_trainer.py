@@ -114,6 +114,10 @@ KNOBS = [
     ("simcse", {"augmentation": "token_shuffle", "dropout": False}), ("simcse", {"pooling": "cls"}),
     ("simcse", {"first_layer": 0}), ("ct", {"optimizer": "rmsprop"}), ("ct", {"pooling": "cls_before_pooler"}),
     ("simcse", {"grad_clip": 0.01}), ("simcse", {"warmup_ratio": 0.5}), ("ct", {"learning_rate": 1e-2}),
+    ("simcse", {"augmentation": "random_crop"}), ("simcse", {"augmentation": "word_deletion"}),
+    ("simcse", {"augmentation": "random_swap"}), ("simcse", {"augmentation": "stopword_insertion"}),
+    ("simcse", {"augmentation": "punctuation_insertion", "augmentation_rate": 0.3}),
+    ("medse", {"augmentation": "punctuation_insertion", "augmentation_rate": 0.3}),
 ]
 
 

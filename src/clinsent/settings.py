@@ -56,7 +56,7 @@ def _type_schema(tp: Any) -> dict[str, Any]:
     simple = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
     if tp in simple:
         return {"type": simple[tp]}
-    if origin is list:
+    if origin in (list, tuple):
         return {"type": "array", "items": _type_schema(get_args(tp)[0])}
     raise TypeError(f"settings field type {tp!r} has no JSON-schema mapping")
 
@@ -110,6 +110,8 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
         f = by_key[key]
         if hints[f.name] is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
+        if get_origin(hints[f.name]) is tuple and isinstance(value, list):
+            value = tuple(value)
         kwargs[f.name] = value
     return cls(**kwargs)
 
@@ -127,4 +129,4 @@ def to_config(settings: Any) -> dict[str, Any]:
 def from_config(cls: type[S], values: Mapping[str, Any]) -> S:
     """Rebuild settings from :func:`to_config`'s output (already validated)."""
     by_key = {config_key(f): f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    return cls(**{by_key[k]: v for k, v in values.items()})
+    return cls(**{by_key[k]: tuple(v) if isinstance(v, list) else v for k, v in values.items()})

@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -96,7 +95,3 @@ def read_sts(name: str, path: str | Path, fmt: str, gold: str | Path | None = No
         raise InputError(f"config: eval_sets.{name}.format", f"unknown format {fmt!r}", f"use one of {', '.join(FORMATS)}")
     return StsSet(name, s1, s2, np.asarray(scores, dtype=np.float64), scale_max)
 
-
-def read_eval_set(name: str, entry: dict[str, Any]) -> StsSet:
-    """An eval set from its validated config entry (``eval_sets.<name>``)."""
-    return read_sts(name, entry["path"], entry["format"], entry.get("gold"), entry.get("scale_max", 5.0))

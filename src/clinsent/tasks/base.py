@@ -23,6 +23,7 @@ class Task(abc.ABC):
     settings_class: ClassVar[type] = object
     headline: ClassVar[str] = ""
     metrics: ClassVar[tuple[str, ...]] = ()
+    curve_keys: ClassVar[tuple[str, ...] | None] = None  # the keys the headline depends on (None: all)
 
     def __init__(self, set_name: str, settings: Any) -> None:
         self.set_name, self.settings = set_name, settings

@@ -28,6 +28,14 @@ class EvalSetEntry:
         """What an embed or evaluate job's output depends on."""
         return {"task": self.task.name, "settings": to_config(self.task.settings)}
 
+    def curve_params(self) -> dict[str, Any]:
+        """What a train job's curve of this set depends on (the settings the headline reads; the
+        others keep their defaults in the job, unused)."""
+        settings = to_config(self.task.settings)
+        wanted = self.task.curve_keys
+        return {"task": self.task.name,
+                "settings": settings if wanted is None else {k: v for k, v in settings.items() if k in wanted}}
+
 
 def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[str, Any]) -> EvalSetEntry:
     where = f"config: eval_sets.{name}"

@@ -34,6 +34,7 @@ class Sts(Task):
     settings_class = StsSettings
     headline = "spearman"
     metrics = ("spearman", "pearson", "alignment", "uniformity")
+    curve_keys = ("path", "format", "gold")  # Spearman needs neither the scale nor the positive share
     settings: StsSettings
 
     def files(self) -> list[str]:

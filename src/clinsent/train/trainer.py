@@ -143,7 +143,7 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     start = time.perf_counter()
     if resumed is None:
         evaluate(0, {"loss": float("nan")})
-    train_seconds = 0.0
+    train_seconds, steps_run = 0.0, 0
     if trained:
         assert data is not None and isinstance(s, TrainedSettings)
         data.check(s.steps)
@@ -157,14 +157,16 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
             ckpt.save_state(work, {**loop.state(step), "fingerprint": fp, "curve": curve})
             timing["checkpoint_seconds"] += time.perf_counter() - t0
 
-        train_seconds = loop.run(data, evaluate, save_checkpoint, first_step=resumed["step"] + 1 if resumed else 1)
+        first = resumed["step"] + 1 if resumed else 1
+        train_seconds = loop.run(data, evaluate, save_checkpoint, first_step=first)
+        steps_run = s.steps - first + 1
     if not (work / ckpt.BEST).exists():  # no finite selection score at any step: keep the last model
         log("no step had a finite selection-set score; saving the last model")
         _save_model(st_model, work / ckpt.BEST)
     shutil.rmtree(out_dir, ignore_errors=True)
     (work / ckpt.BEST).rename(out_dir)
     shutil.rmtree(work, ignore_errors=True)
-    rows = s.steps * s.batch_size if trained and isinstance(s, TrainedSettings) else 0
+    rows = steps_run * s.batch_size if isinstance(s, TrainedSettings) else 0  # this run's steps (after a resume: fewer)
     info = {
         "objective": method.name, "device": str(device), "selection_set": selection_set,
         "selection_metric": headline[selection_set], "selected_step": best_step, "selection_score": best_score,

@@ -1,0 +1,114 @@
+"""Text augmentations that make SimCSE's second view (the biomedical augmentation paper,
+section 4.2 and Table 2; dropout stays on, as in its "+X" rows).
+
+Each function takes the units of one text (words split on whitespace, or characters for
+languages written without spaces) and a ``numpy`` generator, and returns the augmented units;
+the caller joins them again. The draws come from a generator seeded by (seed, step), so a
+resumed job and a rerun see the same views.
+
+- ``random_crop`` (RC): a contiguous span of round(rate * n) units (at least 1, at most n - 1)
+  is replaced, unit by unit, by the tokenizer's mask token (Table 2 shows one placeholder per
+  cropped word);
+- ``word_deletion`` (WD): each unit is dropped with probability ``rate``; never all of them (if
+  every unit was drawn for deletion, one unit, chosen at random, stays);
+- ``random_swap`` (RS): two distinct positions are exchanged (texts of one unit are unchanged);
+- ``stopword_insertion`` (SI): round(rate * n) stop words (at least 1) from ``stopwords`` are
+  inserted at random positions. The paper names neither the list nor the count: both are
+  knobs, the list defaults to :data:`STOPWORDS`;
+- ``punctuation_insertion`` (PI, as AEDA: Karimi et al. 2021): k marks drawn from
+  ``. ; ? : ! ,`` are inserted at k distinct random positions (before a unit), with k uniform
+  in 1 .. max(1, int(rate * n)) (AEDA's rate is 0.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+TEXT_AUGMENTATIONS = ("random_crop", "word_deletion", "random_swap", "stopword_insertion", "punctuation_insertion")
+PUNCTUATION = (".", ";", "?", ":", "!", ",")
+# Our fixed list of short English function words (the paper gives "and, the, of, etc.").
+STOPWORDS = ("a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is",
+             "was", "be", "it", "this", "that", "which", "there", "then", "so", "but", "also", "very")
+
+
+def units(text: str, unit: str) -> list[str]:
+    return text.split() if unit == "words" else list(text)
+
+
+def join(parts: Sequence[str], unit: str) -> str:
+    return " ".join(parts) if unit == "words" else "".join(parts)
+
+
+def random_crop(parts: list[str], rate: float, rng: np.random.Generator, mask_token: str) -> list[str]:
+    n = len(parts)
+    k = min(n - 1, max(1, round(rate * n))) if n > 1 else 0
+    if k == 0:
+        return list(parts)
+    start = int(rng.integers(0, n - k + 1))
+    return parts[:start] + [mask_token] * k + parts[start + k:]
+
+
+def word_deletion(parts: list[str], rate: float, rng: np.random.Generator) -> list[str]:
+    if not parts:
+        return []
+    drop = rng.random(len(parts)) < rate
+    if drop.all():
+        drop[int(rng.integers(0, len(parts)))] = False
+    return [p for p, d in zip(parts, drop, strict=True) if not d]
+
+
+def random_swap(parts: list[str], rng: np.random.Generator) -> list[str]:
+    out = list(parts)
+    if len(out) < 2:
+        return out
+    i, j = (int(x) for x in rng.choice(len(out), size=2, replace=False))
+    out[i], out[j] = out[j], out[i]
+    return out
+
+
+def _insert(parts: list[str], items: list[str], rng: np.random.Generator) -> list[str]:
+    """Insert ``items`` at distinct random gaps (0 .. n, before the unit at that index)."""
+    gaps = np.sort(rng.choice(len(parts) + 1, size=min(len(items), len(parts) + 1), replace=False))
+    out: list[str] = []
+    k = 0
+    for g in range(len(parts) + 1):
+        while k < len(gaps) and gaps[k] == g:
+            out.append(items[k])
+            k += 1
+        if g < len(parts):
+            out.append(parts[g])
+    return out
+
+
+def stopword_insertion(parts: list[str], rate: float, rng: np.random.Generator,
+                       stopwords: Sequence[str] = STOPWORDS) -> list[str]:
+    k = max(1, round(rate * len(parts)))
+    words = [str(stopwords[int(i)]) for i in rng.integers(0, len(stopwords), size=k)]
+    return _insert(parts, words, rng)
+
+
+def punctuation_insertion(parts: list[str], rate: float, rng: np.random.Generator) -> list[str]:
+    k = int(rng.integers(1, max(1, int(rate * len(parts))) + 1))
+    marks = [PUNCTUATION[int(i)] for i in rng.integers(0, len(PUNCTUATION), size=k)]
+    return _insert(parts, marks, rng)
+
+
+def augment(text: str, kind: str, rate: float, rng: np.random.Generator, mask_token: str = "[MASK]",
+            unit: str = "words", stopwords: Sequence[str] = STOPWORDS) -> str:
+    """One augmented view of ``text``."""
+    parts = units(text, unit)
+    if kind == "random_crop":
+        out = random_crop(parts, rate, rng, mask_token)
+    elif kind == "word_deletion":
+        out = word_deletion(parts, rate, rng)
+    elif kind == "random_swap":
+        out = random_swap(parts, rng)
+    elif kind == "stopword_insertion":
+        out = stopword_insertion(parts, rate, rng, stopwords)
+    elif kind == "punctuation_insertion":
+        out = punctuation_insertion(parts, rate, rng)
+    else:
+        raise ValueError(f"unknown text augmentation {kind!r}; use one of {', '.join(TEXT_AUGMENTATIONS)}")
+    return join(out, unit)

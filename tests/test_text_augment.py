@@ -1,0 +1,105 @@
+"""Text augmentations of the biomedical augmentation paper (Table 2) on small inputs: what each
+changes, what it keeps, their bounds, characters for Chinese, and seeded, resumable draws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from clinsent.augment.text import (PUNCTUATION, STOPWORDS, augment, punctuation_insertion, random_crop, random_swap,
+                                   stopword_insertion, word_deletion)
+from clinsent.errors import InputError
+
+WORDS = "During the 1970s initial clinical experience with bioprostheses determined their worldwide use".split()
+
+
+def _is_subsequence(small: list[str], big: list[str]) -> bool:
+    it = iter(big)
+    return all(any(x == y for y in it) for x in small)
+
+
+@pytest.mark.parametrize(("rate", "k"), [(0.1, 1), (0.2, 2), (0.3, 4), (0.99, 11)])  # round(rate x 12), at most 11
+def test_random_crop_masks_one_contiguous_span(rate: float, k: int) -> None:
+    for seed in range(5):
+        out = random_crop(WORDS, rate, np.random.default_rng(seed), "[MASK]")
+        masked = [i for i, w in enumerate(out) if w == "[MASK]"]
+        assert len(out) == len(WORDS) and len(masked) == k
+        assert masked == list(range(masked[0], masked[0] + len(masked)))  # contiguous
+        assert [w for i, w in enumerate(out) if i not in masked] == [w for i, w in enumerate(WORDS) if i not in masked]
+    assert random_crop(["one"], 0.5, np.random.default_rng(0), "[MASK]") == ["one"]  # never everything
+
+
+def test_word_deletion_follows_its_draws_and_never_deletes_all() -> None:
+    rng, check = np.random.default_rng(3), np.random.default_rng(3)
+    out = word_deletion(WORDS, 0.3, rng)
+    expected = [w for w, d in zip(WORDS, check.random(len(WORDS)) < 0.3, strict=True) if not d]
+    assert out == expected and len(out) < len(WORDS)
+    assert word_deletion(WORDS, 0.0, np.random.default_rng(0)) == WORDS
+    for seed in range(10):
+        assert len(word_deletion(WORDS, 0.9999, np.random.default_rng(seed))) == 1
+
+
+def test_random_swap_exchanges_two_positions() -> None:
+    for seed in range(10):
+        out = random_swap(WORDS, np.random.default_rng(seed))
+        diff = [i for i, (a, b) in enumerate(zip(out, WORDS, strict=True)) if a != b]
+        assert len(diff) == 2 and out[diff[0]] == WORDS[diff[1]] and out[diff[1]] == WORDS[diff[0]]
+    assert random_swap(["alone"], np.random.default_rng(0)) == ["alone"]
+
+
+def test_insertions_keep_the_sentence_and_add_only_their_units() -> None:
+    for seed in range(10):
+        out = stopword_insertion(WORDS, 0.2, np.random.default_rng(seed))
+        assert len(out) == len(WORDS) + round(0.2 * len(WORDS)) and _is_subsequence(WORDS, out)
+        extra = list(out)
+        for w in WORDS:
+            extra.remove(w)
+        assert all(w in STOPWORDS for w in extra)
+        out = punctuation_insertion(WORDS, 0.3, np.random.default_rng(seed))
+        marks = [w for w in out if w in PUNCTUATION]
+        assert 1 <= len(marks) <= int(0.3 * len(WORDS)) and _is_subsequence(WORDS, out)
+        assert len(out) == len(WORDS) + len(marks)
+    assert stopword_insertion(["x"], 0.0, np.random.default_rng(0), stopwords=("and",)) in (["and", "x"], ["x", "and"])
+
+
+def test_characters_for_chinese_text_pass_through_utf8() -> None:
+    text = "患者有高血压和糖尿病"
+    out = augment(text, "punctuation_insertion", 0.3, np.random.default_rng(1), unit="characters")
+    assert "".join(c for c in out if c not in PUNCTUATION) == text and " " not in out
+    assert augment(text, "random_swap", 0.0, np.random.default_rng(1), unit="characters") != text
+    assert sorted(augment(text, "random_swap", 0.0, np.random.default_rng(1), unit="characters")) == sorted(text)
+
+
+def test_second_view_is_seeded_by_step(tiny_bert: object) -> None:
+    """The SimCSE loss draws the second view from the step's generator: the same step gives the
+    same view (a resumed job), another step another one; the first view is the sentence itself."""
+    import pandas as pd
+
+    from clinsent.methods.config import resolve_method
+    from clinsent.models.base import load_transformer
+    from clinsent.models.encoder import Encoder
+    from clinsent.train.trainer import step_generator
+
+    method = resolve_method("m", {"objective": "simcse", "augmentation": "random_crop", "augmentation_rate": 0.3,
+                                  "max_length": 32}, {}, [0]).method
+    t = load_transformer(str(tiny_bert), 32)
+    loss = method.build_loss(Encoder(t.model, t.tokenizer, "first_last", 1, 32, torch.device("cpu")))
+    rows = pd.DataFrame({"text": [" ".join(WORDS), "The patient has a history of heart failure and gout."]})
+    a = loss.prepare(rows, step_generator(0, 5))
+    b = loss.prepare(rows, step_generator(0, 5))
+    c = loss.prepare(rows, step_generator(0, 6))
+    assert torch.equal(a["doubled"]["input_ids"], b["doubled"]["input_ids"])
+    assert not torch.equal(a["doubled"]["input_ids"], c["doubled"]["input_ids"])
+    ids = a["doubled"]["input_ids"]
+    mask_id = t.tokenizer.mask_token_id
+    assert (ids[:2] != mask_id).all() and (ids[2:] == mask_id).sum(dim=1).tolist() == [4, 3]  # 30% of 12 and 10 words
+    plain = t.tokenizer(rows["text"].tolist(), padding=True, return_tensors="pt")["input_ids"]
+    assert torch.equal(ids[:2, :plain.shape[1]], plain)
+
+
+def test_rate_outside_zero_one_is_a_config_error() -> None:
+    from clinsent.methods.config import resolve_method
+
+    with pytest.raises(InputError, match=r"methods\.m\.augmentation_rate: 1\.0 is not valid"):
+        resolve_method("m", {"objective": "simcse", "augmentation": "word_deletion", "augmentation_rate": 1.0}, {}, [0])
