@@ -118,13 +118,15 @@ KNOBS = [
     ("simcse", {"augmentation": "random_swap"}), ("simcse", {"augmentation": "stopword_insertion"}),
     ("simcse", {"augmentation": "punctuation_insertion", "augmentation_rate": 0.3}),
     ("medse", {"augmentation": "punctuation_insertion", "augmentation_rate": 0.3}),
+    ("mixcse", {"instance_weighting": False}), ("mixcse", {"mixing": False, "phi": 0.0}),
+    ("mixcse", {"mix_lambda": 0.5}), ("mixcse", {"mix_symmetric": False}),
 ]
 
 
 @pytest.fixture(scope="module")
 def reference_losses(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
     out = tmp_path_factory.mktemp("reference")
-    return {obj: _run(tiny_bert, out / obj, obj, steps=2, eval_every=1)[0] for obj in ("medse", "simcse", "ct")}
+    return {obj: _run(tiny_bert, out / obj, obj, steps=2, eval_every=1)[0] for obj in ("medse", "simcse", "ct", "mixcse")}
 
 
 @pytest.mark.parametrize(("objective", "knob"), KNOBS, ids=[f"{o}-{next(iter(k.items()))}" for o, k in KNOBS])

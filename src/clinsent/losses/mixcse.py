@@ -1,0 +1,58 @@
+"""MixCSE's mixed hard negatives (Zhang et al. 2022, AAAI) and DCLR's instance weights (Zhou
+et al. 2022, ACL, eq. 4 and 6), as the biomedical augmentation paper combines them (eq. 3-5).
+
+**Mixed negatives, as MixCSE's reference code builds them** (``mixcse/models_mix.py``): with z1,
+z2 the two views (after the MLP head, not normalised) and S_ij = cos(z1_i, z2_j) / tau,
+- block 1: m_j = lam * z2_j + (1 - lam) * z2_{j+1 mod N}, detached; row i gets cos(z1_i, m_j) / tau
+  for every j, and entry (i, i-1) is set to logit 0 (m_{i-1} is mostly the anchor's own positive:
+  zeroed, not removed, so exp(0) stays in the denominator);
+- block 2 (symmetric): n_i = lam * z1_i + (1 - lam) * z1_{i+1}, detached; row i gets
+  cos(n_i, z2_j) / tau, entry (i, i+1) set to 0.
+The loss is cross-entropy over [S | block 1 | block 2] with label i. The paper writes one mixed
+negative per (anchor, negative) pair (lam h'_i + (1 - lam) h'_j); the code's form is used here.
+
+**Instance weights, the paper's form**: alpha_ij = 0 where the complementary model's cosine of
+sentences i and j is >= phi, else 1, and alpha_ii = 1; a weight of 0 removes the term from the
+softmax denominator (a log-weight of -inf). DCLR's code differs: it multiplies the logits by the
+weights (a zeroed logit stays in the denominator as exp(0)), tests cos/tau > 20 phi (valid only at
+tau = 0.05), adds gradient-ascended Gaussian noise negatives, runs the complementary model with
+dropout on and scores with a binary cross-entropy over every entry.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from clinsent.losses.contrastive import cosine_logits
+
+
+def mixed_blocks(z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: float,
+                 symmetric: bool = True) -> list[torch.Tensor]:
+    """Block 1 (and block 2 when ``symmetric``) of MixCSE's logits, [N, N] each."""
+    z1, z2 = z1.float(), z2.float()
+    n = len(z1)
+    eye = torch.eye(n, device=z1.device)
+    mixed = (lam * z2 + (1 - lam) * z2.roll(-1, dims=0)).detach()
+    block1 = cosine_logits(z1, mixed, temperature) * (1 - eye.roll(1, dims=0))  # zero (i, i-1)
+    if not symmetric:
+        return [block1]
+    mixed_anchor = (lam * z1 + (1 - lam) * z1.roll(-1, dims=0)).detach()
+    block2 = cosine_logits(mixed_anchor, z2, temperature) * (1 - eye.roll(1, dims=1))  # zero (i, i+1)
+    return [block1, block2]
+
+
+def instance_weights(complementary: torch.Tensor, phi: float) -> torch.Tensor:
+    """alpha [N, N]: 0 where cos(c_i, c_j) >= phi (a likely false negative), else 1; 1 on the diagonal."""
+    c = F.normalize(complementary.float(), dim=-1)
+    alpha = ((c @ c.T) < phi).float()
+    alpha.fill_diagonal_(1.0)
+    return alpha
+
+
+def weighted_cross_entropy(blocks: list[torch.Tensor], weights: list[torch.Tensor] | None = None) -> torch.Tensor:
+    """Cross-entropy over the concatenated blocks with label i; a weight of 0 removes a term."""
+    logits = torch.cat(blocks, dim=1)
+    if weights is not None:
+        logits = logits + torch.log(torch.cat(weights, dim=1))  # log 0 = -inf: out of the denominator
+    return F.cross_entropy(logits, torch.arange(len(logits), device=logits.device))

@@ -1,0 +1,88 @@
+"""MixCSE's mixed negatives (the reference code's blocks and zeroed entries) and instance
+weighting, against hand computations on tiny inputs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from clinsent.errors import InputError
+from clinsent.losses.mixcse import instance_weights, mixed_blocks, weighted_cross_entropy
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+def _hand_logits(z1: np.ndarray, z2: np.ndarray, tau: float, lam: float) -> np.ndarray:
+    n = len(z1)
+    out = np.zeros((n, 3 * n))
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = _cos(z1[i], z2[j]) / tau
+            m = lam * z2[j] + (1 - lam) * z2[(j + 1) % n]
+            out[i, n + j] = 0.0 if j == (i - 1) % n else _cos(z1[i], m) / tau
+            a = lam * z1[i] + (1 - lam) * z1[(i + 1) % n]
+            out[i, 2 * n + j] = 0.0 if j == (i + 1) % n else _cos(a, z2[j]) / tau
+    return out
+
+
+def _hand_loss(logits: np.ndarray, keep: np.ndarray | None = None) -> float:
+    keep = np.ones_like(logits, dtype=bool) if keep is None else keep
+    total = 0.0
+    for i in range(len(logits)):
+        denom = sum(math.exp(v) for v, k in zip(logits[i], keep[i], strict=True) if k)
+        total += -(logits[i, i] - math.log(denom))
+    return total / len(logits)
+
+
+def test_mixed_blocks_match_the_reference_form() -> None:
+    g = torch.Generator().manual_seed(0)
+    z1, z2 = torch.randn(5, 4, generator=g), torch.randn(5, 4, generator=g)
+    blocks = mixed_blocks(z1, z2, 0.05, 0.2)
+    from clinsent.losses.contrastive import cosine_logits
+
+    got = torch.cat([cosine_logits(z1, z2, 0.05), *blocks], dim=1).numpy()
+    hand = _hand_logits(z1.numpy(), z2.numpy(), 0.05, 0.2)
+    assert np.allclose(got, hand, atol=1e-4)
+    assert all(got[i, 5 + (i - 1) % 5] == 0 and got[i, 10 + (i + 1) % 5] == 0 for i in range(5))  # zeroed, kept
+    loss = weighted_cross_entropy([cosine_logits(z1, z2, 0.05), *blocks])
+    assert loss.item() == pytest.approx(_hand_loss(hand), rel=1e-5)
+
+
+def test_mixed_negatives_are_detached() -> None:
+    z1 = torch.randn(4, 3, requires_grad=True)
+    z2 = torch.randn(4, 3, requires_grad=True)
+    block1, block2 = mixed_blocks(z1, z2, 0.05, 0.2)
+    (g1,) = torch.autograd.grad(block1.sum(), z2, allow_unused=True)
+    assert g1 is None  # block 1 reaches z2 only through the detached mix
+    (g2,) = torch.autograd.grad(block2.sum(), z1, allow_unused=True)
+    assert g2 is None
+
+
+def test_instance_weights_and_weighted_loss() -> None:
+    c = torch.tensor([[1.0, 0.0], [0.99, 0.14], [0.0, 1.0]])  # sentences 0 and 1 nearly the same
+    alpha = instance_weights(c, phi=0.9)
+    assert alpha.tolist() == [[1, 0, 1], [0, 1, 1], [1, 1, 1]]
+    g = torch.Generator().manual_seed(1)
+    z1, z2 = torch.randn(3, 4, generator=g), torch.randn(3, 4, generator=g)
+    from clinsent.losses.contrastive import cosine_logits
+
+    s = cosine_logits(z1, z2, 0.05)
+    got = weighted_cross_entropy([s], [alpha]).item()
+    assert got == pytest.approx(_hand_loss(s.numpy(), alpha.numpy().astype(bool)), rel=1e-5)
+    close = torch.tensor([[1.0, 2.0, 0.5], [2.0, 1.0, 0.5], [0.5, 0.5, 1.0]])  # 0 and 1 look alike
+    assert weighted_cross_entropy([close], [alpha]).item() < weighted_cross_entropy([close]).item() - 0.5
+
+
+def test_method_settings_and_rows() -> None:
+    from clinsent.methods.config import resolve_method
+
+    with pytest.raises(InputError, match="mixing and instance_weighting are both off"):
+        resolve_method("m", {"objective": "mixcse", "mixing": False, "instance_weighting": False}, {}, [0])
+    m = resolve_method("pm", {"objective": "mixcse", "augmentation": "punctuation_insertion",
+                              "augmentation_rate": 0.3}, {}, [0]).method
+    assert m.settings.pooling == "cls" and m.settings.phi == 0.9 and m.settings.mix_lambda == 0.2
