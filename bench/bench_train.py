@@ -16,7 +16,8 @@ from a config, so nothing is downloaded; the packaged MiniLM's BERT tokenizer), 
 every sentence long enough to fill 128 tokens. Figures go to ``bench/results/train.{json,md}``.
 
 Usage: python bench/bench_train.py [--rounds 5] [--steps 1] [--size base|small|tiny]
-       [--methods simcse medse] (or any base model: --model bert-base-uncased)
+       [--methods simcse medse mixcse:instance_weighting=false simcse:augmentation=random_crop]
+       (an objective, optionally with knobs after colons; or any base model: --model bert-base-uncased)
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
+import yaml
 
 from clinsent.batching import Candidate, plan_batches
 from clinsent.data.plan import PlanData
@@ -87,9 +89,11 @@ def corpus(n: int) -> tuple[pd.DataFrame, pd.DataFrame, list[Candidate]]:
 class Ours:
     """The trainer's loop for one method: prefetched preparation, then ``_Loop.step``."""
 
-    def __init__(self, model: str, method_name: str, batch: int, length: int, total_steps: int) -> None:
+    def __init__(self, model: str, variant: str, batch: int, length: int, total_steps: int) -> None:
+        method_name, *extra = variant.split(":")
         knobs: dict[str, Any] = {"steps": total_steps, "batch_size": batch, "max_length": length,
                                  "checkpoint_every": 0}
+        knobs.update({k: yaml.safe_load(v) for k, v in (e.split("=", 1) for e in extra)})
         sentences, entities, cands = corpus(max(4 * batch, 64))
         data: Any
         if method_name == "sup_simcse":
@@ -100,7 +104,7 @@ class Ours:
         else:
             plan = plan_batches(cands, "replace" if method_name == "medse" else "naive", batch, total_steps, seed=0)
             data = PlanData(plan, sentences, entities if method_name == "medse" else None)
-        cfg = {"training_data": {"rows": {}}}
+        cfg: dict[str, Any] = {"training_data": {"rows": {}}}
         self.method = resolve_method(method_name, {"objective": method_name, **knobs}, {}, [0], cfg).method
         self.device = pick_device()
         t = load_transformer(model, length)
@@ -109,7 +113,7 @@ class Ours:
         self.encoder = Encoder(t.model, t.tokenizer, s.pooling, s.first_layer, length, self.device)
         self.loop = _Loop(self.method, self.encoder, seed=0)
         self.data, self.next_step, self.params = data, 1, sum(p.numel() for p in t.model.parameters())
-        self.tokens_per_step = (2 if method_name in ("simcse", "medse") else 3 if method_name == "sup_simcse" else 2) * batch * length
+        self.tokens_per_step = (3 if method_name == "sup_simcse" else 2) * batch * length  # rows through the encoder
 
     def run(self, n: int) -> float:
         steps = range(self.next_step, self.next_step + n)
@@ -186,11 +190,11 @@ def main() -> None:
         plain.run(args.steps)  # warm-up round, not timed
         for m in args.methods:
             ours[m].run(args.steps)
-        for r in range(args.rounds):
+        for rnd in range(args.rounds):
             for m in args.methods:
                 times[m].append(ours[m].run(args.steps))
                 times["plain"].append(plain.run(args.steps))
-            print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items()), flush=True)
+            print(f"round {rnd + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items()), flush=True)
     device = plain.device
     gpu = torch.cuda.get_device_name(0) if device.type == "cuda" else None
     peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if gpu and k in gpu), None)
@@ -206,7 +210,7 @@ def main() -> None:
                      "ratio_median": round(med / plain_med, 3), "ratio_min": round(low / min(times["plain"]), 3),
                      "sentences_per_second": round(args.batch_size / med, 2),
                      "mfu": round(flops / med / (peak * 1e12), 4) if peak and device.type == "cuda" else None})
-    meta = {"python": sys.version.split()[0], "torch": torch.__version__, "platform": platform.platform(),
+    meta: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__, "platform": platform.platform(),
             "threads": torch.get_num_threads(), "gpu": gpu,
             "peak_gpu_memory_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if gpu else None,
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
