@@ -138,5 +138,5 @@ def test_slurm_profile_dry_run_of_the_paper_config(tmp_path: Path) -> None:
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = _planned_outputs(dry.stdout)
     assert len(jobs["split_sentences"]) == 64 and len(jobs["ner"]) == 64
-    assert len(jobs["train"]) == 291 and len(jobs["embed"]) == 291 and len(jobs["evaluate"]) == 582
+    assert len(jobs["train"]) == 291 and len(jobs["embed"]) == 582 and len(jobs["evaluate"]) == 582  # per model and eval set
     assert len(jobs["batch_plan"]) == 60  # plans are shared by methods with the same batches, per seed
