@@ -75,7 +75,7 @@ def corpus(n: int) -> tuple[pd.DataFrame, pd.DataFrame, list[Candidate]]:
     sents, ents = [], []
     for i in range(n):
         d = DISEASES[i % len(DISEASES)]
-        text = f"Patient {i} has a history of {d} and " + FILLER * 2
+        text = f"Patient {i} has a history of {d} and " + FILLER * 4  # about 150 words: truncated at 128 tokens
         start = text.index(d)
         ents.append((i, 0, start, start + len(d), f"T{i}",  # distinct entities: replace can fill any batch
                      f"{d.capitalize()} is a disease; " + FILLER))

@@ -90,7 +90,7 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
     for key in values:
         if key not in allowed:
             owner = (foreign or {}).get(key)
-            problem = (f"{key!r} is a knob of {owner}, not of this one" if owner
+            problem = (f"{key!r} is a knob of {owner}, not of this one{did_you_mean(key, allowed)}" if owner
                        else f"unknown key {key!r}{did_you_mean(key, allowed)}")
             raise InputError(where, problem, f"remove it or use one of the allowed keys: {', '.join(sorted(allowed))}")
     required = [config_key(f) for f in dataclasses.fields(cls) if f.metadata.get("required")]  # type: ignore[arg-type]
