@@ -152,3 +152,22 @@ def test_train_jobs_depend_only_on_what_the_curve_reads() -> None:
     assert changed["demo_select"].curve_params() == sets["demo_select"].curve_params()
     assert changed["demo_select"].params() != sets["demo_select"].params()  # evaluate and embed do rerun
     assert sets["demo_rqe"].curve_params() == sets["demo_rqe"].params()
+
+
+def test_local_extra_models_are_train_inputs(tmp_path: Path) -> None:
+    """A local definition encoder folder is declared as an input of the MED-SE train job (a
+    change to it reruns the job), a hub id is not."""
+    folder = tmp_path / "definition-model"
+    folder.mkdir()
+    cfg = _cfg()
+    cfg["results"] = str(tmp_path / "results")
+    cfg["methods"] = {"medse": {"objective": "medse", "definition_model": str(folder)},
+                      "hub": {"objective": "medse", "definition_model": "dmis-lab/biobert-v1.1"}}
+    entries = resolve_methods(cfg)
+    assert entries["medse"].method.extra_models() == [str(folder)]
+    run = _dry_run(tmp_path, cfg)
+    assert run.returncode == 0, run.stderr[-3000:]
+    train_blocks = [b for b in run.stdout.split("\n\n") if "rule train:" in b]
+    medse = [b for b in train_blocks if "models/medse/" in b]
+    assert medse and all(str(folder) in b for b in medse)
+    assert not any("biobert" in b for b in train_blocks if "models/hub/" in b)

@@ -46,14 +46,8 @@ class Registry(Generic[T]):
 
         return add
 
-    def unregister(self, name: str) -> None:
-        self._entries.pop(name, None)
-
     def names(self) -> list[str]:
         return sorted(self._entries)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._entries
 
     def get(self, name: str, where: str | None = None) -> T:
         if name not in self._entries:

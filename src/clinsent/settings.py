@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from clinsent.errors import InputError
@@ -119,6 +119,30 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
 def _describe(prop: dict[str, Any]) -> str:
     shown = {k: v for k, v in prop.items() if k not in ("description", "default")}
     return ", ".join(f"{k} {v}" for k, v in shown.items())
+
+
+def key_owners(settings_classes: Mapping[str, type]) -> dict[str, list[str]]:
+    """Config key -> the registered names (objectives, tasks) whose settings have it."""
+    owners: dict[str, list[str]] = {}
+    for name, cls in sorted(settings_classes.items()):
+        for key in keys(cls):
+            owners.setdefault(key, []).append(name)
+    return owners
+
+
+def foreign_keys(own: type, owners: Mapping[str, list[str]], kind: str) -> dict[str, str]:
+    """Keys of other kinds' settings that ``own`` lacks -> who has them (for error messages)."""
+    mine = set(keys(own))
+    return {k: f"{kind} " + " / ".join(v) for k, v in owners.items() if k not in mine}
+
+
+def check_shared(block: Mapping[str, Any], where: str, known: Iterable[str], extra: tuple[str, ...] = ()) -> None:
+    """Every key of a shared block (``training``, ``evaluation``) must be some registered knob."""
+    allowed = sorted({*known, *extra})
+    for key in block:
+        if key not in allowed:
+            raise InputError(f"config: {where}", f"unknown key {key!r}{did_you_mean(key, allowed)}",
+                             f"use one of {', '.join(allowed)}")
 
 
 def to_config(settings: Any) -> dict[str, Any]:

@@ -80,12 +80,14 @@ def external_file(path):
     return path if not PLACEHOLDERS_OK or os.path.exists(path) else []
 
 
+def local_models(specs):
+    """The local model folders among model specs (hub ids and packaged models are not files here)."""
+    return [s for s in specs if not s.startswith("pkg:") and os.path.exists(s)]
+
+
 def local_model_input(wildcards):
-    """Declare a local base-model folder as an input (hub ids and packaged models are not files here)."""
-    spec = config["base_models"][wildcards.base_model]
-    if spec.startswith("pkg:") or not os.path.exists(spec):
-        return []
-    return [spec]
+    """Declare a local base-model folder as an input."""
+    return local_models([config["base_models"][wildcards.base_model]])
 
 
 def eval_set_files(name):
@@ -120,9 +122,13 @@ def ontology_file(wildcards):
 
 
 def train_inputs(wildcards):
-    """The curve sets, a local base model, and the training data the method declares."""
-    inputs = {"eval_files": curve_eval_files(), "base_model": local_model_input(wildcards)}
+    """The curve sets, local model folders, and the training data the method declares."""
     method = method_entry(wildcards.method).method
+    inputs = {
+        "eval_files": curve_eval_files(),
+        "base_model": local_model_input(wildcards),
+        "extra_models": local_models(method.extra_models()),  # e.g. MED-SE's definition_model
+    }
     if method.trains:
         paths = {"results": R, "sets": rules.sentence_sets.output.sets, "linked": rules.sentence_sets.output.linked}
         inputs.update(method.data_need().inputs(paths, int(wildcards.seed)))

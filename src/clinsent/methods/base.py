@@ -100,6 +100,11 @@ class Method(abc.ABC):
             return None
         return SentencePlan(s.corpus, s.duplicates, float(s.none_share), s.batch_size, s.steps)
 
+    def extra_models(self) -> list[str]:
+        """Models the loss loads besides the base model (base_models forms), so the workflow can
+        declare local folders among them as inputs."""
+        return []
+
     def check(self, where: str, config: Mapping[str, Any]) -> None:
         """Raise an InputError for an invalid combination of knobs (run when the config is read)."""
 

@@ -13,10 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clinsent.errors import InputError
 from clinsent.methods import METHODS, Method
-from clinsent.registry import did_you_mean
-from clinsent.settings import from_config, keys, parse_settings, to_config
+from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 
 ENTRY_KEYS = ("objective", "seeds", "postprocess", "whitening_dims")
 NOT_SETTINGS = ("threads",)  # keys of `training` that are no method's knob
@@ -39,14 +37,8 @@ class MethodEntry:
         return {"objective": self.objective, "settings": to_config(self.method.settings)}
 
 
-def _foreign(objective: str) -> dict[str, str]:
-    own = set(keys(METHODS.get(objective).settings_class))
-    owners: dict[str, list[str]] = {}
-    for name in METHODS.names():
-        for key in keys(METHODS.get(name).settings_class):
-            if key not in own:
-                owners.setdefault(key, []).append(name)
-    return {k: "objective " + " / ".join(v) for k, v in owners.items()}
+def _owners() -> dict[str, list[str]]:
+    return key_owners({n: METHODS.get(n).settings_class for n in METHODS.names()})
 
 
 def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, Any],
@@ -56,7 +48,7 @@ def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, A
     knobs = {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
     allowed = set(keys(cls.settings_class))
     shared = {k: v for k, v in training.items() if k in allowed and k not in NOT_SETTINGS}
-    parse_settings(cls.settings_class, knobs, where, foreign=_foreign(cls.name))  # the entry's own keys first
+    parse_settings(cls.settings_class, knobs, where, foreign=foreign_keys(cls.settings_class, _owners(), "objective"))
     settings = parse_settings(cls.settings_class, {**shared, **knobs}, where)
     method = cls(settings)
     method.check(where, config or {})
@@ -64,19 +56,9 @@ def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, A
     return MethodEntry(name, method, seeds, str(entry.get("postprocess", "none")), entry.get("whitening_dims"))
 
 
-def check_shared(block: Mapping[str, Any], where: str, known: set[str], extra: tuple[str, ...] = ()) -> None:
-    """Every key of a shared block (``training``, ``evaluation``) must be some registered knob."""
-    for key in block:
-        if key not in known and key not in extra:
-            allowed = sorted(known | set(extra))
-            raise InputError(f"config: {where}", f"unknown key {key!r}{did_you_mean(key, allowed)}",
-                             f"use one of {', '.join(allowed)}")
-
-
 def resolve_methods(config: Mapping[str, Any]) -> dict[str, MethodEntry]:
     training = config.get("training") or {}
-    check_shared(training, "training", {k for n in METHODS.names() for k in keys(METHODS.get(n).settings_class)},
-                 NOT_SETTINGS)
+    check_shared(training, "training", _owners(), NOT_SETTINGS)
     seeds = [int(s) for s in config.get("seeds", [0])]
     return {name: resolve_method(name, entry, training, seeds, config) for name, entry in config["methods"].items()}
 

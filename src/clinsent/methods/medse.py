@@ -15,6 +15,7 @@ choices the paper leaves open are knobs (definition pooling, whether it trains).
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -123,7 +124,11 @@ class MedSE(SimCSE):
     def data_need(self) -> DataNeed | None:
         need = super().data_need()
         assert isinstance(need, SentencePlan)
-        return SentencePlan(need.corpus, need.duplicates, need.none_share, need.batch_size, need.steps, entities=True)
+        return dataclasses.replace(need, entities=True)
+
+    def extra_models(self) -> list[str]:
+        assert isinstance(self.settings, MedSESettings)
+        return [self.settings.definition_model] if self.settings.definition_model else []
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         assert isinstance(self.settings, MedSESettings)

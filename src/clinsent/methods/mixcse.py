@@ -103,6 +103,11 @@ class MixCSE(SimCSE):
             raise InputError(where, "mixing and instance_weighting are both off (that is plain SimCSE)",
                              "use objective simcse, or switch one of them on")
 
+    def extra_models(self) -> list[str]:
+        s = self.settings
+        assert isinstance(s, MixCSESettings)
+        return [s.complementary_model] if s.instance_weighting and s.complementary_model else []
+
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         assert isinstance(self.settings, MixCSESettings)
         return MixCSELoss(encoder, self.settings)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clinsent.settings import from_config, keys, parse_settings, to_config
+from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 from clinsent.tasks import TASKS, Task
 
 ENTRY_KEYS = ("task", "curve")
@@ -37,23 +37,24 @@ class EvalSetEntry:
                 "settings": settings if wanted is None else {k: v for k, v in settings.items() if k in wanted}}
 
 
+def _owners() -> dict[str, list[str]]:
+    return key_owners({n: TASKS.get(n).settings_class for n in TASKS.names()})
+
+
 def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[str, Any]) -> EvalSetEntry:
     where = f"config: eval_sets.{name}"
     cls = TASKS.get(str(entry.get("task", "sts")), where=f"{where}.task")
     own = {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
     allowed = set(keys(cls.settings_class))
-    foreign = {k: f"task {n}" for n in TASKS.names() for k in keys(TASKS.get(n).settings_class) if k not in allowed}
-    parse_settings(cls.settings_class, own, where, foreign=foreign)
+    parse_settings(cls.settings_class, own, where, foreign=foreign_keys(cls.settings_class, _owners(), "task"))
     shared = {k: v for k, v in evaluation.items() if k in allowed}
     settings: Any = parse_settings(cls.settings_class, {**shared, **own}, where)
     return EvalSetEntry(name, cls(name, settings), bool(entry.get("curve", False)))
 
 
 def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:
-    from clinsent.methods.config import check_shared
-
     evaluation = config.get("evaluation") or {}
-    check_shared(evaluation, "evaluation", {k for n in TASKS.names() for k in keys(TASKS.get(n).settings_class)})
+    check_shared(evaluation, "evaluation", _owners())
     return {name: resolve_eval_set(name, e, evaluation) for name, e in config["eval_sets"].items()}
 
 
