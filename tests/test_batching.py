@@ -117,6 +117,11 @@ def test_s_none_only_plan_and_plan_keys() -> None:
     only_none = SentencePlan("s_ent", "replace", 1.0, 32, 2000)
     assert only_none.key() == "s_none-naive-none0-b32-n2000"
     assert only_none.settings() == {"corpus": "s_none", "duplicates": "naive", "none_share": 0.0, "batch_size": 32,
-                                    "steps": 2000}
+                                    "steps": 2000, "source": "notes", "fraction": 1.0}
+    corpus = SentencePlan("s_all", "naive", 0.0, 128, 7813, source="pubmed", fraction=0.01)
+    assert corpus.key() == "pubmed-naive-none0-b128-n7813-f0.01"
+    assert corpus.inputs({"results": "r", "sets": "r/sets.parquet", "linked": "r/l.parquet"}, 3) == {
+        "plan": "r/batches/pubmed-naive-none0-b128-n7813-f0.01/seed3.parquet",
+        "sets": "r/sentence_corpora/pubmed/sentences.parquet"}
     mix = SentencePlan("s_ent", "replace", 0.1, 32, 2000, entities=True)
     assert mix.key() == "s_ent-replace-none0.1-b32-n2000"  # the entities flag does not shape the plan

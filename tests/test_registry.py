@@ -107,7 +107,7 @@ def test_schemas_come_from_the_settings() -> None:
         "type": "number", "minimum": 0, "description": "weight of the entity-level loss (eq. 3)", "default": 0.1}
     entry_schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"]["methods"]
     assert set(entry_schema["additionalProperties"]["properties"]) == {"objective", "seeds", "postprocess",
-                                                                       "whitening_dims"}
+                                                                       "whitening_dims", "selection_set"}
 
 
 def _dry_run(tmp: Path, cfg: dict[str, Any]) -> subprocess.CompletedProcess[str]:
@@ -146,7 +146,8 @@ def test_train_jobs_depend_only_on_what_the_curve_reads() -> None:
     cfg = _cfg()
     sets = resolve_eval_sets(cfg)
     curve = sets["demo_select"].curve_params()["settings"]
-    assert set(curve) == {"path", "format", "gold"}  # Spearman reads neither scale_max nor positive_share
+    # Spearman does not read positive_share (scale_max: the reader checks each score against it)
+    assert set(curve) == {"path", "format", "gold", "split", "split_file", "scale_max"}
     cfg["evaluation"] = {"positive_share": 0.5}
     changed = resolve_eval_sets(cfg)
     assert changed["demo_select"].curve_params() == sets["demo_select"].curve_params()

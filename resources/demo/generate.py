@@ -8,6 +8,17 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from clinsent.demo.augment import (
+    generate_biosses,
+    generate_en_sentences,
+    generate_intents,
+    generate_question_pairs,
+    generate_zh_sentences,
+    write_biosses_tsv,
+    write_intents_tsv,
+    write_jsonl,
+    write_lines,
+)
 from clinsent.demo.nli import generate_nli, write_nli_jsonl
 from clinsent.demo.notes import generate_notes, write_noteevents
 from clinsent.demo.ontology import write_demo_obo
@@ -29,6 +40,11 @@ def main() -> None:
     write_nli_jsonl(args.out / "mednli.demo.train.jsonl", generate_nli(120))
     write_rqe_xml(args.out / "rqe.demo.dev.xml", generate_rqe(80, seed=17))
     write_rqe_xml(args.out / "rqe.demo.test.xml", generate_rqe(80, seed=19))
+    write_lines(args.out / "pubmed.demo.sentences.txt", generate_en_sentences(600))
+    write_lines(args.out / "cmed.demo.sentences.txt", generate_zh_sentences(300))
+    write_biosses_tsv(args.out / "biosses.demo.tsv", generate_biosses(100))
+    write_intents_tsv(args.out / "cmedic.demo.tsv", generate_intents(200))
+    write_jsonl(args.out / "cmedqq.demo.jsonl", generate_question_pairs(200))
 
 
 if __name__ == "__main__":

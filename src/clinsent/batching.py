@@ -59,6 +59,12 @@ def candidates(sets: pd.DataFrame, linked: pd.DataFrame, corpus: str) -> list[Ca
     return out
 
 
+def no_entities() -> pd.DataFrame:
+    """The linked-entity table of a corpus without entities (a plain sentence corpus)."""
+    return pd.DataFrame({"sent_id": pd.Series(dtype="int64"), "ent_idx": pd.Series(dtype="int32"),
+                         "term_id": pd.Series(dtype="object"), "definition": pd.Series(dtype="object")})
+
+
 def _stream(n: int, rng: np.random.Generator) -> Iterator[int]:
     while True:
         yield from rng.permutation(n).tolist()

@@ -42,6 +42,7 @@ class Grid:
         if default_base not in bases:
             raise ValueError(f"config: report.base_model {default_base!r} is not a key of base_models {bases}. "
                              "Fix: name one of them.")
+        check_references(config)
         refs = cited_runs(config)
         if refs:
             runs = list(dict.fromkeys(parse_run(ref, where, methods, bases, default_base) for where, ref in refs))
@@ -60,11 +61,45 @@ def cited_runs(config: dict[str, Any]) -> list[tuple[str, str]]:
     """(where, reference) for every run a table cell or a figure point cites."""
     out = []
     for tid, table in (config.get("tables") or {}).items():
-        for i, row in enumerate(table["rows"]):
-            out += [(f"tables.{tid}.rows[{i}] ({row['label']})", c) for c in row["cells"] if c]
+        kind = table.get("kind", "runs")
+        if kind == "runs":
+            for i, row in enumerate(table["rows"]):
+                out += [(f"tables.{tid}.rows[{i}] ({row['label']})", c) for c in row["cells"] if c]
+        elif kind == "retrieval":
+            out += [(f"tables.{tid}.runs[{i}]", r) for i, r in enumerate(table["runs"])]
     for fid, fig in (config.get("figures") or {}).items():
-        out += [(f"figures.{fid}.points[{i}]", p["run"]) for i, p in enumerate(fig["points"])]
+        if fig.get("kind") == "fraction":
+            out += [(f"figures.{fid}.series[{i}].points[{j}]", p["run"])
+                    for i, series in enumerate(fig["series"]) for j, p in enumerate(series["points"])]
+        else:
+            out += [(f"figures.{fid}.points[{i}]", p["run"]) for i, p in enumerate(fig["points"])]
     return out
+
+
+def check_references(config: dict[str, Any]) -> None:
+    """Names that tables and figures of the other kinds cite: eval sets, sentence corpora, methods."""
+    known = {"eval_sets": list(config.get("eval_sets") or {}), "corpora": list(config.get("sentence_corpora") or {}),
+             "methods": list(config.get("methods") or {})}
+
+    def need(where: str, name: str, what: str) -> None:
+        if name not in known[what]:
+            key = {"corpora": "sentence_corpora"}.get(what, what)
+            raise ValueError(f"config: {where} names {name!r}, which is not a key of {key} {known[what]}. "
+                             f"Fix: add it under {key} or correct the name.")
+
+    for tid, table in (config.get("tables") or {}).items():
+        for name in table.get("eval_sets") or []:
+            need(f"tables.{tid}.eval_sets", name, "eval_sets")
+        if table.get("eval_set"):
+            need(f"tables.{tid}.eval_set", table["eval_set"], "eval_sets")
+        for name in table.get("corpora") or []:
+            need(f"tables.{tid}.corpora", name, "corpora")
+        if table.get("kind") == "augmentations":
+            for i, row in enumerate(table["rows"]):
+                need(f"tables.{tid}.rows[{i}].method", row["method"], "methods")
+    for fid, fig in (config.get("figures") or {}).items():
+        for name in fig.get("eval_sets") or ([fig["eval_set"]] if fig.get("eval_set") else []):
+            need(f"figures.{fid}", name, "eval_sets")
 
 
 def split_run(ref: str, default_base: str) -> Run:

@@ -4,8 +4,7 @@
 rule batch_plan:
     """Fix the batches (and each sentence's chosen entity) of every training step."""
     input:
-        sets=rules.sentence_sets.output.sets,
-        linked=rules.sentence_sets.output.linked,
+        unpack(plan_inputs),
     output:
         f"{R}/batches/{{plan}}/seed{{seed}}.parquet",
     params:

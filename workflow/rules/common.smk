@@ -1,11 +1,15 @@
 # Shared helpers: paths, the method x base model x seed grid, input functions.
 import os
 import re
+import sys
 from pathlib import Path
 
+
+from clinsent.corpus.sentences import RESERVED, corpus_paths
 from clinsent.corpus.shards import shard_names
 from clinsent.data.readers import entry_paths
-from clinsent.experiments import Grid
+from clinsent.data.plan import sentence_corpus_path
+from clinsent.experiments import Grid, split_run
 from clinsent.methods.config import resolve_methods
 from clinsent.ontology.download import release_url
 from clinsent.registry import load_plugins
@@ -20,28 +24,49 @@ BASE_MODELS = list(config["base_models"])
 SEEDS = [int(s) for s in config["seeds"]]
 EVAL_SETS = list(config["eval_sets"])
 TRAINING_DATA = list(config.get("training_data") or {})
+SENTENCE_CORPORA = list(config.get("sentence_corpora") or {})
+# The notes pipeline (ingest -> sentences -> NER -> sets) runs only for a config with `notes`;
+# a config of plain sentence corpora (e.g. the augmentation paper's) has none.
+NOTES = bool(config.get("notes"))
+config.setdefault("notes", {})
 
-if config["selection_set"] not in config["eval_sets"]:
+if config["selection_set"] is not None and config["selection_set"] not in config["eval_sets"]:
     raise ValueError(
         f"config: selection_set {config['selection_set']!r} is not a key of eval_sets "
-        f"{EVAL_SETS}. Fix: name one of the eval sets."
+        f"{EVAL_SETS}. Fix: name one of the eval sets, or null to keep each run's last step."
     )
+for _name in SENTENCE_CORPORA:
+    if _name in RESERVED:
+        raise ValueError(f"config: sentence_corpora.{_name}: the name is taken by the notes pipeline's sets. "
+                         "Fix: rename the corpus.")
 
 # Methods and eval sets are read through their registries here, so a misspelt or foreign knob
 # or an invalid combination stops a dry run before any job starts. `plugins` (Python files or
 # modules) may register more methods and tasks; every job script imports them too.
 load_plugins(config.get("plugins"))
 METHOD_ENTRIES = resolve_methods(config)
+for _entry in METHOD_ENTRIES.values():
+    if _entry.derived:  # steps derived from epochs: shown in every dry run
+        print(_entry.derived, file=sys.stderr)
 EVAL = resolve_eval_sets(config)
-# Training depends only on the sets it evaluates: the selection set and those marked curve: true.
-CURVE_SETS = [config["selection_set"]] + [
-    n for n, e in EVAL.items() if e.curve and n != config["selection_set"]
-]
+
+
+def curve_sets(method):
+    """The sets a train job evaluates: its selection set (if any) and those marked curve: true."""
+    selection = METHOD_ENTRIES[method].selection_set
+    return ([selection] if selection else []) + [n for n, e in EVAL.items() if e.curve and n != selection]
+
 
 # The job grid: every (method, base model) a table or figure cites, or, without tables, every
 # method x base model; each over the method's seeds (default: `seeds`).
 GRID = Grid.from_config(config, METHOD_ENTRIES)
 PLANS = GRID.plans  # batch plans, shared by every method with the same corpus, strategy and size
+if not NOTES:
+    for _m, _plan in GRID.plan_of.items():
+        if PLANS[_plan]["source"] == "notes":
+            raise ValueError(f"config: methods.{_m} trains on the notes pipeline's sets (sentences: notes), and the "
+                             "config has no `notes`. Fix: add a `notes` block, or set `sentences` to a key of "
+                             "sentence_corpora.")
 # Dry runs of a config with placeholder paths (e.g. config/paper/medse.yaml before the data is
 # there): `--config placeholders_ok=true` leaves missing external inputs out of the DAG.
 PLACEHOLDERS_OK = str(config.get("placeholders_ok", False)).lower() == "true"
@@ -64,6 +89,7 @@ wildcard_constraints:
     eval_set="|".join(map(re.escape, EVAL_SETS)),
     plan="|".join(map(re.escape, PLANS)) if PLANS else "x^",
     source="|".join(map(re.escape, TRAINING_DATA)) if TRAINING_DATA else "x^",
+    sentence_corpus="|".join(map(re.escape, SENTENCE_CORPORA)) if SENTENCE_CORPORA else "x^",
 
 
 def method_entry(method):
@@ -95,8 +121,8 @@ def eval_set_files(name):
     return external(EVAL[name].task.files())
 
 
-def curve_eval_files(wildcards=None):
-    return [f for name in CURVE_SETS for f in eval_set_files(name)]
+def curve_eval_files(method):
+    return [f for name in curve_sets(method) for f in eval_set_files(name)]
 
 
 def trained_jobs():
@@ -125,14 +151,29 @@ def train_inputs(wildcards):
     """The curve sets, local model folders, and the training data the method declares."""
     method = method_entry(wildcards.method).method
     inputs = {
-        "eval_files": curve_eval_files(),
+        "eval_files": curve_eval_files(wildcards.method),
         "base_model": local_model_input(wildcards),
         "extra_models": local_models(method.extra_models()),  # e.g. MED-SE's definition_model
     }
     if method.trains:
-        paths = {"results": R, "sets": rules.sentence_sets.output.sets, "linked": rules.sentence_sets.output.linked}
-        inputs.update(method.data_need().inputs(paths, int(wildcards.seed)))
+        inputs.update(method.data_need().inputs(data_paths(), int(wildcards.seed)))
     return inputs
+
+
+def data_paths():
+    """Where the training data of the DAG lives (the notes pipeline's sets; sentence corpora under R)."""
+    if not NOTES:
+        return {"results": R, "sets": "", "linked": ""}
+    return {"results": R, "sets": rules.sentence_sets.output.sets, "linked": rules.sentence_sets.output.linked}
+
+
+def plan_inputs(wildcards):
+    """The sentences (and, for the notes' sets, the linked entities) a batch plan draws from."""
+    plan = PLANS[wildcards.plan]
+    paths = data_paths()
+    if plan["source"] != "notes":
+        return {"sets": sentence_corpus_path(R, plan["source"])}
+    return {"sets": paths["sets"], "linked": paths["linked"]}
 
 
 def training_data_files(wildcards):

@@ -6,7 +6,7 @@
 rule ingest_notes:
     """Stream the notes (NOTEEVENTS csv/csv.gz, .txt folder or parquet) into N shards by row_id mod N."""
     input:
-        external_file(config["notes"]["path"]),
+        external_file(config["notes"]["path"]) if NOTES else [],
     output:
         shards=expand(f"{SHARD_DIR}/notes/{{shard}}.parquet", shard=SHARDS),
         stats=f"{SHARD_DIR}/ingest.json",

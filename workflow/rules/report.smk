@@ -9,18 +9,24 @@ localrules:
     corpus_manifest,
 
 
+# every (job, eval set) that is scored: an eval set with `base_models` only for runs of those
+EVALUATIONS = [(m, b, s, e) for m, b, s in trained_jobs() for e in EVAL_SETS if EVAL[e].evaluates(b)]
+# the notes pipeline's corpus tables (with `notes`) and the sentence corpora's statistics
+CORPUS_INPUTS = {
+    **({"table1": rules.corpus_stats.output.table1, "table2": rules.corpus_stats.output.table2,
+        "exact_duplicates": rules.corpus_stats.output.duplicates,
+        "duplicate_simulation": rules.duplicate_stats.output[0]} if NOTES else {}),
+    "sentence_corpora": [rules.sentence_corpus.output.stats.format(sentence_corpus=c) for c in SENTENCE_CORPORA],
+}
+
+
 rule report:
     """Collect every job's metrics and selection into the summary, the table and the figure."""
     input:
-        metrics=[
-            f"{R}/metrics/{m}/{b}/seed{s}/{e}.json" for m, b, s in trained_jobs() for e in EVAL_SETS
-        ],
+        metrics=[f"{R}/metrics/{m}/{b}/seed{s}/{e}.json" for m, b, s, e in EVALUATIONS],
         selections=[f"{model_dir(m, b, s)}/selection.json" for m, b, s in trained_jobs()],
         curves=[f"{model_dir(m, b, s)}/curve.csv" for m, b, s in trained_jobs()],
-        table1=rules.corpus_stats.output.table1,
-        table2=rules.corpus_stats.output.table2,
-        exact_duplicates=rules.corpus_stats.output.duplicates,
-        duplicate_simulation=rules.duplicate_stats.output[0],
+        **CORPUS_INPUTS,
     output:
         summary=f"{R}/summary.csv",
         table_md=f"{R}/tables/results.md",
@@ -32,6 +38,8 @@ rule report:
         corpus_tex=f"{R}/tables/corpus.tex",
     params:
         jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in trained_jobs()],
+        evaluations=[{"method": m, "base_model": b, "seed": s, "eval_set": e} for m, b, s, e in EVALUATIONS],
+        sentence_corpora=SENTENCE_CORPORA,
         eval_sets={
             n: {"metrics": list(e.task.metrics), "headline": e.task.headline} for n, e in EVAL.items()
         },
@@ -49,17 +57,54 @@ rule report:
 
 TABLES = config.get("tables") or {}
 FIGURES = config.get("figures") or {}
+RUN_TABLES = [t for t, table in TABLES.items() if table.get("kind", "runs") == "runs"]
+
+
+def first_seed_embeddings(table):
+    """run -> the embeddings of its first seed on a retrieval table's eval set."""
+    out = {}
+    for ref in table["runs"]:
+        m, b = split_run(ref, GRID.default_base)
+        out[ref] = f"{R}/embeddings/{m}/{b}/seed{GRID.seeds_of[m][0]}/{table['eval_set']}.parquet"
+    return out
+
+
+RETRIEVAL = {t: first_seed_embeddings(table) for t, table in TABLES.items() if table.get("kind") == "retrieval"}
+STATS_CORPORA = sorted({c for t in TABLES.values() if t.get("kind") == "corpus_stats" for c in t["corpora"]})
+STATS_SETS = sorted({e for t in TABLES.values() if t.get("kind") == "eval_stats" for e in t["eval_sets"]})
+EXAMPLE_METHODS = sorted({r["method"] for t in TABLES.values() if t.get("kind") == "augmentations" for r in t["rows"]})
+
+
+rule eval_set_stats:
+    """Size of one eval set per split, its task and metric (the augmentation paper's Table 3)."""
+    input:
+        lambda wc: eval_set_files(wc.eval_set),
+    output:
+        f"{R}/stats/eval_sets/{{eval_set}}.json",
+    params:
+        eval_set=lambda wc: EVAL[wc.eval_set].params(),
+    log:
+        f"{LOGS}/eval_set_stats/{{eval_set}}.log",
+    benchmark:
+        f"{BENCH}/eval_set_stats/{{eval_set}}.tsv"
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/eval_set_stats.py"
 
 
 rule paper_report:
     """The paper's tables (md, csv, tex; ours beside the paper's numbers), a training-curve figure
-    per table and Figure 2 (alignment against uniformity, labelled with Spearman)."""
+    per runs table, and the figures (alignment/uniformity; score against training-data fraction)."""
     input:
         summary=rules.report.output.summary,
         curves=rules.report.input.curves,
+        corpus_stats=[rules.sentence_corpus.output.stats.format(sentence_corpus=c) for c in STATS_CORPORA],
+        eval_stats=[f"{R}/stats/eval_sets/{e}.json" for e in STATS_SETS],
+        embeddings=[p for runs in RETRIEVAL.values() for p in runs.values()],
     output:
         tables=[f"{R}/tables/paper/{t}.{ext}" for t in TABLES for ext in ("md", "csv", "tex")],
-        curves=[f"{R}/figures/paper/curves_{t}.{ext}" for t in TABLES for ext in ("png", "pdf")],
+        curves=[f"{R}/figures/paper/curves_{t}.{ext}" for t in RUN_TABLES for ext in ("png", "pdf")],
         figures=[f"{R}/figures/paper/{f}.{ext}" for f in FIGURES for ext in ("png", "pdf", "csv")],
     params:
         jobs=rules.report.params.jobs,
@@ -70,6 +115,12 @@ rule paper_report:
         paper_label=config["report"]["paper_label"],
         tables_dir=f"{R}/tables/paper",  # where the declared outputs above live
         figures_dir=f"{R}/figures/paper",
+        extras={
+            "corpus_stats": {c: rules.sentence_corpus.output.stats.format(sentence_corpus=c) for c in STATS_CORPORA},
+            "eval_stats": {e: f"{R}/stats/eval_sets/{e}.json" for e in STATS_SETS},
+            "methods": {m: METHOD_ENTRIES[m].train_params() for m in EXAMPLE_METHODS},
+            "embeddings": RETRIEVAL,
+        },
     log:
         f"{LOGS}/paper_report.log",
     benchmark:

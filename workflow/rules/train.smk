@@ -34,8 +34,8 @@ rule train:
         # only this method's own knobs (with their defaults): a change elsewhere reruns nothing here
         method=lambda wc: method_entry(wc.method).train_params(),
         base_model=lambda wc: config["base_models"][wc.base_model],
-        eval_sets={name: EVAL[name].curve_params() for name in CURVE_SETS},
-        selection_set=config["selection_set"],
+        eval_sets=lambda wc: {name: EVAL[name].curve_params() for name in curve_sets(wc.method)},
+        selection_set=lambda wc: method_entry(wc.method).selection_set,
         # checkpoints and the best model so far: kept when a job is killed, so a rerun resumes
         checkpoint_dir=lambda wc: f"{R}/checkpoints/{wc.method}/{wc.base_model}/seed{wc.seed}",
     log:

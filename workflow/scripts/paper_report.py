@@ -1,4 +1,4 @@
-"""Snakemake script: the paper's tables, their training curves and Figure 2."""
+"""Snakemake script: the paper's tables, their training curves and its figures."""
 from clinsent.report.build import build_paper_report
 from clinsent.smk import setup_logging
 
@@ -6,4 +6,4 @@ smk = snakemake  # noqa: F821
 setup_logging(smk)
 p = smk.params
 build_paper_report(smk.input.summary, p.jobs, list(smk.input.curves), p.tables, p.figures, p.eval_sets,
-                   p.default_base, p.paper_label, p.tables_dir, p.figures_dir)
+                   p.default_base, p.paper_label, p.tables_dir, p.figures_dir, p.extras)

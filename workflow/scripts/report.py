@@ -5,7 +5,8 @@ from clinsent.smk import setup_logging
 
 smk = snakemake  # noqa: F821
 setup_logging(smk)
-build_report(smk.params.jobs, smk.params.eval_sets, smk.params.methods, list(smk.input.metrics),
-             list(smk.input.selections), list(smk.input.curves), dict(smk.output.items()), smk.params.title)
-inp, out = smk.input, smk.output
-write_corpus_report(inp.table1, inp.table2, inp.exact_duplicates, inp.duplicate_simulation, out.corpus_md, out.corpus_tex)
+p, inp, out = smk.params, smk.input, smk.output
+build_report(p.jobs, p.evaluations, p.eval_sets, p.methods, list(inp.metrics), list(inp.selections), list(inp.curves),
+             dict(out.items()), p.title)
+notes = [inp.table1, inp.table2, inp.exact_duplicates, inp.duplicate_simulation] if "table1" in inp.keys() else None
+write_corpus_report(notes, dict(zip(p.sentence_corpora, inp.sentence_corpora, strict=True)), out.corpus_md, out.corpus_tex)

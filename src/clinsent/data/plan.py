@@ -2,7 +2,9 @@
 
 The ``batch_plan`` rule fixes every step's sentences and each sentence's chosen entity in
 advance (corpus, S_none share, duplicate strategy; :mod:`clinsent.batching`); methods whose
-plan settings agree share one plan per seed.
+plan settings agree share one plan per seed. The sentences come from the notes pipeline's sets
+(``source`` notes) or from a plain sentence corpus (``source``: a key of ``sentence_corpora``,
+:mod:`clinsent.corpus.sentences`); ``fraction`` < 1 plans over a fixed subset of the corpus.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ class SentencePlan(DataNeed):
     batch_size: int
     steps: int
     entities: bool = False  # also read the linked entities (spans and definitions)
+    source: str = "notes"  # or a key of sentence_corpora
+    fraction: float = 1.0
 
     def settings(self) -> dict[str, Any]:
         """What shapes the plan (the ``batch_plan`` rule's params)."""
@@ -34,11 +38,19 @@ class SentencePlan(DataNeed):
 
     def key(self) -> str:
         s = self.settings()
-        return (f"{s['corpus']}-{s['duplicates']}-none{s['none_share']:g}"
-                f"-b{s['batch_size']}-n{s['steps']}")
+        corpus = s["corpus"] if s["source"] == "notes" else s["source"]
+        fraction = f"-f{s['fraction']:g}" if s["fraction"] < 1.0 else ""
+        return (f"{corpus}-{s['duplicates']}-none{s['none_share']:g}"
+                f"-b{s['batch_size']}-n{s['steps']}{fraction}")
+
+    def sets_path(self, paths: Mapping[str, str]) -> str:
+        """The sentences this plan draws from: the notes pipeline's sets or a sentence corpus."""
+        if self.source == "notes":
+            return paths["sets"]
+        return sentence_corpus_path(paths["results"], self.source)
 
     def inputs(self, paths: Mapping[str, str], seed: int) -> dict[str, str]:
-        out = {"plan": f"{paths['results']}/batches/{self.key()}/seed{seed}.parquet", "sets": paths["sets"]}
+        out = {"plan": f"{paths['results']}/batches/{self.key()}/seed{seed}.parquet", "sets": self.sets_path(paths)}
         if self.entities:
             out["linked"] = paths["linked"]
         return out
@@ -47,6 +59,11 @@ class SentencePlan(DataNeed):
         sentences = pd.read_parquet(inputs["sets"], columns=["sent_id", "text"])
         entities = pd.read_parquet(inputs["linked"]) if self.entities else None
         return PlanData(pd.read_parquet(inputs["plan"]), sentences, entities)
+
+
+def sentence_corpus_path(results: str, name: str) -> str:
+    """Where the ``sentence_corpus`` rule writes corpus ``name``."""
+    return f"{results}/sentence_corpora/{name}/sentences.parquet"
 
 
 class PlanData(TrainingData):

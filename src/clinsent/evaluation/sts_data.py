@@ -3,8 +3,14 @@
 Formats (config ``eval_sets.<name>.format``):
 - ``sts_tsv``: tab-separated with a header naming ``sentence1``, ``sentence2`` and ``score``;
 - ``n2c2_sts``: the n2c2 2019 ClinicalSTS layout, no header, ``s1<TAB>s2<TAB>score``; for the
-  test file (``s1<TAB>s2``) give the gold file (one score per line) as ``gold``.
-Files are read without quote handling (``csv.QUOTE_NONE``): clinical sentences contain quotes.
+  test file (``s1<TAB>s2``) give the gold file (one score per line) as ``gold``;
+- ``table``: BIOSSES as users have it (and any pair table): a TSV, CSV or parquet file (by
+  extension) with columns ``sentence1, sentence2, score`` and optionally ``id`` (the pair id;
+  default the 1-based row number) and ``split`` (train/dev/test, BLURB's 64/16/20 for BIOSSES).
+  ``split`` picks the rows of one split, from the file's ``split`` column or from a
+  ``split_file`` (a TSV/CSV with columns ``id, split``).
+TSV files are read without quote handling (``csv.QUOTE_NONE``): clinical sentences contain
+quotes; CSV files with standard quoting. Scores must lie in [0, ``scale_max``].
 """
 
 from __future__ import annotations
@@ -14,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from clinsent.errors import InputError
 
-FORMATS = ("sts_tsv", "n2c2_sts")
+FORMATS = ("sts_tsv", "n2c2_sts", "table")
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,99 @@ def _score(value: str, path: Path, line: int) -> float:
     except ValueError as exc:
         raise InputError(f"{path}:{line}", f"score {value!r} is not a number",
                          "fix the row, or check the `format` of this eval set") from exc
+
+
+def read_table(path: str | Path, kind: str = "pairs") -> tuple[list[str], list[list[str]], list[str]]:
+    """(header, rows, row names) of a TSV, CSV or parquet table; row names are ``file:line`` (text)
+    or ``file row n`` (parquet), for errors."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        if not path.exists():
+            raise InputError(path, f"the {kind} file does not exist", "fix the path in the config")
+        df = pd.read_parquet(path)
+        header = [str(c) for c in df.columns]
+        rows = [["" if v is None else str(v) for v in r] for r in df.itertuples(index=False, name=None)]
+        return header, rows, [f"{path} row {i}" for i in range(1, len(rows) + 1)]
+    if path.suffix == ".csv":
+        try:
+            with open(path, encoding="utf-8", newline="") as fh:
+                raw = [(n, r) for n, r in enumerate(csv.reader(fh), start=1) if any(c.strip() for c in r)]
+        except FileNotFoundError as exc:
+            raise InputError(path, f"the {kind} file does not exist", "fix the path in the config") from exc
+        except UnicodeDecodeError as exc:
+            raise InputError(path, f"not UTF-8 ({exc})", "convert the file to UTF-8") from exc
+    else:
+        raw = list(enumerate(_rows(path), start=1))
+    if not raw:
+        raise InputError(path, f"the {kind} file is empty", "point the config at a file with a header and rows")
+    header = [h.strip() for h in raw[0][1]]
+    return header, [r for _, r in raw[1:]], [f"{path}:{n}" for n, _ in raw[1:]]
+
+
+def _split_file(path: str | Path, ids: set[str]) -> dict[str, str]:
+    header, rows, names = read_table(path, "split")
+    if "id" not in header or "split" not in header:
+        raise InputError(f"{path}:1", f"header {header} lacks id and split", "give the split file a header `id, split`")
+    i, j = header.index("id"), header.index("split")
+    out = {}
+    for r, where in zip(rows, names, strict=True):
+        pair = r[i].strip()
+        if pair not in ids:
+            raise InputError(where, f"pair id {pair!r} is not an id of the pair file",
+                             "use the split file that belongs to this pair file (ids: its `id` column, else 1-based rows)")
+        out[pair] = r[j].strip()
+    return out
+
+
+def read_sts_table(name: str, path: str | Path, split: str | None, split_file: str | Path | None,
+                   scale_max: float) -> tuple[StsSet, dict[str, int]]:
+    """One split (or all rows) of a pair table, and the number of pairs per split of the whole file."""
+    header, rows, names = read_table(path)
+    missing = [c for c in ("sentence1", "sentence2", "score") if c not in header]
+    if missing:
+        raise InputError(f"{path} (header)", f"header {header} lacks {missing}",
+                         "name the columns sentence1, sentence2 and score (optional: id, split)")
+    col = {c: header.index(c) for c in header}
+    for r, where in zip(rows, names, strict=True):
+        if len(r) < len(header):
+            raise InputError(where, f"{len(r)} field(s), expected {len(header)}", "fix the row")
+    ids = [r[col["id"]].strip() for r in rows] if "id" in col else [str(i) for i in range(1, len(rows) + 1)]
+    splits: list[str | None]
+    if split_file is not None:
+        by_id = _split_file(split_file, set(ids))
+        splits = [by_id.get(i) for i in ids]
+    elif "split" in col:
+        splits = [r[col["split"]].strip() for r in rows]
+    else:
+        splits = [None] * len(rows)
+    if split is not None and all(s is None for s in splits):
+        raise InputError(path, f"eval_sets.{name} asks for split {split!r}, the file has no split column",
+                         "add a `split` column (train/dev/test), or give `split_file` (columns id, split)")
+    counts: dict[str, int] = {}
+    for s in splits:
+        counts[s or "all"] = counts.get(s or "all", 0) + 1
+    keep = [k for k, s in enumerate(splits) if split is None or s == split]
+    if not keep:
+        raise InputError(path, f"no pair is in split {split!r} (splits: {sorted(counts)})", "fix `split` in the config")
+    s1 = [rows[k][col["sentence1"]].strip() for k in keep]
+    s2 = [rows[k][col["sentence2"]].strip() for k in keep]
+    scores = [_cell_score(rows[k][col["score"]], names[k]) for k in keep]
+    _check_scale(scores, [names[k] for k in keep], scale_max, name)
+    return StsSet(name, s1, s2, np.asarray(scores, dtype=np.float64), scale_max), counts
+
+
+def _cell_score(value: str, where: str) -> float:
+    try:
+        return float(value)
+    except ValueError as exc:
+        raise InputError(where, f"score {value!r} is not a number", "fix the row") from exc
+
+
+def _check_scale(scores: list[float], where: list[str], scale_max: float, name: str) -> None:
+    for value, at in zip(scores, where, strict=True):
+        if not 0.0 <= value <= scale_max:
+            raise InputError(at, f"score {value:g} is outside the scale [0, {scale_max:g}]",
+                             f"fix the row, or set eval_sets.{name}.scale_max to the file's scale")
 
 
 def read_sts(name: str, path: str | Path, fmt: str, gold: str | Path | None = None, scale_max: float = 5.0) -> StsSet:
@@ -93,5 +193,7 @@ def read_sts(name: str, path: str | Path, fmt: str, gold: str | Path | None = No
             scores.append(gold_scores[line - 1] if gold_scores is not None else _score(r[2], path, line))
     else:
         raise InputError(f"config: eval_sets.{name}.format", f"unknown format {fmt!r}", f"use one of {', '.join(FORMATS)}")
+    first = 2 if fmt == "sts_tsv" else 1
+    _check_scale(scores, [f"{path}:{first + i}" for i in range(len(scores))], scale_max, name)
     return StsSet(name, s1, s2, np.asarray(scores, dtype=np.float64), scale_max)
 

@@ -44,6 +44,8 @@ class TrainedSettings(MethodSettings):
     """Knobs of every trained method: optimisation, schedule, step selection and checkpoints."""
 
     steps: int = knob(2000, "training steps", minimum=0)
+    epochs: float | None = knob(None, "instead of steps: passes over a sentence corpus; steps = ceil(epochs x "
+                                      "corpus size / batch_size), derived when the config is read", exclusiveMinimum=0)
     batch_size: int = knob(32, "rows (sentences, pairs, triplets) per batch", minimum=2)
     learning_rate: float = knob(3e-5, "peak learning rate; linear decay to 0", exclusiveMinimum=0)
     optimizer: Literal["adamw", "rmsprop"] = knob("adamw", "adamw (weight decay 0; fused on CUDA) or rmsprop")
@@ -65,6 +67,10 @@ class SentencePlanSettings:
                              minimum=0, maximum=1)
     duplicates: Literal["naive", "remove", "replace"] = knob("naive", "duplicate entities in a batch: naive, remove "
                                                                       "(the batch shrinks) or replace")
+    sentences: str = knob("notes", "the sentence source: notes (the notes pipeline's sets) or a key of "
+                                   "sentence_corpora (plain sentences: corpus s_all only)")
+    fraction: float = knob(1.0, "train on this share of the corpus (a fixed, nested subset), same number of steps "
+                                "(the augmentation paper's Figure 1)", exclusiveMinimum=0, maximum=1)
 
 
 class MethodLoss(nn.Module):
@@ -98,12 +104,18 @@ class Method(abc.ABC):
         s = self.settings
         if not isinstance(s, TrainedSettings) or not isinstance(s, SentencePlanSettings):
             return None
-        return SentencePlan(s.corpus, s.duplicates, float(s.none_share), s.batch_size, s.steps)
+        return SentencePlan(s.corpus, s.duplicates, float(s.none_share), s.batch_size, s.steps,
+                            source=s.sentences, fraction=float(s.fraction))
 
     def extra_models(self) -> list[str]:
         """Models the loss loads besides the base model (base_models forms), so the workflow can
         declare local folders among them as inputs."""
         return []
+
+    def example_view(self, text: str, seed: int, mask_token: str = "[MASK]") -> str | None:
+        """The text of the positive view this method makes of ``text`` (the augmentation paper's
+        Table 2), or None when the view is the same text (dropout and embedding-level views)."""
+        return None
 
     def check(self, where: str, config: Mapping[str, Any]) -> None:
         """Raise an InputError for an invalid combination of knobs (run when the config is read)."""

@@ -9,14 +9,22 @@ an error naming the method, the key, the allowed keys and the closest match. The
 
 from __future__ import annotations
 
+import json
+import math
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from clinsent.corpus.sentences import corpus_paths, corpus_size, steps_for_epochs
+from clinsent.data.plan import SentencePlan
+from clinsent.errors import InputError
 from clinsent.methods import METHODS, Method
+from clinsent.methods.base import SentencePlanSettings, TrainedSettings
+from clinsent.registry import did_you_mean
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 
-ENTRY_KEYS = ("objective", "seeds", "postprocess", "whitening_dims")
+ENTRY_KEYS = ("objective", "seeds", "postprocess", "whitening_dims", "selection_set")
 NOT_SETTINGS = ("threads",)  # keys of `training` that are no method's knob
 
 
@@ -27,6 +35,8 @@ class MethodEntry:
     seeds: list[int]
     postprocess: str
     whitening_dims: int | None
+    selection_set: str | None = None
+    derived: str = ""  # how steps were derived from epochs (shown in dry runs)
 
     @property
     def objective(self) -> str:
@@ -50,10 +60,82 @@ def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, A
     shared = {k: v for k, v in training.items() if k in allowed and k not in NOT_SETTINGS}
     parse_settings(cls.settings_class, knobs, where, foreign=foreign_keys(cls.settings_class, _owners(), "objective"))
     settings = parse_settings(cls.settings_class, {**shared, **knobs}, where)
+    config = config or {}
+    _check_source(where, settings, config)
+    settings, derived = _resolve_epochs(where, settings, knobs, shared, config)
     method = cls(settings)
-    method.check(where, config or {})
+    if isinstance(need := method.data_need(), SentencePlan) and need.entities and need.source != "notes":
+        raise InputError(f"{where}.sentences", f"objective {cls.name} needs linked entities, a sentence corpus "
+                         "has none", "train it on the notes pipeline's sets (sentences: notes)")
+    method.check(where, config)
     seeds = [int(s) for s in (entry.get("seeds") or default_seeds)]
-    return MethodEntry(name, method, seeds, str(entry.get("postprocess", "none")), entry.get("whitening_dims"))
+    selection = entry.get("selection_set", config.get("selection_set"))
+    if selection is not None and selection not in (config.get("eval_sets") or {}):
+        sets = list(config.get("eval_sets") or {})
+        raise InputError(f"{where}.selection_set", f"{selection!r} is not a key of eval_sets {sets}"
+                         f"{did_you_mean(str(selection), sets)}", "name an eval set, or null to keep the last step")
+    return MethodEntry(name, method, seeds, str(entry.get("postprocess", "none")), entry.get("whitening_dims"),
+                       selection, derived)
+
+
+def _check_source(where: str, s: Any, config: Mapping[str, Any]) -> None:
+    """A plain sentence corpus must exist in ``sentence_corpora`` and has neither S_ent nor S_none."""
+    if not isinstance(s, SentencePlanSettings):
+        return
+    if s.sentences == "notes":  # (a workflow without `notes` stops on it in common.smk)
+        return
+    corpora = list(config.get("sentence_corpora") or {})
+    if s.sentences not in corpora:
+        raise InputError(f"{where}.sentences", f"{s.sentences!r} is neither notes nor a key of sentence_corpora "
+                         f"{corpora}{did_you_mean(s.sentences, corpora)}", "name a sentence_corpora entry, or notes")
+    if s.corpus != "s_all" or s.none_share > 0 or s.duplicates != "naive":
+        raise InputError(where, f"corpus {s.corpus}, none_share {s.none_share}, duplicates {s.duplicates} need "
+                         f"entities; sentence corpus {s.sentences!r} has none",
+                         "leave corpus, none_share and duplicates at their defaults (s_all, 0, naive)")
+    if isinstance(s, TrainedSettings) and s.steps > 0:
+        size = _size(s.sentences, config)
+        if size is not None and math.ceil(s.fraction * size) < s.batch_size:
+            raise InputError(where, f"fraction {s.fraction:g} of sentence corpus {s.sentences!r} is "
+                             f"{math.ceil(s.fraction * size)} sentences, fewer than a batch of {s.batch_size}",
+                             "raise fraction or the corpus' sample, or lower batch_size")
+
+
+def _size(name: str, config: Mapping[str, Any]) -> int | None:
+    entry = config["sentence_corpora"][name]
+    placeholders = str(config.get("placeholders_ok", False)).lower() == "true"
+    stamps = [os.stat(p).st_mtime_ns if os.path.exists(p) else None for p in corpus_paths(entry)]
+    key = (name, json.dumps([entry, stamps], sort_keys=True), placeholders)
+    if key not in _SIZES:  # counted once per config read, however many methods train on the corpus
+        _SIZES[key] = corpus_size(name, entry, placeholders)
+    return _SIZES[key]
+
+
+_SIZES: dict[tuple[str, str, bool], int | None] = {}
+
+
+def _resolve_epochs(where: str, s: Any, knobs: Mapping[str, Any], shared: Mapping[str, Any],
+                    config: Mapping[str, Any]) -> tuple[Any, str]:
+    """Steps from ``epochs`` over the sentence corpus (the method's own steps/epochs win over the
+    training block's); epochs is kept in the settings beside the derived steps."""
+    if not isinstance(s, TrainedSettings):
+        return s, ""
+    for level, values in ((where, knobs), ("config: training", shared)):
+        if "epochs" in values and "steps" in values and values.get("epochs") is not None:
+            raise InputError(level, "sets both steps and epochs", "keep one of them")
+    uses_epochs = s.epochs is not None and ("epochs" in knobs or "steps" not in knobs)
+    if not uses_epochs:
+        return (replace(s, epochs=None) if s.epochs is not None else s), ""
+    if not isinstance(s, SentencePlanSettings) or s.sentences == "notes":
+        raise InputError(f"{where}.epochs", "epochs needs a sentence corpus whose size is known when the config is "
+                         "read (sentences: a key of sentence_corpora)", "give steps instead")
+    size = _size(s.sentences, config)
+    if size is None:
+        raise InputError(f"{where}.epochs", f"sentence corpus {s.sentences!r} is not there to count (a dry run with "
+                         "placeholders)", f"give sentence_corpora.{s.sentences}.sample, or steps")
+    steps = steps_for_epochs(float(s.epochs or 0), size, s.batch_size)
+    note = (f"{where}: epochs {s.epochs:g} over sentence corpus {s.sentences!r} ({size} sentences, "
+            f"batch {s.batch_size}) = {steps} steps")
+    return replace(s, steps=steps), note
 
 
 def resolve_methods(config: Mapping[str, Any]) -> dict[str, MethodEntry]:

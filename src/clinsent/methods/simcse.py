@@ -113,6 +113,14 @@ class SimCSE(Method):
     name = "simcse"
     settings_class = SimCSESettings
 
+    def example_view(self, text: str, seed: int, mask_token: str = "[MASK]") -> str | None:
+        s = self.settings
+        assert isinstance(s, SimCSESettings)
+        if s.augmentation not in TEXT_AUGMENTATIONS:
+            return None
+        rng = np.random.default_rng(seed)
+        return augment(text, s.augmentation, s.augmentation_rate, rng, mask_token, s.augmentation_unit, s.stopwords)
+
     def check(self, where: str, config: Mapping[str, Any]) -> None:
         s = self.settings
         assert isinstance(s, SimCSESettings)

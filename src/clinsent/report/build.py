@@ -14,20 +14,23 @@ from clinsent.report.summary import summary_rows
 from clinsent.report.tables import results_table, to_latex, to_markdown
 
 
-def build_report(jobs: list[dict[str, Any]], eval_sets: dict[str, dict[str, Any]], methods: list[str],
-                 metric_paths: list[str], selection_paths: list[str], curve_paths: list[str], outputs: dict[str, str],
-                 title: str) -> pd.DataFrame:
-    """``eval_sets``: name -> {"metrics": [...], "headline": ...} (from its task); ``metric_paths``
-    are ordered job-major, eval set-minor, as the report rule lists them."""
-    if len(metric_paths) != len(jobs) * len(eval_sets) or len(selection_paths) != len(jobs):
+def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], eval_sets: dict[str, dict[str, Any]],
+                 methods: list[str], metric_paths: list[str], selection_paths: list[str], curve_paths: list[str],
+                 outputs: dict[str, str], title: str) -> pd.DataFrame:
+    """``evaluations``: (method, base_model, seed, eval_set) of each path of ``metric_paths``;
+    ``eval_sets``: name -> {"metrics": [...], "headline": ...} (from its task)."""
+    if len(metric_paths) != len(evaluations) or len(selection_paths) != len(jobs):
         raise ValueError("report inputs do not match the job grid")
     records = []
     curves = []
+    selected = {}
+    for job, path in zip(jobs, selection_paths, strict=True):
+        selected[(job["method"], job["base_model"], job["seed"])] = json.loads(Path(path).read_text())["selected_step"]
+    for ev, path in zip(evaluations, metric_paths, strict=True):
+        job = {k: ev[k] for k in ("method", "base_model", "seed")}
+        metrics = json.loads(Path(path).read_text())
+        records.append({**job, "eval_set": ev["eval_set"], "step": selected[tuple(job.values())], "metrics": metrics})
     for j, job in enumerate(jobs):
-        selection = json.loads(Path(selection_paths[j]).read_text())
-        for e, name in enumerate(eval_sets):
-            metrics = json.loads(Path(metric_paths[j * len(eval_sets) + e]).read_text())
-            records.append({**job, "eval_set": name, "step": selection["selected_step"], "metrics": metrics})
         curve = pd.read_csv(curve_paths[j])
         curves.append(curve.assign(method=job["method"], base_model=job["base_model"], seed=job["seed"]))
     summary = summary_rows(records, {name: e["metrics"] for name, e in eval_sets.items()})
@@ -42,31 +45,63 @@ def build_report(jobs: list[dict[str, Any]], eval_sets: dict[str, dict[str, Any]
     return summary
 
 
+RUN_TABLE = "runs"  # the default kind of table: runs x eval sets (clinsent.report.paper)
+
+
 def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_paths: list[str],
                        tables: dict[str, dict[str, Any]], figures: dict[str, dict[str, Any]], eval_sets: dict[str, str],
-                       default_base: str, paper_label: str, out_dir_tables: str, out_dir_figures: str) -> None:
-    """Each table as md/csv/tex plus its training-curve figure; each figure as png/pdf plus its points (csv).
-    ``eval_sets``: name -> the headline metric of its task (the metric of the table cells)."""
+                       default_base: str, paper_label: str, out_dir_tables: str, out_dir_figures: str,
+                       extras: dict[str, Any] | None = None) -> None:
+    """Each table as md/csv/tex (a runs table also with its training-curve figure); each figure as
+    png/pdf plus its points (csv). ``eval_sets``: name -> the headline metric of its task (the
+    metric of the table cells). ``extras``: what the other kinds of table read: ``corpus_stats``
+    and ``eval_stats`` (name -> stats json), ``methods`` (name -> train params) and
+    ``embeddings`` (table id -> run -> embeddings parquet)."""
+    from clinsent.embed import read_embeddings
     from clinsent.experiments import split_run
+    from clinsent.methods.config import method_from_params
+    from clinsent.report import extras as ex
     from clinsent.report.paper import alignment_uniformity_figure, figure_points, paper_table
 
+    extras = extras or {}
     summary = pd.read_csv(summary_path)
     curves = pd.concat([pd.read_csv(p).assign(method=j["method"], base_model=j["base_model"], seed=j["seed"])
                         for j, p in zip(jobs, curve_paths, strict=True)], ignore_index=True)
     for tid, table in tables.items():
-        df = paper_table(summary, table, eval_sets, default_base, paper_label)
-        caption = f"{table['caption']} Ours: mean ± std over seeds; ({paper_label}): the paper's reported numbers."
+        kind = table.get("kind", RUN_TABLE)
+        if kind == "corpus_stats":
+            df = ex.corpus_stats_table(table, extras["corpus_stats"])
+        elif kind == "eval_stats":
+            df = ex.eval_stats_table(table, extras["eval_stats"])
+        elif kind == "augmentations":
+            methods = {m: method_from_params(p["objective"], p["settings"]) for m, p in extras["methods"].items()}
+            df = ex.augmentation_table(table, methods)
+        elif kind == "retrieval":
+            df = ex.retrieval_table(table, {run: read_embeddings(path) for run, path in extras["embeddings"][tid].items()})
+        else:
+            df = paper_table(summary, table, eval_sets, default_base, paper_label)
+        caption = table["caption"]
+        if kind == RUN_TABLE:
+            caption += f" Ours: mean ± std over seeds; ({paper_label}): the paper's reported numbers."
         write_csv(df, f"{out_dir_tables}/{tid}.csv")
         write_text(to_markdown(df, caption), f"{out_dir_tables}/{tid}.md")
         write_text(to_latex(df, caption), f"{out_dir_tables}/{tid}.tex")
+        if kind != RUN_TABLE:
+            continue
         runs = {split_run(c, default_base) for row in table["rows"] for c in row["cells"] if c}
         sub = curves[[(m, b) in runs for m, b in zip(curves["method"], curves["base_model"], strict=True)]]
         with atomic_path(f"{out_dir_figures}/curves_{tid}.png", ".png") as png, \
                 atomic_path(f"{out_dir_figures}/curves_{tid}.pdf", ".pdf") as pdf:
             curve_figure(sub, [png, pdf], f"{tid}: score against training step (mean over seeds)")
     for fid, figure in figures.items():
-        points = figure_points(summary, figure, default_base)
+        if figure.get("kind") == "fraction":
+            points = ex.fraction_points(summary, figure, eval_sets, default_base)
+        else:
+            points = figure_points(summary, figure, default_base)
         write_csv(points, f"{out_dir_figures}/{fid}.csv")
         with atomic_path(f"{out_dir_figures}/{fid}.png", ".png") as png, \
                 atomic_path(f"{out_dir_figures}/{fid}.pdf", ".pdf") as pdf:
-            alignment_uniformity_figure(points, figure["caption"], [png, pdf])
+            if figure.get("kind") == "fraction":
+                ex.fraction_figure(points, figure, [png, pdf])
+            else:
+                alignment_uniformity_figure(points, figure["caption"], [png, pdf])

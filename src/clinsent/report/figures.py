@@ -15,6 +15,7 @@ def curve_figure(curves: pd.DataFrame, out_paths: list[str | Path], title: str) 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    curves = curves[curves["eval_set"].notna() & (curves["eval_set"] != "")]  # loss-only rows (no curve set)
     eval_sets = list(dict.fromkeys(curves["eval_set"])) or ["(no curve)"]
     keys = list(dict.fromkeys(zip(curves["method"], curves["base_model"], strict=True)))
     colours = {key: plt.get_cmap("tab10")(i % 10) for i, key in enumerate(keys)}

@@ -5,7 +5,11 @@ A table (config ``tables.<id>``) has rows; each row cites one run per column gro
 (``paper``: per column group, one string per eval set). The rendered columns are, for each
 eval set and column group, ours (the eval set's headline metric, Spearman for STS, mean ± std
 over seeds) and the paper's, marked
-"(paper)". ``transpose`` renders rows as columns (MED-SE Table 6's layout).
+"(paper)". ``transpose`` renders rows as columns (MED-SE Table 6's layout). ``eval_sets``
+restricts and orders the eval sets a table shows; ``average`` adds their mean (per seed, then
+mean ± std over seeds: the augmentation paper's "Avg."); ``percent`` shows 100 x the metric to
+two decimals (that paper's layout). Other kinds of table (``kind``) are built in
+:mod:`clinsent.report.extras`.
 """
 
 from __future__ import annotations
@@ -28,9 +32,22 @@ def cell_values(summary: pd.DataFrame, ref: str, default_base: str, eval_set: st
     return sel.sort_values("seed")["value"].to_numpy()
 
 
+def average_values(summary: pd.DataFrame, ref: str, default_base: str, eval_sets: dict[str, str]) -> np.ndarray:
+    """Per seed, the mean over ``eval_sets`` of their headline metric (seeds missing a set are left out)."""
+    method, base = split_run(ref, default_base)
+    sel = summary[(summary["method"] == method) & (summary["base_model"] == base)]
+    sel = sel[[eval_sets.get(e) == m for e, m in zip(sel["eval_set"], sel["metric"], strict=True)]]
+    per_seed = sel.groupby("seed")["value"].agg(["mean", "count"])
+    return per_seed.loc[per_seed["count"] == len(eval_sets), "mean"].to_numpy()
+
+
 def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[str, str], default_base: str,
                 paper_label: str = "paper") -> pd.DataFrame:
     """``eval_sets``: name -> the headline metric of its task (Spearman for STS)."""
+    if table.get("eval_sets"):
+        eval_sets = {name: eval_sets[name] for name in table["eval_sets"]}
+    scale, decimals = (100.0, 2) if table.get("percent") else (1.0, 3)
+    columns = {**eval_sets, **({"Avg.": ""} if table.get("average") else {})}
     groups = table.get("columns") or [""]
     has_group = any(r.get("group") for r in table["rows"])
     records = []
@@ -41,12 +58,17 @@ def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[st
         rec: dict[str, str] = {"group": row.get("group", "")} if has_group else {}
         rec["row"] = row["label"]
         paper = row.get("paper") or [None] * len(groups)
-        for e, name in enumerate(eval_sets):
+        for e, name in enumerate(columns):
             for g, col in enumerate(groups):
                 head = f"{name} {col}".strip()
                 ref = row["cells"][g]
-                values = cell_values(summary, ref, default_base, name, eval_sets[name]) if ref else np.array([])
-                rec[head] = fmt_mean_std(values) if len(values) else MISSING
+                if not ref:
+                    values = np.array([])
+                elif name == "Avg." and table.get("average"):
+                    values = average_values(summary, ref, default_base, eval_sets)
+                else:
+                    values = cell_values(summary, ref, default_base, name, eval_sets[name])
+                rec[head] = fmt_mean_std(values * scale, decimals) if len(values) else MISSING
                 theirs = paper[g][e] if g < len(paper) and paper[g] and e < len(paper[g]) else None
                 rec[f"{head} ({paper_label})"] = theirs or MISSING
         records.append(rec)

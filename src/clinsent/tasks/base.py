@@ -21,7 +21,7 @@ from clinsent.registry import Registry
 class Task(abc.ABC):
     name: ClassVar[str] = ""
     settings_class: ClassVar[type] = object
-    headline: ClassVar[str] = ""
+    headline: str = ""  # a class default; a task may set it per eval set (e.g. probe's `headline` key)
     metrics: ClassVar[tuple[str, ...]] = ()
     curve_keys: ClassVar[tuple[str, ...] | None] = None  # the keys the headline depends on (None: all)
 
@@ -57,6 +57,12 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
         """Metrics from embeddings of ``texts`` (at least ``metrics``)."""
+
+    def statistics(self) -> dict[str, Any]:
+        """The set's size for the data-statistics tables (the augmentation paper's Table 3):
+        task, unit, counts per split, the split used and the headline metric."""
+        return {"task": self.name, "unit": "items", "splits": {"all": len(self.texts())}, "used": "all",
+                "metric": self.headline}
 
     def curve_score(self, texts: list[str], vectors: np.ndarray) -> float:
         """The headline metric, as the trainer logs it every few steps."""

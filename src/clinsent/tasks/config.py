@@ -1,7 +1,8 @@
 """Read ``eval_sets.<name>`` entries through the task registry when the config is read.
 
-An entry holds ``task`` (default ``sts``) and ``curve`` (log it during training; the selection
-set always is), checked by config/schema.yaml, and the task's own keys, checked against its
+An entry holds ``task`` (default ``sts``), ``curve`` (log it during training; the selection
+set always is) and ``base_models`` (evaluate only runs of these base models, e.g. a Chinese
+probe only for the Chinese model; default all), checked by config/schema.yaml, and the task's own keys, checked against its
 settings dataclass. The ``evaluation`` block supplies values for the keys a task has and an
 entry does not set (e.g. ``positive_share``).
 """
@@ -12,10 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from clinsent.errors import InputError
+from clinsent.registry import did_you_mean
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 from clinsent.tasks import TASKS, Task
 
-ENTRY_KEYS = ("task", "curve")
+ENTRY_KEYS = ("task", "curve", "base_models")
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,10 @@ class EvalSetEntry:
     name: str
     task: Task
     curve: bool
+    base_models: tuple[str, ...] | None = None
+
+    def evaluates(self, base_model: str) -> bool:
+        return self.base_models is None or base_model in self.base_models
 
     def params(self) -> dict[str, Any]:
         """What an embed or evaluate job's output depends on."""
@@ -49,13 +56,22 @@ def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[st
     parse_settings(cls.settings_class, own, where, foreign=foreign_keys(cls.settings_class, _owners(), "task"))
     shared = {k: v for k, v in evaluation.items() if k in allowed}
     settings: Any = parse_settings(cls.settings_class, {**shared, **own}, where)
-    return EvalSetEntry(name, cls(name, settings), bool(entry.get("curve", False)))
+    bases = entry.get("base_models")
+    return EvalSetEntry(name, cls(name, settings), bool(entry.get("curve", False)),
+                        tuple(bases) if bases is not None else None)
 
 
 def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:
     evaluation = config.get("evaluation") or {}
     check_shared(evaluation, "evaluation", _owners())
-    return {name: resolve_eval_set(name, e, evaluation) for name, e in config["eval_sets"].items()}
+    out = {name: resolve_eval_set(name, e, evaluation) for name, e in config["eval_sets"].items()}
+    known = list(config.get("base_models") or {})
+    for name, e in out.items():
+        for b in e.base_models or ():
+            if b not in known:
+                raise InputError(f"config: eval_sets.{name}.base_models", f"{b!r} is not a key of base_models "
+                                 f"{known}{did_you_mean(b, known)}", "name a base model, or drop the key")
+    return out
 
 
 def task_from_params(set_name: str, params: Mapping[str, Any]) -> Task:

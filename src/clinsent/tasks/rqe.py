@@ -144,6 +144,11 @@ class Rqe(Task):
         test, dev = self.data
         return list(dict.fromkeys([*test.questions1, *test.questions2, *dev.questions1, *dev.questions2]))
 
+    def statistics(self) -> dict[str, Any]:
+        test, dev = self.data
+        return {"task": "question entailment", "unit": "pairs", "splits": {"dev": len(dev.labels), "test": len(test.labels)},
+                "used": "dev (threshold), test", "metric": "accuracy"}
+
     def _cosines(self, part: RqeSet, texts: list[str], vectors: np.ndarray) -> np.ndarray:
         return cosine_rows(self.lookup(texts, vectors, part.questions1), self.lookup(texts, vectors, part.questions2))
 

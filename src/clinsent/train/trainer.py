@@ -89,17 +89,18 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mapping[str, Task], selection_set: str,
+def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mapping[str, Task], selection_set: str | None,
           data: TrainingData | None = None, seed: int = 0, log: Callable[[str], Any] = print,
           checkpoint_dir: str | Path | None = None) -> TrainResult:
     """Train (or, for an untrained method, just wrap) one model and save the selected step to ``out_dir``.
 
     ``eval_sets``: the curve sets (the selection set among them); ``data``: the method's
-    training data (see :mod:`clinsent.data`). ``checkpoint_dir``: where checkpoints and the best
+    training data (see :mod:`clinsent.data`). ``selection_set`` None keeps the last step (the
+    curve then holds the sets marked curve, or the loss alone). ``checkpoint_dir``: where checkpoints and the best
     model so far live (default: a hidden folder beside ``out_dir``); a matching checkpoint there
     is resumed.
     """
-    if selection_set not in eval_sets:
+    if selection_set is not None and selection_set not in eval_sets:
         raise ValueError(f"selection set {selection_set!r} is not among the eval sets {sorted(eval_sets)}")
     s = method.settings
     trained = method.trains
@@ -133,8 +134,13 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
         scores = curve_scores(encoder, eval_sets, s.eval_batch_size)
         for name, value in scores.items():
             curve.append({"step": step, "eval_set": name, "metric": headline[name], "score": value, **losses})
-        log(f"step {step}: " + ", ".join(f"{k} {headline[k]}={v:.4f}" for k, v in scores.items()))
-        if (step > 0 or not trained) and scores[selection_set] > best_score:
+        if not scores:  # nothing to evaluate: the curve keeps the loss
+            curve.append({"step": step, "eval_set": "", "metric": "", "score": float("nan"), **losses})
+        log(f"step {step}: " + ", ".join([f"{k} {headline[k]}={v:.4f}" for k, v in scores.items()]
+                                         + [f"{k}={v:.4f}" for k, v in losses.items()]))
+        if selection_set is None:
+            best_step = step
+        elif (step > 0 or not trained) and scores[selection_set] > best_score:
             best_score, best_step = scores[selection_set], step
             _save_model(st_model, work / ckpt.BEST)
             ckpt.write_best(work, best_score, best_step)
@@ -160,8 +166,9 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
         first = resumed["step"] + 1 if resumed else 1
         train_seconds = loop.run(data, evaluate, save_checkpoint, first_step=first)
         steps_run = s.steps - first + 1
-    if not (work / ckpt.BEST).exists():  # no finite selection score at any step: keep the last model
-        log("no step had a finite selection-set score; saving the last model")
+    if not (work / ckpt.BEST).exists():  # no selection set, or no finite score at any step: the last model
+        if selection_set is not None:
+            log("no step had a finite selection-set score; saving the last model")
         _save_model(st_model, work / ckpt.BEST)
     shutil.rmtree(out_dir, ignore_errors=True)
     (work / ckpt.BEST).rename(out_dir)
@@ -169,7 +176,8 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     rows = steps_run * s.batch_size if isinstance(s, TrainedSettings) else 0  # this run's steps (after a resume: fewer)
     info = {
         "objective": method.name, "device": str(device), "selection_set": selection_set,
-        "selection_metric": headline[selection_set], "selected_step": best_step, "selection_score": best_score,
+        "selection_metric": headline[selection_set] if selection_set else None, "selected_step": best_step,
+        "selection_score": best_score if selection_set else None,
         "train_seconds": round(train_seconds, 3), "eval_seconds": round(timing["eval_seconds"], 3),
         "checkpoint_seconds": round(timing["checkpoint_seconds"], 3),
         "total_seconds": round(time.perf_counter() - start, 3),

@@ -1,0 +1,143 @@
+"""Training corpora of plain sentences (config ``sentence_corpora.<name>``): no splitting, no NER.
+
+The augmentation paper trains on one million PubMed sentences and on Chinese medical dialogue
+corpora; such a corpus is a text file with one sentence per line (UTF-8, any language) or a
+column of a parquet file, or several of those read one after another (``path`` a list). Blank
+lines and empty cells are skipped and counted. ``sample: N`` draws N sentences without
+replacement (seeded by ``sample_seed``; fewer than N is an error, so the size a dry run derives
+``epochs`` from is the size the job trains on). The ``sentence_corpus`` rule writes the
+sentences in the layout of the notes pipeline's sentence sets (``sent_id, text, set``), so both
+feed the same ``batch_plan`` rule. Errors name the file and line or key, never the text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from clinsent.errors import InputError
+
+RESERVED = ("notes", "s_all", "s_ent", "s_none")  # names of the notes pipeline's sets
+
+
+def corpus_paths(entry: Mapping[str, Any]) -> list[str]:
+    path = entry["path"]
+    return [path] if isinstance(path, str) else list(path)
+
+
+def _format(path: str, entry: Mapping[str, Any]) -> str:
+    fmt = entry.get("format") or ("parquet" if path.endswith(".parquet") else "text")
+    return str(fmt)
+
+
+def _lines(path: str, where: str) -> tuple[list[str], int]:
+    """The non-blank lines of a UTF-8 text file, stripped, and the number of blank ones."""
+    kept, blank, number = [], 0, 0
+    try:
+        with open(path, encoding="utf-8", newline=None) as fh:
+            for number, line in enumerate(fh, start=1):  # noqa: B007  (number names the bad line below)
+                text = line.strip()
+                if text:
+                    kept.append(text)
+                else:
+                    blank += 1
+    except FileNotFoundError as exc:
+        raise InputError(path, "the sentence corpus does not exist", f"fix `{where}.path` in the config") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}:{number + 1}", "not UTF-8", "convert the file to UTF-8") from exc
+    return kept, blank
+
+
+def _column(path: str, column: str, where: str) -> list[str]:
+    import pyarrow.parquet as pq
+
+    if not Path(path).exists():
+        raise InputError(path, "the sentence corpus does not exist", f"fix `{where}.path` in the config")
+    names = pq.read_schema(path).names
+    if column not in names:
+        raise InputError(path, f"no column {column!r} (columns: {', '.join(names)})", f"set `{where}.column`")
+    values = pq.read_table(path, columns=[column]).column(column).to_pylist()
+    return [v.strip() if isinstance(v, str) else "" for v in values]
+
+
+def _read_file(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str], int]:
+    """The sentences of one file and the number of blank lines or empty cells skipped."""
+    if _format(path, entry) == "parquet":
+        cells = _column(path, str(entry.get("column", "text")), where)
+        kept = [c for c in cells if c]
+        return kept, len(cells) - len(kept)
+    return _lines(path, where)
+
+
+def read_sentence_corpus(name: str, entry: Mapping[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The corpus' sentences (``sent_id, text, set, source``) and a report of counts (never text)."""
+    where = f"config: sentence_corpora.{name}"
+    texts: list[str] = []
+    sources: list[int] = []
+    files = []
+    for i, path in enumerate(corpus_paths(entry)):
+        kept, skipped = _read_file(path, entry, where)
+        texts += kept
+        sources += [i] * len(kept)
+        files.append({"path": path, "sentences": len(kept), "skipped_blank": skipped})
+    total = len(texts)
+    sample = entry.get("sample")
+    if sample is not None and int(sample) > total:
+        raise InputError(f"{where}.sample", f"asks for {int(sample)} sentences, the corpus has {total}",
+                         "lower `sample`, or remove it to train on the whole corpus")
+    if sample is not None:
+        keep = np.sort(np.random.default_rng(int(entry.get("sample_seed", 0))).choice(total, int(sample), replace=False))
+    else:
+        keep = np.arange(total)
+    if len(keep) == 0:
+        raise InputError(", ".join(corpus_paths(entry)), "the sentence corpus is empty after sampling",
+                         f"point `{where}.path` at a file with sentences, or raise `sample`")
+    df = pd.DataFrame({"sent_id": np.arange(len(keep), dtype=np.int64), "text": [texts[k] for k in keep],
+                       "set": "all", "source": np.asarray(sources, dtype=np.int32)[keep]})
+    for i, f in enumerate(files):
+        f["sampled"] = int((df["source"] == i).sum())
+    return df, {"sentences_read": total, "sentences": len(df), "sample": sample, "files": files}
+
+
+def corpus_size(name: str, entry: Mapping[str, Any], placeholders_ok: bool = False) -> int | None:
+    """The number of sentences the corpus will hold, when the config is read (for ``epochs``):
+    ``sample`` when given, else a count of the files (None for a missing file in a dry run with
+    placeholders)."""
+    if entry.get("sample") is not None:
+        return int(entry["sample"])
+    if placeholders_ok and not all(Path(p).exists() for p in corpus_paths(entry)):
+        return None
+    where = f"config: sentence_corpora.{name}"
+    return sum(len(_read_file(p, entry, where)[0]) for p in corpus_paths(entry))
+
+
+def steps_for_epochs(epochs: float, sentences: int, batch_size: int) -> int:
+    """Steps of ``epochs`` passes over ``sentences`` in batches of ``batch_size`` (the last one partial)."""
+    return max(1, math.ceil(epochs * sentences / batch_size))
+
+
+def corpus_stats(df: pd.DataFrame) -> dict[str, float]:
+    """Table 1 of the augmentation paper: sentences, whitespace words, characters, and their means."""
+    words = df["text"].str.split().str.len()
+    chars = df["text"].str.len()
+    n = len(df)
+    return {"sentences": n, "words": int(words.sum()), "characters": int(chars.sum()),
+            "mean_words": float(words.mean()) if n else float("nan"),
+            "mean_characters": float(chars.mean()) if n else float("nan")}
+
+
+def fraction_subset(sent_ids: np.ndarray, fraction: float, seed: int = 0) -> np.ndarray:
+    """The first ``ceil(fraction x n)`` sentence ids of one fixed permutation (``seed``), in id
+    order: the subsets of Figure 1 are nested (1% within 10% within ...), the same for every
+    training seed."""
+    if not 0.0 < fraction <= 1.0:
+        raise InputError("config", f"fraction={fraction}", "use a share in (0, 1]")
+    if fraction >= 1.0:
+        return np.sort(sent_ids)
+    order = np.random.default_rng(seed).permutation(np.sort(sent_ids))
+    return np.sort(order[: math.ceil(fraction * len(sent_ids))])

@@ -1,0 +1,185 @@
+"""Frozen-embedding probes (SentEval, Conneau and Kiela 2018), the augmentation paper's
+evaluation on ChineseBLUE (Table 4: cMedIC, cMedQQ, cMedQA, cMedQNLI).
+
+A logistic-regression classifier (scikit-learn) is trained on the frozen embeddings of the
+task's train split: single sentences (features u) or pairs (features u, v, |u - v|, u * v, as
+SentEval's SICK-E/SNLI probes). As in SentEval's SplitClassifier, the inverse regularisation
+strength C is chosen on the dev split among ``c_grid`` (SentEval: 2^-2 .. 2^4) by accuracy; the
+classifier with that C is scored on the test split: ``f1`` (binary F1 of ``positive_label`` for
+two classes, macro F1 otherwise), ``weighted_f1``, ``macro_f1`` and ``accuracy``. The paper
+reports weighted F1 for cMedIC and cMedQA and F1 for cMedQQ and cMedQNLI: set ``headline``.
+
+Files: one table with a text column (``text``; pairs: ``text1``, ``text2``), ``label`` and
+``split`` (train/dev/test), as TSV (header; no quote handling) or JSON lines. Text passes
+through untouched (UTF-8 end to end: Chinese works with a Chinese base model). Errors name the
+file and line, never the text.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from clinsent.errors import InputError
+from clinsent.settings import knob
+from clinsent.tasks.base import TASKS, Task
+
+SENTEVAL_C = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    path: str = knob("", "the task file (every split in one file, a split column)", required=True)
+    format: Literal["tsv", "jsonl"] = knob("tsv", "tsv (header) or jsonl (one object per line)")
+    inputs: Literal["single", "pair"] = knob("single", "single: column text; pair: columns text1, text2")
+    headline: Literal["f1", "weighted_f1", "macro_f1", "accuracy"] = knob(
+        "f1", "the metric of tables and selection (the paper: weighted_f1 for cMedIC and cMedQA, f1 otherwise)")
+    positive_label: str = knob("1", "the positive class of binary F1")
+    splits: tuple[str, ...] = knob(("train", "dev", "test"), "the names of the train, dev and test splits")
+    c_grid: tuple[float, ...] = knob(SENTEVAL_C, "values of C (> 0) tried on the dev split (SentEval's grid)")
+    max_iter: int = knob(2000, "iterations of the logistic-regression solver", minimum=1)
+
+
+@dataclass(frozen=True)
+class ProbeSet:
+    texts1: list[str]
+    texts2: list[str] | None
+    labels: list[str]
+    splits: list[str]
+
+    def rows(self, split: str) -> np.ndarray:
+        return np.array([i for i, s in enumerate(self.splits) if s == split], dtype=np.int64)
+
+
+def _columns(settings: ProbeSettings) -> list[str]:
+    return (["text"] if settings.inputs == "single" else ["text1", "text2"]) + ["label", "split"]
+
+
+def _records(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            if fmt == "tsv":
+                rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+                if not rows:
+                    return []
+                header = [h.strip() for h in rows[0]]
+                return [(f"{path}:{n}", dict(zip(header, r, strict=False)))
+                        for n, r in enumerate(rows[1:], start=2) if any(c.strip() for c in r)]
+            out = []
+            for n, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{path}:{n}", f"not a JSON object ({exc.msg})", "fix the line") from None
+                if not isinstance(obj, dict):
+                    raise InputError(f"{path}:{n}", "not a JSON object", "write one object per line")
+                out.append((f"{path}:{n}", obj))
+            return out
+    except FileNotFoundError as exc:
+        raise InputError(path, "the probe file does not exist", "fix `eval_sets.<name>.path`") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 ({exc.reason})", "convert the file to UTF-8") from exc
+
+
+def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
+    path = Path(path)
+    records = _records(path, settings.format)
+    if not records:
+        raise InputError(path, "the probe file has no rows", "point the eval set at a file with rows")
+    wanted = _columns(settings)
+    cols: dict[str, list[str]] = {c: [] for c in wanted}
+    for where, rec in records:
+        missing = [c for c in wanted if rec.get(c) is None or str(rec.get(c)).strip() == ""]
+        if missing:
+            raise InputError(where, f"no value for {missing}",
+                             f"give every row {', '.join(wanted)} (inputs: {settings.inputs})")
+        for c in wanted:
+            cols[c].append(str(rec[c]).strip())
+    data = ProbeSet(cols["text"] if settings.inputs == "single" else cols["text1"],
+                    None if settings.inputs == "single" else cols["text2"], cols["label"], cols["split"])
+    for name in settings.splits:
+        if not len(data.rows(name)):
+            raise InputError(path, f"split {name!r} has no rows (splits: {sorted(set(data.splits))})",
+                             "label rows train, dev and test, or set `splits` to the file's names")
+    train_labels = {data.labels[i] for i in data.rows(settings.splits[0])}
+    if len(train_labels) < 2:
+        raise InputError(path, f"the train split has {len(train_labels)} class", "a probe needs two classes or more")
+    return data
+
+
+@TASKS.register("probe")
+class Probe(Task):
+    name = "probe"
+    settings_class = ProbeSettings
+    metrics = ("f1", "weighted_f1", "macro_f1", "accuracy", "dev_accuracy", "c")
+    settings: ProbeSettings
+
+    def __init__(self, set_name: str, settings: ProbeSettings) -> None:
+        super().__init__(set_name, settings)
+        self.headline = settings.headline
+        if len(settings.splits) != 3:
+            raise InputError(f"config: eval_sets.{set_name}.splits", f"{len(settings.splits)} names",
+                             "give three: train, dev and test")
+        if not settings.c_grid or min(settings.c_grid) <= 0:
+            raise InputError(f"config: eval_sets.{set_name}.c_grid", f"{list(settings.c_grid)}",
+                             "give one or more values above 0")
+
+    def files(self) -> list[str]:
+        return [self.settings.path]
+
+    def read(self) -> ProbeSet:
+        return read_probe(self.settings.path, self.settings)
+
+    def texts(self) -> list[str]:
+        d = self.data
+        return list(dict.fromkeys([*d.texts1, *(d.texts2 or [])]))
+
+    def features(self, texts: list[str], vectors: np.ndarray) -> np.ndarray:
+        """u, or (u, v, |u - v|, u * v) for pairs, one row per item of the file."""
+        d = self.data
+        u = self.lookup(texts, vectors, d.texts1).astype(np.float64)
+        if d.texts2 is None:
+            return u
+        v = self.lookup(texts, vectors, d.texts2).astype(np.float64)
+        return np.hstack([u, v, np.abs(u - v), u * v])
+
+    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.metrics import accuracy_score, f1_score
+
+        s, d = self.settings, self.data
+        x = self.features(texts, vectors)
+        y = np.asarray(d.labels)
+        train, dev, test = (d.rows(name) for name in s.splits)
+        best: tuple[float, float, Any] = (-1.0, 0.0, None)
+        for c in s.c_grid:
+            clf = LogisticRegression(C=c, max_iter=s.max_iter, random_state=0).fit(x[train], y[train])
+            acc = float(accuracy_score(y[dev], clf.predict(x[dev])))
+            if acc > best[0]:
+                best = (acc, c, clf)
+        dev_acc, c, clf = best
+        pred = clf.predict(x[test])
+        classes = sorted(set(y))
+        if len(classes) == 2 and s.positive_label in classes:
+            f1 = float(f1_score(y[test], pred, pos_label=s.positive_label, average="binary", zero_division=0))
+        else:
+            f1 = float(f1_score(y[test], pred, average="macro", zero_division=0))
+        return {"f1": f1, "weighted_f1": float(f1_score(y[test], pred, average="weighted", zero_division=0)),
+                "macro_f1": float(f1_score(y[test], pred, average="macro", zero_division=0)),
+                "accuracy": float(accuracy_score(y[test], pred)), "dev_accuracy": dev_acc, "c": float(c),
+                "n_train": float(len(train)), "n_test": float(len(test))}
+
+    def statistics(self) -> dict[str, Any]:
+        d, s = self.data, self.settings
+        return {"task": f"classification ({'pairs' if d.texts2 is not None else 'sentences'})",
+                "unit": "pairs" if d.texts2 is not None else "sentences",
+                "splits": {name: int(len(d.rows(name))) for name in s.splits}, "used": "train, dev (C), test",
+                "metric": s.headline, "classes": len(set(d.labels))}

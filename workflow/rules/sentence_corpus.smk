@@ -1,0 +1,21 @@
+# Plain sentence corpora (config `sentence_corpora`): a text file with one sentence per line or a
+# parquet column, sampled; no splitting, no NER. They feed the same batch_plan rule as the notes.
+
+
+rule sentence_corpus:
+    """Read (and sample) one sentence corpus into the sentence-set layout, with its statistics."""
+    input:
+        lambda wc: external(corpus_paths(config["sentence_corpora"][wc.sentence_corpus])),
+    output:
+        sentences=f"{R}/sentence_corpora/{{sentence_corpus}}/sentences.parquet",
+        stats=f"{R}/sentence_corpora/{{sentence_corpus}}/stats.json",
+    params:
+        entry=lambda wc: config["sentence_corpora"][wc.sentence_corpus],
+    log:
+        f"{LOGS}/sentence_corpus/{{sentence_corpus}}.log",
+    benchmark:
+        f"{BENCH}/sentence_corpus/{{sentence_corpus}}.tsv"
+    conda:
+        "../../envs/corpus.yaml"
+    script:
+        "../scripts/sentence_corpus.py"
