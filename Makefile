@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install dev demo paper-demo test dry-run lint clean demo-data bench-corpus bench-train
+.PHONY: install dev demo paper-demo paper-demo-augment test dry-run lint clean demo-data bench-corpus bench-train bench-augment
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ demo: install
 paper-demo: install
 	$(BIN)/snakemake all --configfile config/paper/medse-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
 
+# The augmentation paper's tables and Figure 1 at demo scale (config/paper/augment-demo.yaml;
+# README "Regenerating the augmentation paper")
+paper-demo-augment: install
+	$(BIN)/snakemake all --configfile config/paper/augment-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+
 test: dev
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
@@ -65,6 +70,17 @@ bench-corpus: install
 # BERT-base size, batch 32, length 128 (CUDA when present: also sentences/s, peak memory, MFU). About 15 min on 2 cores.
 bench-train: install
 	$(BIN)/python bench/bench_train.py $(BENCH_ARGS)
+
+# The augmentation paper's cost per step (each augmentation, MixCSE, instance weighting, both) as a
+# ratio to plain SimCSE, at its batch 128 and length 32 on the small model (about 10 min on 2 cores),
+# and the full grid's job count, steps and estimated GPU-hours (bench/grid_cost.py --help).
+AUGMENTS = simcse $(foreach a,random_crop word_deletion stopword_insertion,simcse:augmentation=$(a):augmentation_rate=0.1) \
+	simcse:augmentation=random_swap simcse:augmentation=punctuation_insertion:augmentation_rate=0.3 \
+	mixcse:instance_weighting=false mixcse:mixing=false mixcse
+bench-augment: install
+	$(BIN)/python bench/bench_train.py --size small --batch-size 128 --max-length 32 --methods $(AUGMENTS) \
+		--out bench/results/augment $(BENCH_ARGS)
+	$(BIN)/python bench/grid_cost.py config/paper/augment.yaml --out bench/results/augment/grid.md
 
 clean:
 	rm -rf results .snakemake

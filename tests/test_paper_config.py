@@ -92,3 +92,46 @@ def test_a_table_citing_an_unknown_run_is_a_clear_error() -> None:
     cfg["figures"]["figure2"]["points"][0]["run"] = "lm@biobert"
     with pytest.raises(ValueError, match=r"figures\.figure2\.points\[0\] cites base model 'biobert'"):
         Grid.from_config(cfg)
+
+
+AUGMENT = REPO / "config" / "paper" / "augment.yaml"
+AUGMENT_DEMO = REPO / "config" / "paper" / "augment-demo.yaml"
+# README "Regenerating the augmentation paper": 49 trained runs x 5 seeds + the untrained Chinese
+# baseline; 14 batch plans (English and Chinese: the full corpus and 6 fractions) x 5 seeds; an
+# English run is embedded on the 2 BIOSSES splits, a Chinese run on the 4 ChineseBLUE probes.
+AUGMENT_EXPECTED = {"train": 246, "batch_plan": 70, "embed": 754, "evaluate": 754, "sentence_corpus": 2,
+                    "eval_set_stats": 5, "paper_report": 1}
+
+
+def test_augment_grid_dry_run_matches_the_readme() -> None:
+    counts = _dry_run(AUGMENT, "--config", "placeholders_ok=true")
+    for rule, n in AUGMENT_EXPECTED.items():
+        assert counts.get(rule) == n, (rule, counts)
+    assert not {"ingest_notes", "ner", "sentence_sets"} & set(counts)  # no notes pipeline without notes
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert f"{AUGMENT_EXPECTED['train']} training jobs" in readme and f"{AUGMENT_EXPECTED['batch_plan']} batch plans" in readme
+
+
+def test_augment_demo_is_a_subset_of_the_paper_config() -> None:
+    paper, demo = yaml.safe_load(AUGMENT.read_text()), yaml.safe_load(AUGMENT_DEMO.read_text())
+    for name, knobs in demo["methods"].items():
+        assert paper["methods"].get(name) == knobs, name
+    assert set(demo["tables"]) == set(paper["tables"]) and set(demo["figures"]) == set(paper["figures"])
+    assert set(demo["eval_sets"]) <= set(paper["eval_sets"])
+    for name, entry in demo["eval_sets"].items():
+        keep = ("task", "split", "scale_max", "inputs", "headline", "base_models")  # formats: the demo uses both readers
+        assert {k: entry.get(k) for k in keep} == {k: paper["eval_sets"][name].get(k) for k in keep}, name
+    steps = {k: v for k, v in paper["training"].items() if k not in ("batch_size", "eval_every", "checkpoint_every",
+                                                                        "threads", "max_length")}
+    assert {k: demo["training"][k] for k in steps} == steps  # epochs, learning rate and pooling as in the paper
+
+
+def test_augment_tables_name_known_sets_and_methods() -> None:
+    cfg = yaml.safe_load(AUGMENT_DEMO.read_text())
+    cfg["tables"]["table2"]["rows"][0]["method"] = "rc_typo"
+    with pytest.raises(ValueError, match=r"tables\.table2\.rows\[0\]\.method names 'rc_typo'"):
+        Grid.from_config(cfg)
+    cfg = yaml.safe_load(AUGMENT_DEMO.read_text())
+    cfg["tables"]["table3"]["eval_sets"].append("cmedqa")
+    with pytest.raises(ValueError, match=r"tables\.table3\.eval_sets names 'cmedqa', which is not a key of eval_sets"):
+        Grid.from_config(cfg)

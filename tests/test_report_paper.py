@@ -1,4 +1,5 @@
-"""Paper tables and Figure 2 from a summary: cells, the paper's numbers beside ours, transpose."""
+"""Paper tables and figures from a summary: cells, the paper's numbers beside ours, transpose,
+averages, and the other kinds of table (augmentation examples, retrieval, the fraction figure)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
+from clinsent.errors import InputError
+from clinsent.methods.config import resolve_methods
 from clinsent.report.build import build_paper_report
+from clinsent.report.extras import augmentation_table, fraction_points, retrieval_table
 from clinsent.report.paper import figure_points, paper_table
 from clinsent.report.summary import SUMMARY_COLUMNS
 
@@ -75,3 +80,35 @@ def test_figure_points_and_files(tmp_path: Path) -> None:
         assert (tmp_path / name).stat().st_size > 0, name
     md = (tmp_path / "tables/table7.md").read_text()
     assert "(paper)" in md and "0.721 ± 0.008" in md and "mean ± std over seeds" in md
+
+
+def test_average_and_percent_columns() -> None:
+    table = {"caption": "T4", "eval_sets": ["test", "train"], "average": True, "percent": True,
+             "rows": [{"label": "MED-SE", "cells": ["medse"], "paper": [["1", "2", "3"]]}]}
+    df = paper_table(_summary(), table, HEADLINE, default_base="bio")
+    assert list(df.columns) == ["row", "test", "test (paper)", "train", "train (paper)", "Avg.", "Avg. (paper)"]
+    per_seed = np.array([(0.64 + 0.74) / 2, (0.66 + 0.76) / 2]) * 100  # the mean over sets per seed, then over seeds
+    assert df.loc[0, "Avg."] == f"{per_seed.mean():.2f} ± {per_seed.std(ddof=1):.2f}"
+    assert df.loc[0, "test"] == f"65.00 ± {100 * np.std([0.64, 0.66], ddof=1):.2f}" and df.loc[0, "Avg. (paper)"] == "3"
+
+
+def test_other_kinds_of_table() -> None:
+    entries = resolve_methods({"methods": {
+        "rc": {"objective": "simcse", "augmentation": "random_crop", "augmentation_rate": 0.3},
+        "plain": {"objective": "simcse"}}})
+    table = {"sentence": "one two three four five six seven eight nine ten", "seed": 0,
+             "rows": [{"label": "RC", "method": "rc"}, {"label": "SimCSE", "method": "plain"}]}
+    df = augmentation_table(table, {m: e.method for m, e in entries.items()})
+    assert df["method"].tolist() == ["None", "RC", "SimCSE"]
+    assert df.loc[1, "text"].split().count("[MASK]") == 3  # round(0.3 x 10) words cropped
+    assert df.loc[2, "text"].endswith("(same text)")  # dropout: the view is the same text
+    texts = ["q", "near", "far", "mid"]
+    vecs = np.array([[1.0, 0.0], [0.9, 0.1], [-1.0, 0.0], [0.5, 0.5]])
+    out = retrieval_table({"eval_set": "s", "queries": ["q"], "runs": ["a"], "k": 2, "labels": {"a": "A"}},
+                          {"a": (texts, vecs)})
+    assert out["A"].str.split(" ").str[0].tolist() == ["near", "mid"] and out["query"].tolist() == ["q", ""]
+    with pytest.raises(InputError, match="query 0 is not a text of eval set s"):
+        retrieval_table({"eval_set": "s", "queries": ["not there"], "runs": ["a"]}, {"a": (texts, vecs)})
+    fig = {"eval_sets": ["test"], "series": [{"label": "S", "points": [{"x": 0.5, "run": "simcse"}, {"x": 1.0, "run": "medse"}]}]}
+    pts = fraction_points(_summary(), fig, HEADLINE, "bio")
+    assert pts["fraction"].tolist() == [0.5, 1.0] and np.allclose(pts["mean"], [0.61, 0.65])

@@ -90,6 +90,19 @@ def test_cpu_training_is_deterministic(tiny_bert: Path, tmp_path: Path) -> None:
     assert list(a.columns) == ["step", "eval_set", "metric", "score", "loss", "loss_sentence"]
 
 
+def test_no_selection_set_keeps_the_last_step(tiny_bert: Path, tmp_path: Path) -> None:
+    """selection_set None (the augmentation paper's Chinese runs): no curve set, the last step is
+    saved, and the curve keeps the loss."""
+    sentences, _ = _corpus()
+    method = _method("simcse", pooling="cls")
+    plan = plan_batches([Candidate(int(i), (), ()) for i in sentences["sent_id"]], "naive", 8, 4, 0)
+    result = train(method, str(tiny_bert), tmp_path / "m", {}, None, data=PlanData(plan, sentences), seed=0,
+                   log=lambda *_: None)
+    assert result.selected_step == 4 and result.info["selection_set"] is None
+    assert result.curve["step"].tolist() == [0, 2, 4] and result.curve["loss"].iloc[1:].gt(0).all()
+    assert result.curve["eval_set"].eq("").all() and (tmp_path / "m").is_dir()
+
+
 def test_none_objective_is_step_zero(tiny_bert: Path, tmp_path: Path) -> None:
     method = _method("none", pooling="cls")
     assert not method.trains and method.data_need() is None

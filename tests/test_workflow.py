@@ -277,5 +277,5 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) 
     assert set(summary.loc[summary["base_model"] == "chinese", "eval_set"]) == {"cmedic", "cmedqq"}
     selection = json.loads((tmp_path / "results/models/simcse_zh/chinese/seed0/selection.json").read_text())
     assert selection["selection_set"] is None and selection["selected_step"] == 19  # ceil(300 / 16): the last step
-    plan = pd.read_parquet(tmp_path / "results/batches/pubmed-naive-none0-b16-n10-f0.1/seed0.parquet")
-    assert plan["sent_id"].nunique() == 16 and len(plan) == 160  # ceil(0.1 x 160) sentences over the same 10 steps
+    plan = pd.read_parquet(tmp_path / "results/batches/pubmed-naive-none0-b16-n10-f0.2/seed0.parquet")
+    assert plan["sent_id"].nunique() == 32 and len(plan) == 160  # ceil(0.2 x 160) sentences over the same 10 steps

@@ -1,3 +1,5 @@
+from clinsent.report.extras import check_queries
+
 # Report: summary.csv (the tidy contract), the results table (md, csv, tex), the curve figure and the
 # corpus tables (MED-SE Tables 1 and 2, exact duplicates, the duplicate-entity simulation).
 
@@ -70,6 +72,9 @@ def first_seed_embeddings(table):
 
 
 RETRIEVAL = {t: first_seed_embeddings(table) for t, table in TABLES.items() if table.get("kind") == "retrieval"}
+for _tid in RETRIEVAL:  # queries must be texts of the eval set: checked now, not after training
+    if all(os.path.exists(f) for f in EVAL[TABLES[_tid]["eval_set"]].task.files()):
+        check_queries(_tid, TABLES[_tid], EVAL[TABLES[_tid]["eval_set"]].task.texts())
 STATS_CORPORA = sorted({c for t in TABLES.values() if t.get("kind") == "corpus_stats" for c in t["corpora"]})
 STATS_SETS = sorted({e for t in TABLES.values() if t.get("kind") == "eval_stats" for e in t["eval_sets"]})
 EXAMPLE_METHODS = sorted({r["method"] for t in TABLES.values() if t.get("kind") == "augmentations" for r in t["rows"]})

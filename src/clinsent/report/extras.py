@@ -77,10 +77,7 @@ def retrieval_table(table: Mapping[str, Any], embeddings: Mapping[str, tuple[lis
     queries = table.get("queries") or []
     if isinstance(queries, int):
         queries = [texts[i] for i in np.random.default_rng(0).choice(len(texts), min(queries, len(texts)), replace=False)]
-    for q, text in enumerate(queries):
-        if text not in index:
-            raise InputError(f"config: tables.<retrieval>.queries[{q}]", f"query {q} is not a text of eval set "
-                             f"{table['eval_set']}", "use texts of the eval set (never notes)")
+    check_queries("<retrieval>", table, texts)
     labels = [table.get("labels", {}).get(r, r) for r in runs]
     rows: list[dict[str, str]] = []
     for text in queries:
@@ -95,6 +92,18 @@ def retrieval_table(table: Mapping[str, Any], embeddings: Mapping[str, tuple[lis
                 block[r][label] = f"{run_texts[j]} ({sims[j]:.3f})"
         rows += block
     return pd.DataFrame(rows, columns=["query", "rank", *labels])
+
+
+def check_queries(tid: str, table: Mapping[str, Any], texts: list[str]) -> None:
+    """Stop before any job when a retrieval query is not a text of its eval set (named by number)."""
+    queries = table.get("queries")
+    if isinstance(queries, int):
+        return
+    known = set(texts)
+    for q, text in enumerate(queries or []):
+        if text not in known:
+            raise InputError(f"config: tables.{tid}.queries[{q}]", f"query {q} is not a text of eval set "
+                             f"{table['eval_set']}", "use texts of the eval set (never notes), or a number of random ones")
 
 
 def fraction_points(summary: pd.DataFrame, figure: Mapping[str, Any], eval_sets: Mapping[str, str],

@@ -1,0 +1,171 @@
+"""BIOSSES as users have it (pair tables with BLURB splits) and the frozen-embedding probe task."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, f1_score
+
+from clinsent.errors import InputError
+from clinsent.evaluation.sts_data import read_sts, read_sts_table
+from clinsent.tasks.config import resolve_eval_sets
+from clinsent.tasks.probe import Probe, ProbeSettings
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "resources" / "demo"
+
+
+def _pairs(tmp: Path, rows: list[tuple[str, str, str, str]], header: str = "id\tsentence1\tsentence2\tscore") -> Path:
+    path = tmp / "pairs.tsv"
+    path.write_text("\n".join([header] + ["\t".join(r) for r in rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_demo_biosses_has_blurbs_split_sizes() -> None:
+    counts = {}
+    for split in ("train", "dev", "test"):
+        data, counts = read_sts_table("b", DEMO / "biosses.demo.tsv", split, None, 4.0)
+        assert len(data) == {"train": 64, "dev": 16, "test": 20}[split]
+        assert data.scores.min() >= 0 and data.scores.max() <= 4
+    assert counts == {"train": 64, "dev": 16, "test": 20}
+
+
+def test_csv_parquet_and_a_split_file_agree(tmp_path: Path) -> None:
+    rows = pd.read_csv(DEMO / "biosses.demo.tsv", sep="\t", quoting=3, dtype=str)
+    rows.to_csv(tmp_path / "b.csv", index=False)
+    rows.drop(columns="split").to_parquet(tmp_path / "b.parquet")
+    rows[["id", "split"]].to_csv(tmp_path / "split.tsv", sep="\t", index=False)
+    tsv, _ = read_sts_table("b", DEMO / "biosses.demo.tsv", "dev", None, 4.0)
+    csv_, _ = read_sts_table("b", tmp_path / "b.csv", "dev", None, 4.0)
+    pq, counts = read_sts_table("b", tmp_path / "b.parquet", "dev", tmp_path / "split.tsv", 4.0)
+    for other in (csv_, pq):
+        assert other.sentences1 == tsv.sentences1 and np.allclose(other.scores, tsv.scores)
+    assert counts == {"train": 64, "dev": 16, "test": 20}
+
+
+def test_pair_ids_default_to_row_numbers(tmp_path: Path) -> None:
+    path = _pairs(tmp_path, [("a", "b", "1"), ("c", "d", "2"), ("e", "f", "3")], "sentence1\tsentence2\tscore")
+    (tmp_path / "split.tsv").write_text("id\tsplit\n1\ttest\n3\ttest\n2\tdev\n")
+    data, counts = read_sts_table("b", path, "test", tmp_path / "split.tsv", 4.0)
+    assert data.sentences1 == ["a", "e"] and counts == {"test": 2, "dev": 1}
+
+
+@pytest.mark.parametrize(("rows", "split", "split_file", "message"), [
+    ([("1", "a", "b", "2.0")], "dev", None, r"pairs\.tsv: eval_sets\.b asks for split 'dev', the file has no split column"),
+    ([("1", "a", "b", "4.5")], None, None, r"pairs\.tsv:2: score 4\.5 is outside the scale \[0, 4\]"),
+    ([("1", "a", "b", "-1")], None, None, r"pairs\.tsv:2: score -1 is outside the scale"),
+    ([("1", "a", "b", "x")], None, None, r"pairs\.tsv:2: score 'x' is not a number"),
+    ([("1", "a", "b", "2")], "dev", "id\tsplit\n1\tdev\n7\ttest\n", r"split\.tsv:3: pair id '7' is not an id of the pair file"),
+    ([("1", "a", "b", "2")], "test", "id\tsplit\n1\tdev\n", r"no pair is in split 'test' \(splits: \['dev'\]\)"),
+])
+def test_bad_biosses_input_names_file_and_row(tmp_path: Path, rows: list[tuple[str, ...]], split: str | None,
+                                              split_file: str | None, message: str) -> None:
+    path = _pairs(tmp_path, rows)  # type: ignore[arg-type]
+    sf = None
+    if split_file:
+        sf = tmp_path / "split.tsv"
+        sf.write_text(split_file)
+    with pytest.raises(InputError, match=message):
+        read_sts_table("b", path, split, sf, 4.0)
+
+
+def test_n2c2_scores_outside_the_scale_are_errors(tmp_path: Path) -> None:
+    path = tmp_path / "sts.tsv"
+    path.write_text("a\tb\t3.0\nc\td\t5.5\n")
+    with pytest.raises(InputError, match=r"sts\.tsv:2: score 5\.5 is outside the scale \[0, 5\]"):
+        read_sts("s", path, "n2c2_sts")
+
+
+def test_split_needs_the_table_format() -> None:
+    sets = resolve_eval_sets({"eval_sets": {"s": {"path": str(DEMO / "clinical_sts.demo.test.tsv"),
+                                                  "format": "n2c2_sts", "split": "dev"}}})
+    with pytest.raises(InputError, match="split and split_file need format table"):
+        sets["s"].task.read()
+
+
+def _probe_file(tmp: Path, pairs: bool) -> Path:
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(60):
+        split = "train" if i < 36 else "dev" if i < 48 else "test"
+        label = str(i % 2)
+        row = {"label": label, "split": split}
+        if pairs:
+            row.update(text1=f"问题{i}a", text2=f"问题{i}b")
+        else:
+            row["text"] = f"句子{i}"
+        rows.append(row)
+    rng.shuffle(rows)
+    path = tmp / "probe.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _vectors(texts: list[str], dim: int = 6) -> np.ndarray:
+    """Vectors whose first coordinate carries the label (i % 2) plus noise: linearly separable."""
+    rng = np.random.default_rng(1)
+    out = rng.normal(size=(len(texts), dim))
+    for k, t in enumerate(texts):
+        i = int("".join(ch for ch in t if ch.isdigit()))
+        out[k, 0] = (3.0 if i % 2 else -3.0) + 0.1 * out[k, 0]
+    return out
+
+
+def test_probe_on_single_sentences_matches_scikit_learn(tmp_path: Path) -> None:
+    settings = ProbeSettings(path=str(_probe_file(tmp_path, pairs=False)), format="jsonl", headline="weighted_f1")
+    task = Probe("p", settings)
+    texts = task.texts()
+    assert "句子0" in texts  # Chinese passes through untouched
+    vectors = _vectors(texts)
+    metrics = task.score(texts, vectors)
+    d = task.data
+    x = vectors[[texts.index(t) for t in d.texts1]]
+    y = np.array(d.labels)
+    tr, dv, te = (np.array([i for i, s in enumerate(d.splits) if s == n]) for n in ("train", "dev", "test"))
+    accs = {c: accuracy_score(y[dv], LogisticRegression(C=c, max_iter=2000, random_state=0).fit(x[tr], y[tr]).predict(x[dv]))
+            for c in settings.c_grid}
+    best_c = max(settings.c_grid, key=lambda c: (accs[c], -settings.c_grid.index(c)))
+    pred = LogisticRegression(C=best_c, max_iter=2000, random_state=0).fit(x[tr], y[tr]).predict(x[te])
+    assert metrics["c"] == best_c and metrics["dev_accuracy"] == accs[best_c]
+    assert metrics["f1"] == pytest.approx(f1_score(y[te], pred, pos_label="1"))
+    assert metrics["weighted_f1"] == pytest.approx(f1_score(y[te], pred, average="weighted"))
+    assert metrics["accuracy"] == 1.0  # separable by construction
+    assert task.headline == "weighted_f1" and task.curve_score(texts, vectors) == metrics["weighted_f1"]
+    assert task.statistics()["splits"] == {"train": 36, "dev": 12, "test": 12}
+
+
+def test_probe_pair_features_are_u_v_absdiff_product(tmp_path: Path) -> None:
+    task = Probe("p", ProbeSettings(path=str(_probe_file(tmp_path, pairs=True)), format="jsonl", inputs="pair"))
+    texts = task.texts()
+    vectors = _vectors(texts, dim=3)
+    feats = task.features(texts, vectors)
+    u, v = vectors[texts.index(task.data.texts1[0])], vectors[texts.index(task.data.texts2[0])]
+    assert feats.shape == (60, 12)
+    np.testing.assert_allclose(feats[0], np.concatenate([u, v, np.abs(u - v), u * v]))
+    assert task.score(texts, vectors)["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("text\tlabel\tsplit\na\t1\ttrain\nb\t0\tdev\n", r"split 'test' has no rows"),
+    ("text\tlabel\tsplit\na\t1\ttrain\nb\t\tdev\n", r"probe\.tsv:3: no value for \['label'\]"),
+    ("text\tlabel\tsplit\na\t1\ttrain\nb\t1\tdev\nc\t0\ttest\n", r"the train split has 1 class"),
+])
+def test_bad_probe_files(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "probe.tsv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match=message):
+        Probe("p", ProbeSettings(path=str(path))).read()
+
+
+def test_eval_set_base_models_are_checked() -> None:
+    cfg = {"base_models": {"bert": "x"}, "eval_sets": {"s": {"path": "p", "format": "n2c2_sts", "base_models": ["bret"]}}}
+    with pytest.raises(InputError, match=r"eval_sets\.s\.base_models: 'bret' is not a key of base_models.*closest: 'bert'"):
+        resolve_eval_sets(cfg)
+    cfg["eval_sets"]["s"]["base_models"] = ["bert"]
+    entry = resolve_eval_sets(cfg)["s"]
+    assert entry.evaluates("bert") and not entry.evaluates("chinese")
