@@ -4,7 +4,6 @@ import re
 import sys
 from pathlib import Path
 
-
 from clinsent.corpus.sentences import RESERVED, corpus_paths
 from clinsent.corpus.shards import shard_names
 from clinsent.data.readers import entry_paths

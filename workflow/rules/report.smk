@@ -7,6 +7,7 @@ from clinsent.report.extras import check_queries
 localrules:
     report,
     paper_report,
+    eval_set_stats,
     corpus_stats,
     corpus_manifest,
 

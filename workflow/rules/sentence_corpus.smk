@@ -15,6 +15,8 @@ rule sentence_corpus:
         f"{LOGS}/sentence_corpus/{{sentence_corpus}}.log",
     benchmark:
         f"{BENCH}/sentence_corpus/{{sentence_corpus}}.tsv"
+    resources:
+        mem_mb=4000,  # a million sentences held in memory while sampling
     conda:
         "../../envs/corpus.yaml"
     script:

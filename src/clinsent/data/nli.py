@@ -17,7 +17,6 @@ contradiction are dropped and counted (neutral pairs are not used).
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ import pandas as pd
 
 from clinsent.data.readers import READERS, entry_paths
 from clinsent.errors import InputError
+from clinsent.io import jsonl_objects
 
 LABELS = ("entailment", "neutral", "contradiction")
 TRIPLET_COLUMNS = ["anchor", "positive", "negative"]
@@ -43,22 +43,14 @@ def _label(value: Any, where: str, skipped: dict[str, int]) -> str | None:
 
 def read_nli_jsonl(path: str | Path, skipped: dict[str, int]) -> list[tuple[str, str, str]]:
     out = []
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{line_no}", f"not a JSON object ({exc.msg})",
-                                 "give one JSON object per line (SNLI/MedNLI jsonl)") from exc
-            missing = [k for k in ("sentence1", "sentence2", "gold_label") if k not in row]
-            if missing:
-                raise InputError(f"{path}:{line_no}", f"missing field(s) {missing}",
-                                 "each line needs sentence1, sentence2 and gold_label")
-            label = _label(row["gold_label"], f"{path}:{line_no}", skipped)
-            if label:
-                out.append((str(row["sentence1"]).strip(), str(row["sentence2"]).strip(), label))
+    for line_no, row in jsonl_objects(path, "give one JSON object per line (SNLI/MedNLI jsonl)"):
+        missing = [k for k in ("sentence1", "sentence2", "gold_label") if k not in row]
+        if missing:
+            raise InputError(f"{path}:{line_no}", f"missing field(s) {missing}",
+                             "each line needs sentence1, sentence2 and gold_label")
+        label = _label(row["gold_label"], f"{path}:{line_no}", skipped)
+        if label:
+            out.append((str(row["sentence1"]).strip(), str(row["sentence2"]).strip(), label))
     return out
 
 

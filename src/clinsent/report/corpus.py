@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from clinsent.io import write_text
+from clinsent.report.extras import corpus_stats_table
 from clinsent.report.tables import to_latex, to_markdown
 
 
@@ -36,30 +37,12 @@ def corpus_tables(table1_csv: str, table2_csv: str, duplicates_csv: str, simulat
     ]
 
 
-def sentence_corpora_table(stats: dict[str, str]) -> pd.DataFrame:
-    """One row per file of each sentence corpus and one per corpus (the augmentation paper's Table 1)."""
-    rows = []
-    for name, path in stats.items():
-        report = json.loads(Path(path).read_text())
-        per_file = report["files"]
-        for f, s in zip(per_file, report["per_file"], strict=True):
-            if len(per_file) > 1:
-                rows.append({"corpus": name, "file": Path(f["path"]).name, **_stats_cells(s)})
-        rows.append({"corpus": name, "file": "all" if len(per_file) > 1 else Path(per_file[0]["path"]).name,
-                     **_stats_cells(report["stats"])})
-    return pd.DataFrame(rows, columns=["corpus", "file", "sentences", "words", "characters", "words/sentence"])
-
-
-def _stats_cells(s: dict[str, float]) -> dict[str, str]:
-    return {"sentences": f"{int(s['sentences']):,}", "words": f"{int(s['words']):,}",
-            "characters": f"{int(s['characters']):,}", "words/sentence": f"{s['mean_words']:.1f}"}
-
-
 def write_corpus_report(notes: list[str] | None, sentence_corpora: dict[str, str], out_md: str, out_tex: str) -> None:
     """``notes``: the notes pipeline's table1, table2, exact duplicates and simulation files (None without notes);
     ``sentence_corpora``: name -> its stats.json."""
     tables = corpus_tables(*notes) if notes else []
     if sentence_corpora:
-        tables.append(("Sentence corpora (whitespace words)", sentence_corpora_table(sentence_corpora)))
+        table = corpus_stats_table({"corpora": list(sentence_corpora)}, sentence_corpora)
+        tables.append(("Sentence corpora (whitespace words)", table))
     write_text("\n".join(to_markdown(df, title) for title, df in tables), out_md)
     write_text("\n".join(to_latex(df, title) for title, df in tables), out_tex)

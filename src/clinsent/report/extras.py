@@ -17,14 +17,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from clinsent.errors import InputError
-from clinsent.methods.base import Method
 from clinsent.report.paper import MISSING, cell_values
+
+if TYPE_CHECKING:
+    from clinsent.methods.base import Method
 
 
 def corpus_stats_table(table: Mapping[str, Any], stats: Mapping[str, str]) -> pd.DataFrame:
@@ -58,7 +60,7 @@ def eval_stats_table(table: Mapping[str, Any], stats: Mapping[str, str]) -> pd.D
     return pd.DataFrame(rows, columns=["dataset", "train", "dev", "test", "task", "metric", "used"])
 
 
-def augmentation_table(table: Mapping[str, Any], methods: Mapping[str, Method]) -> pd.DataFrame:
+def augmentation_table(table: Mapping[str, Any], methods: Mapping[str, "Method"]) -> pd.DataFrame:
     """``table.sentence`` through each row's method (``rows[*].method``; seed ``table.seed``)."""
     sentence, seed = str(table["sentence"]), int(table.get("seed", 0))
     rows = [{"method": "None", "text": sentence}]

@@ -18,7 +18,6 @@ file and line, never the text.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from clinsent.errors import InputError
+from clinsent.io import jsonl_objects
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
 
@@ -63,26 +63,15 @@ def _columns(settings: ProbeSettings) -> list[str]:
 
 def _records(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            if fmt == "tsv":
+        if fmt == "tsv":
+            with open(path, encoding="utf-8", newline="") as fh:
                 rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
                 if not rows:
                     return []
                 header = [h.strip() for h in rows[0]]
                 return [(f"{path}:{n}", dict(zip(header, r, strict=False)))
                         for n, r in enumerate(rows[1:], start=2) if any(c.strip() for c in r)]
-            out = []
-            for n, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{path}:{n}", f"not a JSON object ({exc.msg})", "fix the line") from None
-                if not isinstance(obj, dict):
-                    raise InputError(f"{path}:{n}", "not a JSON object", "write one object per line")
-                out.append((f"{path}:{n}", obj))
-            return out
+        return [(f"{path}:{n}", obj) for n, obj in jsonl_objects(path, "write one JSON object per line")]
     except FileNotFoundError as exc:
         raise InputError(path, "the probe file does not exist", "fix `eval_sets.<name>.path`") from exc
     except UnicodeDecodeError as exc:
