@@ -2,9 +2,9 @@
 
 An entry holds ``task`` (default ``sts``), ``curve`` (log it during training; the selection
 set always is) and ``base_models`` (evaluate only runs of these base models, e.g. a Chinese
-probe only for the Chinese model; default all), checked by config/schema.yaml, and the task's own keys, checked against its
-settings dataclass. The ``evaluation`` block supplies values for the keys a task has and an
-entry does not set (e.g. ``positive_share``).
+probe only for the Chinese model; default all), checked by config/schema.yaml, and the task's
+own keys, checked against its settings dataclass. The ``evaluation`` block supplies values for
+the keys a task has and an entry does not set (e.g. ``positive_share``).
 """
 
 from __future__ import annotations
