@@ -65,7 +65,7 @@ def cited_runs(config: dict[str, Any]) -> list[tuple[str, str]]:
         if kind == "runs":
             for i, row in enumerate(table["rows"]):
                 out += [(f"tables.{tid}.rows[{i}] ({row['label']})", c) for c in row["cells"] if c]
-        elif kind == "retrieval":
+        elif kind == "retrieval_examples":
             out += [(f"tables.{tid}.runs[{i}]", r) for i, r in enumerate(table["runs"])]
     for fid, fig in (config.get("figures") or {}).items():
         if fig.get("kind") == "fraction":

@@ -64,7 +64,7 @@ RUN_TABLES = [t for t, table in TABLES.items() if table.get("kind", "runs") == "
 
 
 def first_seed_embeddings(table):
-    """run -> the embeddings of its first seed on a retrieval table's eval set."""
+    """run -> the embeddings of its first seed on a retrieval_examples table's eval set."""
     out = {}
     for ref in table["runs"]:
         m, b = split_run(ref, GRID.default_base)
@@ -72,7 +72,7 @@ def first_seed_embeddings(table):
     return out
 
 
-RETRIEVAL = {t: first_seed_embeddings(table) for t, table in TABLES.items() if table.get("kind") == "retrieval"}
+RETRIEVAL = {t: first_seed_embeddings(table) for t, table in TABLES.items() if table.get("kind") == "retrieval_examples"}
 for _tid in RETRIEVAL:  # queries must be texts of the eval set: checked now, not after training
     if all(os.path.exists(f) for f in EVAL[TABLES[_tid]["eval_set"]].task.files()):
         check_queries(_tid, TABLES[_tid], EVAL[TABLES[_tid]["eval_set"]].task.texts())

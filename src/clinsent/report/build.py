@@ -76,7 +76,7 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
         elif kind == "augmentations":
             methods = {m: method_from_params(p["objective"], p["settings"]) for m, p in extras["methods"].items()}
             df = ex.augmentation_table(table, methods)
-        elif kind == "retrieval":
+        elif kind == "retrieval_examples":
             df = ex.retrieval_table(table, {run: read_embeddings(path) for run, path in extras["embeddings"][tid].items()})
         else:
             df = paper_table(summary, table, eval_sets, default_base, paper_label)

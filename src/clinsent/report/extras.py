@@ -5,7 +5,7 @@
 - ``eval_stats`` (its Table 3): pairs or items per split of eval sets, task and metric;
 - ``augmentations`` (its Table 2): one sentence from the config through each cited method's
   positive view (:meth:`clinsent.methods.base.Method.example_view`, seeded);
-- ``retrieval`` (its Table 7): for query texts of one eval set, the nearest other texts of that
+- ``retrieval_examples`` (its Table 7): for query texts of one eval set, the nearest other texts of that
   set by cosine under each cited run (its first seed). Only eval-set text is ever shown, never
   notes, and only when a config asks for such a table;
 - figure ``fraction`` (its Figure 1): the headline metric against the share of the training
@@ -79,7 +79,7 @@ def retrieval_table(table: Mapping[str, Any], embeddings: Mapping[str, tuple[lis
     queries = table.get("queries") or []
     if isinstance(queries, int):
         queries = [texts[i] for i in np.random.default_rng(0).choice(len(texts), min(queries, len(texts)), replace=False)]
-    check_queries("<retrieval>", table, texts)
+    check_queries("<retrieval_examples>", table, texts)
     labels = [table.get("labels", {}).get(r, r) for r in runs]
     rows: list[dict[str, str]] = []
     for text in queries:

@@ -7,6 +7,6 @@ from __future__ import annotations
 
 from clinsent.tasks.base import TASKS, Task
 
-from clinsent.tasks import probe, rqe, sts  # noqa: E402,F401  (register the built-ins)
+from clinsent.tasks import probe, retrieval, rqe, sts  # noqa: E402,F401  (register the built-ins)
 
 __all__ = ["TASKS", "Task"]

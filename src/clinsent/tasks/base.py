@@ -22,7 +22,7 @@ class Task(abc.ABC):
     name: ClassVar[str] = ""
     settings_class: ClassVar[type] = object
     headline: str = ""  # a class default; a task may set it per eval set (e.g. probe's `headline` key)
-    metrics: ClassVar[tuple[str, ...]] = ()
+    metrics: tuple[str, ...] = ()  # a class default; a task may set it per eval set (e.g. retrieval's recall@k)
     curve_keys: ClassVar[tuple[str, ...] | None] = None  # the keys the headline depends on (None: all)
 
     def __init__(self, set_name: str, settings: Any) -> None:
