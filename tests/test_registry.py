@@ -172,3 +172,30 @@ def test_local_extra_models_are_train_inputs(tmp_path: Path) -> None:
     medse = [b for b in train_blocks if "models/medse/" in b]
     assert medse and all(str(folder) in b for b in medse)
     assert not any("biobert" in b for b in train_blocks if "models/hub/" in b)
+
+
+@pytest.mark.parametrize(("methods", "message"), [
+    ({"b": {"objective": "simcse", "init_from": "aa"}}, r"methods\.b\.init_from: 'aa' is not a key of methods"),
+    ({"u": {"objective": "none"}, "b": {"objective": "simcse", "init_from": "u"}},
+     r"methods\.b\.init_from: method 'u' is not trained \(objective none\)"),
+    ({"a": {"objective": "simcse", "init_from": "b"}, "b": {"objective": "simcse", "init_from": "a"}},
+     r"methods\.a\.init_from: the chain a -> b -> a is a cycle"),
+])
+def test_init_from_must_name_a_trained_method(methods: dict[str, Any], message: str) -> None:
+    cfg = _cfg()
+    cfg["methods"] = methods
+    with pytest.raises(InputError, match=message):
+        resolve_methods(cfg)
+
+
+def test_sequential_training_is_a_dag_edge(tmp_path: Path) -> None:
+    """init_from: the second job's input and start model are the first job's trained model."""
+    cfg = _cfg()
+    cfg["methods"] = {"nli": {"objective": "sup_simcse", "train_data": "demo_nli"},
+                      "then_simcse": {"objective": "simcse", "init_from": "nli"}}
+    cfg["results"] = str(tmp_path / "results")
+    run = _dry_run(tmp_path, cfg)
+    assert run.returncode == 0, run.stderr[-3000:]
+    block = run.stdout.split("rule train:")
+    chained = next(b for b in block if "models/then_simcse/" in b.split("output:")[1].split("\n")[0])
+    assert f"{tmp_path}/results/models/nli/minilm/seed0/model" in chained.split("output:")[0]

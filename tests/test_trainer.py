@@ -103,6 +103,21 @@ def test_no_selection_set_keeps_the_last_step(tiny_bert: Path, tmp_path: Path) -
     assert result.curve["eval_set"].eq("").all() and (tmp_path / "m").is_dir()
 
 
+def test_a_trained_model_is_a_start_model(tiny_bert: Path, tmp_path: Path) -> None:
+    """init_from: a saved model folder loads as the next job's base model, with its trained weights."""
+    _run(tiny_bert, tmp_path / "first", "simcse")
+    sentences, _ = _corpus()
+    plan = plan_batches([Candidate(int(i), (), ()) for i in sentences["sent_id"]], "naive", 8, 2, 0)
+    method = _method("simcse", steps=0)
+    result = train(method, str(tmp_path / "first"), tmp_path / "second", {"sel": _sts("sel")}, "sel",
+                   data=PlanData(plan, sentences), log=lambda *_: None)
+    first, second = load_model(tmp_path / "first"), load_model(tmp_path / "second")
+    texts = ["History of asthma.", "The patient has gout."]
+    np.testing.assert_allclose(embed_texts(first, texts)["vector"].iloc[0], embed_texts(second, texts)["vector"].iloc[0],
+                               rtol=1e-5)
+    assert result.selected_step == 0
+
+
 def test_none_objective_is_step_zero(tiny_bert: Path, tmp_path: Path) -> None:
     method = _method("none", pooling="cls")
     assert not method.trains and method.data_need() is None

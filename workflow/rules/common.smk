@@ -110,9 +110,21 @@ def local_models(specs):
     return [s for s in specs if not s.startswith("pkg:") and os.path.exists(s)]
 
 
+def start_model(method, base_model, seed):
+    """The model a train job starts from: the base model, or with `init_from` the trained model of
+    that method (same base model and seed): an edge of the DAG, so retraining it reruns this job."""
+    upstream = METHOD_ENTRIES[method].init_from
+    if upstream:
+        return f"{model_dir(upstream, base_model, seed)}/model"
+    return config["base_models"][base_model]
+
+
 def local_model_input(wildcards):
-    """Declare a local base-model folder as an input."""
-    return local_models([config["base_models"][wildcards.base_model]])
+    """Declare a local base-model folder (or the upstream trained model) as an input."""
+    start = start_model(wildcards.method, wildcards.base_model, wildcards.seed)
+    if METHOD_ENTRIES[wildcards.method].init_from:
+        return [start]
+    return local_models([start])
 
 
 def eval_set_files(name):

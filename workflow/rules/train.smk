@@ -33,7 +33,7 @@ rule train:
     params:
         # only this method's own knobs (with their defaults): a change elsewhere reruns nothing here
         method=lambda wc: method_entry(wc.method).train_params(),
-        base_model=lambda wc: config["base_models"][wc.base_model],
+        base_model=lambda wc: start_model(wc.method, wc.base_model, wc.seed),
         eval_sets=lambda wc: {name: EVAL[name].curve_params() for name in curve_sets(wc.method)},
         selection_set=lambda wc: method_entry(wc.method).selection_set,
         # checkpoints and the best model so far: kept when a job is killed, so a rerun resumes

@@ -24,7 +24,7 @@ from clinsent.methods.base import SentencePlanSettings, TrainedSettings
 from clinsent.registry import did_you_mean
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 
-ENTRY_KEYS = ("objective", "seeds", "postprocess", "whitening_dims", "selection_set")
+ENTRY_KEYS = ("objective", "seeds", "postprocess", "whitening_dims", "selection_set", "init_from")
 NOT_SETTINGS = ("threads",)  # keys of `training` that are no method's knob
 
 
@@ -37,6 +37,7 @@ class MethodEntry:
     whitening_dims: int | None
     selection_set: str | None = None
     derived: str = ""  # how steps were derived from epochs (shown in dry runs)
+    init_from: str | None = None  # start from this method's trained model (same base model and seed)
 
     @property
     def objective(self) -> str:
@@ -75,7 +76,7 @@ def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, A
         raise InputError(f"{where}.selection_set", f"{selection!r} is not a key of eval_sets {sets}"
                          f"{did_you_mean(str(selection), sets)}", "name an eval set, or null to keep the last step")
     return MethodEntry(name, method, seeds, str(entry.get("postprocess", "none")), entry.get("whitening_dims"),
-                       selection, derived)
+                       selection, derived, entry.get("init_from"))
 
 
 def _check_source(where: str, s: Any, config: Mapping[str, Any]) -> None:
@@ -142,7 +143,31 @@ def resolve_methods(config: Mapping[str, Any]) -> dict[str, MethodEntry]:
     training = config.get("training") or {}
     check_shared(training, "training", _owners(), NOT_SETTINGS)
     seeds = [int(s) for s in config.get("seeds", [0])]
-    return {name: resolve_method(name, entry, training, seeds, config) for name, entry in config["methods"].items()}
+    entries = {name: resolve_method(name, entry, training, seeds, config) for name, entry in config["methods"].items()}
+    check_init_from(entries)
+    return entries
+
+
+def check_init_from(entries: Mapping[str, MethodEntry]) -> None:
+    """``init_from`` (sequential training, e.g. SNLI+MultiNLI then MedNLI) names a trained method,
+    and the chain has no cycle."""
+    names = list(entries)
+    for name, e in entries.items():
+        if e.init_from is None:
+            continue
+        where = f"config: methods.{name}.init_from"
+        if e.init_from not in entries:
+            raise InputError(where, f"{e.init_from!r} is not a key of methods{did_you_mean(e.init_from, names)}",
+                             "name the method whose trained model this one starts from")
+        if not entries[e.init_from].method.trains:
+            raise InputError(where, f"method {e.init_from!r} is not trained (objective "
+                             f"{entries[e.init_from].objective})", "name a trained method, or start from a base model")
+        seen, current = [name], e.init_from
+        while current is not None:
+            if current in seen:
+                raise InputError(where, f"the chain {' -> '.join([*seen, current])} is a cycle", "break the chain")
+            seen.append(current)
+            current = entries[current].init_from
 
 
 def method_from_params(objective: str, settings: Mapping[str, Any]) -> Method:
