@@ -162,7 +162,8 @@ def check_init_from(entries: Mapping[str, MethodEntry]) -> None:
         if not entries[e.init_from].method.trains:
             raise InputError(where, f"method {e.init_from!r} is not trained (objective "
                              f"{entries[e.init_from].objective})", "name a trained method, or start from a base model")
-        seen, current = [name], e.init_from
+        seen: list[str] = [name]
+        current: str | None = e.init_from
         while current is not None:
             if current in seen:
                 raise InputError(where, f"the chain {' -> '.join([*seen, current])} is a cycle", "break the chain")
