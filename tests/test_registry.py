@@ -107,7 +107,7 @@ def test_schemas_come_from_the_settings() -> None:
         "type": "number", "minimum": 0, "description": "weight of the entity-level loss (eq. 3)", "default": 0.1}
     entry_schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"]["methods"]
     assert set(entry_schema["additionalProperties"]["properties"]) == {"objective", "seeds", "postprocess",
-                                                                       "whitening_dims", "selection_set"}
+                                                                       "whitening_dims", "selection_set", "init_from"}
 
 
 def _dry_run(tmp: Path, cfg: dict[str, Any]) -> subprocess.CompletedProcess[str]:
