@@ -12,6 +12,7 @@ from clinsent.experiments import Grid, split_run
 from clinsent.methods.config import resolve_methods
 from clinsent.ontology.download import release_url
 from clinsent.registry import load_plugins
+from clinsent.report.extras import check_queries
 from clinsent.tasks.config import resolve_eval_sets
 
 R = config["results"]
@@ -189,3 +190,27 @@ def plan_inputs(wildcards):
 
 def training_data_files(wildcards):
     return external(entry_paths(config["training_data"][wildcards.source]))
+
+
+# Paper tables and figures (report.smk): which runs, corpora, eval sets and methods they read.
+TABLES = config.get("tables") or {}
+FIGURES = config.get("figures") or {}
+RUN_TABLES = [t for t, table in TABLES.items() if table.get("kind", "runs") == "runs"]
+
+
+def first_seed_embeddings(table):
+    """run -> the embeddings of its first seed on a retrieval_examples table's eval set."""
+    out = {}
+    for ref in table["runs"]:
+        m, b = split_run(ref, GRID.default_base)
+        out[ref] = f"{R}/embeddings/{m}/{b}/seed{GRID.seeds_of[m][0]}/{table['eval_set']}.parquet"
+    return out
+
+
+RETRIEVAL = {t: first_seed_embeddings(table) for t, table in TABLES.items() if table.get("kind") == "retrieval_examples"}
+for _tid in RETRIEVAL:  # queries must be texts of the eval set: checked now, not after training
+    if all(os.path.exists(f) for f in EVAL[TABLES[_tid]["eval_set"]].task.files()):
+        check_queries(_tid, TABLES[_tid], EVAL[TABLES[_tid]["eval_set"]].task.texts())
+STATS_CORPORA = sorted({c for t in TABLES.values() if t.get("kind") == "corpus_stats" for c in t["corpora"]})
+STATS_SETS = sorted({e for t in TABLES.values() if t.get("kind") == "eval_stats" for e in t["eval_sets"]})
+EXAMPLE_METHODS = sorted({r["method"] for t in TABLES.values() if t.get("kind") == "augmentations" for r in t["rows"]})
