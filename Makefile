@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install dev demo paper-demo paper-demo-augment test dry-run lint clean demo-data bench-corpus bench-train bench-augment
+.PHONY: install dev demo paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli test dry-run lint clean demo-data bench-corpus bench-train bench-augment
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,15 @@ paper-demo: install
 paper-demo-augment: install
 	$(BIN)/snakemake all --configfile config/paper/augment-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
 
+# BioSimCSE's Tables 1-2 and Figures 1-2 at demo scale (config/paper/biosimcse-demo.yaml; README "Regenerating BioSimCSE")
+paper-demo-biosimcse: install
+	$(BIN)/snakemake all --configfile config/paper/biosimcse-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+
+# The clinical NLI study's tables and charts at demo scale (config/paper/clinical-nli-demo.yaml;
+# README "Regenerating the clinical NLI study")
+paper-demo-clinical-nli: install
+	$(BIN)/snakemake all --configfile config/paper/clinical-nli-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+
 test: dev
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
@@ -66,10 +75,11 @@ BENCH_ARGS ?=
 bench-corpus: install
 	$(BIN)/python bench/bench_corpus.py $(BENCH_ARGS)
 
-# one training step of each method beside a plain PyTorch+transformers SimCSE step, interleaved, as a ratio;
-# BERT-base size, batch 32, length 128 (CUDA when present: also sentences/s, peak memory, MFU). About 15 min on 2 cores.
+# one training step of each method beside a plain PyTorch+transformers SimCSE step (supervised SimCSE and
+# MNR: beside sentence-transformers' own MNR step on the same triplets), interleaved, as a ratio;
+# BERT-base size, batch 32, length 128 (CUDA when present: also sentences/s, peak memory, MFU). About 30 min on 2 cores.
 bench-train: install
-	$(BIN)/python bench/bench_train.py $(BENCH_ARGS)
+	$(BIN)/python bench/bench_train.py --methods simcse medse sup_simcse mnr $(BENCH_ARGS)
 
 # The augmentation paper's cost per step (each augmentation, MixCSE, instance weighting, both) as a
 # ratio to plain SimCSE, at its batch 128 and length 32 on the small model (about 10 min on 2 cores),

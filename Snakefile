@@ -25,6 +25,7 @@ include: "workflow/rules/batching.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/embed.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/finetune.smk"
 include: "workflow/rules/report.smk"
 
 

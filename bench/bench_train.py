@@ -1,5 +1,9 @@
 """Benchmark a training step: ours (the trainer's loop, per method) beside a plain
-PyTorch + transformers SimCSE step on the same model, batch and length.
+PyTorch + transformers SimCSE step on the same model, batch and length; the row-level methods
+(``sup_simcse``, ``mnr``: triplets) beside sentence-transformers' own step on the same triplets
+(a ``SentenceTransformer`` with the method's pooling and the library's
+``MultipleNegativesRankingLoss``, scale 20, in a plain AdamW loop: the library's trainer needs
+``datasets`` and ``accelerate``, which this project does not install).
 
 Both run in one process, interleaved: each round times ``--steps`` steps of ours, then the same
 number of the plain step, for every method asked; after ``--rounds`` rounds (at least 5) it
@@ -54,6 +58,7 @@ DISEASES = ["heart failure", "diabetes mellitus", "asthma", "pneumonia", "sepsis
 FILLER = ("the patient was seen on the ward today and reported that symptoms had improved overnight with the "
           "current regimen while vital signs remained stable and laboratory values were reviewed with the team ")
 SIZES = {"base": (768, 12, 12, 3072), "small": (256, 4, 4, 1024), "tiny": (64, 2, 2, 128)}
+ROW_METHODS = ("sup_simcse", "mnr")  # trained on (anchor, positive, negative) rows
 PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}  # dense bf16
 
 
@@ -96,7 +101,7 @@ class Ours:
         knobs.update({k: yaml.safe_load(v) for k, v in (e.split("=", 1) for e in extra)})
         sentences, entities, cands = corpus(max(4 * batch, 64))
         data: Any
-        if method_name == "sup_simcse":
+        if method_name in ROW_METHODS:
             knobs["train_data"] = "rows"
             texts = sentences["text"].tolist()
             rows = pd.DataFrame({"anchor": texts, "positive": texts[1:] + texts[:1], "negative": texts[2:] + texts[:2]})
@@ -113,7 +118,7 @@ class Ours:
         self.encoder = Encoder(t.model, t.tokenizer, s.pooling, s.first_layer, length, self.device)
         self.loop = _Loop(self.method, self.encoder, seed=0)
         self.data, self.next_step, self.params = data, 1, sum(p.numel() for p in t.model.parameters())
-        self.tokens_per_step = (3 if method_name == "sup_simcse" else 2) * batch * length  # rows through the encoder
+        self.tokens_per_step = (3 if method_name in ROW_METHODS else 2) * batch * length  # rows through the encoder
 
     def run(self, n: int) -> float:
         steps = range(self.next_step, self.next_step + n)
@@ -126,7 +131,24 @@ class Ours:
         return (time.perf_counter() - t0) / n
 
 
-class PlainSimCSE:
+class _Reference:
+    """A reference step timed n times (``step`` and ``device`` from the subclass)."""
+
+    device: torch.device
+
+    def step(self) -> None:
+        raise NotImplementedError
+
+    def run(self, n: int) -> float:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            self.step()
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        return (time.perf_counter() - t0) / n
+
+
+class PlainSimCSE(_Reference):
     """Unsupervised SimCSE written directly: tokenize, one pass over 2N rows, first-last pooling,
     InfoNCE, AdamW (fused on CUDA), gradient clipping at 1.0."""
 
@@ -158,13 +180,35 @@ class PlainSimCSE:
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
         self.optimizer.step()
 
-    def run(self, n: int) -> float:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            self.step()
-        if self.device.type == "cuda":
-            torch.cuda.synchronize()
-        return (time.perf_counter() - t0) / n
+
+class PlainMNR(_Reference):
+    """sentence-transformers' own step on the same triplets: the library's model (the method's
+    pooling), its MultipleNegativesRankingLoss (scale 20), AdamW, gradient clipping at 1.0."""
+
+    def __init__(self, model: str, batch: int, length: int, pooling: str) -> None:
+        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+        from clinsent.models.base import sentence_transformer
+
+        self.device = pick_device()
+        self.model = sentence_transformer(load_transformer(model, length), pooling, device=str(self.device))
+        self.model.train()
+        self.loss = MultipleNegativesRankingLoss(self.model, scale=20.0)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=3e-5, weight_decay=0.0,
+                                           fused=self.device.type == "cuda" or None)
+        texts = corpus(max(4 * batch, 64))[0]["text"].tolist()[:batch]
+        self.columns = [texts, texts[1:] + texts[:1], texts[2:] + texts[:2]]
+
+    def step(self) -> None:
+        from sentence_transformers.util import batch_to_device
+
+        features = [batch_to_device(self.model.preprocess(c), self.device) for c in self.columns]
+        with autocast(self.device):
+            loss = self.loss(features, None)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.optimizer.step()
 
 
 def main() -> None:
@@ -186,29 +230,40 @@ def main() -> None:
         model = args.model or str(build_model(Path(tmp) / "model", args.size))
         plain = PlainSimCSE(model, args.batch_size, args.max_length)
         ours = {m: Ours(model, m, args.batch_size, args.max_length, total) for m in args.methods}
-        times: dict[str, list[float]] = {m: [] for m in [*args.methods, "plain"]}
-        plain.run(args.steps)  # warm-up round, not timed
+        # each method's reference: plain SimCSE, or (row methods) sentence-transformers' MNR step
+        ref_of = {m: f"st_mnr:{ours[m].method.settings.pooling}" if m.split(":")[0] in ROW_METHODS else "plain"
+                  for m in args.methods}
+        refs: dict[str, Any] = {"plain": plain}
+        refs |= {r: PlainMNR(model, args.batch_size, args.max_length, r.split(":")[1])
+                 for r in set(ref_of.values()) if r != "plain"}
+        times: dict[str, list[float]] = {m: [] for m in [*args.methods, *refs]}
+        for ref in refs.values():
+            ref.run(args.steps)  # warm-up round, not timed
         for m in args.methods:
             ours[m].run(args.steps)
         for rnd in range(args.rounds):
             for m in args.methods:
                 times[m].append(ours[m].run(args.steps))
-                times["plain"].append(plain.run(args.steps))
-            print(f"round {rnd + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items()), flush=True)
+                times[ref_of[m]].append(refs[ref_of[m]].run(args.steps))
+            print(f"round {rnd + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items() if v), flush=True)
     device = plain.device
     gpu = torch.cuda.get_device_name(0) if device.type == "cuda" else None
     peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if gpu and k in gpu), None)
     rows = []
-    plain_med = statistics.median(times["plain"])
     for m in args.methods:
+        ref = times[ref_of[m]]
+        plain_med = statistics.median(ref)
         med, low = statistics.median(times[m]), min(times[m])
         flops = 6 * ours[m].params * ours[m].tokens_per_step
         rows.append({"method": m, "device": str(device), "model": args.model or f"random BERT-{args.size}",
                      "batch_size": args.batch_size, "max_length": args.max_length, "rounds": args.rounds,
                      "steps_per_round": args.steps, "ours_median_s": round(med, 4), "ours_min_s": round(low, 4),
-                     "plain_median_s": round(plain_med, 4), "plain_min_s": round(min(times["plain"]), 4),
-                     "ratio_median": round(med / plain_med, 3), "ratio_min": round(low / min(times["plain"]), 3),
-                     "sentences_per_second": round(args.batch_size / med, 2),
+                     "reference": "plain SimCSE" if ref_of[m] == "plain" else
+                     f"sentence-transformers MNR ({ref_of[m].split(':')[1]} pooling)",
+                     "plain_median_s": round(plain_med, 4), "plain_min_s": round(min(ref), 4),
+                     "ratio_median": round(med / plain_med, 3), "ratio_min": round(low / min(ref), 3),
+                     "sentences_per_second": round((3 if m.split(":")[0] in ROW_METHODS else 1) * args.batch_size / med,
+                                                   2),
                      "mfu": round(flops / med / (peak * 1e12), 4) if peak and device.type == "cuda" else None})
     meta: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__, "platform": platform.platform(),
             "threads": torch.get_num_threads(), "gpu": gpu,
@@ -220,10 +275,10 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "train.json").write_text(json.dumps({"meta": meta, "runs": rows, "seconds": times}, indent=2) + "\n")
-    lines = ["| method | device | model | batch | length | ours s/step (median, min) | plain SimCSE s/step (median, min) "
-             "| ratio (median, min) | sentences/s | MFU |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| method | device | model | batch | length | ours s/step (median, min) | reference | reference s/step "
+             "(median, min) | ratio (median, min) | sentences/s | MFU |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['method']} | {r['device']} | {r['model']} | {r['batch_size']} | {r['max_length']} | "
-              f"{r['ours_median_s']}, {r['ours_min_s']} | {r['plain_median_s']}, {r['plain_min_s']} | "
+              f"{r['ours_median_s']}, {r['ours_min_s']} | {r['reference']} | {r['plain_median_s']}, {r['plain_min_s']} | "
               f"{r['ratio_median']}, {r['ratio_min']} | {r['sentences_per_second']} | {r['mfu'] or '–'} |" for r in rows]
     (out / "train.md").write_text(f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s).\n\n"
                                   + "\n".join(lines) + "\n")

@@ -81,11 +81,14 @@ def test_n2c2_scores_outside_the_scale_are_errors(tmp_path: Path) -> None:
         read_sts("s", path, "n2c2_sts")
 
 
-def test_split_needs_the_table_format() -> None:
-    sets = resolve_eval_sets({"eval_sets": {"s": {"path": str(DEMO / "clinical_sts.demo.test.tsv"),
-                                                  "format": "n2c2_sts", "split": "dev"}}})
-    with pytest.raises(InputError, match="split and split_file need format table"):
-        sets["s"].task.read()
+def test_split_needs_the_table_format_or_a_validation_share() -> None:
+    """A split of a file without one is an error when the config is read (format table names
+    its splits; other formats hold out a seeded validation share)."""
+    with pytest.raises(InputError, match=r"eval_sets\.s\.split: format n2c2_sts: split 'dev' with validation_share 0"):
+        resolve_eval_sets({"eval_sets": {"s": {"path": str(DEMO / "clinical_sts.demo.test.tsv"),
+                                               "format": "n2c2_sts", "split": "dev"}}})
+    with pytest.raises(InputError, match="split_file needs format table"):
+        resolve_eval_sets({"eval_sets": {"s": {"path": "x", "format": "sts_tsv", "split_file": "y"}}})
 
 
 def _probe_file(tmp: Path, pairs: bool) -> Path:

@@ -135,3 +135,52 @@ def test_augment_tables_name_known_sets_and_methods() -> None:
     cfg["tables"]["table3"]["eval_sets"].append("cmedqa")
     with pytest.raises(ValueError, match=r"tables\.table3\.eval_sets names 'cmedqa', which is not a key of eval_sets"):
         Grid.from_config(cfg)
+
+
+BIOSIMCSE = REPO / "config" / "paper" / "biosimcse.yaml"
+BIOSIMCSE_DEMO = REPO / "config" / "paper" / "biosimcse-demo.yaml"
+# README "Regenerating BioSimCSE": (unsupervised + supervised) x 2 base models x 5 seeds, plus the
+# untrained BioLinkBERT of Figure 1 x 5; each trained run fine-tuned on 3 tasks; a cross-encoder
+# per base model, task and seed; zero-shot scores on the 3 test sets only.
+BIOSIMCSE_EXPECTED = {"train": 25, "finetune": 60, "cross_encoder": 30, "embed": 75, "evaluate": 75,
+                      "batch_plan": 5, "training_rows": 1, "sentence_corpus": 1, "paper_report": 1}
+NLI = REPO / "config" / "paper" / "clinical-nli.yaml"
+NLI_DEMO = REPO / "config" / "paper" / "clinical-nli-demo.yaml"
+# README "Regenerating the clinical NLI study": CTRL0 and the six trained conditions x 3 seeds,
+# each scored on MRR, the MedNLI classifier and BIOSSES.
+NLI_EXPECTED = {"train": 21, "embed": 63, "evaluate": 63, "training_rows": 2, "paper_report": 1}
+
+
+@pytest.mark.parametrize(("config", "expected"), [(BIOSIMCSE, BIOSIMCSE_EXPECTED), (NLI, NLI_EXPECTED)])
+def test_pair_paper_grids_dry_run_match_the_readme(config: Path, expected: dict[str, int]) -> None:
+    counts = _dry_run(config, "--config", "placeholders_ok=true")
+    for rule, n in expected.items():
+        assert counts.get(rule) == n, (rule, counts)
+    assert not {"ingest_notes", "ner", "sentence_sets"} & set(counts)
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert f"{expected['train']} training jobs" in readme, config.name
+    if "finetune" in expected:
+        assert f"{expected['finetune']} fine-tune jobs" in readme and f"{expected['cross_encoder']} cross-encoder jobs" in readme
+
+
+@pytest.mark.parametrize(("paper_path", "demo_path"), [(BIOSIMCSE, BIOSIMCSE_DEMO), (NLI, NLI_DEMO)])
+def test_pair_paper_demos_are_the_paper_configs_at_demo_scale(paper_path: Path, demo_path: Path) -> None:
+    paper, demo = yaml.safe_load(paper_path.read_text()), yaml.safe_load(demo_path.read_text())
+    assert demo["methods"] == paper["methods"]
+    assert demo["tables"].keys() == paper["tables"].keys() and demo["figures"].keys() == paper["figures"].keys()
+    for tid, table in demo["tables"].items():
+        assert table["rows"] == paper["tables"][tid]["rows"] and table.get("eval_sets") == paper["tables"][tid].get("eval_sets")
+        assert table.get("metrics") == paper["tables"][tid].get("metrics")
+    assert demo["eval_sets"].keys() == paper["eval_sets"].keys()
+    for name, entry in demo["eval_sets"].items():
+        keep = ("task", "split", "scale_max", "inputs", "headline", "validation_share", "validation_seed", "evaluate",
+                "candidates", "classifier", "pair_features", "classes", "format")
+        assert {k: entry.get(k) for k in keep} == {k: paper["eval_sets"][name].get(k) for k in keep}, name
+    for name, entry in (demo.get("finetune") or {}).items():
+        assert {k: v for k, v in entry.items() if k != "max_length"} == \
+            {k: v for k, v in paper["finetune"][name].items() if k != "max_length"}, name
+    scale = ("batch_size", "eval_every", "checkpoint_every", "threads", "max_length")
+    assert {k: v for k, v in demo["training"].items() if k not in scale} == \
+        {k: v for k, v in paper["training"].items() if k not in scale}
+    assert demo["training_data"].keys() == paper["training_data"].keys()
+    assert len(demo["seeds"]) == 2 and demo["base_models"].keys() == paper["base_models"].keys()

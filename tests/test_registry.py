@@ -147,7 +147,8 @@ def test_train_jobs_depend_only_on_what_the_curve_reads() -> None:
     sets = resolve_eval_sets(cfg)
     curve = sets["demo_select"].curve_params()["settings"]
     # Spearman does not read positive_share (scale_max: the reader checks each score against it)
-    assert set(curve) == {"path", "format", "gold", "split", "split_file", "scale_max"}
+    assert set(curve) == {"path", "format", "gold", "split", "split_file", "validation_share", "validation_seed",
+                          "scale_max"}
     cfg["evaluation"] = {"positive_share": 0.5}
     changed = resolve_eval_sets(cfg)
     assert changed["demo_select"].curve_params() == sets["demo_select"].curve_params()

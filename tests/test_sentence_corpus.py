@@ -113,3 +113,22 @@ def test_bad_sources_stop_when_the_config_is_read(tmp_path: Path, method: dict[s
     path = _text(tmp_path, [f"s {i}" for i in range(50)])
     with pytest.raises(InputError, match=message):
         resolve_methods(_cfg(path, m=method))
+
+
+def test_abstracts_are_split_into_sentences(tmp_path: Path) -> None:
+    """``split: true``: each line is a document (a PubMed abstract), split by our ScispaCy splitter."""
+    abstracts = tmp_path / "abstracts.txt"
+    abstracts.write_text("Aspirin reduced pain in 40 patients. The effect lasted 4 h. No adverse events were seen.\n\n"
+                         "We studied sepsis in the ICU (n = 12). Mortality was 25%.\n")
+    df, report = read_sentence_corpus("pmc", {"path": str(abstracts), "split": True})
+    assert df["text"].tolist() == ["Aspirin reduced pain in 40 patients.", "The effect lasted 4 h.",
+                                   "No adverse events were seen.", "We studied sepsis in the ICU (n = 12).",
+                                   "Mortality was 25%."]
+    assert report["files"][0]["documents"] == 2 and report["files"][0]["skipped_blank"] == 1
+    assert corpus_size("pmc", {"path": str(abstracts), "split": True}) is None  # known only after splitting
+    assert corpus_size("pmc", {"path": str(abstracts), "split": True, "sample": 3}) == 3
+    cfg = {"sentence_corpora": {"pmc": {"path": str(abstracts), "split": True}},
+           "methods": {"m": {"objective": "simcse", "sentences": "pmc", "epochs": 1}}}
+    with pytest.raises(InputError, match=r"not known when the config is read .*documents to split.*Fix: give "
+                                         r"sentence_corpora\.pmc\.sample"):
+        resolve_methods(cfg)

@@ -252,7 +252,7 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) 
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
     run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
-                     "--resources", "gpu=1")
+                     "--resources", "gpu=2")  # two single-thread train jobs at once on two cores
     assert run.returncode == 0, run.stderr[-5000:]
     assert "epochs 1 over sentence corpus 'pubmed' (160 sentences, batch 16) = 10 steps" in run.stderr
     out = tmp_path / "results" / "tables" / "paper"
@@ -279,3 +279,115 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) 
     assert selection["selection_set"] is None and selection["selected_step"] == 19  # ceil(300 / 16): the last step
     plan = pd.read_parquet(tmp_path / "results/batches/pubmed-naive-none0-b16-n10-f0.2/seed0.parquet")
     assert plan["sent_id"].nunique() == 32 and len(plan) == 160  # ceil(0.2 x 160) sentences over the same 10 steps
+
+
+def _paper_heads(table: dict) -> list[str]:
+    """The column heads of a runs table: each eval set, or each (eval set, metric) with `metrics`."""
+    if table.get("metrics"):
+        return [f"{e} {m}" for e in table["eval_sets"] for m in table["metrics"]]
+    return table["eval_sets"] + (["Avg."] if table.get("average") else [])
+
+
+def _pair_paper_config(tmp_path: Path, name: str, tiny_bert: Path) -> dict:
+    cfg = yaml.safe_load((REPO / "config" / "paper" / name).read_text())
+    for entry in [*cfg.get("sentence_corpora", {}).values(), *cfg["eval_sets"].values(),
+                  *cfg.get("training_data", {}).values()]:
+        for key in ("path", "dev_path", "test_path", "gold"):
+            if isinstance(entry.get(key), str):
+                entry[key] = str(REPO / entry[key])
+            elif isinstance(entry.get(key), list):
+                entry[key] = [str(REPO / p) for p in entry[key]]
+    cfg.update(results="results", base_models={b: str(tiny_bert) for b in cfg["base_models"]}, seeds=[0])
+    cfg["training"].update(threads=1)
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return cfg
+
+
+def _check_paper_tables(out: Path, cfg: dict) -> None:
+    """Every cited cell is filled, and every paper number the config gives is shown."""
+    for tid, table in cfg["tables"].items():
+        df = pd.read_csv(out / f"{tid}.csv", dtype=str, keep_default_na=False)
+        for i, row in enumerate(table["rows"]):
+            paper = (row.get("paper") or [[]])[0]
+            for e, head in enumerate(_paper_heads(table)):
+                cited = row["cells"][0] is not None
+                assert (df.iloc[i][head] != "–") == cited, (tid, row["label"], head)
+                given = e < len(paper) and paper[e] is not None
+                assert (df.iloc[i][f"{head} (paper)"] != "–") == given, (tid, row["label"], head)
+
+
+def test_biosimcse_demo_config_fills_every_table_and_figure(tmp_path: Path, tiny_bert: Path) -> None:
+    """config/paper/biosimcse-demo.yaml end to end (tiny BERT, one seed, one fine-tune epoch):
+    zero-shot, fine-tuned and cross-encoder cells filled, BioSentVec shown as the paper's alone,
+    the fine-tune jobs' recorded 80/20 split, and the t-SNE figure's points."""
+    cfg = _pair_paper_config(tmp_path, "biosimcse-demo.yaml", tiny_bert)
+    cfg["sentence_corpora"]["pmc"]["sample"] = 96
+    for entry in cfg["finetune"].values():
+        entry.update(epochs=1)
+    (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
+                     "--resources", "gpu=2")  # two single-thread train jobs at once on two cores
+    assert run.returncode == 0, run.stderr[-5000:]
+    out = tmp_path / "results"
+    _check_paper_tables(out / "tables" / "paper", cfg)
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(summary["eval_set"]) == {"biosses", "clinical_sts", "rqe", "biosses_ft", "clinical_sts_ft", "rqe_ft"}
+    assert set(summary.loc[summary["method"] == "cross_encoder", "eval_set"]) == {"biosses_ft", "clinical_sts_ft", "rqe_ft"}
+    ft = json.loads((out / "finetune/unsup/biolinkbert/seed0/clinical_sts_ft.json").read_text())
+    n = len(ft["pairs_used"]["train"]) + len(ft["pairs_used"]["validation"])
+    assert n == 130 and len(ft["pairs_used"]["validation"]) == 26 and ft["sentences_per_s"] > 0
+    assert summary.loc[(summary["method"] == "unsup") & (summary["base_model"] == "biolinkbert")
+                       & (summary["eval_set"] == "clinical_sts_ft") & (summary["metric"] == "spearman"),
+                       "value"].item() == pytest.approx(ft["metrics"]["spearman"])
+    points = pd.read_csv(out / "figures" / "paper" / "figure1_2.csv")
+    assert set(points["role"]) == {"before", "after"} and len(points) == 2 * 12
+    assert (out / "figures" / "paper" / "figure1_2.png").stat().st_size > 0
+    # retraining a method reruns exactly its runs' fine-tunes (and the report), not the other runs'
+    cfg["methods"]["sup"]["learning_rate"] = 2.0e-5
+    (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    dry = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "-n", "--cores", "1",
+                     "--resources", "gpu=1")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    planned = _planned_outputs(dry.stdout)
+    assert len(planned["finetune"]) == 6 and all("/finetune/sup/" in p for p in planned["finetune"])
+    assert "cross_encoder" not in planned and "training_rows" not in planned
+
+
+def test_clinical_nli_demo_config_fills_every_table_and_chart(tmp_path: Path, tiny_bert: Path) -> None:
+    """config/paper/clinical-nli-demo.yaml end to end (tiny BERT, one seed): the MRR,
+    classification and BIOSSES tables, both bar charts and the confusion matrices; epochs over
+    the training rows become steps; the sequential condition starts from the SNLI+MultiNLI model."""
+    cfg = _pair_paper_config(tmp_path, "clinical-nli-demo.yaml", tiny_bert)
+    run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
+                     "--resources", "gpu=2")  # two single-thread train jobs at once on two cores
+    assert run.returncode == 0, run.stderr[-5000:]
+    assert "epochs 10 over training rows 'mednli'" in run.stderr
+    out = tmp_path / "results"
+    _check_paper_tables(out / "tables" / "paper", cfg)
+    biosses = pd.read_csv(out / "tables" / "paper" / "biosses.csv", dtype=str)
+    assert all(re.fullmatch(r"-?\d\.\d\de[-+]\d\d", v) for v in biosses["biosses pearson_p"])
+    rows = json.loads((out / "training_rows" / "mednli.json").read_text())
+    selection = json.loads((out / "models/mednli/general/seed0/selection.json").read_text())
+    assert selection["selected_step"] == 10 * (rows["triplets"] // 16)  # 10 epochs of full batches of 16
+    allnli = json.loads((out / "training_rows" / "allnli.json").read_text())
+    assert allnli["pairs_skipped"]["no_gold_label"] > 0  # SNLI's "-" labels, counted
+    figures = out / "figures" / "paper"
+    for fid in ("mrr_bar", "biosses_bar", "confusion_matrices"):
+        assert (figures / f"{fid}.png").stat().st_size > 0
+    confusion = pd.read_csv(figures / "confusion_matrices.csv")
+    test_pairs = sum(1 for line in (REPO / "resources/demo/mednli.demo.test.jsonl").read_text().splitlines()
+                     if json.loads(line)["gold_label"] != "-")
+    assert (confusion.groupby("label")["count"].sum() == test_pairs).all()
+    bars = pd.read_csv(figures / "mrr_bar.csv")
+    assert bars["mean"].notna().all() and bars["paper"].notna().all()
+    # the sequential condition's train job reads the SNLI+MultiNLI model: retraining that reruns it
+    cfg["methods"]["allnli"]["learning_rate"] = 1.0e-4
+    (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    dry = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "-n", "--cores", "1",
+                     "--resources", "gpu=1")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    planned = _planned_outputs(dry.stdout)
+    trained = sorted(o.split("/models/")[1] for p in planned["train"] for o in p.split(", ") if o.endswith("curve.csv"))
+    assert trained == ["allnli/clinicalbert/seed0/curve.csv", "allnli/general/seed0/curve.csv",
+                       "sequential/clinicalbert/seed0/curve.csv", "sequential/general/seed0/curve.csv"]

@@ -19,7 +19,7 @@ from clinsent.demo.augment import (
     write_jsonl,
     write_lines,
 )
-from clinsent.demo.nli import generate_nli, write_nli_jsonl
+from clinsent.demo.nli import generate_nli, generate_radnli, generate_snli, write_nli_jsonl
 from clinsent.demo.notes import generate_notes, write_noteevents
 from clinsent.demo.ontology import write_demo_obo
 from clinsent.demo.rqe import generate_rqe, write_rqe_xml
@@ -38,8 +38,14 @@ def main() -> None:
     write_sts_tsv(args.out / "clinical_sts.demo.select.tsv", pairs[:130])
     write_sts_tsv(args.out / "clinical_sts.demo.test.tsv", pairs[130:])
     write_nli_jsonl(args.out / "mednli.demo.train.jsonl", generate_nli(120))
+    write_nli_jsonl(args.out / "mednli.demo.dev.jsonl", generate_nli(40, seed=43))
+    write_nli_jsonl(args.out / "mednli.demo.test.jsonl", generate_nli(40, seed=47))
+    write_nli_jsonl(args.out / "radnli.demo.dev.jsonl", generate_radnli(60))
+    write_nli_jsonl(args.out / "snli.demo.train.jsonl", generate_snli(150))
+    write_nli_jsonl(args.out / "multinli.demo.train.jsonl", generate_snli(150, seed=61, genres=True))
     write_rqe_xml(args.out / "rqe.demo.dev.xml", generate_rqe(80, seed=17))
     write_rqe_xml(args.out / "rqe.demo.test.xml", generate_rqe(80, seed=19))
+    write_rqe_xml(args.out / "rqe.demo.train.xml", generate_rqe(160, seed=67))
     write_lines(args.out / "pubmed.demo.sentences.txt", generate_en_sentences(600))
     write_lines(args.out / "cmed.demo.sentences.txt", generate_zh_sentences(300))
     write_biosses_tsv(args.out / "biosses.demo.tsv", generate_biosses(100))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clinsent.data.plan import SentencePlan
+from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.methods.config import MethodEntry, resolve_methods
 
 Run = tuple[str, str]  # (method, base_model)
@@ -68,17 +69,24 @@ def cited_runs(config: dict[str, Any]) -> list[tuple[str, str]]:
         elif kind == "retrieval_examples":
             out += [(f"tables.{tid}.runs[{i}]", r) for i, r in enumerate(table["runs"])]
     for fid, fig in (config.get("figures") or {}).items():
-        if fig.get("kind") == "fraction":
+        kind = fig.get("kind", "alignment_uniformity")
+        if kind == "fraction":
             out += [(f"figures.{fid}.series[{i}].points[{j}]", p["run"])
                     for i, series in enumerate(fig["series"]) for j, p in enumerate(series["points"])]
+        elif kind in ("bar", "confusion"):
+            key = "bars" if kind == "bar" else "panels"
+            out += [(f"figures.{fid}.{key}[{i}]", p["run"]) for i, p in enumerate(fig[key])]
+        elif kind == "tsne":
+            out += [(f"figures.{fid}.{role}", fig[role]) for role in ("before", "after")]
         else:
             out += [(f"figures.{fid}.points[{i}]", p["run"]) for i, p in enumerate(fig["points"])]
-    return out
+    # the cross-encoder rows (finetune entries with cross_encoder: true) are no train job
+    return [(where, ref) for where, ref in out if ref.partition("@")[0] != CROSS_ENCODER]
 
 
 def check_references(config: dict[str, Any]) -> None:
     """Names that tables and figures of the other kinds cite: eval sets, sentence corpora, methods."""
-    known = {"eval_sets": list(config.get("eval_sets") or {}), "corpora": list(config.get("sentence_corpora") or {}),
+    known = {"eval_sets": [*(config.get("eval_sets") or {}), *(config.get("finetune") or {})], "corpora": list(config.get("sentence_corpora") or {}),
              "methods": list(config.get("methods") or {})}
 
     def need(where: str, name: str, what: str) -> None:

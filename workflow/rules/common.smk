@@ -9,6 +9,7 @@ from clinsent.corpus.shards import shard_names
 from clinsent.data.readers import entry_paths
 from clinsent.data.plan import sentence_corpus_path
 from clinsent.experiments import Grid, split_run
+from clinsent.finetune.config import CROSS_ENCODER, resolve_finetunes
 from clinsent.methods.config import resolve_methods
 from clinsent.ontology.download import release_url
 from clinsent.registry import load_plugins
@@ -49,6 +50,7 @@ for _entry in METHOD_ENTRIES.values():
     if _entry.derived:  # steps derived from epochs: shown in every dry run
         print(_entry.derived, file=sys.stderr)
 EVAL = resolve_eval_sets(config)
+FINETUNE = resolve_finetunes(config, EVAL)  # the fine-tuned setting (finetune.smk)
 
 
 def curve_sets(method):
@@ -90,6 +92,7 @@ wildcard_constraints:
     plan="|".join(map(re.escape, PLANS)) if PLANS else "x^",
     source="|".join(map(re.escape, TRAINING_DATA)) if TRAINING_DATA else "x^",
     sentence_corpus="|".join(map(re.escape, SENTENCE_CORPORA)) if SENTENCE_CORPORA else "x^",
+    finetune="|".join(map(re.escape, FINETUNE)) if FINETUNE else "x^",
 
 
 def method_entry(method):
@@ -139,6 +142,31 @@ def curve_eval_files(method):
 
 def trained_jobs():
     return GRID.jobs
+
+
+def finetune_jobs():
+    """(method, base model, seed, entry): each trained run of an entry's methods whose base model
+    the entry's test set evaluates."""
+    return [(m, b, s, f) for m, b, s in trained_jobs() for f, e in FINETUNE.items()
+            if e.runs(m) and EVAL[e.settings.test].evaluates(b)]
+
+
+def cross_encoder_jobs():
+    """(base model, seed, entry): the cross-encoder baseline for every base model of the grid."""
+    bases = list(dict.fromkeys(b for _, b, _ in trained_jobs()))
+    return [(b, s, f) for f, e in FINETUNE.items() if e.settings.cross_encoder for b in bases
+            if EVAL[e.settings.test].evaluates(b) for s in SEEDS]
+
+
+def finetune_files(name):
+    s = FINETUNE[name].settings
+    return [f for role in (s.train, s.validation, s.test) for f in eval_set_files(role)]
+
+
+def finetune_params(name):
+    s = FINETUNE[name].settings
+    return {"settings": FINETUNE[name].params(),
+            "eval_sets": {role: EVAL[getattr(s, role)].params() for role in ("train", "validation", "test")}}
 
 
 def model_dir(method, base_model, seed):
@@ -207,6 +235,17 @@ def first_seed_embeddings(table):
     return out
 
 
+def tsne_embeddings(figure):
+    """before/after -> the embeddings of that run's first seed on a tsne figure's eval set."""
+    out = {}
+    for role in ("before", "after"):
+        m, b = split_run(figure[role], GRID.default_base)
+        out[role] = f"{R}/embeddings/{m}/{b}/seed{GRID.seeds_of[m][0]}/{figure['eval_set']}.parquet"
+    return out
+
+
+TSNE = {f: {"embeddings": tsne_embeddings(fig), "eval_set": EVAL[fig["eval_set"]].params()}
+        for f, fig in FIGURES.items() if fig.get("kind") == "tsne"}
 RETRIEVAL = {t: first_seed_embeddings(table) for t, table in TABLES.items() if table.get("kind") == "retrieval_examples"}
 for _tid in RETRIEVAL:  # queries must be texts of the eval set: checked now, not after training
     if all(os.path.exists(f) for f in EVAL[TABLES[_tid]["eval_set"]].task.files()):

@@ -10,8 +10,15 @@ localrules:
     corpus_manifest,
 
 
-# every (job, eval set) that is scored: an eval set with `base_models` only for runs of those
-EVALUATIONS = [(m, b, s, e) for m, b, s in trained_jobs() for e in EVAL_SETS if EVAL[e].evaluates(b)]
+# every (job, eval set) that is scored: an eval set with `base_models` only for runs of those;
+# then the fine-tuned runs and cross-encoders, under their `finetune` entry's name as eval set
+EVALUATIONS = [(m, b, s, e) for m, b, s in trained_jobs() for e in EVAL_SETS if EVAL[e].evaluate and EVAL[e].evaluates(b)]
+EVALUATION_PATHS = [f"{R}/metrics/{m}/{b}/seed{s}/{e}.json" for m, b, s, e in EVALUATIONS]
+EVALUATIONS += finetune_jobs() + [(CROSS_ENCODER, b, s, f) for b, s, f in cross_encoder_jobs()]
+EVALUATION_PATHS += [f"{R}/finetune/{m}/{b}/seed{s}/{f}.json" for m, b, s, f in finetune_jobs()]
+EVALUATION_PATHS += [f"{R}/cross_encoder/{b}/seed{s}/{f}.json" for b, s, f in cross_encoder_jobs()]
+# name -> the task's metrics and headline, for eval sets and fine-tune entries (their test set's task)
+SCORED = {n: e.task for n, e in EVAL.items()} | {f: EVAL[e.settings.test].task for f, e in FINETUNE.items()}
 # the notes pipeline's corpus tables (with `notes`) and the sentence corpora's statistics
 CORPUS_INPUTS = {
     **({"table1": rules.corpus_stats.output.table1, "table2": rules.corpus_stats.output.table2,
@@ -24,7 +31,7 @@ CORPUS_INPUTS = {
 rule report:
     """Collect every job's metrics and selection into the summary, the table and the figure."""
     input:
-        metrics=[f"{R}/metrics/{m}/{b}/seed{s}/{e}.json" for m, b, s, e in EVALUATIONS],
+        metrics=EVALUATION_PATHS,
         selections=[f"{model_dir(m, b, s)}/selection.json" for m, b, s in trained_jobs()],
         curves=[f"{model_dir(m, b, s)}/curve.csv" for m, b, s in trained_jobs()],
         **CORPUS_INPUTS,
@@ -41,10 +48,8 @@ rule report:
         jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in trained_jobs()],
         evaluations=[{"method": m, "base_model": b, "seed": s, "eval_set": e} for m, b, s, e in EVALUATIONS],
         sentence_corpora=SENTENCE_CORPORA,
-        eval_sets={
-            n: {"metrics": list(e.task.metrics), "headline": e.task.headline} for n, e in EVAL.items()
-        },
-        methods=METHODS,
+        eval_sets={n: {"metrics": list(t.metrics), "headline": t.headline} for n, t in SCORED.items()},
+        methods=METHODS + ([CROSS_ENCODER] if cross_encoder_jobs() else []),
         title=config["report"]["title"],
     log:
         f"{LOGS}/report.log",
@@ -84,7 +89,8 @@ rule paper_report:
         curves=rules.report.input.curves,
         corpus_stats=[rules.sentence_corpus.output.stats.format(sentence_corpus=c) for c in STATS_CORPORA],
         eval_stats=[f"{R}/stats/eval_sets/{e}.json" for e in STATS_SETS],
-        embeddings=[p for runs in RETRIEVAL.values() for p in runs.values()],
+        embeddings=[p for runs in RETRIEVAL.values() for p in runs.values()]
+        + [p for spec in TSNE.values() for p in spec["embeddings"].values()],
     output:
         tables=[f"{R}/tables/paper/{t}.{ext}" for t in TABLES for ext in ("md", "csv", "tex")],
         curves=[f"{R}/figures/paper/curves_{t}.{ext}" for t in RUN_TABLES for ext in ("png", "pdf")],
@@ -93,7 +99,7 @@ rule paper_report:
         jobs=rules.report.params.jobs,
         tables=TABLES,
         figures=FIGURES,
-        eval_sets={n: e.task.headline for n, e in EVAL.items()},
+        eval_sets={n: t.headline for n, t in SCORED.items()},
         default_base=GRID.default_base,
         paper_label=config["report"]["paper_label"],
         tables_dir=f"{R}/tables/paper",  # where the declared outputs above live
@@ -103,6 +109,7 @@ rule paper_report:
             "eval_stats": {e: f"{R}/stats/eval_sets/{e}.json" for e in STATS_SETS},
             "methods": {m: METHOD_ENTRIES[m].train_params() for m in EXAMPLE_METHODS},
             "embeddings": RETRIEVAL,
+            "tsne": TSNE,
         },
     log:
         f"{LOGS}/paper_report.log",

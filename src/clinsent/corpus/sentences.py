@@ -80,11 +80,19 @@ def read_sentence_corpus(name: str, entry: Mapping[str, Any]) -> tuple[pd.DataFr
     texts: list[str] = []
     sources: list[int] = []
     files = []
+    splitter = None
     for i, path in enumerate(corpus_paths(entry)):
         kept, skipped = _read_file(path, entry, where)
+        record: dict[str, Any] = {"path": path}
+        if entry.get("split"):  # each line (cell) a document, e.g. an abstract: our ScispaCy splitter
+            from clinsent.corpus.split import SentenceSplitter
+
+            splitter = splitter or SentenceSplitter()
+            record["documents"] = len(kept)
+            kept = [sent.text for doc in kept for sent in splitter.split_normalized(doc)]
         texts += kept
         sources += [i] * len(kept)
-        files.append({"path": path, "sentences": len(kept), "skipped_blank": skipped})
+        files.append({**record, "sentences": len(kept), "skipped_blank": skipped})
     total = len(texts)
     sample = entry.get("sample")
     if sample is not None and int(sample) > total:
@@ -110,6 +118,8 @@ def corpus_size(name: str, entry: Mapping[str, Any], placeholders_ok: bool = Fal
     placeholders)."""
     if entry.get("sample") is not None:
         return int(entry["sample"])
+    if entry.get("split"):  # documents: their sentences are counted by the sentence_corpus job
+        return None
     if placeholders_ok and not all(Path(p).exists() for p in corpus_paths(entry)):
         return None
     where = f"config: sentence_corpora.{name}"

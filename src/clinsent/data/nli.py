@@ -5,8 +5,9 @@ Formats (``training_data.<name>.format``):
   (premise), ``sentence2`` (hypothesis) and ``gold_label``; SNLI's ``-`` (no consensus) is
   skipped and counted;
 - ``nli_tsv``: tab-separated with a header naming ``premise``, ``hypothesis`` and ``label``.
-Labels are ``entailment``, ``neutral`` and ``contradiction`` (any case); anything else stops
-with the file and line.
+Labels are ``entailment``, ``neutral`` and ``contradiction`` (any case); a row with another
+label or a missing field stops the read, after the whole file is checked: the error counts such
+rows and names the first lines (never their text).
 
 Triplets (SimCSE section 4, supervised): for each premise, in file order, its i-th
 entailment hypothesis is the positive and its (i mod C)-th contradiction hypothesis the hard
@@ -30,27 +31,49 @@ LABELS = ("entailment", "neutral", "contradiction")
 TRIPLET_COLUMNS = ["anchor", "positive", "negative"]
 
 
-def _label(value: Any, where: str, skipped: dict[str, int]) -> str | None:
+class _Problems:
+    """Bad rows of one file, collected so the error counts them all and names the first."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path, self.first = path, ("", "")
+        self.lines: list[int] = []
+
+    def add(self, line: int, what: str, fix: str) -> None:
+        if not self.lines:
+            self.first = (what, fix)
+        self.lines.append(line)
+
+    def raise_any(self) -> None:
+        if self.lines:
+            shown = ", ".join(map(str, self.lines[:5])) + (", ..." if len(self.lines) > 5 else "")
+            raise InputError(f"{self.path}:{self.lines[0]}", f"{self.first[0]} ({len(self.lines)} bad row(s), at "
+                             f"lines {shown})", self.first[1])
+
+
+def _label(value: Any, line: int, skipped: dict[str, int], problems: _Problems) -> str | None:
     label = str(value).strip().lower() if value is not None else ""
     if label == "-":
         skipped["no_gold_label"] += 1
         return None
     if label not in LABELS:
-        raise InputError(where, f"label {str(value)[:20]!r} is not one of {', '.join(LABELS)}",
-                         "fix the row, or check the file's `format`")
+        problems.add(line, f"label {str(value)[:20]!r} is not one of {', '.join(LABELS)}",
+                     "fix the rows, or check the file's `format`")
+        return None
     return label
 
 
 def read_nli_jsonl(path: str | Path, skipped: dict[str, int]) -> list[tuple[str, str, str]]:
     out = []
+    problems = _Problems(path)
     for line_no, row in jsonl_objects(path, "give one JSON object per line (SNLI/MedNLI jsonl)"):
         missing = [k for k in ("sentence1", "sentence2", "gold_label") if k not in row]
         if missing:
-            raise InputError(f"{path}:{line_no}", f"missing field(s) {missing}",
-                             "each line needs sentence1, sentence2 and gold_label")
-        label = _label(row["gold_label"], f"{path}:{line_no}", skipped)
+            problems.add(line_no, f"missing field(s) {missing}", "each line needs sentence1, sentence2 and gold_label")
+            continue
+        label = _label(row["gold_label"], line_no, skipped, problems)
         if label:
             out.append((str(row["sentence1"]).strip(), str(row["sentence2"]).strip(), label))
+    problems.raise_any()
     return out
 
 
@@ -63,14 +86,17 @@ def read_nli_tsv(path: str | Path, skipped: dict[str, int]) -> list[tuple[str, s
         if missing:
             raise InputError(f"{path}:1", f"header lacks {missing}", "add a header `premise<TAB>hypothesis<TAB>label`")
         ip, ih, il = (header.index(c) for c in ("premise", "hypothesis", "label"))
+        problems = _Problems(path)
         for line_no, r in enumerate(reader, start=2):
             if not any(c.strip() for c in r):
                 continue
             if len(r) <= max(ip, ih, il):
-                raise InputError(f"{path}:{line_no}", f"{len(r)} field(s), expected {len(header)}", "fix the row")
-            label = _label(r[il], f"{path}:{line_no}", skipped)
+                problems.add(line_no, f"{len(r)} field(s), expected {len(header)}", "fix the rows")
+                continue
+            label = _label(r[il], line_no, skipped, problems)
             if label:
                 out.append((r[ip].strip(), r[ih].strip(), label))
+    problems.raise_any()
     return out
 
 

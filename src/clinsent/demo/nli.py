@@ -66,5 +66,71 @@ def generate_nli(n_premises: int = 120, seed: int = 13) -> list[dict[str, str]]:
     return rows
 
 
-def write_nli_jsonl(path: Path, rows: list[dict[str, str]]) -> None:
+def write_nli_jsonl(path: Path, rows: list[dict[str, str]] | list[dict[str, object]]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+# General-domain frames (SNLI / MultiNLI layout): {x} is a person, {y} a place
+_GENERAL: list[tuple[str, list[str], list[str], list[str]]] = [
+    ("{x} is walking a dog along the {y}.", ["{x} is outside with an animal."], ["{x} is asleep indoors."],
+     ["{x} is going home."]),
+    ("{x} is reading a newspaper near the {y}.", ["{x} is reading."], ["{x} is swimming."], ["{x} likes the news."]),
+    ("{x} plays a guitar on a bench by the {y}.", ["{x} is making music."], ["{x} is silent."],
+     ["{x} is a famous musician."]),
+    ("{x} is cooking dinner for a large family.", ["{x} is preparing food."], ["{x} is fasting alone."],
+     ["{x} is cooking pasta."]),
+]
+_PEOPLE = ["A man", "A woman", "A child", "An old man", "A young woman", "A teenager", "A teacher", "A cyclist"]
+_PLACES = ["river", "market", "park", "station", "beach", "harbor"]
+_GENRES = ["fiction", "government", "slate", "telephone", "travel"]
+
+# Radiology frames (RadNLI layout): {f} is a finding
+_RADIOLOGY: list[tuple[str, list[str], list[str], list[str]]] = [
+    ("There is a small {f} on the right.", ["A {f} is present."], ["No {f} is seen."], ["The {f} is new."]),
+    ("No evidence of {f}.", ["There is no {f}."], ["There is a large {f}."], ["The lungs are clear."]),
+    ("The {f} has increased since the prior study.", ["The {f} is worse."], ["The {f} has resolved."],
+     ["A chest tube is in place."]),
+]
+_FINDINGS = ["pleural effusion", "pneumothorax", "consolidation", "atelectasis", "pulmonary edema", "nodule"]
+
+
+def _pairs(frames: list[tuple[str, list[str], list[str], list[str]]], fill: dict[str, list[str]], n: int,
+           seed: int, no_label: float) -> list[tuple[int, int, str, str, str]]:
+    rng = random.Random(seed)
+    out = []
+    for p in range(n):
+        premise_t, ents, cons, neus = rng.choice(frames)
+        values = {k: rng.choice(v) for k, v in fill.items()}
+
+        def render(t: str, values: dict[str, str] = values) -> str:
+            for k, v in values.items():
+                t = t.replace("{" + k + "}", v)
+            return t[:1].upper() + t[1:]
+
+        hyps = [(h, "entailment") for h in ents] + [(h, "contradiction") for h in cons] + [(h, "neutral") for h in neus]
+        for k, (h, label) in enumerate(hyps):
+            out.append((p, k, render(premise_t), render(h), "-" if rng.random() < no_label else label))
+    return out
+
+
+def generate_snli(n_premises: int = 150, seed: int = 53, genres: bool = False) -> list[dict[str, object]]:
+    """Rows in the SNLI 1.0 jsonl layout (annotator_labels, captionID, gold_label, pairID,
+    sentence1, sentence2), or MultiNLI's (``genres``: also genre and promptID); about 2% carry
+    ``-`` (no consensus label), as in SNLI."""
+    rows: list[dict[str, object]] = []
+    for p, k, premise, hyp, label in _pairs(_GENERAL, {"x": _PEOPLE, "y": _PLACES}, n_premises, seed, 0.02):
+        row: dict[str, object] = {"annotator_labels": [label if label != "-" else "neutral"],
+                                  "captionID": f"demo{p}.jpg#0", "gold_label": label, "pairID": f"demo{p}.jpg#0r{k}",
+                                  "sentence1": premise, "sentence2": hyp}
+        if genres:
+            row = {"annotator_labels": row["annotator_labels"], "genre": _GENRES[p % len(_GENRES)],
+                   "gold_label": label, "pairID": f"{p}{k}", "promptID": str(p), "sentence1": premise,
+                   "sentence2": hyp}
+        rows.append(row)
+    return rows
+
+
+def generate_radnli(n_premises: int = 60, seed: int = 59) -> list[dict[str, object]]:
+    """Rows in the RadNLI jsonl layout (pair_id, sentence1, sentence2, gold_label)."""
+    return [{"pair_id": f"{p}-{k}", "sentence1": premise, "sentence2": hyp, "gold_label": label}
+            for p, k, premise, hyp, label in _pairs(_RADIOLOGY, {"f": _FINDINGS}, n_premises, seed, 0.0)]

@@ -35,6 +35,19 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     return pearson(rankdata(x), rankdata(y))
 
 
+def pearson_p(r: float, n: int) -> float:
+    """Two-sided p-value of a Pearson correlation ``r`` over ``n`` pairs under the null of no
+    correlation (Student's t with n - 2 degrees of freedom, as ``scipy.stats.pearsonr``)."""
+    from scipy.stats import t as student_t
+
+    if n < 3 or not np.isfinite(r):
+        return float("nan")
+    if abs(r) >= 1.0:
+        return 0.0
+    stat = abs(r) * np.sqrt((n - 2) / (1.0 - r * r))
+    return float(2.0 * student_t.sf(stat, n - 2))
+
+
 def l2_normalise(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     return x / np.clip(np.linalg.norm(x, axis=1, keepdims=True), 1e-12, None)
@@ -71,9 +84,11 @@ def sts_metrics(emb1: np.ndarray, emb2: np.ndarray, gold: np.ndarray, all_senten
     uniformity over every distinct sentence of the set."""
     cos = cosine_rows(emb1, emb2)
     pos = gold > positive_share * scale_max
+    r = pearson(cos, gold)
     return {
         "spearman": spearman(cos, gold),
-        "pearson": pearson(cos, gold),
+        "pearson": r,
+        "pearson_p": pearson_p(r, len(gold)),
         "alignment": alignment(emb1[pos], emb2[pos]),
         "uniformity": uniformity(all_sentences),
         "n_pairs": float(len(gold)),

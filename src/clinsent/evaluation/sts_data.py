@@ -34,6 +34,7 @@ class StsSet:
     sentences2: list[str]
     scores: np.ndarray
     scale_max: float = 5.0
+    pair_numbers: list[int] | None = None  # 1-based positions in the file's pairs (a held-out split)
 
     def __len__(self) -> int:
         return len(self.scores)

@@ -44,8 +44,10 @@ class TrainedSettings(MethodSettings):
     """Knobs of every trained method: optimisation, schedule, step selection and checkpoints."""
 
     steps: int = knob(2000, "training steps", minimum=0)
-    epochs: float | None = knob(None, "instead of steps: passes over a sentence corpus; steps = ceil(epochs x "
-                                      "corpus size / batch_size), derived when the config is read", exclusiveMinimum=0)
+    epochs: float | None = knob(None, "instead of steps: passes over a sentence corpus (steps = ceil(epochs x "
+                                      "corpus size / batch_size), derived when the config is read) or over training "
+                                      "rows (epochs x full batches, derived when the train job reads them)",
+                                exclusiveMinimum=0)
     batch_size: int = knob(32, "rows (sentences, pairs, triplets) per batch", minimum=2)
     learning_rate: float = knob(3e-5, "peak learning rate; linear decay to 0", exclusiveMinimum=0)
     optimizer: Literal["adamw", "rmsprop"] = knob("adamw", "adamw (weight decay 0; fused on CUDA) or rmsprop")

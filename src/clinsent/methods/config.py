@@ -117,7 +117,9 @@ _SIZES: dict[tuple[str, str, bool], int | None] = {}
 def _resolve_epochs(where: str, s: Any, knobs: Mapping[str, Any], shared: Mapping[str, Any],
                     config: Mapping[str, Any]) -> tuple[Any, str]:
     """Steps from ``epochs`` over the sentence corpus (the method's own steps/epochs win over the
-    training block's); epochs is kept in the settings beside the derived steps."""
+    training block's); epochs is kept in the settings beside the derived steps. Over training
+    rows (``train_data``) the steps are derived in the train job
+    (:func:`clinsent.train.trainer.steps_from_epochs`), the rows being a job's output."""
     if not isinstance(s, TrainedSettings):
         return s, ""
     for level, values in ((where, knobs), ("config: training", shared)):
@@ -126,13 +128,18 @@ def _resolve_epochs(where: str, s: Any, knobs: Mapping[str, Any], shared: Mappin
     uses_epochs = s.epochs is not None and ("epochs" in knobs or "steps" not in knobs)
     if not uses_epochs:
         return (replace(s, epochs=None) if s.epochs is not None else s), ""
+    if isinstance(s, TrainedSettings) and getattr(s, "train_data", None):  # training rows (e.g. NLI triplets)
+        return s, (f"{where}: epochs {s.epochs:g} over training rows {getattr(s, 'train_data')!r} (batch "
+                   f"{s.batch_size}): steps counted when the train job reads the rows")
     if not isinstance(s, SentencePlanSettings) or s.sentences == "notes":
         raise InputError(f"{where}.epochs", "epochs needs a sentence corpus whose size is known when the config is "
-                         "read (sentences: a key of sentence_corpora)", "give steps instead")
+                         "read (sentences: a key of sentence_corpora), or training rows (train_data)",
+                         "give steps instead")
     size = _size(s.sentences, config)
     if size is None:
-        raise InputError(f"{where}.epochs", f"sentence corpus {s.sentences!r} is not there to count (a dry run with "
-                         "placeholders)", f"give sentence_corpora.{s.sentences}.sample, or steps")
+        raise InputError(f"{where}.epochs", f"the size of sentence corpus {s.sentences!r} is not known when the config "
+                         "is read (a dry run with placeholders, or documents to split)",
+                         f"give sentence_corpora.{s.sentences}.sample, or steps")
     steps = steps_for_epochs(float(s.epochs or 0), size, s.batch_size)
     note = (f"{where}: epochs {s.epochs:g} over sentence corpus {s.sentences!r} ({size} sentences, "
             f"batch {s.batch_size}) = {steps} steps")

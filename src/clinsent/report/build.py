@@ -18,7 +18,9 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
                  methods: list[str], metric_paths: list[str], selection_paths: list[str], curve_paths: list[str],
                  outputs: dict[str, str], title: str) -> pd.DataFrame:
     """``evaluations``: (method, base_model, seed, eval_set) of each path of ``metric_paths``;
-    ``eval_sets``: name -> {"metrics": [...], "headline": ...} (from its task)."""
+    ``eval_sets``: name -> {"metrics": [...], "headline": ...} (from its task). A fine-tune
+    entry is an eval set here; its result file holds the test metrics under ``metrics``. Rows of
+    a method without a train job (the cross-encoders) have step 0."""
     if len(metric_paths) != len(evaluations) or len(selection_paths) != len(jobs):
         raise ValueError("report inputs do not match the job grid")
     records = []
@@ -29,7 +31,10 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
     for ev, path in zip(evaluations, metric_paths, strict=True):
         job = {k: ev[k] for k in ("method", "base_model", "seed")}
         metrics = json.loads(Path(path).read_text())
-        records.append({**job, "eval_set": ev["eval_set"], "step": selected[tuple(job.values())], "metrics": metrics})
+        if isinstance(metrics.get("metrics"), dict):  # a fine-tune job's result
+            metrics = metrics["metrics"]
+        records.append({**job, "eval_set": ev["eval_set"], "step": selected.get(tuple(job.values()), 0),
+                        "metrics": metrics})
     for j, job in enumerate(jobs):
         curve = pd.read_csv(curve_paths[j])
         curves.append(curve.assign(method=job["method"], base_model=job["base_model"], seed=job["seed"]))
@@ -56,11 +61,14 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
     png/pdf plus its points (csv). ``eval_sets``: name -> the headline metric of its task (the
     metric of the table cells). ``extras``: what the other kinds of table read: ``corpus_stats``
     and ``eval_stats`` (name -> stats json), ``methods`` (name -> train params) and
-    ``embeddings`` (table id -> run -> embeddings parquet)."""
+    ``embeddings`` (table id -> run -> embeddings parquet), and ``tsne`` (figure id -> the
+    eval set's params and the before/after embeddings)."""
     from clinsent.embed import read_embeddings
     from clinsent.experiments import split_run
     from clinsent.methods.config import method_from_params
     from clinsent.report import extras as ex
+    from clinsent.report import pair_figures as pf
+    from clinsent.tasks.config import task_from_params
     from clinsent.report.paper import alignment_uniformity_figure, figure_points, paper_table
 
     extras = extras or {}
@@ -94,14 +102,29 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
                 atomic_path(f"{out_dir_figures}/curves_{tid}.pdf", ".pdf") as pdf:
             curve_figure(sub, [png, pdf], f"{tid}: score against training step (mean over seeds)")
     for fid, figure in figures.items():
-        if figure.get("kind") == "fraction":
+        kind = figure.get("kind", "alignment_uniformity")
+        if kind == "fraction":
             points = ex.fraction_points(summary, figure, eval_sets, default_base)
+        elif kind == "bar":
+            points = pf.bar_points(summary, figure, eval_sets, default_base)
+        elif kind == "confusion":
+            points = pf.confusion_points(summary, figure, default_base)
+        elif kind == "tsne":
+            spec = extras["tsne"][fid]
+            task = task_from_params(figure["eval_set"], spec["eval_set"])
+            points = pf.tsne_points(task, {role: read_embeddings(p) for role, p in spec["embeddings"].items()}, figure)
         else:
             points = figure_points(summary, figure, default_base)
         write_csv(points, f"{out_dir_figures}/{fid}.csv")
         with atomic_path(f"{out_dir_figures}/{fid}.png", ".png") as png, \
                 atomic_path(f"{out_dir_figures}/{fid}.pdf", ".pdf") as pdf:
-            if figure.get("kind") == "fraction":
+            if kind == "fraction":
                 ex.fraction_figure(points, figure, [png, pdf])
+            elif kind == "bar":
+                pf.bar_figure(points, figure, paper_label, [png, pdf])
+            elif kind == "confusion":
+                pf.confusion_figure(points, figure, [png, pdf])
+            elif kind == "tsne":
+                pf.tsne_figure(points, figure, [png, pdf])
             else:
                 alignment_uniformity_figure(points, figure["caption"], [png, pdf])

@@ -8,7 +8,9 @@ over seeds) and the paper's, marked
 "(paper)". ``transpose`` renders rows as columns (MED-SE Table 6's layout). ``eval_sets``
 restricts and orders the eval sets a table shows; ``average`` adds their mean (per seed, then
 mean ± std over seeds: the augmentation paper's "Avg."); ``percent`` shows 100 x the metric to
-two decimals (that paper's layout). Other kinds of table (``kind``) are built in
+two decimals (that paper's layout); ``metrics`` shows these metrics of each eval set instead of
+its headline (the clinical NLI study's accuracy, precision, recall, F1; Pearson and its p-value,
+shown in scientific notation as every metric ending in ``_p``). Other kinds of table (``kind``) are built in
 :mod:`clinsent.report.extras`.
 """
 
@@ -47,7 +49,11 @@ def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[st
     if table.get("eval_sets"):
         eval_sets = {name: eval_sets[name] for name in table["eval_sets"]}
     scale, decimals = (100.0, 2) if table.get("percent") else (1.0, 3)
-    columns = {**eval_sets, **({"Avg.": ""} if table.get("average") else {})}
+    # (header, eval set, metric); "Avg." is the average of the headlines
+    columns = ([(f"{name} {m}", name, m) for name in eval_sets for m in table["metrics"]] if table.get("metrics")
+               else [(name, name, metric) for name, metric in eval_sets.items()])
+    if table.get("average"):
+        columns.append(("Avg.", "Avg.", ""))
     groups = table.get("columns") or [""]
     has_group = any(r.get("group") for r in table["rows"])
     records = []
@@ -58,17 +64,22 @@ def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[st
         rec: dict[str, str] = {"group": row.get("group", "")} if has_group else {}
         rec["row"] = row["label"]
         paper = row.get("paper") or [None] * len(groups)
-        for e, name in enumerate(columns):
+        for e, (name, eval_set, metric) in enumerate(columns):
             for g, col in enumerate(groups):
                 head = f"{name} {col}".strip()
                 ref = row["cells"][g]
                 if not ref:
                     values = np.array([])
-                elif name == "Avg." and table.get("average"):
+                elif eval_set == "Avg." and table.get("average"):
                     values = average_values(summary, ref, default_base, eval_sets)
                 else:
-                    values = cell_values(summary, ref, default_base, name, eval_sets[name])
-                rec[head] = fmt_mean_std(values * scale, decimals) if len(values) else MISSING
+                    values = cell_values(summary, ref, default_base, eval_set, metric)
+                if not len(values):
+                    rec[head] = MISSING
+                elif metric.endswith("_p"):  # a p-value: scientific notation, never scaled
+                    rec[head] = fmt_mean_std(values, 2, "e")
+                else:
+                    rec[head] = fmt_mean_std(values * scale, decimals)
                 theirs = paper[g][e] if g < len(paper) and paper[g] and e < len(paper[g]) else None
                 rec[f"{head} ({paper_label})"] = theirs or MISSING
         records.append(rec)

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 
 
-def fmt_mean_std(values: np.ndarray, decimals: int = 3) -> str:
-    """``mean ± std`` (sample std) to ``decimals`` decimals; one value alone."""
+def fmt_mean_std(values: np.ndarray, decimals: int = 3, style: str = "f") -> str:
+    """``mean ± std`` (sample std) to ``decimals`` decimals (``style`` e: scientific); one value alone."""
     if len(values) == 1:
-        return f"{values[0]:.{decimals}f}"
-    return f"{values.mean():.{decimals}f} ± {values.std(ddof=1):.{decimals}f}"
+        return f"{values[0]:.{decimals}{style}}"
+    return f"{values.mean():.{decimals}{style}} ± {values.std(ddof=1):.{decimals}{style}}"
 
 
 def results_table(summary: pd.DataFrame, eval_sets: dict[str, str], methods: list[str]) -> pd.DataFrame:

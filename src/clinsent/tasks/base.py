@@ -11,11 +11,24 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from clinsent.registry import Registry
+
+
+@dataclass(frozen=True)
+class PairTargets:
+    """A task's pairs as fine-tuning rows: targets in [0, 1] (similarity: gold / scale; binary:
+    0 or 1), and the record of which rows of its file they are (1-based)."""
+
+    texts1: list[str]
+    texts2: list[str]
+    targets: np.ndarray
+    kind: Literal["similarity", "binary"]
+    rows: list[int]
 
 
 class Task(abc.ABC):
@@ -24,6 +37,7 @@ class Task(abc.ABC):
     headline: str = ""  # a class default; a task may set it per eval set (e.g. probe's `headline` key)
     metrics: tuple[str, ...] = ()  # a class default; a task may set it per eval set (e.g. retrieval's recall@k)
     curve_keys: ClassVar[tuple[str, ...] | None] = None  # the keys the headline depends on (None: all)
+    pair_training: ClassVar[bool] = False  # training_pairs, pair_parts and score_pairs are implemented
 
     def __init__(self, set_name: str, settings: Any) -> None:
         self.set_name, self.settings = set_name, settings
@@ -67,6 +81,19 @@ class Task(abc.ABC):
     def curve_score(self, texts: list[str], vectors: np.ndarray) -> float:
         """The headline metric, as the trainer logs it every few steps."""
         return float(self.score(texts, vectors)[self.headline])
+
+    def training_pairs(self) -> PairTargets | None:
+        """The eval set's pairs as fine-tuning rows (the fine-tuned setting), or None: the task
+        has no pair fine-tuning (a probe, retrieval)."""
+        return None
+
+    def pair_parts(self) -> list[tuple[list[str], list[str]]]:
+        """The pairs a cross-encoder scores for :meth:`score_pairs` (e.g. RQE: test, then dev)."""
+        raise NotImplementedError(f"task {self.name} scores no pairs")
+
+    def score_pairs(self, scores: list[np.ndarray]) -> dict[str, float]:
+        """Metrics from a pair scorer's outputs on :meth:`pair_parts` (cross-encoders)."""
+        raise NotImplementedError(f"task {self.name} scores no pairs")
 
     def lookup(self, texts: list[str], vectors: np.ndarray, wanted: list[str]) -> np.ndarray:
         """The rows of ``vectors`` for ``wanted`` texts (looked up by text)."""

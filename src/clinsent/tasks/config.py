@@ -1,8 +1,9 @@
 """Read ``eval_sets.<name>`` entries through the task registry when the config is read.
 
 An entry holds ``task`` (default ``sts``), ``curve`` (log it during training; the selection
-set always is) and ``base_models`` (evaluate only runs of these base models, e.g. a Chinese
-probe only for the Chinese model; default all), checked by config/schema.yaml, and the task's
+set always is), ``base_models`` (evaluate only runs of these base models, e.g. a Chinese
+probe only for the Chinese model; default all) and ``evaluate`` (false: no zero-shot embed and
+evaluate jobs, for a set that only trains or selects, e.g. a fine-tune train split), checked by config/schema.yaml, and the task's
 own keys, checked against its settings dataclass. The ``evaluation`` block supplies values for
 the keys a task has and an entry does not set (e.g. ``positive_share``).
 """
@@ -18,7 +19,7 @@ from clinsent.registry import did_you_mean
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 from clinsent.tasks import TASKS, Task
 
-ENTRY_KEYS = ("task", "curve", "base_models")
+ENTRY_KEYS = ("task", "curve", "base_models", "evaluate")
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,10 @@ class EvalSetEntry:
     task: Task
     curve: bool
     base_models: tuple[str, ...] | None = None
+    evaluate: bool = True  # zero-shot embed and evaluate jobs for every run
 
     def evaluates(self, base_model: str) -> bool:
+        """Runs of this base model are scored on the set (zero-shot, or fine-tuned on it)."""
         return self.base_models is None or base_model in self.base_models
 
     def params(self) -> dict[str, Any]:
@@ -58,7 +61,7 @@ def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[st
     settings: Any = parse_settings(cls.settings_class, {**shared, **own}, where)
     bases = entry.get("base_models")
     return EvalSetEntry(name, cls(name, settings), bool(entry.get("curve", False)),
-                        tuple(bases) if bases is not None else None)
+                        tuple(bases) if bases is not None else None, bool(entry.get("evaluate", True)))
 
 
 def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:

@@ -9,8 +9,19 @@ classifier with that C is scored on the test split: ``f1`` (binary F1 of ``posit
 two classes, macro F1 otherwise), ``weighted_f1``, ``macro_f1`` and ``accuracy``. The paper
 reports weighted F1 for cMedIC and cMedQA and F1 for cMedQQ and cMedQNLI: set ``headline``.
 
+The clinical sentence-transformers NLI study's MedNLI probe is ``classifier: mlp`` (a small
+neural network, scikit-learn's ``MLPClassifier`` with one hidden layer of ``hidden`` units,
+seeded) on the concatenated premise and hypothesis embeddings (``pair_features: concat``). Its
+table has accuracy and precision, recall and F1; the study's recall equals its accuracy, so
+they are support-weighted averages: both the macro and the weighted ones are reported. With
+``classes`` named, the test confusion matrix is reported too, as counts
+``confusion:<true>:<predicted>`` (the confusion-matrix figure).
+
 Files: one table with a text column (``text``; pairs: ``text1``, ``text2``), ``label`` and
-``split`` (train/dev/test), as TSV (header; no quote handling) or JSON lines. Text passes
+``split`` (train/dev/test), as TSV (header; no quote handling) or JSON lines; or NLI files as
+distributed (``format: nli_jsonl``: MedNLI's ``mli_{train,dev,test}_v1.jsonl`` as ``path``,
+``dev_path`` and ``test_path``, fields ``sentence1``, ``sentence2``, ``gold_label``; SNLI's
+``-`` labels are skipped and counted). Text passes
 through untouched (UTF-8 end to end: Chinese works with a Chinese base model). Errors name the
 file and line, never the text.
 """
@@ -36,14 +47,24 @@ SENTEVAL_C = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 @dataclass(frozen=True)
 class ProbeSettings:
     path: str = knob("", "the task file (every split in one file, a split column)", required=True)
-    format: Literal["tsv", "jsonl"] = knob("tsv", "tsv (header) or jsonl (one object per line)")
+    format: Literal["tsv", "jsonl", "nli_jsonl"] = knob("tsv", "tsv (header), jsonl (one object per line) or "
+                                                               "nli_jsonl (MedNLI/SNLI as distributed, a file per split)")
+    dev_path: str | None = knob(None, "format nli_jsonl: the dev file (path is the train file)")
+    test_path: str | None = knob(None, "format nli_jsonl: the test file")
     inputs: Literal["single", "pair"] = knob("single", "single: column text; pair: columns text1, text2")
     headline: Literal["f1", "weighted_f1", "macro_f1", "accuracy"] = knob(
         "f1", "the metric of tables and selection (the paper: weighted_f1 for cMedIC and cMedQA, f1 otherwise)")
     positive_label: str = knob("1", "the positive class of binary F1")
     splits: tuple[str, ...] = knob(("train", "dev", "test"), "the names of the train, dev and test splits")
     c_grid: tuple[float, ...] = knob(SENTEVAL_C, "values of C (> 0) tried on the dev split (SentEval's grid)")
-    max_iter: int = knob(2000, "iterations of the logistic-regression solver", minimum=1)
+    max_iter: int = knob(2000, "iterations of the solver (logistic regression or the MLP's epochs)", minimum=1)
+    classifier: Literal["logistic", "mlp"] = knob("logistic", "logistic (SentEval; C picked on dev) or mlp (one hidden "
+                                                              "layer; the clinical NLI study's classifier)")
+    hidden: int = knob(256, "classifier mlp: hidden units", minimum=1)
+    pair_features: Literal["senteval", "concat"] = knob("senteval", "pairs: senteval (u, v, |u - v|, u * v) or "
+                                                                    "concat (u, v: the clinical NLI study)")
+    classes: tuple[str, ...] | None = knob(None, "the labels in order (e.g. entailment, neutral, contradiction): "
+                                                 "reports the test confusion matrix; a label outside them is an error")
 
 
 @dataclass(frozen=True)
@@ -78,9 +99,25 @@ def _records(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
         raise InputError(path, f"not UTF-8 ({exc.reason})", "convert the file to UTF-8") from exc
 
 
+def _nli_records(settings: ProbeSettings) -> list[tuple[str, dict[str, Any]]]:
+    """MedNLI/SNLI jsonl files as pair records, a split per file (``-`` labels skipped)."""
+    from clinsent.data.nli import read_nli_jsonl
+
+    out: list[tuple[str, dict[str, Any]]] = []
+    for split, path in zip(settings.splits, (settings.path, settings.dev_path, settings.test_path), strict=True):
+        if not path:
+            raise InputError("config: eval_sets", f"format nli_jsonl needs path, dev_path and test_path (no {split} file)",
+                             "give the train, dev and test files")
+        if not Path(path).exists():
+            raise InputError(path, "the probe file does not exist", "fix `path`, `dev_path` or `test_path`")
+        for n, (p, h, label) in enumerate(read_nli_jsonl(path, {"no_gold_label": 0}), start=1):
+            out.append((f"{path} pair {n}", {"text1": p, "text2": h, "label": label, "split": split}))
+    return out
+
+
 def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
     path = Path(path)
-    records = _records(path, settings.format)
+    records = _nli_records(settings) if settings.format == "nli_jsonl" else _records(path, settings.format)
     if not records:
         raise InputError(path, "the probe file has no rows", "point the eval set at a file with rows")
     wanted = _columns(settings)
@@ -98,6 +135,13 @@ def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
         if not len(data.rows(name)):
             raise InputError(path, f"split {name!r} has no rows (splits: {sorted(set(data.splits))})",
                              "label rows train, dev and test, or set `splits` to the file's names")
+    if settings.classes:
+        unknown = sorted(set(data.labels) - set(settings.classes))
+        if unknown:
+            first = next(i for i, lab in enumerate(data.labels) if lab not in settings.classes)
+            raise InputError(records[first][0], f"label(s) {unknown[:5]} are not among classes "
+                             f"{list(settings.classes)} ({sum(lab not in settings.classes for lab in data.labels)} rows)",
+                             "fix the rows, or list every label under `classes`")
     train_labels = {data.labels[i] for i in data.rows(settings.splits[0])}
     if len(train_labels) < 2:
         raise InputError(path, f"the train split has {len(train_labels)} class", "a probe needs two classes or more")
@@ -108,21 +152,30 @@ def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
 class Probe(Task):
     name = "probe"
     settings_class = ProbeSettings
-    metrics = ("f1", "weighted_f1", "macro_f1", "accuracy", "dev_accuracy", "c")
+    metrics: tuple[str, ...] = ("f1", "weighted_f1", "macro_f1", "accuracy", "macro_precision", "macro_recall",
+                                "weighted_precision", "weighted_recall", "dev_accuracy", "c")
     settings: ProbeSettings
 
     def __init__(self, set_name: str, settings: ProbeSettings) -> None:
         super().__init__(set_name, settings)
         self.headline = settings.headline
+        if settings.classes:
+            self.metrics = (*type(self).metrics, *(f"confusion:{t}:{p}" for t in settings.classes
+                                                   for p in settings.classes))
         if len(settings.splits) != 3:
             raise InputError(f"config: eval_sets.{set_name}.splits", f"{len(settings.splits)} names",
                              "give three: train, dev and test")
+        if settings.format == "nli_jsonl" and (settings.inputs != "pair" or not settings.dev_path
+                                               or not settings.test_path):
+            raise InputError(f"config: eval_sets.{set_name}", "format nli_jsonl reads premise/hypothesis pairs from "
+                             "three files", "set inputs: pair, dev_path and test_path")
         if not settings.c_grid or min(settings.c_grid) <= 0:
             raise InputError(f"config: eval_sets.{set_name}.c_grid", f"{list(settings.c_grid)}",
                              "give one or more values above 0")
 
     def files(self) -> list[str]:
-        return [self.settings.path]
+        s = self.settings
+        return [s.path] + [f for f in (s.dev_path, s.test_path) if f and s.format == "nli_jsonl"]
 
     def read(self) -> ProbeSet:
         return read_probe(self.settings.path, self.settings)
@@ -138,33 +191,52 @@ class Probe(Task):
         if d.texts2 is None:
             return u
         v = self.lookup(texts, vectors, d.texts2).astype(np.float64)
+        if self.settings.pair_features == "concat":
+            return np.hstack([u, v])
         return np.hstack([u, v, np.abs(u - v), u * v])
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def _fit(self, x: np.ndarray, y: np.ndarray, train: np.ndarray, dev: np.ndarray) -> tuple[float, float, Any]:
+        """(dev accuracy, C, classifier): logistic regression with C picked on dev, or the MLP."""
         from sklearn.linear_model import LogisticRegression
-        from sklearn.metrics import accuracy_score, f1_score
+        from sklearn.metrics import accuracy_score
+        from sklearn.neural_network import MLPClassifier
+
+        s = self.settings
+        if s.classifier == "mlp":
+            clf = MLPClassifier(hidden_layer_sizes=(s.hidden,), max_iter=s.max_iter, random_state=0).fit(x[train], y[train])
+            return float(accuracy_score(y[dev], clf.predict(x[dev]))), 0.0, clf
+        best: tuple[float, float, Any] = (-1.0, 0.0, None)
+        for c in s.c_grid:
+            lr = LogisticRegression(C=c, max_iter=s.max_iter, random_state=0).fit(x[train], y[train])
+            acc = float(accuracy_score(y[dev], lr.predict(x[dev])))
+            if acc > best[0]:
+                best = (acc, c, lr)
+        return best
+
+    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+        from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_recall_fscore_support
 
         s, d = self.settings, self.data
         x = self.features(texts, vectors)
         y = np.asarray(d.labels)
         train, dev, test = (d.rows(name) for name in s.splits)
-        best: tuple[float, float, Any] = (-1.0, 0.0, None)
-        for c in s.c_grid:
-            clf = LogisticRegression(C=c, max_iter=s.max_iter, random_state=0).fit(x[train], y[train])
-            acc = float(accuracy_score(y[dev], clf.predict(x[dev])))
-            if acc > best[0]:
-                best = (acc, c, clf)
-        dev_acc, c, clf = best
+        dev_acc, c, clf = self._fit(x, y, train, dev)
         pred = clf.predict(x[test])
         classes = sorted(set(y))
         if len(classes) == 2 and s.positive_label in classes:
             f1 = float(f1_score(y[test], pred, pos_label=s.positive_label, average="binary", zero_division=0))
         else:
             f1 = float(f1_score(y[test], pred, average="macro", zero_division=0))
-        return {"f1": f1, "weighted_f1": float(f1_score(y[test], pred, average="weighted", zero_division=0)),
-                "macro_f1": float(f1_score(y[test], pred, average="macro", zero_division=0)),
-                "accuracy": float(accuracy_score(y[test], pred)), "dev_accuracy": dev_acc, "c": float(c),
-                "n_train": float(len(train)), "n_test": float(len(test))}
+        out = {"f1": f1, "accuracy": float(accuracy_score(y[test], pred)), "dev_accuracy": dev_acc, "c": float(c),
+               "n_train": float(len(train)), "n_test": float(len(test))}
+        for average in ("macro", "weighted"):
+            p, r, f, _ = precision_recall_fscore_support(y[test], pred, average=average, zero_division=0)
+            out |= {f"{average}_precision": float(p), f"{average}_recall": float(r), f"{average}_f1": float(f)}
+        if s.classes:
+            matrix = confusion_matrix(y[test], pred, labels=list(s.classes))
+            out |= {f"confusion:{t}:{p}": float(matrix[i, j]) for i, t in enumerate(s.classes)
+                    for j, p in enumerate(s.classes)}
+        return out
 
     def statistics(self) -> dict[str, Any]:
         d, s = self.data, self.settings

@@ -1,6 +1,8 @@
 """Hypothesis retrieval on an NLI validation file (the clinical sentence-transformers NLI
 study's MRR evaluation): for each premise with an entailment hypothesis, every distinct
-hypothesis of the file is a candidate, ranked by the cosine of its embedding to the premise's.
+hypothesis of the file is a candidate (``candidates: all``), or, as the study does ("all other
+entailment hypothesis sentences"), every distinct entailment hypothesis (``candidates:
+entailment``), ranked by the cosine of its embedding to the premise's.
 
 The rank of a premise is 1 + the number of candidates scoring strictly above its best
 entailment hypothesis (ties count in the premise's favour; a premise with several entailment
@@ -30,6 +32,8 @@ class RetrievalSettings:
     path: str = knob("", "the NLI file whose premises query its hypotheses", required=True)
     format: Literal["nli_jsonl", "nli_tsv"] = knob("nli_jsonl", "nli_jsonl (SNLI/MultiNLI/MedNLI) or nli_tsv")
     ks: tuple[int, ...] = knob((1, 5, 10), "the k of recall@k")
+    candidates: Literal["all", "entailment"] = knob("all", "all: every distinct hypothesis of the file; entailment: "
+                                                           "the entailment hypotheses only (the clinical NLI study)")
 
 
 @dataclass(frozen=True)
@@ -40,12 +44,12 @@ class RetrievalSet:
     skipped: int  # pairs with SNLI's "-" label
 
 
-def read_retrieval(path: str | Path, fmt: str) -> RetrievalSet:
+def read_retrieval(path: str | Path, fmt: str, candidates: str = "all") -> RetrievalSet:
     if not Path(path).exists():
         raise InputError(path, "the retrieval file does not exist", "fix `eval_sets.<name>.path`")
     skipped = {"no_gold_label": 0}
     pairs = (read_nli_jsonl if fmt == "nli_jsonl" else read_nli_tsv)(path, skipped)
-    hypotheses = list(dict.fromkeys(h for _, h, _ in pairs))
+    hypotheses = list(dict.fromkeys(h for _, h, lab in pairs if candidates == "all" or lab == "entailment"))
     index = {h: i for i, h in enumerate(hypotheses)}
     relevant: dict[str, list[int]] = {}
     for premise, hypothesis, label in pairs:
@@ -84,7 +88,7 @@ class Retrieval(Task):
         return [self.settings.path]
 
     def read(self) -> RetrievalSet:
-        return read_retrieval(self.settings.path, self.settings.format)
+        return read_retrieval(self.settings.path, self.settings.format, self.settings.candidates)
 
     def texts(self) -> list[str]:
         d = self.data

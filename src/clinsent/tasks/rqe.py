@@ -3,6 +3,11 @@ BioSimCSE evaluates it zero-shot: the cosine of the two questions' embeddings; t
 that maximises accuracy on the eval set's ``dev_path`` file is applied to its test file
 (``path``). Metrics: ``accuracy`` (test, at the dev threshold), ``threshold``, ``dev_accuracy``.
 
+Fine-tuning (BioSimCSE's fine-tuned setting) trains on the eval set's ``path`` pairs (give an
+RQE training file as ``path`` of a training eval set) with sentence-transformers'
+``OnlineContrastiveLoss`` on the cosine distance; a cross-encoder's scores go through the same
+dev-tuned threshold.
+
 Formats:
 - ``mediqa_xml``: the MEDIQA 2019 / AMIA 2016 RQE XML as distributed,
   ``<pair pid=".." value="true|false"><chq>…</chq><faq>…</faq></pair>`` (XML entities decoded,
@@ -25,7 +30,7 @@ import numpy as np
 from clinsent.errors import InputError
 from clinsent.evaluation.metrics import cosine_rows
 from clinsent.settings import knob
-from clinsent.tasks.base import TASKS, Task
+from clinsent.tasks.base import TASKS, PairTargets, Task
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
 
@@ -129,6 +134,7 @@ class RqeSettings:
 class Rqe(Task):
     name = "rqe"
     settings_class = RqeSettings
+    pair_training = True
     headline = "accuracy"
     metrics = ("accuracy", "threshold", "dev_accuracy")
     settings: RqeSettings
@@ -154,8 +160,21 @@ class Rqe(Task):
 
     def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
         test, dev = self.data
-        threshold, dev_accuracy = best_threshold(self._cosines(dev, texts, vectors), dev.labels)
-        predicted = self._cosines(test, texts, vectors) >= threshold
+        return self.score_pairs([self._cosines(test, texts, vectors), self._cosines(dev, texts, vectors)])
+
+    def training_pairs(self) -> PairTargets:
+        test, _ = self.data
+        return PairTargets(list(test.questions1), list(test.questions2), test.labels.astype(np.float64), "binary",
+                           list(range(1, len(test.labels) + 1)))
+
+    def pair_parts(self) -> list[tuple[list[str], list[str]]]:
+        test, dev = self.data
+        return [(list(test.questions1), list(test.questions2)), (list(dev.questions1), list(dev.questions2))]
+
+    def score_pairs(self, scores: list[np.ndarray]) -> dict[str, float]:
+        test, dev = self.data
+        threshold, dev_accuracy = best_threshold(scores[1], dev.labels)
+        predicted = np.asarray(scores[0]) >= threshold
         return {"accuracy": float(np.mean(predicted == test.labels)), "threshold": threshold,
                 "dev_accuracy": dev_accuracy, "n_pairs": float(len(test.labels)),
                 "n_dev_pairs": float(len(dev.labels))}

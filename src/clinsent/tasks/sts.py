@@ -1,7 +1,15 @@
 """Semantic textual similarity (MED-SE section 4.4; SimCSE's STS protocol): Spearman and
-Pearson of the cosine of each pair's embeddings against the gold score; alignment over pairs
-scored above ``positive_share`` of the scale and uniformity over every distinct sentence
-(Wang and Isola 2020), on L2-normalised embeddings. Files: :mod:`clinsent.evaluation.sts_data`."""
+Pearson (with its two-sided p-value: the clinical NLI study's BIOSSES table) of the cosine of
+each pair's embeddings against the gold score; alignment over pairs scored above
+``positive_share`` of the scale and uniformity over every distinct sentence (Wang and Isola
+2020), on L2-normalised embeddings. Files: :mod:`clinsent.evaluation.sts_data`.
+
+A file without a validation split (n2c2 2019 ClinicalSTS: 1,641 training pairs) is split by
+``validation_share`` and ``validation_seed`` (BioSimCSE: 80/20): the pairs are permuted by
+numpy's seeded PCG64 generator, the first round(share x n) are ``validation``, the rest
+``train``; the fine-tune job records the pair numbers it used. Fine-tuning (BioSimCSE's
+fine-tuned setting) regresses the cosine on gold / scale_max (sentence-transformers'
+``CosineSimilarityLoss``); a cross-encoder's scores are ranked the same way."""
 
 from __future__ import annotations
 
@@ -11,11 +19,21 @@ from typing import Any, Literal
 
 import numpy as np
 
-from clinsent.evaluation.metrics import cosine_rows, spearman, sts_metrics
+from clinsent.evaluation.metrics import cosine_rows, pearson, pearson_p, spearman, sts_metrics
 from clinsent.evaluation.sts_data import StsSet, read_sts, read_sts_table
 from clinsent.errors import InputError
 from clinsent.settings import knob
-from clinsent.tasks.base import TASKS, Task
+from clinsent.tasks.base import TASKS, PairTargets, Task
+
+HOLDOUT_PARTS = ("train", "validation")
+
+
+def holdout_mask(n: int, share: float, seed: int) -> np.ndarray:
+    """True for the validation pairs: the first round(share x n) of a seeded permutation."""
+    order = np.random.default_rng(seed).permutation(n)
+    mask = np.zeros(n, dtype=bool)
+    mask[order[:int(round(share * n))]] = True
+    return mask
 
 
 @dataclass(frozen=True)
@@ -26,9 +44,14 @@ class StsSettings:
                     "(TSV/CSV/parquet with sentence1, sentence2, score and optional id, split: BIOSSES)", required=True)
     gold: str | None = knob(None, "n2c2 test file without scores: the gold file, one score per line")
     split: str | None = knob(None, "format table: the split to use (BLURB: train, dev, test), from the split column "
-                                   "or split_file")
+                                   "or split_file; other formats with validation_share: train or validation")
     split_file: str | None = knob(None, "format table: a TSV/CSV with columns id, split (pair ids: the id column, "
                                         "else 1-based rows)")
+    validation_share: float = knob(0.0, "formats sts_tsv and n2c2_sts: hold out this share of the pairs as the "
+                                        "validation split (BioSimCSE: 0.2 of ClinicalSTS' training pairs)",
+                                   minimum=0, exclusiveMaximum=1)
+    validation_seed: int = knob(0, "seed of the validation split's permutation (recorded by the fine-tune job)",
+                                minimum=0)
     scale_max: float = knob(5.0, "top of the score scale", exclusiveMinimum=0)
     positive_share: float = knob(0.8, "alignment positives: gold above this share of scale_max",
                                  exclusiveMinimum=0, maximum=1)
@@ -38,28 +61,56 @@ class StsSettings:
 class Sts(Task):
     name = "sts"
     settings_class = StsSettings
+    pair_training = True
     headline = "spearman"
-    metrics = ("spearman", "pearson", "alignment", "uniformity")
-    curve_keys = ("path", "format", "gold", "split", "split_file", "scale_max")  # not the positive share
+    metrics = ("spearman", "pearson", "pearson_p", "alignment", "uniformity")
+    curve_keys = ("path", "format", "gold", "split", "split_file", "validation_share", "validation_seed",
+                  "scale_max")  # not the positive share
     settings: StsSettings
 
     def files(self) -> list[str]:
         s = self.settings
         return [s.path] + [f for f in (s.gold, s.split_file) if f]
 
+    def __init__(self, set_name: str, settings: StsSettings) -> None:
+        super().__init__(set_name, settings)
+        s, where = settings, f"config: eval_sets.{set_name}"
+        if s.format == "table" and s.validation_share:
+            raise InputError(f"{where}.validation_share", "format table has its own split column or split_file",
+                             "use split (train, dev, test), or drop validation_share")
+        if s.format != "table" and s.split_file:
+            raise InputError(f"{where}.split_file", f"split_file needs format table, not {s.format}",
+                             "use format table, or validation_share for a seeded split")
+        if s.format != "table" and (s.split is None) != (not s.validation_share):
+            raise InputError(f"{where}.split", f"format {s.format}: split {s.split!r} with validation_share "
+                             f"{s.validation_share:g}", "give both (split: train or validation) or neither")
+        if s.format != "table" and s.split is not None and s.split not in HOLDOUT_PARTS:
+            raise InputError(f"{where}.split", f"{s.split!r} is not train or validation", "use train or validation")
+
     def read(self) -> StsSet:
         s = self.settings
         if s.format == "table":
             return read_sts_table(self.set_name, s.path, s.split, s.split_file, s.scale_max)[0]
-        if s.split or s.split_file:
-            raise InputError(f"config: eval_sets.{self.set_name}", f"split and split_file need format table, not {s.format}",
-                             "use format table (a file with sentence1, sentence2, score, split), or drop them")
-        return read_sts(self.set_name, s.path, s.format, s.gold, s.scale_max)
+        full = read_sts(self.set_name, s.path, s.format, s.gold, s.scale_max)
+        if not s.validation_share:
+            return full
+        keep = np.flatnonzero(holdout_mask(len(full), s.validation_share, s.validation_seed) == (s.split == "validation"))
+        if not len(keep):
+            raise InputError(f"config: eval_sets.{self.set_name}.validation_share", f"the {s.split} split of {s.path} "
+                             f"has no pairs ({len(full)} in all)", "choose a share that leaves pairs in both splits")
+        return StsSet(self.set_name, [full.sentences1[i] for i in keep], [full.sentences2[i] for i in keep],
+                      full.scores[keep], full.scale_max, [int(i) + 1 for i in keep])
 
     def statistics(self) -> dict[str, Any]:
         s = self.settings
-        counts = ({"pairs": len(self.data)} if s.format != "table"
-                  else read_sts_table(self.set_name, s.path, None, s.split_file, s.scale_max)[1])
+        if s.format == "table":
+            counts = read_sts_table(self.set_name, s.path, None, s.split_file, s.scale_max)[1]
+        elif s.validation_share:
+            n = len(read_sts(self.set_name, s.path, s.format, s.gold, s.scale_max))
+            held = int(holdout_mask(n, s.validation_share, s.validation_seed).sum())
+            counts = {"train": n - held, "validation": held}
+        else:
+            counts = {"pairs": len(self.data)}
         return {"task": "sentence similarity", "unit": "pairs", "splits": counts, "used": s.split or "all",
                 "metric": "Spearman"}
 
@@ -76,3 +127,17 @@ class Sts(Task):
     def curve_score(self, texts: list[str], vectors: np.ndarray) -> float:
         e1, e2 = self._pairs(texts, vectors)
         return spearman(cosine_rows(e1, e2), self.data.scores)
+
+    def training_pairs(self) -> PairTargets:
+        d = self.data
+        return PairTargets(list(d.sentences1), list(d.sentences2), d.scores / d.scale_max, "similarity",
+                           list(d.pair_numbers or range(1, len(d) + 1)))
+
+    def pair_parts(self) -> list[tuple[list[str], list[str]]]:
+        return [(list(self.data.sentences1), list(self.data.sentences2))]
+
+    def score_pairs(self, scores: list[np.ndarray]) -> dict[str, float]:
+        predicted, gold = np.asarray(scores[0], dtype=np.float64), self.data.scores
+        r = pearson(predicted, gold)
+        return {"spearman": spearman(predicted, gold), "pearson": r, "pearson_p": pearson_p(r, len(gold)),
+                "n_pairs": float(len(gold))}

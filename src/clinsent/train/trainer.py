@@ -53,6 +53,18 @@ class TrainResult:
     info: dict[str, Any]
 
 
+def steps_from_epochs(method: Method, data: TrainingData | None) -> Method:
+    """A method trained for ``epochs`` over training rows: its steps, now that the rows are read
+    (round(epochs x full batches per epoch), at least 1); any other method as it is."""
+    from dataclasses import replace
+
+    s = method.settings
+    per_epoch = getattr(data, "per_epoch", None)
+    if not isinstance(s, TrainedSettings) or s.epochs is None or per_epoch is None or not getattr(s, "train_data", ""):
+        return method
+    return type(method)(replace(s, steps=max(1, int(round(s.epochs * per_epoch)))))
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)

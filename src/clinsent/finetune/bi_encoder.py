@@ -1,0 +1,51 @@
+"""Fine-tune a trained bi-encoder on one task's pairs (BioSimCSE's fine-tuned setting): STS
+regresses the cosine of the two embeddings on gold / scale (sentence-transformers'
+``CosineSimilarityLoss``: MSE on the cosine), binary tasks (RQE) pull positive pairs together
+and push negatives beyond a margin in cosine distance, on the batch's hard pairs only
+(``OnlineContrastiveLoss``). The model is loaded as a user would, ``SentenceTransformer(path)``;
+the validation and test sets are embedded and scored by their own tasks, as zero-shot."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from clinsent.finetune.config import FinetuneSettings
+from clinsent.finetune.fit import FitResult, fit
+from clinsent.tasks.base import PairTargets, Task
+
+
+def pair_loss(model: Any, kind: str, margin: float) -> torch.nn.Module:
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss, OnlineContrastiveLoss
+
+    if kind == "similarity":
+        return CosineSimilarityLoss(model)
+    return OnlineContrastiveLoss(model, margin=margin)
+
+
+def embed_and_score(model: Any, task: Task, batch_size: int = 64) -> dict[str, float]:
+    texts = task.texts()
+    vectors = np.asarray(model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
+                         dtype=np.float32)
+    return task.score(texts, vectors)
+
+
+def finetune_bi_encoder(model: Any, train: Task, validation: Task, test: Task, s: FinetuneSettings, seed: int,
+                        log: Callable[[str], None] = print) -> tuple[FitResult, PairTargets]:
+    from sentence_transformers.util import batch_to_device
+
+    pairs = train.training_pairs()
+    assert pairs is not None
+    model.max_seq_length = s.max_length
+    loss = pair_loss(model, pairs.kind, s.margin)
+
+    def step(t1: list[str], t2: list[str], y: torch.Tensor) -> torch.Tensor:
+        features = [batch_to_device(model.preprocess(t), model.device) for t in (t1, t2)]
+        return loss(features, y.to(model.device))
+
+    return fit(pairs, s, seed, [p for p in loss.parameters() if p.requires_grad], step,
+               lambda: (embed_and_score(model, validation), embed_and_score(model, test)), validation.headline,
+               model.train, log), pairs

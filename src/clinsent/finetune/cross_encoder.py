@@ -1,0 +1,46 @@
+"""The cross-encoder baseline (BioSimCSE Table 2): sentence-transformers' ``CrossEncoder`` (a
+base model with a one-logit classification head over the pair) fine-tuned per task with
+binary cross-entropy on the targets in [0, 1] (STS: gold / scale, as sentence-transformers'
+STS cross-encoder example; RQE: 0 or 1), through the library's ``BinaryCrossEntropyLoss``.
+Its sigmoid scores are ranked (STS) or thresholded on dev (RQE) by the task itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from clinsent.finetune.config import FinetuneSettings
+from clinsent.finetune.fit import FitResult, fit
+from clinsent.tasks.base import PairTargets, Task
+
+
+def load_cross_encoder(path: str, max_length: int, device: str) -> Any:
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    return CrossEncoder(path, num_labels=1, max_length=max_length, device=device, local_files_only=True)
+
+
+def predict_and_score(model: Any, task: Task, batch_size: int = 64) -> dict[str, float]:
+    scores = [np.asarray(model.predict(list(zip(a, b, strict=True)), batch_size=batch_size, convert_to_numpy=True,
+                                       show_progress_bar=False),
+                         dtype=np.float64).reshape(-1) for a, b in task.pair_parts()]
+    return task.score_pairs(scores)
+
+
+def finetune_cross_encoder(model: Any, train: Task, validation: Task, test: Task, s: FinetuneSettings, seed: int,
+                           log: Callable[[str], None] = print) -> tuple[FitResult, PairTargets]:
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    pairs = train.training_pairs()
+    assert pairs is not None
+    loss = BinaryCrossEntropyLoss(model)
+
+    def step(t1: list[str], t2: list[str], y: torch.Tensor) -> torch.Tensor:
+        return loss([t1, t2], y.to(model.device))
+
+    return fit(pairs, s, seed, [p for p in loss.parameters() if p.requires_grad], step,
+               lambda: (predict_and_score(model, validation), predict_and_score(model, test)), validation.headline,
+               model.train, log), pairs

@@ -1,0 +1,54 @@
+"""One fine-tune job (a bi-encoder run or a cross-encoder, on one ``finetune`` entry and seed):
+its result file holds the test metrics of the epoch picked on validation (``metrics``, what
+``summary.csv`` reads), every epoch's figures, throughput, and the record of the pairs used
+(1-based pair numbers of each split: the seeded ClinicalSTS 80/20 split among them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+
+from clinsent.finetune.config import FinetuneSettings
+from clinsent.tasks.base import Task
+from clinsent.train.trainer import pick_device, seed_everything
+
+
+def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: FinetuneSettings, seed: int,
+                 log: Callable[[str], None] = print) -> dict[str, Any]:
+    """``kind``: bi_encoder (``model_path``: a trained model) or cross_encoder (a base model);
+    ``tasks``: train, validation and test."""
+    device = str(pick_device())
+    seed_everything(seed)  # the cross-encoder's new head and dropout draw from it
+    train, validation, test = tasks["train"], tasks["validation"], tasks["test"]
+    if kind == "bi_encoder":
+        from clinsent.embed import load_model
+        from clinsent.finetune.bi_encoder import finetune_bi_encoder
+
+        result, pairs = finetune_bi_encoder(load_model(model_path, device), train, validation, test, s, seed, log)
+    else:
+        from clinsent.finetune.cross_encoder import finetune_cross_encoder, load_cross_encoder
+
+        model = load_cross_encoder(model_path, s.max_length, device)
+        result, pairs = finetune_cross_encoder(model, train, validation, test, s, seed, log)
+    best = result.best()
+    held = validation.training_pairs() if validation.pair_training else None
+    log(f"best epoch {result.best_epoch}: test {test.headline} {best['test'][test.headline]:.4f} "
+        f"({len(pairs.targets)} training pairs, {result.sentences_per_s:.1f} sentences/s on {device})")
+    return {"kind": kind, "device": device, "torch": torch.__version__, "best_epoch": result.best_epoch,
+            "metrics": best["test"], "validation": best["validation"], "epochs": result.epochs,
+            "train_pairs": len(pairs.targets), "sentences_per_s": result.sentences_per_s,
+            "pairs_used": {"train": pairs.rows, "validation": held.rows if held else None}}
+
+
+def job_from_params(kind: str, model_path: str, params: Mapping[str, Any], seed: int, threads: int,
+                    log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Rebuild the entry and its three tasks from a rule's params (already validated) and run it."""
+    from clinsent.settings import from_config
+    from clinsent.tasks.config import task_from_params
+
+    torch.set_num_threads(threads)
+    s = from_config(FinetuneSettings, params["settings"])
+    tasks = {role: task_from_params(getattr(s, role), p) for role, p in params["eval_sets"].items()}
+    return run_finetune(kind, model_path, tasks, s, seed, log)

@@ -1,0 +1,51 @@
+# The fine-tuned setting (BioSimCSE): each trained run fine-tuned on a `finetune` entry's train
+# split, the epoch picked on its validation set, scored on its test set; and the cross-encoder
+# baseline from each base model on the same splits. One job per (run, entry, seed): a job's
+# input is the trained model, so retraining a run reruns exactly its fine-tunes.
+
+
+rule finetune:
+    """Fine-tune one trained run on one entry's train split; test metrics of the best validation epoch."""
+    input:
+        model=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/model",
+        eval_files=lambda wc: finetune_files(wc.finetune),
+    output:
+        f"{R}/finetune/{{method}}/{{base_model}}/seed{{seed}}/{{finetune}}.json",
+    params:
+        finetune=lambda wc: finetune_params(wc.finetune),
+    log:
+        f"{LOGS}/finetune/{{method}}_{{base_model}}_seed{{seed}}_{{finetune}}.log",
+    benchmark:
+        f"{BENCH}/finetune/{{method}}_{{base_model}}_seed{{seed}}_{{finetune}}.tsv"
+    conda:
+        "../../envs/train.yaml"
+    threads: config["training"]["threads"]
+    resources:
+        gpu=1,
+        mem_mb=8000,
+    script:
+        "../scripts/finetune.py"
+
+
+rule cross_encoder:
+    """Fine-tune sentence-transformers' CrossEncoder from one base model on one entry's splits."""
+    input:
+        base_model=lambda wc: local_models([config["base_models"][wc.base_model]]),
+        eval_files=lambda wc: finetune_files(wc.finetune),
+    output:
+        f"{R}/cross_encoder/{{base_model}}/seed{{seed}}/{{finetune}}.json",
+    params:
+        finetune=lambda wc: finetune_params(wc.finetune),
+        base_model=lambda wc: config["base_models"][wc.base_model],
+    log:
+        f"{LOGS}/cross_encoder/{{base_model}}_seed{{seed}}_{{finetune}}.log",
+    benchmark:
+        f"{BENCH}/cross_encoder/{{base_model}}_seed{{seed}}_{{finetune}}.tsv"
+    conda:
+        "../../envs/train.yaml"
+    threads: config["training"]["threads"]
+    resources:
+        gpu=1,
+        mem_mb=8000,
+    script:
+        "../scripts/cross_encoder.py"

@@ -1,0 +1,10 @@
+"""Snakemake script: fine-tune a cross-encoder from one base model on one `finetune` entry."""
+from clinsent.finetune.job import job_from_params
+from clinsent.io import write_json
+from clinsent.models.base import resolve_model
+from clinsent.smk import setup_logging
+
+smk = snakemake  # noqa: F821
+log = setup_logging(smk)
+write_json(job_from_params("cross_encoder", resolve_model(smk.params.base_model), smk.params.finetune,
+                           int(smk.wildcards.seed), smk.threads, log.info), smk.output[0])

@@ -1,0 +1,9 @@
+"""Snakemake script: fine-tune one trained run on one `finetune` entry (bi-encoder)."""
+from clinsent.finetune.job import job_from_params
+from clinsent.io import write_json
+from clinsent.smk import setup_logging
+
+smk = snakemake  # noqa: F821
+log = setup_logging(smk)
+write_json(job_from_params("bi_encoder", smk.input.model, smk.params.finetune, int(smk.wildcards.seed), smk.threads,
+                           log.info), smk.output[0])
