@@ -31,10 +31,11 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
     for ev, path in zip(evaluations, metric_paths, strict=True):
         job = {k: ev[k] for k in ("method", "base_model", "seed")}
         metrics = json.loads(Path(path).read_text())
+        some = metrics.get("kind") == "cross_encoder"  # pair scores: the STS metrics of embeddings are absent
         if isinstance(metrics.get("metrics"), dict):  # a fine-tune job's result
             metrics = metrics["metrics"]
         records.append({**job, "eval_set": ev["eval_set"], "step": selected.get(tuple(job.values()), 0),
-                        "metrics": metrics})
+                        "metrics": metrics, "some_metrics": some})
     for j, job in enumerate(jobs):
         curve = pd.read_csv(curve_paths[j])
         curves.append(curve.assign(method=job["method"], base_model=job["base_model"], seed=job["seed"]))

@@ -17,11 +17,14 @@ SUMMARY_COLUMNS = ["method", "base_model", "seed", "eval_set", "metric", "value"
 
 
 def summary_rows(records: Iterable[dict[str, Any]], metrics_of: Mapping[str, Sequence[str]]) -> pd.DataFrame:
-    """``records``: dicts with method, base_model, seed, eval_set, step and a ``metrics`` dict;
-    ``metrics_of``: eval set -> the metrics its task reports."""
+    """``records``: dicts with method, base_model, seed, eval_set, step and a ``metrics`` dict
+    (``some_metrics``: it may lack some of the task's metrics); ``metrics_of``: eval set -> the
+    metrics its task reports."""
     rows = []
     for r in records:
         for metric in metrics_of[r["eval_set"]]:
+            if r.get("some_metrics") and metric not in r["metrics"]:
+                continue  # a cross-encoder scores pairs: no embeddings, so no alignment or uniformity
             rows.append({"method": r["method"], "base_model": r["base_model"], "seed": int(r["seed"]),
                          "eval_set": r["eval_set"], "metric": metric, "value": float(r["metrics"][metric]),
                          "step": int(r["step"])})
