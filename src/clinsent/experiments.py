@@ -86,7 +86,8 @@ def cited_runs(config: dict[str, Any]) -> list[tuple[str, str]]:
 
 def check_references(config: dict[str, Any]) -> None:
     """Names that tables and figures of the other kinds cite: eval sets, sentence corpora, methods."""
-    known = {"eval_sets": [*(config.get("eval_sets") or {}), *(config.get("finetune") or {})], "corpora": list(config.get("sentence_corpora") or {}),
+    known = {"eval_sets": [*(config.get("eval_sets") or {}), *(config.get("finetune") or {})],
+             "corpora": list(config.get("sentence_corpora") or {}),
              "methods": list(config.get("methods") or {})}
 
     def need(where: str, name: str, what: str) -> None:

@@ -48,7 +48,9 @@ class FinetuneEntry:
         return self.settings.methods is None or method in self.settings.methods
 
     def params(self) -> dict[str, Any]:
-        return to_config(self.settings)
+        """What a fine-tune job's output depends on: not which methods or whether cross-encoders
+        run (changing those adds or drops jobs, and reruns none)."""
+        return {k: v for k, v in to_config(self.settings).items() if k not in ("methods", "cross_encoder")}
 
 
 def resolve_finetunes(config: Mapping[str, Any], eval_sets: Mapping[str, Any]) -> dict[str, FinetuneEntry]:

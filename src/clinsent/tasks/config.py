@@ -3,7 +3,8 @@
 An entry holds ``task`` (default ``sts``), ``curve`` (log it during training; the selection
 set always is), ``base_models`` (evaluate only runs of these base models, e.g. a Chinese
 probe only for the Chinese model; default all) and ``evaluate`` (false: no zero-shot embed and
-evaluate jobs, for a set that only trains or selects, e.g. a fine-tune train split), checked by config/schema.yaml, and the task's
+evaluate jobs, for a set that only trains or selects, e.g. a fine-tune train split), checked
+by config/schema.yaml, and the task's
 own keys, checked against its settings dataclass. The ``evaluation`` block supplies values for
 the keys a task has and an entry does not set (e.g. ``positive_share``).
 """
