@@ -304,6 +304,15 @@ def _pair_paper_config(tmp_path: Path, name: str, tiny_bert: Path) -> dict:
     return cfg
 
 
+def _replan(tmp_path: Path, cfg: dict) -> dict[str, list[str]]:
+    """Write the changed paper config and dry-run it: rule -> outputs of the jobs it would rerun."""
+    (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    dry = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "-n", "--cores", "1",
+                     "--resources", "gpu=1")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    return _planned_outputs(dry.stdout)
+
+
 def _check_paper_tables(out: Path, cfg: dict) -> None:
     """Every cited cell is filled, and every paper number the config gives is shown."""
     for tid, table in cfg["tables"].items():
@@ -345,11 +354,7 @@ def test_biosimcse_demo_config_fills_every_table_and_figure(tmp_path: Path, tiny
     assert (out / "figures" / "paper" / "figure1_2.png").stat().st_size > 0
     # retraining a method reruns exactly its runs' fine-tunes (and the report), not the other runs'
     cfg["methods"]["sup"]["learning_rate"] = 2.0e-5
-    (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    dry = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "-n", "--cores", "1",
-                     "--resources", "gpu=1")
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    planned = _planned_outputs(dry.stdout)
+    planned = _replan(tmp_path, cfg)
     assert len(planned["finetune"]) == 6 and all("/finetune/sup/" in p for p in planned["finetune"])
     assert "cross_encoder" not in planned and "training_rows" not in planned
 
@@ -383,11 +388,7 @@ def test_clinical_nli_demo_config_fills_every_table_and_chart(tmp_path: Path, ti
     assert bars["mean"].notna().all() and bars["paper"].notna().all()
     # the sequential condition's train job reads the SNLI+MultiNLI model: retraining that reruns it
     cfg["methods"]["allnli"]["learning_rate"] = 1.0e-4
-    (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    dry = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "-n", "--cores", "1",
-                     "--resources", "gpu=1")
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    planned = _planned_outputs(dry.stdout)
+    planned = _replan(tmp_path, cfg)
     trained = sorted(o.split("/models/")[1] for p in planned["train"] for o in p.split(", ") if o.endswith("curve.csv"))
     assert trained == ["allnli/clinicalbert/seed0/curve.csv", "allnli/general/seed0/curve.csv",
                        "sequential/clinicalbert/seed0/curve.csv", "sequential/general/seed0/curve.csv"]

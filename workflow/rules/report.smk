@@ -91,6 +91,7 @@ rule paper_report:
         eval_stats=[f"{R}/stats/eval_sets/{e}.json" for e in STATS_SETS],
         embeddings=[p for runs in RETRIEVAL.values() for p in runs.values()]
         + [p for spec in TSNE.values() for p in spec["embeddings"].values()],
+        tsne_sets=[f for fid in TSNE for f in eval_set_files(FIGURES[fid]["eval_set"])],  # their pairs and scores
     output:
         tables=[f"{R}/tables/paper/{t}.{ext}" for t in TABLES for ext in ("md", "csv", "tex")],
         curves=[f"{R}/figures/paper/curves_{t}.{ext}" for t in RUN_TABLES for ext in ("png", "pdf")],

@@ -38,7 +38,6 @@ def finetune_bi_encoder(model: Any, train: Task, validation: Task, test: Task, s
     from sentence_transformers.util import batch_to_device
 
     pairs = train.training_pairs()
-    assert pairs is not None
     model.max_seq_length = s.max_length
     loss = pair_loss(model, pairs.kind, s.margin)
 

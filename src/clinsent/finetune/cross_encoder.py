@@ -35,7 +35,6 @@ def finetune_cross_encoder(model: Any, train: Task, validation: Task, test: Task
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
     pairs = train.training_pairs()
-    assert pairs is not None
     loss = BinaryCrossEntropyLoss(model)
 
     def step(t1: list[str], t2: list[str], y: torch.Tensor) -> torch.Tensor:

@@ -33,13 +33,12 @@ def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: Finet
         model = load_cross_encoder(model_path, s.max_length, device)
         result, pairs = finetune_cross_encoder(model, train, validation, test, s, seed, log)
     best = result.best()
-    held = validation.training_pairs() if validation.pair_training else None
     log(f"best epoch {result.best_epoch}: test {test.headline} {best['test'][test.headline]:.4f} "
         f"({len(pairs.targets)} training pairs, {result.sentences_per_s:.1f} sentences/s on {device})")
     return {"kind": kind, "device": device, "torch": torch.__version__, "best_epoch": result.best_epoch,
             "metrics": best["test"], "validation": best["validation"], "epochs": result.epochs,
             "train_pairs": len(pairs.targets), "sentences_per_s": result.sentences_per_s,
-            "pairs_used": {"train": pairs.rows, "validation": held.rows if held else None}}
+            "pairs_used": {"train": pairs.rows, "validation": validation.training_pairs().rows}}  # one task: both have pairs
 
 
 def job_from_params(kind: str, model_path: str, params: Mapping[str, Any], seed: int, threads: int,

@@ -124,10 +124,9 @@ def fraction_points(summary: pd.DataFrame, figure: Mapping[str, Any], eval_sets:
 
 
 def fraction_figure(points: pd.DataFrame, figure: Mapping[str, Any], out_paths: list[Any]) -> None:
-    import matplotlib
+    from clinsent.report.figures import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     sets = list(figure["eval_sets"])
     fig, axes = plt.subplots(1, len(sets), figsize=(4.2 * len(sets), 3.6), squeeze=False)
@@ -144,7 +143,4 @@ def fraction_figure(points: pd.DataFrame, figure: Mapping[str, Any], out_paths: 
     axes[0][0].set_ylabel("score")
     axes[0][-1].legend(fontsize=7, loc="best")
     fig.suptitle(figure["caption"], fontsize=9, wrap=True)
-    fig.tight_layout()
-    for path in out_paths:
-        fig.savefig(path, dpi=150 if str(path).endswith(".png") else None)
-    plt.close(fig)
+    save_figure(fig, out_paths)

@@ -1,19 +1,39 @@
 """Figure: the curve sets' headline metric against training step per method (mean over
-seeds), one panel per eval set the curves hold."""
+seeds), one panel per eval set the curves hold; and the two helpers every figure of the report
+uses (matplotlib without a display, and the save to png/pdf)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from typing import Any
+
 import pandas as pd
 
 
-def curve_figure(curves: pd.DataFrame, out_paths: list[str | Path], title: str) -> None:
-    """``curves``: columns method, base_model, seed, step, eval_set, metric, score."""
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend (jobs have no display)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, out_paths: list[Any]) -> None:
+    """Lay the figure out, write it to each path (png at 150 dpi; pdf as vectors) and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    for path in out_paths:
+        fig.savefig(path, dpi=150 if str(path).endswith(".png") else None)
+    plt.close(fig)
+
+
+def curve_figure(curves: pd.DataFrame, out_paths: list[str | Path], title: str) -> None:
+    """``curves``: columns method, base_model, seed, step, eval_set, metric, score."""
+    plt = pyplot()
 
     curves = curves[curves["eval_set"].notna() & (curves["eval_set"] != "")]  # loss-only rows (no curve set)
     eval_sets = list(dict.fromkeys(curves["eval_set"])) or ["(no curve)"]
@@ -37,7 +57,4 @@ def curve_figure(curves: pd.DataFrame, out_paths: list[str | Path], title: str) 
     axes[0][0].set_ylabel("score (cosine)")
     axes[0][-1].legend(fontsize=8, loc="best")
     fig.suptitle(title)
-    fig.tight_layout()
-    for path in out_paths:
-        fig.savefig(path, dpi=150 if str(path).endswith(".png") else None)
-    plt.close(fig)
+    save_figure(fig, out_paths)

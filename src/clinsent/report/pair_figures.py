@@ -19,27 +19,10 @@ import numpy as np
 import pandas as pd
 
 from clinsent.evaluation.metrics import cosine_rows
+from clinsent.report.figures import pyplot, save_figure
 from clinsent.report.paper import cell_values
 
 MARKERS = "o^sDv<>pP*Xh8d"
-
-
-def _save(fig: Any, out_paths: list[Any]) -> None:
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    for path in out_paths:
-        fig.savefig(path, dpi=150 if str(path).endswith(".png") else None)
-    plt.close(fig)
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def bar_points(summary: pd.DataFrame, figure: Mapping[str, Any], eval_sets: Mapping[str, str],
@@ -55,7 +38,7 @@ def bar_points(summary: pd.DataFrame, figure: Mapping[str, Any], eval_sets: Mapp
 
 
 def bar_figure(points: pd.DataFrame, figure: Mapping[str, Any], paper_label: str, out_paths: list[Any]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     x = np.arange(len(points))
     fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(points) + 1.5), 3.4))
     has_paper = points["paper"].notna().any()
@@ -68,7 +51,7 @@ def bar_figure(points: pd.DataFrame, figure: Mapping[str, Any], paper_label: str
     ax.set_ylabel(str(points["metric"].iloc[0]) if len(points) else "")
     ax.legend(fontsize=7)
     ax.set_title(figure["caption"], fontsize=8, wrap=True)
-    _save(fig, out_paths)
+    save_figure(fig, out_paths)
 
 
 def confusion_points(summary: pd.DataFrame, figure: Mapping[str, Any], default_base: str) -> pd.DataFrame:
@@ -84,7 +67,7 @@ def confusion_points(summary: pd.DataFrame, figure: Mapping[str, Any], default_b
 
 
 def confusion_figure(points: pd.DataFrame, figure: Mapping[str, Any], out_paths: list[Any]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     classes, panels = list(figure["classes"]), list(figure["panels"])
     cols = min(4, len(panels))
     rows = -(-len(panels) // cols)
@@ -105,7 +88,7 @@ def confusion_figure(points: pd.DataFrame, figure: Mapping[str, Any], out_paths:
         ax.set_xlabel("predicted", fontsize=7)
         ax.set_ylabel("true", fontsize=7)
     fig.suptitle(figure["caption"], fontsize=8, wrap=True)
-    _save(fig, out_paths)
+    save_figure(fig, out_paths)
 
 
 def top_pairs(task: Any, min_score: float | None, max_pairs: int) -> list[int]:
@@ -143,7 +126,7 @@ def tsne_points(task: Any, embeddings: Mapping[str, tuple[list[str], np.ndarray]
 
 
 def tsne_figure(points: pd.DataFrame, figure: Mapping[str, Any], out_paths: list[Any]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(8.4, 4.0))
     for ax, role in zip(axes, ("before", "after"), strict=True):
         sub = points[points["role"] == role].reset_index(drop=True)
@@ -156,4 +139,4 @@ def tsne_figure(points: pd.DataFrame, figure: Mapping[str, Any], out_paths: list
         ax.set_xticks([])
         ax.set_yticks([])
     fig.suptitle(figure["caption"], fontsize=8, wrap=True)
-    _save(fig, out_paths)
+    save_figure(fig, out_paths)

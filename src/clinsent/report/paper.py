@@ -103,10 +103,9 @@ def figure_points(summary: pd.DataFrame, figure: dict[str, Any], default_base: s
 
 def alignment_uniformity_figure(points: pd.DataFrame, caption: str, out_paths: list[Any]) -> None:
     """Figure 2: uniformity (x) against alignment (y), each point labelled with its Spearman."""
-    import matplotlib
+    from clinsent.report.figures import pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(5.5, 5.2))
     cmap = plt.get_cmap("tab10")
@@ -119,7 +118,4 @@ def alignment_uniformity_figure(points: pd.DataFrame, caption: str, out_paths: l
     ax.set_ylabel("alignment (lower is better)")
     ax.grid(alpha=0.3)
     ax.set_title(caption, fontsize=9, wrap=True)
-    fig.tight_layout()
-    for path in out_paths:
-        fig.savefig(path, dpi=150 if str(path).endswith(".png") else None)
-    plt.close(fig)
+    save_figure(fig, out_paths)

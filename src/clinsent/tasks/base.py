@@ -82,10 +82,10 @@ class Task(abc.ABC):
         """The headline metric, as the trainer logs it every few steps."""
         return float(self.score(texts, vectors)[self.headline])
 
-    def training_pairs(self) -> PairTargets | None:
-        """The eval set's pairs as fine-tuning rows (the fine-tuned setting), or None: the task
-        has no pair fine-tuning (a probe, retrieval)."""
-        return None
+    def training_pairs(self) -> PairTargets:
+        """The eval set's pairs as fine-tuning rows (the fine-tuned setting; ``pair_training``
+        says whether the task has them: not a probe, not retrieval)."""
+        raise NotImplementedError(f"task {self.name} has no training pairs")
 
     def pair_parts(self) -> list[tuple[list[str], list[str]]]:
         """The pairs a cross-encoder scores for :meth:`score_pairs` (e.g. RQE: test, then dev)."""
