@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install dev demo paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli test dry-run lint clean demo-data bench-corpus bench-train bench-augment
+.PHONY: install dev demo paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm test dry-run lint clean demo-data bench-corpus bench-train bench-augment bench-documents
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,17 @@ paper-demo-biosimcse: install
 # README "Regenerating the clinical NLI study")
 paper-demo-clinical-nli: install
 	$(BIN)/snakemake all --configfile config/paper/clinical-nli-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+
+# The healthcare-LM paper's MIMIC-III tables and figures at demo scale (config/paper/healthcare-lm-demo.yaml;
+# README "Regenerating the healthcare-LM paper")
+paper-demo-healthcare-lm: install
+	$(BIN)/snakemake all --configfile config/paper/healthcare-lm-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+
+# Document pre-training steps (mlm, declutr, note_category) beside a plain transformers MLM step at batch 8 x 512
+# tokens, and the embedding-space analyses' time and memory at 1x, 10x and 100x 500 documents; figures in
+# bench/results/documents.md. About 20 minutes on 2 cores.
+bench-documents: install
+	$(BIN)/python bench/bench_documents.py $(BENCH_ARGS)
 
 test: dev
 	$(BIN)/python -m mypy

@@ -20,6 +20,7 @@ validate(config, "config/schema.yaml")
 include: "workflow/rules/common.smk"
 include: "workflow/rules/definitions.smk"
 include: "workflow/rules/corpus.smk"
+include: "workflow/rules/documents.smk"
 include: "workflow/rules/sentence_corpus.smk"
 include: "workflow/rules/batching.smk"
 include: "workflow/rules/train.smk"
@@ -32,7 +33,7 @@ include: "workflow/rules/report.smk"
 rule all:
     input:
         rules.report.output,
-        rules.corpus_stats.output if NOTES else [],
-        rules.corpus_manifest.output if NOTES else [],
+        rules.corpus_stats.output if NOTE_SENTENCES else [],
+        rules.corpus_manifest.output if NOTE_SENTENCES else [],
         rules.paper_report.output if (TABLES or FIGURES) else [],
     default_target: True

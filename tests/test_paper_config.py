@@ -184,3 +184,41 @@ def test_pair_paper_demos_are_the_paper_configs_at_demo_scale(paper_path: Path, 
         {k: v for k, v in paper["training"].items() if k not in scale}
     assert demo["training_data"].keys() == paper["training_data"].keys()
     assert len(demo["seeds"]) == 2 and demo["base_models"].keys() == paper["base_models"].keys()
+
+
+HLM = REPO / "config" / "paper" / "healthcare-lm.yaml"
+HLM_DEMO = REPO / "config" / "paper" / "healthcare-lm-demo.yaml"
+# README "Regenerating the healthcare-LM paper": RoBERTa-base untrained, MLM, DeCLUTR and
+# note-category x 3 seeds, plus BioLinkBERT and Bio-ClinicalBERT untrained x 3 (Table 8, M-Tri only);
+# 2 embed jobs per RoBERTa run (M-Cat, M-Tri: the few-shot and analysis sets reuse them), 16
+# scored sets; 17 fine-tune entries per RoBERTa run, M-Tri's fine-tuned entry for the others.
+HLM_EXPECTED = {"train": 18, "embed": 30, "evaluate": 198, "finetune": 210, "documents": 1, "doc_task": 2,
+                "ingest_notes": 1, "paper_report": 1}
+
+
+def test_healthcare_lm_grid_dry_runs_without_the_sentence_pipeline() -> None:
+    counts = _dry_run(HLM, "--config", "placeholders_ok=true")
+    for rule, n in HLM_EXPECTED.items():
+        assert counts.get(rule) == n, (rule, counts)
+    # the notes feed the documents stage only: no splitting, NER or ontology download
+    assert not {"split_sentences", "ner", "sentence_sets", "download_ontology", "medcat_pack"} & set(counts)
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert f"{HLM_EXPECTED['train']} training jobs" in readme and f"{HLM_EXPECTED['finetune']} fine-tune jobs" in readme
+
+
+def test_healthcare_lm_demo_is_the_paper_config_at_demo_scale() -> None:
+    paper, demo = yaml.safe_load(HLM.read_text()), yaml.safe_load(HLM_DEMO.read_text())
+    assert {m: e["objective"] for m, e in demo["methods"].items()} == {m: e["objective"] for m, e in paper["methods"].items()}
+    assert {k: v for k, v in demo["methods"]["note"].items()} == paper["methods"]["note"]
+    assert set(demo["figures"]) == set(paper["figures"])
+    # the demo's few-shot tables are the paper's M-Tri ones at demo n; Table 8 needs two more base models
+    assert set(paper["tables"]) - set(demo["tables"]) == {"table15_mcat", "table15_mtri", "table16_mcat", "table16_mtri",
+                                                           "table8"}
+    for tid in set(demo["tables"]) & set(paper["tables"]):
+        assert demo["tables"][tid]["rows"] == paper["tables"][tid]["rows"], tid
+        assert demo["tables"][tid].get("metrics") == paper["tables"][tid].get("metrics"), tid
+    for name, task in demo["doc_tasks"].items():
+        assert task["label"] == paper["doc_tasks"][name]["label"]
+    for name in demo["eval_sets"]:
+        if not name.startswith("mtri_fs"):
+            assert demo["eval_sets"][name]["task"] == paper["eval_sets"][name]["task"], name

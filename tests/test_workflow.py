@@ -392,3 +392,55 @@ def test_clinical_nli_demo_config_fills_every_table_and_chart(tmp_path: Path, ti
     trained = sorted(o.split("/models/")[1] for p in planned["train"] for o in p.split(", ") if o.endswith("curve.csv"))
     assert trained == ["allnli/clinicalbert/seed0/curve.csv", "allnli/general/seed0/curve.csv",
                        "sequential/clinicalbert/seed0/curve.csv", "sequential/general/seed0/curve.csv"]
+
+
+def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, tiny_bert: Path) -> None:
+    """config/paper/healthcare-lm-demo.yaml end to end (tiny BERT, one seed): the documents stage
+    and both document tasks, continued MLM, DeCLUTR and note-category pre-training, the frozen,
+    fine-tuned, k-layers-frozen and few-shot settings, every analysis, every table and figure;
+    no sentence splitting or NER; retraining one method reruns its own downstream jobs only."""
+    cfg = yaml.safe_load((REPO / "config" / "paper" / "healthcare-lm-demo.yaml").read_text())
+    old = cfg["results"]
+    cfg.update(results="results", base_models={"roberta": str(tiny_bert)}, seeds=[0])
+    cfg["notes"]["path"] = str(REPO / cfg["notes"]["path"])
+    cfg["doc_tasks"]["mtri"].update(diagnoses=str(REPO / cfg["doc_tasks"]["mtri"]["diagnoses"]),
+                                    mapping=str(REPO / cfg["doc_tasks"]["mtri"]["mapping"]))
+    for entry in cfg["eval_sets"].values():
+        entry["path"] = entry["path"].replace(old, "results")
+    cfg["finetune"]["mtri_frz3"]["freeze_layers"] = 1  # the tiny BERT has 2 layers
+    cfg["figures"]["figure4"]["xs"] = [{"x": 0, "eval_set": "mtri_ft"}, {"x": 1, "eval_set": "mtri_frz3"},
+                                       {"x": 2, "eval_set": "mtri"}]
+    cfg["training"].update(threads=1)
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
+                     "--resources", "gpu=2")
+    assert run.returncode == 0, run.stderr[-5000:]
+    out = tmp_path / "results"
+    assert not (out / "corpus" / "shards1" / "sentences").exists() and not (out / "ner").exists()
+    runs = {t: tab for t, tab in cfg["tables"].items() if tab.get("kind", "runs") == "runs"}
+    _check_paper_tables(out / "tables" / "paper", {"tables": runs})
+    lengths = pd.read_csv(out / "tables" / "paper" / "table12.csv", dtype=str)
+    stats = json.loads((out / "documents" / "stats.json").read_text())
+    assert lengths["ours: documents"].tolist() == [str(stats["pretrain"]["min_length_count"][r["label"]])
+                                                   for r in cfg["tables"]["table12"]["rows"]]
+    private = pd.read_csv(out / "tables" / "paper" / "table3_private.csv", dtype=str)
+    assert private["O-Tri (paper)"].tolist()[:2] == ["0.423", "0.552"]
+    for fid in cfg["figures"]:
+        assert (out / "figures" / "paper" / f"{fid}.png").stat().st_size > 0, fid
+    fig3 = pd.read_csv(out / "figures" / "paper" / "figure3.csv")
+    assert len(fig3) == 8 and fig3["mean"].notna().all()
+    box = pd.read_csv(out / "figures" / "paper" / "figure5.csv")
+    assert (box["q1"] <= box["med"]).all() and (box["med"] <= box["q3"]).all()
+    # DeCLUTR skipped the documents shorter than 2 x 2 x 32 words, and said how many
+    log = (out / "logs" / "train" / "declutr_roberta_seed0.log").read_text()
+    short = sum(v for k, v in zip(stats["pretrain"]["histogram"]["edges"], stats["pretrain"]["histogram"]["counts"])
+                if k < 128)
+    assert f"{short} of {stats['pretrain']['documents']} documents are shorter than 128 words: skipped" in log
+    few = json.loads((out / "finetune" / "mlm" / "roberta" / "seed0" / "mtri_ft_fs4.json").read_text())
+    assert few["train_documents"] == 4 * len(few["classes"])
+    # changing one method's knob reruns its train job and its own embed, evaluate and fine-tune jobs
+    cfg["methods"]["note"]["category_weight"] = 0.3
+    planned = _replan(tmp_path, cfg)
+    assert len(planned["train"]) == 1 and all("/note/" in p for p in planned["finetune"] + planned["embed"])
+    assert len(planned["finetune"]) == 4 and "documents" not in planned and "doc_task" not in planned

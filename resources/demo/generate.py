@@ -19,6 +19,7 @@ from clinsent.demo.augment import (
     write_jsonl,
     write_lines,
 )
+from clinsent.demo.documents import add_category_notes, generate_diagnoses, write_diagnoses
 from clinsent.demo.nli import generate_nli, generate_radnli, generate_snli, write_nli_jsonl
 from clinsent.demo.notes import generate_notes, write_noteevents
 from clinsent.demo.ontology import write_demo_obo
@@ -32,7 +33,9 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=320, help="number of discharge summaries")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    write_noteevents(args.out / "NOTEEVENTS.demo.csv", generate_notes(args.notes))
+    notes = add_category_notes(generate_notes(args.notes))
+    write_noteevents(args.out / "NOTEEVENTS.demo.csv", notes)
+    write_diagnoses(args.out / "DIAGNOSES_ICD.demo.csv", generate_diagnoses(notes))
     write_demo_obo(args.out / "efo.demo.obo")
     pairs = generate_pairs(260)
     write_sts_tsv(args.out / "clinical_sts.demo.select.tsv", pairs[:130])

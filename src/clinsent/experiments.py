@@ -73,11 +73,15 @@ def cited_runs(config: dict[str, Any]) -> list[tuple[str, str]]:
         if kind == "fraction":
             out += [(f"figures.{fid}.series[{i}].points[{j}]", p["run"])
                     for i, series in enumerate(fig["series"]) for j, p in enumerate(series["points"])]
-        elif kind in ("bar", "confusion"):
+        elif kind in ("bar", "confusion", "box"):
             key = "bars" if kind == "bar" else "panels"
             out += [(f"figures.{fid}.{key}[{i}]", p["run"]) for i, p in enumerate(fig[key])]
         elif kind == "tsne":
             out += [(f"figures.{fid}.{role}", fig[role]) for role in ("before", "after")]
+        elif kind == "line":
+            out += [(f"figures.{fid}.lines[{i}]", s["run"]) for i, s in enumerate(fig["lines"])]
+        elif kind == "doc_lengths":
+            continue
         else:
             out += [(f"figures.{fid}.points[{i}]", p["run"]) for i, p in enumerate(fig["points"])]
     # the cross-encoder rows (finetune entries with cross_encoder: true) are no train job
@@ -108,6 +112,9 @@ def check_references(config: dict[str, Any]) -> None:
                 need(f"tables.{tid}.rows[{i}].method", row["method"], "methods")
     for fid, fig in (config.get("figures") or {}).items():
         for name in fig.get("eval_sets") or ([fig["eval_set"]] if fig.get("eval_set") else []):
+            need(f"figures.{fid}", name, "eval_sets")
+        for name in [p["eval_set"] for p in fig.get("xs") or []] + (
+                [fig["score_eval_set"]] if fig.get("score_eval_set") else []):
             need(f"figures.{fid}", name, "eval_sets")
 
 

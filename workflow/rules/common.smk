@@ -69,6 +69,11 @@ if not NOTES:
             raise ValueError(f"config: methods.{_m} trains on the notes pipeline's sets (sentences: notes), and the "
                              "config has no `notes`. Fix: add a `notes` block, or set `sentences` to a key of "
                              "sentence_corpora.")
+# The notes' sentence pipeline (split -> NER -> sets, the MED-SE corpus tables) runs when a method
+# trains on its sets or a table shows them; a config whose notes feed only the documents stage
+# (the healthcare-LM paper) leaves it, and its ontology download, out of the DAG.
+NOTE_SENTENCES = NOTES and (any(p["source"] == "notes" for p in PLANS.values())
+                            or any(t.get("kind") == "corpus_stats" for t in (config.get("tables") or {}).values()))
 # Dry runs of a config with placeholder paths (e.g. config/paper/medse.yaml before the data is
 # there): `--config placeholders_ok=true` leaves missing external inputs out of the DAG.
 PLACEHOLDERS_OK = str(config.get("placeholders_ok", False)).lower() == "true"
@@ -93,6 +98,7 @@ wildcard_constraints:
     source="|".join(map(re.escape, TRAINING_DATA)) if TRAINING_DATA else "x^",
     sentence_corpus="|".join(map(re.escape, SENTENCE_CORPORA)) if SENTENCE_CORPORA else "x^",
     finetune="|".join(map(re.escape, FINETUNE)) if FINETUNE else "x^",
+    task="|".join(map(re.escape, config["doc_tasks"])) if config["doc_tasks"] else "x^",
 
 
 def method_entry(method):
@@ -100,8 +106,25 @@ def method_entry(method):
 
 
 def external(paths):
-    """Input files the user supplies; with placeholders_ok, missing ones are left out (dry runs)."""
-    return [p for p in paths if not PLACEHOLDERS_OK or os.path.exists(p)]
+    """Input files the user supplies; with placeholders_ok, missing ones are left out (dry runs).
+    Files under results/ (e.g. a doc_task's table as an eval set's path) are the DAG's own."""
+    return [p for p in paths if not PLACEHOLDERS_OK or os.path.exists(p) or str(p).startswith(f"{R}/")]
+
+
+def doc_task_per_class(name):
+    """Eval sets and finetune entries that draw n documents per class of doc_tasks.<name>'s table."""
+    table = f"{R}/doc_tasks/{name}.parquet"
+    out = {f"eval_sets.{n}": e.task.settings.per_class for n, e in EVAL.items()
+           if getattr(e.task.settings, "path", None) == table and getattr(e.task.settings, "per_class", None)}
+    out.update({f"finetune.{n}": f.settings.per_class for n, f in FINETUNE.items()
+                if f.settings.per_class and EVAL[f.settings.train].task.settings.path == table})
+    return out
+
+
+def doc_task_files(name):
+    """The user files an ICD-9 triage task reads besides the documents (diagnoses, mapping)."""
+    entry = config["doc_tasks"][name]
+    return external([p for p in (entry.get("diagnoses"), entry.get("mapping")) if p])
 
 
 def external_file(path):
@@ -148,19 +171,19 @@ def finetune_jobs():
     """(method, base model, seed, entry): each trained run of an entry's methods whose base model
     the entry's test set evaluates."""
     return [(m, b, s, f) for m, b, s in trained_jobs() for f, e in FINETUNE.items()
-            if e.runs(m) and EVAL[e.settings.test].evaluates(b)]
+            if e.runs(m, b) and EVAL[e.settings.test].evaluates(b)]
 
 
 def cross_encoder_jobs():
     """(base model, seed, entry): the cross-encoder baseline for every base model of the grid."""
     bases = list(dict.fromkeys(b for _, b, _ in trained_jobs()))
     return [(b, s, f) for f, e in FINETUNE.items() if e.settings.cross_encoder for b in bases
-            if EVAL[e.settings.test].evaluates(b) for s in SEEDS]
+            if EVAL[e.settings.test].evaluates(b) and e.on_base(b) for s in SEEDS]
 
 
 def finetune_files(name):
     s = FINETUNE[name].settings
-    return [f for role in (s.train, s.validation, s.test) for f in eval_set_files(role)]
+    return list(dict.fromkeys(f for role in (s.train, s.validation, s.test) for f in eval_set_files(role)))
 
 
 def finetune_params(name):
@@ -250,6 +273,8 @@ RETRIEVAL = {t: first_seed_embeddings(table) for t, table in TABLES.items() if t
 for _tid in RETRIEVAL:  # queries must be texts of the eval set: checked now, not after training
     if all(os.path.exists(f) for f in EVAL[TABLES[_tid]["eval_set"]].task.files()):
         check_queries(_tid, TABLES[_tid], EVAL[TABLES[_tid]["eval_set"]].task.texts())
+# the document-length table and figure (the healthcare-LM paper's Table 12, Figure 7) read the documents stage's statistics
+DOC_LENGTHS = any(x.get("kind") == "doc_lengths" for x in [*TABLES.values(), *FIGURES.values()])
 STATS_CORPORA = sorted({c for t in TABLES.values() if t.get("kind") == "corpus_stats" for c in t["corpora"]})
 STATS_SETS = sorted({e for t in TABLES.values() if t.get("kind") == "eval_stats" for e in t["eval_sets"]})
 EXAMPLE_METHODS = sorted({r["method"] for t in TABLES.values() if t.get("kind") == "augmentations" for r in t["rows"]})

@@ -6,7 +6,8 @@
 rule evaluate:
     """Score one eval set's embeddings."""
     input:
-        embeddings=f"{R}/embeddings/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.parquet",
+        # the set's own embeddings, or with embed_from those of the set whose texts include its own
+        embeddings=lambda wc: f"{R}/embeddings/{wc.method}/{wc.base_model}/seed{wc.seed}/{EVAL[wc.eval_set].embedded()}.parquet",
         eval_files=lambda wc: eval_set_files(wc.eval_set),
     output:
         f"{R}/metrics/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.json",

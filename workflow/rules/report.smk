@@ -23,7 +23,7 @@ SCORED = {n: e.task for n, e in EVAL.items()} | {f: EVAL[e.settings.test].task f
 CORPUS_INPUTS = {
     **({"table1": rules.corpus_stats.output.table1, "table2": rules.corpus_stats.output.table2,
         "exact_duplicates": rules.corpus_stats.output.duplicates,
-        "duplicate_simulation": rules.duplicate_stats.output[0]} if NOTES else {}),
+        "duplicate_simulation": rules.duplicate_stats.output[0]} if NOTE_SENTENCES else {}),
     "sentence_corpora": [rules.sentence_corpus.output.stats.format(sentence_corpus=c) for c in SENTENCE_CORPORA],
 }
 
@@ -92,6 +92,7 @@ rule paper_report:
         embeddings=[p for runs in RETRIEVAL.values() for p in runs.values()]
         + [p for spec in TSNE.values() for p in spec["embeddings"].values()],
         tsne_sets=[f for fid in TSNE for f in eval_set_files(FIGURES[fid]["eval_set"])],  # their pairs and scores
+        documents=rules.documents.output.stats if DOC_LENGTHS else [],
     output:
         tables=[f"{R}/tables/paper/{t}.{ext}" for t in TABLES for ext in ("md", "csv", "tex")],
         curves=[f"{R}/figures/paper/curves_{t}.{ext}" for t in RUN_TABLES for ext in ("png", "pdf")],
@@ -111,6 +112,7 @@ rule paper_report:
             "methods": {m: METHOD_ENTRIES[m].train_params() for m in EXAMPLE_METHODS},
             "embeddings": RETRIEVAL,
             "tsne": TSNE,
+            "documents": str(rules.documents.output.stats) if DOC_LENGTHS else None,
         },
     log:
         f"{LOGS}/paper_report.log",

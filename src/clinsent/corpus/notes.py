@@ -73,6 +73,7 @@ class NotesSpec:
     drop_errors: bool = True
     id_column: str = "id"
     text_column: str = "text"
+    category_column: str | None = None  # parquet: the note-category column (note-category pre-training, M-Cat)
     block_mb: int = 1
 
     @classmethod
@@ -81,6 +82,7 @@ class NotesSpec:
         return cls(path=str(cfg["path"]), format=cfg.get("format", "noteevents_csv"),
                    categories=tuple(cats) if cats else None, drop_errors=bool(cfg.get("drop_errors", True)),
                    id_column=cfg.get("id_column", "id"), text_column=cfg.get("text_column", "text"),
+                   category_column=cfg.get("category_column"),
                    block_mb=int(cfg.get("block_mb", 1)))
 
 
@@ -251,14 +253,16 @@ def iter_parquet(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(path, f"cannot read the parquet file ({exc})", "check that the file is complete parquet") from exc
     names = pf.schema_arrow.names
-    missing = [c for c in (spec.id_column, spec.text_column) if c not in names]
+    wanted = [spec.id_column, spec.text_column] + ([spec.category_column] if spec.category_column else [])
+    missing = [c for c in wanted if c not in names]
     if missing:
         raise InputError(path, f"missing column(s) {missing} (columns: {names})",
-                         "set `notes.id_column` and `notes.text_column` to the id and text columns")
+                         "set `notes.id_column`, `notes.text_column` (and `notes.category_column`) to the id, text "
+                         "(and category) columns")
     id_type = pf.schema_arrow.field(spec.id_column).type
     integer_ids = pa.types.is_integer(id_type)
     offset = 0
-    for batch in pf.iter_batches(batch_size=4096, columns=[spec.id_column, spec.text_column]):
+    for batch in pf.iter_batches(batch_size=4096, columns=wanted):
         n = batch.num_rows
         stats.notes_read += n
         text = batch.column(1)
@@ -274,7 +278,8 @@ def iter_parquet(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
         else:
             row_id = pa.array(np.arange(offset + 1, offset + n + 1, dtype=np.int64))
         offset += n
-        yield _table(row_id, ids.cast(pa.string()), text, n)
+        category = batch.column(2).cast(pa.string()) if spec.category_column else None
+        yield _table(row_id, ids.cast(pa.string()), text, n, category=category)
 
 
 def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.Table]:

@@ -41,10 +41,13 @@ def finetune_bi_encoder(model: Any, train: Task, validation: Task, test: Task, s
     model.max_seq_length = s.max_length
     loss = pair_loss(model, pairs.kind, s.margin)
 
-    def step(t1: list[str], t2: list[str], y: torch.Tensor) -> torch.Tensor:
-        features = [batch_to_device(model.preprocess(t), model.device) for t in (t1, t2)]
-        return loss(features, y.to(model.device))
+    targets = torch.as_tensor(pairs.targets, dtype=torch.float32)
 
-    return fit(pairs, s, seed, [p for p in loss.parameters() if p.requires_grad], step,
+    def step(idx: list[int]) -> torch.Tensor:
+        texts = ([pairs.texts1[i] for i in idx], [pairs.texts2[i] for i in idx])
+        features = [batch_to_device(model.preprocess(t), model.device) for t in texts]
+        return loss(features, targets[idx].to(model.device))
+
+    return fit(len(pairs.targets), s, seed, [p for p in loss.parameters() if p.requires_grad], step,
                lambda: (embed_and_score(model, validation), embed_and_score(model, test)), validation.headline,
                model.train, log), pairs

@@ -11,7 +11,7 @@ with ``cross_encoder: true``, for the method ``cross_encoder`` (sentence-transfo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from clinsent.errors import InputError
@@ -24,9 +24,12 @@ CROSS_ENCODER = "cross_encoder"  # the method name of cross-encoder rows in summ
 @dataclass(frozen=True)
 class FinetuneSettings:
     train: str = knob("", "the eval set whose pairs train (e.g. BIOSSES' BLURB train split)", required=True)
-    validation: str = knob("", "the eval set whose headline metric picks the epoch", required=True)
-    test: str = knob("", "the eval set reported (same task as train and validation)", required=True)
+    validation: str = knob("", "the eval set whose headline metric picks the epoch (document tasks: omit; the "
+                               "train set's test split picks and is reported, the paper's protocol)")
+    test: str = knob("", "the eval set reported (same task as train and validation; document tasks: omit)")
     methods: tuple[str, ...] | None = knob(None, "the methods whose trained models are fine-tuned (default: all)")
+    base_models: tuple[str, ...] | None = knob(None, "only runs of these base models (default: those the test set "
+                                                     "evaluates)")
     cross_encoder: bool = knob(False, "also fine-tune sentence-transformers' CrossEncoder from each base model "
                                       "(BioSimCSE Table 2)")
     epochs: int = knob(4, "passes over the training pairs; the best epoch on validation is reported", minimum=1)
@@ -37,20 +40,36 @@ class FinetuneSettings:
     weight_decay: float = knob(0.01, "AdamW weight decay (sentence-transformers' default)", minimum=0)
     max_length: int = knob(128, "tokens per sentence (cross-encoder: per pair)", minimum=8)
     margin: float = knob(0.5, "binary tasks: the margin of the online contrastive loss", exclusiveMinimum=0)
+    frozen: bool = knob(False, "document tasks: freeze the whole encoder (only the head trains)")
+    freeze_layers: int = knob(0, "document tasks: freeze the embedding layer and the first k transformer layers "
+                                 "(the paper's Figure 4)", minimum=0)
+    per_class: int | None = knob(None, "document tasks: few-shot, n training documents per class drawn with the "
+                                       "job's seed (the paper's Figure 3, Table 16)", minimum=1)
+
+
+DOC_KEYS = ("frozen", "freeze_layers", "per_class")  # keys of document-task entries only
+PAIR_KEYS = ("margin", "cross_encoder")  # keys of pair-task entries only
 
 
 @dataclass(frozen=True)
 class FinetuneEntry:
     name: str
     settings: FinetuneSettings
+    kind: str = "pairs"  # pairs (STS, RQE) or documents (doc_classification)
 
-    def runs(self, method: str) -> bool:
-        return self.settings.methods is None or method in self.settings.methods
+    def runs(self, method: str, base_model: str | None = None) -> bool:
+        return (self.settings.methods is None or method in self.settings.methods) and (
+            base_model is None or self.on_base(base_model))
+
+    def on_base(self, base_model: str) -> bool:
+        return self.settings.base_models is None or base_model in self.settings.base_models
 
     def params(self) -> dict[str, Any]:
-        """What a fine-tune job's output depends on: not which methods or whether cross-encoders
-        run (changing those adds or drops jobs, and reruns none)."""
-        return {k: v for k, v in to_config(self.settings).items() if k not in ("methods", "cross_encoder")}
+        """What a fine-tune job's output depends on: not which methods, base models or whether
+        cross-encoders run (changing those adds or drops jobs, and reruns none)."""
+        other = DOC_KEYS if self.kind == "pairs" else PAIR_KEYS
+        return {k: v for k, v in to_config(self.settings).items()
+                if k not in ("methods", "base_models", "cross_encoder", *other)}
 
 
 def resolve_finetunes(config: Mapping[str, Any], eval_sets: Mapping[str, Any]) -> dict[str, FinetuneEntry]:
@@ -61,12 +80,30 @@ def resolve_finetunes(config: Mapping[str, Any], eval_sets: Mapping[str, Any]) -
     if CROSS_ENCODER in methods:
         raise InputError(f"config: methods.{CROSS_ENCODER}", "the name is taken by the cross-encoder rows",
                          "rename the method")
+    bases = list(config.get("base_models") or {})
     for name, entry in (config.get("finetune") or {}).items():
         where = f"config: finetune.{name}"
+        for b in (entry or {}).get("base_models") or ():
+            if b not in bases:
+                raise InputError(f"{where}.base_models", f"{b!r} is not a key of base_models{did_you_mean(b, bases)}",
+                                 "name a base model, or drop the key")
         if name in eval_sets:
             raise InputError(where, "the name is also an eval set's: both would be rows of summary.csv",
                              "rename the fine-tune entry (e.g. <set>_ft)")
         s: FinetuneSettings = parse_settings(FinetuneSettings, dict(entry or {}), where)
+        if s.train not in eval_sets:
+            raise InputError(f"{where}.train", f"{s.train!r} is not a key of eval_sets"
+                             f"{did_you_mean(s.train, list(eval_sets))}", "name the eval set of the train split")
+        if eval_sets[s.train].task.doc_training:
+            out[name] = _document_entry(name, s, eval_sets, methods)
+            continue
+        for role in ("validation", "test"):
+            if not getattr(s, role):
+                raise InputError(f"{where}.{role}", "missing", f"name the eval set of the {role} split")
+        for key in DOC_KEYS:
+            if getattr(s, key) != getattr(FinetuneSettings, key):
+                raise InputError(f"{where}.{key}", "applies to document classification entries only",
+                                 "drop the key")
         sets = {role: getattr(s, role) for role in ("train", "validation", "test")}
         for role, set_name in sets.items():
             if set_name not in eval_sets:
@@ -88,3 +125,21 @@ def resolve_finetunes(config: Mapping[str, Any], eval_sets: Mapping[str, Any]) -
                                  "name a method")
         out[name] = FinetuneEntry(name, s)
     return out
+
+
+def _document_entry(name: str, s: FinetuneSettings, eval_sets: Mapping[str, Any], methods: list[str]) -> FinetuneEntry:
+    """A document classification entry: its train set's own splits train and score."""
+    where = f"config: finetune.{name}"
+    for role in ("validation", "test"):
+        if getattr(s, role) not in ("", s.train):
+            raise InputError(f"{where}.{role}", "a document task is scored on its train set's test split",
+                             "drop the key")
+    if s.cross_encoder:
+        raise InputError(f"{where}.cross_encoder", "cross-encoders score pairs, not documents", "drop the key")
+    if s.frozen and s.freeze_layers:
+        raise InputError(where, "sets both frozen and freeze_layers", "keep one of them")
+    for m in s.methods or ():
+        if m not in methods:
+            raise InputError(f"{where}.methods", f"{m!r} is not a key of methods{did_you_mean(m, methods)}",
+                             "name a method")
+    return FinetuneEntry(name, replace(s, validation=s.train, test=s.train), kind="documents")

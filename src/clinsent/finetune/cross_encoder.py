@@ -37,9 +37,11 @@ def finetune_cross_encoder(model: Any, train: Task, validation: Task, test: Task
     pairs = train.training_pairs()
     loss = BinaryCrossEntropyLoss(model)
 
-    def step(t1: list[str], t2: list[str], y: torch.Tensor) -> torch.Tensor:
-        return loss([t1, t2], y.to(model.device))
+    targets = torch.as_tensor(pairs.targets, dtype=torch.float32)
 
-    return fit(pairs, s, seed, [p for p in loss.parameters() if p.requires_grad], step,
+    def step(idx: list[int]) -> torch.Tensor:
+        return loss([[pairs.texts1[i] for i in idx], [pairs.texts2[i] for i in idx]], targets[idx].to(model.device))
+
+    return fit(len(pairs.targets), s, seed, [p for p in loss.parameters() if p.requires_grad], step,
                lambda: (predict_and_score(model, validation), predict_and_score(model, test)), validation.headline,
                model.train, log), pairs

@@ -21,7 +21,6 @@ import numpy as np
 import torch
 
 from clinsent.finetune.config import FinetuneSettings
-from clinsent.tasks.base import PairTargets
 
 
 @dataclass
@@ -34,22 +33,22 @@ class FitResult:
         return self.epochs[self.best_epoch - 1]
 
 
-def fit(pairs: PairTargets, s: FinetuneSettings, seed: int, parameters: list[torch.nn.Parameter],
-        step: Callable[[list[str], list[str], torch.Tensor], torch.Tensor],
+def fit(n: int, s: FinetuneSettings, seed: int, parameters: list[torch.nn.Parameter],
+        step: Callable[[list[int]], torch.Tensor],
         evaluate: Callable[[], tuple[dict[str, float], dict[str, float]]], headline: str,
-        set_train: Callable[[bool], None], log: Callable[[str], None] = print) -> FitResult:
-    """``step(texts1, texts2, targets)`` returns the batch's loss; ``evaluate()`` returns
-    (validation metrics, test metrics) with the model in eval mode."""
+        set_train: Callable[[bool], None], log: Callable[[str], None] = print,
+        texts_per_row: int = 2) -> FitResult:
+    """``n`` training rows (pairs, documents); ``step(rows)`` returns the loss of those rows;
+    ``evaluate()`` returns (validation metrics, test metrics) with the model in eval mode.
+    The best epoch is the one with the best finite validation headline (NaN never wins)."""
     from transformers import get_linear_schedule_with_warmup
 
-    n = len(pairs.targets)
     if n == 0:
-        raise ValueError("no training pairs")
+        raise ValueError("no training rows")
     per_epoch = math.ceil(n / s.batch_size)
     total = per_epoch * s.epochs
     optimizer = torch.optim.AdamW(parameters, lr=s.learning_rate, weight_decay=s.weight_decay)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(round(s.warmup_ratio * total)), total)
-    targets = torch.as_tensor(pairs.targets, dtype=torch.float32)
     result, best, seen, busy = FitResult(), -math.inf, 0, 0.0
     for epoch in range(1, s.epochs + 1):
         set_train(True)
@@ -58,14 +57,14 @@ def fit(pairs: PairTargets, s: FinetuneSettings, seed: int, parameters: list[tor
         for k in range(per_epoch):
             idx = order[k * s.batch_size:(k + 1) * s.batch_size].tolist()
             t0 = time.perf_counter()
-            loss = step([pairs.texts1[i] for i in idx], [pairs.texts2[i] for i in idx], targets[idx])
+            loss = step(idx)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(parameters, 1.0)
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             busy += time.perf_counter() - t0
-            seen += 2 * len(idx)
+            seen += texts_per_row * len(idx)
             losses.append(float(loss.detach()))
         set_train(False)
         with torch.no_grad():
@@ -74,7 +73,7 @@ def fit(pairs: PairTargets, s: FinetuneSettings, seed: int, parameters: list[tor
         score = float(validation[headline])
         log(f"epoch {epoch}/{s.epochs}: loss {np.mean(losses):.4f}, validation {headline} {score:.4f}, "
             f"{seen / max(busy, 1e-9):.1f} sentences/s")
-        if score > best:
+        if score > best:  # NaN compares False
             best, result.best_epoch = score, epoch
     result.sentences_per_s = seen / max(busy, 1e-9)
     return result

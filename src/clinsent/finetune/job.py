@@ -22,6 +22,8 @@ def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: Finet
     device = str(pick_device())
     seed_everything(seed)  # the cross-encoder's new head and dropout draw from it
     train, validation, test = tasks["train"], tasks["validation"], tasks["test"]
+    if kind == "bi_encoder" and train.doc_training:
+        return _classifier(model_path, train, s, seed, device, log)
     if kind == "bi_encoder":
         from clinsent.embed import load_model
         from clinsent.finetune.bi_encoder import finetune_bi_encoder
@@ -39,6 +41,20 @@ def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: Finet
             "metrics": best["test"], "validation": best["validation"], "epochs": result.epochs,
             "train_pairs": len(pairs.targets), "sentences_per_s": result.sentences_per_s,
             "pairs_used": {"train": pairs.rows, "validation": validation.training_pairs().rows}}  # one task: both have pairs
+
+
+def _classifier(model_path: str, task: Task, s: FinetuneSettings, seed: int, device: str,
+                log: Callable[[str], None]) -> dict[str, Any]:
+    from clinsent.embed import load_model
+    from clinsent.finetune.classifier import finetune_classifier
+
+    result, record = finetune_classifier(load_model(model_path, device), task, s, seed, log)
+    best = result.best()
+    log(f"best epoch {result.best_epoch}: test {task.headline} {best['test'][task.headline]:.4f} "
+        f"({len(record['train_rows'])} training documents, {result.sentences_per_s:.1f} documents/s on {device})")
+    return {"kind": "classifier", "device": device, "torch": torch.__version__, "best_epoch": result.best_epoch,
+            "metrics": best["test"], "epochs": result.epochs, "train_documents": len(record["train_rows"]),
+            "documents_per_s": result.sentences_per_s, **record}
 
 
 def job_from_params(kind: str, model_path: str, params: Mapping[str, Any], seed: int, threads: int,

@@ -19,3 +19,17 @@ def cosine_logits(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch
 def info_nce(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tensor:
     logits = cosine_logits(a.float(), b.float(), temperature)
     return F.cross_entropy(logits, torch.arange(len(a), device=a.device))
+
+
+def nt_xent(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tensor:
+    """NT-Xent over the 2N embeddings of N pairs (SimCLR; pytorch-metric-learning's ``NTXentLoss``
+    as DeCLUTR calls it, pair i's two members sharing label i): every embedding's positive is its
+    pair's other member, its negatives all 2N - 2 others (anchors of the same document
+    included), cosine / tau; the mean over the 2N embeddings. DeCLUTR's eq. 3 (symmetric InfoNCE
+    with the in-view negatives)."""
+    z = F.normalize(torch.cat([a, b]).float(), dim=-1)
+    logits = z @ z.T / temperature
+    logits = logits.masked_fill(torch.eye(len(z), dtype=torch.bool, device=z.device), float("-inf"))
+    n = len(a)
+    target = torch.cat([torch.arange(n, 2 * n), torch.arange(0, n)]).to(z.device)
+    return F.cross_entropy(logits, target)

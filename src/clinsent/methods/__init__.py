@@ -9,6 +9,6 @@ from __future__ import annotations
 
 from clinsent.methods.base import METHODS, Method, MethodLoss, MethodSettings, TrainedSettings
 
-from clinsent.methods import ct, medse, mixcse, mnr, none, simcse, sup_simcse  # noqa: E402,F401  (register the built-ins)
+from clinsent.methods import ct, declutr, medse, mixcse, mlm, mnr, none, note_category, simcse, sup_simcse  # noqa: E402,F401  (register the built-ins)
 
 __all__ = ["METHODS", "Method", "MethodLoss", "MethodSettings", "TrainedSettings"]

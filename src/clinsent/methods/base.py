@@ -84,6 +84,10 @@ class MethodLoss(nn.Module):
         generators, so a resumed job draws the same)."""
         raise NotImplementedError
 
+    def bind(self, data: Any) -> None:
+        """Called once with the job's training data before the optimiser is built: a loss whose
+        modules depend on the data (e.g. a head over the documents' categories) builds them here."""
+
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:  # noqa: D102
         raise NotImplementedError
 
@@ -124,6 +128,12 @@ class Method(abc.ABC):
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         raise NotImplementedError(f"{type(self).__name__} trains nothing")
+
+
+def rows_source(settings: MethodSettings) -> str:
+    """The training rows a method's ``epochs`` count passes over (NLI triplets: ``train_data``;
+    documents: ``documents``), or "" for the sentence sets (epochs resolved from the corpus size)."""
+    return str(getattr(settings, "train_data", "") or getattr(settings, "documents", ""))
 
 
 METHODS: Registry[type[Method]] = Registry("objective", "methods.<name>.objective")

@@ -20,7 +20,7 @@ from clinsent.corpus.sentences import corpus_paths, corpus_size, steps_for_epoch
 from clinsent.data.plan import SentencePlan
 from clinsent.errors import InputError
 from clinsent.methods import METHODS, Method
-from clinsent.methods.base import SentencePlanSettings, TrainedSettings
+from clinsent.methods.base import SentencePlanSettings, TrainedSettings, rows_source
 from clinsent.registry import did_you_mean
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 
@@ -128,8 +128,8 @@ def _resolve_epochs(where: str, s: Any, knobs: Mapping[str, Any], shared: Mappin
     uses_epochs = s.epochs is not None and ("epochs" in knobs or "steps" not in knobs)
     if not uses_epochs:
         return (replace(s, epochs=None) if s.epochs is not None else s), ""
-    if isinstance(s, TrainedSettings) and getattr(s, "train_data", None):  # training rows (e.g. NLI triplets)
-        return s, (f"{where}: epochs {s.epochs:g} over training rows {getattr(s, 'train_data')!r} (batch "
+    if rows_source(s):  # training rows (e.g. NLI triplets) or documents
+        return s, (f"{where}: epochs {s.epochs:g} over training rows {rows_source(s)!r} (batch "
                    f"{s.batch_size}): steps counted when the train job reads the rows")
     if not isinstance(s, SentencePlanSettings) or s.sentences == "notes":
         raise InputError(f"{where}.epochs", "epochs needs a sentence corpus whose size is known when the config is "

@@ -44,15 +44,16 @@ class Encoder:
                 self._background = copy.deepcopy(self.tokenizer)
         return self._background
 
-    def tokenize(self, texts: list[str], offsets: bool = False) -> dict[str, torch.Tensor]:
+    def tokenize(self, texts: list[str], offsets: bool = False, special_tokens_mask: bool = False) -> dict[str, torch.Tensor]:
         return dict(self._tokenizer()(texts, padding=True, truncation=True, max_length=self.max_length,
-                                      return_tensors="pt", return_offsets_mapping=offsets))
+                                      return_tensors="pt", return_offsets_mapping=offsets,
+                                      return_special_tokens_mask=special_tokens_mask))
 
     def hidden_states(self, batch: dict[str, torch.Tensor], **extra: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """Every layer's states as the model returns them (bf16 under CUDA autocast): the pooling
         converts only the layers it reads to float32."""
         inputs = {k: v.to(self.device, non_blocking=True) for k, v in {**batch, **extra}.items()
-                  if k != "offset_mapping"}
+                  if k not in ("offset_mapping", "special_tokens_mask")}
         model = self.forward_model if self.model.training else self.model
         with autocast(self.device):
             out = model(**inputs, output_hidden_states=True, return_dict=True)

@@ -62,11 +62,13 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
     png/pdf plus its points (csv). ``eval_sets``: name -> the headline metric of its task (the
     metric of the table cells). ``extras``: what the other kinds of table read: ``corpus_stats``
     and ``eval_stats`` (name -> stats json), ``methods`` (name -> train params) and
-    ``embeddings`` (table id -> run -> embeddings parquet), and ``tsne`` (figure id -> the
-    eval set's params and the before/after embeddings)."""
+    ``embeddings`` (table id -> run -> embeddings parquet), ``tsne`` (figure id -> the
+    eval set's params and the before/after embeddings) and ``documents`` (the documents stage's
+    statistics, for the document-length table and figure)."""
     from clinsent.embed import read_embeddings
     from clinsent.experiments import split_run
     from clinsent.methods.config import method_from_params
+    from clinsent.report import doc_figures as df_
     from clinsent.report import extras as ex
     from clinsent.report import pair_figures as pf
     from clinsent.tasks.config import task_from_params
@@ -87,6 +89,10 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
             df = ex.augmentation_table(table, methods)
         elif kind == "retrieval_examples":
             df = ex.retrieval_table(table, {run: read_embeddings(path) for run, path in extras["embeddings"][tid].items()})
+        elif kind == "doc_lengths":
+            df = df_.length_table(table, df_.read_stats(extras["documents"]), paper_label)
+        elif kind == "cited":
+            df = df_.cited_table(table, paper_label)
         else:
             df = paper_table(summary, table, eval_sets, default_base, paper_label)
         caption = table["caption"]
@@ -110,6 +116,12 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
             points = pf.bar_points(summary, figure, eval_sets, default_base)
         elif kind == "confusion":
             points = pf.confusion_points(summary, figure, default_base)
+        elif kind == "line":
+            points = df_.line_points(summary, figure, eval_sets, default_base)
+        elif kind == "box":
+            points = df_.box_points(summary, figure, default_base)
+        elif kind == "doc_lengths":
+            points = df_.length_points(df_.read_stats(extras["documents"]), figure)
         elif kind == "tsne":
             spec = extras["tsne"][fid]
             task = task_from_params(figure["eval_set"], spec["eval_set"])
@@ -127,5 +139,11 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
                 pf.confusion_figure(points, figure, [png, pdf])
             elif kind == "tsne":
                 pf.tsne_figure(points, figure, [png, pdf])
+            elif kind == "line":
+                df_.line_figure(points, figure, paper_label, [png, pdf])
+            elif kind == "box":
+                df_.box_figure(points, figure, [png, pdf])
+            elif kind == "doc_lengths":
+                df_.length_figure(points, df_.read_stats(extras["documents"]), figure, [png, pdf])
             else:
                 alignment_uniformity_figure(points, figure["caption"], [png, pdf])

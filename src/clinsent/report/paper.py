@@ -90,15 +90,19 @@ def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[st
 
 
 def figure_points(summary: pd.DataFrame, figure: dict[str, Any], default_base: str) -> pd.DataFrame:
-    """Per point: mean alignment, uniformity and Spearman on the figure's eval set over seeds."""
+    """Per point: mean alignment and uniformity on the figure's eval set over seeds, and the
+    score each point is labelled with: ``score_metric`` (default Spearman) of ``score_eval_set``
+    (default the same set; the healthcare-LM paper's Figure 6: the frozen F1 of the task)."""
+    score_set = figure.get("score_eval_set") or figure["eval_set"]
+    score = figure.get("score_metric") or "spearman"
     rows = []
     for p in figure["points"]:
-        vals = {m: cell_values(summary, p["run"], default_base, figure["eval_set"], m)
-                for m in ("alignment", "uniformity", "spearman")}
+        vals = {m: cell_values(summary, p["run"], default_base, figure["eval_set"], m) for m in ("alignment", "uniformity")}
+        vals[score] = cell_values(summary, p["run"], default_base, score_set, score)
         if all(len(v) for v in vals.values()):
-            rows.append({"label": p["label"], "run": p["run"], "seeds": len(vals["spearman"]),
+            rows.append({"label": p["label"], "run": p["run"], "seeds": len(vals[score]),
                          **{m: float(np.mean(v)) for m, v in vals.items()}})
-    return pd.DataFrame(rows, columns=["label", "run", "seeds", "alignment", "uniformity", "spearman"])
+    return pd.DataFrame(rows, columns=["label", "run", "seeds", "alignment", "uniformity", score])
 
 
 def alignment_uniformity_figure(points: pd.DataFrame, caption: str, out_paths: list[Any]) -> None:
@@ -109,9 +113,10 @@ def alignment_uniformity_figure(points: pd.DataFrame, caption: str, out_paths: l
 
     fig, ax = plt.subplots(figsize=(5.5, 5.2))
     cmap = plt.get_cmap("tab10")
-    for i, r in enumerate(points.itertuples()):  # labelled through the legend: close points never overlap
-        ax.scatter(r.uniformity, r.alignment, color=cmap(i % 10), s=40, label=f"{r.label} ({r.spearman:.3f})")
-        ax.annotate(str(i + 1), (r.uniformity, r.alignment), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    score = points.columns[-1]  # the metric each point is labelled with (Spearman, or F1)
+    for i, r in enumerate(points.to_dict("records")):  # labelled through the legend: close points never overlap
+        ax.scatter(r["uniformity"], r["alignment"], color=cmap(i % 10), s=40, label=f"{r['label']} ({r[score]:.3f})")
+        ax.annotate(str(i + 1), (r["uniformity"], r["alignment"]), textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.legend([f"{i + 1}. {t.get_text()}" for i, t in enumerate(ax.legend().get_texts())], fontsize=7,
               loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=1, frameon=False)
     ax.set_xlabel("uniformity (lower is better)")

@@ -38,6 +38,7 @@ class Task(abc.ABC):
     metrics: tuple[str, ...] = ()  # a class default; a task may set it per eval set (e.g. retrieval's recall@k)
     curve_keys: ClassVar[tuple[str, ...] | None] = None  # the keys the headline depends on (None: all)
     pair_training: ClassVar[bool] = False  # training_pairs, pair_parts and score_pairs are implemented
+    doc_training: ClassVar[bool] = False  # examples() is implemented: documents fine-tuned with a classifier head
 
     def __init__(self, set_name: str, settings: Any) -> None:
         self.set_name, self.settings = set_name, settings

@@ -2,9 +2,10 @@
 
 An entry holds ``task`` (default ``sts``), ``curve`` (log it during training; the selection
 set always is), ``base_models`` (evaluate only runs of these base models, e.g. a Chinese
-probe only for the Chinese model; default all) and ``evaluate`` (false: no zero-shot embed and
-evaluate jobs, for a set that only trains or selects, e.g. a fine-tune train split), checked
-by config/schema.yaml, and the task's
+probe only for the Chinese model; default all), ``evaluate`` (false: no zero-shot embed and
+evaluate jobs, for a set that only trains or selects, e.g. a fine-tune train split) and
+``embed_from`` (score another eval set's embeddings, whose texts include this set's: the
+healthcare-LM analyses of one document task embed it once), checked by config/schema.yaml, and the task's
 own keys, checked against its settings dataclass. The ``evaluation`` block supplies values for
 the keys a task has and an entry does not set (e.g. ``positive_share``).
 """
@@ -20,7 +21,7 @@ from clinsent.registry import did_you_mean
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 from clinsent.tasks import TASKS, Task
 
-ENTRY_KEYS = ("task", "curve", "base_models", "evaluate")
+ENTRY_KEYS = ("task", "curve", "base_models", "evaluate", "embed_from")
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class EvalSetEntry:
     curve: bool
     base_models: tuple[str, ...] | None = None
     evaluate: bool = True  # zero-shot embed and evaluate jobs for every run
+    embed_from: str | None = None  # the eval set whose embeddings this one scores
 
     def evaluates(self, base_model: str) -> bool:
         """Runs of this base model are scored on the set (zero-shot, or fine-tuned on it)."""
@@ -38,6 +40,10 @@ class EvalSetEntry:
     def params(self) -> dict[str, Any]:
         """What an embed or evaluate job's output depends on."""
         return {"task": self.task.name, "settings": to_config(self.task.settings)}
+
+    def embedded(self) -> str:
+        """The eval set whose embeddings this one scores."""
+        return self.embed_from or self.name
 
     def curve_params(self) -> dict[str, Any]:
         """What a train job's curve of this set depends on (the settings the headline reads; the
@@ -62,7 +68,8 @@ def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[st
     settings: Any = parse_settings(cls.settings_class, {**shared, **own}, where)
     bases = entry.get("base_models")
     return EvalSetEntry(name, cls(name, settings), bool(entry.get("curve", False)),
-                        tuple(bases) if bases is not None else None, bool(entry.get("evaluate", True)))
+                        tuple(bases) if bases is not None else None, bool(entry.get("evaluate", True)),
+                        entry.get("embed_from"))
 
 
 def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:
@@ -71,6 +78,11 @@ def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:
     out = {name: resolve_eval_set(name, e, evaluation) for name, e in config["eval_sets"].items()}
     known = list(config.get("base_models") or {})
     for name, e in out.items():
+        source = e.embed_from
+        if source is not None and (source not in out or out[source].embed_from or source == name):
+            raise InputError(f"config: eval_sets.{name}.embed_from", f"{source!r} is not an eval set that embeds "
+                             f"its own texts{did_you_mean(source, list(out))}",
+                             "name an eval set without embed_from whose texts include this set's")
         for b in e.base_models or ():
             if b not in known:
                 raise InputError(f"config: eval_sets.{name}.base_models", f"{b!r} is not a key of base_models "

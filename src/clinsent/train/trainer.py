@@ -34,7 +34,7 @@ import pandas as pd
 import torch
 
 from clinsent.data import TrainingData
-from clinsent.methods.base import Method, MethodLoss, TrainedSettings
+from clinsent.methods.base import Method, MethodLoss, TrainedSettings, rows_source
 from clinsent.models.base import load_transformer, sentence_transformer
 from clinsent.models.encoder import Encoder
 from clinsent.settings import to_config
@@ -60,7 +60,7 @@ def steps_from_epochs(method: Method, data: TrainingData | None) -> Method:
 
     s = method.settings
     per_epoch = getattr(data, "per_epoch", None)
-    if not isinstance(s, TrainedSettings) or s.epochs is None or per_epoch is None or not getattr(s, "train_data", ""):
+    if not isinstance(s, TrainedSettings) or s.epochs is None or per_epoch is None or not rows_source(s):
         return method
     return type(method)(replace(s, steps=max(1, int(round(s.epochs * per_epoch)))))
 
@@ -165,7 +165,7 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     if trained:
         assert data is not None and isinstance(s, TrainedSettings)
         data.check(s.steps)
-        loop = _Loop(method, encoder, seed)
+        loop = _Loop(method, encoder, seed, data)
         if resumed:
             loop.restore(resumed)
             log(f"resumed from the checkpoint at step {resumed['step']} in {work}")
@@ -205,11 +205,13 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
 class _Loop:
     """The optimisation of one job: the method's loss module, optimiser, schedule and steps."""
 
-    def __init__(self, method: Method, encoder: Encoder, seed: int) -> None:
+    def __init__(self, method: Method, encoder: Encoder, seed: int, data: TrainingData | None = None) -> None:
         s = method.settings
         assert isinstance(s, TrainedSettings)
         self.s, self.encoder, self.seed = s, encoder, seed
-        self.loss: MethodLoss = method.build_loss(encoder).to(encoder.device)
+        loss = method.build_loss(encoder)
+        loss.bind(data)
+        self.loss: MethodLoss = loss.to(encoder.device)
         self.params: list[torch.nn.Parameter] = []
         for p in [*encoder.model.parameters(), *self.loss.parameters()]:  # a shared module counts once
             if p.requires_grad and all(p is not q for q in self.params):

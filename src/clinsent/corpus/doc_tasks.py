@@ -1,0 +1,169 @@
+"""Labelled document tasks built from the notes' downstream partition (the healthcare-LM
+paper's Table 1), written in the layout :mod:`clinsent.tasks.labelled_docs` reads (columns
+``text``, ``label``, ``split``, ``row_id``):
+
+- ``label: category``: the note category task (M-Cat), the label being NOTEEVENTS' CATEGORY;
+- ``label: icd9_triage``: the ICD-9 triage task (M-Tri): each discharge summary (one per
+  admission, the earliest row) labelled with the destination team of its admission's primary
+  diagnosis (DIAGNOSES_ICD, SEQ_NUM 1) through a mapping file of ICD-9 ranges
+  (``config/icd9_triage.yaml``); admissions whose primary code maps to no team are dropped and
+  counted.
+
+Per class, ``train_per_class`` and ``test_per_class`` documents are drawn (seeded); patients are
+split between train and test first (a seeded hash, share test / (train + test)), so no patient
+has documents on both sides. A class with fewer documents keeps what it has (counted in the
+report); a class left with no train or no test document is an error naming it.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from clinsent.corpus.documents import unit_hash
+from clinsent.errors import InputError
+
+
+@dataclass(frozen=True)
+class DocTaskSettings:
+    label: str  # category | icd9_triage
+    train_per_class: int = 200
+    test_per_class: int = 500
+    seed: int = 0
+    categories: tuple[str, ...] | None = None  # category: the classes kept (None: all)
+    diagnoses: str | None = None  # icd9_triage: DIAGNOSES_ICD.csv(.gz)
+    mapping: str | None = None  # icd9_triage: the team -> ICD-9 ranges file
+    note_category: str = "Discharge summary"  # icd9_triage: the notes labelled
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any]) -> DocTaskSettings:
+        cats = cfg.get("categories")
+        return cls(label=str(cfg["label"]), train_per_class=int(cfg.get("train_per_class", 200)),
+                   test_per_class=int(cfg.get("test_per_class", 500)), seed=int(cfg.get("seed", 0)),
+                   categories=tuple(cats) if cats else None, diagnoses=cfg.get("diagnoses"),
+                   mapping=cfg.get("mapping"), note_category=str(cfg.get("note_category", "Discharge summary")))
+
+
+def read_mapping(path: str | Path) -> list[tuple[str, int, int]]:
+    """(team, first, last) numeric ICD-9 ranges (3-digit categories, inclusive) from the YAML file
+    ``teams: {<team>: ["390-459", "785", ...]}``."""
+    import yaml
+
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    teams = data.get("teams")
+    if not isinstance(teams, dict) or not teams:
+        raise InputError(path, "no `teams` mapping", "give teams: {<team>: [\"390-459\", ...]}")
+    out = []
+    for team, ranges in teams.items():
+        for r in ranges or []:
+            lo, _, hi = str(r).partition("-")
+            try:
+                out.append((str(team), int(lo), int(hi or lo)))
+            except ValueError:
+                raise InputError(f"{path}: teams.{team}", f"range {r!r} is not <first>-<last> of 3-digit ICD-9 "
+                                 "categories", "write e.g. \"390-459\" or \"785\"") from None
+    return out
+
+
+def icd9_team(code: str, mapping: Sequence[tuple[str, int, int]]) -> str | None:
+    """The team of an ICD-9 diagnosis code as MIMIC-III stores it (no dot: 41071, V3000, E8790);
+    V and E codes and unmapped categories: None."""
+    code = str(code).strip()
+    if len(code) < 3 or not code[:3].isdigit():
+        return None
+    cat = int(code[:3])
+    for team, lo, hi in mapping:
+        if lo <= cat <= hi:
+            return team
+    return None
+
+
+def primary_diagnoses(path: str | Path) -> pd.DataFrame:
+    """HADM_ID -> ICD9_CODE of SEQ_NUM 1 (the MIMIC-III DIAGNOSES_ICD layout)."""
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, ValueError, csv.Error) as exc:
+        raise InputError(path, f"cannot be read as CSV ({type(exc).__name__})", "check the file is complete") from None
+    missing = [c for c in ("HADM_ID", "SEQ_NUM", "ICD9_CODE") if c not in df.columns]
+    if missing:
+        raise InputError(path, f"missing column(s) {missing}", "use MIMIC-III's DIAGNOSES_ICD.csv(.gz)")
+    first = df[df["SEQ_NUM"].str.strip() == "1"]
+    bad = pd.to_numeric(first["HADM_ID"], errors="coerce").isna()
+    if bad.any():
+        raise InputError(path, f"{int(bad.sum())} row(s) with a non-numeric HADM_ID (first at row "
+                         f"{int(np.flatnonzero(bad.to_numpy())[0]) + 1})", "check the file")
+    return pd.DataFrame({"hadm_id": first["HADM_ID"].astype(np.int64), "code": first["ICD9_CODE"].str.strip()})
+
+
+def label_documents(docs: pd.DataFrame, s: DocTaskSettings) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Documents with a ``label`` column, and what was dropped."""
+    report: dict[str, Any] = {"documents": int(len(docs))}
+    if s.label == "category":
+        out = docs.assign(label=docs["category"].fillna("").astype(str).str.strip())
+        out = out[out["label"] != ""]
+        if s.categories is not None:
+            out = out[out["label"].isin([c.strip() for c in s.categories])]
+        report["unlabelled"] = int(len(docs) - len(out))
+        return out, report
+    if s.label != "icd9_triage":
+        raise InputError("config: doc_tasks", f"unknown label {s.label!r}", "use category or icd9_triage")
+    if not s.diagnoses or not s.mapping:
+        raise InputError("config: doc_tasks", "icd9_triage needs diagnoses and mapping",
+                         "point diagnoses at DIAGNOSES_ICD.csv and mapping at config/icd9_triage.yaml")
+    mapping = read_mapping(s.mapping)
+    notes = docs[docs["category"] == s.note_category].dropna(subset=["hadm_id"])
+    notes = notes.sort_values("row_id").drop_duplicates("hadm_id")
+    primary = primary_diagnoses(s.diagnoses)
+    merged = notes.merge(primary, on="hadm_id", how="left")
+    merged["label"] = [icd9_team(c, mapping) if isinstance(c, str) else None for c in merged["code"]]
+    report.update({"labelled_notes": int(len(notes)), "no_primary_diagnosis": int(merged["code"].isna().sum()),
+                   "unmapped_primary_diagnosis": int((merged["code"].notna() & merged["label"].isna()).sum())})
+    return merged[merged["label"].notna()].drop(columns=["code"]), report
+
+
+def draw(labelled: pd.DataFrame, s: DocTaskSettings, where: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Train/test documents per class (patients never on both sides)."""
+    patient = np.where(labelled["subject_id"].fillna(-1).to_numpy() >= 0, labelled["subject_id"].fillna(-1).to_numpy(),
+                       -labelled["row_id"].to_numpy() - 1).astype(np.int64)
+    share = s.test_per_class / (s.train_per_class + s.test_per_class)
+    side = np.where(unit_hash(patient, s.seed, 3) < share, "test", "train")
+    labelled = labelled.assign(split=side, _key=unit_hash(labelled["row_id"].to_numpy(), s.seed, 4))
+    parts, counts = [], {}
+    for label, group in labelled.groupby("label", sort=True):
+        group = group.sort_values("_key")
+        tr = group[group["split"] == "train"].head(s.train_per_class)
+        te = group[group["split"] == "test"].head(s.test_per_class)
+        counts[str(label)] = {"train": int(len(tr)), "test": int(len(te))}
+        parts += [tr, te]
+    empty = [c for c, k in counts.items() if not k["train"] or not k["test"]]
+    if empty:
+        raise InputError(where, f"class(es) {empty} have no train or no test document ({counts})",
+                         "lower the per-class counts, add notes, or drop those classes")
+    if len(counts) < 2:
+        raise InputError(where, f"one class only ({list(counts)})", "a classification task needs two or more")
+    out = pd.concat(parts).sort_values(["split", "label", "_key"], kind="stable")
+    return out[["row_id", "text", "label", "split"]].reset_index(drop=True), counts
+
+
+def build_doc_task(documents: str | Path, s: DocTaskSettings, name: str,
+                   per_class: Mapping[str, int] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """``per_class``: the few-shot sizes asked of this task (eval set or finetune entry -> n),
+    checked here, before any model trains on or is scored against the table."""
+    docs = pd.read_parquet(documents, columns=["row_id", "subject_id", "hadm_id", "category", "text"])
+    labelled, report = label_documents(docs, s)
+    task, counts = draw(labelled, s, f"config: doc_tasks.{name}")
+    for user, n in (per_class or {}).items():
+        short = {c: k["train"] for c, k in counts.items() if k["train"] < n}
+        if short:
+            raise InputError(f"config: {user}.per_class", f"{n} exceeds the training documents of class(es) {short} "
+                             f"in doc_tasks.{name}", "lower per_class, or raise train_per_class (with more notes)")
+    report["classes"] = counts
+    report["short_classes"] = sorted(c for c, k in counts.items()
+                                     if k["train"] < s.train_per_class or k["test"] < s.test_per_class)
+    return task, report

@@ -1,0 +1,124 @@
+"""Seeded demo notes of several categories and demo diagnoses, for the healthcare-LM paper's
+demo (note-category pre-training, the note category and ICD-9 triage tasks).
+
+DEMO DATA: every note is written from templates made for this project; no text comes from
+MIMIC-III. Notes of other categories (Nursing, Physician, Radiology, ECG) are added to the
+demo patients' admissions after the discharge summaries (appended rows: the existing rows keep
+their bytes), and DIAGNOSES_ICD rows (MIMIC-III layout) give each admission a primary ICD-9 code
+that follows the discharge summary's service, plus secondary codes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+import re
+from pathlib import Path
+
+from clinsent.demo.notes import _wrap
+
+_CATEGORY_SENTENCES = {
+    "Nursing": [
+        "Pt resting comfortably in bed with call light within reach.",
+        "Assisted with repositioning every two hours, skin intact over sacrum.",
+        "Voiding clear yellow urine via foley catheter, output adequate.",
+        "Family at bedside this evening, updated on plan of care.",
+        "Denies pain at this time, will continue to monitor.",
+        "Tolerating clear liquids, advanced to soft diet as ordered.",
+        "IV site clean dry and intact, flushed without difficulty.",
+        "Fall precautions maintained, bed alarm on.",
+        "Lung sounds diminished at the bases, encouraged incentive spirometer use.",
+        "Ambulated in the hallway with assistance of one and a walker.",
+    ],
+    "Physician ": [
+        "Assessment and plan discussed with the attending on rounds this morning.",
+        "Exam notable for regular rate and rhythm without murmurs, lungs with scattered crackles.",
+        "Will continue diuresis with intravenous furosemide and trend daily weights and electrolytes.",
+        "Renal function improving, creatinine trending down from peak, will hold nephrotoxic agents.",
+        "Continue broad spectrum antibiotics pending culture data, day three of therapy.",
+        "Neurologically intact, alert and oriented times three, no focal deficits on examination.",
+        "Blood glucose controlled on sliding scale insulin, will resume home regimen on discharge.",
+        "Hemodynamically stable overnight off vasopressors, mean arterial pressure above sixty five.",
+        "Code status full code confirmed with the patient and health care proxy.",
+        "Disposition pending physical therapy evaluation and clearance by the consulting service.",
+    ],
+    "Radiology": [
+        "FINDINGS: The heart size is normal. The mediastinal contours are unremarkable.",
+        "There is no pleural effusion or pneumothorax. No focal consolidation is seen.",
+        "Mild interstitial edema is present with cephalization of the pulmonary vessels.",
+        "Endotracheal tube terminates five centimeters above the carina.",
+        "Degenerative changes are noted in the thoracic spine.",
+        "IMPRESSION: No acute intracranial hemorrhage or mass effect.",
+        "Comparison is made to the prior study from the previous admission.",
+        "The visualized osseous structures are intact without acute fracture.",
+    ],
+    "ECG": [
+        "Sinus rhythm.", "Sinus tachycardia.", "Atrial fibrillation with rapid ventricular response.",
+        "Left axis deviation.", "Nonspecific ST-T wave changes.", "Normal ECG.", "Low QRS voltages in limb leads.",
+        "No significant change from prior tracing.", "Possible inferior infarct, age undetermined.",
+    ],
+}
+_LENGTHS = {"Nursing": (6, 22), "Physician ": (18, 40), "Radiology": (4, 12), "ECG": (2, 5)}
+
+# Primary ICD-9 codes (MIMIC-III's undotted form) by the team they map to in config/icd9_triage.yaml.
+_TEAM_CODES = {
+    "Cardiology": ["41071", "4280", "42731", "41401"], "Neurology": ["43491", "34590", "3310"],
+    "Respiratory Medicine": ["486", "49121", "51881"], "Gastroenterology": ["5789", "5715", "5770"],
+    "Acute or Internal Medicine": ["0389", "25080", "5849"], "Oncology": ["1629", "1970", "2041"],
+    "Obstetrics": ["64891", "64241"],
+}
+_SERVICE_TEAMS = {"CARDIOLOGY": "Cardiology", "NEUROLOGY": "Neurology"}
+_SECONDARY = ["4019", "2724", "25000", "V5861", "E8798", "2859", "5990"]
+
+
+def add_category_notes(rows: list[dict[str, str]], per_category: int = 40, seed: int = 11) -> list[dict[str, str]]:
+    """``rows`` followed by ``per_category`` notes of each extra category, on existing admissions."""
+    rng = random.Random(seed)
+    admissions = [(r["SUBJECT_ID"], r["HADM_ID"]) for r in rows if r["CATEGORY"] == "Discharge summary"]
+    row_id = max(int(r["ROW_ID"]) for r in rows)
+    out = list(rows)
+    for category, sentences in _CATEGORY_SENTENCES.items():
+        lo, hi = _LENGTHS[category]
+        for _ in range(per_category):
+            subject, hadm = rng.choice(admissions)
+            row_id += 1
+            text = " ".join(rng.choice(sentences) for _ in range(rng.randint(lo, hi)))
+            out.append({
+                "ROW_ID": str(row_id), "SUBJECT_ID": subject, "HADM_ID": hadm,
+                "CHARTDATE": "2150-01-02", "CHARTTIME": "2150-01-02 08:00:00", "STORETIME": "",
+                "CATEGORY": category, "DESCRIPTION": "Report", "CGID": str(rng.randint(14000, 21000)), "ISERROR": "",
+                "TEXT": _wrap(text, rng) + "\n",
+            })
+    return out
+
+
+def generate_diagnoses(rows: list[dict[str, str]], seed: int = 13) -> list[dict[str, str]]:
+    """DIAGNOSES_ICD rows for every admission with a discharge summary: SEQ_NUM 1 of the
+    summary's service's team half of the time (cardiology, neurology), else of a team drawn
+    uniformly (the seven classes stay about balanced), then one to three secondary codes."""
+    rng = random.Random(seed)
+    out: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for r in rows:
+        if r["CATEGORY"] != "Discharge summary" or r["HADM_ID"] in seen:
+            continue
+        seen.add(r["HADM_ID"])
+        match = re.search(r"Service: (\w+)", r["TEXT"])
+        service = _SERVICE_TEAMS.get(match.group(1) if match else "")
+        team = service if service and rng.random() < 0.5 else rng.choice(sorted(_TEAM_CODES))
+        codes = [rng.choice(_TEAM_CODES[team])] + rng.sample(_SECONDARY, rng.randint(1, 3))
+        for seq, code in enumerate(codes, 1):
+            out.append({"ROW_ID": str(len(out) + 1), "SUBJECT_ID": r["SUBJECT_ID"], "HADM_ID": r["HADM_ID"],
+                        "SEQ_NUM": str(seq), "ICD9_CODE": code})
+    return out
+
+
+def write_diagnoses(path: Path, rows: list[dict[str, str]]) -> None:
+    """As MIMIC-III writes DIAGNOSES_ICD.csv: every field quoted."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=["ROW_ID", "SUBJECT_ID", "HADM_ID", "SEQ_NUM", "ICD9_CODE"],
+                            quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(buf.getvalue(), encoding="utf-8")

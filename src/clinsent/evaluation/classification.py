@@ -1,0 +1,104 @@
+"""Document classification metrics and the frozen-feature head (the healthcare-LM paper's
+Table 3 protocol: a two-layer head trained for a few epochs, the best epoch's figures).
+
+Metrics (scikit-learn): ``f1_macro`` (the paper's headline), ``accuracy``, ``precision_macro``,
+``recall_macro`` (zero_division 0) and ``roc_auc`` (binary: of the second class's probability;
+more classes: one-vs-rest, macro; NaN when the test split lacks a class, so never a made-up
+figure).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+METRICS = ("f1_macro", "accuracy", "precision_macro", "recall_macro", "roc_auc")
+
+
+def classification_metrics(y_true: np.ndarray, proba: np.ndarray, n_classes: int) -> dict[str, float]:
+    """``y_true``: class indices; ``proba``: (n, n_classes) probabilities."""
+    from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score, roc_auc_score
+
+    pred = proba.argmax(axis=1)
+    labels = list(range(n_classes))
+    out = {
+        "f1_macro": float(f1_score(y_true, pred, labels=labels, average="macro", zero_division=0)),
+        "accuracy": float(accuracy_score(y_true, pred)),
+        "precision_macro": float(precision_score(y_true, pred, labels=labels, average="macro", zero_division=0)),
+        "recall_macro": float(recall_score(y_true, pred, labels=labels, average="macro", zero_division=0)),
+    }
+    present = np.unique(y_true)
+    if len(present) < n_classes or n_classes < 2:
+        out["roc_auc"] = math.nan
+    elif n_classes == 2:
+        out["roc_auc"] = float(roc_auc_score(y_true, proba[:, 1]))
+    else:
+        p = proba / proba.sum(axis=1, keepdims=True)
+        out["roc_auc"] = float(roc_auc_score(y_true, p, multi_class="ovr", average="macro", labels=labels))
+    return out
+
+
+def few_shot(labels: np.ndarray, per_class: int, seed: int, where: str) -> np.ndarray:
+    """Indices of ``per_class`` rows of each class (seeded); a class with fewer rows is an error."""
+    from clinsent.errors import InputError
+
+    rng = np.random.default_rng(seed)
+    picked = []
+    for c in sorted(set(labels.tolist())):
+        idx = np.flatnonzero(labels == c)
+        if len(idx) < per_class:
+            raise InputError(where, f"class {c!r} has {len(idx)} training rows, fewer than per_class {per_class}",
+                             "lower per_class, or drop the setting for this task")
+        picked.append(rng.permutation(idx)[:per_class])
+    return np.sort(np.concatenate(picked))
+
+
+def best_epoch(epochs: Sequence[dict[str, Any]], headline: str = "f1_macro") -> int:
+    """1-based epoch with the best test headline (ties: the earlier; NaN never wins)."""
+    scores = [e["test"][headline] for e in epochs]
+    finite = [(s, -i) for i, s in enumerate(scores) if not math.isnan(s)]
+    return -max(finite)[1] + 1 if finite else 1
+
+
+def train_head(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, n_classes: int,
+               epochs: int, learning_rate: float, batch_size: int, seed: int, hidden: int | None = None,
+               dropout: float = 0.1, log: Callable[[str], Any] | None = None) -> list[dict[str, Any]]:
+    """Train the two-layer head on frozen features (AdamW, linear warm-up 10% and decay), scoring
+    the test split after every epoch; returns one record per epoch."""
+    import torch  # here, not at import: every evaluate job imports the task registry
+    from transformers import get_linear_schedule_with_warmup
+
+    from clinsent.models.heads import ClassificationHead
+
+    torch.manual_seed(seed)
+    head = ClassificationHead(x_train.shape[1], n_classes, hidden, dropout)
+    xt = torch.as_tensor(x_train, dtype=torch.float32)
+    yt = torch.as_tensor(y_train, dtype=torch.long)
+    xs = torch.as_tensor(x_test, dtype=torch.float32)
+    per_epoch = math.ceil(len(xt) / batch_size)
+    optimizer = torch.optim.AdamW(head.parameters(), lr=learning_rate)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(round(0.1 * per_epoch * epochs)), per_epoch * epochs)
+    records = []
+    for epoch in range(1, epochs + 1):
+        head.train()
+        order = np.random.default_rng([seed, epoch]).permutation(len(xt))
+        losses = []
+        for k in range(per_epoch):
+            idx = torch.as_tensor(order[k * batch_size:(k + 1) * batch_size])
+            loss = torch.nn.functional.cross_entropy(head(xt[idx]), yt[idx])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            losses.append(float(loss.detach()))
+        head.eval()
+        with torch.no_grad():
+            proba = torch.softmax(head(xs), dim=1).numpy()
+        metrics = classification_metrics(y_test, proba, n_classes)
+        records.append({"epoch": epoch, "loss": float(np.mean(losses)), "test": metrics})
+        if log:
+            log(f"epoch {epoch}: loss {np.mean(losses):.4f}, test f1_macro {metrics['f1_macro']:.4f}")
+    return records

@@ -1,0 +1,96 @@
+"""Masked language modelling as a loss part (the healthcare-LM paper's eq. 1), shared by the
+continued-MLM, DeCLUTR and note-category methods.
+
+- :func:`mask_tokens`: transformers' ``DataCollatorForLanguageModeling`` masking (15% of the
+  non-special tokens; of those 80% become the mask token, 10% a random token, 10% stay), its
+  draws taken from the step's generator, so a resumed job masks the same tokens.
+- :class:`MaskedLM`: the base model's own masked-LM head (``AutoModelForMaskedLM`` loaded
+  from the same folder; a checkpoint without one, e.g. a sentence-transformers model, starts
+  it from random weights) on top of the training encoder, whose module it shares: one
+  forward pass gives the MLM loss (cross-entropy over the masked positions, as transformers'
+  ``*ForMaskedLM`` computes it, with the head applied at those positions only) and every
+  layer's states, which the methods pool into the document embedding. Only the encoder
+  is saved, as for every method; the head is a training module.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import torch
+from torch import nn
+
+from clinsent.models.encoder import Encoder, autocast
+
+log = logging.getLogger(__name__)
+
+
+def mask_tokens(input_ids: torch.Tensor, special_tokens_mask: torch.Tensor, tokenizer: Any,
+                generator: torch.Generator, probability: float = 0.15, mask_replace_prob: float = 0.8,
+                random_replace_prob: float = 0.1) -> tuple[torch.Tensor, torch.Tensor]:
+    """(masked input ids, labels with -100 where no prediction is asked); special tokens and
+    padding (``special_tokens_mask`` 1) are never chosen."""
+    from transformers import DataCollatorForLanguageModeling
+
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=probability,
+                                               mask_replace_prob=mask_replace_prob,
+                                               random_replace_prob=random_replace_prob)
+    collator.generator = generator
+    return collator.torch_mask_tokens(input_ids.clone(), special_tokens_mask.clone())
+
+
+class MaskedLM(nn.Module):
+    """The training encoder with its masked-LM head (the encoder module is shared, not copied)."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        super().__init__()
+        from transformers import AutoModelForMaskedLM
+        from transformers.utils import logging as hf_logging
+
+        source = encoder.model.name_or_path
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # "some weights were not initialised": logged below, once
+        try:
+            full, info = AutoModelForMaskedLM.from_pretrained(source, output_loading_info=True)
+        finally:
+            hf_logging.set_verbosity(verbosity)
+        fresh = [k for k in info.get("missing_keys", []) if not k.startswith(full.base_model_prefix)]
+        if fresh:
+            log.info("the masked-LM head of %s starts from random weights (%d tensors not in the checkpoint)",
+                     source, len(fresh))
+        setattr(full, full.base_model_prefix, encoder.model)
+        full.tie_weights()  # the output embeddings follow the shared encoder's input embeddings
+        self.model = full
+        self.encoder = encoder
+        heads = [m for name, m in full.named_children() if name != full.base_model_prefix]
+        # BERT's `cls`, RoBERTa's `lm_head`: one module from the last states to the vocabulary,
+        # applied at the masked positions only (15% of the tokens: the vocabulary projection is
+        # most of an MLM step's cost); other layouts run the model's own forward
+        self.head = heads[0] if len(heads) == 1 else None
+
+    def forward(self, features: dict[str, torch.Tensor], labels: torch.Tensor) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+        """(MLM loss, hidden states of every layer) of one pass over ``features``; the loss is 0
+        when no position is masked (a short batch), not NaN."""
+        device = self.encoder.device
+        inputs = {k: v.to(device, non_blocking=True) for k, v in features.items()
+                  if k in ("input_ids", "attention_mask", "token_type_ids")}
+        labels = labels.to(device, non_blocking=True)
+        chosen = labels != -100
+        if self.head is None:
+            with autocast(device):
+                out = self.model(**inputs, labels=labels, output_hidden_states=True, return_dict=True)
+            loss = out.loss.float() if bool(chosen.any()) else out.logits.float().sum() * 0.0
+            return loss, tuple(out.hidden_states)
+        with autocast(device):
+            hs = self.encoder.model(**inputs, output_hidden_states=True, return_dict=True).hidden_states
+            logits = self.head(hs[-1][chosen])
+        if not bool(chosen.any()):
+            return logits.float().sum() * 0.0, tuple(hs)
+        return torch.nn.functional.cross_entropy(logits.float(), labels[chosen]), tuple(hs)
+
+
+def tokenize_for_mlm(encoder: Encoder, texts: list[str]) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """Features and the special-tokens mask (padding included) of ``texts``."""
+    features = encoder.tokenize(texts, special_tokens_mask=True)
+    return features, features.pop("special_tokens_mask")

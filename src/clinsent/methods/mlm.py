@@ -1,0 +1,84 @@
+"""Continued masked language modelling on the notes (the healthcare-LM paper, Taylor et al.,
+"Developing Healthcare Language Model Embedding Spaces", section 2.3.1, eq. 1): the base model
+keeps pre-training with its own MLM head on whole documents (``documents.pretrain``), 15% of
+the non-special tokens masked 80/10/10 (transformers' ``DataCollatorForLanguageModeling``,
+:mod:`clinsent.losses.mlm`).
+
+Defaults are the paper's Table 11 (batch 16 with 4 accumulation steps: 64 documents per step
+here, since the loop does not accumulate; learning rate 1e-5; AdamW; linear schedule with
+warm-up, whose share the paper does not give: 0.1; 512 tokens). Epochs (3 in the paper) count
+passes over the documents. The saved model is the encoder (``SentenceTransformer(path)`` with
+mean pooling, and ``AutoModel.from_pretrained(path)``); the MLM head is not saved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
+import torch
+
+from clinsent.data import DataNeed
+from clinsent.data.documents import DocumentRows
+from clinsent.losses.mlm import MaskedLM, mask_tokens, tokenize_for_mlm
+from clinsent.methods.base import METHODS, Method, MethodLoss, Pooling, TrainedSettings
+from clinsent.models.encoder import Encoder
+from clinsent.settings import knob
+
+
+@dataclass(frozen=True)
+class MlmSettings(TrainedSettings):
+    documents: Literal["pretrain", "downstream"] = knob("pretrain", "the document partition trained on "
+                                                                    "(documents/<partition>.parquet)")
+    pooling: Pooling = knob("mean", "how documents become vectors (the paper: mean of the last layer)")
+    max_length: int = knob(512, "tokens per document (longer ones are truncated)", minimum=8)
+    batch_size: int = knob(64, "documents per step (the paper: 16 x 4 accumulation steps)", minimum=2)
+    learning_rate: float = knob(1e-5, "peak learning rate (the paper's Table 11)", exclusiveMinimum=0)
+    warmup_ratio: float = knob(0.1, "share of the steps with a linear warm-up (the paper: warm-up, share not given)",
+                               minimum=0, maximum=1)
+    mlm_probability: float = knob(0.15, "share of the non-special tokens predicted", exclusiveMinimum=0, maximum=1)
+    mask_replace_prob: float = knob(0.8, "of those, share replaced by the mask token", minimum=0, maximum=1)
+    random_replace_prob: float = knob(0.1, "of those, share replaced by a random token (the rest stay)",
+                                      minimum=0, maximum=1)
+
+
+class MlmLoss(MethodLoss):
+    def __init__(self, encoder: Encoder, settings: MlmSettings) -> None:
+        super().__init__()
+        self.encoder, self.s = encoder, settings
+        self.lm = MaskedLM(encoder)
+
+    def masked(self, texts: list[str], generator: torch.Generator) -> dict[str, Any]:
+        """Tokenized ``texts`` with their masked input ids and MLM labels."""
+        s = self.s
+        features, special = tokenize_for_mlm(self.encoder, texts)
+        ids, labels = mask_tokens(features["input_ids"], special, self.encoder.tokenizer, generator,
+                                  s.mlm_probability, s.mask_replace_prob, s.random_replace_prob)
+        return {"features": {**features, "input_ids": ids}, "labels": labels}
+
+    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
+        return self.masked(rows["text"].astype(str).tolist(), generator)
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        loss, _ = self.lm(batch["features"], batch["labels"])
+        return {"mlm": loss}
+
+
+class DocumentMethod(Method):
+    """A method trained on whole documents (continued MLM and the objectives built on it)."""
+
+    def data_need(self) -> DataNeed | None:
+        s = self.settings
+        assert isinstance(s, MlmSettings)
+        return DocumentRows(s.documents, s.batch_size)
+
+
+@METHODS.register("mlm")
+class ContinuedMLM(DocumentMethod):
+    name = "mlm"
+    settings_class = MlmSettings
+
+    def build_loss(self, encoder: Encoder) -> MethodLoss:
+        assert isinstance(self.settings, MlmSettings)
+        return MlmLoss(encoder, self.settings)
