@@ -407,6 +407,9 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
                                     mapping=str(REPO / cfg["doc_tasks"]["mtri"]["mapping"]))
     for entry in cfg["eval_sets"].values():
         entry["path"] = entry["path"].replace(old, "results")
+        for key in ("path", "test_path"):  # the demo's NER files
+            if entry.get(key, "").startswith("resources/"):
+                entry[key] = str(REPO / entry[key])
     cfg["finetune"]["mtri_frz3"]["freeze_layers"] = 1  # the tiny BERT has 2 layers
     cfg["figures"]["figure4"]["xs"] = [{"x": 0, "eval_set": "mtri_ft"}, {"x": 1, "eval_set": "mtri_frz3"},
                                        {"x": 2, "eval_set": "mtri"}]
@@ -426,6 +429,8 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
                                                    for r in cfg["tables"]["table12"]["rows"]]
     private = pd.read_csv(out / "tables" / "paper" / "table3_private.csv", dtype=str)
     assert private["O-Tri (paper)"].tolist()[:2] == ["0.423", "0.552"]
+    psir = pd.read_csv(out / "tables" / "paper" / "table5.csv", dtype=str)
+    assert len(psir) == 16 and psir["F1 (paper)"].iloc[2] == "0.765"
     for fid in cfg["figures"]:
         assert (out / "figures" / "paper" / f"{fid}.png").stat().st_size > 0, fid
     fig3 = pd.read_csv(out / "figures" / "paper" / "figure3.csv")
@@ -439,8 +444,11 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     assert f"{short} of {stats['pretrain']['documents']} documents are shorter than 128 words: skipped" in log
     few = json.loads((out / "finetune" / "mlm" / "roberta" / "seed0" / "mtri_ft_fs4.json").read_text())
     assert few["train_documents"] == 4 * len(few["classes"])
+    ner = json.loads((out / "finetune" / "note" / "roberta" / "seed0" / "i2b2_2010_frozen.json").read_text())
+    assert ner["frozen"] and ner["train_sentences"] == 160 and ner["metrics"]["entities"] > 0
+    assert not (out / "embeddings" / "base" / "roberta" / "seed0" / "i2b2_2010.parquet").exists()  # no zero-shot job
     # changing one method's knob reruns its train job and its own embed, evaluate and fine-tune jobs
     cfg["methods"]["note"]["category_weight"] = 0.3
     planned = _replan(tmp_path, cfg)
     assert len(planned["train"]) == 1 and all("/note/" in p for p in planned["finetune"] + planned["embed"])
-    assert len(planned["finetune"]) == 4 and "documents" not in planned and "doc_task" not in planned
+    assert len(planned["finetune"]) == 6 and "documents" not in planned and "doc_task" not in planned

@@ -20,6 +20,7 @@ from clinsent.demo.augment import (
     write_lines,
 )
 from clinsent.demo.documents import add_category_notes, generate_diagnoses, write_diagnoses
+from clinsent.demo.ner import generate_ner, write_conll
 from clinsent.demo.nli import generate_nli, generate_radnli, generate_snli, write_nli_jsonl
 from clinsent.demo.notes import generate_notes, write_noteevents
 from clinsent.demo.ontology import write_demo_obo
@@ -54,6 +55,8 @@ def main() -> None:
     write_biosses_tsv(args.out / "biosses.demo.tsv", generate_biosses(100))
     write_intents_tsv(args.out / "cmedic.demo.tsv", generate_intents(200))
     write_jsonl(args.out / "cmedqq.demo.jsonl", generate_question_pairs(200))
+    write_conll(args.out / "i2b2_2010.demo.train.conll", generate_ner(160, seed=71))
+    write_conll(args.out / "i2b2_2010.demo.test.conll", generate_ner(60, seed=73))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,11 @@ epoch) and ``test`` (reported). The results appear in ``summary.csv`` under the 
 eval set: for every run of ``methods`` (default: every method) fine-tuned as a bi-encoder, and,
 with ``cross_encoder: true``, for the method ``cross_encoder`` (sentence-transformers'
 ``CrossEncoder`` fine-tuned from each base model).
+
+An entry on a document or token classification set (``doc_classification``,
+``token_classification``) names only ``train``: the set's own train split trains and its test
+split scores every epoch (the healthcare-LM paper's protocol); ``frozen``, ``freeze_layers`` and
+(documents) ``per_class`` choose the setting. ``base_models`` restricts the runs fine-tuned.
 """
 
 from __future__ import annotations
@@ -24,9 +29,9 @@ CROSS_ENCODER = "cross_encoder"  # the method name of cross-encoder rows in summ
 @dataclass(frozen=True)
 class FinetuneSettings:
     train: str = knob("", "the eval set whose pairs train (e.g. BIOSSES' BLURB train split)", required=True)
-    validation: str = knob("", "the eval set whose headline metric picks the epoch (document tasks: omit; the "
-                               "train set's test split picks and is reported, the paper's protocol)")
-    test: str = knob("", "the eval set reported (same task as train and validation; document tasks: omit)")
+    validation: str = knob("", "the eval set whose headline metric picks the epoch (document and token tasks: "
+                               "omit; the train set's test split picks and is reported, the paper's protocol)")
+    test: str = knob("", "the eval set reported (same task as train and validation; document and token tasks: omit)")
     methods: tuple[str, ...] | None = knob(None, "the methods whose trained models are fine-tuned (default: all)")
     base_models: tuple[str, ...] | None = knob(None, "only runs of these base models (default: those the test set "
                                                      "evaluates)")
@@ -40,14 +45,14 @@ class FinetuneSettings:
     weight_decay: float = knob(0.01, "AdamW weight decay (sentence-transformers' default)", minimum=0)
     max_length: int = knob(128, "tokens per sentence (cross-encoder: per pair)", minimum=8)
     margin: float = knob(0.5, "binary tasks: the margin of the online contrastive loss", exclusiveMinimum=0)
-    frozen: bool = knob(False, "document tasks: freeze the whole encoder (only the head trains)")
-    freeze_layers: int = knob(0, "document tasks: freeze the embedding layer and the first k transformer layers "
+    frozen: bool = knob(False, "document and token tasks: freeze the whole encoder (only the head trains)")
+    freeze_layers: int = knob(0, "document and token tasks: freeze the embedding layer and the first k transformer layers "
                                  "(the paper's Figure 4)", minimum=0)
     per_class: int | None = knob(None, "document tasks: few-shot, n training documents per class drawn with the "
                                        "job's seed (the paper's Figure 3, Table 16)", minimum=1)
 
 
-DOC_KEYS = ("frozen", "freeze_layers", "per_class")  # keys of document-task entries only
+DOC_KEYS = ("frozen", "freeze_layers", "per_class")  # keys of document- and token-task entries only
 PAIR_KEYS = ("margin", "cross_encoder")  # keys of pair-task entries only
 
 
@@ -55,7 +60,7 @@ PAIR_KEYS = ("margin", "cross_encoder")  # keys of pair-task entries only
 class FinetuneEntry:
     name: str
     settings: FinetuneSettings
-    kind: str = "pairs"  # pairs (STS, RQE) or documents (doc_classification)
+    kind: str = "pairs"  # pairs (STS, RQE), documents (doc_classification) or tokens (token_classification)
 
     def runs(self, method: str, base_model: str | None = None) -> bool:
         return (self.settings.methods is None or method in self.settings.methods) and (
@@ -94,15 +99,16 @@ def resolve_finetunes(config: Mapping[str, Any], eval_sets: Mapping[str, Any]) -
         if s.train not in eval_sets:
             raise InputError(f"{where}.train", f"{s.train!r} is not a key of eval_sets"
                              f"{did_you_mean(s.train, list(eval_sets))}", "name the eval set of the train split")
-        if eval_sets[s.train].task.doc_training:
-            out[name] = _document_entry(name, s, eval_sets, methods)
+        task = eval_sets[s.train].task
+        if task.doc_training or task.token_training:
+            out[name] = _own_splits_entry(name, s, eval_sets, methods, "documents" if task.doc_training else "tokens")
             continue
         for role in ("validation", "test"):
             if not getattr(s, role):
                 raise InputError(f"{where}.{role}", "missing", f"name the eval set of the {role} split")
         for key in DOC_KEYS:
             if getattr(s, key) != getattr(FinetuneSettings, key):
-                raise InputError(f"{where}.{key}", "applies to document classification entries only",
+                raise InputError(f"{where}.{key}", "applies to document and token classification entries only",
                                  "drop the key")
         sets = {role: getattr(s, role) for role in ("train", "validation", "test")}
         for role, set_name in sets.items():
@@ -116,7 +122,8 @@ def resolve_finetunes(config: Mapping[str, Any], eval_sets: Mapping[str, Any]) -
                              f"({', '.join(f'{r}: {t.name}' for r, t in tasks.items())})", "name three sets of one task")
         if not tasks["train"].pair_training:
             raise InputError(f"{where}.train", f"eval set {s.train!r} (task {tasks['train'].name}) has no training "
-                             "pairs: the task cannot be fine-tuned", "fine-tune an STS or RQE eval set")
+                             "pairs: the task cannot be fine-tuned", "fine-tune an STS, RQE, doc_classification or "
+                             "token_classification eval set")
         if s.train in (s.validation, s.test):
             raise InputError(where, f"eval set {s.train!r} both trains and is scored", "name a distinct train split")
         for m in s.methods or ():
@@ -127,19 +134,22 @@ def resolve_finetunes(config: Mapping[str, Any], eval_sets: Mapping[str, Any]) -
     return out
 
 
-def _document_entry(name: str, s: FinetuneSettings, eval_sets: Mapping[str, Any], methods: list[str]) -> FinetuneEntry:
-    """A document classification entry: its train set's own splits train and score."""
+def _own_splits_entry(name: str, s: FinetuneSettings, eval_sets: Mapping[str, Any], methods: list[str],
+                      kind: str) -> FinetuneEntry:
+    """A document or token classification entry: its train set's own splits train and score."""
     where = f"config: finetune.{name}"
+    if kind == "tokens" and s.per_class is not None:
+        raise InputError(f"{where}.per_class", "few-shot per class applies to document tasks", "drop the key")
     for role in ("validation", "test"):
         if getattr(s, role) not in ("", s.train):
-            raise InputError(f"{where}.{role}", "a document task is scored on its train set's test split",
+            raise InputError(f"{where}.{role}", f"a {kind[:-1]} task is scored on its train set's test split",
                              "drop the key")
     if s.cross_encoder:
-        raise InputError(f"{where}.cross_encoder", "cross-encoders score pairs, not documents", "drop the key")
+        raise InputError(f"{where}.cross_encoder", f"cross-encoders score pairs, not {kind}", "drop the key")
     if s.frozen and s.freeze_layers:
         raise InputError(where, "sets both frozen and freeze_layers", "keep one of them")
     for m in s.methods or ():
         if m not in methods:
             raise InputError(f"{where}.methods", f"{m!r} is not a key of methods{did_you_mean(m, methods)}",
                              "name a method")
-    return FinetuneEntry(name, replace(s, validation=s.train, test=s.train), kind="documents")
+    return FinetuneEntry(name, replace(s, validation=s.train, test=s.train), kind=kind)

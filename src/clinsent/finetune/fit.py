@@ -40,7 +40,8 @@ def fit(n: int, s: FinetuneSettings, seed: int, parameters: list[torch.nn.Parame
         texts_per_row: int = 2) -> FitResult:
     """``n`` training rows (pairs, documents); ``step(rows)`` returns the loss of those rows;
     ``evaluate()`` returns (validation metrics, test metrics) with the model in eval mode.
-    The best epoch is the one with the best finite validation headline (NaN never wins)."""
+    The best epoch is the one with the best finite validation headline (NaN never wins; when
+    every epoch is NaN, the last)."""
     from transformers import get_linear_schedule_with_warmup
 
     if n == 0:

@@ -24,6 +24,8 @@ def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: Finet
     train, validation, test = tasks["train"], tasks["validation"], tasks["test"]
     if kind == "bi_encoder" and train.doc_training:
         return _classifier(model_path, train, s, seed, device, log)
+    if kind == "bi_encoder" and train.token_training:
+        return _token_classifier(model_path, train, s, seed, device, log)
     if kind == "bi_encoder":
         from clinsent.embed import load_model
         from clinsent.finetune.bi_encoder import finetune_bi_encoder
@@ -55,6 +57,18 @@ def _classifier(model_path: str, task: Task, s: FinetuneSettings, seed: int, dev
     return {"kind": "classifier", "device": device, "torch": torch.__version__, "best_epoch": result.best_epoch,
             "metrics": best["test"], "epochs": result.epochs, "train_documents": len(record["train_rows"]),
             "documents_per_s": result.sentences_per_s, **record}
+
+
+def _token_classifier(model_path: str, task: Task, s: FinetuneSettings, seed: int, device: str,
+                      log: Callable[[str], None]) -> dict[str, Any]:
+    from clinsent.finetune.token_classifier import finetune_token_classifier
+
+    result, record = finetune_token_classifier(model_path, task, s, seed, device, log)
+    best = result.best()
+    log(f"best epoch {result.best_epoch}: test {task.headline} {best['test'][task.headline]:.4f} "
+        f"({record['train_sentences']} training sentences, {result.sentences_per_s:.1f} sentences/s on {device})")
+    return {"kind": "token_classifier", "device": device, "torch": torch.__version__, "best_epoch": result.best_epoch,
+            "metrics": best["test"], "epochs": result.epochs, "sentences_per_s": result.sentences_per_s, **record}
 
 
 def job_from_params(kind: str, model_path: str, params: Mapping[str, Any], seed: int, threads: int,

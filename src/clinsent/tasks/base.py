@@ -39,6 +39,8 @@ class Task(abc.ABC):
     curve_keys: ClassVar[tuple[str, ...] | None] = None  # the keys the headline depends on (None: all)
     pair_training: ClassVar[bool] = False  # training_pairs, pair_parts and score_pairs are implemented
     doc_training: ClassVar[bool] = False  # examples() is implemented: documents fine-tuned with a classifier head
+    token_training: ClassVar[bool] = False  # a token task: fine-tuned with a token-classification head
+    zero_shot: ClassVar[bool] = True  # scored from sentence embeddings (false: by finetune entries only)
 
     def __init__(self, set_name: str, settings: Any) -> None:
         self.set_name, self.settings = set_name, settings

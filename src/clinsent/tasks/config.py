@@ -67,8 +67,12 @@ def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[st
     shared = {k: v for k, v in evaluation.items() if k in allowed}
     settings: Any = parse_settings(cls.settings_class, {**shared, **own}, where)
     bases = entry.get("base_models")
+    if not cls.zero_shot and (entry.get("curve") or entry.get("embed_from")):
+        raise InputError(where, f"task {cls.name} is scored by finetune entries only, not from embeddings",
+                         "drop curve and embed_from, and name it as a finetune entry's train set")
     return EvalSetEntry(name, cls(name, settings), bool(entry.get("curve", False)),
-                        tuple(bases) if bases is not None else None, bool(entry.get("evaluate", True)),
+                        tuple(bases) if bases is not None else None,
+                        bool(entry.get("evaluate", True)) and cls.zero_shot,  # a token task plans no evaluate job
                         entry.get("embed_from"))
 
 
@@ -76,6 +80,10 @@ def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:
     evaluation = config.get("evaluation") or {}
     check_shared(evaluation, "evaluation", _owners())
     out = {name: resolve_eval_set(name, e, evaluation) for name, e in config["eval_sets"].items()}
+    selection = config.get("selection_set")
+    if selection in out and not out[selection].task.zero_shot:
+        raise InputError("config: selection_set", f"{selection!r} (task {out[selection].task.name}) is scored by "
+                         "finetune entries only, not during training", "select on an eval set scored from embeddings")
     known = list(config.get("base_models") or {})
     for name, e in out.items():
         source = e.embed_from

@@ -1,0 +1,96 @@
+"""CoNLL-style token files and entity-level scores (the healthcare-LM paper's Table 10: i2b2
+2010, 2012 and 2014 NER as token classification, after the usual conversion of the i2b2/n2c2
+releases to one token per line).
+
+Files: one token per line, whitespace-separated columns, the token first and its BIO tag last
+(``B-problem``, ``I-problem``, ``O``; IOB1 files are read as they are), a blank line between
+sentences, ``-DOCSTART-`` lines skipped. A tag that is not O, B-<type> or I-<type> stops the read
+with file:line (never the token).
+
+Scores are entity-level and micro-averaged with exact span match, as seqeval's default mode
+and conlleval count them: an entity starts at B-<type>, or at I-<type> after O or another type,
+and runs over the following I-<type> tags; a predicted entity counts only when its type, start
+and end all match a gold one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from clinsent.errors import InputError
+
+
+@dataclass(frozen=True)
+class TaggedSentence:
+    tokens: list[str]
+    tags: list[str]
+    line: int  # 1-based line of the first token
+
+
+def _valid(tag: str) -> bool:
+    return tag == "O" or (len(tag) > 2 and tag[:2] in ("B-", "I-"))
+
+
+def read_conll(path: str | Path) -> list[TaggedSentence]:
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "file not found", "point the eval set at the CoNLL-style file")
+    out: list[TaggedSentence] = []
+    tokens: list[str] = []
+    tags: list[str] = []
+    first = 0
+    bad: list[int] = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            cols = line.split()
+            if not cols or cols[0] == "-DOCSTART-":
+                if tokens:
+                    out.append(TaggedSentence(tokens, tags, first))
+                tokens, tags = [], []
+                continue
+            if len(cols) < 2 or not _valid(cols[-1]):
+                bad.append(n)
+                continue
+            if not tokens:
+                first = n
+            tokens.append(cols[0])
+            tags.append(cols[-1])
+    if tokens:
+        out.append(TaggedSentence(tokens, tags, first))
+    if bad:
+        raise InputError(path, f"{len(bad)} line(s) without a token and a BIO tag (O, B-<type>, I-<type>) last "
+                         f"(lines {bad[:10]})", "convert the file to one token per line, its tag in the last column")
+    if not out:
+        raise InputError(path, "no tagged sentence", "check the file (one token per line, blank lines between sentences)")
+    return out
+
+
+def entities(tags: Sequence[str]) -> set[tuple[str, int, int]]:
+    """(type, first token, last token + 1) of each entity in one sentence's tags."""
+    out = set()
+    start, kind = -1, ""
+    for i, tag in enumerate([*tags, "O"]):
+        prefix, _, t = tag.partition("-")
+        continues = prefix == "I" and t == kind and start >= 0
+        if start >= 0 and not continues:
+            out.add((kind, start, i))
+            start, kind = -1, ""
+        if prefix in ("B", "I") and not continues:
+            start, kind = i, t
+    return out
+
+
+def entity_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:
+    """Micro precision, recall and F1 over every sentence's entities (exact type and span)."""
+    tp = n_gold = n_pred = 0
+    for g, p in zip(gold, pred, strict=True):
+        eg, ep = entities(g), entities(p)
+        tp += len(eg & ep)
+        n_gold += len(eg)
+        n_pred += len(ep)
+    precision = tp / n_pred if n_pred else 0.0
+    recall = tp / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"f1_micro": f1, "precision_micro": precision, "recall_micro": recall, "entities": float(n_gold)}
