@@ -280,7 +280,7 @@ def test_documents_partition_by_patient_sample_and_count_lengths(tmp_path: Path)
 
 
 def test_icd9_triage_mapping_and_task_split(tmp_path: Path) -> None:
-    from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task, icd9_team, read_mapping
+    from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task, icd9_team, per_class_needs, read_mapping
 
     mapping = read_mapping(Path(__file__).resolve().parents[1] / "config" / "icd9_triage.yaml")
     assert icd9_team("41071", mapping) == "Cardiology" and icd9_team("0389", mapping) == "Acute or Internal Medicine"
@@ -301,6 +301,12 @@ def test_icd9_triage_mapping_and_task_split(tmp_path: Path) -> None:
     assert report["unmapped_primary_diagnosis"] == len([i for i in range(n) if i % 3 == 2])  # V codes left out
     assert set(table["label"]) == {"Cardiology", "Respiratory Medicine"}
     assert report["classes"]["Cardiology"] == {"train": 5, "test": 4}
+    with pytest.raises(InputError, match=r"eval_sets.mtri_fs6.per_class: 6 exceeds the training documents"):
+        build_doc_task(tmp_path / "down.parquet", s, "mtri", {"eval_sets.mtri_fs6": 6})
+    cfg = {"eval_sets": {"a": {"path": "t.parquet", "per_class": 4}, "b": {"path": "t.parquet"},
+                         "c": {"path": "u.parquet", "per_class": 9}},
+           "finetune": {"f": {"train": "b", "per_class": 2}, "g": {"train": "c", "per_class": 3}}}
+    assert per_class_needs(cfg, "t.parquet") == {"eval_sets.a": 4, "finetune.f": 2}
     subj = docs.set_index("row_id")["subject_id"]
     sides = table.assign(subject=table["row_id"].map(subj)).groupby("subject")["split"].nunique()
     assert (sides == 1).all()  # no patient on both sides

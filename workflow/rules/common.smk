@@ -111,16 +111,6 @@ def external(paths):
     return [p for p in paths if not PLACEHOLDERS_OK or os.path.exists(p) or str(p).startswith(f"{R}/")]
 
 
-def doc_task_per_class(name):
-    """Eval sets and finetune entries that draw n documents per class of doc_tasks.<name>'s table."""
-    table = f"{R}/doc_tasks/{name}.parquet"
-    out = {f"eval_sets.{n}": e.task.settings.per_class for n, e in EVAL.items()
-           if getattr(e.task.settings, "path", None) == table and getattr(e.task.settings, "per_class", None)}
-    out.update({f"finetune.{n}": f.settings.per_class for n, f in FINETUNE.items()
-                if f.settings.per_class and EVAL[f.settings.train].task.settings.path == table})
-    return out
-
-
 def doc_task_files(name):
     """The user files an ICD-9 triage task reads besides the documents (diagnoses, mapping)."""
     entry = config["doc_tasks"][name]

@@ -35,7 +35,6 @@ rule doc_task:
         report=f"{R}/doc_tasks/{{task}}.json",
     params:
         task=lambda wc: config["doc_tasks"][wc.task],
-        per_class=lambda wc: doc_task_per_class(wc.task),  # few-shot sizes asked of it, checked first
     log:
         f"{LOGS}/doc_tasks/{{task}}.log",
     benchmark:

@@ -1,12 +1,14 @@
 """Snakemake script: one labelled document task from the downstream documents."""
-from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task
+from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task, per_class_needs
 from clinsent.io import write_json, write_parquet
 from clinsent.smk import setup_logging
 
 smk = snakemake  # noqa: F821
 log = setup_logging(smk)
+# the few-shot sizes asked of this table: checked here, first; not params (they do not change the table)
+needs = per_class_needs(smk.config, smk.output.table)
 table, report = build_doc_task(smk.input.documents, DocTaskSettings.from_config(smk.params.task), smk.wildcards.task,
-                               smk.params.per_class)
+                               needs)
 log.info("%d documents in %d classes (%s)", len(table), table["label"].nunique(), report["classes"])
 write_parquet(table, smk.output.table)
 write_json(report, smk.output.report)

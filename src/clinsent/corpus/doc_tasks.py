@@ -167,3 +167,15 @@ def build_doc_task(documents: str | Path, s: DocTaskSettings, name: str,
     report["short_classes"] = sorted(c for c, k in counts.items()
                                      if k["train"] < s.train_per_class or k["test"] < s.test_per_class)
     return task, report
+
+
+def per_class_needs(config: Mapping[str, Any], table: str) -> dict[str, int]:
+    """Eval sets and finetune entries of ``config`` that draw n documents per class of ``table``
+    (config key -> n)."""
+    sets = config.get("eval_sets") or {}
+    out = {f"eval_sets.{n}": int(e["per_class"]) for n, e in sets.items()
+           if e.get("path") == table and e.get("per_class")}
+    for n, f in (config.get("finetune") or {}).items():
+        if f.get("per_class") and (sets.get(f.get("train")) or {}).get("path") == table:
+            out[f"finetune.{n}"] = int(f["per_class"])
+    return out

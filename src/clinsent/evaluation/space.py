@@ -2,7 +2,7 @@
 
 Cosine similarities are computed one block of rows at a time (``block_rows(n)`` rows x n
 columns, at most :data:`BLOCK_CELLS` float64 cells: 32 MB, whatever n; a statistic holds a few
-such arrays at once), pair cosines in chunks of :data:`BLOCK_CELLS` / d gathered rows, and
+such arrays at once), sampled pairs' cosines are read from those blocks as they pass, and
 every statistic is a running sum, a union-find merge or a fixed-size sample of pairs. Memory is
 therefore O(BLOCK_CELLS + n x d + max_pairs) and does not grow with n^2: for 50,000 documents
 of 768 dimensions about 150 MB of blocks + 300 MB (the vectors, float64) + 48 MB (a 2-million
@@ -52,13 +52,28 @@ def sample_pairs(n: int, max_pairs: int, seed: int) -> tuple[np.ndarray, np.ndar
     return np.minimum(i, j), np.maximum(i, j)
 
 
+class PairSample:
+    """The cosines of sampled pairs (i < j), read from the similarity blocks as they pass: no
+    gather of the vectors (a random gather of millions of rows costs more than the blocks)."""
+
+    def __init__(self, i: np.ndarray, j: np.ndarray) -> None:
+        self.i, self.j = i, j
+        self.order = np.argsort(i, kind="stable")
+        self.sorted_i = i[self.order]
+        self.values = np.full(len(i), np.nan)
+
+    def fill(self, start: int, sims: np.ndarray) -> None:
+        lo, hi = np.searchsorted(self.sorted_i, [start, start + len(sims)])
+        idx = self.order[lo:hi]
+        self.values[idx] = sims[self.i[idx] - start, self.j[idx]]
+
+
 def pair_cosines(x: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """Cosines of the pairs (x is L2-normalised), in chunks of at most BLOCK_CELLS gathered values."""
-    chunk = max(1, BLOCK_CELLS // max(x.shape[1], 1))
-    out = np.empty(len(i))
-    for k in range(0, len(i), chunk):
-        out[k:k + chunk] = np.einsum("ij,ij->i", x[i[k:k + chunk]], x[j[k:k + chunk]])
-    return out
+    """Cosines of the pairs (x is L2-normalised), in one pass over the blocks."""
+    sample = PairSample(i, j)
+    for start, sims, _ in upper_blocks(x):
+        sample.fill(start, sims)
+    return sample.values
 
 
 def box_stats(values: np.ndarray) -> dict[str, float]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from clinsent.evaluation.space import box_stats, pair_cosines, sample_pairs, upper_blocks
+from clinsent.evaluation.space import PairSample, box_stats, sample_pairs, upper_blocks
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS
 from clinsent.tasks.labelled_docs import LabelledDocsSettings, LabelledDocsTask
@@ -41,13 +41,15 @@ class ClassSimilarity(LabelledDocsTask):
         x, labels = self.labelled_vectors(texts, vectors)
         codes = np.unique(labels, return_inverse=True)[1]
         sums = {"within": [0.0, 0], "between": [0.0, 0]}
+        i, j = sample_pairs(len(x), self.settings.max_pairs, self.settings.seed)
+        sample = PairSample(i, j)
         for start, sims, upper in upper_blocks(x):
             same = codes[start:start + len(sims), None] == codes[None, :]
             for rel, mask in (("within", same & upper), ("between", ~same & upper)):
                 sums[rel][0] += float(sims[mask].sum())
                 sums[rel][1] += int(mask.sum())
-        i, j = sample_pairs(len(x), self.settings.max_pairs, self.settings.seed)
-        cos = pair_cosines(x, i, j)
+            sample.fill(start, sims)
+        cos = sample.values
         same = codes[i] == codes[j]
         out: dict[str, float] = {}
         for rel, mask in (("within", same), ("between", ~same)):

@@ -27,6 +27,16 @@ class KMeansSettings(LabelledDocsSettings):
     seed: int = knob(0, "seed of k-means and of the silhouette sample", minimum=0)
 
 
+def silhouette(x: np.ndarray, clusters: np.ndarray, sample: int | None, seed: int) -> float:
+    """scikit-learn's silhouette, its pairwise distances computed in chunks of at most 64 MB
+    (its default working memory is 1 GB)."""
+    from sklearn import config_context
+    from sklearn.metrics import silhouette_score
+
+    with config_context(working_memory=64):
+        return float(silhouette_score(x, clusters, sample_size=sample, random_state=seed))
+
+
 @TASKS.register("kmeans_clusters")
 class KMeansClusters(LabelledDocsTask):
     name = "kmeans_clusters"
@@ -36,8 +46,7 @@ class KMeansClusters(LabelledDocsTask):
 
     def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
         from sklearn.cluster import KMeans
-        from sklearn.metrics import (adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score,
-                                     silhouette_score)
+        from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score
 
         s = self.settings
         x, labels = self.labelled_vectors(texts, vectors)
@@ -47,8 +56,7 @@ class KMeansClusters(LabelledDocsTask):
         return {
             "davies_bouldin": float(davies_bouldin_score(x, clusters)),
             "calinski_harabasz": float(calinski_harabasz_score(x, clusters)),
-            "silhouette": float(silhouette_score(x, clusters, sample_size=sample if sample < len(x) else None,
-                                                 random_state=s.seed)),
+            "silhouette": silhouette(x, clusters, sample if sample < len(x) else None, s.seed),
             "adjusted_rand": float(adjusted_rand_score(labels, clusters)),
             "k": float(k), "silhouette_n": float(sample),
         }
