@@ -104,6 +104,9 @@ def test_similarity_graph_against_networkx(tmp_path: Path, small_blocks: None) -
         top = [n for c in comps[:2] for n in c]
         assert got[f"degree@{p}"] == pytest.approx(np.mean([g.degree[n] for n in top]))
     assert task.headline == "components@50"
+    for bad in ([], [0, 100]):
+        with pytest.raises(InputError, match="percentiles"):
+            _task("similarity_graph", _labelled(tmp_path), percentiles=bad)
 
 
 def test_sampled_percentiles_stay_close_to_the_exact_ones(tmp_path: Path) -> None:

@@ -5,9 +5,11 @@ columns, at most :data:`BLOCK_CELLS` float64 cells: 32 MB, whatever n; a statist
 such arrays at once), sampled pairs' cosines are read from those blocks as they pass, and
 every statistic is a running sum, a union-find merge or a fixed-size sample of pairs. Memory is
 therefore O(BLOCK_CELLS + n x d + max_pairs) and does not grow with n^2: for 50,000 documents
-of 768 dimensions about 150 MB of blocks + 300 MB (the vectors, float64) + 48 MB (a 2-million
-pair sample: two int64 indices and a cosine each). Time is O(n^2 d): one pass of matrix
-products per task (the graph's thresholds share one pass).
+of 768 dimensions, the vectors' float32 lookup and float64 copies (about 440 MB), a few 32 MB
+blocks and a 2-million-pair sample (48 MB: two int64 indices and a cosine each); measured: 588
+MB at 50,000 documents, where the dense matrix alone would take 9.3 GiB
+(bench/results/documents.md). Time is O(n^2 d): one pass of matrix products per task (the
+graph's thresholds share one pass; its percentile sample takes one more).
 
 Pairs are unordered (i < j), each counted once.
 """

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from clinsent.errors import InputError
 from clinsent.evaluation.space import graph_components, pair_cosines, sample_pairs
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS
@@ -46,13 +47,11 @@ class SimilarityGraph(LabelledDocsTask):
 
     def __init__(self, set_name: str, settings: SimilarityGraphSettings) -> None:
         super().__init__(set_name, settings)
-        self.headline = f"components@{settings.percentiles[0]:g}"
-        self.metrics = tuple(f"{m}@{p:g}" for p in settings.percentiles for m in ("threshold", "components", "degree"))
         if not settings.percentiles or not all(0 < p < 100 for p in settings.percentiles):
-            from clinsent.errors import InputError
-
             raise InputError(f"config: eval_sets.{set_name}.percentiles", f"{list(settings.percentiles)}",
                              "give one or more percentiles between 0 and 100")
+        self.headline = f"components@{settings.percentiles[0]:g}"
+        self.metrics = tuple(f"{m}@{p:g}" for p in settings.percentiles for m in ("threshold", "components", "degree"))
 
     def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
         s = self.settings
