@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from clinsent.corpus.documents import unit_hash
+from clinsent.corpus.documents import patient_keys, unit_hash
 from clinsent.errors import InputError
 
 
@@ -129,8 +129,7 @@ def label_documents(docs: pd.DataFrame, s: DocTaskSettings) -> tuple[pd.DataFram
 
 def draw(labelled: pd.DataFrame, s: DocTaskSettings, where: str) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Train/test documents per class (patients never on both sides)."""
-    patient = np.where(labelled["subject_id"].fillna(-1).to_numpy() >= 0, labelled["subject_id"].fillna(-1).to_numpy(),
-                       -labelled["row_id"].to_numpy() - 1).astype(np.int64)
+    patient = patient_keys(labelled["subject_id"].fillna(-1).to_numpy(), labelled["row_id"].to_numpy())
     share = s.test_per_class / (s.train_per_class + s.test_per_class)
     side = np.where(unit_hash(patient, s.seed, 3) < share, "test", "train")
     labelled = labelled.assign(split=side, _key=unit_hash(labelled["row_id"].to_numpy(), s.seed, 4))

@@ -80,10 +80,14 @@ def collapse_whitespace(text: pa.Array | pa.ChunkedArray) -> pa.Array:
     return pc.utf8_trim_whitespace(pc.replace_substring_regex(text, r"\s+", " "))
 
 
+def patient_keys(subject_id: np.ndarray, row_id: np.ndarray) -> np.ndarray:
+    """Per note, its patient (SUBJECT_ID; -1 for none: the note is its own patient)."""
+    return np.where(subject_id >= 0, subject_id, -row_id - 1).astype(np.int64)
+
+
 def choose(row_id: np.ndarray, subject_id: np.ndarray, n_words: np.ndarray, s: DocumentSettings) -> dict[str, np.ndarray]:
     """Which notes each partition keeps (boolean masks over the inputs)."""
-    patient = np.where(subject_id >= 0, subject_id, -row_id - 1)  # a note without a patient: its own
-    downstream = unit_hash(patient, s.seed, 1) < s.downstream_share
+    downstream = unit_hash(patient_keys(subject_id, row_id), s.seed, 1) < s.downstream_share
     long_enough = n_words >= s.min_words
     pretrain = ~downstream & long_enough
     if s.max_documents is not None and int(pretrain.sum()) > s.max_documents:
@@ -121,7 +125,7 @@ def build_documents(shards: Sequence[str | Path], out: dict[str, str | Path], s:
         table = pq.read_table(path, columns=["row_id", "subject_id", "text"])
         meta["row_id"].append(table["row_id"].to_numpy(zero_copy_only=False))
         meta["subject_id"].append(pc.fill_null(table["subject_id"], -1).to_numpy(zero_copy_only=False))
-        meta["n_words"].append(word_counts(collapse_whitespace(table["text"])))
+        meta["n_words"].append(word_counts(table["text"]))  # whitespace runs split alike, collapsed or not
     row_id, subject_id, n_words = (np.concatenate(v) if v else np.zeros(0, np.int64) for v in meta.values())
     if len(row_id) == 0:
         raise InputError("the ingested notes", "0 notes reach the documents stage",

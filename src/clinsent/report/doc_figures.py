@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -70,7 +71,7 @@ def box_points(summary: pd.DataFrame, figure: Mapping[str, Any], default_base: s
             for stat in BOX_STATS:
                 values = cell_values(summary, panel["run"], default_base, figure["eval_set"], f"{relation}_{stat}")
                 rec[stat] = float(values.mean()) if len(values) else np.nan
-                rec["seeds"] = len(values)
+            rec["seeds"] = len(values)
             rows.append(rec)
     return pd.DataFrame(rows, columns=["label", "run", "relation", "seeds", *BOX_STATS])
 
@@ -92,7 +93,7 @@ def box_figure(points: pd.DataFrame, figure: Mapping[str, Any], out_paths: list[
 
 
 def read_stats(path: str) -> dict[str, Any]:
-    return dict(json.loads(open(path, encoding="utf-8").read()))
+    return dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
 def length_points(stats: Mapping[str, Any], figure: Mapping[str, Any]) -> pd.DataFrame:
@@ -108,8 +109,7 @@ def length_figure(points: pd.DataFrame, stats: Mapping[str, Any], figure: Mappin
                   out_paths: list[Any]) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
-    names = [f"{int(a)}-{int(b) - 1}" if b == b and b is not None else f"{int(a)}+" for a, b in
-             zip(points["from"], points["below"])]
+    names = [f"{int(a)}+" if pd.isna(b) else f"{int(a)}-{int(b) - 1}" for a, b in zip(points["from"], points["below"])]
     ax.bar(range(len(points)), points["documents"])
     ax.set_xticks(range(len(points)), names, rotation=45, ha="right", fontsize=7)
     ax.set_xlabel("tokens per document (whitespace)")

@@ -38,8 +38,7 @@ class ClassAlignment(LabelledDocsTask):
 
     def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
         s = self.settings
-        x, labels = self.labelled_vectors(texts, vectors)
-        codes = np.unique(labels, return_inverse=True)[1]
+        x, codes = self.labelled_vectors(texts, vectors)
         align_sum, align_n, uni_sum, uni_n = 0.0, 0, 0.0, 0
         for start, sims, upper in upper_blocks(x):
             sq = np.clip(2.0 - 2.0 * sims, 0.0, None)  # ||a - b||^2 of unit vectors

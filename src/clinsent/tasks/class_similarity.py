@@ -38,8 +38,7 @@ class ClassSimilarity(LabelledDocsTask):
     metrics = ("separation", *(f"{rel}_{s}" for rel in ("within", "between") for s in STATS))
 
     def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
-        x, labels = self.labelled_vectors(texts, vectors)
-        codes = np.unique(labels, return_inverse=True)[1]
+        x, codes = self.labelled_vectors(texts, vectors)
         sums = {"within": [0.0, 0], "between": [0.0, 0]}
         i, j = sample_pairs(len(x), self.settings.max_pairs, self.settings.seed)
         sample = PairSample(i, j)

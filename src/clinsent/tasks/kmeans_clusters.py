@@ -49,14 +49,14 @@ class KMeansClusters(LabelledDocsTask):
         from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score
 
         s = self.settings
-        x, labels = self.labelled_vectors(texts, vectors)
-        k = s.k or len(np.unique(labels))
+        x, classes = self.labelled_vectors(texts, vectors)
+        k = s.k or len(np.unique(classes))
         clusters = KMeans(n_clusters=k, n_init=s.n_init, random_state=s.seed).fit_predict(x)
         sample = len(x) if len(x) <= s.silhouette_sample else s.silhouette_sample
         return {
             "davies_bouldin": float(davies_bouldin_score(x, clusters)),
             "calinski_harabasz": float(calinski_harabasz_score(x, clusters)),
             "silhouette": silhouette(x, clusters, sample if sample < len(x) else None, s.seed),
-            "adjusted_rand": float(adjusted_rand_score(labels, clusters)),
+            "adjusted_rand": float(adjusted_rand_score(classes, clusters)),
             "k": float(k), "silhouette_n": float(sample),
         }
