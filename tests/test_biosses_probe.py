@@ -59,7 +59,8 @@ def test_pair_ids_default_to_row_numbers(tmp_path: Path) -> None:
     ([("1", "a", "b", "2.0")], "dev", None, r"pairs\.tsv: eval_sets\.b asks for split 'dev', the file has no split column"),
     ([("1", "a", "b", "4.5")], None, None, r"pairs\.tsv:2: score 4\.5 is outside the scale \[0, 4\]"),
     ([("1", "a", "b", "-1")], None, None, r"pairs\.tsv:2: score -1 is outside the scale"),
-    ([("1", "a", "b", "x")], None, None, r"pairs\.tsv:2: score 'x' is not a number"),
+    ([("1", "a", "b", "x")], None, None, r"pairs\.tsv:2: the score field is not a number"),
+    ([("1", "a", "b", "nan")], None, None, r"pairs\.tsv:2: the score is nan \(not a finite number\)"),
     ([("1", "a", "b", "2")], "dev", "id\tsplit\n1\tdev\n7\ttest\n", r"split\.tsv:3: pair id '7' is not an id of the pair file"),
     ([("1", "a", "b", "2")], "test", "id\tsplit\n1\tdev\n", r"no pair is in split 'test' \(splits: \['dev'\]\)"),
 ])
@@ -74,11 +75,29 @@ def test_bad_biosses_input_names_file_and_row(tmp_path: Path, rows: list[tuple[s
         read_sts_table("b", path, split, sf, 4.0)
 
 
-def test_n2c2_scores_outside_the_scale_are_errors(tmp_path: Path) -> None:
-    path = tmp_path / "sts.tsv"
-    path.write_text("a\tb\t3.0\nc\td\t5.5\n")
-    with pytest.raises(InputError, match=r"sts\.tsv:2: score 5\.5 is outside the scale \[0, 5\]"):
-        read_sts("s", path, "n2c2_sts")
+@pytest.mark.parametrize(("score", "message"), [
+    ("5.5", r"score 5\.5 is outside the scale \[0, 5\]"), ("7.5", r"score 7\.5 is outside the scale"),
+    ("-1", r"score -1 is outside the scale"), ("nan", r"the score is nan \(not a finite number\)"),
+    ("NaN", r"the score is nan"), ("inf", r"the score is inf"), ("", r"the score field is not a number"),
+])
+def test_sts_scores_outside_the_scale_or_not_finite_are_errors_at_read(tmp_path: Path, score: str, message: str) -> None:
+    """Every STS layout refuses the score at read time with file:line (nan used to pass and
+    reach the metrics as NaN)."""
+    n2c2 = tmp_path / "sts.tsv"
+    n2c2.write_text(f"a\tb\t3.0\nc\td\t{score}\n")
+    with pytest.raises(InputError, match=rf"sts\.tsv:2: {message}"):
+        read_sts("s", n2c2, "n2c2_sts")
+    headed = tmp_path / "headed.tsv"
+    headed.write_text(f"sentence1\tsentence2\tscore\na\tb\t3.0\nc\td\t{score}\n")
+    with pytest.raises(InputError, match=rf"headed\.tsv:3: {message}"):
+        read_sts("s", headed, "sts_tsv")
+    if not score:
+        return  # a blank gold line is a missing score: the count check catches it
+    pairs, gold = tmp_path / "test.tsv", tmp_path / "gold.txt"
+    pairs.write_text("a\tb\nc\td\n")
+    gold.write_text(f"3.0\n{score}\n")
+    with pytest.raises(InputError, match=rf"gold\.txt:2: {message}"):
+        read_sts("s", pairs, "n2c2_sts", gold=gold)
 
 
 def test_split_needs_the_table_format_or_a_validation_share() -> None:

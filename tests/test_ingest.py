@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -137,3 +138,70 @@ def test_parquet_sink_streams_row_groups_and_aborts_cleanly(tmp_path: Path) -> N
         sink.write(pa.table({"x": [1]}))
         raise RuntimeError("a failure half way")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.parquet"]
+
+
+SECRET = "Mr Zebulon Quartzfield"  # stands for note text: it must never appear in an error
+
+
+def _bad_notes(tmp_path: Path, name: str, tail: str, rows: int = 3) -> Path:
+    """A NOTEEVENTS.csv of `rows` good notes (each naming SECRET) followed by `tail` as written."""
+    path = _csv(tmp_path, [_row(i, "Discharge summary", f"{SECRET} was seen, doing well.\nLine two.")
+                           for i in range(1, rows + 1)], name)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(tail)
+    return path
+
+
+@pytest.mark.parametrize(("case", "tail", "message"), [
+    # an interrupted copy: the last quoted TEXT never closes (pyarrow keeps the cut note as a row)
+    ("cut_in_text", f'9,1,2,2100-01-01,,,"Discharge summary","Report",,,"{SECRET} was cut of',
+     r"row 5 \(the header is row 1\): the file ends inside this row's quoted field.*Fix: .*truncated.*re-copy"),
+    # cut before TEXT: a last row with too few fields
+    ("cut_in_fields", "9,1,2,2100-01-01,",
+     r"row 5 \(the header is row 1\): 5 field\(s\) where the header has 11.*Fix: .*cut short, re-copy"),
+    # unquoted TEXT: commas split the note into extra fields (pyarrow's own error prints the row)
+    ("unquoted_text", f'9,1,2,2100-01-01,,,"Discharge summary","Report",,,{SECRET}, seen, well\n',
+     r"row 5 \(the header is row 1\): 13 field\(s\) where the header has 11.*Fix: quote every TEXT field"),
+    # shifted columns: ROW_ID holds text
+    ("text_in_row_id", f'"{SECRET}",1,2,2100-01-01,,,"Discharge summary","Report",,,"x"\n',
+     r"row 5 \(the header is row 1\): ROW_ID is not an integer"),
+], ids=["cut_in_text", "cut_in_fields", "unquoted_text", "text_in_row_id"])
+def test_bad_notes_rows_name_file_and_row_never_the_text(tmp_path: Path, case: str, tail: str, message: str) -> None:
+    path = _bad_notes(tmp_path, f"{case}.csv", tail)
+    outs = [tmp_path / "shards" / f"{s}.parquet" for s in shard_names(2)]
+    with pytest.raises(InputError) as err:
+        scatter_notes(iter_notes(NotesSpec(str(path), block_mb=1)), outs, source=str(path))
+    text = str(err.value)
+    assert text.startswith(f"{path}, row "), text
+    assert re.search(message, text), text
+    # nothing of the note anywhere in the exception chain, and nothing written
+    chain: BaseException | None = err.value
+    while chain is not None:
+        assert "Zebulon" not in str(chain) and "Quartz" not in str(chain)
+        chain = chain.__cause__ or chain.__context__
+    assert not any(p.exists() for p in outs)
+    assert not list((tmp_path / "shards").glob(".*"))
+
+
+def test_bad_row_in_a_later_block_is_numbered_from_the_header(tmp_path: Path) -> None:
+    """Rows are numbered as CSV records (a multi-line note is one row), across read blocks."""
+    rows = [_row(i, "Discharge summary", "A line of a note.\n" * 180) for i in range(1, 401)]  # ~1.3 MB: two blocks
+    good = _csv(tmp_path, rows, "good.csv")
+    stats = ReadStats()
+    assert len(read_notes(NotesSpec(str(good), block_mb=1), stats)) == 400 and stats.notes_read == 400
+    bad = _csv(tmp_path, rows, "bad.csv")
+    with open(bad, "a", encoding="utf-8") as fh:
+        fh.write("401,1,2")
+    with pytest.raises(InputError, match=r"bad\.csv, row 402 \(the header is row 1\): 3 field\(s\)"):
+        read_notes(NotesSpec(str(bad), block_mb=1))
+
+
+@pytest.mark.parametrize("categories", [["Discharge summary"], ["Nursing"]])
+def test_no_note_after_the_filter_stops_ingest_naming_file_and_categories(tmp_path: Path, categories: list[str]) -> None:
+    header_only = _csv(tmp_path, [], "header_only.csv")
+    with pytest.raises(InputError, match=rf"header_only\.csv: 0 notes after the category filter \('{categories[0]}'\): "
+                                         r"0 read.*Fix: .*notes\.categories"):
+        read_notes(NotesSpec(str(header_only), categories=tuple(categories)))
+    other = _csv(tmp_path, [_row(1, "Radiology", "Film.")], "other.csv")
+    with pytest.raises(InputError, match=r"0 notes after the category filter .*1 read, 1 of other categories"):
+        read_notes(NotesSpec(str(other), categories=tuple(categories)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -82,3 +83,39 @@ def test_entity_encoder_uses_only_span_tokens() -> None:
     noisy = states.clone()
     noisy[0, 4] += 100.0  # outside the span: must not change the entity embedding
     assert torch.allclose(enc(states, span), enc(noisy, span), atol=1e-5)
+
+
+@pytest.mark.parametrize(("pooling", "first_layer", "extra"), [
+    ("cls", 1, None), ("mean", 1, None), ("first_last", 1, None), ("first_last", 0, None), ("mean", 1, "normalize"),
+    ("mean", 1, "dense"),
+])
+def test_embed_loader_gives_the_vectors_of_sentence_transformers(tiny_bert: Path, tmp_path: Path, pooling: str,
+                                                                  first_layer: int, extra: str | None) -> None:
+    """The embed jobs' loader (transformers alone for the layouts we save) against
+    SentenceTransformer(path) on the same saved model; other layouts go to the library."""
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Dense, Normalize
+
+    from clinsent.embed import load_encoder
+    from clinsent.models.base import load_transformer, sentence_transformer
+    from clinsent.models.saved import SavedEncoder
+
+    transformer = load_transformer(str(tiny_bert), 24)
+    model = sentence_transformer(transformer, pooling, first_layer)
+    if extra == "normalize":
+        model.append(Normalize())
+    elif extra == "dense":
+        model.append(Dense(32, 8))
+    torch.manual_seed(0)
+    with torch.no_grad():  # non-trivial layer weights, so a wrong weighting shows
+        for module in model:
+            if hasattr(module, "layer_weights"):
+                module.layer_weights.copy_(torch.rand_like(module.layer_weights) + 0.1)
+    model.save(str(tmp_path / "m"))
+    texts = ["The patient has gout.", "History of asthma and a long sentence that is cut at the maximum length of "
+             "twenty-four tokens for sure.", "Fever.", "Chest pain radiating to the left arm."]
+    ours = load_encoder(tmp_path / "m", "cpu")
+    assert isinstance(ours, SavedEncoder) == (extra != "dense")
+    reference = SentenceTransformer(str(tmp_path / "m"), device="cpu").encode(texts, batch_size=3)
+    np.testing.assert_allclose(ours.encode(texts, batch_size=3), reference, rtol=1e-4, atol=1e-5)

@@ -61,7 +61,7 @@ def test_read_n2c2_and_sts_tsv(tmp_path: Path) -> None:
 def test_sts_errors_name_the_row(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("a\tb\t1\nc\td\tfive\n")
-    with pytest.raises(InputError, match=r"bad\.txt:2.*'five'"):
+    with pytest.raises(InputError, match=r"bad\.txt:2: the score field is not a number"):
         read_sts("b", bad, "n2c2_sts")
     with pytest.raises(InputError, match="header"):
         read_sts("b", bad, "sts_tsv")
@@ -74,3 +74,28 @@ def test_demo_sts_files() -> None:
     test = read_sts("t", DEMO / "clinical_sts.demo.test.tsv", "n2c2_sts")
     assert len(sel) + len(test) >= 200
     assert sel.scores.min() >= 0 and sel.scores.max() <= 5
+
+
+def test_undefined_metrics_are_written_as_null_and_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Constant embeddings give an undefined correlation: the metrics file stays strict JSON
+    (null, not NaN) and the log names the keys and why."""
+    import json
+    import logging
+
+    from clinsent.io import write_json
+
+    same = np.ones((4, 3))
+    metrics = sts_metrics(same, same, np.array([0.0, 1.0, 4.5, 5.0]), same, 5.0)
+    assert np.isnan(metrics["pearson"]) and np.isnan(metrics["spearman"])
+    out = tmp_path / "m.json"
+    with caplog.at_level(logging.WARNING, logger="clinsent.io"):
+        write_json({**metrics, "per_class": [{"f1": np.float32("nan")}, {"f1": np.float64(0.5)}]}, out)
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in strict JSON")
+
+    data = json.loads(out.read_text(), parse_constant=refuse)
+    assert data["pearson"] is None and data["spearman"] is None and data["pearson_p"] is None
+    assert data["per_class"] == [{"f1": None}, {"f1": 0.5}] and data["uniformity"] == pytest.approx(metrics["uniformity"])
+    message = caplog.records[-1].getMessage()
+    assert "m.json" in message and "pearson" in message and "per_class.0.f1" in message and "written as null" in message

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -214,7 +215,8 @@ def test_killed_job_resumes_from_its_checkpoint(tiny_bert: Path, tmp_path: Path)
 
     with pytest.raises(KeyboardInterrupt):
         _run(tiny_bert, tmp_path / "m", "medse", steps=6, checkpoint_every=2, log=kill_at_step_4)
-    assert (tmp_path / "m.ckpt" / "state.pt").exists() and not (tmp_path / "m").exists()
+    assert [p.name for p in sorted((tmp_path / "m.ckpt").glob("state-*"))] == ["state-00000002.json", "state-00000002.pt"]
+    assert not (tmp_path / "m").exists()
     messages: list[str] = []
     resumed, result = _run(tiny_bert, tmp_path / "m", "medse", steps=6, checkpoint_every=2, log=messages.append)
     assert result.info["resumed_from_step"] == 2 and any("resumed" in m for m in messages)
@@ -226,6 +228,76 @@ def test_killed_job_resumes_from_its_checkpoint(tiny_bert: Path, tmp_path: Path)
         _run(tiny_bert, tmp_path / "x", "medse", steps=6, checkpoint_every=2, log=kill_at_step_4)
     _, other = _run(tiny_bert, tmp_path / "x", "medse", steps=6, checkpoint_every=2, **{"lambda": 0.2})
     assert other.info["resumed_from_step"] is None
+
+
+def _kill_at(step: int) -> Callable[[str], None]:
+    def log(message: str) -> None:
+        if message.startswith(f"step {step}:"):
+            raise KeyboardInterrupt
+    return log
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "no_checksum"])
+def test_a_corrupt_checkpoint_is_set_aside_and_the_previous_one_resumed(tiny_bert: Path, tmp_path: Path,
+                                                                        damage: str) -> None:
+    """A checkpoint cut short (a full disk), with a flipped byte, or without its checksum file is
+    reported with its path, moved aside, and the job resumes from the one before; with none left,
+    from step 0. Either way the result equals an uninterrupted run."""
+    full, full_result = _run(tiny_bert, tmp_path / "full", "medse", steps=8, checkpoint_every=2)
+    with pytest.raises(KeyboardInterrupt):
+        _run(tiny_bert, tmp_path / "m", "medse", steps=8, checkpoint_every=2, log=_kill_at(6))
+    work = tmp_path / "m.ckpt"
+    assert [p.name for p in sorted(work.glob("state-*.pt"))] == ["state-00000002.pt", "state-00000004.pt"]  # two kept
+    newest = work / "state-00000004.pt"
+    raw = newest.read_bytes()
+    if damage == "truncate":
+        newest.write_bytes(raw[: len(raw) // 2])
+    elif damage == "flip":
+        newest.write_bytes(raw[:100] + bytes([raw[100] ^ 1]) + raw[101:])
+    else:
+        newest.with_suffix(".json").unlink()
+    messages: list[str] = []
+    resumed, result = _run(tiny_bert, tmp_path / "m", "medse", steps=8, checkpoint_every=2, log=messages.append)
+    warning = next(m for m in messages if "unusable" in m)
+    assert warning.startswith(f"checkpoint {newest} is unusable (") and f"moved to {tmp_path / 'm.ckpt.corrupt'}/" in warning
+    assert (tmp_path / "m.ckpt.corrupt" / newest.name).exists() and not work.exists()
+    assert result.info["resumed_from_step"] == 2
+    pd.testing.assert_frame_equal(resumed, full)
+    assert result.selected_step == full_result.selected_step
+    # nothing sound left: from step 0
+    with pytest.raises(KeyboardInterrupt):
+        _run(tiny_bert, tmp_path / "z", "medse", steps=8, checkpoint_every=2, log=_kill_at(4))
+    for p in (tmp_path / "z.ckpt").glob("state-*.pt"):
+        p.write_bytes(b"")
+    again, zero = _run(tiny_bert, tmp_path / "z", "medse", steps=8, checkpoint_every=2, log=lambda *_: None)
+    assert zero.info["resumed_from_step"] is None
+    pd.testing.assert_frame_equal(again, full)
+
+
+def test_sigterm_checkpoints_the_step_and_stops_then_resumes(tiny_bert: Path, tmp_path: Path) -> None:
+    """SIGTERM (Slurm's preemption or time limit) mid-run: the step under way finishes, a checkpoint
+    of that step is written, Preempted is raised; the rerun resumes there and equals an
+    uninterrupted run. The handler is removed afterwards."""
+    import os
+    import signal
+
+    from clinsent.train.trainer import Preempted
+
+    full, _ = _run(tiny_bert, tmp_path / "full", "medse", steps=6, checkpoint_every=100)
+
+    def term_while_logging_step_2(message: str) -> None:
+        if message.startswith("step 2:"):  # the evaluation of step 2 is under way when the signal lands
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    messages: list[str] = []
+    with pytest.raises(Preempted, match=r"stopped by signal 15 after step 2; checkpoint .*state-00000002\.pt"):
+        _run(tiny_bert, tmp_path / "m", "medse", steps=6, checkpoint_every=100,
+             log=lambda m: (messages.append(m), term_while_logging_step_2(m)))
+    assert any(m.startswith("signal 15 at step 2: checkpoint") for m in messages)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    resumed, result = _run(tiny_bert, tmp_path / "m", "medse", steps=6, checkpoint_every=100)
+    assert result.info["resumed_from_step"] == 2
+    pd.testing.assert_frame_equal(resumed, full)
 
 
 def test_prefetched_batches_match_inline_preparation(tiny_bert: Path, tmp_path: Path) -> None:

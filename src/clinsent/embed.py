@@ -1,5 +1,6 @@
-"""Export embeddings of an eval set's texts with a saved model (loaded as
-``SentenceTransformer(path)``, the same way a user would load it)."""
+"""Export embeddings of an eval set's texts with a saved model: the layouts this pipeline writes
+run through transformers alone (:mod:`clinsent.models.saved`, the same vectors as
+``SentenceTransformer(path)`` with less start-up), any other through sentence-transformers."""
 
 from __future__ import annotations
 
@@ -12,12 +13,25 @@ import pyarrow as pa
 
 
 def load_model(path: str | Path, device: str | None = None) -> Any:
-    """Load a saved model as a user would; on CUDA when present."""
+    """A saved model as a user would load it, ``SentenceTransformer(path)``; on CUDA when present."""
     import torch
     from sentence_transformers import SentenceTransformer
 
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     return SentenceTransformer(str(path), device=device, local_files_only=True)
+
+
+def load_encoder(path: str | Path, device: str | None = None) -> Any:
+    """A saved model to embed with (``encode(texts, batch_size)``): the layouts this pipeline
+    writes through transformers alone, any other as :func:`load_model`."""
+    import torch
+
+    from clinsent.models.saved import SavedEncoder, known_layout
+
+    modules = known_layout(path)
+    if modules is None:
+        return load_model(path, device)
+    return SavedEncoder(Path(path), modules, device or ("cuda" if torch.cuda.is_available() else "cpu"))
 
 
 def embed_texts(model: Any, texts: list[str], batch_size: int = 64) -> pd.DataFrame:

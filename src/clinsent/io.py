@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import math
 import os
 import tempfile
 from collections.abc import Iterator
@@ -12,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+log = logging.getLogger(__name__)
 
 
 def _umask() -> int:
@@ -56,8 +60,35 @@ def write_text(text: str, path: str | Path) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+def finite_json(obj: Any, where: str = "") -> tuple[Any, list[str]]:
+    """``obj`` with every NaN or infinite number (Python or numpy) replaced by None, and the
+    keys where that happened (``a.b.0``): JSON has no NaN, and ``NaN`` in a file breaks strict readers."""
+    bad: list[str] = []
+
+    def walk(value: Any, key: str) -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(v, f"{key}.{i}" if key else str(i)) for i, v in enumerate(value)]
+        if hasattr(value, "item") and callable(value.item) and getattr(value, "shape", None) == ():
+            value = value.item()  # numpy scalar
+        if isinstance(value, float) and not math.isfinite(value):
+            bad.append(key or where)
+            return None
+        return value
+
+    return walk(obj, ""), bad
+
+
 def write_json(obj: Any, path: str | Path) -> None:
-    write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", path)
+    """Strict JSON (no NaN or Infinity): a non-finite number is written as null and logged with
+    its key, since it means the value is undefined (a correlation of constant scores, a metric of
+    an absent class) rather than a number."""
+    clean, bad = finite_json(obj)
+    if bad:
+        log.warning("%s: %s not a finite number (undefined, e.g. a correlation of constant scores or a metric "
+                    "of an absent class); written as null", path, ", ".join(bad[:10]) + (" ..." if len(bad) > 10 else ""))
+    write_text(json.dumps(clean, indent=2, sort_keys=True, default=str, allow_nan=False) + "\n", path)
 
 
 def write_csv(df: pd.DataFrame, path: str | Path) -> None:

@@ -2,7 +2,7 @@
 import pyarrow.parquet as pq
 import torch
 
-from clinsent.embed import embed_texts, embeddings_table, load_model
+from clinsent.embed import embed_texts, embeddings_table, load_encoder
 from clinsent.io import atomic_path
 from clinsent.smk import setup_logging
 from clinsent.tasks.config import task_from_params
@@ -12,4 +12,4 @@ setup_logging(smk)
 torch.set_num_threads(smk.threads)  # the rule's `threads` (capped at --cores; sbatch --cpus-per-task)
 task = task_from_params(smk.wildcards.eval_set, smk.params.eval_set)
 with atomic_path(smk.output[0], ".parquet") as tmp:
-    pq.write_table(embeddings_table(embed_texts(load_model(smk.input.model), task.texts())), tmp)
+    pq.write_table(embeddings_table(embed_texts(load_encoder(smk.input.model), task.texts())), tmp)

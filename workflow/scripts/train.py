@@ -5,7 +5,7 @@ from clinsent.io import write_csv, write_json
 from clinsent.methods.config import method_from_params
 from clinsent.smk import setup_logging
 from clinsent.tasks.config import task_from_params
-from clinsent.train.trainer import steps_from_epochs, train
+from clinsent.train.trainer import Preempted, steps_from_epochs, train
 
 smk = snakemake  # noqa: F821
 log = setup_logging(smk)
@@ -15,7 +15,11 @@ method = method_from_params(smk.params.method["objective"], smk.params.method["s
 eval_sets = {name: task_from_params(name, p) for name, p in smk.params.eval_sets.items()}
 data = method.data_need().load(dict(smk.input.items()), seed) if method.trains else None
 method = steps_from_epochs(method, data)  # epochs over training rows: steps from the rows read
-result = train(method, smk.params.base_model, smk.output.model, eval_sets, smk.params.selection_set, data=data,
-               seed=seed, log=log.info, checkpoint_dir=smk.params.checkpoint_dir)
+try:
+    result = train(method, smk.params.base_model, smk.output.model, eval_sets, smk.params.selection_set, data=data,
+                   seed=seed, log=log.info, checkpoint_dir=smk.params.checkpoint_dir)
+except Preempted as exc:  # SIGTERM (Slurm preemption or time limit): checkpointed; a retry resumes
+    log.warning("%s", exc)
+    raise SystemExit(143) from None
 write_csv(result.curve, smk.output.curve)
 write_json(result.info, smk.output.selection)

@@ -19,7 +19,9 @@ would bias the corpus. Everything else that is wrong raises :class:`InputError`.
 from __future__ import annotations
 
 import gzip
+import io
 import logging
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -129,18 +131,79 @@ def _csv_header(path: Path) -> list[str]:
     return [c.strip().strip('"') for c in header_line.strip().split(",")] if header_line.strip() else []
 
 
+class _QuoteCounter(io.RawIOBase):
+    """The CSV's bytes as pyarrow reads them, counting double quotes on the way: a complete CSV
+    has an even count (each quoted field opens and closes; an escaped quote is two), so an odd
+    count at the end means the file stops inside a quoted field (a note cut off mid-text), which
+    pyarrow's parser accepts as a complete last row. Costs a ``bytes.count`` per block."""
+
+    def __init__(self, raw: Any) -> None:
+        super().__init__()
+        self.raw, self.quotes = raw, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        data: bytes = self.raw.read(size if size is not None and size >= 0 else None)
+        self.quotes += data.count(b'"')
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
+@dataclass
+class _BadRow:
+    """The first row pyarrow could not split into the header's fields (never its text)."""
+
+    number: int | None = None  # the CSV record, counting the header as 1 (a quoted note spans lines)
+    expected: int = 0
+    actual: int = 0
+
+    def handler(self, row: Any) -> str:
+        if self.number is None:
+            self.number, self.expected, self.actual = int(row.number or 0), row.expected_columns, row.actual_columns
+        return "skip"  # raised by the reader after the batch: pyarrow's own error would print the row
+
+
+_ARROW_SAFE = re.compile(r"^(CSV parse error: )?(Row #\d+: )?Expected \d+ columns, got \d+")
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong, without the row's content: pyarrow's parse errors end with the raw row
+    (note text), so only their leading part is kept; I/O and decompression errors are kept."""
+    msg = str(exc)
+    if isinstance(exc, pa.ArrowInvalid):
+        m = _ARROW_SAFE.match(msg)
+        if m:
+            return m.group(0)
+        if "straddl" in msg:
+            return "a row straddles the read block"
+        return "pyarrow could not parse it (details withheld: they may quote note text)"
+    return msg
+
+
 def _digits(values: pa.Array) -> tuple[pa.Array, pa.Array]:
     """The values with whitespace trimmed, and whether each is a non-negative integer."""
     stripped = pc.utf8_trim_whitespace(values)
     return stripped, pc.match_substring_regex(stripped, r"^\d+$")
 
 
-def _int_column(values: pa.Array, path: Path, column: str) -> pa.Array:
+def _int_column(values: pa.Array, path: Path, column: str, records: np.ndarray) -> pa.Array:
+    """``column`` as int64; a value that is not an integer stops with its CSV row (never the value)."""
     stripped, ok = _digits(values)
     if not pc.all(ok).as_py():
-        first = stripped.filter(pc.invert(ok))[0].as_py()
-        raise InputError(path, f"{column} is not an integer in a row (value {first!r})",
-                         "check that the file is NOTEEVENTS.csv and that TEXT fields are quoted")
+        row = int(records[int(np.flatnonzero(~ok.to_numpy(zero_copy_only=False))[0])])
+        raise InputError(f"{path}, row {row} (the header is row 1)", f"{column} is not an integer",
+                         "check that the file is NOTEEVENTS.csv (ROW_ID is a number) and that every TEXT "
+                         "field is in double quotes")
     return stripped.cast(pa.int64())
 
 
@@ -161,37 +224,49 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
                          "use the MIMIC-III NOTEEVENTS.csv layout (ROW_ID, ..., CATEGORY, ..., ISERROR, TEXT), "
                          "or set `notes.format` to parquet/txt_dir for other layouts")
     include = [c for c in (*REQUIRED, *OPTIONAL) if c in names]
+    bad = _BadRow()
+    source = _QuoteCounter(pa.input_stream(str(path)))  # .gz decompressed by extension
     try:
         reader = pacsv.open_csv(
-            path,
+            source,
             read_options=pacsv.ReadOptions(block_size=spec.block_mb << 20, use_threads=False),
-            parse_options=pacsv.ParseOptions(newlines_in_values=True),
+            parse_options=pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=bad.handler),
             convert_options=pacsv.ConvertOptions(column_types={c: pa.binary() for c in include},
                                                  include_columns=include, strings_can_be_null=False),
         )
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(path, f"cannot open the notes CSV ({exc})", "check the file is a complete CSV") from exc
+    except (pa.ArrowInvalid, OSError, EOFError, zlib.error) as exc:
+        raise InputError(path, f"cannot open the notes CSV ({_reason(exc)})",
+                         "check that the file is a complete NOTEEVENTS.csv(.gz): re-copy or re-download it") from None
     wanted = pa.array(list(spec.categories), pa.string()) if spec.categories else None
+    records = 1  # CSV records read so far, the header included
     while True:
         try:
             batch = reader.read_next_batch()
         except StopIteration:
             break
         except (pa.ArrowInvalid, OSError, EOFError, zlib.error) as exc:
-            msg = str(exc)
-            if "straddl" in msg or "block" in msg.lower() and "size" in msg.lower():
-                raise InputError(path, f"a note is larger than the read block of {spec.block_mb} MB ({msg})",
-                                 "raise `notes.block_mb` above the size of the largest note") from exc
-            raise InputError(path, f"cannot parse the notes CSV after {stats.notes_read} rows ({msg})",
+            reason = _reason(exc)
+            if "straddl" in reason or "block" in reason.lower() and "size" in reason.lower():
+                raise InputError(path, f"a note is larger than the read block of {spec.block_mb} MB ({reason})",
+                                 "raise `notes.block_mb` above the size of the largest note") from None
+            raise InputError(path, f"cannot parse the notes CSV after {stats.notes_read} rows ({reason})",
                              "the file must be a complete CSV (or .csv.gz) with quoted multi-line TEXT; "
-                             "re-copy a truncated file, or fix the rows after the last one read") from exc
+                             "re-copy a truncated file, or fix the rows after the last one read") from None
+        if bad.number is not None:
+            raise InputError(f"{path}, row {bad.number} (the header is row 1)",
+                             f"{bad.actual} field(s) where the header has {bad.expected}",
+                             "quote every TEXT field in double quotes, doubling quotes inside it (as MIMIC-III's "
+                             "NOTEEVENTS.csv does: unquoted commas split a note into extra fields); if the file was "
+                             "cut short, re-copy it")
         n = batch.num_rows
+        row_numbers = np.arange(records + 1, records + n + 1, dtype=np.int64)
+        records += n
         stats.notes_read += n
         cols: dict[str, pa.Array] = {}
         for name in include:
-            cols[name], bad = _decode(batch.column(name))
+            cols[name], replaced = _decode(batch.column(name))
             if name == "TEXT":
-                stats.decoded_with_replacement += bad
+                stats.decoded_with_replacement += replaced
         keep = pa.array(np.ones(n, dtype=bool))
         if wanted is not None:
             in_cat = pc.is_in(cols["CATEGORY"], value_set=wanted)
@@ -206,12 +281,17 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
         m = len(cols["TEXT"])
         if m == 0:
             continue
-        row_id = _int_column(cols["ROW_ID"], path, "ROW_ID")
+        row_id = _int_column(cols["ROW_ID"], path, "ROW_ID", row_numbers[keep.to_numpy(zero_copy_only=False)])
         table = _table(row_id, pc.utf8_trim_whitespace(cols["ROW_ID"]), cols["TEXT"], m,
                        _optional_int(cols["SUBJECT_ID"]) if "SUBJECT_ID" in cols else None,
                        _optional_int(cols["HADM_ID"]) if "HADM_ID" in cols else None,
                        cols["CATEGORY"], cols.get("DESCRIPTION"))
         yield table
+    source.close()
+    if source.quotes % 2:
+        raise InputError(f"{path}, row {records} (the header is row 1)",
+                         "the file ends inside this row's quoted field: the note is cut off",
+                         "the file is truncated (an interrupted copy or download): re-copy it")
 
 
 def iter_txt_dir(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
@@ -300,9 +380,21 @@ def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.T
         stats.chars_kept += int(pc.sum(pc.utf8_length(kept["text"])).as_py() or 0)
         if kept.num_rows:
             yield kept
+    if stats.notes_kept == 0:
+        raise InputError(path, f"0 notes after the category filter ({_categories(spec)}): {stats.notes_read} read, "
+                               f"{stats.skipped_category} of other categories, {stats.skipped_iserror} marked ISERROR, "
+                               f"{stats.skipped_empty} empty",
+                         "point `notes.path` at a file with notes, and set `notes.categories` to categories the file "
+                         "has (MIMIC-III: e.g. 'Discharge summary', 'Nursing', 'Radiology'), or null for all")
     if stats.decoded_with_replacement:
         log.warning("%s: %d note(s) had bytes that are not UTF-8; they were replaced by U+FFFD",
                     path, stats.decoded_with_replacement)
+
+
+def _categories(spec: NotesSpec) -> str:
+    if spec.format != "noteevents_csv" or not spec.categories:
+        return "none"
+    return ", ".join(repr(c) for c in spec.categories)
 
 
 def read_notes(spec: NotesSpec, stats: ReadStats | None = None) -> pd.DataFrame:

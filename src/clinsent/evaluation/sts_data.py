@@ -16,6 +16,7 @@ quotes; CSV files with standard quoting. Scores must lie in [0, ``scale_max``].
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,11 +56,7 @@ def _rows(path: Path) -> list[list[str]]:
 
 
 def _score(value: str, path: Path, line: int) -> float:
-    try:
-        return float(value)
-    except ValueError as exc:
-        raise InputError(f"{path}:{line}", f"score {value!r} is not a number",
-                         "fix the row, or check the `format` of this eval set") from exc
+    return _cell_score(value, f"{path}:{line}", "fix the row, or check the `format` of this eval set")
 
 
 def read_table(path: str | Path, kind: str = "pairs") -> tuple[list[str], list[list[str]], list[str]]:
@@ -141,11 +138,16 @@ def read_sts_table(name: str, path: str | Path, split: str | None, split_file: s
     return StsSet(name, s1, s2, np.asarray(scores, dtype=np.float64), scale_max), counts
 
 
-def _cell_score(value: str, where: str) -> float:
+def _cell_score(value: str, where: str, fix: str = "fix the row") -> float:
+    """A gold score: a finite number (``nan``, ``inf`` and words are refused with file:line)."""
     try:
-        return float(value)
-    except ValueError as exc:
-        raise InputError(where, f"score {value!r} is not a number", "fix the row") from exc
+        score = float(value)
+    except ValueError:
+        # never the cell itself: in a shifted row it may be sentence text (ClinicalSTS is restricted data)
+        raise InputError(where, "the score field is not a number", fix) from None
+    if not math.isfinite(score):
+        raise InputError(where, f"the score is {score} (not a finite number)", fix)
+    return score
 
 
 def _check_scale(scores: list[float], where: list[str], scale_max: float, name: str) -> None:
@@ -195,6 +197,7 @@ def read_sts(name: str, path: str | Path, fmt: str, gold: str | Path | None = No
     else:
         raise InputError(f"config: eval_sets.{name}.format", f"unknown format {fmt!r}", f"use one of {', '.join(FORMATS)}")
     first = 2 if fmt == "sts_tsv" else 1
-    _check_scale(scores, [f"{path}:{first + i}" for i in range(len(scores))], scale_max, name)
+    source = gold if fmt == "n2c2_sts" and gold is not None else path  # the file the scores came from
+    _check_scale(scores, [f"{source}:{first + i}" for i in range(len(scores))], scale_max, name)
     return StsSet(name, s1, s2, np.asarray(scores, dtype=np.float64), scale_max)
 

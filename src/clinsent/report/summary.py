@@ -16,6 +16,11 @@ import pandas as pd
 SUMMARY_COLUMNS = ["method", "base_model", "seed", "eval_set", "metric", "value", "step"]
 
 
+def _number(value: Any) -> float:
+    """A metric from a result file: null (an undefined metric, see :func:`clinsent.io.write_json`) is NaN."""
+    return float("nan") if value is None else float(value)
+
+
 def summary_rows(records: Iterable[dict[str, Any]], metrics_of: Mapping[str, Sequence[str]]) -> pd.DataFrame:
     """``records``: dicts with method, base_model, seed, eval_set, step and a ``metrics`` dict
     (``some_metrics``: it may lack some of the task's metrics); ``metrics_of``: eval set -> the
@@ -26,7 +31,7 @@ def summary_rows(records: Iterable[dict[str, Any]], metrics_of: Mapping[str, Seq
             if r.get("some_metrics") and metric not in r["metrics"]:
                 continue  # a cross-encoder scores pairs: no embeddings, so no alignment or uniformity
             rows.append({"method": r["method"], "base_model": r["base_model"], "seed": int(r["seed"]),
-                         "eval_set": r["eval_set"], "metric": metric, "value": float(r["metrics"][metric]),
+                         "eval_set": r["eval_set"], "metric": metric, "value": _number(r["metrics"][metric]),
                          "step": int(r["step"])})
     df = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     return df.sort_values(["method", "base_model", "seed", "eval_set", "metric"], kind="stable").reset_index(drop=True)

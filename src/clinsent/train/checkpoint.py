@@ -1,17 +1,26 @@
-"""Training checkpoints, so a killed job resumes where it stopped instead of restarting.
+"""Training checkpoints, so a killed or preempted job resumes where it stopped instead of restarting.
 
 A checkpoint holds every trainable module, the optimiser and scheduler, the random number
-generators, the curve so far and the step; it is written atomically and is only used when
-its fingerprint (the settings, the base model and the batch plan) matches the job's.
-The best model so far lives beside it in ``best/`` with a ``best.json`` that is the
-authority on its step and score. The whole folder is removed when the job succeeds.
+generators, the curve so far and the step. Each is ``state-<step>.pt`` with a sidecar
+``state-<step>.json`` (its sha256, step and fingerprint), both written atomically (temporary
+file, fsync, rename, fsync of the folder); the two newest are kept. On resume the newest whose
+bytes match its checksum and whose fingerprint (the settings, the base model and the batch plan)
+matches the job's is used; one that does not match its checksum or does not load (a disk that
+filled up, a copy cut short) is reported with its path and moved to ``<folder>.corrupt/``, and the
+previous one is tried, then step 0. The best model so far lives beside them in ``best/`` with a
+``best.json`` that is the authority on its step and score. The whole folder is removed when the
+job succeeds.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import random
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +28,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-STATE = "state.pt"
+STATE_GLOB = "state-*.pt"
+KEEP = 2  # checkpoints kept: the newest and the one before it
 BEST = "best"
 BEST_META = "best.json"
+_STATE = re.compile(r"^state-(\d+)\.pt$")
+log = logging.getLogger(__name__)
 
 
 def fingerprint(settings: dict[str, Any], base_model: str, plan: pd.DataFrame | None) -> str:
@@ -46,20 +58,96 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def save_state(folder: Path, state: dict[str, Any]) -> None:
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_durably(path: Path, write: Callable[[Any], None]) -> None:
+    """``write(file object)`` into a temporary file beside ``path``, fsync it, rename it onto ``path``."""
+    tmp = path.parent / f".{path.name}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def state_paths(folder: Path) -> list[tuple[int, Path]]:
+    """(step, path) of the checkpoints in ``folder``, newest first."""
+    found = [(int(m.group(1)), p) for p in folder.glob(STATE_GLOB) if (m := _STATE.match(p.name))]
+    return sorted(found, reverse=True)
+
+
+def save_state(folder: Path, state: dict[str, Any]) -> Path:
+    """Write ``state`` (with its ``step`` and ``fingerprint``) as the newest checkpoint; keep :data:`KEEP`."""
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{STATE}.tmp"
-    torch.save(state, tmp)
-    tmp.replace(folder / STATE)
+    step = int(state["step"])
+    path = folder / f"state-{step:08d}.pt"
+    digest = hashlib.sha256()
+
+    def dump(fh: Any) -> None:
+        class Hashing:  # torch.save writes through this, so the checksum costs no second read
+            def write(self, data: bytes) -> int:
+                digest.update(data)
+                return int(fh.write(data))
+
+            def flush(self) -> None:
+                fh.flush()
+
+        torch.save(state, Hashing())  # type: ignore[arg-type]
+
+    _write_durably(path, dump)
+    meta = {"sha256": digest.hexdigest(), "step": step, "fingerprint": state.get("fingerprint"), "file": path.name}
+    _write_durably(path.with_suffix(".json"), lambda fh: fh.write(json.dumps(meta).encode()))
+    _fsync_dir(folder)
+    for _, old in state_paths(folder)[KEEP:]:
+        old.unlink(missing_ok=True)
+        old.with_suffix(".json").unlink(missing_ok=True)
+    return path
 
 
-def load_state(folder: Path, expected_fingerprint: str) -> dict[str, Any] | None:
-    """The saved state when it exists and belongs to this job; None otherwise."""
-    path = folder / STATE
-    if not path.exists():
-        return None
-    state: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=False)
-    return state if state.get("fingerprint") == expected_fingerprint else None
+def _set_aside(path: Path, why: str, report: Callable[[str], Any]) -> None:
+    aside = path.parent.parent / f"{path.parent.name}.corrupt"
+    aside.mkdir(parents=True, exist_ok=True)
+    for p in (path, path.with_suffix(".json")):
+        if p.exists():
+            p.replace(aside / p.name)
+    report(f"checkpoint {path} is unusable ({why}): moved to {aside}/; trying the previous checkpoint")
+
+
+def load_state(folder: Path, expected_fingerprint: str, report: Callable[[str], Any] = log.warning) -> dict[str, Any] | None:
+    """The newest sound checkpoint when it belongs to this job; None when there is none or the
+    newest sound one is of other settings. Unsound ones are reported and set aside."""
+    for _, path in state_paths(folder):
+        meta_path = path.with_suffix(".json")
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError):
+            _set_aside(path, "no readable checksum file: the write was interrupted", report)
+            continue
+        if meta.get("fingerprint") != expected_fingerprint:
+            return None
+        try:
+            from clinsent.io import sha256_file
+
+            if sha256_file(path) != meta.get("sha256"):
+                _set_aside(path, "its bytes do not match the checksum written with it", report)
+                continue
+            state: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=False)
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is set aside, not fatal
+            _set_aside(path, f"torch cannot load it: {type(exc).__name__}", report)
+            continue
+        if state.get("fingerprint") != expected_fingerprint:
+            return None
+        return state
+    return None
 
 
 def read_best(folder: Path) -> tuple[float, int] | None:
@@ -71,6 +159,4 @@ def read_best(folder: Path) -> tuple[float, int] | None:
 
 
 def write_best(folder: Path, score: float, step: int) -> None:
-    tmp = folder / f".{BEST_META}.tmp"
-    tmp.write_text(json.dumps({"score": score, "step": step}))
-    tmp.replace(folder / BEST_META)
+    _write_durably(folder / BEST_META, lambda fh: fh.write(json.dumps({"score": score, "step": step}).encode()))

@@ -21,9 +21,13 @@ modules, the tokenizer and the saved model format.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import shutil
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +47,30 @@ from clinsent.train import checkpoint as ckpt
 from clinsent.train.prefetch import prefetch
 
 CURVE_COLUMNS = ["step", "eval_set", "metric", "score", "loss"]
+
+
+class Preempted(RuntimeError):
+    """SIGTERM (a scheduler's preemption or time limit) stopped training after a checkpoint."""
+
+
+@contextlib.contextmanager
+def sigterm_flag() -> Iterator[dict[str, int]]:
+    """While open, SIGTERM sets ``flag["signal"]`` instead of killing the process, so the loop
+    can finish its step, checkpoint and stop (Slurm sends SIGTERM, then SIGKILL after its
+    KillWait). Outside the main thread (no handler can be set) the default stays."""
+    flag: dict[str, int] = {}
+    if threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+
+    def note(signum: int, _frame: Any) -> None:
+        flag["signal"] = signum
+
+    previous = signal.signal(signal.SIGTERM, note)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @dataclass
@@ -130,7 +158,7 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     encoder = Encoder(transformer.model, transformer.tokenizer, s.pooling, s.first_layer, s.max_length, device)
     settings = {"objective": method.name, **to_config(s), "seed": seed}
     fp = ckpt.fingerprint(settings, base_model, data.identity() if trained and data is not None else None)
-    resumed = ckpt.load_state(work, fp) if trained else None
+    resumed = ckpt.load_state(work, fp, report=log) if trained else None
     if resumed is None:
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
@@ -170,13 +198,15 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
             loop.restore(resumed)
             log(f"resumed from the checkpoint at step {resumed['step']} in {work}")
 
-        def save_checkpoint(step: int) -> None:
+        def save_checkpoint(step: int) -> Path:
             t0 = time.perf_counter()
-            ckpt.save_state(work, {**loop.state(step), "fingerprint": fp, "curve": curve})
+            path = ckpt.save_state(work, {**loop.state(step), "fingerprint": fp, "curve": curve})
             timing["checkpoint_seconds"] += time.perf_counter() - t0
+            return path
 
         first = resumed["step"] + 1 if resumed else 1
-        train_seconds = loop.run(data, evaluate, save_checkpoint, first_step=first)
+        with sigterm_flag() as flag:
+            train_seconds = loop.run(data, evaluate, save_checkpoint, first_step=first, stop=flag, log=log)
         steps_run = s.steps - first + 1
     if not (work / ckpt.BEST).exists():  # no selection set, or no finite score at any step: the last model
         if selection_set is not None:
@@ -263,7 +293,10 @@ class _Loop:
         return self.loss.prepare(data.batch(step), step_generator(self.seed, step))
 
     def run(self, data: TrainingData, evaluate: Callable[[int, dict[str, float]], None],
-            save_checkpoint: Callable[[int], None], first_step: int = 1) -> float:
+            save_checkpoint: Callable[[int], Path], first_step: int = 1, stop: Mapping[str, int] | None = None,
+            log: Callable[[str], Any] = print) -> float:
+        """Steps ``first_step``..``steps``; returns the seconds spent in them. When ``stop`` gets a
+        signal, the step under way finishes, a checkpoint is written and :class:`Preempted` raised."""
         seconds = 0.0
         device = self.encoder.device
         batches = prefetch(lambda step: self.prepare(data, step), range(first_step, self.s.steps + 1), depth=2)
@@ -276,5 +309,11 @@ class _Loop:
                 evaluate(step, {k: float(v.item()) for k, v in losses.items()})
             if self.s.checkpoint_every and step % self.s.checkpoint_every == 0 and step < self.s.steps:
                 save_checkpoint(step)
+            if stop and "signal" in stop:
+                t1 = time.perf_counter()
+                path = save_checkpoint(step)
+                log(f"signal {stop['signal']} at step {step}: checkpoint {path} written in "
+                    f"{time.perf_counter() - t1:.1f} s; stopping (a rerun resumes from it)")
+                raise Preempted(f"stopped by signal {stop['signal']} after step {step}; checkpoint {path}")
             t0 = time.perf_counter()
         return seconds

@@ -1,0 +1,122 @@
+"""Embed with a saved sentence-transformers model through transformers alone, when its modules
+are the ones this pipeline writes (:mod:`clinsent.models.pooling`): a Transformer, then
+``WeightedLayerPooling`` and/or ``Pooling`` (cls or mean), optionally ``Normalize``.
+
+Why not ``SentenceTransformer(path)`` in every embed job: importing sentence-transformers adds
+about 4 s to a job's start (it pulls in scikit-learn and its backends), and an embed job of a
+demo eval set is mostly start-up; the grids run hundreds of them. The vectors are the same
+(``tests/test_losses_pooling.py`` equates them for every pooling), and any other module list
+(Dense, max pooling, a user's custom module) is loaded with ``SentenceTransformer(path)``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# the module classes this loader runs (the last part of a modules.json "type")
+KNOWN = ("Transformer", "WeightedLayerPooling", "Pooling", "Normalize")
+
+
+def _pooling_mode(config: dict[str, Any]) -> str | None:
+    """'cls' or 'mean' from a Pooling config (sentence-transformers 6 names one mode; earlier
+    versions set one flag each), or None for anything else."""
+    mode = config.get("pooling_mode")
+    if isinstance(mode, str):
+        return mode if mode in ("cls", "mean") else None
+    flags = [k for k, v in config.items() if k.startswith("pooling_mode_") and v is True]
+    named = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean"}
+    return named.get(flags[0]) if len(flags) == 1 else None
+
+
+class SavedEncoder:
+    """A saved model of the known layout: ``encode(texts, batch_size)`` as ``SentenceTransformer.encode``."""
+
+    def __init__(self, folder: Path, modules: list[dict[str, Any]], device: str) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self.device = torch.device(device)
+        root = folder / modules[0]["path"]
+        st_config = json.loads((root / "sentence_bert_config.json").read_text()) \
+            if (root / "sentence_bert_config.json").exists() else {}
+        self.max_length = st_config.get("max_seq_length")
+        self.tokenizer = AutoTokenizer.from_pretrained(str(root), local_files_only=True)
+        self.model = AutoModel.from_pretrained(str(root), local_files_only=True).to(self.device).eval()
+        self.layer_start: int | None = None
+        self.layer_weights: Any = None
+        self.mode = "mean"
+        self.normalize = False
+        for module in modules[1:]:
+            kind = module["type"].rsplit(".", 1)[-1]
+            sub = folder / module["path"]
+            if kind == "WeightedLayerPooling":
+                self.layer_start = int(json.loads((sub / "config.json").read_text())["layer_start"])
+                self.layer_weights = _weights(sub)["layer_weights"].float().to(self.device)
+            elif kind == "Pooling":
+                self.mode = str(_pooling_mode(json.loads((sub / "config.json").read_text())))
+            elif kind == "Normalize":
+                self.normalize = True
+
+    def encode(self, texts: list[str], batch_size: int = 64, **_: Any) -> np.ndarray:
+        import torch
+
+        from clinsent.models.pooling import masked_mean
+
+        out = []
+        with torch.inference_mode():
+            for i in range(0, len(texts), batch_size):
+                batch = self.tokenizer(texts[i:i + batch_size], padding=True, truncation=True, return_tensors="pt",
+                                       **({"max_length": self.max_length} if self.max_length else {}))
+                batch = {k: v.to(self.device) for k, v in batch.items()}
+                result = self.model(**batch, output_hidden_states=self.layer_start is not None, return_dict=True)
+                if self.layer_start is not None:
+                    layers = torch.stack(result.hidden_states[self.layer_start:]).float()
+                    w = self.layer_weights.view(-1, 1, 1, 1)
+                    states = (w * layers).sum(dim=0) / self.layer_weights.sum()
+                else:
+                    states = result.last_hidden_state.float()
+                mask = batch["attention_mask"]
+                vec = states[:, 0] if self.mode == "cls" else masked_mean(states, mask)
+                if self.normalize:
+                    vec = torch.nn.functional.normalize(vec, p=2, dim=1)
+                out.append(vec.cpu().numpy())
+        return np.concatenate(out).astype(np.float32) if out else np.zeros((0, 0), np.float32)
+
+
+def _weights(folder: Path) -> dict[str, Any]:
+    if (folder / "model.safetensors").exists():
+        from safetensors.torch import load_file
+
+        return dict(load_file(str(folder / "model.safetensors")))
+    import torch
+
+    return dict(torch.load(folder / "pytorch_model.bin", map_location="cpu", weights_only=True))
+
+
+def known_layout(folder: str | Path) -> list[dict[str, Any]] | None:
+    """The modules of a saved model this loader runs exactly, or None (load it with sentence-transformers)."""
+    folder = Path(folder)
+    try:
+        modules = json.loads((folder / "modules.json").read_text())
+    except (OSError, ValueError):
+        return None
+    kinds = [m.get("type", "").rsplit(".", 1)[-1] for m in modules]
+    if not kinds or kinds[0] != "Transformer" or any(k not in KNOWN for k in kinds) or kinds.count("Pooling") != 1:
+        return None
+    if kinds[1:] not in (["Pooling"], ["WeightedLayerPooling", "Pooling"], ["Pooling", "Normalize"],
+                         ["WeightedLayerPooling", "Pooling", "Normalize"]):
+        return None
+    st = folder / modules[0]["path"] / "sentence_bert_config.json"
+    if st.exists() and json.loads(st.read_text()).get("do_lower_case"):
+        return None  # sentence-transformers lower-cases before its tokenizer: leave it to the library
+    pooling = folder / modules[kinds.index("Pooling")]["path"] / "config.json"
+    try:
+        if _pooling_mode(json.loads(pooling.read_text())) is None:
+            return None
+    except (OSError, ValueError):
+        return None
+    return list(modules)
