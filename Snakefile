@@ -1,7 +1,10 @@
 # clinsent: notes -> sentences -> entities -> definitions -> batch plans -> models
 #           -> embeddings -> metrics -> tables and figures.
 # Run: snakemake --cores 1 --resources gpu=1 all   (see README.md)
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
+
+from clinsent.smk import config_error, schema_message
 
 min_version("9.0")
 
@@ -14,7 +17,11 @@ if not workflow.overwrite_configfiles:
 
 
 
-validate(config, "config/schema.yaml")
+# A config error stops here with one line (the key, the problem, the fix) as the first output.
+try:
+    validate(config, "config/schema.yaml")
+except WorkflowError as exc:
+    config_error(ValueError(schema_message(exc)))
 
 
 include: "workflow/rules/common.smk"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -127,8 +128,22 @@ def test_dry_run_rejects_bad_methods_before_any_job(tmp_path: Path, entry: dict[
     cfg = _cfg(bad=entry)
     cfg["results"] = str(tmp_path / "results")
     run = _dry_run(tmp_path, cfg)
-    assert run.returncode != 0 and message in run.stdout + run.stderr, (run.stdout + run.stderr)[-3000:]
+    # the first line a user sees names the method, the key, the allowed keys and the closest match
+    assert run.returncode != 0 and run.stderr.splitlines()[0].startswith(f"config: {message}"), run.stderr[-3000:]
     assert "rule ingest_notes" not in run.stdout and not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(("change", "first_line"), [
+    ({"seedz": [0]}, r"config: \(top level\): unknown key 'seedz' \(closest: 'seeds'\); allowed: base_models, .*seeds"),
+    ({"corpus": {"shards": "many"}}, r"config: corpus\.shards: 'many' is not of type 'integer'\. Fix: see config/README\.md"),
+])
+def test_a_schema_error_is_one_line_naming_the_key(tmp_path: Path, change: dict[str, Any], first_line: str) -> None:
+    """A key the schema refuses: one line with the key, what is wrong and the closest allowed key
+    (Snakemake's own report prints the whole schema, about 800 lines)."""
+    cfg = {**_cfg(), **change, "results": str(tmp_path / "results")}
+    run = _dry_run(tmp_path, cfg)
+    assert run.returncode != 0 and re.match(first_line, run.stderr), run.stderr[-3000:]
+    assert len(run.stderr.splitlines()) < 5
 
 
 def test_every_knob_is_documented() -> None:

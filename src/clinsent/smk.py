@@ -1,11 +1,12 @@
-"""Helpers for the thin Snakemake scripts: logging to the rule's log file, and the config's plugins."""
+"""Helpers for the Snakefile and the thin Snakemake scripts: config errors as the first line a
+user sees, logging to the rule's log file, and the config's plugins."""
 
 from __future__ import annotations
 
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 
 def setup_logging(smk: Any) -> logging.Logger:
@@ -29,3 +30,30 @@ def setup_logging(smk: Any) -> logging.Logger:
 
     sys.excepthook = _log_uncaught
     return logger
+
+
+def config_error(exc: BaseException) -> NoReturn:
+    """Stop at parse time with ``exc``'s message as the first line on the console (Snakemake's
+    own report of an exception in the Snakefile puts the file and line first, and a schema
+    failure prints the whole schema)."""
+    sys.stderr.write(f"{exc}\n")
+    raise SystemExit(1)
+
+
+def schema_message(exc: BaseException) -> str:
+    """One line for a failed ``validate(config, schema)``: the config key, what is wrong, the
+    closest allowed key for an unknown one, and where the keys are described."""
+    from clinsent.registry import did_you_mean
+
+    linked = [*getattr(exc, "args", ()), exc.__cause__, exc.__context__]  # Snakemake raises inside `except`
+    error = next((a for a in linked if hasattr(a, "absolute_path") and hasattr(a, "message")), None)
+    if error is None:
+        return str(exc).splitlines()[0]
+    where = ".".join(str(p) for p in error.absolute_path)
+    problem = error.message
+    if error.validator == "additionalProperties":
+        allowed = sorted((error.schema.get("properties") or {}))
+        unknown = [k for k in error.instance if k not in allowed] if isinstance(error.instance, dict) else []
+        if unknown:
+            problem = f"unknown key {unknown[0]!r}{did_you_mean(unknown[0], allowed)}; allowed: {', '.join(allowed)}"
+    return f"config: {where or '(top level)'}: {problem}. Fix: see config/README.md for every key and its values"

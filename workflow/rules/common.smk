@@ -8,12 +8,14 @@ from clinsent.corpus.sentences import RESERVED, corpus_paths
 from clinsent.corpus.shards import shard_names
 from clinsent.data.readers import entry_paths
 from clinsent.data.plan import sentence_corpus_path
+from clinsent.errors import InputError
 from clinsent.experiments import Grid, split_run
 from clinsent.finetune.config import CROSS_ENCODER, resolve_finetunes
 from clinsent.methods.config import resolve_methods
 from clinsent.ontology.download import release_url
 from clinsent.registry import load_plugins
 from clinsent.report.extras import check_queries
+from clinsent.smk import config_error
 from clinsent.tasks.config import resolve_eval_sets
 
 R = config["results"]
@@ -31,26 +33,27 @@ SENTENCE_CORPORA = list(config.get("sentence_corpora") or {})
 NOTES = bool(config.get("notes"))
 config.setdefault("notes", {})
 
-if config["selection_set"] is not None and config["selection_set"] not in config["eval_sets"]:
-    raise ValueError(
-        f"config: selection_set {config['selection_set']!r} is not a key of eval_sets "
-        f"{EVAL_SETS}. Fix: name one of the eval sets, or null to keep each run's last step."
-    )
-for _name in SENTENCE_CORPORA:
-    if _name in RESERVED:
-        raise ValueError(f"config: sentence_corpora.{_name}: the name is taken by the notes pipeline's sets. "
-                         "Fix: rename the corpus.")
-
 # Methods and eval sets are read through their registries here, so a misspelt or foreign knob
-# or an invalid combination stops a dry run before any job starts. `plugins` (Python files or
-# modules) may register more methods and tasks; every job script imports them too.
-load_plugins(config.get("plugins"))
-METHOD_ENTRIES = resolve_methods(config)
+# or an invalid combination stops a dry run before any job starts, with the key, the allowed
+# keys and the closest match as the first line. `plugins` (Python files or modules) may
+# register more methods and tasks; every job script imports them too.
+try:
+    if config["selection_set"] is not None and config["selection_set"] not in config["eval_sets"]:
+        raise InputError("config: selection_set", f"{config['selection_set']!r} is not a key of eval_sets {EVAL_SETS}",
+                         "name one of the eval sets, or null to keep each run's last step")
+    for _name in SENTENCE_CORPORA:
+        if _name in RESERVED:
+            raise InputError(f"config: sentence_corpora.{_name}", "the name is taken by the notes pipeline's sets",
+                             "rename the corpus")
+    load_plugins(config.get("plugins"))
+    METHOD_ENTRIES = resolve_methods(config)
+    EVAL = resolve_eval_sets(config)
+    FINETUNE = resolve_finetunes(config, EVAL)  # the fine-tuned setting (finetune.smk)
+except InputError as _exc:
+    config_error(_exc)
 for _entry in METHOD_ENTRIES.values():
     if _entry.derived:  # steps derived from epochs: shown in every dry run
         print(_entry.derived, file=sys.stderr)
-EVAL = resolve_eval_sets(config)
-FINETUNE = resolve_finetunes(config, EVAL)  # the fine-tuned setting (finetune.smk)
 
 
 def curve_sets(method):
