@@ -12,6 +12,8 @@ from clinsent.errors import InputError
 from clinsent.experiments import Grid, split_run
 from clinsent.finetune.config import CROSS_ENCODER, resolve_finetunes
 from clinsent.methods.config import resolve_methods
+from clinsent.models.base import is_hub_id
+from clinsent.offline import set_network_switches
 from clinsent.ontology.download import release_url
 from clinsent.registry import load_plugins
 from clinsent.report.extras import check_queries
@@ -54,6 +56,16 @@ except InputError as _exc:
 for _entry in METHOD_ENTRIES.values():
     if _entry.derived:  # steps derived from epochs: shown in every dry run
         print(_entry.derived, file=sys.stderr)
+
+# Offline by construction: every job inherits these switches. Only a config that names a Hugging
+# Face id as a model asks for a download (clinsent.offline).
+HUB_MODELS = sorted({m for m in [*config["base_models"].values(),
+                                 *(x for e in METHOD_ENTRIES.values() for x in e.method.extra_models())]
+                     if isinstance(m, str) and is_hub_id(m)})
+set_network_switches(HUB_MODELS)
+if HUB_MODELS:
+    print(f"models named by Hugging Face id, downloaded by the jobs that load them unless cached: "
+          f"{', '.join(HUB_MODELS)} (a local folder keeps the run offline)", file=sys.stderr)
 
 
 def curve_sets(method):

@@ -13,6 +13,12 @@ from clinsent.errors import InputError
 PACKAGE_PREFIX = "pkg:"
 
 
+def is_hub_id(spec: str) -> bool:
+    """Whether a base-model entry names a Hugging Face id (downloaded), not a package or a folder."""
+    return not spec.startswith(PACKAGE_PREFIX) and not Path(spec).expanduser().exists() \
+        and not spec.startswith((".", "/", "~"))
+
+
 def resolve_model(spec: str) -> str:
     """``pkg:<python package>/<folder>`` -> that folder inside the installed package;
     an existing local path -> itself; anything else is a Hugging Face hub id (downloaded
@@ -45,11 +51,13 @@ def load_transformer(spec: str, max_length: int) -> Any:
 def sentence_transformer(transformer: Any, pooling: str, first_layer: int = 1, device: str = "cpu") -> Any:
     """Wrap a (trained) Transformer module with the stock modules of its pooling
     (:data:`clinsent.models.pooling.POOLINGS`), so the saved model needs no custom code."""
-    from sentence_transformers import SentenceTransformer
+    from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
 
     from clinsent.models.pooling import POOLINGS
 
     if pooling not in POOLINGS:
         raise InputError("config: methods", f"unknown pooling {pooling!r}", f"use one of {', '.join(POOLINGS)}")
     modules = [transformer, *POOLINGS[pooling].saved_modules(transformer, first_layer)]
-    return SentenceTransformer(modules=modules, device=device)
+    # the model card is written from what is local: no look-up of the base model on the Hub
+    return SentenceTransformer(modules=modules, device=device,
+                               model_card_data=SentenceTransformerModelCardData(local_files_only=True))
