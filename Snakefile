@@ -24,6 +24,9 @@ except WorkflowError as exc:
     config_error(ValueError(schema_message(exc)))
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/definitions.smk"
 include: "workflow/rules/corpus.smk"
@@ -35,6 +38,7 @@ include: "workflow/rules/embed.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/finetune.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/phi.smk"
 
 
 rule all:
@@ -43,4 +47,5 @@ rule all:
         rules.corpus_stats.output if NOTE_SENTENCES else [],
         rules.corpus_manifest.output if NOTE_SENTENCES else [],
         rules.paper_report.output if (TABLES or FIGURES) else [],
+        rules.phi_scan.output if PHI_SCAN else [],
     default_target: True

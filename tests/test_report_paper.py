@@ -112,3 +112,24 @@ def test_other_kinds_of_table() -> None:
     fig = {"eval_sets": ["test"], "series": [{"label": "S", "points": [{"x": 0.5, "run": "simcse"}, {"x": 1.0, "run": "medse"}]}]}
     pts = fraction_points(_summary(), fig, HEADLINE, "bio")
     assert pts["fraction"].tolist() == [0.5, 1.0] and np.allclose(pts["mean"], [0.61, 0.65])
+
+
+def test_curve_figure_marks_each_runs_selected_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A star on each curve at the step(s) whose model was saved (one per seed), at the mean
+    score of that step; the untrained baseline (one step) has none."""
+    from clinsent.report import figures
+
+    drawn: list = []
+    monkeypatch.setattr(figures, "save_figure", lambda fig, paths: drawn.append(fig))
+    rows = []
+    for seed, chosen in ((0, 4), (1, 6)):
+        for step, score in ((0, 0.1), (2, 0.3), (4, 0.5 + seed / 10), (6, 0.4 + seed / 5)):
+            rows.append({"method": "simcse", "base_model": "b", "seed": seed, "step": step, "eval_set": "sel",
+                         "metric": "spearman", "score": score, "selected_step": chosen})
+    rows.append({"method": "none", "base_model": "b", "seed": 0, "step": 0, "eval_set": "sel", "metric": "spearman",
+                 "score": 0.2, "selected_step": 0})
+    figures.curve_figure(pd.DataFrame(rows), [tmp_path / "c.png"], "t")
+    stars = [line for line in drawn[0].axes[0].get_lines() if line.get_marker() == "*"]
+    assert len(stars) == 1 and stars[0].get_label() == "selected step"
+    assert stars[0].get_xdata().tolist() == [4, 6]
+    assert stars[0].get_ydata().tolist() == pytest.approx([0.55, 0.5])  # the mean over seeds at those steps

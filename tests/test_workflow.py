@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -135,6 +136,36 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     for rule in ["ingest_notes", "split_sentences", "ner", "train", "report"]:
         assert any((res / "benchmarks").rglob(f"{rule}*.tsv")) or (res / "benchmarks" / rule).exists(), rule
 
+    # the PHI guard: note-text folders owner-only; no sampled note n-gram in any shared file
+    for name in ("corpus", "sets", "batches", "checkpoints", "ner", "embeddings"):
+        assert stat.S_IMODE((res / name).stat().st_mode) == 0o700, name
+    assert json.loads((res / "stats/phi_scan.json").read_text())["leaks"] == 0
+    # `snakemake --report`: the summary, tables, curves and corpus tables, each under its category
+    html = tmp_path / "report.html"
+    rep = _snakemake(tmp_path, "--report", str(html), "--cores", "1")
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    page = html.read_text(encoding="utf-8")
+    listed = re.search(r"var categories = (\{.*?\});\n", page)
+    assert listed, "the report lists no category"
+    categories = {c: sorted(f for files in sub.values() for f in files) for c, sub in json.loads(listed.group(1)).items()}
+    assert categories == {
+        "Results": ["results/summary.csv", "results/tables/results.csv"],
+        "Training curves": ["results/figures/curves.png"],
+        "Corpus": ["results/stats/exact_duplicates.csv", "results/stats/table1_entities.csv",
+                   "results/stats/table2_sets.csv", "results/tables/corpus.md"]}, categories
+    assert "The tidy result of the run" in page  # captions
+    scan = subprocess.run([sys.executable, "-m", "clinsent.phi", str(res), str(html)], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert scan.returncode == 0, scan.stdout
+    # a planted leak: a note's words in a shared table stop the scan, naming the file and offset
+    note = pd.read_parquet(res / "corpus/shards2/notes/000.parquet")["text"].iloc[0]
+    leaked = res / "tables" / "results.md"
+    leaked.write_text(leaked.read_text() + "\n" + " ".join(note.split()[:40]) + "\n")
+    planted = _snakemake(tmp_path, "results/stats/phi_scan.json", "--forcerun", "phi_scan", "--cores", "1")
+    assert planted.returncode != 0 and f"{leaked.relative_to(tmp_path)}: byte " in planted.stderr, planted.stderr[-3000:]
+    assert not (res / "stats/phi_scan.json").exists()
+    rewrite = _snakemake(tmp_path, "all", "--forcerun", "report", "--cores", "1", "--resources", "gpu=1")
+    assert rewrite.returncode == 0 and (res / "stats/phi_scan.json").exists(), rewrite.stderr[-3000:]
     noop = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
     assert noop.returncode == 0 and "Nothing to be done" in noop.stdout + noop.stderr, noop.stdout[-3000:]
 
@@ -146,7 +177,7 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     dry = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = _planned_outputs(dry.stdout)
-    assert set(jobs) == {"embed", "evaluate", "report", "all"}, jobs
+    assert set(jobs) == {"embed", "evaluate", "report", "phi_scan", "all"}, jobs
     assert len(jobs["embed"]) == 6 and all(o.endswith(("/extra.parquet", "/test.parquet")) for o in jobs["embed"])
 
     cfg["methods"]["medse"]["lambda"] = 0.5
@@ -154,7 +185,7 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     dry = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = _planned_outputs(dry.stdout)
-    assert set(jobs) == {"train", "embed", "evaluate", "report", "all"}, jobs
+    assert set(jobs) == {"train", "embed", "evaluate", "report", "phi_scan", "all"}, jobs
     for rule in ("train", "embed", "evaluate"):
         assert jobs[rule] and all("/medse/" in o for o in jobs[rule]), (rule, jobs[rule])
 

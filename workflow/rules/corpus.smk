@@ -138,9 +138,9 @@ rule corpus_stats:
         linked=rules.sentence_sets.output.linked,
         counts=rules.sentence_sets.output.counts,
     output:
-        table1=f"{R}/stats/table1_entities.csv",
-        table2=f"{R}/stats/table2_sets.csv",
-        duplicates=f"{R}/stats/exact_duplicates.csv",
+        table1=report(f"{R}/stats/table1_entities.csv", caption="../report/corpus.rst", category="Corpus"),
+        table2=report(f"{R}/stats/table2_sets.csv", caption="../report/corpus.rst", category="Corpus"),
+        duplicates=report(f"{R}/stats/exact_duplicates.csv", caption="../report/corpus.rst", category="Corpus"),
     params:
         top_fraction=0.1,  # MED-SE Table 1: the top 10% most frequent entities
     log:

@@ -36,13 +36,13 @@ rule report:
         curves=[f"{model_dir(m, b, s)}/curve.csv" for m, b, s in trained_jobs()],
         **CORPUS_INPUTS,
     output:
-        summary=f"{R}/summary.csv",
+        summary=report(f"{R}/summary.csv", caption="../report/summary.rst", category="Results"),
         table_md=f"{R}/tables/results.md",
-        table_csv=f"{R}/tables/results.csv",
+        table_csv=report(f"{R}/tables/results.csv", caption="../report/results_table.rst", category="Results"),
         table_tex=f"{R}/tables/results.tex",
-        figure_png=f"{R}/figures/curves.png",
+        figure_png=report(f"{R}/figures/curves.png", caption="../report/curves.rst", category="Training curves"),
         figure_pdf=f"{R}/figures/curves.pdf",
-        corpus_md=f"{R}/tables/corpus.md",
+        corpus_md=report(f"{R}/tables/corpus.md", caption="../report/corpus.rst", category="Corpus"),
         corpus_tex=f"{R}/tables/corpus.tex",
     params:
         jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in trained_jobs()],
@@ -94,9 +94,16 @@ rule paper_report:
         tsne_sets=[f for fid in TSNE for f in eval_set_files(FIGURES[fid]["eval_set"])],  # their pairs and scores
         documents=rules.documents.output.stats if DOC_LENGTHS else [],
     output:
-        tables=[f"{R}/tables/paper/{t}.{ext}" for t in TABLES for ext in ("md", "csv", "tex")],
-        curves=[f"{R}/figures/paper/curves_{t}.{ext}" for t in RUN_TABLES for ext in ("png", "pdf")],
-        figures=[f"{R}/figures/paper/{f}.{ext}" for f in FIGURES for ext in ("png", "pdf", "csv")],
+        # in `snakemake --report`: each table (csv) and figure (png) under the paper's label
+        tables=[report(f"{R}/tables/paper/{t}.{ext}", caption="../report/paper_table.rst",
+                       category=f"Tables: {config['report']['paper_label']}", subcategory=t) if ext == "csv"
+                else f"{R}/tables/paper/{t}.{ext}" for t in TABLES for ext in ("md", "csv", "tex")],
+        curves=[report(f"{R}/figures/paper/curves_{t}.{ext}", caption="../report/curves.rst", category="Training curves",
+                       subcategory=t) if ext == "png" else f"{R}/figures/paper/curves_{t}.{ext}"
+                for t in RUN_TABLES for ext in ("png", "pdf")],
+        figures=[report(f"{R}/figures/paper/{f}.{ext}", caption="../report/paper_figure.rst",
+                        category=f"Figures: {config['report']['paper_label']}", subcategory=f) if ext == "png"
+                 else f"{R}/figures/paper/{f}.{ext}" for f in FIGURES for ext in ("png", "pdf", "csv")],
     params:
         jobs=rules.report.params.jobs,
         tables=TABLES,

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from clinsent.io import atomic_path, write_csv, write_text
@@ -38,7 +39,8 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
                         "metrics": metrics, "some_metrics": some})
     for j, job in enumerate(jobs):
         curve = pd.read_csv(curve_paths[j])
-        curves.append(curve.assign(method=job["method"], base_model=job["base_model"], seed=job["seed"]))
+        curves.append(curve.assign(method=job["method"], base_model=job["base_model"], seed=job["seed"],
+                                   selected_step=selected[(job["method"], job["base_model"], job["seed"])]))
     summary = summary_rows(records, {name: e["metrics"] for name, e in eval_sets.items()})
     write_csv(summary, outputs["summary"])
     table = results_table(summary, {name: e["headline"] for name, e in eval_sets.items()}, methods)
@@ -78,6 +80,9 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
     summary = pd.read_csv(summary_path)
     curves = pd.concat([pd.read_csv(p).assign(method=j["method"], base_model=j["base_model"], seed=j["seed"])
                         for j, p in zip(jobs, curve_paths, strict=True)], ignore_index=True)
+    chosen = summary.groupby(["method", "base_model", "seed"])["step"].first()  # the step each run's model is from
+    curves["selected_step"] = [chosen.get((m, b, s), np.nan) for m, b, s in
+                               zip(curves["method"], curves["base_model"], curves["seed"], strict=True)]
     for tid, table in tables.items():
         kind = table.get("kind", RUN_TABLE)
         if kind == "corpus_stats":

@@ -32,7 +32,8 @@ def save_figure(fig: Any, out_paths: list[Any]) -> None:
 
 
 def curve_figure(curves: pd.DataFrame, out_paths: list[str | Path], title: str) -> None:
-    """``curves``: columns method, base_model, seed, step, eval_set, metric, score."""
+    """``curves``: columns method, base_model, seed, step, eval_set, metric, score, and optionally
+    selected_step (the step each run's saved model is from: marked with a star)."""
     plt = pyplot()
 
     curves = curves[curves["eval_set"].notna() & (curves["eval_set"] != "")]  # loss-only rows (no curve set)
@@ -40,6 +41,7 @@ def curve_figure(curves: pd.DataFrame, out_paths: list[str | Path], title: str) 
     keys = list(dict.fromkeys(zip(curves["method"], curves["base_model"], strict=True)))
     colours = {key: plt.get_cmap("tab10")(i % 10) for i, key in enumerate(keys)}
     fig, axes = plt.subplots(1, len(eval_sets), figsize=(5.0 * len(eval_sets), 3.8), squeeze=False)
+    marked = False  # one legend entry for the selected-step markers
     for ax, name in zip(axes[0], eval_sets, strict=True):
         sub = curves[curves["eval_set"] == name]
         for (method, base), g in sub.groupby(["method", "base_model"], sort=False):
@@ -50,6 +52,12 @@ def curve_figure(curves: pd.DataFrame, out_paths: list[str | Path], title: str) 
             else:
                 ax.plot(mean.index, mean.values, marker="o", markersize=3, color=colours[(method, base)],
                         label=f"{method} ({base})")
+                chosen = [st for st in pd.unique(g.get("selected_step", pd.Series(dtype=float)).dropna()) if st in mean.index]
+                if chosen:  # the step(s) whose model was saved and evaluated (one per seed)
+                    ax.plot(chosen, mean.loc[chosen].to_numpy(), linestyle="none", marker="*", markersize=12,
+                            markeredgecolor="black", color=colours[(method, base)],
+                            label="selected step" if not marked else None)
+                    marked = True
         metric = sub["metric"].iloc[0] if len(sub) else ""
         ax.set_title(f"{name} ({metric})" if metric else name)
         ax.set_xlabel("training step")

@@ -1,0 +1,197 @@
+"""The PHI guard: folders that hold note text are owner-only, and files meant for sharing are
+searched for note text before a run is done.
+
+- :data:`NOTE_DIRS`: the results folders that hold note text (notes, sentences, entities, batch
+  plans, checkpoints, documents, training rows and embeddings with their texts); the Snakefile
+  creates them with ``phi.dir_mode`` (0700) when a run starts and tightens existing ones.
+- :func:`sample_ngrams`: a seeded sample of word n-grams of the notes (``phi.ngram`` words each,
+  ``phi.sample`` of them from ``phi.notes`` notes), kept only as salted hashes, so the sample file
+  holds no text.
+- :func:`scan`: every shared file's text (tables, figures' data and text, ``summary.csv``, logs,
+  benchmarks, model cards, the HTML report) is cut into the same n-grams; a hash in the sample
+  is a leak, reported with the file and byte offset (never the text), and the scan fails.
+
+Sampled n-grams catch verbatim copies of runs of ``ngram`` words, and a leak of a few sentences
+only with the chance that one of its n-grams is in the sample: the scan is a tripwire, not a proof.
+Boilerplate that many notes share (headers such as "Discharge Date") would match legitimately
+shared text, so n-grams with fewer than ``min_letters`` letters, or found in more than
+``max_share`` of the drawn notes, are not sampled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# results folders (relative to `results`) that hold note text or text derived from it
+NOTE_DIRS = ("corpus", "sets", "ner", "batches", "checkpoints", "documents", "doc_tasks", "training_rows",
+             "sentence_corpora", "embeddings", "phi")
+# what a shared results folder may contain, and is scanned
+SHARED = ("tables", "figures", "stats", "logs", "benchmarks", "summary.csv", "metrics", "finetune", "cross_encoder")
+# text files are scanned; a figure's image (png, pdf: compressed streams) is checked through the
+# data file written beside it and the captions in the tables
+TEXT_SUFFIXES = {".csv", ".md", ".tex", ".json", ".tsv", ".log", ".txt", ".html", ".svg", ".yaml"}
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
+
+
+def protect_dirs(results: str | Path, mode: int | None) -> list[Path]:
+    """Create (or tighten) the note-text folders under ``results`` with ``mode``; None leaves them."""
+    if mode is None:
+        return []
+    done = []
+    for name in NOTE_DIRS:
+        path = Path(results) / name
+        path.mkdir(parents=True, exist_ok=True, mode=mode)
+        os.chmod(path, mode)
+        done.append(path)
+    os.chmod(results, os.stat(results).st_mode & 0o7777 | 0o700)  # the owner keeps access to the root
+    return done
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def _hash(gram: Iterable[str], salt: bytes) -> bytes:
+    return hashlib.blake2b(" ".join(gram).encode(), key=salt, digest_size=12).digest()
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Salted hashes of sampled note n-grams (``n`` words each)."""
+
+    n: int
+    salt: bytes
+    hashes: frozenset[bytes]
+
+    def save(self, path: str | Path) -> None:
+        from clinsent.io import write_json
+
+        write_json({"n": self.n, "salt": self.salt.hex(), "hashes": sorted(h.hex() for h in self.hashes)}, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Sample:
+        import json
+
+        data = json.loads(Path(path).read_text())
+        return cls(int(data["n"]), bytes.fromhex(data["salt"]), frozenset(bytes.fromhex(h) for h in data["hashes"]))
+
+
+def sample_ngrams(texts: Iterable[str], n: int, size: int, seed: int, notes: int = 500, min_letters: int = 20,
+                  max_share: float = 0.05) -> Sample:
+    """``size`` n-grams of ``notes`` notes drawn over the stream (a reservoir: one pass, bounded
+    memory), boilerplate left out: n-grams with fewer than ``min_letters`` letters, or found in
+    more than ``max_share`` of the drawn notes (when at least 20 are drawn)."""
+    rng = np.random.default_rng(seed)
+    salt = hashlib.blake2b(f"clinsent-phi-{seed}".encode(), digest_size=16).digest()
+    drawn: list[str] = []
+    for i, text in enumerate(texts):
+        if len(drawn) < notes:
+            drawn.append(text)
+        elif (j := int(rng.integers(0, i + 1))) < notes:
+            drawn[j] = text
+    per_note: Counter[bytes] = Counter()
+    for text in drawn:
+        w = words(text)
+        per_note.update({_hash(w[i:i + n], salt) for i in range(len(w) - n + 1)
+                         if sum(map(len, w[i:i + n])) >= min_letters})
+    limit = max_share * len(drawn) if len(drawn) >= 20 else float("inf")
+    pool = sorted(g for g, c in per_note.items() if c <= limit)
+    picked: list[int] = [int(k) for k in rng.choice(len(pool), size=min(size, len(pool)), replace=False)] if pool else []
+    return Sample(n, salt, frozenset(pool[k] for k in picked))
+
+
+@dataclass(frozen=True)
+class Leak:
+    path: Path
+    offset: int  # byte offset of the first word of the n-gram
+
+    def __str__(self) -> str:
+        return f"{self.path}: byte {self.offset}"
+
+
+def file_leaks(path: Path, sample: Sample) -> Iterator[Leak]:
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    spans = [(m.start(), m.group().lower()) for m in _WORD.finditer(text)]
+    n = sample.n
+    for i in range(len(spans) - n + 1):
+        if _hash((w for _, w in spans[i:i + n]), sample.salt) in sample.hashes:
+            yield Leak(path, len(text[:spans[i][0]].encode("utf-8", errors="replace")))
+
+
+def shared_files(results: str | Path, extra: Iterable[str | Path] = ()) -> list[Path]:
+    """The files of a run meant for sharing: the SHARED folders and files, the model cards, and ``extra``."""
+    root = Path(results)
+    found: list[Path] = []
+    for name in SHARED:
+        p = root / name
+        if p.is_file():
+            found.append(p)
+        elif p.is_dir():
+            found += [f for f in sorted(p.rglob("*")) if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES]
+    found += sorted((root / "models").glob("*/*/seed*/model/README.md"))
+    found += [Path(p) for p in extra if Path(p).is_file()]
+    return found
+
+
+def scan(files: Iterable[Path], sample: Sample) -> list[Leak]:
+    """Every file's first leak (one per file is enough to act on)."""
+    leaks = []
+    for f in files:
+        first = next(file_leaks(f, sample), None)
+        if first is not None:
+            leaks.append(first)
+    return leaks
+
+
+class PhiLeak(RuntimeError):
+    """Note text was found in a file meant for sharing."""
+
+
+def check_shared(results: str | Path, sample_path: str | Path, out: str | Path | None = None,
+                 extra: Iterable[str | Path] = (), log: Callable[[str], Any] = print) -> list[Path]:
+    """Scan the shared files of ``results`` (and ``extra``, and Snakemake's own logs in the working
+    folder); raise :class:`PhiLeak` naming every leaking file and offset, else write the count to ``out``."""
+    from clinsent.io import write_json
+
+    sample = Sample.load(sample_path)
+    files = shared_files(results, [*extra, *sorted(Path(".snakemake", "log").glob("*.log"))])
+    leaks = scan(files, sample)
+    if leaks:
+        where = "; ".join(str(leak) for leak in leaks[:20])
+        raise PhiLeak(f"{where}: a run of {sample.n} words of note text is in {len(leaks)} file(s) meant for sharing. "
+                      "Fix: remove it from what writes that file (a table label, a caption, a log line), delete "
+                      "the file and rerun; never share these files as they are")
+    log(f"no sampled note n-gram ({len(sample.hashes)} of {sample.n} words) in {len(files)} shared files")
+    if out is not None:
+        write_json({"shared_files": len(files), "ngrams": len(sample.hashes), "ngram_words": sample.n, "leaks": 0}, out)
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m clinsent.phi RESULTS [FILE ...]``: scan a run's shared files and FILEs (e.g. the
+    HTML report of ``snakemake --report``) with the run's n-gram sample."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m clinsent.phi", description=main.__doc__)
+    parser.add_argument("results")
+    parser.add_argument("files", nargs="*")
+    args = parser.parse_args(argv)
+    try:
+        check_shared(args.results, Path(args.results) / "phi" / "ngrams.json", extra=args.files)
+    except PhiLeak as exc:
+        print(exc)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,59 @@
+# The PHI guard (clinsent.phi): note-text folders are owner-only, and before a run is done the
+# files meant for sharing are searched for a sample of note n-grams.
+
+
+localrules:
+    phi_scan,
+
+
+PHI = config["phi"]
+PHI_SCAN = NOTES and PHI["scan"]
+
+
+onstart:
+    # created (or tightened) before any job writes into them; not on dry runs
+    protect_dirs(R, int(PHI["dir_mode"], 8) if PHI["dir_mode"] else None)
+
+
+rule phi_sample:
+    """Salted hashes of a seeded sample of the notes' word n-grams (no text is kept)."""
+    input:
+        rules.ingest_notes.output.shards,
+    output:
+        f"{R}/phi/ngrams.json",
+    params:
+        ngram=PHI["ngram"],
+        sample=PHI["sample"],
+        notes=PHI["notes"],
+        seed=PHI["seed"],
+    log:
+        f"{LOGS}/phi_sample.log",
+    benchmark:
+        f"{BENCH}/phi_sample.tsv"
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/phi_sample.py"
+
+
+rule phi_scan:
+    """Search every file meant for sharing (tables, figures' data, summary.csv, stats, logs,
+    benchmarks, model cards, Snakemake's own logs) for the sampled n-grams; fail naming the file
+    and byte offset. Logs and benchmarks are written by every job but are no job's output, so they
+    are listed when this job runs, after the reports it depends on."""
+    input:
+        sample=rules.phi_sample.output[0],
+        reports=[rules.report.output, rules.paper_report.output if (TABLES or FIGURES) else [],
+                 rules.corpus_stats.output if NOTE_SENTENCES else [], rules.corpus_manifest.output if NOTE_SENTENCES else []],
+    output:
+        f"{R}/stats/phi_scan.json",
+    params:
+        results=R,
+    log:
+        f"{LOGS}/phi_scan.log",
+    benchmark:
+        f"{BENCH}/phi_scan.tsv"
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/phi_scan.py"
