@@ -34,30 +34,30 @@ install: $(VENV)/.installed
 dev: $(VENV)/.dev-installed
 
 demo: install
-	$(BIN)/snakemake all --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+	$(BIN)/snakemake all --cores $(CORES) --resources gpu=1
 
 # MED-SE's tables and Figure 2 at demo scale (config/paper/medse-demo.yaml; README "Regenerating MED-SE")
 paper-demo: install
-	$(BIN)/snakemake all --configfile config/paper/medse-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+	$(BIN)/snakemake all --configfile config/paper/medse-demo.yaml --cores $(CORES) --resources gpu=1
 
 # The augmentation paper's tables and Figure 1 at demo scale (config/paper/augment-demo.yaml;
 # README "Regenerating the augmentation paper")
 paper-demo-augment: install
-	$(BIN)/snakemake all --configfile config/paper/augment-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+	$(BIN)/snakemake all --configfile config/paper/augment-demo.yaml --cores $(CORES) --resources gpu=1
 
 # BioSimCSE's Tables 1-2 and Figures 1-2 at demo scale (config/paper/biosimcse-demo.yaml; README "Regenerating BioSimCSE")
 paper-demo-biosimcse: install
-	$(BIN)/snakemake all --configfile config/paper/biosimcse-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+	$(BIN)/snakemake all --configfile config/paper/biosimcse-demo.yaml --cores $(CORES) --resources gpu=1
 
 # The clinical NLI study's tables and charts at demo scale (config/paper/clinical-nli-demo.yaml;
 # README "Regenerating the clinical NLI study")
 paper-demo-clinical-nli: install
-	$(BIN)/snakemake all --configfile config/paper/clinical-nli-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+	$(BIN)/snakemake all --configfile config/paper/clinical-nli-demo.yaml --cores $(CORES) --resources gpu=1
 
 # The healthcare-LM paper's MIMIC-III tables and figures at demo scale (config/paper/healthcare-lm-demo.yaml;
 # README "Regenerating the healthcare-LM paper")
 paper-demo-healthcare-lm: install
-	$(BIN)/snakemake all --configfile config/paper/healthcare-lm-demo.yaml --cores $(CORES) --resources gpu=1 --workflow-profile profiles/local
+	$(BIN)/snakemake all --configfile config/paper/healthcare-lm-demo.yaml --cores $(CORES) --resources gpu=1
 
 # Document pre-training steps (mlm, declutr, note_category) beside a plain transformers MLM step at batch 8 x 512
 # tokens, and the embedding-space analyses' time and memory at 1x, 10x and 100x 500 documents; figures in

@@ -157,8 +157,16 @@ def test_split_shard_streams_to_the_same_table(splitter: SentenceSplitter, tmp_p
 
     notes = pd.DataFrame([{"row_id": int(r["ROW_ID"]), "text": r["TEXT"]} for r in generate_notes(6, seed=11)])
     notes.to_parquet(tmp_path / "notes.parquet")
-    counts = split_shard(tmp_path / "notes.parquet", tmp_path / "sents.parquet", splitter, 10, notes_per_batch=2)
+    lines: list[str] = []
+    counts = split_shard(tmp_path / "notes.parquet", tmp_path / "sents.parquet", splitter, 10, notes_per_batch=2,
+                         log=lines.append, every=0)
     streamed = pd.read_parquet(tmp_path / "sents.parquet")
     whole = split_notes(notes, splitter, 10)
     pd.testing.assert_frame_equal(streamed, whole)
     assert counts == {"notes": len(notes), "sentences": len(whole), "kept": int(whole["kept"].sum())}
+    # a progress line per batch here (every=0) and a last one: counts, a rate, an ETA; no note text
+    assert len(lines) == 4 and lines[0].startswith("split notes.parquet: 2/6 notes (33%), ")
+    assert lines[-1].startswith(f"split notes.parquet: 6/6 notes (100%), {len(whole)} sentences, ")
+    assert all(" sentences/s, " in line and "ETA 0:00:00" in lines[-1] for line in lines)
+    note_words = {w for text in notes["text"] for w in text.split() if len(w) > 3 and w.isalpha()}
+    assert not any(w in line.split() for line in lines for w in note_words)

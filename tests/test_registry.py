@@ -215,3 +215,12 @@ def test_sequential_training_is_a_dag_edge(tmp_path: Path) -> None:
     block = run.stdout.split("rule train:")
     chained = next(b for b in block if "models/then_simcse/" in b.split("output:")[1].split("\n")[0])
     assert f"{tmp_path}/results/models/nli/minilm/seed0/model" in chained.split("output:")[0]
+
+
+def test_the_demo_config_checkpoints_every_trained_job() -> None:
+    """`make demo` writes at least one checkpoint per train job, so the demo exercises resume."""
+    from clinsent.methods.base import TrainedSettings
+
+    entries = resolve_methods(_cfg())
+    trained = [e.method.settings for e in entries.values() if isinstance(e.method.settings, TrainedSettings)]
+    assert trained and all(0 < s.checkpoint_every < s.steps for s in trained)

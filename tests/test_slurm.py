@@ -11,6 +11,7 @@ cluster. It is skipped, with the reason, where Slurm is not installed or we are 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -67,13 +68,21 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         assert not Path("/etc/slurm/slurm.conf").exists()
 
 
-def _slurm_run(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.CompletedProcess[str]:
-    # SIGINT, not SIGTERM: the executor only stops waiting for jobs on an interrupt
+def _slurm_env() -> dict[str, str]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MEDCAT_DISABLE_VERSION_CHECK": "true"}
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
-    cmd = ["timeout", "-s", "INT", str(timeout), sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-           "--directory", str(workdir), "--profile", str(PROFILE), "--verbose", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout + 60)
+    return env
+
+
+def _slurm_command(workdir: Path, *args: str, timeout: int = 1200) -> list[str]:
+    # SIGINT, not SIGTERM: the executor only stops waiting for jobs on an interrupt
+    return ["timeout", "-s", "INT", str(timeout), sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
+            "--directory", str(workdir), "--profile", str(PROFILE), "--verbose", *args]
+
+
+def _slurm_run(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(_slurm_command(workdir, *args, timeout=timeout), capture_output=True, text=True,
+                          env=_slurm_env(), timeout=timeout + 60)
 
 
 def _reduced(cfg: dict) -> dict:
@@ -81,26 +90,57 @@ def _reduced(cfg: dict) -> dict:
     return cfg
 
 
+def _preempt_when_training(run: subprocess.Popen[str], workdir: Path, method: str) -> str | None:
+    """Once `method`'s train job has logged its first training step, send its Slurm job SIGTERM
+    (`scancel --signal=TERM`, as preemption or a time limit does); the job id, or None if the
+    run ended first."""
+    log = workdir / "results" / "logs" / "train" / f"{method}_tiny_seed0.log"
+    deadline = time.monotonic() + 900
+    while run.poll() is None and time.monotonic() < deadline:
+        if log.exists() and "step 2:" in log.read_text(errors="replace"):
+            queue = subprocess.run(["squeue", "-h", "-o", "%i|%k"], capture_output=True, text=True).stdout
+            job = next((line.split("|")[0] for line in queue.splitlines()
+                        if "rule_train" in line and method in line), None)
+            if job:
+                subprocess.run(["scancel", "--signal=TERM", job], check=True)
+                return job
+        time.sleep(0.1)
+    return None
+
+
 def test_workflow_on_loopback_slurm_matches_local(cluster: Path, tmp_path: Path, tiny_bert: Path) -> None:
+    """The reduced config on the loopback cluster, with its MED-SE train job preempted (SIGTERM)
+    once it is training: the job checkpoints and exits, the profile's retries resubmit it, it
+    resumes, and the summary equals an uninterrupted local run."""
     slurm_dir, local_dir = tmp_path / "slurm", tmp_path / "local"
     for d in (slurm_dir, local_dir):
         (d / "config").mkdir(parents=True)
         cfg = _reduced(_config(d, tiny_bert))
+        cfg["training"].update(steps=24, eval_every=2)  # long enough to be preempted mid-training
         (d / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     local = _snakemake(local_dir, "all", "--cores", "2", "--resources", "gpu=1")
     assert local.returncode == 0, local.stderr[-3000:]
 
     t0 = time.perf_counter()
-    run = _slurm_run(slurm_dir, "all")
+    output = tmp_path / "slurm_run.txt"  # a file, not a pipe: --verbose fills a pipe nobody reads while polling
+    with open(output, "w") as sink, subprocess.Popen(_slurm_command(slurm_dir, "all"), stdout=sink,
+                                                     stderr=subprocess.STDOUT, text=True, env=_slurm_env()) as run:
+        preempted = _preempt_when_training(run, slurm_dir, "medse")
+        run.wait(timeout=1500)
     wall = time.perf_counter() - t0
-    log = run.stdout + run.stderr
+    log = output.read_text(errors="replace")
     assert run.returncode == 0, log[-6000:]
-    print(f"\nworkflow on loopback Slurm: {wall:.0f} s")
+    assert preempted, "the train job finished before it could be preempted"
+    print(f"\nworkflow on loopback Slurm, one train job preempted: {wall:.0f} s")
+    slurm_logs = list((slurm_dir / ".snakemake" / "slurm_logs" / "rule_train").rglob(f"{preempted}.log"))
+    assert slurm_logs and "signal 15 at step" in slurm_logs[0].read_text(errors="replace"), slurm_logs
+    selection = json.loads((slurm_dir / "results/models/medse/tiny/seed0/selection.json").read_text())
+    assert selection["resumed_from_step"] is not None and selection["resumed_from_step"] >= 2
 
     # every training job was submitted with one GPU; small rules never reached sbatch
     sbatch = [line for line in log.splitlines() if "sbatch" in line and "--job-name" in line]
     train = [line for line in sbatch if "rule_train" in line]
-    assert len(train) == 2 and all("--gpus=1" in line for line in train), train
+    assert len(train) == 3 and all("--gpus=1" in line for line in train), train  # two jobs, one resubmitted
     assert not any(re.search(r"rule_(report|corpus_stats|corpus_manifest)\b", line) for line in sbatch)
     assert not any("--gpus" in line for line in sbatch if "rule_train" not in line)
     assert any("rule_split_sentences" in line for line in sbatch) and any("rule_ner" in line for line in sbatch)
@@ -140,3 +180,14 @@ def test_slurm_profile_dry_run_of_the_paper_config(tmp_path: Path) -> None:
     assert len(jobs["split_sentences"]) == 64 and len(jobs["ner"]) == 64
     assert len(jobs["train"]) == 291 and len(jobs["embed"]) == 582 and len(jobs["evaluate"]) == 582  # per model and eval set
     assert len(jobs["batch_plan"]) == 60  # plans are shared by methods with the same batches, per seed
+
+
+def test_the_default_workflow_profile_never_overrides_the_slurm_profile() -> None:
+    """profiles/default is loaded by every plain `snakemake` run and laid over `--profile
+    profiles/slurm`: it may only repeat what that profile says, and never set the run's size."""
+    default = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())
+    slurm = yaml.safe_load((PROFILE / "config.yaml").read_text())
+    assert default and all(slurm.get(k) == v for k, v in default.items()), default
+    assert not {"cores", "jobs", "resources", "keep-going", "latency-wait", "executor"} & set(default)
+    make = (REPO / "Makefile").read_text()
+    assert "--workflow-profile" not in make and "profiles/local" not in make  # `make demo` is the plain command

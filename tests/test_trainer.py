@@ -51,7 +51,7 @@ def _method(objective: str, **knobs: Any) -> Any:
     return resolve_method("m", {"objective": objective, **base, **knobs}, {}, [0]).method
 
 
-def _run(tiny_bert: Path, out: Path, objective: str, seed: int = 0, log: Any = None,
+def _run(tiny_bert: Path, out: Path, objective: str, seed: int = 0, log: Any = None, progress_every: int = 0,
          **knobs: Any) -> tuple[pd.DataFrame, Any]:
     sentences, entities = _corpus()
     cands = [Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()]
@@ -60,7 +60,8 @@ def _run(tiny_bert: Path, out: Path, objective: str, seed: int = 0, log: Any = N
     data = PlanData(plan, sentences, entities if objective == "medse" else None)
     eval_sets = {"sel": _sts("sel"), "test": _sts("test")}
     result = train(method, str(tiny_bert), out, eval_sets, "sel", data=data, seed=seed,
-                   log=log or (lambda *_: None), checkpoint_dir=out.parent / f"{out.name}.ckpt")
+                   log=log or (lambda *_: None), checkpoint_dir=out.parent / f"{out.name}.ckpt",
+                   progress_every=progress_every)
     return result.curve, result
 
 
@@ -80,6 +81,18 @@ def test_medse_selects_a_step_and_saves_it(tiny_bert: Path, tmp_path: Path) -> N
     emb = embed_texts(model, s.texts())
     score = s.score(emb["text"].tolist(), np.stack(emb["vector"].to_list()))["spearman"]
     assert score == pytest.approx(result.selection_score, abs=1e-4)
+
+
+def test_training_logs_progress_every_n_steps(tiny_bert: Path, tmp_path: Path) -> None:
+    """Besides the evaluation lines: the step, the loss and its parts, rows/s and the ETA."""
+    lines: list[str] = []
+    curve, _ = _run(tiny_bert, tmp_path / "m", "medse", log=lines.append, progress_every=2)
+    progress = [line for line in lines if line.startswith("progress:")]
+    assert [line.split(",")[0] for line in progress] == ["progress: step 2/4", "progress: step 4/4"]
+    step4 = curve[(curve["step"] == 4)].iloc[0]
+    assert f"loss {step4['loss']:.4f} (sentence {step4['loss_sentence']:.4f}, entity {step4['loss_entity']:.4f})" \
+        in progress[1]
+    assert " rows/s, ETA " in progress[0] and progress[1].endswith("ETA 0:00:00")
 
 
 def test_cpu_training_is_deterministic(tiny_bert: Path, tmp_path: Path) -> None:

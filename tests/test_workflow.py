@@ -79,6 +79,13 @@ def _snakemake_offline(workdir: Path, audit: Path, *args: str) -> subprocess.Com
                           env=env, timeout=1500)
 
 
+def _report_categories(html: Path) -> dict[str, list[str]]:
+    """category -> the files `snakemake --report` lists under it."""
+    listed = re.search(r"var categories = (\{.*?\});\n", html.read_text(encoding="utf-8"))
+    assert listed, "the report lists no category"
+    return {c: sorted(f for files in sub.values() for f in files) for c, sub in json.loads(listed.group(1)).items()}
+
+
 def _planned_outputs(dry_run_stdout: str) -> dict[str, list[str]]:
     """rule -> output paths of every job a dry run would execute."""
     jobs: dict[str, list[str]] = {}
@@ -145,9 +152,7 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     rep = _snakemake(tmp_path, "--report", str(html), "--cores", "1")
     assert rep.returncode == 0, rep.stderr[-3000:]
     page = html.read_text(encoding="utf-8")
-    listed = re.search(r"var categories = (\{.*?\});\n", page)
-    assert listed, "the report lists no category"
-    categories = {c: sorted(f for files in sub.values() for f in files) for c, sub in json.loads(listed.group(1)).items()}
+    categories = _report_categories(html)
     assert categories == {
         "Results": ["results/summary.csv", "results/tables/results.csv"],
         "Training curves": ["results/figures/curves.png"],
@@ -503,8 +508,96 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     ner = json.loads((out / "finetune" / "note" / "roberta" / "seed0" / "i2b2_2010_frozen.json").read_text())
     assert ner["frozen"] and ner["train_sentences"] == 160 and ner["metrics"]["entities"] > 0
     assert not (out / "embeddings" / "base" / "roberta" / "seed0" / "i2b2_2010.parquet").exists()  # no zero-shot job
+    assert json.loads((out / "stats" / "phi_scan.json").read_text())["leaks"] == 0
+    # `snakemake --report`: every paper table and figure under the paper's category
+    html = tmp_path / "report.html"
+    rep = _snakemake(tmp_path, "--report", str(html), "--configfile", str(tmp_path / "config" / "paper.yaml"),
+                     "--cores", "1")
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    categories = _report_categories(html)
+    assert categories["Tables: paper"] == sorted(f"results/tables/paper/{t}.csv" for t in cfg["tables"])
+    assert categories["Figures: paper"] == sorted(f"results/figures/paper/{f}.png" for f in cfg["figures"])
+    assert {f"results/figures/paper/curves_{t}.png" for t, table in cfg["tables"].items()
+            if table.get("kind", "runs") == "runs"} <= set(categories["Training curves"])
     # changing one method's knob reruns its train job and its own embed, evaluate and fine-tune jobs
     cfg["methods"]["note"]["category_weight"] = 0.3
     planned = _replan(tmp_path, cfg)
     assert len(planned["train"]) == 1 and all("/note/" in p for p in planned["finetune"] + planned["embed"])
     assert len(planned["finetune"]) == 6 and "documents" not in planned and "doc_task" not in planned
+
+
+def _resume_config(tiny_bert: Path, results: str) -> dict:
+    """A small sentence-corpus run (no notes pipeline): one simcse job that checkpoints every 4 steps."""
+    return {
+        "results": results,
+        "sentence_corpora": {"pubmed": {"path": str(DEMO / "pubmed.demo.sentences.txt"), "sample": 480}},
+        "base_models": {"tiny": str(tiny_bert)},
+        "eval_sets": {"sel": {"format": "table", "path": str(DEMO / "biosses.demo.tsv"), "split": "dev", "scale_max": 4}},
+        "selection_set": "sel",
+        "seeds": [0],
+        "training": {"steps": 60, "batch_size": 8, "max_length": 32, "eval_every": 1, "checkpoint_every": 4,
+                     "learning_rate": 1e-4, "threads": 1},
+        "methods": {"simcse": {"objective": "simcse", "pooling": "cls", "sentences": "pubmed"}},
+    }
+
+
+def test_kill_9_of_the_whole_run_then_unlock_resumes_to_the_same_model(tmp_path: Path, tiny_bert: Path) -> None:
+    """kill -9 of Snakemake and its jobs after the first checkpoint: the rerun is refused until
+    `--unlock` (as the README says), then resumes from the checkpoint and ends with the curve and
+    weights of an uninterrupted run."""
+    import signal
+    import time
+
+    from safetensors.torch import load_file
+
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(_resume_config(tiny_bert, "killed")))
+    (tmp_path / "config" / "plain.yaml").write_text(yaml.safe_dump(_resume_config(tiny_bert, "plain")))
+    target = ["--cores", "2", "--resources", "gpu=1"]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    run = subprocess.Popen([*SNAKEMAKE, "--directory", str(tmp_path), "all", *target], env=env, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    work = tmp_path / "killed" / "checkpoints" / "simcse" / "tiny" / "seed0"
+    deadline = time.monotonic() + 600
+    while not list(work.glob("state-*.json")) and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(run.pid, signal.SIGKILL)  # Snakemake and every job it started
+    run.wait()
+    assert list(work.glob("state-*.pt")), "killed before the first checkpoint"
+    model = tmp_path / "killed" / "models" / "simcse" / "tiny" / "seed0"
+    assert not (model / "selection.json").exists(), "the job finished before the kill"
+
+    locked = _snakemake(tmp_path, "all", *target)
+    assert locked.returncode != 0 and "--unlock" in locked.stderr, locked.stderr[-2000:]
+    assert _snakemake(tmp_path, "all", "--unlock", "--cores", "1").returncode == 0
+    again = _snakemake(tmp_path, "all", *target)
+    assert again.returncode == 0, again.stderr[-3000:]
+    log = (tmp_path / "killed" / "logs" / "train" / "simcse_tiny_seed0.log").read_text()
+    assert "resumed from the checkpoint at step" in log
+    assert json.loads((model / "selection.json").read_text())["resumed_from_step"] >= 4
+
+    plain = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "plain.yaml"), *target)
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    reference = tmp_path / "plain" / "models" / "simcse" / "tiny" / "seed0"
+    pd.testing.assert_frame_equal(pd.read_csv(model / "curve.csv"), pd.read_csv(reference / "curve.csv"))
+    ours, theirs = load_file(str(model / "model" / "model.safetensors")), load_file(str(reference / "model" / "model.safetensors"))
+    assert ours.keys() == theirs.keys() and all(bool((ours[k] == theirs[k]).all()) for k in ours)
+
+
+def test_a_malformed_notes_row_stops_ingest_and_no_log_holds_its_text(tmp_path: Path, tiny_bert: Path) -> None:
+    """An unquoted TEXT field (commas split the note): ingest stops naming the file, the row and
+    the field count; the console, the rule's log and Snakemake's log never show the note."""
+    cfg = _config(tmp_path, tiny_bert)
+    secret = "Zebulon Quartzfield"
+    with open(tmp_path / "notes.csv", "a", encoding="utf-8") as fh:
+        fh.write(f'999,1,2,2100-01-01,,,"Discharge summary","Report",,,{secret} seen today, doing well\n')
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    run = _snakemake(tmp_path, "results/corpus/shards2/ingest.json", "--cores", "1")
+    assert run.returncode != 0
+    assert re.search(r"notes\.csv, row \d+ \(the header is row 1\): 12 field\(s\) where the header has 11\. "
+                     r"Fix: quote every TEXT field", run.stderr), run.stderr[-3000:]
+    logs = [tmp_path / "results/logs/ingest_notes.log", *(tmp_path / ".snakemake" / "log").glob("*.log")]
+    for text in [run.stdout, run.stderr, *(p.read_text() for p in logs)]:
+        assert "Zebulon" not in text and "Quartzfield" not in text
+    assert not list((tmp_path / "results" / "corpus").rglob("*.parquet"))

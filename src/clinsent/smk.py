@@ -9,14 +9,22 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 
+def _ours_or_errors(record: logging.LogRecord) -> bool:
+    return record.name.startswith("clinsent") or record.levelno >= logging.ERROR
+
+
 def setup_logging(smk: Any) -> logging.Logger:
-    """Send the package's log records (and warnings) to the rule's ``log[0]``, and import the
-    config's ``plugins`` (methods and tasks registered outside the package)."""
+    """Send every log record (and warning) to the rule's ``log[0]`` and the package's own lines
+    and any error to the console too; import the config's ``plugins`` (methods and tasks
+    registered outside the package)."""
     from clinsent.registry import load_plugins
 
     load_plugins((getattr(smk, "config", None) or {}).get("plugins"))
     log_path = Path(smk.log[0]) if len(smk.log) else None
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    console = logging.StreamHandler(sys.stderr)
+    if log_path is not None:  # the console shows our lines and errors; libraries' chatter (MedCAT's
+        console.addFilter(_ours_or_errors)  # "Current progress", spaCy's FutureWarning) stays in the log
+    handlers: list[logging.Handler] = [console]
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_path, mode="w"))

@@ -48,7 +48,7 @@ rule phi_scan:
     output:
         f"{R}/stats/phi_scan.json",
     params:
-        results=R,
+        results=lambda wc, output: os.path.dirname(os.path.dirname(output[0])),  # {results}/stats/phi_scan.json
     log:
         f"{LOGS}/phi_scan.log",
     benchmark:

@@ -4,5 +4,6 @@ from clinsent.smk import setup_logging
 
 smk = snakemake  # noqa: F821
 log = setup_logging(smk)
-counts = annotate_shard(smk.input.sentences, smk.output[0], MedCATAnnotator(smk.input.pack, smk.params.type_ids))
+counts = annotate_shard(smk.input.sentences, smk.output[0], MedCATAnnotator(smk.input.pack, smk.params.type_ids),
+                        log=log.info, every=smk.config.get("progress", {}).get("seconds", 30))  # not a param
 log.info("shard %s: %s", smk.wildcards.shard, counts)

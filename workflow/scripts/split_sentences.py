@@ -4,5 +4,6 @@ from clinsent.smk import setup_logging
 
 smk = snakemake  # noqa: F821
 log = setup_logging(smk)
-counts = split_shard(smk.input[0], smk.output[0], SentenceSplitter(), smk.params.min_words)
+counts = split_shard(smk.input[0], smk.output[0], SentenceSplitter(), smk.params.min_words, log=log.info,
+                     every=smk.config.get("progress", {}).get("seconds", 30))  # logs only: not a param
 log.info("shard %s: %s (>= %d words kept)", smk.wildcards.shard, counts, smk.params.min_words)

@@ -17,7 +17,8 @@ data = method.data_need().load(dict(smk.input.items()), seed) if method.trains e
 method = steps_from_epochs(method, data)  # epochs over training rows: steps from the rows read
 try:
     result = train(method, smk.params.base_model, smk.output.model, eval_sets, smk.params.selection_set, data=data,
-                   seed=seed, log=log.info, checkpoint_dir=smk.params.checkpoint_dir)
+                   seed=seed, log=log.info, checkpoint_dir=smk.params.checkpoint_dir,
+                   progress_every=smk.config.get("progress", {}).get("train_steps", 50))  # logs only: not a param
 except Preempted as exc:  # SIGTERM (Slurm preemption or time limit): checkpointed; a retry resumes
     log.warning("%s", exc)
     raise SystemExit(143) from None

@@ -10,7 +10,7 @@ the text below it. Segments that pysbd cuts off after clinical abbreviations (``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,10 +164,16 @@ def split_notes(notes: pd.DataFrame, splitter: SentenceSplitter, min_words: int)
 
 
 def split_shard(notes_path: str | Path, out_path: str | Path, splitter: SentenceSplitter, min_words: int,
-                notes_per_batch: int = 256) -> dict[str, int]:
-    """Split one shard of notes, streaming: ``notes_per_batch`` notes in memory at a time."""
+                notes_per_batch: int = 256, log: Callable[[str], Any] | None = None,
+                every: float = 30.0) -> dict[str, int]:
+    """Split one shard of notes, streaming: ``notes_per_batch`` notes in memory at a time; with
+    ``log``, a progress line (notes done, sentences/s, ETA) at most every ``every`` seconds."""
+    from clinsent.progress import Progress
+
     counts = {"notes": 0, "sentences": 0, "kept": 0}
     notes = pq.ParquetFile(notes_path)
+    progress = Progress(f"split {Path(notes_path).name}", notes.metadata.num_rows, log or (lambda _: None),
+                        every=every, rate_of="sentences")
     with ParquetSink(out_path, SENTENCE_SCHEMA) as sink:
         for batch in notes.iter_batches(batch_size=notes_per_batch, columns=["row_id", "text"]):
             df = split_notes(batch.to_pandas(), splitter, min_words)
@@ -175,4 +181,6 @@ def split_shard(notes_path: str | Path, out_path: str | Path, splitter: Sentence
             counts["notes"] += batch.num_rows
             counts["sentences"] += len(df)
             counts["kept"] += int(df["kept"].sum())
+            progress.update(counts["notes"], sentences=counts["sentences"])
+    progress.update(counts["notes"], final=True, sentences=counts["sentences"])
     return counts

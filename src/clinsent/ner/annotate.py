@@ -8,7 +8,7 @@ pickles the whole model per batch and breaks under transformers>=5).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -63,16 +63,26 @@ class MedCATAnnotator:
 
 
 def annotate_shard(sentences_path: str | Path, out_path: str | Path, annotator: MedCATAnnotator,
-                   rows_per_batch: int = 8192) -> dict[str, int]:
-    """Entities of the kept sentences of one shard, streaming ``rows_per_batch`` sentences at a time."""
+                   rows_per_batch: int = 8192, log: Callable[[str], Any] | None = None,
+                   every: float = 30.0) -> dict[str, int]:
+    """Entities of the kept sentences of one shard, streaming ``rows_per_batch`` sentences at a
+    time; with ``log``, a progress line (rows done, sentences/s, ETA) at most every ``every`` seconds."""
+    from clinsent.progress import Progress
+
     counts = {"sentences": 0, "entities": 0, "sentences_with_entities": 0}
     source = pq.ParquetFile(sentences_path)
+    progress = Progress(f"ner {Path(sentences_path).name}", source.metadata.num_rows, log or (lambda _: None),
+                        unit="sentence rows", every=every, rate_of="sentences")
+    done = 0
     with ParquetSink(out_path, ENTITY_SCHEMA) as sink:
         for batch in source.iter_batches(batch_size=rows_per_batch, columns=["sent_id", "text", "kept"]):
             kept = batch.filter(batch.column("kept"))
             df = annotator.annotate_frame(kept.to_pandas())
             sink.write(df)
+            done += batch.num_rows
             counts["sentences"] += kept.num_rows
             counts["entities"] += len(df)
             counts["sentences_with_entities"] += int(df["sent_id"].nunique())
+            progress.update(done, sentences=counts["sentences"], entities=counts["entities"])
+    progress.update(done, final=True, sentences=counts["sentences"], entities=counts["entities"])
     return counts

@@ -131,14 +131,14 @@ def _sync(device: torch.device) -> None:
 
 def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mapping[str, Task], selection_set: str | None,
           data: TrainingData | None = None, seed: int = 0, log: Callable[[str], Any] = print,
-          checkpoint_dir: str | Path | None = None) -> TrainResult:
+          checkpoint_dir: str | Path | None = None, progress_every: int = 0) -> TrainResult:
     """Train (or, for an untrained method, just wrap) one model and save the selected step to ``out_dir``.
 
     ``eval_sets``: the curve sets (the selection set among them); ``data``: the method's
     training data (see :mod:`clinsent.data`). ``selection_set`` None keeps the last step (the
     curve then holds the sets marked curve, or the loss alone). ``checkpoint_dir``: where checkpoints and the best
     model so far live (default: a hidden folder beside ``out_dir``); a matching checkpoint there
-    is resumed.
+    is resumed. ``progress_every``: a progress line (loss parts, sentences/s, ETA) every n steps.
     """
     if selection_set is not None and selection_set not in eval_sets:
         raise ValueError(f"selection set {selection_set!r} is not among the eval sets {sorted(eval_sets)}")
@@ -206,7 +206,8 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
 
         first = resumed["step"] + 1 if resumed else 1
         with sigterm_flag() as flag:
-            train_seconds = loop.run(data, evaluate, save_checkpoint, first_step=first, stop=flag, log=log)
+            train_seconds = loop.run(data, evaluate, save_checkpoint, first_step=first, stop=flag, log=log,
+                                     progress_every=progress_every)
         steps_run = s.steps - first + 1
     if not (work / ckpt.BEST).exists():  # no selection set, or no finite score at any step: the last model
         if selection_set is not None:
@@ -294,19 +295,31 @@ class _Loop:
 
     def run(self, data: TrainingData, evaluate: Callable[[int, dict[str, float]], None],
             save_checkpoint: Callable[[int], Path], first_step: int = 1, stop: Mapping[str, int] | None = None,
-            log: Callable[[str], Any] = print) -> float:
+            log: Callable[[str], Any] = print, progress_every: int = 0) -> float:
         """Steps ``first_step``..``steps``; returns the seconds spent in them. When ``stop`` gets a
-        signal, the step under way finishes, a checkpoint is written and :class:`Preempted` raised."""
+        signal, the step under way finishes, a checkpoint is written and :class:`Preempted` raised.
+        Every ``progress_every`` steps a line: the loss and its parts, rows (sentences, pairs or
+        documents) per second over the steps so far, and the ETA of the remaining steps."""
+        from clinsent.progress import duration
+
         seconds = 0.0
         device = self.encoder.device
         batches = prefetch(lambda step: self.prepare(data, step), range(first_step, self.s.steps + 1), depth=2)
-        t0 = time.perf_counter()
+        t0 = began = time.perf_counter()  # the ETA counts evaluations and checkpoints too
         for step, batch in batches:
             losses = self.step(batch)
             _sync(device)
             seconds += time.perf_counter() - t0
             if step % self.s.eval_every == 0 or step == self.s.steps:
                 evaluate(step, {k: float(v.item()) for k, v in losses.items()})
+            if progress_every and step % progress_every == 0:
+                done = step - first_step + 1
+                parts = ", ".join(f"{k.removeprefix('loss_')} {float(v.item()):.4f}" for k, v in losses.items()
+                                  if k != "loss")
+                log(f"progress: step {step}/{self.s.steps}, loss {float(losses['loss'].item()):.4f}"
+                    + (f" ({parts})" if parts else "")
+                    + f", {done * self.s.batch_size / max(seconds, 1e-9):.1f} rows/s"
+                    + f", ETA {duration((self.s.steps - step) * (time.perf_counter() - began) / done)}")
             if self.s.checkpoint_every and step % self.s.checkpoint_every == 0 and step < self.s.steps:
                 save_checkpoint(step)
             if stop and "signal" in stop:

@@ -1,0 +1,50 @@
+"""Progress lines: rate-limited, with counts, a rate and an ETA."""
+
+from __future__ import annotations
+
+from clinsent.progress import Progress, duration
+
+
+def test_progress_lines_are_at_most_one_per_interval_plus_the_last() -> None:
+    now = [0.0]
+    lines: list[str] = []
+    p = Progress("ner 000.parquet", 1000, lines.append, unit="sentence rows", every=30, rate_of="sentences",
+                 clock=lambda: now[0])
+    for step in range(1, 11):  # 10 updates, 10 s apart
+        now[0] = 10.0 * step
+        p.update(100 * step, sentences=80 * step, entities=7 * step)
+    p.update(1000, final=True, sentences=800, entities=70)
+    assert len(lines) == 4  # at 30, 60 and 90 s, and the last
+    assert lines[0] == ("ner 000.parquet: 300/1000 sentence rows (30%), 240 sentences, 21 entities, "
+                        "8.0 sentences/s, 0:00:30 elapsed, ETA 0:01:10")
+    assert lines[-1].endswith("70 entities, 8.0 sentences/s, 0:01:40 elapsed, ETA 0:00:00")
+    assert duration(3725.4) == "1:02:05"
+
+
+def test_libraries_chatter_goes_to_the_rule_log_only(tmp_path, capfd) -> None:  # type: ignore[no-untyped-def]
+    """MedCAT's progress lines and spaCy's FutureWarning reach the rule's log, not the console;
+    our own lines and errors reach both."""
+    import logging
+    import warnings
+    from types import SimpleNamespace
+
+    from clinsent.smk import setup_logging
+
+    smk = SimpleNamespace(log=[str(tmp_path / "rule.log")], rule="ner", config={})
+    log = setup_logging(smk)
+    logging.getLogger("medcat.model_creation.cdb_maker").info("Current progress: 40% at 0.1s per 100 rows")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # the suite ignores FutureWarning (pyproject)
+        warnings.warn("Possible set union at position 6", FutureWarning, stacklevel=1)
+    log.info("shard 000: 12 entities")
+    logging.getLogger("medcat.cat").error("the pack could not be read")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    console = capfd.readouterr().err
+    written = (tmp_path / "rule.log").read_text()
+    for line in ("Current progress", "Possible set union", "shard 000: 12 entities", "could not be read"):
+        assert line in written, line
+    assert "shard 000: 12 entities" in console and "could not be read" in console
+    assert "Current progress" not in console and "Possible set union" not in console
+    logging.getLogger().handlers.clear()
+    logging.captureWarnings(False)
