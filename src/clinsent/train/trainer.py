@@ -27,8 +27,7 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Iterator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
