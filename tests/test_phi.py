@@ -73,11 +73,26 @@ def test_the_sample_is_seeded_holds_no_text_and_skips_boilerplate(tmp_path: Path
     assert not any(w in saved for w in set(words(" ".join(notes))) if len(w) > 6)
 
 
-def test_note_text_folders_are_owner_only(tmp_path: Path) -> None:
-    res = tmp_path / "results"
-    (res / "corpus").mkdir(parents=True)
-    os.chmod(res / "corpus", 0o755)
-    made = protect_dirs(res, 0o700)
-    assert {p.name for p in made} == set(NOTE_DIRS) >= {"corpus", "sets", "batches", "checkpoints", "documents"}
+def test_the_note_text_folder_a_job_writes_into_is_owner_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job's outputs (and folder params: a checkpoint folder) under a note-text folder make that
+    folder 0700 before the job writes, an older one with a wider mode included; shared folders
+    and folders no job writes are left alone; `phi.dir_mode: null` leaves everything."""
+    from types import SimpleNamespace
+
+    from clinsent.phi import protect_job
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results" / "corpus").mkdir(parents=True)
+    os.chmod(tmp_path / "results" / "corpus", 0o755)
+    params = SimpleNamespace(items=lambda: {"checkpoint_dir": "results/checkpoints/m/b/seed0", "lr": 0.1}.items())
+    job = SimpleNamespace(config={"results": "results"}, params=params,
+                          output=["results/corpus/shards2/notes/000.parquet", "results/tables/t.md"])
+    made = protect_job(job)
+    assert [p.relative_to(tmp_path / "results").as_posix() for p in made] == ["corpus", "checkpoints"]
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o700 for p in made)
-    assert protect_dirs(tmp_path / "other", None) == [] and not (tmp_path / "other").exists()
+    assert not (tmp_path / "results" / "tables").exists() and not (tmp_path / "results" / "ner").exists()
+    assert {"corpus", "sets", "batches", "checkpoints", "documents"} <= set(NOTE_DIRS)
+    open_job = SimpleNamespace(config={"results": "results", "phi": {"dir_mode": None}}, params=params,
+                               output=["results/sets/sentences.parquet"])
+    assert protect_job(open_job) == [] and not (tmp_path / "results" / "sets").exists()
+    assert protect_dirs("results", ["results/sets/x.parquet"], 0o750)[0].stat().st_mode & 0o777 == 0o750

@@ -156,7 +156,8 @@ def test_a_failing_job_names_its_log(cluster: Path, tmp_path: Path, tiny_bert: P
     cfg = _reduced(_config(tmp_path, tiny_bert))
     (tmp_path / "notes.csv").write_text('"ROW_ID","CATEGORY","TEXT"\n"x","Discharge summary","Bad id."\n')
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    run = _slurm_run(tmp_path, "results/corpus/shards2/notes/000.parquet", timeout=600)
+    # bad input fails the same way on every attempt: no resubmission here
+    run = _slurm_run(tmp_path, "results/corpus/shards2/notes/000.parquet", "--retries", "0", timeout=600)
     log = run.stdout + run.stderr
     assert run.returncode != 0
     assert "ingest_notes" in log and "ROW_ID is not an integer" in log, log[-4000:]

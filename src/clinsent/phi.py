@@ -2,8 +2,9 @@
 searched for note text before a run is done.
 
 - :data:`NOTE_DIRS`: the results folders that hold note text (notes, sentences, entities, batch
-  plans, checkpoints, documents, training rows and embeddings with their texts); the Snakefile
-  creates them with ``phi.dir_mode`` (0700) when a run starts and tightens existing ones.
+  plans, checkpoints, documents, training rows and embeddings with their texts); each job, as it
+  starts and before it writes, gives the one it writes into ``phi.dir_mode`` (0700), tightening
+  a folder made by an earlier run too (:func:`protect_job`, called by every job script).
 - :func:`sample_ngrams`: a seeded sample of word n-grams of the notes (``phi.ngram`` words each,
   ``phi.sample`` of them from ``phi.notes`` notes), kept only as salted hashes, so the sample file
   holds no text.
@@ -42,18 +43,35 @@ TEXT_SUFFIXES = {".csv", ".md", ".tex", ".json", ".tsv", ".log", ".txt", ".html"
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 
 
-def protect_dirs(results: str | Path, mode: int | None) -> list[Path]:
-    """Create (or tighten) the note-text folders under ``results`` with ``mode``; None leaves them."""
+def protect_dirs(results: str | Path, paths: Iterable[str | Path], mode: int | None) -> list[Path]:
+    """Give the note-text folders under ``results`` that ``paths`` (a job's outputs and working
+    folders) lie in ``mode``, creating them if needed; None leaves them. Called as each job
+    starts, before it writes: a folder only exists once a job of the run writes into it."""
     if mode is None:
         return []
+    root = Path(os.path.abspath(results))
     done = []
-    for name in NOTE_DIRS:
-        path = Path(results) / name
-        path.mkdir(parents=True, exist_ok=True, mode=mode)
-        os.chmod(path, mode)
-        done.append(path)
-    os.chmod(results, os.stat(results).st_mode & 0o7777 | 0o700)  # the owner keeps access to the root
+    for p in paths:
+        rel = Path(os.path.abspath(p))
+        if not rel.is_relative_to(root) or rel == root:
+            continue
+        top = root / rel.relative_to(root).parts[0]
+        if top.name in NOTE_DIRS and top not in done:
+            top.mkdir(parents=True, exist_ok=True, mode=mode)
+            os.chmod(top, mode)
+            done.append(top)
     return done
+
+
+def protect_job(smk: Any) -> list[Path]:
+    """:func:`protect_dirs` for a Snakemake job: its outputs and any folder param (a checkpoint folder)."""
+    config = getattr(smk, "config", None) or {}
+    results = config.get("results")
+    mode = (config.get("phi") or {}).get("dir_mode", "0700")
+    if not results:
+        return []
+    paths = [*smk.output, *(v for v in dict(smk.params.items()).values() if isinstance(v, str))]
+    return protect_dirs(results, paths, int(mode, 8) if mode else None)
 
 
 def words(text: str) -> list[str]:

@@ -14,11 +14,14 @@ def _ours_or_errors(record: logging.LogRecord) -> bool:
 
 
 def setup_logging(smk: Any) -> logging.Logger:
-    """Send every log record (and warning) to the rule's ``log[0]`` and the package's own lines
-    and any error to the console too; import the config's ``plugins`` (methods and tasks
-    registered outside the package)."""
+    """Make the note-text folder the job writes into owner-only (:mod:`clinsent.phi`); send every
+    log record (and warning) to the rule's ``log[0]`` and the package's own lines and any error
+    to the console too; import the config's ``plugins`` (methods and tasks registered outside
+    the package)."""
+    from clinsent.phi import protect_job
     from clinsent.registry import load_plugins
 
+    protect_job(smk)  # the note-text folder it writes into is owner-only before it writes
     load_plugins((getattr(smk, "config", None) or {}).get("plugins"))
     log_path = Path(smk.log[0]) if len(smk.log) else None
     console = logging.StreamHandler(sys.stderr)

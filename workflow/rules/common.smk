@@ -14,7 +14,6 @@ from clinsent.finetune.config import CROSS_ENCODER, resolve_finetunes
 from clinsent.methods.config import resolve_methods
 from clinsent.models.base import is_hub_id
 from clinsent.offline import set_network_switches
-from clinsent.phi import protect_dirs
 from clinsent.ontology.download import release_url
 from clinsent.registry import load_plugins
 from clinsent.report.extras import check_queries

@@ -1,5 +1,6 @@
-# The PHI guard (clinsent.phi): note-text folders are owner-only, and before a run is done the
-# files meant for sharing are searched for a sample of note n-grams.
+# The PHI guard (clinsent.phi): note-text folders are owner-only (each job script makes the one it
+# writes into so, via setup_logging), and before a run is done the files meant for sharing are
+# searched for a sample of note n-grams.
 
 
 localrules:
@@ -8,11 +9,6 @@ localrules:
 
 PHI = config["phi"]
 PHI_SCAN = NOTES and PHI["scan"]
-
-
-onstart:
-    # created (or tightened) before any job writes into them; not on dry runs
-    protect_dirs(R, int(PHI["dir_mode"], 8) if PHI["dir_mode"] else None)
 
 
 rule phi_sample:
