@@ -60,7 +60,7 @@ def write_text(text: str, path: str | Path) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def finite_json(obj: Any, where: str = "") -> tuple[Any, list[str]]:
+def finite_json(obj: Any) -> tuple[Any, list[str]]:
     """``obj`` with every NaN or infinite number (Python or numpy) replaced by None, and the
     keys where that happened (``a.b.0``): JSON has no NaN, and ``NaN`` in a file breaks strict readers."""
     bad: list[str] = []
@@ -73,7 +73,7 @@ def finite_json(obj: Any, where: str = "") -> tuple[Any, list[str]]:
         if hasattr(value, "item") and callable(value.item) and getattr(value, "shape", None) == ():
             value = value.item()  # numpy scalar
         if isinstance(value, float) and not math.isfinite(value):
-            bad.append(key or where)
+            bad.append(key or "(the value)")
             return None
         return value
 

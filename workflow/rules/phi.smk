@@ -36,11 +36,12 @@ rule phi_scan:
     """Search every file meant for sharing (tables, figures' data, summary.csv, stats, logs,
     benchmarks, model cards, Snakemake's own logs) for the sampled n-grams; fail naming the file
     and byte offset. Logs and benchmarks are written by every job but are no job's output, so they
-    are listed when this job runs, after the reports it depends on."""
+    are listed when this job runs, after the reports and models it depends on."""
     input:
         sample=rules.phi_sample.output[0],
         reports=[rules.report.output, rules.paper_report.output if (TABLES or FIGURES) else [],
                  rules.corpus_stats.output if NOTE_SENTENCES else [], rules.corpus_manifest.output if NOTE_SENTENCES else []],
+        model_cards=[f"{model_dir(m, b, s)}/model" for m, b, s in trained_jobs()],  # their README.md
     output:
         f"{R}/stats/phi_scan.json",
     params:

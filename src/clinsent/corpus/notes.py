@@ -184,7 +184,7 @@ def _reason(exc: BaseException) -> str:
         m = _ARROW_SAFE.match(msg)
         if m:
             return m.group(0)
-        if "straddl" in msg:
+        if "straddl" in msg or "block" in msg.lower() and "size" in msg.lower():
             return "a row straddles the read block"
         return "pyarrow could not parse it (details withheld: they may quote note text)"
     return msg
@@ -246,7 +246,7 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
             break
         except (pa.ArrowInvalid, OSError, EOFError, zlib.error) as exc:
             reason = _reason(exc)
-            if "straddl" in reason or "block" in reason.lower() and "size" in reason.lower():
+            if reason == "a row straddles the read block":
                 raise InputError(path, f"a note is larger than the read block of {spec.block_mb} MB ({reason})",
                                  "raise `notes.block_mb` above the size of the largest note") from None
             raise InputError(path, f"cannot parse the notes CSV after {stats.notes_read} rows ({reason})",
