@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install dev demo paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm test dry-run lint clean demo-data bench-corpus bench-train bench-augment bench-documents
+.PHONY: install dev demo test-fast bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm test dry-run lint clean demo-data bench-corpus bench-train bench-augment bench-documents
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,11 @@ paper-demo-clinical-nli: install
 paper-demo-healthcare-lm: install
 	$(BIN)/snakemake all --configfile config/paper/healthcare-lm-demo.yaml --cores $(CORES) --resources gpu=1
 
+# Start-up of every job kind (Snakemake's preamble + the script's imports + its model load) beside
+# numpy+pandas+pyarrow, torch+transformers and a bare AutoModel load; bench/results/startup.md. About 3 min.
+bench-startup: install
+	$(BIN)/python bench/bench_startup.py $(BENCH_ARGS)
+
 # Document pre-training steps (mlm, declutr, note_category) beside a plain transformers MLM step at batch 8 x 512
 # tokens, and the embedding-space analyses' time and memory at 1x, 10x and 100x 500 documents; figures in
 # bench/results/documents.md. About 20 minutes on 2 cores.
@@ -68,6 +73,11 @@ bench-documents: install
 test: dev
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
+
+# The inner loop: mypy and every test that runs no workflow (the `workflow` marker), a few minutes.
+test-fast: dev
+	$(BIN)/python -m mypy
+	$(BIN)/python -m pytest -m "not workflow"
 
 dry-run: install
 	$(BIN)/snakemake all -n --cores $(CORES) --resources gpu=1

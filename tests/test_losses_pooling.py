@@ -12,7 +12,7 @@ from clinsent.losses.contrastive import info_nce
 from clinsent.losses.medse import entity_loss, medse_loss
 from clinsent.models.entity_encoder import EntityEncoder
 from clinsent.models.pooling import pool
-from clinsent.train.spans import span_token_mask
+from clinsent.losses.medse import span_token_mask
 
 
 def test_entity_loss_hand_computed() -> None:

@@ -15,7 +15,7 @@ from clinsent.losses.ct import ct_logits, ct_loss, ct_pairs
 from clinsent.models.entity_encoder import ENTITY_ENCODERS, EntityEncoder
 from clinsent.postprocess.flow import Flow, fit_flow, flow_transform
 from clinsent.postprocess.whitening import fit_whitening
-from clinsent.train.perturb import derangement, random_token_mask
+from clinsent.losses.medse import derangement, random_token_mask
 
 
 def _states(n: int = 3, t: int = 7, d: int = 8) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -189,7 +189,7 @@ def test_each_knob_changes_the_training(objective: str, knob: dict[str, Any], ti
 
 
 def test_frozen_definition_encoder_is_not_updated(tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from clinsent.methods import medse
+    from clinsent.losses import medse
 
     seen: dict[str, Any] = {}
     original = medse.MedSELoss.build_extras

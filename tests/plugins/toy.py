@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from clinsent.methods.base import METHODS, Method, MethodLoss, SentencePlanSettings, TrainedSettings
+from clinsent.losses.base import MethodLoss
+from clinsent.methods.base import METHODS, Method, SentencePlanSettings, TrainedSettings
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
 

@@ -10,9 +10,19 @@ one identical pair followed by K = 7 pairs of different sentences, and the two m
 
 from __future__ import annotations
 
+import copy
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+import pandas as pd
 import torch
 import torch.nn.functional as F
+
+from clinsent.losses.base import MethodLoss
+from clinsent.models.encoder import Encoder
+
+if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
+    from clinsent.methods.ct import CTSettings
 
 GROUP_SIZE = 8  # one positive and seven negatives
 
@@ -49,3 +59,27 @@ def ct_logits(e1: torch.Tensor, e2: torch.Tensor) -> torch.Tensor:
 
 def ct_loss(e1: torch.Tensor, e2: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return F.binary_cross_entropy_with_logits(ct_logits(e1, e2), labels.to(e1.device).float())
+
+
+class CTLoss(MethodLoss):
+    def __init__(self, encoder: Encoder, settings: CTSettings) -> None:
+        super().__init__()
+        self.encoder, self.s = encoder, settings
+        self.twin_model = copy.deepcopy(encoder.model)
+        self.twin = Encoder(self.twin_model, encoder.tokenizer, settings.pooling, settings.first_layer,
+                            settings.max_length, encoder.device)
+
+    def train(self, mode: bool = True) -> CTLoss:
+        super().train(mode)
+        self.twin_model.train(mode and self.s.dropout)
+        return self
+
+    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
+        rng = np.random.default_rng(int(torch.randint(2**62, (1,), generator=generator)))
+        first, second, labels = ct_pairs(rows["text"].tolist(), rng)
+        return {"first": self.twin.tokenize(first), "second": self.encoder.tokenize(second), "labels": labels}
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        e1 = self.twin.embed_batch(batch["first"])
+        e2 = self.encoder.embed_batch(batch["second"])
+        return {"ct": ct_loss(e1, e2, batch["labels"])}

@@ -4,13 +4,61 @@ L = L_sen + lambda * L_ent, where L_sen is unsupervised SimCSE over the batch (e
 L_ent (eq. 2) is InfoNCE between the entity embeddings h_ent (entity encoder over the entity
 tokens of the same forward pass) and the definition embeddings h_def (separate definition
 encoder) of the sentences of the batch that carry a chosen entity, positives on the diagonal.
+
+The loss module of :mod:`clinsent.methods.medse` (which names the knobs): the entity span
+mapped to tokens through the tokenizer's offset mapping, Table 5's perturbation controls
+(``random_tokens``: as many random token positions of the same sentence, never [CLS], [SEP] or
+padding; ``shuffle_pairs``: definitions paired by a random derangement, so no entity meets its
+own definition; ``sentence_pooling``: every real token pooled instead of the span) and the
+loss (:class:`MedSELoss`, SimCSE's extended by the entity and definition encoders).
 """
 
 from __future__ import annotations
 
+import copy
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
 import torch
 
 from clinsent.losses.contrastive import info_nce
+from clinsent.losses.simcse import SimCSELoss
+from clinsent.models.base import load_transformer
+from clinsent.models.encoder import Encoder
+from clinsent.models.entity_encoder import EntityEncoder
+
+if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
+    from clinsent.methods.medse import MedSESettings
+
+
+def span_token_mask(offsets: torch.Tensor, start: int, end: int) -> torch.Tensor:
+    """Bool [T]: tokens that overlap characters [start, end). Special and padding tokens,
+    whose offsets are (0, 0), never do. Empty when truncation cut the entity off."""
+    tok_start, tok_end = offsets[..., 0], offsets[..., 1]
+    return (tok_end > tok_start) & (tok_end > start) & (tok_start < end)
+
+
+def random_token_mask(span_mask: torch.Tensor, attention_mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Bool [n, T] with, per row, as many random positions among tokens 1..L-2 as the span has."""
+    out = torch.zeros_like(span_mask, dtype=torch.bool)
+    for i in range(span_mask.size(0)):
+        length = int(attention_mask[i].sum())
+        inner = torch.arange(1, max(length - 1, 1))
+        k = min(int(span_mask[i].sum()), len(inner))
+        if k == 0:
+            continue
+        out[i, inner[torch.randperm(len(inner), generator=generator)[:k]]] = True
+    return out
+
+
+def derangement(n: int, generator: torch.Generator) -> torch.Tensor:
+    """A random permutation of 0..n-1 with no fixed point (identity for n < 2)."""
+    if n < 2:
+        return torch.arange(n)
+    order = torch.randperm(n, generator=generator)
+    target = torch.empty(n, dtype=torch.long)
+    target[order] = torch.roll(order, -1)
+    return target
 
 
 def entity_loss(h_ent: torch.Tensor, h_def: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -26,3 +74,69 @@ def medse_loss(z1: torch.Tensor, z2: torch.Tensor, h_ent: torch.Tensor, h_def: t
     l_sen = info_nce(z1, z2, temperature)
     l_ent = entity_loss(h_ent, h_def, temperature)
     return l_sen + lam * l_ent, l_sen, l_ent
+
+
+class MedSELoss(SimCSELoss):
+    s: MedSESettings
+
+    def build_extras(self, encoder: Encoder) -> None:
+        s = self.s
+        dim = encoder.model.config.hidden_size
+        self.entity_encoder = EntityEncoder(s.entity_encoder, dim, layers=s.entity_layers)
+        if s.definition_model:
+            loaded = load_transformer(s.definition_model, s.definition_max_length)
+            self.definition_model, tokenizer = loaded.model.to(encoder.device), loaded.tokenizer
+        else:
+            self.definition_model, tokenizer = copy.deepcopy(encoder.model), encoder.tokenizer
+        if self.definition_model.config.hidden_size != dim:
+            raise ValueError(f"definition model width {self.definition_model.config.hidden_size} != encoder width {dim}")
+        self.definition_model.requires_grad_(s.definition_trainable)
+        self.definitions = Encoder(self.definition_model, tokenizer, s.definition_pooling or s.pooling, s.first_layer,
+                                   s.definition_max_length, encoder.device)
+
+    def train(self, mode: bool = True) -> MedSELoss:
+        super().train(mode)
+        if not self.s.definition_trainable:
+            self.definition_model.eval()  # a frozen encoder: no dropout either
+        return self
+
+    def prepare(self, rows: pd.DataFrame, generator: torch.Generator, offsets: bool = True) -> dict[str, Any]:
+        batch = super().prepare(rows, generator, offsets=True)
+        features = batch["features"]
+        masks, keep, definitions = [], [], []
+        for i, (start, end, definition) in enumerate(zip(rows["start"], rows["end"], rows["definition"], strict=True)):
+            if not isinstance(definition, str):
+                continue
+            mask = span_token_mask(features["offset_mapping"][i], int(start), int(end))
+            if not bool(mask.any()):
+                continue  # truncated away
+            if self.s.perturbation == "sentence_pooling":
+                mask = features["attention_mask"][i].bool()
+            elif self.s.perturbation == "random_tokens":
+                mask = random_token_mask(mask[None], features["attention_mask"][i][None], generator)[0]
+            masks.append(mask)
+            keep.append(i)
+            definitions.append(definition)
+        batch["keep"] = keep
+        if keep:
+            batch["span_mask"] = torch.stack(masks)
+            batch["definitions"] = self.definitions.tokenize(definitions)
+            if self.s.perturbation == "shuffle_pairs":
+                batch["pairing"] = derangement(len(keep), generator)
+        return batch
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        z1, z2, hs = self.views(batch)
+        l_sen = info_nce(z1, z2, self.s.temperature)
+        keep = batch["keep"]
+        if not keep:
+            return {"sentence": l_sen, "entity": l_sen.new_zeros(())}
+        last = hs[-1][:batch["n"]].float()
+        device = last.device
+        attention = batch["features"]["attention_mask"][keep].to(device)
+        h_ent = self.entity_encoder(last[keep], batch["span_mask"].to(device), attention)
+        with torch.set_grad_enabled(self.s.definition_trainable and torch.is_grad_enabled()):
+            h_def = self.definitions.embed_batch(batch["definitions"])
+        if "pairing" in batch:
+            h_def = h_def[batch["pairing"].to(device)]
+        return {"sentence": l_sen, "entity": self.s.lam * entity_loss(h_ent, h_def, self.s.temperature)}

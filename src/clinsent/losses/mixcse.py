@@ -21,10 +21,20 @@ dropout on and scores with a binary cross-entropy over every entry.
 
 from __future__ import annotations
 
+import copy
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
 import torch
 import torch.nn.functional as F
 
 from clinsent.losses.contrastive import cosine_logits
+from clinsent.losses.simcse import SimCSELoss
+from clinsent.models.base import load_transformer
+from clinsent.models.encoder import Encoder
+
+if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
+    from clinsent.methods.mixcse import MixCSESettings
 
 
 def mixed_blocks(z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: float,
@@ -56,3 +66,45 @@ def weighted_cross_entropy(blocks: list[torch.Tensor], weights: list[torch.Tenso
     if weights is not None:
         logits = logits + torch.log(torch.cat(weights, dim=1))  # log 0 = -inf: out of the denominator
     return F.cross_entropy(logits, torch.arange(len(logits), device=logits.device))
+
+
+class MixCSELoss(SimCSELoss):
+    s: MixCSESettings
+
+    def build_extras(self, encoder: Encoder) -> None:
+        s = self.s
+        if not s.instance_weighting:
+            return
+        if s.complementary_model:
+            loaded = load_transformer(s.complementary_model, s.max_length)
+            model, tokenizer = loaded.model.to(encoder.device), loaded.tokenizer
+        else:
+            model, tokenizer = copy.deepcopy(encoder.model), encoder.tokenizer
+        self.complementary_model = model.requires_grad_(False)
+        self.complementary = Encoder(model, tokenizer, s.pooling, s.first_layer, s.max_length, encoder.device)
+
+    def train(self, mode: bool = True) -> MixCSELoss:
+        super().train(mode)
+        if self.s.instance_weighting:
+            self.complementary_model.eval()
+        return self
+
+    def prepare(self, rows: pd.DataFrame, generator: torch.Generator, offsets: bool = False) -> dict[str, Any]:
+        batch = super().prepare(rows, generator, offsets)
+        if self.s.instance_weighting:
+            batch["complementary"] = self.complementary.tokenize(rows["text"].tolist())
+        return batch
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        s = self.s
+        z1, z2, _ = self.views(batch)
+        blocks = [cosine_logits(z1.float(), z2.float(), s.temperature)]
+        if s.mixing:
+            blocks += mixed_blocks(z1, z2, s.temperature, s.mix_lambda, s.mix_symmetric)
+        weights = None
+        if s.instance_weighting:
+            with torch.no_grad():
+                alpha = instance_weights(self.complementary.embed_batch(batch["complementary"]), s.phi)
+            weights = [alpha] + ([alpha.roll(-1, dims=1)] if s.mixing else [])
+            weights += [alpha] if s.mixing and s.mix_symmetric else []
+        return {"sentence": weighted_cross_entropy(blocks, weights)}

@@ -16,12 +16,17 @@ continued-MLM, DeCLUTR and note-category methods.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import pandas as pd
 import torch
 from torch import nn
 
+from clinsent.losses.base import MethodLoss
 from clinsent.models.encoder import Encoder, autocast
+
+if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
+    from clinsent.methods.mlm import MlmSettings
 
 log = logging.getLogger(__name__)
 
@@ -94,3 +99,25 @@ def tokenize_for_mlm(encoder: Encoder, texts: list[str]) -> tuple[dict[str, torc
     """Features and the special-tokens mask (padding included) of ``texts``."""
     features = encoder.tokenize(texts, special_tokens_mask=True)
     return features, features.pop("special_tokens_mask")
+
+
+class MlmLoss(MethodLoss):
+    def __init__(self, encoder: Encoder, settings: MlmSettings) -> None:
+        super().__init__()
+        self.encoder, self.s = encoder, settings
+        self.lm = MaskedLM(encoder)
+
+    def masked(self, texts: list[str], generator: torch.Generator) -> dict[str, Any]:
+        """Tokenized ``texts`` with their masked input ids and MLM labels."""
+        s = self.s
+        features, special = tokenize_for_mlm(self.encoder, texts)
+        ids, labels = mask_tokens(features["input_ids"], special, self.encoder.tokenizer, generator,
+                                  s.mlm_probability, s.mask_replace_prob, s.random_replace_prob)
+        return {"features": {**features, "input_ids": ids}, "labels": labels}
+
+    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
+        return self.masked(rows["text"].astype(str).tolist(), generator)
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        loss, _ = self.lm(batch["features"], batch["labels"])
+        return {"mlm": loss}

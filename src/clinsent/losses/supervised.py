@@ -9,10 +9,19 @@ Without negatives it is the multiple-negatives ranking loss.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from clinsent.losses.base import MethodLoss
 from clinsent.losses.contrastive import cosine_logits
+from clinsent.models.encoder import Encoder
+from clinsent.models.pooling import MlpHead, pool, pooling_spec
+
+if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
+    from clinsent.methods.sup_simcse import SupSimCSESettings
 
 
 def supervised_info_nce(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor | None,
@@ -24,3 +33,28 @@ def supervised_info_nce(anchor: torch.Tensor, positive: torch.Tensor, negative: 
             neg = neg + hard_negative_weight * torch.eye(len(anchor), device=neg.device)
         logits = torch.cat([logits, neg], dim=1)
     return F.cross_entropy(logits, torch.arange(len(anchor), device=anchor.device))
+
+
+class SupSimCSELoss(MethodLoss):
+    def __init__(self, encoder: Encoder, settings: SupSimCSESettings) -> None:
+        super().__init__()
+        self.encoder, self.s = encoder, settings
+        dim = encoder.model.config.hidden_size
+        self.mlp = MlpHead(dim) if pooling_spec(settings.pooling).mlp_in_training else None
+
+    def columns(self) -> list[str]:
+        return ["anchor", "positive", "negative"] if self.s.hard_negatives else ["anchor", "positive"]
+
+    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
+        texts = [t for c in self.columns() for t in rows[c].astype(str).tolist()]
+        return {"n": len(rows), "features": self.encoder.tokenize(texts)}
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        enc, n, features = self.encoder, batch["n"], batch["features"]
+        hs = enc.hidden_states(features)
+        emb = pool(hs, features["attention_mask"].to(enc.device), self.s.pooling, self.s.first_layer)
+        if self.mlp is not None:
+            emb = self.mlp(emb)
+        negative = emb[2 * n:3 * n] if self.s.hard_negatives else None
+        loss = supervised_info_nce(emb[:n], emb[n:2 * n], negative, self.s.temperature, self.s.hard_negative_weight)
+        return {"supervised": loss}

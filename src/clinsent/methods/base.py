@@ -1,11 +1,15 @@
-"""What a method is: its settings (with their defaults), the training data it needs, and a
+"""What a method is: its settings (with their defaults), the training data it needs, and the
 loss module that owns its extra modules.
 
-A method module defines a settings dataclass (fields made with :func:`clinsent.settings.knob`),
-a :class:`MethodLoss` (an ``nn.Module``, after sentence-transformers' losses: it holds what it
-needs, prepares a batch on the CPU and returns its loss as named parts) and a :class:`Method`
-subclass registered with ``@METHODS.register("objective_name")``. The trainer sums the parts,
-logs each as a curve column ``loss_<part>``, and otherwise knows nothing of the method.
+A method module defines a settings dataclass (fields made with :func:`clinsent.settings.knob`)
+and a :class:`Method` subclass registered with ``@METHODS.register("objective_name")``; its loss,
+a :class:`clinsent.losses.base.MethodLoss` (an ``nn.Module``, after sentence-transformers' losses:
+it holds what it needs, prepares a batch on the CPU and returns its loss as named parts), lives
+in the method's module under :mod:`clinsent.losses` and is imported by ``build_loss`` alone. So
+the settings, checks and data needs import neither torch nor transformers: reading a config (a
+dry run, every cluster job's re-parse, the jobs that load no model) stays light. The trainer
+sums the loss parts, logs each as a curve column ``loss_<part>``, and otherwise knows nothing of
+the method.
 """
 
 from __future__ import annotations
@@ -13,17 +17,16 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
-
-import pandas as pd
-import torch
-from torch import nn
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from clinsent.data import DataNeed
 from clinsent.data.plan import SentencePlan
-from clinsent.models.encoder import Encoder
 from clinsent.registry import Registry
 from clinsent.settings import knob
+
+if TYPE_CHECKING:  # the loss side needs torch; the settings side never imports it
+    from clinsent.losses.base import MethodLoss
+    from clinsent.models.encoder import Encoder
 
 Pooling = Literal["cls", "cls_before_pooler", "mean", "first_last"]
 
@@ -75,23 +78,6 @@ class SentencePlanSettings:
                                 "(the augmentation paper's Figure 1)", exclusiveMinimum=0, maximum=1)
 
 
-class MethodLoss(nn.Module):
-    """A method's loss: owns its extra modules; ``prepare`` runs on the CPU (off the step's
-    critical path, possibly on another thread), ``forward`` returns the named loss parts."""
-
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
-        """Tokenize and draw everything random of one step from ``generator`` (never the global
-        generators, so a resumed job draws the same)."""
-        raise NotImplementedError
-
-    def bind(self, data: Any) -> None:
-        """Called once with the job's training data before the optimiser is built: a loss whose
-        modules depend on the data (e.g. a head over the documents' categories) builds them here."""
-
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:  # noqa: D102
-        raise NotImplementedError
-
-
 class Method(abc.ABC):
     """One objective. ``settings_class`` holds its knobs and their defaults."""
 
@@ -127,6 +113,7 @@ class Method(abc.ABC):
         """Raise an InputError for an invalid combination of knobs (run when the config is read)."""
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
+        """The method's loss module (imported here, so reading settings never imports torch)."""
         raise NotImplementedError(f"{type(self).__name__} trains nothing")
 
 
@@ -137,3 +124,13 @@ def rows_source(settings: MethodSettings) -> str:
 
 
 METHODS: Registry[type[Method]] = Registry("objective", "methods.<name>.objective")
+
+
+def __getattr__(name: str) -> Any:
+    """``MethodLoss`` stays importable from here (plugins written before it moved), loading torch
+    only when asked for."""
+    if name == "MethodLoss":
+        from clinsent.losses.base import MethodLoss
+
+        return MethodLoss
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,46 +11,19 @@ once the trainer reshuffles rows, and it sums rather than averages (notes on met
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-import torch
+from clinsent.methods.base import METHODS, Method, SentencePlanSettings, TrainedSettings
 
-from clinsent.losses.ct import ct_loss, ct_pairs
-from clinsent.methods.base import METHODS, Method, MethodLoss, SentencePlanSettings, TrainedSettings
-from clinsent.models.encoder import Encoder
+if TYPE_CHECKING:
+    from clinsent.losses.base import MethodLoss
+    from clinsent.models.encoder import Encoder
 
 
 @dataclass(frozen=True)
 class CTSettings(TrainedSettings, SentencePlanSettings):
     pass
-
-
-class CTLoss(MethodLoss):
-    def __init__(self, encoder: Encoder, settings: CTSettings) -> None:
-        super().__init__()
-        self.encoder, self.s = encoder, settings
-        self.twin_model = copy.deepcopy(encoder.model)
-        self.twin = Encoder(self.twin_model, encoder.tokenizer, settings.pooling, settings.first_layer,
-                            settings.max_length, encoder.device)
-
-    def train(self, mode: bool = True) -> CTLoss:
-        super().train(mode)
-        self.twin_model.train(mode and self.s.dropout)
-        return self
-
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
-        rng = np.random.default_rng(int(torch.randint(2**62, (1,), generator=generator)))
-        first, second, labels = ct_pairs(rows["text"].tolist(), rng)
-        return {"first": self.twin.tokenize(first), "second": self.encoder.tokenize(second), "labels": labels}
-
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        e1 = self.twin.embed_batch(batch["first"])
-        e2 = self.encoder.embed_batch(batch["second"])
-        return {"ct": ct_loss(e1, e2, batch["labels"])}
 
 
 @METHODS.register("ct")
@@ -59,5 +32,7 @@ class ContrastiveTension(Method):
     settings_class = CTSettings
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
+        from clinsent.losses.ct import CTLoss
+
         assert isinstance(self.settings, CTSettings)
         return CTLoss(encoder, self.settings)

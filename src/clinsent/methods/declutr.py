@@ -7,7 +7,7 @@ anchors are masked for MLM and that masked input also gives the anchor embedding
 as the reference does); the positives go through the encoder unmasked and are averaged per
 anchor; NT-Xent at tau over the 2N embeddings (:func:`clinsent.losses.contrastive.nt_xent`),
 anchors of the same document being negatives of each other, as in the reference. Mean pooling,
-no projection head.
+no projection head. The loss module is :mod:`clinsent.losses.declutr`.
 
 Documents shorter than 2 x num_anchors x max_span words cannot be sampled: they are skipped and
 counted when the train job reads them (the paper's Table 12 gives the share each minimum keeps;
@@ -19,21 +19,18 @@ strategy, 3 epochs; ``contrastive_weight`` 1 (the paper sweeps w for the note ob
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-import torch
-
-from clinsent.augment.declutr_spans import Strategy, min_tokens, sample_spans
+from clinsent.augment.declutr_spans import Strategy, min_tokens
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
-from clinsent.losses.contrastive import nt_xent
-from clinsent.methods.base import METHODS, MethodLoss
-from clinsent.methods.mlm import DocumentMethod, MlmLoss, MlmSettings
-from clinsent.models.encoder import Encoder
-from clinsent.models.pooling import pool
+from clinsent.methods.base import METHODS
+from clinsent.methods.mlm import DocumentMethod, MlmSettings
 from clinsent.settings import knob
+
+if TYPE_CHECKING:
+    from clinsent.losses.base import MethodLoss
+    from clinsent.models.encoder import Encoder
 
 
 @dataclass(frozen=True)
@@ -47,41 +44,6 @@ class DeclutrSettings(MlmSettings):
                                           "default), subsuming, or adjacent (the paper)")
     temperature: float = knob(0.05, "tau of NT-Xent", exclusiveMinimum=0)
     contrastive_weight: float = knob(1.0, "w of eq. 5", minimum=0)
-
-
-class DeclutrLoss(MethodLoss):
-    def __init__(self, encoder: Encoder, settings: DeclutrSettings) -> None:
-        super().__init__()
-        self.encoder, self.s = encoder, settings
-        self.mlm = MlmLoss(encoder, settings)
-
-    def spans(self, rows: pd.DataFrame, rng: np.random.Generator) -> tuple[list[str], list[str]]:
-        """(anchor texts, positive texts: num_positives per anchor, in anchor order)."""
-        s = self.s
-        anchors: list[str] = []
-        positives: list[str] = []
-        for text in rows["text"].astype(str):
-            tokens = text.split()
-            a_spans, p_spans = sample_spans(len(tokens), s.num_anchors, s.num_positives, s.min_span, s.max_span, rng,
-                                            s.strategy)
-            for a, ps in zip(a_spans, p_spans):
-                anchors.append(" ".join(tokens[a.start:a.end]))
-                positives.extend(" ".join(tokens[p.start:p.end]) for p in ps)
-        return anchors, positives
-
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
-        seed = int(torch.randint(0, 2**62, (1,), generator=generator))
-        anchors, positives = self.spans(rows, np.random.default_rng(seed))
-        return {**self.mlm.masked(anchors, generator), "positives": self.encoder.tokenize(positives)}
-
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        s, enc = self.s, self.encoder
-        mlm_loss, hs = self.mlm.lm(batch["features"], batch["labels"])
-        anchors = pool(hs, batch["features"]["attention_mask"].to(enc.device), s.pooling, s.first_layer)
-        positives = batch["positives"]
-        p = pool(enc.hidden_states(positives), positives["attention_mask"].to(enc.device), s.pooling, s.first_layer)
-        p = p.view(len(anchors), s.num_positives, -1).mean(dim=1)
-        return {"mlm": mlm_loss, "contrastive": s.contrastive_weight * nt_xent(anchors, p, s.temperature)}
 
 
 @METHODS.register("declutr")
@@ -104,5 +66,7 @@ class Declutr(DocumentMethod):
                              "make min_span at most max_span")
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
+        from clinsent.losses.declutr import DeclutrLoss
+
         assert isinstance(self.settings, DeclutrSettings)
         return DeclutrLoss(encoder, self.settings)

@@ -4,8 +4,8 @@ and whose likely false negatives, judged by a frozen complementary model, are re
 denominator (instance weighting, DCLR: Zhou et al. 2022). The paper's rows are settings of this
 one method: MixCSE-Instance weighting (both), -MixCSE (``mixing: false``), -Instance weighting
 (``instance_weighting: false``), and P+M (with ``augmentation: punctuation_insertion``).
-The logits and weights are :mod:`clinsent.losses.mixcse` (which also says where the paper and
-the reference codes differ).
+The logits, the weights and the loss module are :mod:`clinsent.losses.mixcse` (which also says
+where the paper and the reference codes differ).
 
 Where the paper is silent (OPEN): which mixed negatives an instance weight removes. Here the
 weight alpha_ij of anchor i and sentence j applies to the in-batch negative j, to block 1's
@@ -18,22 +18,18 @@ taken before training (DCLR uses a separately trained SimCSE checkpoint: set
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import pandas as pd
-import torch
+from typing import TYPE_CHECKING, Any
 
 from clinsent.errors import InputError
-from clinsent.losses.contrastive import cosine_logits
-from clinsent.losses.mixcse import instance_weights, mixed_blocks, weighted_cross_entropy
-from clinsent.methods.base import METHODS, MethodLoss, Pooling
-from clinsent.methods.simcse import SimCSE, SimCSELoss, SimCSESettings
-from clinsent.models.base import load_transformer
-from clinsent.models.encoder import Encoder
+from clinsent.methods.base import METHODS, Pooling
+from clinsent.methods.simcse import SimCSE, SimCSESettings
 from clinsent.settings import knob
+
+if TYPE_CHECKING:
+    from clinsent.losses.base import MethodLoss
+    from clinsent.models.encoder import Encoder
 
 
 @dataclass(frozen=True)
@@ -46,48 +42,6 @@ class MixCSESettings(SimCSESettings):
     phi: float = knob(0.9, "instance-weighting threshold on the complementary model's cosine", minimum=-1, maximum=1)
     complementary_model: str | None = knob(None, "the frozen complementary model (a base_models form); null: a "
                                                  "frozen copy of the base model")
-
-
-class MixCSELoss(SimCSELoss):
-    s: MixCSESettings
-
-    def build_extras(self, encoder: Encoder) -> None:
-        s = self.s
-        if not s.instance_weighting:
-            return
-        if s.complementary_model:
-            loaded = load_transformer(s.complementary_model, s.max_length)
-            model, tokenizer = loaded.model.to(encoder.device), loaded.tokenizer
-        else:
-            model, tokenizer = copy.deepcopy(encoder.model), encoder.tokenizer
-        self.complementary_model = model.requires_grad_(False)
-        self.complementary = Encoder(model, tokenizer, s.pooling, s.first_layer, s.max_length, encoder.device)
-
-    def train(self, mode: bool = True) -> MixCSELoss:
-        super().train(mode)
-        if self.s.instance_weighting:
-            self.complementary_model.eval()
-        return self
-
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator, offsets: bool = False) -> dict[str, Any]:
-        batch = super().prepare(rows, generator, offsets)
-        if self.s.instance_weighting:
-            batch["complementary"] = self.complementary.tokenize(rows["text"].tolist())
-        return batch
-
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        s = self.s
-        z1, z2, _ = self.views(batch)
-        blocks = [cosine_logits(z1.float(), z2.float(), s.temperature)]
-        if s.mixing:
-            blocks += mixed_blocks(z1, z2, s.temperature, s.mix_lambda, s.mix_symmetric)
-        weights = None
-        if s.instance_weighting:
-            with torch.no_grad():
-                alpha = instance_weights(self.complementary.embed_batch(batch["complementary"]), s.phi)
-            weights = [alpha] + ([alpha.roll(-1, dims=1)] if s.mixing else [])
-            weights += [alpha] if s.mixing and s.mix_symmetric else []
-        return {"sentence": weighted_cross_entropy(blocks, weights)}
 
 
 @METHODS.register("mixcse")
@@ -109,5 +63,7 @@ class MixCSE(SimCSE):
         return [s.complementary_model] if s.instance_weighting and s.complementary_model else []
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
+        from clinsent.losses.mixcse import MixCSELoss
+
         assert isinstance(self.settings, MixCSESettings)
         return MixCSELoss(encoder, self.settings)

@@ -14,17 +14,16 @@ mean pooling, and ``AutoModel.from_pretrained(path)``); the MLM head is not save
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import pandas as pd
-import torch
+from typing import TYPE_CHECKING, Literal
 
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
-from clinsent.losses.mlm import MaskedLM, mask_tokens, tokenize_for_mlm
-from clinsent.methods.base import METHODS, Method, MethodLoss, Pooling, TrainedSettings
-from clinsent.models.encoder import Encoder
+from clinsent.methods.base import METHODS, Method, Pooling, TrainedSettings
 from clinsent.settings import knob
+
+if TYPE_CHECKING:
+    from clinsent.losses.base import MethodLoss
+    from clinsent.models.encoder import Encoder
 
 
 @dataclass(frozen=True)
@@ -43,28 +42,6 @@ class MlmSettings(TrainedSettings):
                                       minimum=0, maximum=1)
 
 
-class MlmLoss(MethodLoss):
-    def __init__(self, encoder: Encoder, settings: MlmSettings) -> None:
-        super().__init__()
-        self.encoder, self.s = encoder, settings
-        self.lm = MaskedLM(encoder)
-
-    def masked(self, texts: list[str], generator: torch.Generator) -> dict[str, Any]:
-        """Tokenized ``texts`` with their masked input ids and MLM labels."""
-        s = self.s
-        features, special = tokenize_for_mlm(self.encoder, texts)
-        ids, labels = mask_tokens(features["input_ids"], special, self.encoder.tokenizer, generator,
-                                  s.mlm_probability, s.mask_replace_prob, s.random_replace_prob)
-        return {"features": {**features, "input_ids": ids}, "labels": labels}
-
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
-        return self.masked(rows["text"].astype(str).tolist(), generator)
-
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        loss, _ = self.lm(batch["features"], batch["labels"])
-        return {"mlm": loss}
-
-
 class DocumentMethod(Method):
     """A method trained on whole documents (continued MLM and the objectives built on it)."""
 
@@ -80,5 +57,7 @@ class ContinuedMLM(DocumentMethod):
     settings_class = MlmSettings
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
+        from clinsent.losses.mlm import MlmLoss
+
         assert isinstance(self.settings, MlmSettings)
         return MlmLoss(encoder, self.settings)

@@ -11,20 +11,17 @@ without a category, or a category with one document, stops the job before traini
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import pandas as pd
-import torch
-import torch.nn.functional as F
+from typing import TYPE_CHECKING
 
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
-from clinsent.methods.base import METHODS, MethodLoss
-from clinsent.methods.mlm import DocumentMethod, MlmLoss, MlmSettings
-from clinsent.models.encoder import Encoder
-from clinsent.models.heads import ClassificationHead
-from clinsent.models.pooling import pool
+from clinsent.methods.base import METHODS
+from clinsent.methods.mlm import DocumentMethod, MlmSettings
 from clinsent.settings import knob
+
+if TYPE_CHECKING:
+    from clinsent.losses.base import MethodLoss
+    from clinsent.models.encoder import Encoder
 
 
 @dataclass(frozen=True)
@@ -32,34 +29,6 @@ class NoteCategorySettings(MlmSettings):
     batch_size: int = knob(16, "documents per step (the paper: 16)", minimum=2)
     category_weight: float = knob(0.1, "w of eq. 5 (the paper sweeps 0.1, 0.3, 1.0; 0.1 was best)", minimum=0)
     head_dropout: float = knob(0.1, "dropout before each layer of the category head", minimum=0, maximum=1)
-
-
-class NoteCategoryLoss(MethodLoss):
-    def __init__(self, encoder: Encoder, settings: NoteCategorySettings) -> None:
-        super().__init__()
-        self.encoder, self.s = encoder, settings
-        self.mlm = MlmLoss(encoder, settings)
-        self.classes: list[str] = []
-        self.head: ClassificationHead | None = None
-
-    def bind(self, data: Any) -> None:
-        self.classes = list(data.classes)
-        dim = self.encoder.model.config.hidden_size
-        self.head = ClassificationHead(dim, len(self.classes), dropout=self.s.head_dropout)
-
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
-        index = {c: i for i, c in enumerate(self.classes)}
-        target = torch.tensor([index[c] for c in rows["category"].astype(str)], dtype=torch.long)
-        return {**self.mlm.masked(rows["text"].astype(str).tolist(), generator), "category": target}
-
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        if self.head is None:
-            raise RuntimeError("bind() the training documents before the first step")
-        s, device = self.s, self.encoder.device
-        mlm_loss, hs = self.mlm.lm(batch["features"], batch["labels"])
-        e = pool(hs, batch["features"]["attention_mask"].to(device), s.pooling, s.first_layer)
-        ce = F.cross_entropy(self.head(e), batch["category"].to(device))
-        return {"mlm": mlm_loss, "category": s.category_weight * ce}
 
 
 @METHODS.register("note_category")
@@ -73,5 +42,7 @@ class NoteCategory(DocumentMethod):
         return DocumentRows(s.documents, s.batch_size, categories=True)
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
+        from clinsent.losses.note_category import NoteCategoryLoss
+
         assert isinstance(self.settings, NoteCategorySettings)
         return NoteCategoryLoss(encoder, self.settings)

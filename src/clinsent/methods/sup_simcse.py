@@ -1,6 +1,7 @@
 """Supervised SimCSE (Gao, Yao, Chen 2021, EMNLP, section 4, eq. 5): NLI entailment pairs as
 positives, contradiction hypotheses as hard negatives, InfoNCE over the in-batch positives and
-all hard negatives, tau 0.05 (:func:`clinsent.losses.supervised.supervised_info_nce`).
+all hard negatives, tau 0.05 (:func:`clinsent.losses.supervised.supervised_info_nce`; the loss
+module is :class:`clinsent.losses.supervised.SupSimCSELoss`).
 
 Trains on training rows (``train_data``: a key of the config's ``training_data``, read by an
 NLI reader into ``anchor``, ``positive``, ``negative``). The 3N sentences of a batch go
@@ -13,20 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import pandas as pd
-import torch
+from typing import TYPE_CHECKING, Any
 
 from clinsent.data import DataNeed
 from clinsent.data.rows import TrainingRows
 from clinsent.errors import InputError
-from clinsent.losses.supervised import supervised_info_nce
-from clinsent.methods.base import METHODS, Method, MethodLoss, Pooling, TrainedSettings
-from clinsent.models.encoder import Encoder
-from clinsent.models.pooling import MlpHead, pool, pooling_spec
+from clinsent.methods.base import METHODS, Method, Pooling, TrainedSettings
 from clinsent.registry import did_you_mean
 from clinsent.settings import knob
+
+if TYPE_CHECKING:
+    from clinsent.losses.base import MethodLoss
+    from clinsent.models.encoder import Encoder
 
 
 @dataclass(frozen=True)
@@ -36,31 +35,6 @@ class SupSimCSESettings(TrainedSettings):
     temperature: float = knob(0.05, "tau", exclusiveMinimum=0)
     hard_negatives: bool = knob(True, "use the contradiction hypotheses as hard negatives (false: MNR loss)")
     hard_negative_weight: float = knob(0.0, "log-weight added to each anchor's own hard negative (SimCSE: 0)")
-
-
-class SupSimCSELoss(MethodLoss):
-    def __init__(self, encoder: Encoder, settings: SupSimCSESettings) -> None:
-        super().__init__()
-        self.encoder, self.s = encoder, settings
-        dim = encoder.model.config.hidden_size
-        self.mlp = MlpHead(dim) if pooling_spec(settings.pooling).mlp_in_training else None
-
-    def columns(self) -> list[str]:
-        return ["anchor", "positive", "negative"] if self.s.hard_negatives else ["anchor", "positive"]
-
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
-        texts = [t for c in self.columns() for t in rows[c].astype(str).tolist()]
-        return {"n": len(rows), "features": self.encoder.tokenize(texts)}
-
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        enc, n, features = self.encoder, batch["n"], batch["features"]
-        hs = enc.hidden_states(features)
-        emb = pool(hs, features["attention_mask"].to(enc.device), self.s.pooling, self.s.first_layer)
-        if self.mlp is not None:
-            emb = self.mlp(emb)
-        negative = emb[2 * n:3 * n] if self.s.hard_negatives else None
-        loss = supervised_info_nce(emb[:n], emb[n:2 * n], negative, self.s.temperature, self.s.hard_negative_weight)
-        return {"supervised": loss}
 
 
 @METHODS.register("sup_simcse")
@@ -84,5 +58,7 @@ class SupervisedSimCSE(Method):
                              "name a training_data entry (e.g. NLI triplets from format nli_jsonl)")
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
+        from clinsent.losses.supervised import SupSimCSELoss
+
         assert isinstance(self.settings, SupSimCSESettings)
         return SupSimCSELoss(encoder, self.settings)

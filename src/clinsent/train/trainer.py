@@ -37,7 +37,8 @@ import pandas as pd
 import torch
 
 from clinsent.data import TrainingData
-from clinsent.methods.base import Method, MethodLoss, TrainedSettings, rows_source
+from clinsent.losses.base import MethodLoss
+from clinsent.methods.base import Method, TrainedSettings, rows_source
 from clinsent.models.base import load_transformer, sentence_transformer
 from clinsent.models.encoder import Encoder
 from clinsent.settings import to_config

@@ -1,0 +1,57 @@
+"""The loss module of DeCLUTR (:mod:`clinsent.methods.declutr`: the papers, the equations and
+the knobs): anchors masked for MLM give the anchor embeddings in the same pass, positives pass
+unmasked and are averaged per anchor, NT-Xent over the 2N embeddings beside the MLM loss.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from clinsent.augment.declutr_spans import sample_spans
+from clinsent.losses.base import MethodLoss
+from clinsent.losses.contrastive import nt_xent
+from clinsent.losses.mlm import MlmLoss
+from clinsent.models.encoder import Encoder
+from clinsent.models.pooling import pool
+
+if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
+    from clinsent.methods.declutr import DeclutrSettings
+
+
+class DeclutrLoss(MethodLoss):
+    def __init__(self, encoder: Encoder, settings: DeclutrSettings) -> None:
+        super().__init__()
+        self.encoder, self.s = encoder, settings
+        self.mlm = MlmLoss(encoder, settings)
+
+    def spans(self, rows: pd.DataFrame, rng: np.random.Generator) -> tuple[list[str], list[str]]:
+        """(anchor texts, positive texts: num_positives per anchor, in anchor order)."""
+        s = self.s
+        anchors: list[str] = []
+        positives: list[str] = []
+        for text in rows["text"].astype(str):
+            tokens = text.split()
+            a_spans, p_spans = sample_spans(len(tokens), s.num_anchors, s.num_positives, s.min_span, s.max_span, rng,
+                                            s.strategy)
+            for a, ps in zip(a_spans, p_spans):
+                anchors.append(" ".join(tokens[a.start:a.end]))
+                positives.extend(" ".join(tokens[p.start:p.end]) for p in ps)
+        return anchors, positives
+
+    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
+        seed = int(torch.randint(0, 2**62, (1,), generator=generator))
+        anchors, positives = self.spans(rows, np.random.default_rng(seed))
+        return {**self.mlm.masked(anchors, generator), "positives": self.encoder.tokenize(positives)}
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        s, enc = self.s, self.encoder
+        mlm_loss, hs = self.mlm.lm(batch["features"], batch["labels"])
+        anchors = pool(hs, batch["features"]["attention_mask"].to(enc.device), s.pooling, s.first_layer)
+        positives = batch["positives"]
+        p = pool(enc.hidden_states(positives), positives["attention_mask"].to(enc.device), s.pooling, s.first_layer)
+        p = p.view(len(anchors), s.num_positives, -1).mean(dim=1)
+        return {"mlm": mlm_loss, "contrastive": s.contrastive_weight * nt_xent(anchors, p, s.temperature)}

@@ -1,0 +1,49 @@
+"""The loss module of note-category pre-training (:mod:`clinsent.methods.note_category`: the
+paper, the equations and the knobs): the MLM loss and a category head over the mean-pooled
+embedding of the same masked pass, the head built once the job has read the categories.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from clinsent.losses.base import MethodLoss
+from clinsent.losses.mlm import MlmLoss
+from clinsent.models.encoder import Encoder
+from clinsent.models.heads import ClassificationHead
+from clinsent.models.pooling import pool
+
+if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
+    from clinsent.methods.note_category import NoteCategorySettings
+
+
+class NoteCategoryLoss(MethodLoss):
+    def __init__(self, encoder: Encoder, settings: NoteCategorySettings) -> None:
+        super().__init__()
+        self.encoder, self.s = encoder, settings
+        self.mlm = MlmLoss(encoder, settings)
+        self.classes: list[str] = []
+        self.head: ClassificationHead | None = None
+
+    def bind(self, data: Any) -> None:
+        self.classes = list(data.classes)
+        dim = self.encoder.model.config.hidden_size
+        self.head = ClassificationHead(dim, len(self.classes), dropout=self.s.head_dropout)
+
+    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
+        index = {c: i for i, c in enumerate(self.classes)}
+        target = torch.tensor([index[c] for c in rows["category"].astype(str)], dtype=torch.long)
+        return {**self.mlm.masked(rows["text"].astype(str).tolist(), generator), "category": target}
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        if self.head is None:
+            raise RuntimeError("bind() the training documents before the first step")
+        s, device = self.s, self.encoder.device
+        mlm_loss, hs = self.mlm.lm(batch["features"], batch["labels"])
+        e = pool(hs, batch["features"]["attention_mask"].to(device), s.pooling, s.first_layer)
+        ce = F.cross_entropy(self.head(e), batch["category"].to(device))
+        return {"mlm": mlm_loss, "category": s.category_weight * ce}

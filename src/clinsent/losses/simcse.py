@@ -1,0 +1,80 @@
+"""The loss module of unsupervised SimCSE (:mod:`clinsent.methods.simcse`: the paper, the
+equation and the knobs): both views of a batch in one forward pass, InfoNCE over cosine / tau
+with the positives on the diagonal, the MLP head of ``pooling: cls`` in training only. MED-SE's
+and MixCSE's losses extend it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from clinsent.augment.consert import cutoff_rows, shuffled_position_ids, zero_rows_after_embeddings
+from clinsent.augment.text import TEXT_AUGMENTATIONS, augment
+from clinsent.losses.base import MethodLoss
+from clinsent.losses.contrastive import info_nce
+from clinsent.models.encoder import Encoder
+from clinsent.models.pooling import MlpHead, pool, pooling_spec
+
+if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
+    from clinsent.methods.simcse import SimCSESettings
+
+
+class SimCSELoss(MethodLoss):
+    def __init__(self, encoder: Encoder, settings: SimCSESettings) -> None:
+        super().__init__()
+        self.encoder, self.s = encoder, settings
+        self.build_extras(encoder)
+        dim = encoder.model.config.hidden_size
+        self.mlp = MlpHead(dim) if pooling_spec(settings.pooling).mlp_in_training else None
+
+    def build_extras(self, encoder: Encoder) -> None:
+        """Modules built before the MLP head (MED-SE's entity and definition encoders)."""
+
+    def second_view(self, texts: list[str], generator: torch.Generator) -> list[str]:
+        """The augmented texts of the second view (text augmentations only)."""
+        s = self.s
+        rng = np.random.default_rng(int(torch.randint(2**62, (1,), generator=generator)))
+        mask = self.encoder.tokenizer.mask_token or "[MASK]"
+        return [augment(t, s.augmentation, s.augmentation_rate, rng, mask, s.augmentation_unit, s.stopwords)
+                for t in texts]
+
+    def prepare(self, rows: pd.DataFrame, generator: torch.Generator, offsets: bool = False) -> dict[str, Any]:
+        texts = rows["text"].tolist()
+        n = len(texts)
+        if self.s.augmentation in TEXT_AUGMENTATIONS:  # one padded batch of both views; offsets of the first
+            both = self.encoder.tokenize(texts + self.second_view(texts, generator), offsets=offsets)
+            features = {k: v[:n] for k, v in both.items()}
+            doubled = {k: v for k, v in both.items() if k != "offset_mapping"}
+        else:
+            features = self.encoder.tokenize(texts, offsets=offsets)
+            doubled = {k: torch.cat([v, v]) for k, v in features.items() if k != "offset_mapping"}
+        batch: dict[str, Any] = {"n": n, "features": features, "doubled": doubled}
+        mask = doubled["attention_mask"]
+        if self.s.augmentation == "token_shuffle":
+            batch["position_ids"] = shuffled_position_ids(mask, generator)
+        elif self.s.augmentation == "token_cutoff":
+            batch["cutoff"] = cutoff_rows(mask, self.s.augmentation_rate, generator)
+        return batch
+
+    def views(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
+        """(z1, z2, hidden states of both views) for one prepared batch."""
+        enc, doubled, n = self.encoder, batch["doubled"], batch["n"]
+        if "position_ids" in batch:
+            hs = enc.hidden_states(doubled, position_ids=batch["position_ids"])
+        elif "cutoff" in batch:
+            with zero_rows_after_embeddings(enc.model, batch["cutoff"]):
+                hs = enc.hidden_states(doubled)
+        else:
+            hs = enc.hidden_states(doubled)
+        emb = pool(hs, doubled["attention_mask"].to(enc.device), self.s.pooling, self.s.first_layer)
+        if self.mlp is not None:
+            emb = self.mlp(emb)
+        return emb[:n], emb[n:], hs
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        z1, z2, _ = self.views(batch)
+        return {"sentence": info_nce(z1, z2, self.s.temperature)}
