@@ -144,6 +144,13 @@ def test_workflow_on_loopback_slurm_matches_local(cluster: Path, tmp_path: Path,
     assert not any(re.search(r"rule_(report|corpus_stats|corpus_manifest)\b", line) for line in sbatch)
     assert not any("--gpus" in line for line in sbatch if "rule_train" not in line)
     assert any("rule_split_sentences" in line for line in sbatch) and any("rule_ner" in line for line in sbatch)
+    # the profile's groups: each model's embed and evaluate jobs (two eval sets: four jobs) are one
+    # submission, the untrained baseline's too; none is submitted alone
+    groups = [line for line in sbatch if "rule_score_" in line]
+    assert sorted(re.search(r"rule_(score_\w+?_seed0)_embed_evaluate", line).group(1) for line in groups) == \
+        ["score_medse_tiny_seed0", "score_none_tiny_seed0"], groups
+    assert not any(re.search(r"rule_(embed|evaluate)\b", line) for line in sbatch)
+    print(f"sbatch submissions: {len(sbatch)} ({len(groups)} embed+evaluate groups in place of 8 jobs)")
 
     ours = pd.read_csv(slurm_dir / "results" / "summary.csv")
     theirs = pd.read_csv(local_dir / "results" / "summary.csv")
@@ -170,7 +177,7 @@ def test_a_failing_job_names_its_log(cluster: Path, tmp_path: Path, tiny_bert: P
 @pytest.mark.skipif(not HAS_PLUGIN, reason="snakemake-executor-plugin-slurm is not installed")
 def test_slurm_profile_dry_run_of_the_paper_config(tmp_path: Path) -> None:
     """The profile plans config/paper/medse.yaml: 64 corpus shards and the full MED-SE grid, with
-    the GPU asked for by the training jobs only."""
+    the GPU asked for by the training jobs only, and each model's embed and evaluate jobs grouped."""
     env_path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
     dry = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
                           "--profile", str(PROFILE), "--configfile", str(REPO / "config" / "paper" / "medse.yaml"),
@@ -181,6 +188,9 @@ def test_slurm_profile_dry_run_of_the_paper_config(tmp_path: Path) -> None:
     assert len(jobs["split_sentences"]) == 64 and len(jobs["ner"]) == 64
     assert len(jobs["train"]) == 291 and len(jobs["embed"]) == 582 and len(jobs["evaluate"]) == 582  # per model and eval set
     assert len(jobs["batch_plan"]) == 60  # plans are shared by methods with the same batches, per seed
+    # one submission per model for its embed and evaluate jobs: 291 in place of 1,164
+    groups = re.findall(r"Group job (score_\S+) \(", dry.stdout + dry.stderr)
+    assert len(groups) == len(set(groups)) == 291, len(groups)
 
 
 def test_the_default_workflow_profile_never_overrides_the_slurm_profile() -> None:
