@@ -8,7 +8,7 @@ rule batch_plan:
     output:
         f"{R}/batches/{{plan}}/seed{{seed}}.parquet",
     params:
-        plan=lambda wc: PLANS[wc.plan],
+        plan=lambda wc: PLAN.plans[wc.plan],
     log:
         f"{LOGS}/batch_plan/{{plan}}_seed{{seed}}.log",
     benchmark:

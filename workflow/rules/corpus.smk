@@ -6,7 +6,7 @@
 rule ingest_notes:
     """Stream the notes (NOTEEVENTS csv/csv.gz, .txt folder or parquet) into N shards by row_id mod N."""
     input:
-        external_file(config["notes"]["path"]) if NOTES else [],
+        PLAN.external_file(config["notes"]["path"]) if PLAN.notes else [],
     output:
         shards=expand(f"{SHARD_DIR}/notes/{{shard}}.parquet", shard=SHARDS),
         stats=f"{SHARD_DIR}/ingest.json",
@@ -67,7 +67,7 @@ rule medcat_pack:
 rule slim_pack:
     """Restrict the user's MedCAT pack to the kept types once, so every shard job loads less."""
     input:
-        lambda wc: external_file(config["ner"]["model_pack"]),
+        lambda wc: PLAN.external_file(config["ner"]["model_pack"]),
     output:
         pack=directory(f"{R}/ner/slim_pack"),
         stats=f"{R}/ner/slim_pack.json",
@@ -114,8 +114,8 @@ rule sentence_sets:
         entities=expand(f"{SHARD_DIR}/entities/{{shard}}.parquet", shard=SHARDS),
         terms=rules.ontology_terms.output.terms,
     output:
-        sets=f"{R}/sets/sentences.parquet",
-        linked=f"{R}/sets/entities_linked.parquet",
+        sets=PLAN.sets_path(),
+        linked=PLAN.linked_path(),
         counts=f"{R}/sets/counts.json",
     params:
         link_by=config["linking"]["by"],
@@ -167,7 +167,7 @@ rule corpus_manifest:
     output:
         f"{R}/stats/manifest.json",
     params:
-        shards=N_SHARDS,
+        shards=PLAN.n_shards,
         type_ids=config["ner"]["type_ids"],
         notes=config["notes"],
     log:

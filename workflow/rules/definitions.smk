@@ -5,9 +5,9 @@
 rule download_ontology:
     """Download the pinned ontology release (URL, version, sha256 from `ontology.release`)."""
     output:
-        ONTOLOGY_DOWNLOAD,
+        PLAN.ontology_download,
     params:
-        url=ONTOLOGY_URL,
+        url=PLAN.ontology_url,
         sha256=config["ontology"]["release"]["sha256"],
     log:
         f"{LOGS}/download_ontology.log",

@@ -10,7 +10,7 @@ rule documents:
     output:
         pretrain=f"{R}/documents/pretrain.parquet",
         downstream=f"{R}/documents/downstream.parquet",
-        stats=f"{R}/documents/stats.json",
+        stats=PLAN.documents_stats_path(),
     params:
         documents=config["documents"],
     log:
@@ -29,7 +29,7 @@ rule doc_task:
     """One labelled document task (doc_tasks.<name>) drawn from the downstream documents."""
     input:
         documents=rules.documents.output.downstream,
-        extra=lambda wc: doc_task_files(wc.task),
+        extra=lambda wc: PLAN.doc_task_files(wc.task),
     output:
         table=f"{R}/doc_tasks/{{task}}.parquet",
         report=f"{R}/doc_tasks/{{task}}.json",

@@ -13,8 +13,8 @@ rule evaluate:
         f"{R}/metrics/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.json",
     params:
         eval_set=lambda wc: EVAL[wc.eval_set].params(),
-        postprocess=lambda wc: method_entry(wc.method).postprocess,
-        whitening_dims=lambda wc: method_entry(wc.method).whitening_dims,
+        postprocess=lambda wc: PLAN.methods[wc.method].postprocess,
+        whitening_dims=lambda wc: PLAN.methods[wc.method].whitening_dims,
     log:
         f"{LOGS}/evaluate/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.log",
     benchmark:

@@ -8,11 +8,11 @@ rule finetune:
     """Fine-tune one trained run on one entry's train split; test metrics of the best validation epoch."""
     input:
         model=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/model",
-        eval_files=lambda wc: finetune_files(wc.finetune),
+        eval_files=lambda wc: PLAN.finetune_files(wc.finetune),
     output:
         f"{R}/finetune/{{method}}/{{base_model}}/seed{{seed}}/{{finetune}}.json",
     params:
-        finetune=lambda wc: finetune_params(wc.finetune),
+        finetune=lambda wc: PLAN.finetune_params(wc.finetune),
     log:
         f"{LOGS}/finetune/{{method}}_{{base_model}}_seed{{seed}}_{{finetune}}.log",
     benchmark:
@@ -30,12 +30,12 @@ rule finetune:
 rule cross_encoder:
     """Fine-tune sentence-transformers' CrossEncoder from one base model on one entry's splits."""
     input:
-        base_model=lambda wc: local_models([config["base_models"][wc.base_model]]),
-        eval_files=lambda wc: finetune_files(wc.finetune),
+        base_model=lambda wc: PLAN.local_models([config["base_models"][wc.base_model]]),
+        eval_files=lambda wc: PLAN.finetune_files(wc.finetune),
     output:
         f"{R}/cross_encoder/{{base_model}}/seed{{seed}}/{{finetune}}.json",
     params:
-        finetune=lambda wc: finetune_params(wc.finetune),
+        finetune=lambda wc: PLAN.finetune_params(wc.finetune),
         base_model=lambda wc: config["base_models"][wc.base_model],
     log:
         f"{LOGS}/cross_encoder/{{base_model}}_seed{{seed}}_{{finetune}}.log",

@@ -8,7 +8,7 @@ localrules:
 
 
 PHI = config["phi"]
-PHI_SCAN = NOTES and PHI["scan"]
+PHI_SCAN = PLAN.phi_scan
 
 
 rule phi_sample:
@@ -41,7 +41,7 @@ rule phi_scan:
         sample=rules.phi_sample.output[0],
         reports=[rules.report.output, rules.paper_report.output if (TABLES or FIGURES) else [],
                  rules.corpus_stats.output if NOTE_SENTENCES else [], rules.corpus_manifest.output if NOTE_SENTENCES else []],
-        model_cards=[f"{model_dir(m, b, s)}/model" for m, b, s in trained_jobs()],  # their README.md
+        model_cards=[f"{PLAN.model_dir(m, b, s)}/model" for m, b, s in PLAN.trained_jobs()],  # their README.md
     output:
         f"{R}/stats/phi_scan.json",
     params:

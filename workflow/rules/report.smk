@@ -12,28 +12,23 @@ localrules:
 
 # every (job, eval set) that is scored: an eval set with `base_models` only for runs of those;
 # then the fine-tuned runs and cross-encoders, under their `finetune` entry's name as eval set
-EVALUATIONS = [(m, b, s, e) for m, b, s in trained_jobs() for e in EVAL_SETS if EVAL[e].evaluate and EVAL[e].evaluates(b)]
-EVALUATION_PATHS = [f"{R}/metrics/{m}/{b}/seed{s}/{e}.json" for m, b, s, e in EVALUATIONS]
-EVALUATIONS += finetune_jobs() + [(CROSS_ENCODER, b, s, f) for b, s, f in cross_encoder_jobs()]
-EVALUATION_PATHS += [f"{R}/finetune/{m}/{b}/seed{s}/{f}.json" for m, b, s, f in finetune_jobs()]
-EVALUATION_PATHS += [f"{R}/cross_encoder/{b}/seed{s}/{f}.json" for b, s, f in cross_encoder_jobs()]
-# name -> the task's metrics and headline, for eval sets and fine-tune entries (their test set's task)
-SCORED = {n: e.task for n, e in EVAL.items()} | {f: EVAL[e.settings.test].task for f, e in FINETUNE.items()}
-# the notes pipeline's corpus tables (with `notes`) and the sentence corpora's statistics
 CORPUS_INPUTS = {
     **({"table1": rules.corpus_stats.output.table1, "table2": rules.corpus_stats.output.table2,
         "exact_duplicates": rules.corpus_stats.output.duplicates,
         "duplicate_simulation": rules.duplicate_stats.output[0]} if NOTE_SENTENCES else {}),
-    "sentence_corpora": [rules.sentence_corpus.output.stats.format(sentence_corpus=c) for c in SENTENCE_CORPORA],
+    "sentence_corpora": [PLAN.corpus_stats_path(c) for c in PLAN.sentence_corpora],
 }
+RETRIEVAL, TSNE = PLAN.retrieval(), PLAN.tsne()
+STATS_CORPORA, STATS_SETS = PLAN.stats_corpora(), PLAN.stats_sets()
+DOC_LENGTHS = PLAN.doc_lengths()
 
 
 rule report:
     """Collect every job's metrics and selection into the summary, the table and the figure."""
     input:
-        metrics=EVALUATION_PATHS,
-        selections=[f"{model_dir(m, b, s)}/selection.json" for m, b, s in trained_jobs()],
-        curves=[f"{model_dir(m, b, s)}/curve.csv" for m, b, s in trained_jobs()],
+        metrics=PLAN.evaluation_paths(),
+        selections=[f"{PLAN.model_dir(m, b, s)}/selection.json" for m, b, s in PLAN.trained_jobs()],
+        curves=[f"{PLAN.model_dir(m, b, s)}/curve.csv" for m, b, s in PLAN.trained_jobs()],
         **CORPUS_INPUTS,
     output:
         summary=report(f"{R}/summary.csv", caption="../report/summary.rst", category="Results"),
@@ -45,11 +40,11 @@ rule report:
         corpus_md=report(f"{R}/tables/corpus.md", caption="../report/corpus.rst", category="Corpus"),
         corpus_tex=f"{R}/tables/corpus.tex",
     params:
-        jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in trained_jobs()],
-        evaluations=[{"method": m, "base_model": b, "seed": s, "eval_set": e} for m, b, s, e in EVALUATIONS],
-        sentence_corpora=SENTENCE_CORPORA,
-        eval_sets={n: {"metrics": list(t.metrics), "headline": t.headline} for n, t in SCORED.items()},
-        methods=METHODS + ([CROSS_ENCODER] if cross_encoder_jobs() else []),
+        jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in PLAN.trained_jobs()],
+        evaluations=[{"method": m, "base_model": b, "seed": s, "eval_set": e} for m, b, s, e in PLAN.evaluations()],
+        sentence_corpora=PLAN.sentence_corpora,
+        eval_sets={n: {"metrics": list(t.metrics), "headline": t.headline} for n, t in PLAN.scored_tasks().items()},
+        methods=PLAN.scoring_methods(),
         title=config["report"]["title"],
     log:
         f"{LOGS}/report.log",
@@ -87,11 +82,11 @@ rule paper_report:
     input:
         summary=rules.report.output.summary,
         curves=rules.report.input.curves,
-        corpus_stats=[rules.sentence_corpus.output.stats.format(sentence_corpus=c) for c in STATS_CORPORA],
+        corpus_stats=[PLAN.corpus_stats_path(c) for c in STATS_CORPORA],
         eval_stats=[f"{R}/stats/eval_sets/{e}.json" for e in STATS_SETS],
         embeddings=[p for runs in RETRIEVAL.values() for p in runs.values()]
         + [p for spec in TSNE.values() for p in spec["embeddings"].values()],
-        tsne_sets=[f for fid in TSNE for f in eval_set_files(FIGURES[fid]["eval_set"])],  # their pairs and scores
+        tsne_sets=[f for fid in TSNE for f in PLAN.eval_set_files(FIGURES[fid]["eval_set"])],  # their pairs and scores
         documents=rules.documents.output.stats if DOC_LENGTHS else [],
     output:
         # in `snakemake --report`: each table (csv) and figure (png) under the paper's label
@@ -100,7 +95,7 @@ rule paper_report:
                 else f"{R}/tables/paper/{t}.{ext}" for t in TABLES for ext in ("md", "csv", "tex")],
         curves=[report(f"{R}/figures/paper/curves_{t}.{ext}", caption="../report/curves.rst", category="Training curves",
                        subcategory=t) if ext == "png" else f"{R}/figures/paper/curves_{t}.{ext}"
-                for t in RUN_TABLES for ext in ("png", "pdf")],
+                for t in PLAN.run_tables() for ext in ("png", "pdf")],
         figures=[report(f"{R}/figures/paper/{f}.{ext}", caption="../report/paper_figure.rst",
                         category=f"Figures: {config['report']['paper_label']}", subcategory=f) if ext == "png"
                  else f"{R}/figures/paper/{f}.{ext}" for f in FIGURES for ext in ("png", "pdf", "csv")],
@@ -108,15 +103,15 @@ rule paper_report:
         jobs=rules.report.params.jobs,
         tables=TABLES,
         figures=FIGURES,
-        eval_sets={n: t.headline for n, t in SCORED.items()},
-        default_base=GRID.default_base,
+        eval_sets={n: t.headline for n, t in PLAN.scored_tasks().items()},
+        default_base=PLAN.grid.default_base,
         paper_label=config["report"]["paper_label"],
         tables_dir=f"{R}/tables/paper",  # where the declared outputs above live
         figures_dir=f"{R}/figures/paper",
         extras={
-            "corpus_stats": {c: rules.sentence_corpus.output.stats.format(sentence_corpus=c) for c in STATS_CORPORA},
+            "corpus_stats": {c: PLAN.corpus_stats_path(c) for c in STATS_CORPORA},
             "eval_stats": {e: f"{R}/stats/eval_sets/{e}.json" for e in STATS_SETS},
-            "methods": {m: METHOD_ENTRIES[m].train_params() for m in EXAMPLE_METHODS},
+            "methods": {m: PLAN.methods[m].train_params() for m in PLAN.example_methods()},
             "embeddings": RETRIEVAL,
             "tsne": TSNE,
             "documents": str(rules.documents.output.stats) if DOC_LENGTHS else None,

@@ -5,10 +5,10 @@
 rule sentence_corpus:
     """Read (and sample) one sentence corpus into the sentence-set layout, with its statistics."""
     input:
-        lambda wc: external(corpus_paths(config["sentence_corpora"][wc.sentence_corpus])),
+        lambda wc: PLAN.external(corpus_paths(config["sentence_corpora"][wc.sentence_corpus])),
     output:
         sentences=f"{R}/sentence_corpora/{{sentence_corpus}}/sentences.parquet",
-        stats=f"{R}/sentence_corpora/{{sentence_corpus}}/stats.json",
+        stats=PLAN.corpus_stats_path("{sentence_corpus}"),
     params:
         entry=lambda wc: config["sentence_corpora"][wc.sentence_corpus],
     log:

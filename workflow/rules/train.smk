@@ -32,12 +32,12 @@ rule train:
         selection=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/selection.json",
     params:
         # only this method's own knobs (with their defaults): a change elsewhere reruns nothing here
-        method=lambda wc: method_entry(wc.method).train_params(),
-        base_model=lambda wc: start_model(wc.method, wc.base_model, wc.seed),
-        eval_sets=lambda wc: {name: EVAL[name].curve_params() for name in curve_sets(wc.method)},
-        selection_set=lambda wc: method_entry(wc.method).selection_set,
+        method=train_param("method"),
+        base_model=train_param("base_model"),
+        eval_sets=train_param("eval_sets"),
+        selection_set=train_param("selection_set"),
         # checkpoints and the best model so far: kept when a job is killed, so a rerun resumes
-        checkpoint_dir=lambda wc: f"{R}/checkpoints/{wc.method}/{wc.base_model}/seed{wc.seed}",
+        checkpoint_dir=train_param("checkpoint_dir"),
     log:
         f"{LOGS}/train/{{method}}_{{base_model}}_seed{{seed}}.log",
     benchmark:

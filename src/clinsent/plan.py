@@ -1,0 +1,446 @@
+"""The workflow's plan as plain data: what a config asks the DAG to run, without Snakemake.
+
+:func:`build_plan` reads a validated config once (methods, eval sets and fine-tune entries
+through their registries, the job grid, the batch plans, the report's extra inputs) and the
+:class:`Plan` answers every question the rules ask: a job's inputs and params, the jobs of each
+rule, the targets of ``all``, the report's inputs. ``workflow/rules/common.smk`` builds one plan
+and the rules call it through thin input functions, so the planning is tested here
+(``tests/test_plan.py``) instead of only through dry runs, and parsing the Snakefile imports
+neither torch nor transformers.
+
+``python -m clinsent.plan --summary config/paper/medse.yaml`` prints the job counts by rule.
+
+Two checks still read a user's file while a config is read, as they did in ``common.smk``: a
+sentence corpus's size when a method gives ``epochs`` over it (the steps, and so the batch plan's
+name, depend on it) and the queries of a ``retrieval_examples`` table (checked against its eval
+set's texts before any training). Both read only when the file exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clinsent.corpus.sentences import RESERVED
+from clinsent.corpus.shards import shard_names
+from clinsent.data.plan import sentence_corpus_path
+from clinsent.data.readers import entry_paths
+from clinsent.errors import InputError
+from clinsent.experiments import Grid, split_run
+from clinsent.finetune.config import CROSS_ENCODER, FinetuneEntry, resolve_finetunes
+from clinsent.methods.config import MethodEntry, resolve_methods
+from clinsent.models.base import is_hub_id
+from clinsent.ontology.download import release_url
+from clinsent.registry import load_plugins
+from clinsent.tasks.config import EvalSetEntry, resolve_eval_sets
+
+Job = tuple[str, str, int]  # (method, base model, seed)
+
+
+@dataclass
+class Plan:
+    """Everything the rules need from one config (see the module docstring)."""
+
+    config: dict[str, Any]
+    methods: dict[str, MethodEntry]
+    eval_sets: dict[str, EvalSetEntry]
+    finetune: dict[str, FinetuneEntry]
+    grid: Grid
+    derived: list[str] = field(default_factory=list)  # how steps were derived from epochs (shown in dry runs)
+
+    # -- the config's shape -------------------------------------------------------------------------------------
+    @property
+    def results(self) -> str:
+        return str(self.config["results"])
+
+    @property
+    def seeds(self) -> list[int]:
+        return [int(s) for s in self.config["seeds"]]
+
+    @property
+    def notes(self) -> bool:
+        """The notes pipeline (ingest, and with sentence methods split -> NER -> sets) is in the DAG."""
+        return bool(self.config.get("notes"))
+
+    @property
+    def sentence_corpora(self) -> list[str]:
+        return list(self.config.get("sentence_corpora") or {})
+
+    @property
+    def training_data(self) -> list[str]:
+        return list(self.config.get("training_data") or {})
+
+    @property
+    def doc_tasks(self) -> list[str]:
+        return list(self.config.get("doc_tasks") or {})
+
+    @property
+    def plans(self) -> dict[str, dict[str, Any]]:
+        """Batch plans, shared by every method with the same corpus, strategy and size."""
+        return self.grid.plans
+
+    @property
+    def tables(self) -> dict[str, Any]:
+        return dict(self.config.get("tables") or {})
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        return dict(self.config.get("figures") or {})
+
+    @property
+    def placeholders_ok(self) -> bool:
+        """Dry runs of a config with placeholder paths leave missing external inputs out of the DAG."""
+        return str(self.config.get("placeholders_ok", False)).lower() == "true"
+
+    @property
+    def note_sentences(self) -> bool:
+        """The notes' sentence pipeline runs when a method trains on its sets or a table shows them."""
+        return self.notes and (any(p["source"] == "notes" for p in self.plans.values())
+                               or any(t.get("kind") == "corpus_stats" for t in self.tables.values()))
+
+    @property
+    def phi_scan(self) -> bool:
+        return self.notes and bool(self.config["phi"]["scan"])
+
+    @property
+    def n_shards(self) -> int:
+        return int(self.config["corpus"]["shards"])
+
+    @property
+    def shards(self) -> list[str]:
+        return shard_names(self.n_shards)
+
+    @property
+    def shard_dir(self) -> str:
+        """The shard count is part of the path, so changing it never mixes two layouts."""
+        return f"{self.results}/corpus/shards{self.n_shards}"
+
+    @property
+    def ontology_download(self) -> str:
+        release = self.config["ontology"]["release"]
+        return f"{release['dir']}/efo-{release['version']}/efo.obo"
+
+    @property
+    def ontology_url(self) -> str:
+        release = self.config["ontology"]["release"]
+        return release_url(release["url"], release["version"])
+
+    @property
+    def hub_models(self) -> list[str]:
+        """Models named by a Hugging Face id: the only downloads a run may make (:mod:`clinsent.offline`)."""
+        specs = [*self.config["base_models"].values(),
+                 *(x for e in self.methods.values() for x in e.method.extra_models())]
+        return sorted({m for m in specs if isinstance(m, str) and is_hub_id(m)})
+
+    def wildcard_constraints(self) -> dict[str, str]:
+        import re
+
+        def one_of(names: Iterable[str]) -> str:
+            names = list(names)
+            return "|".join(map(re.escape, names)) if names else "x^"
+
+        return {"method": one_of(self.methods), "base_model": one_of(self.config["base_models"]), "seed": r"\d+",
+                "shard": r"\d{3}", "eval_set": one_of(self.eval_sets), "plan": one_of(self.plans),
+                "source": one_of(self.training_data), "sentence_corpus": one_of(self.sentence_corpora),
+                "finetune": one_of(self.finetune), "task": one_of(self.doc_tasks)}
+
+    # -- paths ---------------------------------------------------------------------------------------------------
+    def model_dir(self, method: str, base_model: str, seed: int | str) -> str:
+        return f"{self.results}/models/{method}/{base_model}/seed{seed}"
+
+    def embeddings(self, method: str, base_model: str, seed: int | str, eval_set: str) -> str:
+        return f"{self.results}/embeddings/{method}/{base_model}/seed{seed}/{eval_set}.parquet"
+
+    def sets_path(self) -> str:
+        return f"{self.results}/sets/sentences.parquet"
+
+    def linked_path(self) -> str:
+        return f"{self.results}/sets/entities_linked.parquet"
+
+    def corpus_stats_path(self, corpus: str) -> str:
+        return f"{self.results}/sentence_corpora/{corpus}/stats.json"
+
+    def documents_stats_path(self) -> str:
+        return f"{self.results}/documents/stats.json"
+
+    def data_paths(self) -> dict[str, str]:
+        """Where the training data of the DAG lives (the notes pipeline's sets; sentence corpora under results)."""
+        if not self.notes:
+            return {"results": self.results, "sets": "", "linked": ""}
+        return {"results": self.results, "sets": self.sets_path(), "linked": self.linked_path()}
+
+    # -- user files ----------------------------------------------------------------------------------------------
+    def external(self, paths: Iterable[str]) -> list[str]:
+        """Input files the user supplies; with placeholders_ok, missing ones are left out (dry runs).
+        Files under the results folder (e.g. a doc_task's table as an eval set's path) are the DAG's own."""
+        return [p for p in paths if not self.placeholders_ok or os.path.exists(p) or str(p).startswith(f"{self.results}/")]
+
+    def external_file(self, path: str) -> str | list[str]:
+        """One user-supplied input file, or none when it is a placeholder of a dry run."""
+        return path if not self.placeholders_ok or os.path.exists(path) else []
+
+    @staticmethod
+    def local_models(specs: Iterable[str]) -> list[str]:
+        """The local model folders among model specs (hub ids and packaged models are not files here)."""
+        return [s for s in specs if not s.startswith("pkg:") and os.path.exists(s)]
+
+    def eval_set_files(self, name: str) -> list[str]:
+        return self.external(self.eval_sets[name].task.files())
+
+    def doc_task_files(self, name: str) -> list[str]:
+        """The user files an ICD-9 triage task reads besides the documents (diagnoses, mapping)."""
+        entry = self.config["doc_tasks"][name]
+        return self.external([p for p in (entry.get("diagnoses"), entry.get("mapping")) if p])
+
+    def training_data_files(self, source: str) -> list[str]:
+        return self.external(entry_paths(self.config["training_data"][source]))
+
+    def ner_pack(self) -> str | list[str]:
+        """The user's MedCAT pack (slimmed to the kept types if asked), or the one built from the ontology."""
+        ner = self.config["ner"]
+        if not ner["model_pack"]:
+            return f"{self.results}/ner/medcat_pack"
+        if ner["slim_pack"]:
+            return f"{self.results}/ner/slim_pack"
+        return self.external_file(ner["model_pack"])
+
+    def ontology_file(self) -> str | list[str]:
+        """The local ontology file, or the pinned release downloaded by ``download_ontology``."""
+        path = self.config["ontology"]["path"]
+        return self.external_file(path) if path else self.ontology_download
+
+    # -- training ------------------------------------------------------------------------------------------------
+    def curve_sets(self, method: str) -> list[str]:
+        """The sets a train job evaluates: its selection set (if any) and those marked curve: true."""
+        selection = self.methods[method].selection_set
+        return ([selection] if selection else []) + [n for n, e in self.eval_sets.items() if e.curve and n != selection]
+
+    def start_model(self, method: str, base_model: str, seed: int | str) -> str:
+        """The base model, or with ``init_from`` the trained model of that method (same base model and
+        seed): an edge of the DAG, so retraining it reruns this job."""
+        upstream = self.methods[method].init_from
+        if upstream:
+            return f"{self.model_dir(upstream, base_model, seed)}/model"
+        return str(self.config["base_models"][base_model])
+
+    def train_inputs(self, method: str, base_model: str, seed: int | str) -> dict[str, Any]:
+        """The curve sets, local model folders, and the training data the method declares."""
+        entry = self.methods[method]
+        start = self.start_model(method, base_model, seed)
+        inputs: dict[str, Any] = {
+            "eval_files": [f for name in self.curve_sets(method) for f in self.eval_set_files(name)],
+            "base_model": [start] if entry.init_from else self.local_models([start]),
+            "extra_models": self.local_models(entry.method.extra_models()),  # e.g. MED-SE's definition_model
+        }
+        need = entry.method.data_need() if entry.method.trains else None
+        if need is not None:
+            inputs.update(need.inputs(self.data_paths(), int(seed)))
+        return inputs
+
+    def train_params(self, method: str, base_model: str, seed: int | str) -> dict[str, Any]:
+        entry = self.methods[method]
+        return {"method": entry.train_params(), "base_model": self.start_model(method, base_model, seed),
+                "eval_sets": {name: self.eval_sets[name].curve_params() for name in self.curve_sets(method)},
+                "selection_set": entry.selection_set,
+                "checkpoint_dir": f"{self.results}/checkpoints/{method}/{base_model}/seed{seed}"}
+
+    def plan_inputs(self, plan: str) -> dict[str, str]:
+        """The sentences (and, for the notes' sets, the linked entities) a batch plan draws from."""
+        if self.plans[plan]["source"] != "notes":
+            return {"sets": sentence_corpus_path(self.results, self.plans[plan]["source"])}
+        return {"sets": self.sets_path(), "linked": self.linked_path()}
+
+    def trained_jobs(self) -> list[Job]:
+        return self.grid.jobs
+
+    def finetune_jobs(self) -> list[tuple[str, str, int, str]]:
+        """(method, base model, seed, entry): each trained run of an entry's methods whose base model
+        the entry's test set evaluates."""
+        return [(m, b, s, f) for m, b, s in self.trained_jobs() for f, e in self.finetune.items()
+                if e.runs(m, b) and self.eval_sets[e.settings.test].evaluates(b)]
+
+    def cross_encoder_jobs(self) -> list[tuple[str, int, str]]:
+        """(base model, seed, entry): the cross-encoder baseline for every base model of the grid."""
+        bases = list(dict.fromkeys(b for _, b, _ in self.trained_jobs()))
+        return [(b, s, f) for f, e in self.finetune.items() if e.settings.cross_encoder for b in bases
+                if self.eval_sets[e.settings.test].evaluates(b) and e.on_base(b) for s in self.seeds]
+
+    def finetune_files(self, name: str) -> list[str]:
+        s = self.finetune[name].settings
+        return list(dict.fromkeys(f for role in (s.train, s.validation, s.test) for f in self.eval_set_files(role)))
+
+    def finetune_params(self, name: str) -> dict[str, Any]:
+        s = self.finetune[name].settings
+        return {"settings": self.finetune[name].params(),
+                "eval_sets": {role: self.eval_sets[getattr(s, role)].params() for role in ("train", "validation", "test")}}
+
+    # -- scoring and the report ----------------------------------------------------------------------------------
+    def zero_shot(self) -> list[tuple[str, str, int, str]]:
+        """(method, base model, seed, eval set) of every evaluate job."""
+        return [(m, b, s, e) for m, b, s in self.trained_jobs() for e, entry in self.eval_sets.items()
+                if entry.evaluate and entry.evaluates(b)]
+
+    def evaluations(self) -> list[tuple[str, str, int, str]]:
+        """Every scored row of the summary: zero-shot, fine-tuned and cross-encoder."""
+        return [*self.zero_shot(), *self.finetune_jobs(), *[(CROSS_ENCODER, b, s, f) for b, s, f in self.cross_encoder_jobs()]]
+
+    def evaluation_paths(self) -> list[str]:
+        r = self.results
+        return ([f"{r}/metrics/{m}/{b}/seed{s}/{e}.json" for m, b, s, e in self.zero_shot()]
+                + [f"{r}/finetune/{m}/{b}/seed{s}/{f}.json" for m, b, s, f in self.finetune_jobs()]
+                + [f"{r}/cross_encoder/{b}/seed{s}/{f}.json" for b, s, f in self.cross_encoder_jobs()])
+
+    def scored_tasks(self) -> dict[str, Any]:
+        """Eval set or fine-tune entry -> the task its rows are scored by."""
+        return {n: e.task for n, e in self.eval_sets.items()} | \
+            {f: self.eval_sets[e.settings.test].task for f, e in self.finetune.items()}
+
+    def run_tables(self) -> list[str]:
+        return [t for t, table in self.tables.items() if table.get("kind", "runs") == "runs"]
+
+    def _first_seed(self, ref: str, eval_set: str) -> str:
+        m, b = split_run(ref, self.grid.default_base)
+        return self.embeddings(m, b, self.grid.seeds_of[m][0], eval_set)
+
+    def retrieval(self) -> dict[str, dict[str, str]]:
+        """retrieval_examples table -> run -> the embeddings of its first seed on the table's eval set."""
+        return {t: {ref: self._first_seed(ref, table["eval_set"]) for ref in table["runs"]}
+                for t, table in self.tables.items() if table.get("kind") == "retrieval_examples"}
+
+    def tsne(self) -> dict[str, dict[str, Any]]:
+        """tsne figure -> before/after embeddings of that run's first seed, and its eval set's params."""
+        return {f: {"embeddings": {role: self._first_seed(fig[role], fig["eval_set"]) for role in ("before", "after")},
+                    "eval_set": self.eval_sets[fig["eval_set"]].params()}
+                for f, fig in self.figures.items() if fig.get("kind") == "tsne"}
+
+    def doc_lengths(self) -> bool:
+        """The document-length table and figure read the documents stage's statistics."""
+        return any(x.get("kind") == "doc_lengths" for x in [*self.tables.values(), *self.figures.values()])
+
+    def stats_corpora(self) -> list[str]:
+        return sorted({c for t in self.tables.values() if t.get("kind") == "corpus_stats" for c in t["corpora"]})
+
+    def stats_sets(self) -> list[str]:
+        return sorted({e for t in self.tables.values() if t.get("kind") == "eval_stats" for e in t["eval_sets"]})
+
+    def example_methods(self) -> list[str]:
+        return sorted({r["method"] for t in self.tables.values() if t.get("kind") == "augmentations" for r in t["rows"]})
+
+    def scoring_methods(self) -> list[str]:
+        return list(self.methods) + ([CROSS_ENCODER] if self.cross_encoder_jobs() else [])
+
+    # -- job counts ----------------------------------------------------------------------------------------------
+    def jobs(self) -> dict[str, int]:
+        """How many jobs each rule gets in a run from scratch (what ``snakemake -n`` lists; tested
+        against it for the paper configs)."""
+        r = self.results
+        trained = list(self.trained_jobs())
+        counts: dict[str, int] = {"all": 1, "report": 1}
+        if self.tables or self.figures:
+            counts["paper_report"] = 1
+        counts["train"] = len(trained)
+        embedded = {self.embeddings(m, b, s, self.eval_sets[e].embedded()) for m, b, s, e in self.zero_shot()}
+        embedded |= {p for spec in [*self.retrieval().values(), *(t["embeddings"] for t in self.tsne().values())]
+                     for p in spec.values()}
+        counts["embed"] = len(embedded)
+        counts["evaluate"] = len(self.zero_shot())
+        counts["finetune"] = len(self.finetune_jobs())
+        counts["cross_encoder"] = len(self.cross_encoder_jobs())
+        needs = [self.train_inputs(m, b, s) for m, b, s in trained]
+        counts["batch_plan"] = len({n["plan"] for n in needs if "plan" in n})
+        files = {f for n in needs for v in n.values() for f in ([v] if isinstance(v, str) else v)}
+        files |= {f for name in self.eval_sets for f in self.eval_set_files(name)}
+        counts["training_rows"] = len({f for f in files if f.startswith(f"{r}/training_rows/")})
+        counts["sentence_corpus"] = len(self.sentence_corpora)
+        counts["eval_set_stats"] = len(self.stats_sets())
+        counts["doc_task"] = len({f for f in files if f.startswith(f"{r}/doc_tasks/")})
+        documents = counts["doc_task"] > 0 or self.doc_lengths() or any(f.startswith(f"{r}/documents/") for f in files)
+        counts["documents"] = int(documents)
+        if self.note_sentences:
+            counts.update(split_sentences=self.n_shards, ner=self.n_shards, sentence_sets=1, corpus_stats=1,
+                          corpus_manifest=1, duplicate_stats=1, ontology_terms=1)
+            counts["download_ontology"] = int(not self.config["ontology"]["path"])
+            counts["medcat_pack"] = int(not self.config["ner"]["model_pack"])
+            counts["slim_pack"] = int(bool(self.config["ner"]["model_pack"] and self.config["ner"]["slim_pack"]))
+        counts["ingest_notes"] = int(self.notes and (self.note_sentences or documents or self.phi_scan))
+        counts["phi_sample"] = counts["phi_scan"] = int(self.phi_scan)
+        return {k: v for k, v in sorted(counts.items()) if v}
+
+
+def build_plan(config: dict[str, Any]) -> Plan:
+    """Read a validated config through the registries; a config error is an :class:`InputError`
+    (or a ``ValueError`` from the table and figure references) naming the key and the fix."""
+    config.setdefault("notes", {})
+    if config["selection_set"] is not None and config["selection_set"] not in config["eval_sets"]:
+        raise InputError("config: selection_set", f"{config['selection_set']!r} is not a key of eval_sets "
+                         f"{list(config['eval_sets'])}", "name one of the eval sets, or null to keep each run's last step")
+    for name in config.get("sentence_corpora") or {}:
+        if name in RESERVED:
+            raise InputError(f"config: sentence_corpora.{name}", "the name is taken by the notes pipeline's sets",
+                             "rename the corpus")
+    # `plugins` (Python files or modules) may register more methods and tasks; every job script imports them too
+    load_plugins(config.get("plugins"))
+    methods = resolve_methods(config)
+    eval_sets = resolve_eval_sets(config)
+    finetune = resolve_finetunes(config, eval_sets)
+    grid = Grid.from_config(config, methods)
+    if not config.get("notes"):
+        for m, key in grid.plan_of.items():
+            if grid.plans[key]["source"] == "notes":
+                raise InputError(f"config: methods.{m}", "trains on the notes pipeline's sets (sentences: notes), and "
+                                 "the config has no `notes`", "add a `notes` block, or set `sentences` to a key of "
+                                 "sentence_corpora")
+    plan = Plan(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
+    _check_queries(plan)
+    return plan
+
+
+def _check_queries(plan: Plan) -> None:
+    """Retrieval queries must be texts of the eval set: checked now, not after training."""
+    from clinsent.report.extras import check_queries
+
+    for tid in plan.retrieval():
+        table = plan.tables[tid]
+        task = plan.eval_sets[table["eval_set"]].task
+        if all(os.path.exists(f) for f in task.files()):
+            check_queries(tid, table, task.texts())
+
+
+def _load_config(path: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A config file as the Snakefile sees it: validated against the schema, defaults filled in."""
+    import yaml
+    from snakemake.utils import validate
+
+    config = yaml.safe_load(Path(path).read_text()) or {}
+    config.update(overrides)
+    validate(config, str(Path(__file__).resolve().parents[2] / "config" / "schema.yaml"))
+    return config
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m clinsent.plan", description="Plan a config without Snakemake.")
+    parser.add_argument("config", help="a config file (e.g. config/paper/medse.yaml)")
+    parser.add_argument("--summary", action="store_true", help="print the job counts by rule (the default)")
+    parser.add_argument("--placeholders-ok", action="store_true",
+                        help="leave missing user files out, as `--config placeholders_ok=true` does")
+    args = parser.parse_args(argv)
+    try:
+        plan = build_plan(_load_config(args.config, {"placeholders_ok": True} if args.placeholders_ok else {}))
+    except (InputError, ValueError) as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    counts = plan.jobs()
+    width = max(map(len, counts))
+    for rule, n in counts.items():
+        print(f"{rule:<{width}}  {n:>6}")
+    print(f"{'total':<{width}}  {sum(counts.values()):>6}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

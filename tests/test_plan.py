@@ -1,0 +1,149 @@
+"""The plan (clinsent.plan) without Snakemake: the job counts of every paper config, what a knob
+change replans, the summary command; and, once, the plan against Snakemake's own dry run."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clinsent.plan import Plan, _load_config, build_plan, main
+
+REPO = Path(__file__).resolve().parents[1]
+
+# `snakemake -n --config placeholders_ok=true` of each config from scratch, rule -> jobs (counted
+# from the dry runs before the planning moved out of common.smk; the plan must give the same)
+EXPECTED: dict[str, dict[str, int]] = {
+    "augment-demo": {"all": 1, "batch_plan": 8, "embed": 118, "eval_set_stats": 3, "evaluate": 118,
+                     "paper_report": 1, "report": 1, "sentence_corpus": 2, "train": 59},
+    "augment": {"all": 1, "batch_plan": 70, "embed": 754, "eval_set_stats": 5, "evaluate": 754, "paper_report": 1,
+                "report": 1, "sentence_corpus": 2, "train": 246},
+    "biosimcse-demo": {"all": 1, "batch_plan": 2, "cross_encoder": 12, "embed": 30, "evaluate": 30, "finetune": 24,
+                       "paper_report": 1, "report": 1, "sentence_corpus": 1, "train": 10, "training_rows": 1},
+    "biosimcse": {"all": 1, "batch_plan": 5, "cross_encoder": 30, "embed": 75, "evaluate": 75, "finetune": 60,
+                  "paper_report": 1, "report": 1, "sentence_corpus": 1, "train": 25, "training_rows": 1},
+    "clinical-nli-demo": {"all": 1, "embed": 42, "evaluate": 42, "paper_report": 1, "report": 1, "train": 14,
+                          "training_rows": 2},
+    "clinical-nli": {"all": 1, "embed": 63, "evaluate": 63, "paper_report": 1, "report": 1, "train": 21,
+                     "training_rows": 2},
+    "healthcare-lm-demo": {"all": 1, "doc_task": 2, "documents": 1, "embed": 16, "evaluate": 64, "finetune": 48,
+                           "ingest_notes": 1, "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1,
+                           "train": 8},
+    "healthcare-lm": {"all": 1, "doc_task": 2, "documents": 1, "embed": 30, "evaluate": 198, "finetune": 300,
+                      "ingest_notes": 1, "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "train": 21},
+    "medse-demo": {"all": 1, "batch_plan": 12, "corpus_manifest": 1, "corpus_stats": 1, "duplicate_stats": 1,
+                   "embed": 100, "evaluate": 100, "ingest_notes": 1, "medcat_pack": 1, "ner": 2, "ontology_terms": 1,
+                   "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "sentence_sets": 1,
+                   "split_sentences": 2, "train": 50},
+    "medse": {"all": 1, "batch_plan": 60, "corpus_manifest": 1, "corpus_stats": 1, "download_ontology": 1,
+              "duplicate_stats": 1, "embed": 582, "evaluate": 582, "ingest_notes": 1, "ner": 64, "ontology_terms": 1,
+              "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "sentence_sets": 1, "slim_pack": 1,
+              "split_sentences": 64, "train": 291},
+    "config": {"all": 1, "batch_plan": 2, "corpus_manifest": 1, "corpus_stats": 1, "duplicate_stats": 1, "embed": 12,
+               "evaluate": 12, "ingest_notes": 1, "medcat_pack": 1, "ner": 1, "ontology_terms": 1, "phi_sample": 1,
+               "phi_scan": 1, "report": 1, "sentence_sets": 1, "split_sentences": 1, "train": 4, "training_rows": 1},
+}
+
+
+def _path(name: str) -> str:
+    return str(REPO / ("config/config.yaml" if name == "config" else f"config/paper/{name}.yaml"))
+
+
+@pytest.fixture(scope="module")
+def configs() -> dict[str, dict[str, Any]]:
+    """Each config as the Snakefile sees it (schema defaults filled in), read from the repo root."""
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        return {name: _load_config(_path(name), {"placeholders_ok": True}) for name in EXPECTED}
+    finally:
+        os.chdir(cwd)
+
+
+def _plan(config: dict[str, Any]) -> Plan:
+    cwd = os.getcwd()
+    os.chdir(REPO)  # paths in the configs are relative to the repository
+    try:
+        return build_plan(copy.deepcopy(config))
+    finally:
+        os.chdir(cwd)
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_job_counts_of_every_paper_config(configs: dict[str, dict[str, Any]], name: str) -> None:
+    assert _plan(configs[name]).jobs() == EXPECTED[name]
+
+
+def test_a_method_knob_replans_that_method_alone(configs: dict[str, dict[str, Any]]) -> None:
+    before = _plan(configs["medse-demo"])
+    changed = copy.deepcopy(configs["medse-demo"])
+    medse = next(m for m, e in changed["methods"].items() if e.get("objective") == "medse")
+    changed["methods"][medse]["lambda"] = 0.5
+    after = _plan(changed)
+    assert after.trained_jobs() == before.trained_jobs()
+    differ = {(m, b, s) for m, b, s in before.trained_jobs()
+              if before.train_params(m, b, s) != after.train_params(m, b, s)}
+    assert differ and {m for m, _, _ in differ} == {medse}
+    assert after.plans == before.plans  # the batches do not depend on lambda
+
+
+def test_steps_change_the_batch_plan_and_every_method_on_it(configs: dict[str, dict[str, Any]]) -> None:
+    before = _plan(configs["augment-demo"])
+    changed = copy.deepcopy(configs["augment-demo"])
+    changed["training"]["batch_size"] = 8
+    after = _plan(changed)
+    assert set(after.plans) != set(before.plans)
+    assert all(after.train_inputs(m, b, s)["plan"] != before.train_inputs(m, b, s)["plan"]
+               for m, b, s in before.trained_jobs() if "plan" in before.train_inputs(m, b, s))
+
+
+def test_an_eval_set_that_is_no_curve_set_leaves_training_alone(configs: dict[str, dict[str, Any]]) -> None:
+    before = _plan(configs["augment-demo"])
+    changed = copy.deepcopy(configs["augment-demo"])
+    curve = {n for m in before.methods for n in before.curve_sets(m)}
+    other = next(n for n, e in changed["eval_sets"].items() if n not in curve and "scale_max" in e)
+    changed["eval_sets"][other]["scale_max"] = 2 * float(changed["eval_sets"][other]["scale_max"])
+    after = _plan(changed)
+    assert all(before.train_params(*j) == after.train_params(*j) for j in before.trained_jobs())
+    assert after.eval_sets[other].params() != before.eval_sets[other].params()
+
+
+def test_a_bad_reference_is_one_error_before_any_job(configs: dict[str, dict[str, Any]]) -> None:
+    changed = copy.deepcopy(configs["clinical-nli-demo"])
+    changed["selection_set"] = "nope"
+    with pytest.raises(ValueError, match=r"config: selection_set: 'nope' is not a key of eval_sets"):
+        _plan(changed)
+
+
+def test_summary_command_prints_the_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        assert main([_path("medse"), "--summary", "--placeholders-ok"]) == 0
+    finally:
+        os.chdir(cwd)
+    out = capsys.readouterr().out
+    counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", out, re.M)}
+    assert counts.pop("total") == sum(EXPECTED["medse"].values()) == 1656
+    assert counts == EXPECTED["medse"]
+
+
+@pytest.mark.workflow
+def test_the_plan_is_what_snakemake_runs() -> None:
+    """The plan's counts equal Snakemake's own dry run of the same config (the rules take their
+    inputs from the plan; a rule that drifted from it would show here)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    dry = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(REPO),
+                          "--configfile", _path("healthcare-lm-demo"), "--config", "placeholders_ok=true", "-n",
+                          "--forceall", "--cores", "1", "--resources", "gpu=1", "--quiet", "rules"],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", dry.stdout, re.M)}
+    counts.pop("total", None)
+    assert counts == EXPECTED["healthcare-lm-demo"]
