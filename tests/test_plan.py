@@ -147,3 +147,43 @@ def test_the_plan_is_what_snakemake_runs() -> None:
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", dry.stdout, re.M)}
     counts.pop("total", None)
     assert counts == EXPECTED["healthcare-lm-demo"]
+
+
+def _with_table(config: dict[str, Any], key: str, entry: dict[str, Any]) -> dict[str, Any]:
+    changed = copy.deepcopy(config)
+    changed["tables"][key] = entry
+    return changed
+
+
+def test_each_table_is_checked_against_its_kind(configs: dict[str, dict[str, Any]]) -> None:
+    base = configs["augment-demo"]
+    runs = {"caption": "c", "eval_sets": ["biosses"], "rows": [{"label": "x", "cells": ["simcse"]}]}
+    with pytest.raises(ValueError, match=r"^config: tables\.t: unknown key 'transpos' for kind runs \(closest: "
+                                         r"'transpose'\); allowed: .*average.*Fix: "):
+        _plan(_with_table(base, "t", {**runs, "transpos": True}))
+    with pytest.raises(ValueError, match=r"unknown key 'k' for kind runs"):  # another kind's key
+        _plan(_with_table(base, "t", {**runs, "k": 3}))
+    with pytest.raises(ValueError, match=r"^config: tables\.t\.kind: unknown table kind 'runz' \(closest: 'runs'\)"):
+        _plan(_with_table(base, "t", {**runs, "kind": "runz"}))
+    with pytest.raises(ValueError, match=r"^config: tables\.t\.rows\.0: 'cells' is a required property \(kind runs\)"):
+        _plan(_with_table(base, "t", {**runs, "rows": [{"label": "x"}]}))
+    with pytest.raises(ValueError, match=r"^config: tables\.t: 'corpora' is a required property \(kind corpus_stats\)"):
+        _plan(_with_table(base, "t", {"kind": "corpus_stats", "caption": "c"}))
+    plan = _plan(_with_table(base, "t", runs))
+    assert plan.tables["t"]["columns"] == [""] and plan.tables["t"]["transpose"] is False  # the kind's defaults
+    assert "k" not in plan.tables["t"]
+
+
+def test_kinds_plan_their_inputs(configs: dict[str, dict[str, Any]]) -> None:
+    """The files each kind reads are inputs of paper_report, and jobs of the DAG (embeddings of a
+    retrieval table's runs, the eval-set statistics)."""
+    plan = _plan(configs["augment-demo"])
+    extras = plan.kind_extras()
+    kinds = {key: kind.name for key, kind, _ in plan.kinds()}
+    retrieval = next(k for k, name in kinds.items() if name == "retrieval_examples")
+    stats = next(k for k, name in kinds.items() if name == "eval_stats")
+    assert all(p.startswith(f"{plan.results}/embeddings/") and p.endswith(".parquet")
+               for p in extras["tables"][retrieval]["inputs"]["embeddings"].values())
+    assert set(extras["tables"][stats]["inputs"]["stats"]) == set(plan.tables[stats]["eval_sets"])
+    assert set(plan.kind_files()) >= {p for v in extras["tables"][retrieval]["inputs"]["embeddings"].values() for p in [v]}
+    assert plan.run_tables() == [k for k, name in kinds.items() if name == "runs"]

@@ -1,7 +1,7 @@
 """Experiments as data: the job grid and the paper's tables from a validated config.
 
-``tables.<id>.rows[*].cells`` and ``figures.<id>.points[*].run`` cite runs as ``method`` or
-``method@base_model`` (the base model defaults to ``report.base_model``, else the first one).
+Tables and figures cite runs (which keys, their kind says: :mod:`clinsent.report.kinds`) as
+``method`` or ``method@base_model`` (the base model defaults to ``report.base_model``, else the first one).
 With tables or figures, the grid is exactly the cited runs; without, every method x base
 model. Each run trains once per seed of its method (``methods.<m>.seeds``, else ``seeds``).
 Methods declare their training data (:mod:`clinsent.data`); batch plans are keyed by what
@@ -18,6 +18,7 @@ from typing import Any
 from clinsent.data.plan import SentencePlan
 from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.methods.config import MethodEntry, resolve_methods
+from clinsent.report.kinds.base import entries as kind_entries
 
 Run = tuple[str, str]  # (method, base_model)
 
@@ -59,63 +60,23 @@ class Grid:
 
 
 def cited_runs(config: dict[str, Any]) -> list[tuple[str, str]]:
-    """(where, reference) for every run a table cell or a figure point cites."""
-    out = []
-    for tid, table in (config.get("tables") or {}).items():
-        kind = table.get("kind", "runs")
-        if kind == "runs":
-            for i, row in enumerate(table["rows"]):
-                out += [(f"tables.{tid}.rows[{i}] ({row['label']})", c) for c in row["cells"] if c]
-        elif kind == "retrieval_examples":
-            out += [(f"tables.{tid}.runs[{i}]", r) for i, r in enumerate(table["runs"])]
-    for fid, fig in (config.get("figures") or {}).items():
-        kind = fig.get("kind", "alignment_uniformity")
-        if kind == "fraction":
-            out += [(f"figures.{fid}.series[{i}].points[{j}]", p["run"])
-                    for i, series in enumerate(fig["series"]) for j, p in enumerate(series["points"])]
-        elif kind in ("bar", "confusion", "box"):
-            key = "bars" if kind == "bar" else "panels"
-            out += [(f"figures.{fid}.{key}[{i}]", p["run"]) for i, p in enumerate(fig[key])]
-        elif kind == "tsne":
-            out += [(f"figures.{fid}.{role}", fig[role]) for role in ("before", "after")]
-        elif kind == "line":
-            out += [(f"figures.{fid}.lines[{i}]", s["run"]) for i, s in enumerate(fig["lines"])]
-        elif kind == "doc_lengths":
-            continue
-        else:
-            out += [(f"figures.{fid}.points[{i}]", p["run"]) for i, p in enumerate(fig["points"])]
+    """(where, reference) for every run a table cell or a figure point cites (each kind says which)."""
+    out = [ref for key, kind, entry in kind_entries(config) for ref in kind.runs(key, entry)]
     # the cross-encoder rows (finetune entries with cross_encoder: true) are no train job
     return [(where, ref) for where, ref in out if ref.partition("@")[0] != CROSS_ENCODER]
 
 
 def check_references(config: dict[str, Any]) -> None:
-    """Names that tables and figures of the other kinds cite: eval sets, sentence corpora, methods."""
+    """Names that tables and figures cite (each kind says which): eval sets, sentence corpora, methods."""
     known = {"eval_sets": [*(config.get("eval_sets") or {}), *(config.get("finetune") or {})],
              "corpora": list(config.get("sentence_corpora") or {}),
              "methods": list(config.get("methods") or {})}
-
-    def need(where: str, name: str, what: str) -> None:
-        if name not in known[what]:
-            key = {"corpora": "sentence_corpora"}.get(what, what)
-            raise ValueError(f"config: {where} names {name!r}, which is not a key of {key} {known[what]}. "
-                             f"Fix: add it under {key} or correct the name.")
-
-    for tid, table in (config.get("tables") or {}).items():
-        for name in table.get("eval_sets") or []:
-            need(f"tables.{tid}.eval_sets", name, "eval_sets")
-        if table.get("eval_set"):
-            need(f"tables.{tid}.eval_set", table["eval_set"], "eval_sets")
-        for name in table.get("corpora") or []:
-            need(f"tables.{tid}.corpora", name, "corpora")
-        if table.get("kind") == "augmentations":
-            for i, row in enumerate(table["rows"]):
-                need(f"tables.{tid}.rows[{i}].method", row["method"], "methods")
-    for fid, fig in (config.get("figures") or {}).items():
-        for name in fig.get("eval_sets") or ([fig["eval_set"]] if fig.get("eval_set") else []):
-            need(f"figures.{fid}", name, "eval_sets")
-        for name in [p["eval_set"] for p in fig.get("xs") or []] + (
-                [fig["score_eval_set"]] if fig.get("score_eval_set") else []):
-            need(f"figures.{fid}", name, "eval_sets")
+    for key, kind, entry in kind_entries(config):
+        for where, name, what in kind.names(key, entry):
+            if name not in known[what]:
+                section = {"corpora": "sentence_corpora"}.get(what, what)
+                raise ValueError(f"config: {where} names {name!r}, which is not a key of {section} {known[what]}. "
+                                 f"Fix: add it under {section} or correct the name.")
 
 
 def split_run(ref: str, default_base: str) -> Run:

@@ -10,6 +10,9 @@ neither torch nor transformers.
 
 ``python -m clinsent.plan --summary config/paper/medse.yaml`` prints the job counts by rule.
 
+Tables and figures are planned through their kinds (:mod:`clinsent.report.kinds`): the runs
+they cite, the files they read, their checks; nothing here names a kind.
+
 Two checks still read a user's file while a config is read, as they did in ``common.smk``: a
 sentence corpus's size when a method gives ``epochs`` over it (the steps, and so the batch plan's
 name, depend on it) and the queries of a ``retrieval_examples`` table (checked against its eval
@@ -37,6 +40,8 @@ from clinsent.methods.config import MethodEntry, resolve_methods
 from clinsent.models.base import is_hub_id
 from clinsent.ontology.download import release_url
 from clinsent.registry import load_plugins
+from clinsent.report.kinds.base import Kind, TableKind, check_entries
+from clinsent.report.kinds.base import entries as kind_entries
 from clinsent.tasks.config import EvalSetEntry, resolve_eval_sets
 
 Job = tuple[str, str, int]  # (method, base model, seed)
@@ -101,7 +106,7 @@ class Plan:
     def note_sentences(self) -> bool:
         """The notes' sentence pipeline runs when a method trains on its sets or a table shows them."""
         return self.notes and (any(p["source"] == "notes" for p in self.plans.values())
-                               or any(t.get("kind") == "corpus_stats" for t in self.tables.values()))
+                               or any(kind.note_sentences for _, kind, _ in self.kinds()))
 
     @property
     def phi_scan(self) -> bool:
@@ -301,35 +306,33 @@ class Plan:
             {f: self.eval_sets[e.settings.test].task for f, e in self.finetune.items()}
 
     def run_tables(self) -> list[str]:
-        return [t for t, table in self.tables.items() if table.get("kind", "runs") == "runs"]
+        """Tables whose kind also draws their runs' training curves."""
+        return [t for t, kind, _ in self.kinds() if isinstance(kind, TableKind) and kind.curves]
 
-    def _first_seed(self, ref: str, eval_set: str) -> str:
+    def first_seed_embeddings(self, ref: str, eval_set: str) -> str:
+        """The embeddings of a run's first seed on an eval set (what example tables and t-SNE show)."""
         m, b = split_run(ref, self.grid.default_base)
         return self.embeddings(m, b, self.grid.seeds_of[m][0], eval_set)
 
-    def retrieval(self) -> dict[str, dict[str, str]]:
-        """retrieval_examples table -> run -> the embeddings of its first seed on the table's eval set."""
-        return {t: {ref: self._first_seed(ref, table["eval_set"]) for ref in table["runs"]}
-                for t, table in self.tables.items() if table.get("kind") == "retrieval_examples"}
+    def kinds(self) -> list[tuple[str, Kind, dict[str, Any]]]:
+        """(id, kind, entry) of every table, then every figure."""
+        return kind_entries(self.config)
 
-    def tsne(self) -> dict[str, dict[str, Any]]:
-        """tsne figure -> before/after embeddings of that run's first seed, and its eval set's params."""
-        return {f: {"embeddings": {role: self._first_seed(fig[role], fig["eval_set"]) for role in ("before", "after")},
-                    "eval_set": self.eval_sets[fig["eval_set"]].params()}
-                for f, fig in self.figures.items() if fig.get("kind") == "tsne"}
+    def kind_extras(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """tables/figures -> id -> the files its kind reads (``inputs``) and what else it depends on
+        (``params``): the ``extras`` param of paper_report."""
+        out: dict[str, dict[str, dict[str, Any]]] = {"tables": {}, "figures": {}}
+        for key, kind, entry in self.kinds():
+            out[kind.section][key] = {"inputs": kind.inputs(key, entry, self), "params": kind.params(key, entry, self)}
+        return out
 
-    def doc_lengths(self) -> bool:
-        """The document-length table and figure read the documents stage's statistics."""
-        return any(x.get("kind") == "doc_lengths" for x in [*self.tables.values(), *self.figures.values()])
-
-    def stats_corpora(self) -> list[str]:
-        return sorted({c for t in self.tables.values() if t.get("kind") == "corpus_stats" for c in t["corpora"]})
-
-    def stats_sets(self) -> list[str]:
-        return sorted({e for t in self.tables.values() if t.get("kind") == "eval_stats" for e in t["eval_sets"]})
-
-    def example_methods(self) -> list[str]:
-        return sorted({r["method"] for t in self.tables.values() if t.get("kind") == "augmentations" for r in t["rows"]})
+    def kind_files(self) -> list[str]:
+        """Every file the tables and figures read besides the summary and the curves."""
+        files: list[str] = []
+        for section in self.kind_extras().values():
+            for extra in section.values():
+                files += _paths(extra["inputs"])
+        return list(dict.fromkeys(files))
 
     def scoring_methods(self) -> list[str]:
         return list(self.methods) + ([CROSS_ENCODER] if self.cross_encoder_jobs() else [])
@@ -344,9 +347,9 @@ class Plan:
         if self.tables or self.figures:
             counts["paper_report"] = 1
         counts["train"] = len(trained)
+        report_files = self.kind_files()
         embedded = {self.embeddings(m, b, s, self.eval_sets[e].embedded()) for m, b, s, e in self.zero_shot()}
-        embedded |= {p for spec in [*self.retrieval().values(), *(t["embeddings"] for t in self.tsne().values())]
-                     for p in spec.values()}
+        embedded |= {f for f in report_files if f.startswith(f"{r}/embeddings/")}
         counts["embed"] = len(embedded)
         counts["evaluate"] = len(self.zero_shot())
         counts["finetune"] = len(self.finetune_jobs())
@@ -357,9 +360,9 @@ class Plan:
         files |= {f for name in self.eval_sets for f in self.eval_set_files(name)}
         counts["training_rows"] = len({f for f in files if f.startswith(f"{r}/training_rows/")})
         counts["sentence_corpus"] = len(self.sentence_corpora)
-        counts["eval_set_stats"] = len(self.stats_sets())
+        counts["eval_set_stats"] = len({f for f in report_files if f.startswith(f"{r}/stats/eval_sets/")})
         counts["doc_task"] = len({f for f in files if f.startswith(f"{r}/doc_tasks/")})
-        documents = counts["doc_task"] > 0 or self.doc_lengths() or any(f.startswith(f"{r}/documents/") for f in files)
+        documents = counts["doc_task"] > 0 or any(f.startswith(f"{r}/documents/") for f in [*files, *report_files])
         counts["documents"] = int(documents)
         if self.note_sentences:
             counts.update(split_sentences=self.n_shards, ner=self.n_shards, sentence_sets=1, corpus_stats=1,
@@ -385,6 +388,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
                              "rename the corpus")
     # `plugins` (Python files or modules) may register more methods and tasks; every job script imports them too
     load_plugins(config.get("plugins"))
+    check_entries(config)  # each table and figure against its kind's keys, their defaults filled in
     methods = resolve_methods(config)
     eval_sets = resolve_eval_sets(config)
     finetune = resolve_finetunes(config, eval_sets)
@@ -396,19 +400,18 @@ def build_plan(config: dict[str, Any]) -> Plan:
                                  "the config has no `notes`", "add a `notes` block, or set `sentences` to a key of "
                                  "sentence_corpora")
     plan = Plan(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
-    _check_queries(plan)
+    for key, kind, entry in plan.kinds():
+        kind.check(key, entry, plan)
     return plan
 
 
-def _check_queries(plan: Plan) -> None:
-    """Retrieval queries must be texts of the eval set: checked now, not after training."""
-    from clinsent.report.extras import check_queries
-
-    for tid in plan.retrieval():
-        table = plan.tables[tid]
-        task = plan.eval_sets[table["eval_set"]].task
-        if all(os.path.exists(f) for f in task.files()):
-            check_queries(tid, table, task.texts())
+def _paths(value: Any) -> list[str]:
+    """The file paths in a kind's inputs (a path, or a list or dict of them)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [p for v in value.values() for p in _paths(v)]
+    return [p for v in value for p in _paths(v)]
 
 
 def _load_config(path: str, overrides: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""A toy method and a toy evaluation task, registered from outside the package through the
-config's ``plugins`` (tests/test_plugins.py): nothing in the trainer, the rules or the scripts
-names them."""
+"""A toy method, a toy evaluation task and a toy table kind, registered from outside the package
+through the config's ``plugins`` (tests/test_plugins.py): nothing in the trainer, the rules, the
+schema, the report or the scripts names them."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import torch
 
 from clinsent.losses.base import MethodLoss
 from clinsent.methods.base import METHODS, Method, SentencePlanSettings, TrainedSettings
+from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
 
@@ -74,3 +75,33 @@ class MeanNorm(Task):
 
     def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
         return {"mean_norm": float(np.linalg.norm(vectors, axis=1).mean())}
+
+
+@TABLE_KINDS.register("toy_ranking")
+class RankingTable(TableKind):
+    """The cited runs ranked by their mean headline on one eval set, with the size of its file:
+    a table kind from outside the package (its keys, cited runs, input file and table), which no
+    rule, schema or report module names."""
+
+    name = "toy_ranking"
+    keys = {"eval_set": {"type": "string"}, "runs": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "descending": {"type": "boolean", "default": True}}
+    required = ("eval_set", "runs")
+
+    def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+        return [(f"tables.{key}.runs[{i}]", r) for i, r in enumerate(entry["runs"])]
+
+    def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        return [(f"tables.{key}.eval_set", entry["eval_set"], "eval_sets")]
+
+    def inputs(self, key: str, entry: Mapping[str, Any], plan: Any) -> dict[str, Any]:
+        return {"lines": plan.eval_set_files(entry["eval_set"])}
+
+    def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
+        metric = ctx.eval_sets[entry["eval_set"]]
+        s = ctx.summary[(ctx.summary["eval_set"] == entry["eval_set"]) & (ctx.summary["metric"] == metric)]
+        means = {run: float(s.loc[s["method"] == run.partition("@")[0], "value"].mean()) for run in entry["runs"]}
+        order = sorted(means, key=means.__getitem__, reverse=entry["descending"])
+        lines = sum(len(Path(p).read_text().splitlines()) for p in ctx.inputs["lines"])
+        return pd.DataFrame({"rank": range(1, len(order) + 1), "run": order, metric: [f"{means[r]:.4f}" for r in order],
+                             "lines": lines})

@@ -18,9 +18,6 @@ CORPUS_INPUTS = {
         "duplicate_simulation": rules.duplicate_stats.output[0]} if NOTE_SENTENCES else {}),
     "sentence_corpora": [PLAN.corpus_stats_path(c) for c in PLAN.sentence_corpora],
 }
-RETRIEVAL, TSNE = PLAN.retrieval(), PLAN.tsne()
-STATS_CORPORA, STATS_SETS = PLAN.stats_corpora(), PLAN.stats_sets()
-DOC_LENGTHS = PLAN.doc_lengths()
 
 
 rule report:
@@ -78,16 +75,11 @@ rule eval_set_stats:
 
 rule paper_report:
     """The paper's tables (md, csv, tex; ours beside the paper's numbers), a training-curve figure
-    per runs table, and the figures (alignment/uniformity; score against training-data fraction)."""
+    per runs table, and the figures; each built by its kind (clinsent.report.kinds)."""
     input:
         summary=rules.report.output.summary,
         curves=rules.report.input.curves,
-        corpus_stats=[PLAN.corpus_stats_path(c) for c in STATS_CORPORA],
-        eval_stats=[f"{R}/stats/eval_sets/{e}.json" for e in STATS_SETS],
-        embeddings=[p for runs in RETRIEVAL.values() for p in runs.values()]
-        + [p for spec in TSNE.values() for p in spec["embeddings"].values()],
-        tsne_sets=[f for fid in TSNE for f in PLAN.eval_set_files(FIGURES[fid]["eval_set"])],  # their pairs and scores
-        documents=rules.documents.output.stats if DOC_LENGTHS else [],
+        extras=PLAN.kind_files(),  # what each table's and figure's kind reads besides these
     output:
         # in `snakemake --report`: each table (csv) and figure (png) under the paper's label
         tables=[report(f"{R}/tables/paper/{t}.{ext}", caption="../report/paper_table.rst",
@@ -108,14 +100,7 @@ rule paper_report:
         paper_label=config["report"]["paper_label"],
         tables_dir=f"{R}/tables/paper",  # where the declared outputs above live
         figures_dir=f"{R}/figures/paper",
-        extras={
-            "corpus_stats": {c: PLAN.corpus_stats_path(c) for c in STATS_CORPORA},
-            "eval_stats": {e: f"{R}/stats/eval_sets/{e}.json" for e in STATS_SETS},
-            "methods": {m: PLAN.methods[m].train_params() for m in PLAN.example_methods()},
-            "embeddings": RETRIEVAL,
-            "tsne": TSNE,
-            "documents": str(rules.documents.output.stats) if DOC_LENGTHS else None,
-        },
+        extras=PLAN.kind_extras(),  # per table and figure: its kind's inputs and params
     log:
         f"{LOGS}/paper_report.log",
     benchmark:

@@ -53,28 +53,17 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
     return summary
 
 
-RUN_TABLE = "runs"  # the default kind of table: runs x eval sets (clinsent.report.paper)
-
-
 def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_paths: list[str],
                        tables: dict[str, dict[str, Any]], figures: dict[str, dict[str, Any]], eval_sets: dict[str, str],
                        default_base: str, paper_label: str, out_dir_tables: str, out_dir_figures: str,
-                       extras: dict[str, Any] | None = None) -> None:
-    """Each table as md/csv/tex (a runs table also with its training-curve figure); each figure as
-    png/pdf plus its points (csv). ``eval_sets``: name -> the headline metric of its task (the
-    metric of the table cells). ``extras``: what the other kinds of table read: ``corpus_stats``
-    and ``eval_stats`` (name -> stats json), ``methods`` (name -> train params) and
-    ``embeddings`` (table id -> run -> embeddings parquet), ``tsne`` (figure id -> the
-    eval set's params and the before/after embeddings) and ``documents`` (the documents stage's
-    statistics, for the document-length table and figure)."""
-    from clinsent.embed import read_embeddings
+                       extras: dict[str, dict[str, dict[str, Any]]] | None = None) -> None:
+    """Each table as md/csv/tex (a table whose kind draws curves also with its training-curve
+    figure); each figure as png/pdf plus its points (csv); each built by its kind
+    (:mod:`clinsent.report.kinds`). ``eval_sets``: name -> the headline metric of its task.
+    ``extras``: tables/figures -> id -> ``inputs`` and ``params`` of its kind (the plan's
+    :meth:`clinsent.plan.Plan.kind_extras`); none for kinds that read only the summary."""
     from clinsent.experiments import split_run
-    from clinsent.methods.config import method_from_params
-    from clinsent.report import doc_figures as df_
-    from clinsent.report import extras as ex
-    from clinsent.report import pair_figures as pf
-    from clinsent.tasks.config import task_from_params
-    from clinsent.report.paper import alignment_uniformity_figure, figure_points, paper_table
+    from clinsent.report.kinds.base import ReportContext, figure_kind, table_kind
 
     extras = extras or {}
     summary = pd.read_csv(summary_path)
@@ -83,72 +72,31 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
     chosen = summary.groupby(["method", "base_model", "seed"])["step"].first()  # the step each run's model is from
     curves["selected_step"] = [chosen.get((m, b, s), np.nan) for m, b, s in
                                zip(curves["method"], curves["base_model"], curves["seed"], strict=True)]
+
+    def context(section: str, key: str) -> ReportContext:
+        extra = (extras.get(section) or {}).get(key) or {}
+        return ReportContext(summary, curves, eval_sets, default_base, paper_label, extra.get("inputs") or {},
+                             extra.get("params") or {})
+
     for tid, table in tables.items():
-        kind = table.get("kind", RUN_TABLE)
-        if kind == "corpus_stats":
-            df = ex.corpus_stats_table(table, extras["corpus_stats"])
-        elif kind == "eval_stats":
-            df = ex.eval_stats_table(table, extras["eval_stats"])
-        elif kind == "augmentations":
-            methods = {m: method_from_params(p["objective"], p["settings"]) for m, p in extras["methods"].items()}
-            df = ex.augmentation_table(table, methods)
-        elif kind == "retrieval_examples":
-            df = ex.retrieval_table(table, {run: read_embeddings(path) for run, path in extras["embeddings"][tid].items()})
-        elif kind == "doc_lengths":
-            df = df_.length_table(table, df_.read_stats(extras["documents"]), paper_label)
-        elif kind == "cited":
-            df = df_.cited_table(table, paper_label)
-        else:
-            df = paper_table(summary, table, eval_sets, default_base, paper_label)
-        caption = table["caption"]
-        if kind == RUN_TABLE:
-            caption += f" Ours: mean ± std over seeds; ({paper_label}): the paper's reported numbers."
+        kind = table_kind(tid, table)
+        df = kind.table(tid, table, context("tables", tid))
+        caption = kind.caption(table, paper_label)
         write_csv(df, f"{out_dir_tables}/{tid}.csv")
         write_text(to_markdown(df, caption), f"{out_dir_tables}/{tid}.md")
         write_text(to_latex(df, caption), f"{out_dir_tables}/{tid}.tex")
-        if kind != RUN_TABLE:
+        if not kind.curves:
             continue
-        runs = {split_run(c, default_base) for row in table["rows"] for c in row["cells"] if c}
+        runs = {split_run(c, default_base) for _, c in kind.runs(tid, table)}
         sub = curves[[(m, b) in runs for m, b in zip(curves["method"], curves["base_model"], strict=True)]]
         with atomic_path(f"{out_dir_figures}/curves_{tid}.png", ".png") as png, \
                 atomic_path(f"{out_dir_figures}/curves_{tid}.pdf", ".pdf") as pdf:
             curve_figure(sub, [png, pdf], f"{tid}: score against training step (mean over seeds)")
     for fid, figure in figures.items():
-        kind = figure.get("kind", "alignment_uniformity")
-        if kind == "fraction":
-            points = ex.fraction_points(summary, figure, eval_sets, default_base)
-        elif kind == "bar":
-            points = pf.bar_points(summary, figure, eval_sets, default_base)
-        elif kind == "confusion":
-            points = pf.confusion_points(summary, figure, default_base)
-        elif kind == "line":
-            points = df_.line_points(summary, figure, eval_sets, default_base)
-        elif kind == "box":
-            points = df_.box_points(summary, figure, default_base)
-        elif kind == "doc_lengths":
-            points = df_.length_points(df_.read_stats(extras["documents"]), figure)
-        elif kind == "tsne":
-            spec = extras["tsne"][fid]
-            task = task_from_params(figure["eval_set"], spec["eval_set"])
-            points = pf.tsne_points(task, {role: read_embeddings(p) for role, p in spec["embeddings"].items()}, figure)
-        else:
-            points = figure_points(summary, figure, default_base)
+        fkind = figure_kind(fid, figure)
+        ctx = context("figures", fid)
+        points = fkind.points(fid, figure, ctx)
         write_csv(points, f"{out_dir_figures}/{fid}.csv")
         with atomic_path(f"{out_dir_figures}/{fid}.png", ".png") as png, \
                 atomic_path(f"{out_dir_figures}/{fid}.pdf", ".pdf") as pdf:
-            if kind == "fraction":
-                ex.fraction_figure(points, figure, [png, pdf])
-            elif kind == "bar":
-                pf.bar_figure(points, figure, paper_label, [png, pdf])
-            elif kind == "confusion":
-                pf.confusion_figure(points, figure, [png, pdf])
-            elif kind == "tsne":
-                pf.tsne_figure(points, figure, [png, pdf])
-            elif kind == "line":
-                df_.line_figure(points, figure, paper_label, [png, pdf])
-            elif kind == "box":
-                df_.box_figure(points, figure, [png, pdf])
-            elif kind == "doc_lengths":
-                df_.length_figure(points, df_.read_stats(extras["documents"]), figure, [png, pdf])
-            else:
-                alignment_uniformity_figure(points, figure["caption"], [png, pdf])
+            fkind.draw(points, fid, figure, ctx, [png, pdf])

@@ -1,0 +1,38 @@
+"""Augmentation examples (the augmentation paper's Table 2): one sentence through each row's
+method's positive view (:func:`clinsent.report.extras.augmentation_table`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from clinsent.plan import Plan
+
+
+@TABLE_KINDS.register("augmentations")
+class AugmentationsTable(TableKind):
+    name = "augmentations"
+    keys = {"sentence": {"type": "string", "description": "the example sentence (never a note's)"},
+            "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "the augmentations' draw"},
+            "rows": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "additionalProperties": False, "required": ["label", "method"],
+                "properties": {"label": {"type": "string"}, "method": {"type": "string", "description": "a key of methods"}}}}}
+    required = ("sentence", "rows")
+
+    def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        return [(f"tables.{key}.rows[{i}].method", row["method"], "methods") for i, row in enumerate(entry["rows"])]
+
+    def params(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+        return {"methods": {row["method"]: plan.methods[row["method"]].train_params() for row in entry["rows"]}}
+
+    def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
+        from clinsent.methods.config import method_from_params
+        from clinsent.report.extras import augmentation_table
+
+        methods = {m: method_from_params(p["objective"], p["settings"]) for m, p in ctx.params["methods"].items()}
+        return augmentation_table(entry, methods)

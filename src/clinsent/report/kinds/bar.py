@@ -1,0 +1,41 @@
+"""Bar charts (the clinical NLI study's MRR and BIOSSES charts): a bar per run, mean ± std over
+seeds of one eval set's metric, the paper's value beside it (:mod:`clinsent.report.pair_figures`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@FIGURE_KINDS.register("bar")
+class BarFigure(FigureKind):
+    name = "bar"
+    keys = {"eval_set": {"type": "string", "description": "an eval set or a finetune entry"},
+            "metric": {"type": "string", "description": "the metric (default the headline)"},
+            "bars": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "additionalProperties": False, "required": ["label", "run"],
+                "properties": {"label": {"type": "string"}, "run": {"type": "string"},
+                               "paper": {"type": ["number", "null"]}}}}}
+    required = ("eval_set", "bars")
+
+    def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+        return [(f"figures.{key}.bars[{i}]", p["run"]) for i, p in enumerate(entry["bars"])]
+
+    def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        return [(f"figures.{key}", entry["eval_set"], "eval_sets")]
+
+    def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
+        from clinsent.report.pair_figures import bar_points
+
+        return bar_points(ctx.summary, entry, ctx.eval_sets, ctx.default_base)
+
+    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
+             out_paths: list[Any]) -> None:
+        from clinsent.report.pair_figures import bar_figure
+
+        bar_figure(points, entry, ctx.paper_label, out_paths)

@@ -1,0 +1,169 @@
+"""What a table or figure kind is: its keys (with their defaults), the runs it cites, the names it
+refers to, the extra inputs it reads, and how it builds its output.
+
+A kind module defines a :class:`TableKind` or :class:`FigureKind` subclass registered with
+``@TABLE_KINDS.register("name")`` or ``@FIGURE_KINDS.register("name")``. The plan
+(:mod:`clinsent.plan`) checks each ``tables.<id>`` / ``figures.<id>`` entry against its kind's
+keys (filling in their defaults), adds the runs it cites to the grid, and gives the
+``paper_report`` job the files its kind asks for (``inputs``) and what else its output depends
+on (``params``); :func:`clinsent.report.build.build_paper_report` calls the kind to build it.
+Nothing else names a kind, so a new one is one module (here, or a plugin listed under the
+config's ``plugins``) and its registration line.
+
+This module imports neither pandas' plotting nor torch: the plan reads kinds when the Snakefile
+is parsed. A kind's ``table``, ``points`` and ``draw`` import what they need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from clinsent.errors import InputError
+from clinsent.registry import Registry, did_you_mean
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from clinsent.plan import Plan
+
+DEFAULT_TABLE = "runs"
+DEFAULT_FIGURE = "alignment_uniformity"
+
+# keys every table and figure has
+COMMON = {"kind": {"type": "string", "description": "the kind (a registered name)"},
+          "caption": {"type": "string", "description": "the caption (md/tex) and the report's text"}}
+
+# JSON-schema pieces the kinds share
+STRINGS = {"type": "array", "items": {"type": "string"}, "minItems": 1}
+LABELLED_RUNS = {"type": "array", "minItems": 1, "items": {
+    "type": "object", "additionalProperties": False, "required": ["label", "run"],
+    "properties": {"label": {"type": "string"}, "run": {"type": "string", "description": "method or method@base_model"}}}}
+
+
+@dataclass
+class ReportContext:
+    """What ``paper_report`` hands a kind when it builds one entry."""
+
+    summary: pd.DataFrame  # results/summary.csv
+    curves: pd.DataFrame  # every run's training curve, with its selected step
+    eval_sets: dict[str, str]  # eval set or fine-tune entry -> the headline metric of its task
+    default_base: str
+    paper_label: str
+    inputs: dict[str, Any] = field(default_factory=dict)  # this entry's files (the kind's `inputs`)
+    params: dict[str, Any] = field(default_factory=dict)  # this entry's params (the kind's `params`)
+
+
+class Kind:
+    """A table or figure kind. ``keys``: the JSON schema of each of its own keys (defaults fill in);
+    ``required``: the keys an entry must give."""
+
+    name: ClassVar[str] = ""
+    section: ClassVar[str] = ""
+    keys: ClassVar[dict[str, dict[str, Any]]] = {}
+    required: ClassVar[tuple[str, ...]] = ()
+    note_sentences: ClassVar[bool] = False  # shows the notes' sentence sets: the notes pipeline runs
+
+    def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """(where, run reference) of every run the entry cites: each joins the job grid."""
+        return []
+
+    def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        """(where, name, what) of the eval sets, sentence corpora and methods the entry names
+        (what: eval_sets, corpora or methods), checked against the config."""
+        return []
+
+    def check(self, key: str, entry: Mapping[str, Any], plan: Plan) -> None:
+        """Raise an InputError for what only the plan can tell (run when the config is read)."""
+
+    def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+        """Named files the entry reads besides the summary and curves (a path, or a list or dict of
+        paths): declared inputs of ``paper_report``, handed back as ``ReportContext.inputs``."""
+        return {}
+
+    def params(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+        """What else the entry's output depends on (``ReportContext.params``)."""
+        return {}
+
+    @classmethod
+    def schema(cls) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": False, "properties": {**COMMON, **cls.keys},
+                "required": ["caption", *cls.required]}
+
+    @classmethod
+    def validate(cls, key: str, entry: dict[str, Any]) -> None:
+        """Check ``entry`` against the kind's keys and fill in their defaults (in place)."""
+        validator = _validator(cls.schema())
+        errors = sorted(validator.iter_errors(entry), key=lambda e: list(e.absolute_path))
+        if not errors:
+            return
+        error = errors[0]
+        where = ".".join([f"config: {cls.section}.{key}", *(str(p) for p in error.absolute_path)])
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = sorted(error.schema.get("properties") or {})
+            unknown = next(k for k in error.instance if k not in allowed)
+            raise InputError(where, f"unknown key {unknown!r} for kind {cls.name}{did_you_mean(unknown, allowed)}; "
+                             f"allowed: {', '.join(allowed)}", "see config/README.md for each kind's keys")
+        raise InputError(where, f"{error.message} (kind {cls.name})", "see config/README.md for each kind's keys")
+
+
+class TableKind(Kind):
+    section = "tables"
+    curves: ClassVar[bool] = False  # also a figure of its runs' training curves (curves_<id>.png/pdf)
+
+    def caption(self, entry: Mapping[str, Any], paper_label: str) -> str:
+        return str(entry["caption"])
+
+    def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
+        raise NotImplementedError
+
+
+class FigureKind(Kind):
+    section = "figures"
+
+    def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
+        """The figure's data (written beside it as <id>.csv)."""
+        raise NotImplementedError
+
+    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
+             out_paths: list[Any]) -> None:
+        raise NotImplementedError
+
+
+TABLE_KINDS: Registry[type[TableKind]] = Registry("table kind", "tables.<id>.kind")
+FIGURE_KINDS: Registry[type[FigureKind]] = Registry("figure kind", "figures.<id>.kind")
+
+
+def table_kind(key: str, entry: Mapping[str, Any]) -> TableKind:
+    return TABLE_KINDS.get(str(entry.get("kind", DEFAULT_TABLE)), where=f"config: tables.{key}.kind")()
+
+
+def figure_kind(key: str, entry: Mapping[str, Any]) -> FigureKind:
+    return FIGURE_KINDS.get(str(entry.get("kind", DEFAULT_FIGURE)), where=f"config: figures.{key}.kind")()
+
+
+def entries(config: Mapping[str, Any]) -> list[tuple[str, Kind, dict[str, Any]]]:
+    """(id, kind, entry) of every table, then every figure."""
+    return [*((k, table_kind(k, e), e) for k, e in (config.get("tables") or {}).items()),
+            *((k, figure_kind(k, e), e) for k, e in (config.get("figures") or {}).items())]
+
+
+def check_entries(config: Mapping[str, Any]) -> None:
+    """Each table and figure against its kind's keys, defaults filled in (the plan calls it)."""
+    for key, kind, entry in entries(config):
+        type(kind).validate(key, entry)
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """A jsonschema validator that fills in defaults, as Snakemake's ``validate`` does for the config."""
+    from jsonschema import Draft202012Validator, validators
+
+    def set_defaults(validator: Any, properties: Mapping[str, Any], instance: Any, schema: Any) -> Any:
+        if isinstance(instance, dict):
+            for prop, sub in properties.items():
+                if "default" in sub:
+                    instance.setdefault(prop, sub["default"])
+        yield from Draft202012Validator.VALIDATORS["properties"](validator, properties, instance, schema)
+
+    return validators.extend(Draft202012Validator, {"properties": set_defaults})(schema)

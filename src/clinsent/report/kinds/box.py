@@ -1,0 +1,36 @@
+"""Box plots (the healthcare-LM paper's Figure 5): a box per run of the within- and between-class
+cosines its eval set's task recorded (:mod:`clinsent.report.doc_figures`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from clinsent.report.kinds.base import FIGURE_KINDS, LABELLED_RUNS, FigureKind, ReportContext
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@FIGURE_KINDS.register("box")
+class BoxFigure(FigureKind):
+    name = "box"
+    keys = {"eval_set": {"type": "string"}, "panels": LABELLED_RUNS}
+    required = ("eval_set", "panels")
+
+    def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+        return [(f"figures.{key}.panels[{i}]", p["run"]) for i, p in enumerate(entry["panels"])]
+
+    def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        return [(f"figures.{key}", entry["eval_set"], "eval_sets")]
+
+    def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
+        from clinsent.report.doc_figures import box_points
+
+        return box_points(ctx.summary, entry, ctx.default_base)
+
+    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
+             out_paths: list[Any]) -> None:
+        from clinsent.report.doc_figures import box_figure
+
+        box_figure(points, entry, out_paths)

@@ -1,0 +1,32 @@
+"""Eval-set statistics (the augmentation paper's Table 3): the size of each eval set per split,
+its task and metric (:func:`clinsent.report.extras.eval_stats_table`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from clinsent.plan import Plan
+
+
+@TABLE_KINDS.register("eval_stats")
+class EvalStatsTable(TableKind):
+    name = "eval_stats"
+    keys = {"eval_sets": {**STRINGS, "description": "the eval sets, one row each"}}
+    required = ("eval_sets",)
+
+    def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        return [(f"tables.{key}.eval_sets", name, "eval_sets") for name in entry["eval_sets"]]
+
+    def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+        return {"stats": {e: f"{plan.results}/stats/eval_sets/{e}.json" for e in entry["eval_sets"]}}
+
+    def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
+        from clinsent.report.extras import eval_stats_table
+
+        return eval_stats_table(entry, ctx.inputs["stats"])

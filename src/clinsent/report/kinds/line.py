@@ -1,0 +1,45 @@
+"""Line figures (the healthcare-LM paper's Figures 3 and 4): a line per run over x positions,
+each x an eval set or fine-tune entry, mean ± std over seeds beside the paper's values
+(:mod:`clinsent.report.doc_figures`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@FIGURE_KINDS.register("line")
+class LineFigure(FigureKind):
+    name = "line"
+    keys = {"xlabel": {"type": "string"},
+            "xs": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "additionalProperties": False, "required": ["x", "eval_set"],
+                "properties": {"x": {"type": "number"},
+                               "eval_set": {"type": "string", "description": "an eval set or a finetune entry"}}}},
+            "lines": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "additionalProperties": False, "required": ["label", "run"],
+                "properties": {"label": {"type": "string"}, "run": {"type": "string"},
+                               "paper": {"type": "array", "items": {"type": ["number", "null"]}}}}}}
+    required = ("xs", "lines")
+
+    def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+        return [(f"figures.{key}.lines[{i}]", s["run"]) for i, s in enumerate(entry["lines"])]
+
+    def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        return [(f"figures.{key}", p["eval_set"], "eval_sets") for p in entry["xs"]]
+
+    def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
+        from clinsent.report.doc_figures import line_points
+
+        return line_points(ctx.summary, entry, ctx.eval_sets, ctx.default_base)
+
+    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
+             out_paths: list[Any]) -> None:
+        from clinsent.report.doc_figures import line_figure
+
+        line_figure(points, entry, ctx.paper_label, out_paths)

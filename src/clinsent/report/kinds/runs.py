@@ -1,0 +1,52 @@
+"""Runs tables (the default kind): rows citing runs, a column per eval set (or per eval set and
+metric), mean ± std over seeds beside the paper's numbers, and a figure of the runs' training
+curves (:func:`clinsent.report.paper.paper_table`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PAPER_CELLS = {"type": "array", "items": {"type": ["array", "null"], "items": {"type": ["string", "null"]}},
+               "description": "the paper's numbers: one list per column group, one value per column"}
+
+
+@TABLE_KINDS.register("runs")
+class RunsTable(TableKind):
+    name = "runs"
+    curves = True
+    keys = {
+        "eval_sets": {**STRINGS, "description": "the columns (default: every eval set)"},
+        "metrics": {**STRINGS, "description": "these metrics of each eval set as columns, instead of its headline"},
+        "columns": {**STRINGS, "default": [""], "description": "column groups: one cell per group in each row"},
+        "transpose": {"type": "boolean", "default": False, "description": "rows become columns"},
+        "average": {"type": "boolean", "default": False, "description": "an Avg. column of the headlines"},
+        "percent": {"type": "boolean", "default": False, "description": "x 100, two decimals"},
+        "rows": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "additionalProperties": False, "required": ["label", "cells"],
+            "properties": {"label": {"type": "string"}, "group": {"type": "string"},
+                           "cells": {"type": "array", "items": {"type": ["string", "null"]},
+                                     "description": "a run per column group (method or method@base_model), or null"},
+                           "paper": PAPER_CELLS}}},
+    }
+    required = ("rows",)
+
+    def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+        return [(f"tables.{key}.rows[{i}] ({row['label']})", c) for i, row in enumerate(entry["rows"])
+                for c in row["cells"] if c]
+
+    def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        return [(f"tables.{key}.eval_sets", name, "eval_sets") for name in entry.get("eval_sets") or []]
+
+    def caption(self, entry: Mapping[str, Any], paper_label: str) -> str:
+        return f"{entry['caption']} Ours: mean ± std over seeds; ({paper_label}): the paper's reported numbers."
+
+    def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
+        from clinsent.report.paper import paper_table
+
+        return paper_table(ctx.summary, dict(entry), ctx.eval_sets, ctx.default_base, ctx.paper_label)
