@@ -187,3 +187,20 @@ def test_kinds_plan_their_inputs(configs: dict[str, dict[str, Any]]) -> None:
     assert set(extras["tables"][stats]["inputs"]["stats"]) == set(plan.tables[stats]["eval_sets"])
     assert set(plan.kind_files()) >= {p for v in extras["tables"][retrieval]["inputs"]["embeddings"].values() for p in [v]}
     assert plan.run_tables() == [k for k, name in kinds.items() if name == "runs"]
+
+
+def test_the_config_reference_is_generated() -> None:
+    """config/README.md's generated parts (the kinds and their keys) are what the registries say."""
+    from clinsent.reference import main as reference
+
+    assert reference(["--check"]) == 0, "config/README.md is out of date: run python -m clinsent.reference"
+
+
+def test_nothing_outside_the_kinds_names_a_kind() -> None:
+    """The rules, the plan, the grid and the report dispatch through the kind registries alone."""
+    pattern = re.compile(r"""kind\s*(==|!=|in\s*\()|get\(\s*["']kind["']|\[\s*["']kind["']\s*\]""")
+    places = [*(REPO / "workflow").rglob("*.smk"), REPO / "Snakefile", REPO / "src/clinsent/plan.py",
+              REPO / "src/clinsent/experiments.py", *(REPO / "src/clinsent/report").glob("*.py")]
+    found = [f"{p.relative_to(REPO)}:{i + 1}" for p in places for i, line in enumerate(p.read_text().splitlines())
+             if pattern.search(line)]
+    assert not found, found

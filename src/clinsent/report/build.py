@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.io import atomic_path, write_csv, write_text
 from clinsent.report.figures import curve_figure
 from clinsent.report.summary import summary_rows
@@ -32,7 +33,7 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
     for ev, path in zip(evaluations, metric_paths, strict=True):
         job = {k: ev[k] for k in ("method", "base_model", "seed")}
         metrics = json.loads(Path(path).read_text())
-        some = metrics.get("kind") == "cross_encoder"  # pair scores: the STS metrics of embeddings are absent
+        some = ev["method"] == CROSS_ENCODER  # pair scores: the STS metrics of embeddings are absent
         if isinstance(metrics.get("metrics"), dict):  # a fine-tune job's result
             metrics = metrics["metrics"]
         records.append({**job, "eval_set": ev["eval_set"], "step": selected.get(tuple(job.values()), 0),

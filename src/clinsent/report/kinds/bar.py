@@ -20,7 +20,7 @@ class BarFigure(FigureKind):
             "bars": {"type": "array", "minItems": 1, "items": {
                 "type": "object", "additionalProperties": False, "required": ["label", "run"],
                 "properties": {"label": {"type": "string"}, "run": {"type": "string"},
-                               "paper": {"type": ["number", "null"]}}}}}
+                               "paper": {"type": ["number", "null"], "description": "the paper's value"}}}}}
     required = ("eval_set", "bars")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:

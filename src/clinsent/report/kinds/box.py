@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 @FIGURE_KINDS.register("box")
 class BoxFigure(FigureKind):
     name = "box"
-    keys = {"eval_set": {"type": "string"}, "panels": LABELLED_RUNS}
+    keys = {"eval_set": {"type": "string", "description": "a class_similarity eval set"}, "panels": LABELLED_RUNS}
     required = ("eval_set", "panels")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:

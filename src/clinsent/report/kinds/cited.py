@@ -1,5 +1,5 @@
 """Cited tables: the paper's numbers only, for data we cannot have (the healthcare-LM paper's
-private-data tables; :func:`clinsent.report.doc_figures.cited_table`)."""
+private-data tables, its OHFT and PSIR datasets; :func:`clinsent.report.doc_figures.cited_table`)."""
 
 from __future__ import annotations
 

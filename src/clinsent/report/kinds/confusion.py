@@ -1,5 +1,5 @@
 """Confusion matrices (the clinical NLI study's MedNLI classification): a panel per run, its
-first seed's test counts (:mod:`clinsent.report.pair_figures`)."""
+test confusion counts, mean over seeds (:mod:`clinsent.report.pair_figures`)."""
 
 from __future__ import annotations
 

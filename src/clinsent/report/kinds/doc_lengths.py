@@ -1,6 +1,6 @@
 """Document lengths (the healthcare-LM paper's Table 12 and Figure 7), read from the documents
 stage's statistics (:mod:`clinsent.report.doc_figures`): the table of the share of documents at
-or above each minimum length beside the paper's, and the figure of the length histogram."""
+or above each minimum length beside the paper's, and the figure of the pre-training documents per length bin."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class DocLengthsTable(TableKind):
     keys = {"columns": {**STRINGS, "default": [""], "description": "the paper's column heads"},
             "rows": {"type": "array", "minItems": 1, "items": {
                 "type": "object", "additionalProperties": False, "required": ["label"],
-                "properties": {"label": {"type": "string", "description": "a minimum length in words"},
+                "properties": {"label": {"type": "string", "description": "a minimum length in words (16 … 2048)"},
                                "paper": PAPER_CELLS}}}}
     required = ("rows",)
 

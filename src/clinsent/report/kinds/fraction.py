@@ -1,6 +1,7 @@
 """Score against the share of the training corpus (the augmentation paper's Figure 1): a line
 per series, a point per fraction, mean ± std over seeds
-(:func:`clinsent.report.extras.fraction_points`)."""
+(:func:`clinsent.report.extras.fraction_points`). A panel per eval set; a point is drawn on the
+sets its run is evaluated on."""
 
 from __future__ import annotations
 

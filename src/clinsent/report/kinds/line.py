@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 @FIGURE_KINDS.register("line")
 class LineFigure(FigureKind):
     name = "line"
-    keys = {"xlabel": {"type": "string"},
+    keys = {"xlabel": {"type": "string", "description": "the x axis label"},
+            "metric": {"type": "string", "description": "the metric of every x (default each one's headline)"},
             "xs": {"type": "array", "minItems": 1, "items": {
                 "type": "object", "additionalProperties": False, "required": ["x", "eval_set"],
                 "properties": {"x": {"type": "number"},
@@ -24,7 +25,8 @@ class LineFigure(FigureKind):
             "lines": {"type": "array", "minItems": 1, "items": {
                 "type": "object", "additionalProperties": False, "required": ["label", "run"],
                 "properties": {"label": {"type": "string"}, "run": {"type": "string"},
-                               "paper": {"type": "array", "items": {"type": ["number", "null"]}}}}}}
+                               "paper": {"type": "array", "items": {"type": ["number", "null"]},
+                                         "description": "the paper's value at each x"}}}}}
     required = ("xs", "lines")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -1,5 +1,6 @@
 """Retrieval examples (the augmentation paper's Table 7): for each query, a text of the eval set,
-its nearest other texts under each run's first seed (:func:`clinsent.report.extras.retrieval_table`)."""
+its `k` nearest other texts by cosine under each run's first seed; only eval-set text, never notes
+(:func:`clinsent.report.extras.retrieval_table`)."""
 
 from __future__ import annotations
 

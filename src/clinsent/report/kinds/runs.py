@@ -1,6 +1,10 @@
 """Runs tables (the default kind): rows citing runs, a column per eval set (or per eval set and
 metric), mean ± std over seeds beside the paper's numbers, and a figure of the runs' training
-curves (:func:`clinsent.report.paper.paper_table`)."""
+curves (:func:`clinsent.report.paper.paper_table`). Each row's `cells` cite one run per column
+group (`method` or `method@base_model`, `null` for an empty cell; `cross_encoder@<base>` a
+cross-encoder), `paper` the paper's numbers per column group, one string per eval set. A metric
+ending in `_p` (a p-value) is shown in scientific notation, unscaled. With tables or figures, the
+job grid is exactly the cited runs."""
 
 from __future__ import annotations
 
@@ -21,12 +25,12 @@ class RunsTable(TableKind):
     name = "runs"
     curves = True
     keys = {
-        "eval_sets": {**STRINGS, "description": "the columns (default: every eval set)"},
+        "eval_sets": {**STRINGS, "description": "picks and orders the eval-set columns (default: every eval set); may name finetune entries"},
         "metrics": {**STRINGS, "description": "these metrics of each eval set as columns, instead of its headline"},
-        "columns": {**STRINGS, "default": [""], "description": "column groups: one cell per group in each row"},
+        "columns": {**STRINGS, "default": [""], "description": "column groups (e.g. [S_all, S_ent]): one cell per group in each row"},
         "transpose": {"type": "boolean", "default": False, "description": "rows become columns"},
-        "average": {"type": "boolean", "default": False, "description": "an Avg. column of the headlines"},
-        "percent": {"type": "boolean", "default": False, "description": "x 100, two decimals"},
+        "average": {"type": "boolean", "default": False, "description": "an Avg. column: per seed over those sets, then mean ± std"},
+        "percent": {"type": "boolean", "default": False, "description": "100 × the metric, two decimals"},
         "rows": {"type": "array", "minItems": 1, "items": {
             "type": "object", "additionalProperties": False, "required": ["label", "cells"],
             "properties": {"label": {"type": "string"}, "group": {"type": "string"},

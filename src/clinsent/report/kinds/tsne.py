@@ -1,5 +1,6 @@
-"""t-SNE of pairs before and after training (BioSimCSE's Figures 1 and 2): the top-scored pairs of
-an eval set under two runs' first seed (:mod:`clinsent.report.pair_figures`)."""
+"""t-SNE of pairs before and after training (BioSimCSE's Figures 1 and 2): a seeded scikit-learn
+t-SNE of the top-scored pairs' sentences of an STS eval set under each run's first seed, a
+pair's two sentences with one marker, and their average cosine (:mod:`clinsent.report.pair_figures`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,104 @@
+"""The generated parts of ``config/README.md``, written from the registries so they cannot drift.
+
+Each generated part sits between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->``
+in the README; the prose around them is written by hand. ``python -m clinsent.reference`` rewrites
+them in place, ``--check`` exits 1 when the file differs from what it would write (a test runs it).
+Parts: ``kinds`` (every table and figure kind: what it shows, its keys, their defaults).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+README = Path(__file__).resolve().parents[2] / "config" / "README.md"
+
+
+def _type(spec: dict[str, Any]) -> str:
+    if "enum" in spec:
+        return " \\| ".join(f"`{v}`" for v in spec["enum"])
+    if "oneOf" in spec:
+        return " or ".join(_type(s) for s in spec["oneOf"])
+    kind = spec.get("type", "")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "array" in kinds and isinstance(spec.get("items"), dict) and spec["items"].get("type") == "object":
+        fields = spec["items"].get("properties") or {}
+        required = set(spec["items"].get("required") or [])
+        return "list of {" + ", ".join(f"{k}{'' if k in required else '?'}" for k in fields) + "}"
+    if "array" in kinds and isinstance(spec.get("items"), dict):
+        return f"list of {_type(spec['items'])}"
+    return " or ".join(str(k) for k in kinds if k)
+
+
+def _default(name: str, spec: dict[str, Any], required: tuple[str, ...]) -> str:
+    if name in required:
+        return "— (required)"
+    if "default" in spec:
+        return f"`{json.dumps(spec['default'])}`"
+    return "—"
+
+
+def _summary(doc: str | None) -> str:
+    """The first paragraph of a docstring, on one line."""
+    return " ".join((doc or "").strip().split("\n\n")[0].split())
+
+
+def kinds_markdown() -> str:
+    from clinsent.report.kinds import FIGURE_KINDS, TABLE_KINDS
+    from clinsent.report.kinds.base import COMMON, DEFAULT_FIGURE, DEFAULT_TABLE
+
+    lines = ["Every table and figure has `caption` (required) and `kind`; the kind's own keys follow. A key",
+             "of another kind, or a misspelt one, stops the dry run naming the key and the closest match.", ""]
+    for section, registry, default in (("tables", TABLE_KINDS, DEFAULT_TABLE), ("figures", FIGURE_KINDS, DEFAULT_FIGURE)):
+        for name in registry.names():
+            cls = registry.get(name)
+            module = sys.modules[cls.__module__]
+            title = f"#### `{section}.<id>.kind: {name}`" + (" (the default)" if name == default else "")
+            lines += [title, "", _summary(module.__doc__), ""]
+            keys = {k: v for k, v in cls.keys.items() if k not in COMMON}
+            if not keys:
+                lines += ["No keys of its own.", ""]
+                continue
+            lines += ["| key | default | type | meaning |", "|---|---|---|---|"]
+            for key, spec in keys.items():
+                lines.append(f"| `{key}` | {_default(key, spec, cls.required)} | {_type(spec)} | "
+                             f"{spec.get('description', '')} |")
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+PARTS: dict[str, Callable[[], str]] = {"kinds": kinds_markdown}
+
+
+def render(text: str) -> str:
+    """``text`` with every generated part rewritten."""
+    for name, make in PARTS.items():
+        pattern = re.compile(rf"(<!-- generated: {name} -->\n).*?(<!-- end generated: {name} -->)", re.S)
+        if not pattern.search(text):
+            raise ValueError(f"{README}: no '<!-- generated: {name} -->' ... '<!-- end generated: {name} -->' block")
+        text = pattern.sub(lambda m: m.group(1) + make() + m.group(2), text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m clinsent.reference", description=__doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 if config/README.md is not what would be written")
+    args = parser.parse_args(argv)
+    current = README.read_text(encoding="utf-8")
+    wanted = render(current)
+    if args.check:
+        if wanted != current:
+            print(f"{README} is out of date: run python -m clinsent.reference", file=sys.stderr)
+            return 1
+        return 0
+    README.write_text(wanted, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
