@@ -62,7 +62,8 @@ class Ours:
         from clinsent.models.base import load_transformer
         from clinsent.models.encoder import Encoder
         from clinsent.settings import from_config
-        from clinsent.train.trainer import _Loop, pick_device
+        from clinsent.train.core import pick_device
+        from clinsent.train.trainer import MethodLoop
 
         cls = METHODS.get(objective)
         self.method = cls(from_config(cls.settings_class, {"batch_size": batch, "max_length": length, "steps": 10_000,
@@ -71,7 +72,7 @@ class Ours:
         t = load_transformer(model, length)
         enc = Encoder(t.auto_model, t.tokenizer, self.method.settings.pooling, 1, length, device)
         self.data = DocumentData(docs, batch, 0)
-        self.loop = _Loop(self.method, enc, 0, self.data)
+        self.loop = MethodLoop(self.method, enc, 0, self.data)
         self.step_no = 0
         self.device = device
         self.tokens = 0

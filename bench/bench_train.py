@@ -50,7 +50,8 @@ from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, autocast
 from clinsent.train.prefetch import prefetch
-from clinsent.train.trainer import _Loop, pick_device
+from clinsent.train.core import pick_device
+from clinsent.train.trainer import MethodLoop
 
 REPO = Path(__file__).resolve().parents[1]
 DISEASES = ["heart failure", "diabetes mellitus", "asthma", "pneumonia", "sepsis", "gout", "anemia", "migraine",
@@ -92,7 +93,7 @@ def corpus(n: int) -> tuple[pd.DataFrame, pd.DataFrame, list[Candidate]]:
 
 
 class Ours:
-    """The trainer's loop for one method: prefetched preparation, then ``_Loop.step``."""
+    """The trainer's loop for one method: prefetched preparation, then ``MethodLoop.step``."""
 
     def __init__(self, model: str, variant: str, batch: int, length: int, total_steps: int) -> None:
         method_name, *extra = variant.split(":")
@@ -116,7 +117,7 @@ class Ours:
         t.model.to(self.device)
         s = self.method.settings
         self.encoder = Encoder(t.model, t.tokenizer, s.pooling, s.first_layer, length, self.device)
-        self.loop = _Loop(self.method, self.encoder, seed=0)
+        self.loop = MethodLoop(self.method, self.encoder, seed=0)
         self.data, self.next_step, self.params = data, 1, sum(p.numel() for p in t.model.parameters())
         self.tokens_per_step = (3 if method_name in ROW_METHODS else 2) * batch * length  # rows through the encoder
 

@@ -318,14 +318,14 @@ def test_prefetched_batches_match_inline_preparation(tiny_bert: Path, tmp_path: 
     from clinsent.models.base import load_transformer
     from clinsent.models.encoder import Encoder
     from clinsent.train.prefetch import prefetch
-    from clinsent.train.trainer import _Loop
+    from clinsent.train.trainer import MethodLoop
 
     sentences, entities = _corpus()
     method = _method("medse", perturbation="random_tokens", augmentation="token_cutoff")
     cands = [Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()]
     data = PlanData(plan_batches(cands, "replace", 8, 4, 0), sentences, entities)
     t = load_transformer(str(tiny_bert), 32)
-    loop = _Loop(method, Encoder(t.model, t.tokenizer, "first_last", 1, 32, torch.device("cpu")), seed=0)
+    loop = MethodLoop(method, Encoder(t.model, t.tokenizer, "first_last", 1, 32, torch.device("cpu")), seed=0)
     ahead = list(prefetch(lambda step: loop.prepare(data, step), range(1, 5), depth=2))
     for step, batch in ahead:
         inline = loop.prepare(data, step)

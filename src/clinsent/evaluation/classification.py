@@ -58,47 +58,39 @@ def few_shot(labels: np.ndarray, per_class: int, seed: int, where: str) -> np.nd
 
 def best_epoch(epochs: Sequence[dict[str, Any]], headline: str = "f1_macro") -> int:
     """1-based epoch with the best test headline (ties: the earlier; NaN never wins)."""
-    scores = [e["test"][headline] for e in epochs]
-    finite = [(s, -i) for i, s in enumerate(scores) if not math.isnan(s)]
-    return -max(finite)[1] + 1 if finite else 1
+    from clinsent.train.core import best_index
+
+    return best_index([e["test"][headline] for e in epochs])
 
 
 def train_head(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, n_classes: int,
                epochs: int, learning_rate: float, batch_size: int, seed: int, hidden: int | None = None,
                dropout: float = 0.1, log: Callable[[str], Any] | None = None) -> list[dict[str, Any]]:
-    """Train the two-layer head on frozen features (AdamW, linear warm-up 10% and decay), scoring
-    the test split after every epoch; returns one record per epoch."""
+    """Train the two-layer head on frozen features (AdamW with its default weight decay 0.01,
+    linear warm-up 10% and decay, no clipping: the training core, :mod:`clinsent.train.core`),
+    scoring the test split after every epoch; returns one record per epoch."""
     import torch  # here, not at import: every evaluate job imports the task registry
-    from transformers import get_linear_schedule_with_warmup
 
     from clinsent.models.heads import ClassificationHead
+    from clinsent.train.core import Optimisation, fit_epochs
 
     torch.manual_seed(seed)
     head = ClassificationHead(x_train.shape[1], n_classes, hidden, dropout)
     xt = torch.as_tensor(x_train, dtype=torch.float32)
     yt = torch.as_tensor(y_train, dtype=torch.long)
     xs = torch.as_tensor(x_test, dtype=torch.float32)
-    per_epoch = math.ceil(len(xt) / batch_size)
-    optimizer = torch.optim.AdamW(head.parameters(), lr=learning_rate)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(round(0.1 * per_epoch * epochs)), per_epoch * epochs)
-    records = []
-    for epoch in range(1, epochs + 1):
-        head.train()
-        order = np.random.default_rng([seed, epoch]).permutation(len(xt))
-        losses = []
-        for k in range(per_epoch):
-            idx = torch.as_tensor(order[k * batch_size:(k + 1) * batch_size])
-            loss = torch.nn.functional.cross_entropy(head(xt[idx]), yt[idx])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            scheduler.step()
-            losses.append(float(loss.detach()))
-        head.eval()
-        with torch.no_grad():
-            proba = torch.softmax(head(xs), dim=1).numpy()
-        metrics = classification_metrics(y_test, proba, n_classes)
-        records.append({"epoch": epoch, "loss": float(np.mean(losses)), "test": metrics})
+    optimisation = Optimisation(list(head.parameters()), learning_rate, math.ceil(len(xt) / batch_size) * epochs,
+                                warmup_ratio=0.1, weight_decay=0.01)
+
+    def loss_of(rows: list[int]) -> torch.Tensor:
+        idx = torch.as_tensor(rows)
+        return torch.nn.functional.cross_entropy(head(xt[idx]), yt[idx])
+
+    def scored() -> dict[str, Any]:
+        return {"test": classification_metrics(y_test, torch.softmax(head(xs), dim=1).numpy(), n_classes)}
+
+    def report(record: dict[str, Any]) -> None:
         if log:
-            log(f"epoch {epoch}: loss {np.mean(losses):.4f}, test f1_macro {metrics['f1_macro']:.4f}")
-    return records
+            log(f"epoch {record['epoch']}: loss {record['loss']:.4f}, test f1_macro {record['test']['f1_macro']:.4f}")
+
+    return fit_epochs(len(xt), batch_size, epochs, seed, optimisation, loss_of, scored, head.train, report).epochs

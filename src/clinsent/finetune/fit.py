@@ -1,7 +1,8 @@
-"""The fine-tuning loop shared by bi-encoders and cross-encoders: seeded shuffles per epoch,
-AdamW with linear warm-up and decay (``transformers.get_linear_schedule_with_warmup``), the
-gradient norm clipped to 1, and after every epoch the validation and test metrics; the epoch
-with the best validation headline is reported (ties: the earlier epoch).
+"""The fine-tuning loop shared by bi-encoders, cross-encoders and the document and token
+classifiers, on the training core (:mod:`clinsent.train.core`): seeded shuffles per epoch,
+AdamW with linear warm-up and decay (transformers' schedule), the gradient norm clipped to 1,
+and after every epoch the validation and test metrics; the epoch with the best validation
+headline is reported (ties: the earlier epoch).
 
 Why our own loop rather than sentence-transformers' trainers: they need ``datasets`` and
 ``accelerate`` (not installed here) and evaluate through their own evaluators, while the
@@ -12,12 +13,10 @@ after every epoch. The losses are sentence-transformers' own modules.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import torch
 
 from clinsent.finetune.config import FinetuneSettings
@@ -41,40 +40,27 @@ def fit(n: int, s: FinetuneSettings, seed: int, parameters: list[torch.nn.Parame
     """``n`` training rows (pairs, documents); ``step(rows)`` returns the loss of those rows;
     ``evaluate()`` returns (validation metrics, test metrics) with the model in eval mode.
     The best epoch is the one with the best finite validation headline (NaN never wins; when
-    every epoch is NaN, the last)."""
-    from transformers import get_linear_schedule_with_warmup
+    every epoch is NaN, ``best_epoch`` stays 0 and ``best()`` is the last)."""
+    from clinsent.train.core import Optimisation, fit_epochs
 
     if n == 0:
         raise ValueError("no training rows")
-    per_epoch = math.ceil(n / s.batch_size)
-    total = per_epoch * s.epochs
-    optimizer = torch.optim.AdamW(parameters, lr=s.learning_rate, weight_decay=s.weight_decay)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(round(s.warmup_ratio * total)), total)
-    result, best, seen, busy = FitResult(), -math.inf, 0, 0.0
-    for epoch in range(1, s.epochs + 1):
-        set_train(True)
-        order = np.random.default_rng([seed, epoch]).permutation(n)
-        losses = []
-        for k in range(per_epoch):
-            idx = order[k * s.batch_size:(k + 1) * s.batch_size].tolist()
-            t0 = time.perf_counter()
-            loss = step(idx)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(parameters, 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            busy += time.perf_counter() - t0
-            seen += texts_per_row * len(idx)
-            losses.append(float(loss.detach()))
-        set_train(False)
-        with torch.no_grad():
-            validation, test = evaluate()
-        result.epochs.append({"epoch": epoch, "loss": float(np.mean(losses)), "validation": validation, "test": test})
-        score = float(validation[headline])
-        log(f"epoch {epoch}/{s.epochs}: loss {np.mean(losses):.4f}, validation {headline} {score:.4f}, "
-            f"{seen / max(busy, 1e-9):.1f} sentences/s")
+    optimisation = Optimisation(parameters, s.learning_rate, math.ceil(n / s.batch_size) * s.epochs,
+                                warmup_ratio=s.warmup_ratio, weight_decay=s.weight_decay, grad_clip=1.0)
+    result, best = FitResult(), -math.inf
+
+    def scored() -> dict[str, Any]:
+        validation, test = evaluate()
+        return {"validation": validation, "test": test}
+
+    def report(record: dict[str, Any]) -> None:
+        nonlocal best
+        score = float(record["validation"][headline])
+        log(f"epoch {record['epoch']}/{s.epochs}: loss {record['loss']:.4f}, validation {headline} {score:.4f}")
         if score > best:  # NaN compares False
-            best, result.best_epoch = score, epoch
-    result.sentences_per_s = seen / max(busy, 1e-9)
+            best, result.best_epoch = score, record["epoch"]
+
+    run = fit_epochs(n, s.batch_size, s.epochs, seed, optimisation, step, scored, set_train, report)
+    result.epochs = run.epochs
+    result.sentences_per_s = texts_per_row * run.rows / max(run.busy_seconds, 1e-9)
     return result

@@ -12,7 +12,7 @@ import torch
 
 from clinsent.finetune.config import FinetuneSettings
 from clinsent.tasks.base import Task
-from clinsent.train.trainer import pick_device, seed_everything
+from clinsent.train.core import pick_device, seed_everything
 
 
 def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: FinetuneSettings, seed: int,

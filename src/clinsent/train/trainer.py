@@ -16,13 +16,13 @@ Why a custom loop rather than sentence-transformers' trainer: MED-SE needs the t
 of the same forward pass as the sentence embedding, entity spans and definitions per row, a
 second encoder, and batches fixed in advance by the batch plan (the stock trainer reshuffles
 rows and its collator drops non-text columns). Sentence-transformers still provides the model
-modules, the tokenizer and the saved model format.
+modules, the tokenizer and the saved model format; the optimiser, schedule and clipping are the
+training core's (:mod:`clinsent.train.core`), shared with fine-tuning and the frozen head.
 """
 
 from __future__ import annotations
 
 import contextlib
-import random
 import shutil
 import signal
 import threading
@@ -44,7 +44,10 @@ from clinsent.models.encoder import Encoder
 from clinsent.settings import to_config
 from clinsent.tasks.base import Task
 from clinsent.train import checkpoint as ckpt
+from clinsent.train.core import Optimisation, pick_device, seed_everything
 from clinsent.train.prefetch import prefetch
+
+__all__ = ["MethodLoop", "Preempted", "TrainResult", "pick_device", "seed_everything", "steps_from_epochs", "train"]
 
 CURVE_COLUMNS = ["step", "eval_set", "metric", "score", "loss"]
 
@@ -91,16 +94,6 @@ def steps_from_epochs(method: Method, data: TrainingData | None) -> Method:
     if not isinstance(s, TrainedSettings) or s.epochs is None or per_epoch is None or not rows_source(s):
         return method
     return type(method)(replace(s, steps=max(1, int(round(s.epochs * per_epoch)))))
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def pick_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def step_generator(seed: int, step: int) -> torch.Generator:
@@ -193,7 +186,7 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     if trained:
         assert data is not None and isinstance(s, TrainedSettings)
         data.check(s.steps)
-        loop = _Loop(method, encoder, seed, data)
+        loop = MethodLoop(method, encoder, seed, data)
         if resumed:
             loop.restore(resumed)
             log(f"resumed from the checkpoint at step {resumed['step']} in {work}")
@@ -233,8 +226,10 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     return TrainResult(pd.DataFrame(curve, columns=CURVE_COLUMNS + parts), best_step, best_score, info)
 
 
-class _Loop:
-    """The optimisation of one job: the method's loss module, optimiser, schedule and steps."""
+class MethodLoop:
+    """The optimisation of one job: the method's loss module and the training core's optimiser,
+    schedule and clipping (:class:`clinsent.train.core.Optimisation`), stepped through the batch
+    plan's steps. ``bench/`` times its :meth:`step`."""
 
     def __init__(self, method: Method, encoder: Encoder, seed: int, data: TrainingData | None = None) -> None:
         s = method.settings
@@ -247,33 +242,20 @@ class _Loop:
         for p in [*encoder.model.parameters(), *self.loss.parameters()]:  # a shared module counts once
             if p.requires_grad and all(p is not q for q in self.params):
                 self.params.append(p)
-        cuda = encoder.device.type == "cuda"
-        if s.optimizer == "rmsprop":
-            self.optimizer: torch.optim.Optimizer = torch.optim.RMSprop(self.params, lr=s.learning_rate)
-        else:
-            self.optimizer = torch.optim.AdamW(self.params, lr=s.learning_rate, weight_decay=0.0, fused=cuda or None)
-        total, warm = max(s.steps, 1), int(round(s.warmup_ratio * s.steps))
-
-        def schedule(step: int) -> float:  # transformers' linear schedule with warm-up
-            if step < warm:
-                return step / warm
-            return max(0.0, (total - step) / max(total - warm, 1))
-
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, schedule)
+        self.optimisation = Optimisation(self.params, s.learning_rate, s.steps, warmup_ratio=s.warmup_ratio,
+                                         grad_clip=s.grad_clip, optimizer=s.optimizer, device=encoder.device)
         if s.compile:
             encoder.forward_model = torch.compile(encoder.model, dynamic=True)
         torch.manual_seed(seed)  # dropout masks do not depend on which extra modules were built
 
     def state(self, step: int) -> dict[str, Any]:
         return {"step": step, "model": self.encoder.model.state_dict(), "loss": self.loss.state_dict(),
-                "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
-                "rng": ckpt.rng_state()}
+                **self.optimisation.state_dict(), "rng": ckpt.rng_state()}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.encoder.model.load_state_dict(state["model"])
         self.loss.load_state_dict(state["loss"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
+        self.optimisation.load_state_dict(state)
         ckpt.set_rng_state(state["rng"])
 
     def step(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
@@ -282,12 +264,7 @@ class _Loop:
         self.loss.train()
         parts = self.loss(batch)
         total = torch.stack(list(parts.values())).sum()
-        self.optimizer.zero_grad(set_to_none=True)
-        total.backward()
-        if self.s.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(self.params, self.s.grad_clip)
-        self.optimizer.step()
-        self.scheduler.step()
+        self.optimisation.step(total)
         return {"loss": total.detach(), **{f"loss_{k}": v.detach() for k, v in parts.items()}}
 
     def prepare(self, data: TrainingData, step: int) -> dict[str, Any]:

@@ -1,0 +1,127 @@
+"""The one optimisation core shared by pre-training (:mod:`clinsent.train.trainer`), fine-tuning
+(:mod:`clinsent.finetune.fit`) and the frozen-encoder head
+(:func:`clinsent.evaluation.classification.train_head`).
+
+- :func:`pick_device` and :func:`seed_everything`: CUDA when present; Python's, NumPy's and
+  torch's global generators seeded together.
+- :class:`Optimisation`: the optimiser (AdamW, fused on CUDA, or RMSprop), transformers' own
+  linear schedule with warm-up (``get_linear_schedule_with_warmup``), gradient-norm clipping,
+  and one :meth:`~Optimisation.step` that zeroes, back-propagates, clips, steps and schedules;
+  its state goes into checkpoints.
+- :func:`epoch_batches`: the seeded per-epoch shuffles of an epoch loop (row order of epoch e:
+  a permutation drawn from ``default_rng([seed, e])``, so a rerun draws the same batches).
+- :func:`best_index` and :func:`fit_epochs`: an epoch loop with evaluation after every epoch and
+  the best epoch (ties: the earlier; NaN never wins).
+
+The trainer's own loop stays step-driven (batch plans fix every step's rows in advance, with
+prefetching, checkpoints and preemption) and takes its optimisation from here.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+
+def pick_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class Optimisation:
+    """Optimiser, linear schedule with warm-up, and clipping over one parameter list.
+
+    ``total_steps`` steps, the first ``round(warmup_ratio x total_steps)`` warming up linearly,
+    then a linear decay to 0 (transformers' schedule). ``grad_clip`` 0 switches clipping off."""
+
+    def __init__(self, params: Sequence[torch.nn.Parameter], learning_rate: float, total_steps: int,
+                 warmup_ratio: float = 0.0, weight_decay: float = 0.0, grad_clip: float = 0.0,
+                 optimizer: Literal["adamw", "rmsprop"] = "adamw", device: torch.device | None = None) -> None:
+        from transformers import get_linear_schedule_with_warmup
+
+        self.params = list(params)
+        self.grad_clip = grad_clip
+        cuda = device is not None and device.type == "cuda"
+        if optimizer == "rmsprop":
+            self.optimizer: torch.optim.Optimizer = torch.optim.RMSprop(self.params, lr=learning_rate,
+                                                                         weight_decay=weight_decay)
+        else:
+            self.optimizer = torch.optim.AdamW(self.params, lr=learning_rate, weight_decay=weight_decay,
+                                               fused=cuda or None)
+        total = max(int(total_steps), 1)
+        self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(round(warmup_ratio * total_steps)), total)
+
+    def step(self, loss: torch.Tensor) -> None:
+        """Back-propagate ``loss`` and take one optimiser and schedule step."""
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.params, self.grad_clip)
+        self.optimizer.step()
+        self.scheduler.step()
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+
+
+def epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> Iterator[list[int]]:
+    """The row indices of each batch of one epoch (the last batch may be short)."""
+    order = np.random.default_rng([seed, epoch]).permutation(n)
+    for k in range(math.ceil(n / batch_size)):
+        yield order[k * batch_size:(k + 1) * batch_size].tolist()
+
+
+def best_index(scores: Sequence[float]) -> int:
+    """1-based index of the best score (ties: the earlier; NaN never wins; all NaN: the first)."""
+    finite = [(s, -i) for i, s in enumerate(scores) if not math.isnan(s)]
+    return -max(finite)[1] + 1 if finite else 1
+
+
+@dataclass
+class EpochResult:
+    epochs: list[dict[str, Any]] = field(default_factory=list)  # per epoch: epoch, loss, and what evaluate returned
+    busy_seconds: float = 0.0  # in the training steps
+    rows: int = 0  # rows trained on, over every epoch
+
+
+def fit_epochs(n: int, batch_size: int, epochs: int, seed: int, optimisation: Optimisation,
+               loss_of: Callable[[list[int]], torch.Tensor], evaluate: Callable[[], dict[str, Any]],
+               set_train: Callable[[bool], Any], log: Callable[[dict[str, Any]], None] | None = None) -> EpochResult:
+    """``epochs`` passes over ``n`` rows in seeded batches; ``loss_of(rows)`` is a batch's loss;
+    after every epoch ``evaluate()`` (in eval mode, without gradient) gives that epoch's record."""
+    if n == 0:
+        raise ValueError("no training rows")
+    result = EpochResult()
+    for epoch in range(1, epochs + 1):
+        set_train(True)
+        losses = []
+        for rows in epoch_batches(n, batch_size, seed, epoch):
+            t0 = time.perf_counter()
+            loss = loss_of(rows)
+            optimisation.step(loss)
+            result.busy_seconds += time.perf_counter() - t0
+            result.rows += len(rows)
+            losses.append(float(loss.detach()))
+        set_train(False)
+        with torch.no_grad():
+            record = {"epoch": epoch, "loss": float(np.mean(losses)), **evaluate()}
+        result.epochs.append(record)
+        if log:
+            log(record)
+    return result
