@@ -86,11 +86,11 @@ def test_demo_config_is_a_subset_of_the_paper_config() -> None:
 def test_a_table_citing_an_unknown_run_is_a_clear_error() -> None:
     cfg = _load(DEMO)
     cfg["tables"]["table8"]["rows"][0]["cells"] = ["medse_typo"]
-    with pytest.raises(ValueError, match=r"tables\.table8\.rows\[0\] \(Mean\) cites method 'medse_typo'"):
+    with pytest.raises(ValueError, match=r"^config: tables\.table8\.rows\[0\] \(Mean\): cites method 'medse_typo', which is not a key of methods.*Fix: "):
         Grid.from_config(cfg)
     cfg = _load(DEMO)
     cfg["figures"]["figure2"]["points"][0]["run"] = "lm@biobert"
-    with pytest.raises(ValueError, match=r"figures\.figure2\.points\[0\] cites base model 'biobert'"):
+    with pytest.raises(ValueError, match=r"^config: figures\.figure2\.points\[0\]: cites base model 'biobert'.*Fix: "):
         Grid.from_config(cfg)
 
 
@@ -129,11 +129,11 @@ def test_augment_demo_is_a_subset_of_the_paper_config() -> None:
 def test_augment_tables_name_known_sets_and_methods() -> None:
     cfg = yaml.safe_load(AUGMENT_DEMO.read_text())
     cfg["tables"]["table2"]["rows"][0]["method"] = "rc_typo"
-    with pytest.raises(ValueError, match=r"tables\.table2\.rows\[0\]\.method names 'rc_typo'"):
+    with pytest.raises(ValueError, match=r"^config: tables\.table2\.rows\[0\]\.method: names 'rc_typo'"):
         Grid.from_config(cfg)
     cfg = yaml.safe_load(AUGMENT_DEMO.read_text())
     cfg["tables"]["table3"]["eval_sets"].append("cmedqa")
-    with pytest.raises(ValueError, match=r"tables\.table3\.eval_sets names 'cmedqa', which is not a key of eval_sets"):
+    with pytest.raises(ValueError, match=r"^config: tables\.table3\.eval_sets: names 'cmedqa', which is not a key of eval_sets"):
         Grid.from_config(cfg)
 
 

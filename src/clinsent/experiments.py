@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clinsent.data.plan import SentencePlan
+from clinsent.errors import InputError
 from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.methods.config import MethodEntry, resolve_methods
+from clinsent.registry import did_you_mean
 from clinsent.report.kinds.base import entries as kind_entries
 
 Run = tuple[str, str]  # (method, base_model)
@@ -42,8 +44,8 @@ class Grid:
         methods, bases = config["methods"], list(config["base_models"])
         default_base = (config.get("report") or {}).get("base_model") or bases[0]
         if default_base not in bases:
-            raise ValueError(f"config: report.base_model {default_base!r} is not a key of base_models {bases}. "
-                             "Fix: name one of them.")
+            raise InputError("config: report.base_model", f"{default_base!r} is not a key of base_models {bases}",
+                             "name one of them")
         check_references(config)
         refs = cited_runs(config)
         if refs:
@@ -75,8 +77,8 @@ def check_references(config: dict[str, Any]) -> None:
         for where, name, what in kind.names(key, entry):
             if name not in known[what]:
                 section = {"corpora": "sentence_corpora"}.get(what, what)
-                raise ValueError(f"config: {where} names {name!r}, which is not a key of {section} {known[what]}. "
-                                 f"Fix: add it under {section} or correct the name.")
+                raise InputError(f"config: {where}", f"names {name!r}, which is not a key of {section} {known[what]}"
+                                 f"{did_you_mean(name, known[what])}", f"add it under {section} or correct the name")
 
 
 def split_run(ref: str, default_base: str) -> Run:
@@ -88,9 +90,9 @@ def split_run(ref: str, default_base: str) -> Run:
 def parse_run(ref: str, where: str, methods: dict[str, Any], bases: list[str], default_base: str) -> Run:
     method, base = split_run(ref, default_base)
     if method not in methods:
-        raise ValueError(f"config: {where} cites method {method!r}, which is not a key of methods. "
-                         "Fix: add it under methods or correct the name.")
+        raise InputError(f"config: {where}", f"cites method {method!r}, which is not a key of methods"
+                         f"{did_you_mean(method, methods)}", "add it under methods or correct the name")
     if base not in bases:
-        raise ValueError(f"config: {where} cites base model {base!r}, which is not a key of base_models {bases}. "
-                         "Fix: add it under base_models or correct the name.")
+        raise InputError(f"config: {where}", f"cites base model {base!r}, which is not a key of base_models {bases}"
+                         f"{did_you_mean(base, bases)}", "add it under base_models or correct the name")
     return method, base
