@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from clinsent.data.nli import read_nli_jsonl, triplets
-from clinsent.data.readers import read_training_rows
+from clinsent.data.training_rows import read_training_rows
 from clinsent.data.rows import RowsData, TrainingRows
 from clinsent.errors import InputError
 from clinsent.evaluation.sts_data import StsSet

@@ -1,5 +1,5 @@
 """Snakemake script: one training_data entry as distributed -> training rows (parquet) and a report."""
-from clinsent.data.readers import read_training_rows
+from clinsent.data.training_rows import read_training_rows
 from clinsent.io import write_json, write_parquet
 from clinsent.smk import setup_logging
 

@@ -2,7 +2,9 @@
 
 A reader takes the validated ``training_data.<name>`` entry and returns the rows (a
 DataFrame with named text columns) and a report of what it kept and skipped (counts only,
-never text). Register a new one with ``@READERS.register("format_name")``.
+never text). Register a new one with ``@READERS.register("format_name")``; the built-ins
+(:mod:`clinsent.data.nli`) register when :mod:`clinsent.data.training_rows` is imported, which
+reads an entry through the registry (this module imports no reader, so none imports it back).
 """
 
 from __future__ import annotations
@@ -16,13 +18,6 @@ from clinsent.registry import Registry
 
 Reader = Callable[[dict[str, Any]], tuple[pd.DataFrame, dict[str, Any]]]
 READERS: Registry[Reader] = Registry("training-data format", "training_data.<name>.format")
-
-
-def read_training_rows(name: str, entry: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
-    import clinsent.data.nli  # noqa: F401  (registers the built-in readers)
-
-    reader = READERS.get(entry["format"], where=f"config: training_data.{name}.format")
-    return reader(entry)
 
 
 def entry_paths(entry: dict[str, Any]) -> list[str]:
