@@ -57,6 +57,7 @@ class Plan:
     finetune: dict[str, FinetuneEntry]
     grid: Grid
     derived: list[str] = field(default_factory=list)  # how steps were derived from epochs (shown in dry runs)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     # -- the config's shape -------------------------------------------------------------------------------------
     @property
@@ -248,11 +249,21 @@ class Plan:
         return inputs
 
     def train_params(self, method: str, base_model: str, seed: int | str) -> dict[str, Any]:
-        entry = self.methods[method]
-        return {"method": entry.train_params(), "base_model": self.start_model(method, base_model, seed),
+        key = (method, base_model, str(seed))
+        if key not in self._cache:  # each param of each train job asks (the dry run's listing again)
+            entry = self.methods[method]
+            self._cache[key] = {
+                "method": entry.train_params(), "base_model": self.start_model(method, base_model, seed),
                 "eval_sets": {name: self.eval_sets[name].curve_params() for name in self.curve_sets(method)},
                 "selection_set": entry.selection_set,
                 "checkpoint_dir": f"{self.results}/checkpoints/{method}/{base_model}/seed{seed}"}
+        return dict(self._cache[key])
+
+    def eval_params(self, name: str) -> dict[str, Any]:
+        """An eval set's params (what its embed, evaluate and stats jobs depend on)."""
+        if name not in self._cache:
+            self._cache[name] = self.eval_sets[name].params()
+        return dict(self._cache[name])
 
     def plan_inputs(self, plan: str) -> dict[str, str]:
         """The sentences (and, for the notes' sets, the linked entities) a batch plan draws from."""

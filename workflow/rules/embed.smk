@@ -10,7 +10,7 @@ rule embed:
     output:
         f"{R}/embeddings/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.parquet",
     params:
-        eval_set=lambda wc: EVAL[wc.eval_set].params(),
+        eval_set=lambda wc: PLAN.eval_params(wc.eval_set),
     log:
         f"{LOGS}/embed/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.log",
     benchmark:

@@ -12,7 +12,7 @@ rule evaluate:
     output:
         f"{R}/metrics/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.json",
     params:
-        eval_set=lambda wc: EVAL[wc.eval_set].params(),
+        eval_set=lambda wc: PLAN.eval_params(wc.eval_set),
         postprocess=lambda wc: PLAN.methods[wc.method].postprocess,
         whitening_dims=lambda wc: PLAN.methods[wc.method].whitening_dims,
     log:

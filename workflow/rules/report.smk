@@ -62,7 +62,7 @@ rule eval_set_stats:
     output:
         f"{R}/stats/eval_sets/{{eval_set}}.json",
     params:
-        eval_set=lambda wc: EVAL[wc.eval_set].params(),
+        eval_set=lambda wc: PLAN.eval_params(wc.eval_set),
     log:
         f"{LOGS}/eval_set_stats/{{eval_set}}.log",
     benchmark:
