@@ -108,6 +108,7 @@ def _preempt_when_training(run: subprocess.Popen[str], workdir: Path, method: st
     return None
 
 
+@pytest.mark.workflow
 def test_workflow_on_loopback_slurm_matches_local(cluster: Path, tmp_path: Path, tiny_bert: Path) -> None:
     """The reduced config on the loopback cluster, with its MED-SE train job preempted (SIGTERM)
     once it is training: the job checkpoints and exits, the profile's retries resubmit it, it
@@ -158,6 +159,7 @@ def test_workflow_on_loopback_slurm_matches_local(cluster: Path, tmp_path: Path,
     assert subprocess.run(["squeue", "-h"], capture_output=True, text=True).stdout.strip() == ""
 
 
+@pytest.mark.workflow
 def test_a_failing_job_names_its_log(cluster: Path, tmp_path: Path, tiny_bert: Path) -> None:
     (tmp_path / "config").mkdir()
     cfg = _reduced(_config(tmp_path, tiny_bert))
