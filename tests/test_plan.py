@@ -204,3 +204,10 @@ def test_nothing_outside_the_kinds_names_a_kind() -> None:
     found = [f"{p.relative_to(REPO)}:{i + 1}" for p in places for i, line in enumerate(p.read_text().splitlines())
              if pattern.search(line)]
     assert not found, found
+
+
+def test_a_notes_format_is_a_registered_reader(configs: dict[str, dict[str, Any]]) -> None:
+    changed = copy.deepcopy(configs["medse-demo"])
+    changed["notes"]["format"] = "parquett"
+    with pytest.raises(ValueError, match=r"^config: notes\.format: unknown notes format 'parquett' \(closest: 'parquet'\)"):
+        _plan(changed)

@@ -399,6 +399,10 @@ def build_plan(config: dict[str, Any]) -> Plan:
                              "rename the corpus")
     # `plugins` (Python files or modules) may register more methods and tasks; every job script imports them too
     load_plugins(config.get("plugins"))
+    if config.get("notes"):
+        from clinsent.corpus.notes import NOTE_READERS
+
+        NOTE_READERS.get(str(config["notes"].get("format", "noteevents_csv")), where="config: notes.format")
     check_entries(config)  # each table and figure against its kind's keys, their defaults filled in
     methods = resolve_methods(config)
     eval_sets = resolve_eval_sets(config)

@@ -23,7 +23,7 @@ import io
 import logging
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -36,10 +36,14 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from clinsent.errors import InputError
+from clinsent.registry import Registry
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("noteevents_csv", "txt_dir", "parquet")
+NoteReader = Callable[["NotesSpec", "ReadStats"], Iterator[pa.Table]]
+# A notes format is one registered reader (``notes.format`` names it): it streams tables of
+# NOTE_SCHEMA and counts what it read and skipped in ``ReadStats``.
+NOTE_READERS: Registry[NoteReader] = Registry("notes format", "notes.format")
 REQUIRED = ("ROW_ID", "CATEGORY", "TEXT")
 OPTIONAL = ("SUBJECT_ID", "HADM_ID", "DESCRIPTION", "ISERROR")
 NOTE_SCHEMA = pa.schema([
@@ -212,6 +216,7 @@ def _optional_int(values: pa.Array) -> pa.Array:
     return pc.if_else(ok, stripped, pa.scalar(None, pa.string())).cast(pa.int64())
 
 
+@NOTE_READERS.register("noteevents_csv")
 def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     path = Path(spec.path)
     names = _csv_header(path)
@@ -294,6 +299,7 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
                          "the file is truncated (an interrupted copy or download): re-copy it")
 
 
+@NOTE_READERS.register("txt_dir")
 def iter_txt_dir(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     root = Path(spec.path)
     if not root.is_dir():
@@ -326,6 +332,7 @@ def iter_txt_dir(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
         yield _table(pa.array(ids, pa.int64()), pa.array(names, pa.string()), pa.array(texts, pa.string()), len(ids))
 
 
+@NOTE_READERS.register("parquet")
 def iter_parquet(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     path = Path(spec.path)
     try:
@@ -366,12 +373,10 @@ def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.T
     """Stream the kept notes as tables with ``NOTE_SCHEMA`` (empty texts are dropped and counted)."""
     stats = stats if stats is not None else ReadStats()
     path = Path(spec.path)
-    if spec.format not in FORMATS:
-        raise InputError("config notes.format", f"unknown format {spec.format!r}", f"use one of {', '.join(FORMATS)}")
+    source = NOTE_READERS.get(spec.format, where="config: notes.format")
     if not path.exists():
         raise InputError(path, "the notes path does not exist",
                          "set `notes.path` in the config to your NOTEEVENTS.csv(.gz), notes folder or parquet file")
-    source = {"noteevents_csv": iter_noteevents, "txt_dir": iter_txt_dir, "parquet": iter_parquet}[spec.format]
     for table in source(spec, stats):
         nonempty = pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(pc.fill_null(table["text"], ""))), 0)
         kept = table.filter(nonempty)

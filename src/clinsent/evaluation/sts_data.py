@@ -1,6 +1,6 @@
 """Read STS evaluation sets.
 
-Formats (config ``eval_sets.<name>.format``):
+Formats (config ``eval_sets.<name>.format``; each one registered in :data:`STS_FORMATS`):
 - ``sts_tsv``: tab-separated with a header naming ``sentence1``, ``sentence2`` and ``score``;
 - ``n2c2_sts``: the n2c2 2019 ClinicalSTS layout, no header, ``s1<TAB>s2<TAB>score``; for the
   test file (``s1<TAB>s2``) give the gold file (one score per line) as ``gold``;
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from clinsent.errors import InputError
+from clinsent.registry import Registry
 
-FORMATS = ("sts_tsv", "n2c2_sts", "table")
 
 
 @dataclass(frozen=True)
@@ -157,47 +158,89 @@ def _check_scale(scores: list[float], where: list[str], scale_max: float, name: 
                              f"fix the row, or set eval_sets.{name}.scale_max to the file's scale")
 
 
-def read_sts(name: str, path: str | Path, fmt: str, gold: str | Path | None = None, scale_max: float = 5.0) -> StsSet:
-    path = Path(path)
-    rows = _rows(path)
-    if not rows:
-        raise InputError(path, "the evaluation file is empty", "point the eval set at a non-empty STS file")
+Pairs = tuple[list[str], list[str], list[float], list[str]]  # sentences 1 and 2, scores, where each score is (file:line)
+
+
+def _sts_tsv(path: Path, rows: list[list[str]], gold: str | Path | None) -> Pairs:
+    header = [h.strip() for h in rows[0]]
+    missing = [c for c in ("sentence1", "sentence2", "score") if c not in header]
+    if missing:
+        raise InputError(f"{path}:1", f"header {header} lacks {missing}",
+                         "add a header `sentence1<TAB>sentence2<TAB>score`, or use format n2c2_sts")
+    i1, i2, i3 = (header.index(c) for c in ("sentence1", "sentence2", "score"))
     s1: list[str] = []
     s2: list[str] = []
     scores: list[float] = []
-    if fmt == "sts_tsv":
-        header = [h.strip() for h in rows[0]]
-        missing = [c for c in ("sentence1", "sentence2", "score") if c not in header]
-        if missing:
-            raise InputError(f"{path}:1", f"header {header} lacks {missing}",
-                             "add a header `sentence1<TAB>sentence2<TAB>score`, or use format n2c2_sts")
-        i1, i2, i3 = (header.index(c) for c in ("sentence1", "sentence2", "score"))
-        for line, r in enumerate(rows[1:], start=2):
-            if len(r) <= max(i1, i2, i3):
-                raise InputError(f"{path}:{line}", f"{len(r)} field(s), expected {len(header)}", "fix the row")
-            s1.append(r[i1].strip())
-            s2.append(r[i2].strip())
-            scores.append(_score(r[i3], path, line))
-    elif fmt == "n2c2_sts":
-        gold_scores = None
-        if gold is not None:
-            gold_rows = [r for r in _rows(Path(gold))]
-            gold_scores = [_score(r[0], Path(gold), i) for i, r in enumerate(gold_rows, start=1)]
-            if len(gold_scores) != len(rows):
-                raise InputError(gold, f"{len(gold_scores)} gold scores for {len(rows)} pairs in {path}",
-                                 "use the gold file that belongs to this test file")
-        for line, r in enumerate(rows, start=1):
-            want = 2 if gold_scores is not None else 3
-            if len(r) < want:
-                raise InputError(f"{path}:{line}", f"{len(r)} field(s), expected {want} (s1, s2{', score' if want == 3 else ''})",
-                                 "fix the row, or give the gold file as `gold` for a test file without scores")
-            s1.append(r[0].strip())
-            s2.append(r[1].strip())
-            scores.append(gold_scores[line - 1] if gold_scores is not None else _score(r[2], path, line))
-    else:
-        raise InputError(f"config: eval_sets.{name}.format", f"unknown format {fmt!r}", f"use one of {', '.join(FORMATS)}")
-    first = 2 if fmt == "sts_tsv" else 1
-    source = gold if fmt == "n2c2_sts" and gold is not None else path  # the file the scores came from
-    _check_scale(scores, [f"{source}:{first + i}" for i in range(len(scores))], scale_max, name)
-    return StsSet(name, s1, s2, np.asarray(scores, dtype=np.float64), scale_max)
+    for line, r in enumerate(rows[1:], start=2):
+        if len(r) <= max(i1, i2, i3):
+            raise InputError(f"{path}:{line}", f"{len(r)} field(s), expected {len(header)}", "fix the row")
+        s1.append(r[i1].strip())
+        s2.append(r[i2].strip())
+        scores.append(_score(r[i3], path, line))
+    return s1, s2, scores, [f"{path}:{2 + i}" for i in range(len(scores))]
+
+
+def _n2c2_sts(path: Path, rows: list[list[str]], gold: str | Path | None) -> Pairs:
+    gold_scores = None
+    if gold is not None:
+        gold_rows = [r for r in _rows(Path(gold))]
+        gold_scores = [_score(r[0], Path(gold), i) for i, r in enumerate(gold_rows, start=1)]
+        if len(gold_scores) != len(rows):
+            raise InputError(gold, f"{len(gold_scores)} gold scores for {len(rows)} pairs in {path}",
+                             "use the gold file that belongs to this test file")
+    s1: list[str] = []
+    s2: list[str] = []
+    scores: list[float] = []
+    for line, r in enumerate(rows, start=1):
+        want = 2 if gold_scores is not None else 3
+        if len(r) < want:
+            raise InputError(f"{path}:{line}", f"{len(r)} field(s), expected {want} (s1, s2{', score' if want == 3 else ''})",
+                             "fix the row, or give the gold file as `gold` for a test file without scores")
+        s1.append(r[0].strip())
+        s2.append(r[1].strip())
+        scores.append(gold_scores[line - 1] if gold_scores is not None else _score(r[2], path, line))
+    source = gold if gold is not None else path  # the file the scores came from
+    return s1, s2, scores, [f"{source}:{1 + i}" for i in range(len(scores))]
+
+
+@dataclass(frozen=True)
+class StsFormat:
+    """One STS file layout, registered under its ``format`` name. ``own_splits``: the file carries
+    its splits (a ``split`` column or a ``split_file``; ``split`` picks one) instead of a seeded
+    hold-out (``validation_share``). ``read(name, path, gold, split, split_file, scale_max)`` gives
+    the pairs asked for and the number of pairs per split of the whole file."""
+
+    own_splits: bool
+    read: Callable[[str, Path, str | Path | None, str | None, str | Path | None, float], tuple[StsSet, dict[str, int]]]
+
+
+STS_FORMATS: Registry[StsFormat] = Registry("STS format", "eval_sets.<name>.format")
+
+
+def _whole_file(pairs: Callable[[Path, list[list[str]], str | Path | None], Pairs]) -> StsFormat:
+    def read(name: str, path: Path, gold: str | Path | None, split: str | None, split_file: str | Path | None,
+             scale_max: float) -> tuple[StsSet, dict[str, int]]:
+        rows = _rows(path)
+        if not rows:
+            raise InputError(path, "the evaluation file is empty", "point the eval set at a non-empty STS file")
+        s1, s2, scores, where = pairs(path, rows, gold)
+        _check_scale(scores, where, scale_max, name)
+        return StsSet(name, s1, s2, np.asarray(scores, dtype=np.float64), scale_max), {"pairs": len(scores)}
+
+    return StsFormat(own_splits=False, read=read)
+
+
+STS_FORMATS.register("sts_tsv")(_whole_file(_sts_tsv))
+STS_FORMATS.register("n2c2_sts")(_whole_file(_n2c2_sts))
+STS_FORMATS.register("table")(StsFormat(own_splits=True, read=lambda name, path, gold, split, split_file, scale_max:
+                                        read_sts_table(name, path, split, split_file, scale_max)))
+
+
+def sts_format(name: str, fmt: str) -> StsFormat:
+    return STS_FORMATS.get(fmt, where=f"config: eval_sets.{name}.format")
+
+
+def read_sts(name: str, path: str | Path, fmt: str, gold: str | Path | None = None, scale_max: float = 5.0) -> StsSet:
+    """Every pair of a file whose layout holds no splits (``sts_tsv``, ``n2c2_sts``, or a registered one)."""
+    return sts_format(name, fmt).read(name, Path(path), gold, None, None, scale_max)[0]
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from clinsent.evaluation.metrics import cosine_rows, pearson, pearson_p, spearman, sts_metrics
-from clinsent.evaluation.sts_data import StsSet, read_sts, read_sts_table
+from clinsent.evaluation.sts_data import STS_FORMATS, StsSet, sts_format
 from clinsent.errors import InputError
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, PairTargets, Task
@@ -39,9 +40,10 @@ def holdout_mask(n: int, share: float, seed: int) -> np.ndarray:
 @dataclass(frozen=True)
 class StsSettings:
     path: str = knob("", "the STS file", required=True)
-    format: Literal["sts_tsv", "n2c2_sts", "table"] = knob(
-        "n2c2_sts", "sts_tsv (header sentence1, sentence2, score), n2c2_sts (no header, s1<TAB>s2<TAB>score) or table "
-                    "(TSV/CSV/parquet with sentence1, sentence2, score and optional id, split: BIOSSES)", required=True)
+    format: str = knob(
+        "n2c2_sts", "a registered STS format (clinsent.evaluation.sts_data.STS_FORMATS): sts_tsv (header sentence1, "
+                    "sentence2, score), n2c2_sts (no header, s1<TAB>s2<TAB>score) or table (TSV/CSV/parquet with "
+                    "sentence1, sentence2, score and optional id, split: BIOSSES)", required=True)
     gold: str | None = knob(None, "n2c2 test file without scores: the gold file, one score per line")
     split: str | None = knob(None, "format table: the split to use (BLURB: train, dev, test), from the split column "
                                    "or split_file; other formats with validation_share: train or validation")
@@ -75,23 +77,25 @@ class Sts(Task):
     def __init__(self, set_name: str, settings: StsSettings) -> None:
         super().__init__(set_name, settings)
         s, where = settings, f"config: eval_sets.{set_name}"
-        if s.format == "table" and s.validation_share:
-            raise InputError(f"{where}.validation_share", "format table has its own split column or split_file",
+        self.layout = sts_format(set_name, s.format)
+        if self.layout.own_splits and s.validation_share:
+            raise InputError(f"{where}.validation_share", f"format {s.format} has its own split column or split_file",
                              "use split (train, dev, test), or drop validation_share")
-        if s.format != "table" and s.split_file:
-            raise InputError(f"{where}.split_file", f"split_file needs format table, not {s.format}",
-                             "use format table, or validation_share for a seeded split")
-        if s.format != "table" and (s.split is None) != (not s.validation_share):
+        if not self.layout.own_splits and s.split_file:
+            own = " or ".join(n for n in STS_FORMATS.names() if STS_FORMATS.get(n).own_splits)
+            raise InputError(f"{where}.split_file", f"split_file needs format {own}, not {s.format}",
+                             f"use format {own}, or validation_share for a seeded split")
+        if not self.layout.own_splits and (s.split is None) != (not s.validation_share):
             raise InputError(f"{where}.split", f"format {s.format}: split {s.split!r} with validation_share "
                              f"{s.validation_share:g}", "give both (split: train or validation) or neither")
-        if s.format != "table" and s.split is not None and s.split not in HOLDOUT_PARTS:
+        if not self.layout.own_splits and s.split is not None and s.split not in HOLDOUT_PARTS:
             raise InputError(f"{where}.split", f"{s.split!r} is not train or validation", "use train or validation")
 
     def read(self) -> StsSet:
         s = self.settings
-        if s.format == "table":
-            return read_sts_table(self.set_name, s.path, s.split, s.split_file, s.scale_max)[0]
-        full = read_sts(self.set_name, s.path, s.format, s.gold, s.scale_max)
+        if self.layout.own_splits:
+            return self.layout.read(self.set_name, Path(s.path), s.gold, s.split, s.split_file, s.scale_max)[0]
+        full = self.layout.read(self.set_name, Path(s.path), s.gold, None, None, s.scale_max)[0]
         if not s.validation_share:
             return full
         keep = np.flatnonzero(holdout_mask(len(full), s.validation_share, s.validation_seed) == (s.split == "validation"))
@@ -103,10 +107,10 @@ class Sts(Task):
 
     def statistics(self) -> dict[str, Any]:
         s = self.settings
-        if s.format == "table":
-            counts = read_sts_table(self.set_name, s.path, None, s.split_file, s.scale_max)[1]
+        if self.layout.own_splits:
+            counts = self.layout.read(self.set_name, Path(s.path), s.gold, None, s.split_file, s.scale_max)[1]
         elif s.validation_share:
-            n = len(read_sts(self.set_name, s.path, s.format, s.gold, s.scale_max))
+            n = len(self.layout.read(self.set_name, Path(s.path), s.gold, None, None, s.scale_max)[0])
             held = int(holdout_mask(n, s.validation_share, s.validation_seed).sum())
             counts = {"train": n - held, "validation": held}
         else:
