@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import FIGURE_KINDS, LABELLED_RUNS, FigureKind, ReportContext
+from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, LABELLED_RUNS, ReportContext, eval_set_names, item_runs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,11 +23,11 @@ class AlignmentUniformityFigure(FigureKind):
     required = ("eval_set", "points")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return [(f"figures.{key}.points[{i}]", p["run"]) for i, p in enumerate(entry["points"])]
+        return item_runs("figures", key, entry, "points")
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        sets = [entry["eval_set"], *([entry["score_eval_set"]] if entry.get("score_eval_set") else [])]
-        return [(f"figures.{key}", name, "eval_sets") for name in sets]
+        return eval_set_names(f"figures.{key}", entry["eval_set"],
+                              *([entry["score_eval_set"]] if entry.get("score_eval_set") else []))
 
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.report.paper import figure_points

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext
+from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, eval_set_names, item_runs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,10 +24,10 @@ class BarFigure(FigureKind):
     required = ("eval_set", "bars")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return [(f"figures.{key}.bars[{i}]", p["run"]) for i, p in enumerate(entry["bars"])]
+        return item_runs("figures", key, entry, "bars")
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        return [(f"figures.{key}", entry["eval_set"], "eval_sets")]
+        return eval_set_names(f"figures.{key}", entry["eval_set"])
 
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.report.pair_figures import bar_points

@@ -42,6 +42,16 @@ LABELLED_RUNS = {"type": "array", "minItems": 1, "items": {
     "properties": {"label": {"type": "string"}, "run": {"type": "string", "description": "method or method@base_model"}}}}
 
 
+def item_runs(section: str, key: str, entry: Mapping[str, Any], items: str) -> list[tuple[str, str]]:
+    """(where, run) of each item of ``entry[items]`` (a list of {label, run, ...})."""
+    return [(f"{section}.{key}.{items}[{i}]", item["run"]) for i, item in enumerate(entry[items])]
+
+
+def eval_set_names(where: str, *names: str) -> list[tuple[str, str, str]]:
+    """(where, name, "eval_sets") for each eval set an entry names."""
+    return [(where, name, "eval_sets") for name in names]
+
+
 @dataclass
 class ReportContext:
     """What ``paper_report`` hands a kind when it builds one entry."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import FIGURE_KINDS, LABELLED_RUNS, FigureKind, ReportContext
+from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, LABELLED_RUNS, ReportContext, eval_set_names, item_runs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,10 +19,10 @@ class BoxFigure(FigureKind):
     required = ("eval_set", "panels")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return [(f"figures.{key}.panels[{i}]", p["run"]) for i, p in enumerate(entry["panels"])]
+        return item_runs("figures", key, entry, "panels")
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        return [(f"figures.{key}", entry["eval_set"], "eval_sets")]
+        return eval_set_names(f"figures.{key}", entry["eval_set"])
 
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.report.doc_figures import box_points

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind
+from clinsent.report.kinds.base import ReportContext, STRINGS, TABLE_KINDS, TableKind, eval_set_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,7 +21,7 @@ class EvalStatsTable(TableKind):
     required = ("eval_sets",)
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        return [(f"tables.{key}.eval_sets", name, "eval_sets") for name in entry["eval_sets"]]
+        return eval_set_names(f"tables.{key}.eval_sets", *entry["eval_sets"])
 
     def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
         return {"stats": {e: f"{plan.results}/stats/eval_sets/{e}.json" for e in entry["eval_sets"]}}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import FIGURE_KINDS, STRINGS, FigureKind, ReportContext
+from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, STRINGS, eval_set_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,7 +31,7 @@ class FractionFigure(FigureKind):
                 for i, series in enumerate(entry["series"]) for j, p in enumerate(series["points"])]
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        return [(f"figures.{key}", name, "eval_sets") for name in entry["eval_sets"]]
+        return eval_set_names(f"figures.{key}", *entry["eval_sets"])
 
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.report.extras import fraction_points

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext
+from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, eval_set_names, item_runs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,10 +30,10 @@ class LineFigure(FigureKind):
     required = ("xs", "lines")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return [(f"figures.{key}.lines[{i}]", s["run"]) for i, s in enumerate(entry["lines"])]
+        return item_runs("figures", key, entry, "lines")
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        return [(f"figures.{key}", p["eval_set"], "eval_sets") for p in entry["xs"]]
+        return eval_set_names(f"figures.{key}", *(p["eval_set"] for p in entry["xs"]))
 
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.report.doc_figures import line_points

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind
+from clinsent.report.kinds.base import ReportContext, STRINGS, TABLE_KINDS, TableKind, eval_set_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,7 +33,7 @@ class RetrievalExamplesTable(TableKind):
         return [(f"tables.{key}.runs[{i}]", r) for i, r in enumerate(entry["runs"])]
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        return [(f"tables.{key}.eval_set", entry["eval_set"], "eval_sets")]
+        return eval_set_names(f"tables.{key}.eval_set", entry["eval_set"])
 
     def check(self, key: str, entry: Mapping[str, Any], plan: Plan) -> None:
         """The queries must be texts of the eval set: checked when the config is read, not after training."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind
+from clinsent.report.kinds.base import ReportContext, STRINGS, TABLE_KINDS, TableKind, eval_set_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +45,7 @@ class RunsTable(TableKind):
                 for c in row["cells"] if c]
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        return [(f"tables.{key}.eval_sets", name, "eval_sets") for name in entry.get("eval_sets") or []]
+        return eval_set_names(f"tables.{key}.eval_sets", *(entry.get("eval_sets") or []))
 
     def caption(self, entry: Mapping[str, Any], paper_label: str) -> str:
         return f"{entry['caption']} Ours: mean ± std over seeds; ({paper_label}): the paper's reported numbers."

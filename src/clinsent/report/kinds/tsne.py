@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext
+from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, eval_set_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,7 +34,7 @@ class TsneFigure(FigureKind):
         return [(f"figures.{key}.{role}", entry[role]) for role in ROLES]
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        return [(f"figures.{key}", entry["eval_set"], "eval_sets")]
+        return eval_set_names(f"figures.{key}", entry["eval_set"])
 
     def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
         return {"embeddings": {role: plan.first_seed_embeddings(entry[role], entry["eval_set"]) for role in ROLES},
