@@ -53,32 +53,20 @@ def test_a_model_job_imports_torch_the_probe_can_see_it() -> None:
 
 
 def test_reading_every_paper_config_imports_no_torch() -> None:
-    """What the Snakefile does with a config (methods, eval sets, fine-tune entries, the grid),
-    for the five paper configs and their demo twins: no torch, no transformers."""
+    """What the Snakefile does with a config (the plan: methods, eval sets, fine-tune entries, kinds,
+    the grid), for the five paper configs and their demo twins: no torch, no transformers."""
     configs = sorted(str(p) for p in (REPO / "config" / "paper").glob("*.yaml"))
     code = f"""
-import yaml
-from clinsent.experiments import Grid
-from clinsent.finetune.config import resolve_finetunes
-from clinsent.methods.config import resolve_methods
+from clinsent.plan import _load_config, build_plan
 from clinsent.report.build import build_paper_report, build_report
-from clinsent.tasks.config import resolve_eval_sets
-sizes = {{}}
-for path in {configs!r}:
-    config = yaml.safe_load(open(path))
-    config["placeholders_ok"] = True
-    config.setdefault("seeds", [0])
-    config.setdefault("selection_set", None)
-    methods = resolve_methods(config)
-    evals = resolve_eval_sets(config)
-    resolve_finetunes(config, evals)
-    sizes[path] = len(Grid.from_config(config, methods).jobs)
-print({{k.rsplit('/', 1)[-1]: v for k, v in sizes.items()}})
+sizes = {{path.rsplit('/', 1)[-1]: len(build_plan(_load_config(path, {{"placeholders_ok": True}})).trained_jobs())
+         for path in {configs!r}}}
+print(sizes)
 """
     assert _loaded_after(code) == []
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=300)
     sizes = ast.literal_eval(run.stdout.strip().splitlines()[0])
-    assert sizes["medse.yaml"] == 291 and all(n > 0 for n in sizes.values()), json.dumps(sizes)
+    assert sizes["medse.yaml"] == 291 and len(sizes) == 10 and all(n > 0 for n in sizes.values()), json.dumps(sizes)
 
 
 def test_every_package_the_code_imports_is_declared() -> None:
