@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install dev demo test-fast bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm test dry-run lint clean demo-data bench-corpus bench-train bench-augment bench-documents
+.PHONY: install dev demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm test dry-run lint clean demo-data bench-corpus bench-train bench-augment bench-documents
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,14 +70,17 @@ bench-startup: install
 bench-documents: install
 	$(BIN)/python bench/bench_documents.py $(BENCH_ARGS)
 
-test: dev
-	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest
+# The whole suite: the fast part, then the end-to-end workflow runs (each test runs once).
+test: test-fast test-workflow
 
-# The inner loop: mypy and every test that runs no workflow (the `workflow` marker), a few minutes.
+# The inner loop: mypy and every test that runs no workflow (the `workflow` marker), about 2.5 min.
 test-fast: dev
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -m "not workflow"
+
+# The tests that run Snakemake end to end (the paper-demo twins, the whole DAG, loopback Slurm).
+test-workflow: dev
+	$(BIN)/python -m pytest -m workflow
 
 dry-run: install
 	$(BIN)/snakemake all -n --cores $(CORES) --resources gpu=1

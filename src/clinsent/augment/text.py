@@ -22,11 +22,10 @@ resumed job and a rerun see the same views.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-TEXT_AUGMENTATIONS = ("random_crop", "word_deletion", "random_swap", "stopword_insertion", "punctuation_insertion")
 PUNCTUATION = (".", ";", "?", ":", "!", ",")
 # Our fixed list of short English function words (the paper gives "and, the, of, etc.").
 STOPWORDS = ("a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is",
@@ -95,20 +94,20 @@ def punctuation_insertion(parts: list[str], rate: float, rng: np.random.Generato
     return _insert(parts, marks, rng)
 
 
+# name -> the augmentation over a sentence's units: (parts, rate, rng, mask token, stop words) -> parts
+Augmentation = Callable[[list[str], float, np.random.Generator, str, Sequence[str]], list[str]]
+TEXT_AUGMENTATIONS: dict[str, Augmentation] = {
+    "random_crop": lambda parts, rate, rng, mask, words: random_crop(parts, rate, rng, mask),
+    "word_deletion": lambda parts, rate, rng, mask, words: word_deletion(parts, rate, rng),
+    "random_swap": lambda parts, rate, rng, mask, words: random_swap(parts, rng),
+    "stopword_insertion": lambda parts, rate, rng, mask, words: stopword_insertion(parts, rate, rng, words),
+    "punctuation_insertion": lambda parts, rate, rng, mask, words: punctuation_insertion(parts, rate, rng),
+}
+
+
 def augment(text: str, kind: str, rate: float, rng: np.random.Generator, mask_token: str = "[MASK]",
             unit: str = "words", stopwords: Sequence[str] = STOPWORDS) -> str:
-    """One augmented view of ``text``."""
-    parts = units(text, unit)
-    if kind == "random_crop":
-        out = random_crop(parts, rate, rng, mask_token)
-    elif kind == "word_deletion":
-        out = word_deletion(parts, rate, rng)
-    elif kind == "random_swap":
-        out = random_swap(parts, rng)
-    elif kind == "stopword_insertion":
-        out = stopword_insertion(parts, rate, rng, stopwords)
-    elif kind == "punctuation_insertion":
-        out = punctuation_insertion(parts, rate, rng)
-    else:
+    """One augmented view of ``text`` by the augmentation named ``kind``."""
+    if kind not in TEXT_AUGMENTATIONS:
         raise ValueError(f"unknown text augmentation {kind!r}; use one of {', '.join(TEXT_AUGMENTATIONS)}")
-    return join(out, unit)
+    return join(TEXT_AUGMENTATIONS[kind](units(text, unit), rate, rng, mask_token, stopwords), unit)
