@@ -18,12 +18,24 @@ from clinsent.finetune.fit import FitResult, fit
 from clinsent.tasks.base import PairTargets, Task
 
 
-def pair_loss(model: Any, kind: str, margin: float) -> torch.nn.Module:
-    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss, OnlineContrastiveLoss
+def _similarity(model: Any, margin: float) -> torch.nn.Module:
+    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
 
-    if kind == "similarity":
-        return CosineSimilarityLoss(model)
+    return CosineSimilarityLoss(model)
+
+
+def _binary(model: Any, margin: float) -> torch.nn.Module:
+    from sentence_transformers.sentence_transformer.losses import OnlineContrastiveLoss
+
     return OnlineContrastiveLoss(model, margin=margin)
+
+
+# the kind of a task's training pairs (PairTargets.kind) -> sentence-transformers' loss for them
+PAIR_LOSSES: dict[str, Callable[[Any, float], torch.nn.Module]] = {"similarity": _similarity, "binary": _binary}
+
+
+def pair_loss(model: Any, kind: str, margin: float) -> torch.nn.Module:
+    return PAIR_LOSSES[kind](model, margin)
 
 
 def embed_and_score(model: Any, task: Task, batch_size: int = 64) -> dict[str, float]:

@@ -54,6 +54,8 @@ class FinetuneSettings:
 
 DOC_KEYS = ("frozen", "freeze_layers", "per_class")  # keys of document- and token-task entries only
 PAIR_KEYS = ("margin", "cross_encoder")  # keys of pair-task entries only
+# an entry's kind -> the keys of the other kinds, left out of its params
+FOREIGN_KEYS = {"pairs": DOC_KEYS, "documents": PAIR_KEYS, "tokens": PAIR_KEYS}
 
 
 @dataclass(frozen=True)
@@ -72,9 +74,8 @@ class FinetuneEntry:
     def params(self) -> dict[str, Any]:
         """What a fine-tune job's output depends on: not which methods, base models or whether
         cross-encoders run (changing those adds or drops jobs, and reruns none)."""
-        other = DOC_KEYS if self.kind == "pairs" else PAIR_KEYS
         return {k: v for k, v in to_config(self.settings).items()
-                if k not in ("methods", "base_models", "cross_encoder", *other)}
+                if k not in ("methods", "base_models", "cross_encoder", *FOREIGN_KEYS[self.kind])}
 
 
 def resolve_finetunes(config: Mapping[str, Any], eval_sets: Mapping[str, Any]) -> dict[str, FinetuneEntry]:
