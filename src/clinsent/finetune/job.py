@@ -22,20 +22,12 @@ def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: Finet
     device = str(pick_device())
     seed_everything(seed)  # the cross-encoder's new head and dropout draw from it
     train, validation, test = tasks["train"], tasks["validation"], tasks["test"]
-    if kind == "bi_encoder" and train.doc_training:
-        return _classifier(model_path, train, s, seed, device, log)
-    if kind == "bi_encoder" and train.token_training:
-        return _token_classifier(model_path, train, s, seed, device, log)
-    if kind == "bi_encoder":
-        from clinsent.embed import load_model
-        from clinsent.finetune.bi_encoder import finetune_bi_encoder
-
-        result, pairs = finetune_bi_encoder(load_model(model_path, device), train, validation, test, s, seed, log)
-    else:
-        from clinsent.finetune.cross_encoder import finetune_cross_encoder, load_cross_encoder
-
-        model = load_cross_encoder(model_path, s.max_length, device)
-        result, pairs = finetune_cross_encoder(model, train, validation, test, s, seed, log)
+    if kind not in PAIR_FITS:
+        raise ValueError(f"unknown fine-tune kind {kind!r}; use one of {', '.join(PAIR_FITS)}")
+    # a document or token task: a classifier on the trained encoder (cross-encoders are pair-task entries only)
+    if train.doc_training or train.token_training:
+        return (_classifier if train.doc_training else _token_classifier)(model_path, train, s, seed, device, log)
+    result, pairs = PAIR_FITS[kind](model_path, device, train, validation, test, s, seed, log)
     best = result.best()
     log(f"best epoch {result.best_epoch}: test {test.headline} {best['test'][test.headline]:.4f} "
         f"({len(pairs.targets)} training pairs, {result.sentences_per_s:.1f} sentences/s on {device})")
@@ -43,6 +35,24 @@ def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: Finet
             "metrics": best["test"], "validation": best["validation"], "epochs": result.epochs,
             "train_pairs": len(pairs.targets), "sentences_per_s": result.sentences_per_s,
             "pairs_used": {"train": pairs.rows, "validation": validation.training_pairs().rows}}  # one task: both have pairs
+
+
+def _bi_encoder(model_path: str, device: str, *args: Any) -> tuple[Any, Any]:
+    from clinsent.embed import load_model
+    from clinsent.finetune.bi_encoder import finetune_bi_encoder
+
+    return finetune_bi_encoder(load_model(model_path, device), *args)
+
+
+def _cross_encoder(model_path: str, device: str, *args: Any) -> tuple[Any, Any]:
+    from clinsent.finetune.cross_encoder import finetune_cross_encoder, load_cross_encoder
+
+    s = args[3]  # (train, validation, test, settings, seed, log)
+    return finetune_cross_encoder(load_cross_encoder(model_path, s.max_length, device), *args)
+
+
+# the fine-tune rule's kind -> how it fits a pair task: the trained bi-encoder, or a cross-encoder from the base model
+PAIR_FITS: dict[str, Callable[..., tuple[Any, Any]]] = {"bi_encoder": _bi_encoder, "cross_encoder": _cross_encoder}
 
 
 def _classifier(model_path: str, task: Task, s: FinetuneSettings, seed: int, device: str,
