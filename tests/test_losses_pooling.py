@@ -10,7 +10,7 @@ import torch
 
 from clinsent.losses.contrastive import info_nce
 from clinsent.losses.medse import entity_loss, medse_loss
-from clinsent.models.entity_encoder import EntityEncoder
+from clinsent.models.entity_encoder import ENTITY_ENCODERS, entity_encoder
 from clinsent.models.pooling import pool
 from clinsent.losses.medse import span_token_mask
 
@@ -76,13 +76,27 @@ def test_entity_encoder_uses_only_span_tokens() -> None:
     torch.manual_seed(0)
     states = torch.randn(2, 5, 8)
     span = torch.tensor([[False, True, True, False, False], [False, False, False, True, False]])
-    mean_enc = EntityEncoder("mean", 8)
+    mean_enc = entity_encoder("mean", 8)
     out = mean_enc(states, span)
     assert torch.allclose(out[0], states[0, 1:3].mean(0)) and torch.allclose(out[1], states[1, 3])
-    enc = EntityEncoder("transformer", 8, heads=2).eval()
+    enc = entity_encoder("transformer", 8, heads=2).eval()
     noisy = states.clone()
     noisy[0, 4] += 100.0  # outside the span: must not change the entity embedding
     assert torch.allclose(enc(states, span), enc(noisy, span), atol=1e-5)
+
+
+def test_every_entity_encoder_a_config_can_name_is_built() -> None:
+    """The settings' names (torch-free, the schema's enum) and the modules' table agree."""
+    import typing
+
+    from clinsent.methods.medse import MedSESettings
+
+    names = typing.get_args(typing.get_type_hints(MedSESettings)["entity_encoder"])
+    assert set(names) == set(ENTITY_ENCODERS)
+    states, span = torch.randn(2, 5, 8), torch.tensor([[False, True, True, False, False]] * 2)
+    for name in names:
+        out = entity_encoder(name, 8, heads=2)(states, span, torch.ones(2, 5, dtype=torch.long))
+        assert out.shape == (2, 8) and torch.isfinite(out).all(), name
 
 
 @pytest.mark.parametrize(("pooling", "first_layer", "extra"), [

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from clinsent.augment.consert import cutoff_rows, shuffled_position_ids, zero_rows_after_embeddings
 from clinsent.batching import Candidate, none_slots, plan_batches
 from clinsent.losses.ct import ct_logits, ct_loss, ct_pairs
-from clinsent.models.entity_encoder import ENTITY_ENCODERS, EntityEncoder
+from clinsent.models.entity_encoder import ENTITY_ENCODERS, entity_encoder
 from clinsent.postprocess.flow import Flow, fit_flow, flow_transform
 from clinsent.postprocess.whitening import fit_whitening
 from clinsent.losses.medse import derangement, random_token_mask
@@ -34,7 +34,7 @@ def _states(n: int = 3, t: int = 7, d: int = 8) -> tuple[torch.Tensor, torch.Ten
 def test_entity_encoders_context(kind: str) -> None:
     """Span-only encoders ignore tokens outside the span; cross-attention reads the sentence."""
     states, span, attn = _states()
-    enc = EntityEncoder(kind, 8, heads=2).eval()
+    enc = entity_encoder(kind, 8, heads=2).eval()
     out = enc(states, span, attn)
     assert out.shape == (3, 8) and torch.isfinite(out).all()
     changed = states.clone()

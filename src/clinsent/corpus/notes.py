@@ -64,9 +64,10 @@ class ReadStats:
     skipped_empty: int = 0
     decoded_with_replacement: int = 0
     chars_kept: int = 0
+    filtered_by: tuple[str, ...] | None = None  # the categories a reader kept, when its format has them
 
     def as_dict(self) -> dict[str, int]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "filtered_by"}
 
 
 @dataclass(frozen=True)
@@ -243,6 +244,7 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
         raise InputError(path, f"cannot open the notes CSV ({_reason(exc)})",
                          "check that the file is a complete NOTEEVENTS.csv(.gz): re-copy or re-download it") from None
     wanted = pa.array(list(spec.categories), pa.string()) if spec.categories else None
+    stats.filtered_by = spec.categories
     records = 1  # CSV records read so far, the header included
     while True:
         try:
@@ -386,7 +388,7 @@ def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.T
         if kept.num_rows:
             yield kept
     if stats.notes_kept == 0:
-        raise InputError(path, f"0 notes after the category filter ({_categories(spec)}): {stats.notes_read} read, "
+        raise InputError(path, f"0 notes after the category filter ({_categories(stats)}): {stats.notes_read} read, "
                                f"{stats.skipped_category} of other categories, {stats.skipped_iserror} marked ISERROR, "
                                f"{stats.skipped_empty} empty",
                          "point `notes.path` at a file with notes, and set `notes.categories` to categories the file "
@@ -396,10 +398,8 @@ def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.T
                     path, stats.decoded_with_replacement)
 
 
-def _categories(spec: NotesSpec) -> str:
-    if spec.format != "noteevents_csv" or not spec.categories:
-        return "none"
-    return ", ".join(repr(c) for c in spec.categories)
+def _categories(stats: ReadStats) -> str:
+    return ", ".join(repr(c) for c in stats.filtered_by) if stats.filtered_by else "none"
 
 
 def read_notes(spec: NotesSpec, stats: ReadStats | None = None) -> pd.DataFrame:

@@ -10,10 +10,11 @@ disease differs. Mentions use labels, synonyms and abbreviations.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from clinsent.demo.vocabulary import load_terms
+from clinsent.demo.vocabulary import DemoTerm, load_terms
 
 _CHQ = {
     "treatment": ["My father was told he has {d} & I'd like to know what treatments are available for it.",
@@ -33,6 +34,15 @@ _FAQ = {
 }
 
 
+# how a pair's FAQ is chosen -> its (term, intent): the CHQ's own (entailed), or one of the two changed
+_FAQ_OF: dict[str, Callable[[random.Random, list[DemoTerm], list[str], DemoTerm, str], tuple[DemoTerm, str]]] = {
+    "same": lambda rng, terms, intents, term, intent: (term, intent),
+    "other_intent": lambda rng, terms, intents, term, intent: (term, rng.choice([i for i in intents if i != intent])),
+    "other_disease": lambda rng, terms, intents, term, intent: (
+        rng.choice([t for t in terms if t.category != term.category]), intent),
+}
+
+
 def generate_rqe(n_pairs: int, seed: int) -> list[tuple[str, str, bool]]:
     rng = random.Random(seed)
     terms = load_terms()
@@ -42,13 +52,9 @@ def generate_rqe(n_pairs: int, seed: int) -> list[tuple[str, str, bool]]:
         term, intent = rng.choice(terms), rng.choice(intents)
         chq = rng.choice(_CHQ[intent]).replace("{d}", rng.choice(term.mentions))
         kind = rng.choice(["same", "same", "other_intent", "other_disease"])
-        f_term, f_intent = term, intent
-        if kind == "other_intent":
-            f_intent = rng.choice([i for i in intents if i != intent])
-        elif kind == "other_disease":
-            f_term = rng.choice([t for t in terms if t.category != term.category])
+        f_term, f_intent = _FAQ_OF[kind](rng, terms, intents, term, intent)
         faq = rng.choice(_FAQ[f_intent]).replace("{d}", rng.choice(f_term.mentions))
-        pairs.append((chq, faq, kind == "same"))
+        pairs.append((chq, faq, (f_term, f_intent) == (term, intent)))
     return pairs
 
 

@@ -60,47 +60,70 @@ def _jitter(score: float, rng: random.Random) -> float:
     return float(min(5.0, max(0.0, score + rng.choice([-0.5, 0.0, 0.0, 0.5]))))
 
 
+Pair = tuple[str, str, float]
+
+
+def _same(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: int) -> Pair:
+    a, b = rng.sample(_MEANINGS[m1], 2)
+    return _render(a, _mention(t1, rng)), _render(b, _mention(t1, rng)), 5.0
+
+
+def _related(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: int) -> Pair:
+    t2 = rng.choice([t for t in terms if t.category == t1.category and t != t1])
+    a, b = rng.sample(_MEANINGS[m1], 2)
+    return _render(a, _mention(t1, rng)), _render(b, _mention(t2, rng)), 2.5
+
+
+def _other_disease(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: int) -> Pair:
+    t2 = rng.choice([t for t in terms if t.category != t1.category])
+    a, b = rng.sample(_MEANINGS[m1], 2)
+    return _render(a, _mention(t1, rng)), _render(b, _mention(t2, rng)), 1.5
+
+
+def _other_meaning(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: int) -> Pair:
+    m2 = rng.choice([m for m in range(len(_MEANINGS)) if m != m1])
+    s1 = _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng))
+    s2 = _render(rng.choice(_MEANINGS[m2]), _mention(t1, rng))
+    return s1, s2, 2.0 if {m1, m2} == {0, 3} else 3.0
+
+
+def _unrelated(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: int) -> Pair:
+    m2 = rng.choice([m for m in range(len(_MEANINGS)) if m != m1])
+    t2 = rng.choice([t for t in terms if t.category != t1.category])
+    s1 = _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng))
+    s2 = _render(rng.choice(_MEANINGS[m2]), _mention(t2, rng))
+    return s1, s2, 0.5
+
+
+def _plain_same(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: int) -> Pair:
+    a, b = rng.sample(rng.choice(_PLAIN), 2)
+    return a, b, 4.5
+
+
+def _plain_other(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: int) -> Pair:
+    g1, g2 = rng.sample(_PLAIN, 2)
+    s1, s2 = rng.choice(g1), _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng))
+    if rng.random() < 0.5:
+        s2 = rng.choice(g2)
+    return s1, s2, 0.0
+
+
+# how a pair is made (drawn with these weights: "same" twice) -> the pair and its score
+_KINDS = {"same": _same, "related": _related, "other_disease": _other_disease, "other_meaning": _other_meaning,
+          "unrelated": _unrelated, "plain_same": _plain_same, "plain_other": _plain_other}
+_DRAW = ["same", "same", "related", "other_disease", "other_meaning", "unrelated", "plain_same", "plain_other"]
+
+
 def generate_pairs(n_pairs: int = 260, seed: int = 11) -> list[tuple[str, str, float]]:
     """Demo STS pairs with scores in [0, 5]; deterministic for a given seed."""
     rng = random.Random(seed)
     terms = load_terms()
     pairs: list[tuple[str, str, float]] = []
-    kinds = ["same", "same", "related", "other_disease", "other_meaning", "unrelated", "plain_same", "plain_other"]
     while len(pairs) < n_pairs:
-        kind = rng.choice(kinds)
+        make = _KINDS[rng.choice(_DRAW)]
         t1 = rng.choice(terms)
         m1 = rng.randrange(len(_MEANINGS))
-        if kind == "same":
-            a, b = rng.sample(_MEANINGS[m1], 2)
-            s1, s2, score = _render(a, _mention(t1, rng)), _render(b, _mention(t1, rng)), 5.0
-        elif kind == "related":
-            peers = [t for t in terms if t.category == t1.category and t != t1]
-            t2 = rng.choice(peers)
-            a, b = rng.sample(_MEANINGS[m1], 2)
-            s1, s2, score = _render(a, _mention(t1, rng)), _render(b, _mention(t2, rng)), 2.5
-        elif kind == "other_disease":
-            t2 = rng.choice([t for t in terms if t.category != t1.category])
-            a, b = rng.sample(_MEANINGS[m1], 2)
-            s1, s2, score = _render(a, _mention(t1, rng)), _render(b, _mention(t2, rng)), 1.5
-        elif kind == "other_meaning":
-            m2 = rng.choice([m for m in range(len(_MEANINGS)) if m != m1])
-            s1 = _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng))
-            s2 = _render(rng.choice(_MEANINGS[m2]), _mention(t1, rng))
-            score = 2.0 if {m1, m2} == {0, 3} else 3.0
-        elif kind == "unrelated":
-            m2 = rng.choice([m for m in range(len(_MEANINGS)) if m != m1])
-            t2 = rng.choice([t for t in terms if t.category != t1.category])
-            s1 = _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng))
-            s2 = _render(rng.choice(_MEANINGS[m2]), _mention(t2, rng))
-            score = 0.5
-        elif kind == "plain_same":
-            a, b = rng.sample(rng.choice(_PLAIN), 2)
-            s1, s2, score = a, b, 4.5
-        else:
-            g1, g2 = rng.sample(_PLAIN, 2)
-            s1, s2, score = rng.choice(g1), _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng)), 0.0
-            if rng.random() < 0.5:
-                s2 = rng.choice(g2)
+        s1, s2, score = make(rng, terms, t1, m1)
         if s1 == s2:
             continue
         pairs.append((s1, s2, _jitter(score, rng)))

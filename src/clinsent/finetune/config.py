@@ -56,6 +56,8 @@ DOC_KEYS = ("frozen", "freeze_layers", "per_class")  # keys of document- and tok
 PAIR_KEYS = ("margin", "cross_encoder")  # keys of pair-task entries only
 # an entry's kind -> the keys of the other kinds, left out of its params
 FOREIGN_KEYS = {"pairs": DOC_KEYS, "documents": PAIR_KEYS, "tokens": PAIR_KEYS}
+# an own-splits kind -> the keys it refuses (a value set), with why
+REFUSED_KEYS = {"documents": {}, "tokens": {"per_class": "few-shot per class applies to document tasks"}}
 
 
 @dataclass(frozen=True)
@@ -139,8 +141,9 @@ def _own_splits_entry(name: str, s: FinetuneSettings, eval_sets: Mapping[str, An
                       kind: str) -> FinetuneEntry:
     """A document or token classification entry: its train set's own splits train and score."""
     where = f"config: finetune.{name}"
-    if kind == "tokens" and s.per_class is not None:
-        raise InputError(f"{where}.per_class", "few-shot per class applies to document tasks", "drop the key")
+    for key, why in REFUSED_KEYS[kind].items():
+        if getattr(s, key) is not None:
+            raise InputError(f"{where}.{key}", why, "drop the key")
     for role in ("validation", "test"):
         if getattr(s, role) not in ("", s.train):
             raise InputError(f"{where}.{role}", f"a {kind[:-1]} task is scored on its train set's test split",

@@ -25,7 +25,7 @@ from clinsent.losses.contrastive import info_nce
 from clinsent.losses.simcse import SimCSELoss
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
-from clinsent.models.entity_encoder import EntityEncoder
+from clinsent.models.entity_encoder import entity_encoder
 
 if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
     from clinsent.methods.medse import MedSESettings
@@ -82,7 +82,7 @@ class MedSELoss(SimCSELoss):
     def build_extras(self, encoder: Encoder) -> None:
         s = self.s
         dim = encoder.model.config.hidden_size
-        self.entity_encoder = EntityEncoder(s.entity_encoder, dim, layers=s.entity_layers)
+        self.entity_encoder = entity_encoder(s.entity_encoder, dim, layers=s.entity_layers)
         if s.definition_model:
             loaded = load_transformer(s.definition_model, s.definition_max_length)
             self.definition_model, tokenizer = loaded.model.to(encoder.device), loaded.tokenizer

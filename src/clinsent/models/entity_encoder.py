@@ -18,9 +18,6 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-ENTITY_ENCODERS = ("mean", "bilstm", "fc", "transformer", "cross_attention")
-
-
 def _heads(dim: int, heads: int | None) -> int:
     n = heads or max(1, dim // 64)
     while dim % n:
@@ -46,23 +43,18 @@ class CrossAttentionBlock(nn.Module):
 
 
 class EntityEncoder(nn.Module):
-    def __init__(self, kind: str, dim: int, layers: int = 1, heads: int | None = None, dropout: float = 0.1) -> None:
+    """Gathers each entity's span, encodes it (:meth:`encode`, one subclass per kind) and
+    average-pools the encoded span into h_ent."""
+
+    def __init__(self, dim: int, layers: int = 1, heads: int | None = None, dropout: float = 0.1) -> None:
         super().__init__()
-        if kind not in ENTITY_ENCODERS:
-            raise ValueError(f"unknown entity encoder {kind!r}; use one of {', '.join(ENTITY_ENCODERS)}")
-        self.kind = kind
-        self.encoder: nn.Module | None = None
-        if kind == "transformer":
-            layer = nn.TransformerEncoderLayer(dim, _heads(dim, heads), dim_feedforward=4 * dim, dropout=dropout,
-                                               batch_first=True, norm_first=False)
-            self.encoder = nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
-        elif kind == "bilstm":
-            self.encoder = nn.LSTM(dim, dim // 2, num_layers=layers, batch_first=True, bidirectional=True)
-            self.lstm_out = nn.Linear(2 * (dim // 2), dim) if dim % 2 else nn.Identity()
-        elif kind == "fc":
-            self.encoder = nn.Linear(dim, dim)
-        elif kind == "cross_attention":
-            self.encoder = nn.ModuleList(CrossAttentionBlock(dim, _heads(dim, heads), dropout) for _ in range(layers))
+        if not isinstance(dim, int):
+            raise TypeError(f"EntityEncoder(dim={dim!r}): build an entity encoder by name with entity_encoder(kind, dim)")
+
+    def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
+               attention_mask: torch.Tensor | None) -> torch.Tensor:
+        """spans [n, S, d] (each entity's tokens at the front, ``valid`` [n, S] marks them) -> [n, S, d]."""
+        return spans
 
     def forward(self, token_states: torch.Tensor, span_mask: torch.Tensor,
                 attention_mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -77,23 +69,85 @@ class EntityEncoder(nn.Module):
         idx = torch.argsort((~span_mask).to(torch.int8), dim=1, stable=True)[:, :width]
         spans = torch.gather(token_states, 1, idx.unsqueeze(-1).expand(-1, -1, token_states.size(-1)))
         valid = torch.arange(width, device=span_mask.device).unsqueeze(0) < lengths.unsqueeze(1)
-        if self.kind == "transformer":
-            assert self.encoder is not None
-            spans = self.encoder(spans, src_key_padding_mask=~valid)
-        elif self.kind == "bilstm":
-            packed = nn.utils.rnn.pack_padded_sequence(spans, lengths.clamp(min=1).cpu(), batch_first=True,
-                                                       enforce_sorted=False)
-            out, _ = self.encoder(packed)  # type: ignore[misc]
-            spans, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=width)
-            spans = self.lstm_out(spans)
-        elif self.kind == "fc":
-            assert self.encoder is not None
-            spans = self.encoder(spans)
-        elif self.kind == "cross_attention":
-            if attention_mask is None:
-                raise ValueError("the cross_attention entity encoder needs the sentences' attention_mask")
-            padding = attention_mask.to(spans.device) == 0
-            for block in self.encoder:  # type: ignore[union-attr]
-                spans = block(spans, token_states, padding)
+        spans = self.encode(spans, valid, lengths, token_states, attention_mask)
         mask = valid.unsqueeze(-1).to(spans.dtype)
         return (spans * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+
+
+class MeanEncoder(EntityEncoder):
+    """``mean``: the span's token states averaged as they are."""
+
+
+class TransformerEncoder(EntityEncoder):
+    """``transformer``: a shallow post-norm Transformer encoder over the span's tokens."""
+
+    def __init__(self, dim: int, layers: int = 1, heads: int | None = None, dropout: float = 0.1) -> None:
+        super().__init__(dim)
+        layer = nn.TransformerEncoderLayer(dim, _heads(dim, heads), dim_feedforward=4 * dim, dropout=dropout,
+                                           batch_first=True, norm_first=False)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
+
+    def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
+               attention_mask: torch.Tensor | None) -> torch.Tensor:
+        return self.encoder(spans, src_key_padding_mask=~valid)
+
+
+class BiLSTMEncoder(EntityEncoder):
+    """``bilstm``: a bidirectional LSTM (d/2 per direction) over the span's tokens."""
+
+    def __init__(self, dim: int, layers: int = 1, heads: int | None = None, dropout: float = 0.1) -> None:
+        super().__init__(dim)
+        self.encoder = nn.LSTM(dim, dim // 2, num_layers=layers, batch_first=True, bidirectional=True)
+        self.lstm_out = nn.Linear(2 * (dim // 2), dim) if dim % 2 else nn.Identity()
+
+    def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
+               attention_mask: torch.Tensor | None) -> torch.Tensor:
+        packed = nn.utils.rnn.pack_padded_sequence(spans, lengths.clamp(min=1).cpu(), batch_first=True,
+                                                   enforce_sorted=False)
+        out, _ = self.encoder(packed)
+        spans, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=spans.size(1))
+        return self.lstm_out(spans)
+
+
+class LinearEncoder(EntityEncoder):
+    """``fc``: one fully connected layer (Linear d->d) applied to every span token."""
+
+    def __init__(self, dim: int, layers: int = 1, heads: int | None = None, dropout: float = 0.1) -> None:
+        super().__init__(dim)
+        self.encoder = nn.Linear(dim, dim)
+
+    def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
+               attention_mask: torch.Tensor | None) -> torch.Tensor:
+        return self.encoder(spans)
+
+
+class CrossAttentionEncoder(EntityEncoder):
+    """``cross_attention``: the span's tokens attend over all of the sentence's tokens."""
+
+    def __init__(self, dim: int, layers: int = 1, heads: int | None = None, dropout: float = 0.1) -> None:
+        super().__init__(dim)
+        self.encoder = nn.ModuleList(CrossAttentionBlock(dim, _heads(dim, heads), dropout) for _ in range(layers))
+
+    def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
+               attention_mask: torch.Tensor | None) -> torch.Tensor:
+        if attention_mask is None:
+            raise ValueError("the cross_attention entity encoder needs the sentences' attention_mask")
+        padding = attention_mask.to(spans.device) == 0
+        for block in self.encoder:
+            spans = block(spans, token_states, padding)
+        return spans
+
+
+# the name a config gives (``methods.<id>.entity_encoder``, MedseSettings) -> its module
+ENTITY_ENCODERS: dict[str, type[EntityEncoder]] = {
+    "mean": MeanEncoder, "bilstm": BiLSTMEncoder, "fc": LinearEncoder, "transformer": TransformerEncoder,
+    "cross_attention": CrossAttentionEncoder,
+}
+
+
+def entity_encoder(kind: str, dim: int, layers: int = 1, heads: int | None = None,
+                   dropout: float = 0.1) -> EntityEncoder:
+    """The entity encoder a config names, built for hidden size ``dim``."""
+    if kind not in ENTITY_ENCODERS:
+        raise ValueError(f"unknown entity encoder {kind!r}; use one of {', '.join(ENTITY_ENCODERS)}")
+    return ENTITY_ENCODERS[kind](dim, layers=layers, heads=heads, dropout=dropout)

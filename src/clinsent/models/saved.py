@@ -17,10 +17,6 @@ from typing import Any
 
 import numpy as np
 
-# the module classes this loader runs (the last part of a modules.json "type")
-KNOWN = ("Transformer", "WeightedLayerPooling", "Pooling", "Normalize")
-
-
 def _pooling_mode(config: dict[str, Any]) -> str | None:
     """'cls' or 'mean' from a Pooling config (sentence-transformers 6 names one mode; earlier
     versions set one flag each), or None for anything else."""
@@ -51,15 +47,7 @@ class SavedEncoder:
         self.mode = "mean"
         self.normalize = False
         for module in modules[1:]:
-            kind = module["type"].rsplit(".", 1)[-1]
-            sub = folder / module["path"]
-            if kind == "WeightedLayerPooling":
-                self.layer_start = int(json.loads((sub / "config.json").read_text())["layer_start"])
-                self.layer_weights = _weights(sub)["layer_weights"].float().to(self.device)
-            elif kind == "Pooling":
-                self.mode = str(_pooling_mode(json.loads((sub / "config.json").read_text())))
-            elif kind == "Normalize":
-                self.normalize = True
+            READ_MODULE[module["type"].rsplit(".", 1)[-1]](self, folder / module["path"])
 
     def encode(self, texts: list[str], batch_size: int = 64, **_: Any) -> np.ndarray:
         import torch
@@ -87,6 +75,23 @@ class SavedEncoder:
         return np.concatenate(out).astype(np.float32) if out else np.zeros((0, 0), np.float32)
 
 
+def _read_layer_pooling(encoder: SavedEncoder, folder: Path) -> None:
+    encoder.layer_start = int(json.loads((folder / "config.json").read_text())["layer_start"])
+    encoder.layer_weights = _weights(folder)["layer_weights"].float().to(encoder.device)
+
+
+def _read_pooling(encoder: SavedEncoder, folder: Path) -> None:
+    encoder.mode = str(_pooling_mode(json.loads((folder / "config.json").read_text())))
+
+
+def _read_normalize(encoder: SavedEncoder, folder: Path) -> None:
+    encoder.normalize = True
+
+
+# a module after the Transformer (the last part of its modules.json "type") -> what it sets
+READ_MODULE = {"WeightedLayerPooling": _read_layer_pooling, "Pooling": _read_pooling, "Normalize": _read_normalize}
+
+
 def _weights(folder: Path) -> dict[str, Any]:
     if (folder / "model.safetensors").exists():
         from safetensors.torch import load_file
@@ -105,7 +110,8 @@ def known_layout(folder: str | Path) -> list[dict[str, Any]] | None:
     except (OSError, ValueError):
         return None
     kinds = [m.get("type", "").rsplit(".", 1)[-1] for m in modules]
-    if not kinds or kinds[0] != "Transformer" or any(k not in KNOWN for k in kinds) or kinds.count("Pooling") != 1:
+    if not kinds or kinds[0] != "Transformer" or any(k not in READ_MODULE for k in kinds[1:]) \
+            or kinds.count("Pooling") != 1:
         return None
     if kinds[1:] not in (["Pooling"], ["WeightedLayerPooling", "Pooling"], ["Pooling", "Normalize"],
                          ["WeightedLayerPooling", "Pooling", "Normalize"]):
