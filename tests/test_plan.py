@@ -206,6 +206,36 @@ def test_nothing_outside_the_kinds_names_a_kind() -> None:
     assert not found, found
 
 
+def test_nothing_branches_on_a_kind_or_a_format_name() -> None:
+    """No `if kind == ...` / `elif fmt == ...` (or a comparison of the like with a name) anywhere in
+    the package or the workflow: kinds, formats, entity encoders and saved modules dispatch by table."""
+    pattern = re.compile(r"""\b(kind|format|fmt)\s*(==|!=)\s*["']|\b(if|elif)\s+[\w.]*\b(kind|format|fmt)\s*(==|!=|in\b)""")
+    places = [*(REPO / "workflow").rglob("*.smk"), *(REPO / "workflow").rglob("*.py"), REPO / "Snakefile",
+              *(REPO / "src").rglob("*.py")]
+    found = [f"{p.relative_to(REPO)}:{i + 1}" for p in places for i, line in enumerate(p.read_text().splitlines())
+             if pattern.search(line)]
+    assert not found, found
+
+
+def test_input_formats_are_registered_readers(configs: dict[str, dict[str, Any]]) -> None:
+    """A sentence corpus's or a training-data entry's format, and a task's, is checked against its
+    registry when the config is read, with the closest name."""
+    changed = copy.deepcopy(configs["augment-demo"])
+    changed["sentence_corpora"]["pubmed"]["format"] = "txt"
+    with pytest.raises(ValueError, match=r"^config: sentence_corpora\.pubmed\.format: unknown sentence corpus "
+                                         r"format 'txt' \(closest: 'text'\)"):
+        _plan(changed)
+    changed = copy.deepcopy(configs["clinical-nli-demo"])
+    next(iter(changed["training_data"].values()))["format"] = "nli_json"
+    with pytest.raises(ValueError, match=r"training_data\.\w+\.format: unknown training-data format 'nli_json'"):
+        _plan(changed)
+    changed = copy.deepcopy(configs["augment-demo"])
+    changed["eval_sets"]["cmedic"]["format"] = "csv"
+    with pytest.raises(ValueError, match=r"eval_sets\.cmedic\.format: 'csv' is not valid: 'csv' is not one of "
+                                         r"\['jsonl', 'nli_jsonl', 'tsv'\]"):
+        _plan(changed)
+
+
 def test_a_notes_format_is_a_registered_reader(configs: dict[str, dict[str, Any]]) -> None:
     changed = copy.deepcopy(configs["medse-demo"])
     changed["notes"]["format"] = "parquett"

@@ -386,6 +386,21 @@ class Plan:
         return {k: v for k, v in sorted(counts.items()) if v}
 
 
+def check_formats(config: dict[str, Any]) -> None:
+    """Each input's format is a registered reader's name (the eval sets' are their tasks' knobs)."""
+    from clinsent.corpus.notes import NOTE_READERS
+    from clinsent.corpus.sentences import SENTENCE_FORMATS, corpus_format, corpus_paths
+    from clinsent.data.training_rows import READERS
+
+    if config.get("notes"):
+        NOTE_READERS.get(str(config["notes"].get("format", "noteevents_csv")), where="config: notes.format")
+    for name, entry in (config.get("sentence_corpora") or {}).items():
+        for path in corpus_paths(entry):
+            SENTENCE_FORMATS.get(corpus_format(path, entry), where=f"config: sentence_corpora.{name}.format")
+    for name, entry in (config.get("training_data") or {}).items():
+        READERS.get(str(entry["format"]), where=f"config: training_data.{name}.format")
+
+
 def build_plan(config: dict[str, Any]) -> Plan:
     """Read a validated config through the registries; a config error is an :class:`InputError`
     (or a ``ValueError`` from the table and figure references) naming the key and the fix."""
@@ -399,10 +414,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
                              "rename the corpus")
     # `plugins` (Python files or modules) may register more methods and tasks; every job script imports them too
     load_plugins(config.get("plugins"))
-    if config.get("notes"):
-        from clinsent.corpus.notes import NOTE_READERS
-
-        NOTE_READERS.get(str(config["notes"].get("format", "noteevents_csv")), where="config: notes.format")
+    check_formats(config)
     check_entries(config)  # each table and figure against its kind's keys, their defaults filled in
     methods = resolve_methods(config)
     eval_sets = resolve_eval_sets(config)

@@ -3,7 +3,9 @@
 Each generated part sits between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->``
 in the README; the prose around them is written by hand. ``python -m clinsent.reference`` rewrites
 them in place, ``--check`` exits 1 when the file differs from what it would write (a test runs it).
-Parts: ``kinds`` (every table and figure kind: what it shows, its keys, their defaults).
+Parts: ``kinds`` (every table and figure kind: what it shows, its keys, their defaults), ``methods``
+(each objective's knobs), ``tasks`` (each evaluation task's keys and metrics), ``formats`` (every
+input format's registry and names) and ``finetune`` (the fine-tune entries' keys).
 """
 
 from __future__ import annotations
@@ -72,7 +74,80 @@ def kinds_markdown() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-PARTS: dict[str, Callable[[], str]] = {"kinds": kinds_markdown}
+def _settings_table(cls: type, skip: tuple[str, ...] = ()) -> list[str]:
+    """key | default | type | meaning, one row per knob of a settings dataclass (its own docs)."""
+    from clinsent.settings import settings_schema
+
+    schema = settings_schema(cls)
+    required = tuple(schema["required"])
+    lines = ["| key | default | type | meaning |", "|---|---|---|---|"]
+    for key, spec in schema["properties"].items():
+        if key not in skip:
+            lines.append(f"| `{key}` | {_default(key, spec, required)} | {_type(spec)} | "
+                         f"{spec.get('description', '')} |")
+    return lines + [""]
+
+
+def methods_markdown() -> str:
+    from clinsent.methods import METHODS
+
+    lines = ["Each objective's knobs as its settings dataclass declares them (`methods.<name>.<key>`; a shared",
+             "value may sit in `training`). Generated from `clinsent.methods`; the explanations follow below.", ""]
+    for name in METHODS.names():
+        cls = METHODS.get(name)
+        lines += [f"#### `objective: {name}`", "", _summary(sys.modules[cls.__module__].__doc__), ""]
+        lines += _settings_table(cls.settings_class)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def tasks_markdown() -> str:
+    from clinsent.tasks import TASKS
+
+    lines = ["Each evaluation task's keys (`eval_sets.<name>.<key>`, beside `task`, `curve`, `evaluate`,",
+             "`base_models` and `embed_from`) and its metrics. Generated from `clinsent.tasks`.", ""]
+    for name in TASKS.names():
+        cls = TASKS.get(name)
+        metrics = ", ".join(f"`{m}`" for m in cls.metrics)
+        lines += [f"#### `task: {name}`", "", _summary(sys.modules[cls.__module__].__doc__), "",
+                  f"Metrics: {metrics}; " + (f"headline `{cls.headline}`." if cls.headline else
+                                             "headline: the `headline` key."), ""]
+        lines += _settings_table(cls.settings_class)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def formats_markdown() -> str:
+    from clinsent.corpus.notes import NOTE_READERS
+    from clinsent.corpus.sentences import SENTENCE_FORMATS
+    from clinsent.data.nli import NLI_FORMATS
+    from clinsent.data.training_rows import READERS
+    from clinsent.evaluation.sts_data import STS_FORMATS
+    from clinsent.tasks.probe import PROBE_FORMATS
+    from clinsent.tasks.rqe import RQE_FORMATS
+
+    lines = ["Every input format is one registered reader; the names below are the registries' (a plugin",
+             "adds one with `@REGISTRY.register(\"name\")`). Generated.", "",
+             "| config key | registry | formats |", "|---|---|---|"]
+    for key, where, registry in (
+            ("notes.format", "clinsent.corpus.notes.NOTE_READERS", NOTE_READERS),
+            ("sentence_corpora.<name>.format", "clinsent.corpus.sentences.SENTENCE_FORMATS", SENTENCE_FORMATS),
+            ("training_data.<name>.format", "clinsent.data.readers.READERS", READERS),
+            ("eval_sets.<name>.format (task sts)", "clinsent.evaluation.sts_data.STS_FORMATS", STS_FORMATS),
+            ("eval_sets.<name>.format (task retrieval)", "clinsent.data.nli.NLI_FORMATS", NLI_FORMATS),
+            ("eval_sets.<name>.format (task probe)", "clinsent.tasks.probe.PROBE_FORMATS", PROBE_FORMATS),
+            ("eval_sets.<name>.format (task rqe)", "clinsent.tasks.rqe.RQE_FORMATS", RQE_FORMATS)):
+        lines.append(f"| `{key}` | `{where}` | {', '.join(f'`{n}`' for n in registry.names())} |")
+    return "\n".join(lines) + "\n"
+
+
+def finetune_markdown() -> str:
+    from clinsent.finetune.config import FinetuneSettings
+
+    lines = ["`finetune.<name>.<key>`, generated from `clinsent.finetune.config.FinetuneSettings`.", ""]
+    return "\n".join(lines + _settings_table(FinetuneSettings)).rstrip() + "\n"
+
+
+PARTS: dict[str, Callable[[], str]] = {"kinds": kinds_markdown, "methods": methods_markdown, "tasks": tasks_markdown,
+                                       "formats": formats_markdown, "finetune": finetune_markdown}
 
 
 def render(text: str) -> str:

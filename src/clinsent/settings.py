@@ -22,12 +22,17 @@ from clinsent.registry import did_you_mean
 S = TypeVar("S")
 
 
-def knob(default: Any, doc: str, key: str | None = None, required: bool = False, **schema: Any) -> Any:
+def knob(default: Any, doc: str, key: str | None = None, required: bool = False, names: Any = None,
+         **schema: Any) -> Any:
     """A settings field: its default, one line of documentation, its config key, whether the
-    entry must give it (the default is then a placeholder) and JSON-schema bounds."""
+    entry must give it (the default is then a placeholder), the registry whose names are its
+    allowed values (a reader's format: the names live in the registry alone, plugins included)
+    and JSON-schema bounds."""
     meta: dict[str, Any] = {"doc": doc, "schema": schema, "required": required}
     if key:
         meta["key"] = key
+    if names is not None:
+        meta["names"] = names
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -68,6 +73,8 @@ def settings_schema(cls: type) -> dict[str, Any]:
     for f in dataclasses.fields(cls):
         prop = _type_schema(hints[f.name])
         prop.update(f.metadata.get("schema", {}))
+        if "names" in f.metadata:
+            prop["enum"] = f.metadata["names"].names()
         if "doc" in f.metadata:
             prop["description"] = f.metadata["doc"]
         if f.default is not dataclasses.MISSING and not f.metadata.get("required"):

@@ -13,7 +13,7 @@ feed the same ``batch_plan`` rule. Errors name the file and line or key, never t
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from clinsent.errors import InputError
+from clinsent.registry import Registry
 
 RESERVED = ("notes", "s_all", "s_ent", "s_none")  # names of the notes pipeline's sets
 
@@ -30,7 +31,8 @@ def corpus_paths(entry: Mapping[str, Any]) -> list[str]:
     return [path] if isinstance(path, str) else list(path)
 
 
-def _format(path: str, entry: Mapping[str, Any]) -> str:
+def corpus_format(path: str, entry: Mapping[str, Any]) -> str:
+    """The entry's ``format``, or by the file's suffix: parquet for ``.parquet``, else text."""
     fmt = entry.get("format") or ("parquet" if path.endswith(".parquet") else "text")
     return str(fmt)
 
@@ -65,13 +67,26 @@ def _column(path: str, column: str, where: str) -> list[str]:
     return [v.strip() if isinstance(v, str) else "" for v in values]
 
 
-def _read_file(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str], int]:
-    """The sentences of one file and the number of blank lines or empty cells skipped."""
-    if _format(path, entry) == "parquet":
-        cells = _column(path, str(entry.get("column", "text")), where)
-        kept = [c for c in cells if c]
-        return kept, len(cells) - len(kept)
+def _text(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str], int]:
     return _lines(path, where)
+
+
+def _parquet(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str], int]:
+    cells = _column(path, str(entry.get("column", "text")), where)
+    kept = [c for c in cells if c]
+    return kept, len(cells) - len(kept)
+
+
+# sentence corpus layouts (``sentence_corpora.<name>.format``): name -> the sentences of one file and
+# the number of blank lines or empty cells skipped
+SENTENCE_FORMATS: Registry[Callable[[str, Mapping[str, Any], str], tuple[list[str], int]]] = Registry(
+    "sentence corpus format", "sentence_corpora.<name>.format")
+SENTENCE_FORMATS.register("text")(_text)  # UTF-8, one sentence per line
+SENTENCE_FORMATS.register("parquet")(_parquet)  # one sentence per cell of `column`
+
+
+def _read_file(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str], int]:
+    return SENTENCE_FORMATS.get(corpus_format(path, entry), where=f"{where}.format")(path, entry, where)
 
 
 def read_sentence_corpus(name: str, entry: Mapping[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:

@@ -1,6 +1,7 @@
 """NLI data as distributed -> (anchor, positive, negative) triplets for supervised SimCSE.
 
-Formats (``training_data.<name>.format``):
+Formats (``training_data.<name>.format``, and the retrieval task's ``eval_sets.<name>.format``;
+each registered in :data:`NLI_FORMATS`):
 - ``nli_jsonl``: SNLI / MultiNLI / MedNLI jsonl, one JSON object per line with ``sentence1``
   (premise), ``sentence2`` (hypothesis) and ``gold_label``; SNLI's ``-`` (no consensus) is
   skipped and counted;
@@ -18,6 +19,7 @@ contradiction are dropped and counted (neutral pairs are not used).
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,7 @@ import pandas as pd
 from clinsent.data.readers import READERS, entry_paths
 from clinsent.errors import InputError
 from clinsent.io import jsonl_objects
+from clinsent.registry import Registry
 
 LABELS = ("entailment", "neutral", "contradiction")
 TRIPLET_COLUMNS = ["anchor", "positive", "negative"]
@@ -56,8 +59,8 @@ def _label(value: Any, line: int, skipped: dict[str, int], problems: _Problems) 
         skipped["no_gold_label"] += 1
         return None
     if label not in LABELS:
-        problems.add(line, f"label {str(value)[:20]!r} is not one of {', '.join(LABELS)}",
-                     "fix the rows, or check the file's `format`")
+        problems.add(line, f"the label is not one of {', '.join(LABELS)} (the value is not shown: in a file with "
+                           "swapped columns it is text)", "fix the rows, or check the file's `format`")
         return None
     return label
 
@@ -135,11 +138,16 @@ def _read(entry: dict[str, Any], read_one: Any) -> tuple[pd.DataFrame, dict[str,
     return df, report
 
 
-@READERS.register("nli_jsonl")
-def nli_jsonl(entry: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
-    return _read(entry, read_nli_jsonl)
+# NLI pair files as distributed (the retrieval task's and the training rows' formats): name -> reader
+NLI_FORMATS: Registry[Callable[[str | Path, dict[str, int]], list[tuple[str, str, str]]]] = Registry(
+    "NLI format", "eval_sets.<name>.format")
+NLI_FORMATS.register("nli_jsonl")(read_nli_jsonl)
+NLI_FORMATS.register("nli_tsv")(read_nli_tsv)
 
 
-@READERS.register("nli_tsv")
-def nli_tsv(entry: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
-    return _read(entry, read_nli_tsv)
+def _training_reader(read_one: Any) -> Callable[[dict[str, Any]], tuple[pd.DataFrame, dict[str, Any]]]:
+    return lambda entry: _read(entry, read_one)
+
+
+for _name in NLI_FORMATS.names():  # every NLI format is a training-data format too
+    READERS.register(_name)(_training_reader(NLI_FORMATS.get(_name)))

@@ -29,8 +29,8 @@ file and line, never the text.
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,17 +38,34 @@ import numpy as np
 
 from clinsent.errors import InputError
 from clinsent.io import jsonl_objects
+from clinsent.registry import Registry
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
 
 SENTEVAL_C = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 
+Records = list[tuple[str, dict[str, Any]]]  # (where: file and line, never text; the row's fields)
+
+
+@dataclass(frozen=True)
+class ProbeFormat:
+    """A probe file layout: its records (every split), the files it reads, and what it needs of
+    the entry (checked when the config is read)."""
+
+    read: Callable[[ProbeSettings], Records]
+    files: Callable[[ProbeSettings], list[str]] = lambda s: [s.path]
+    check: Callable[[ProbeSettings, str], None] = lambda s, set_name: None
+
+
+PROBE_FORMATS: Registry[ProbeFormat] = Registry("probe format", "eval_sets.<name>.format")
+
 
 @dataclass(frozen=True)
 class ProbeSettings:
     path: str = knob("", "the task file (every split in one file, a split column)", required=True)
-    format: Literal["tsv", "jsonl", "nli_jsonl"] = knob("tsv", "tsv (header), jsonl (one object per line) or "
-                                                               "nli_jsonl (MedNLI/SNLI as distributed, a file per split)")
+    format: str = knob("tsv", "a registered probe format (clinsent.tasks.probe.PROBE_FORMATS): tsv (header), jsonl "
+                              "(one object per line) or nli_jsonl (MedNLI/SNLI as distributed, a file per split)",
+                       names=PROBE_FORMATS)
     dev_path: str | None = knob(None, "format nli_jsonl: the dev file (path is the train file)")
     test_path: str | None = knob(None, "format nli_jsonl: the test file")
     inputs: Literal["single", "pair"] = knob("single", "single: column text; pair: columns text1, text2")
@@ -82,28 +99,39 @@ def _columns(settings: ProbeSettings) -> list[str]:
     return (["text"] if settings.inputs == "single" else ["text1", "text2"]) + ["label", "split"]
 
 
-def _records(path: Path, fmt: str) -> list[tuple[str, dict[str, Any]]]:
-    try:
-        if fmt == "tsv":
-            with open(path, encoding="utf-8", newline="") as fh:
-                rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
-                if not rows:
-                    return []
-                header = [h.strip() for h in rows[0]]
-                return [(f"{path}:{n}", dict(zip(header, r, strict=False)))
-                        for n, r in enumerate(rows[1:], start=2) if any(c.strip() for c in r)]
-        return [(f"{path}:{n}", obj) for n, obj in jsonl_objects(path, "write one JSON object per line")]
-    except FileNotFoundError as exc:
-        raise InputError(path, "the probe file does not exist", "fix `eval_sets.<name>.path`") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 ({exc.reason})", "convert the file to UTF-8") from exc
+def _opened(read: Callable[[Path], Records]) -> Callable[[ProbeSettings], Records]:
+    """One file with a split column, its missing file and bad encoding named."""
+    def records(settings: ProbeSettings) -> Records:
+        path = Path(settings.path)
+        try:
+            return read(path)
+        except FileNotFoundError as exc:
+            raise InputError(path, "the probe file does not exist", "fix `eval_sets.<name>.path`") from exc
+        except UnicodeDecodeError as exc:
+            raise InputError(path, f"not UTF-8 ({exc.reason})", "convert the file to UTF-8") from exc
+
+    return records
 
 
-def _nli_records(settings: ProbeSettings) -> list[tuple[str, dict[str, Any]]]:
+def _tsv(path: Path) -> Records:
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+    if not rows:
+        return []
+    header = [h.strip() for h in rows[0]]
+    return [(f"{path}:{n}", dict(zip(header, r, strict=False)))
+            for n, r in enumerate(rows[1:], start=2) if any(c.strip() for c in r)]
+
+
+def _jsonl(path: Path) -> Records:
+    return [(f"{path}:{n}", obj) for n, obj in jsonl_objects(path, "write one JSON object per line")]
+
+
+def _nli_records(settings: ProbeSettings) -> Records:
     """MedNLI/SNLI jsonl files as pair records, a split per file (``-`` labels skipped)."""
     from clinsent.data.nli import read_nli_jsonl
 
-    out: list[tuple[str, dict[str, Any]]] = []
+    out: Records = []
     for split, path in zip(settings.splits, (settings.path, settings.dev_path, settings.test_path), strict=True):
         if not path:
             raise InputError("config: eval_sets", f"format nli_jsonl needs path, dev_path and test_path (no {split} file)",
@@ -115,9 +143,21 @@ def _nli_records(settings: ProbeSettings) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _nli_check(settings: ProbeSettings, set_name: str) -> None:
+    if settings.inputs != "pair" or not settings.dev_path or not settings.test_path:
+        raise InputError(f"config: eval_sets.{set_name}", "format nli_jsonl reads premise/hypothesis pairs from "
+                         "three files", "set inputs: pair, dev_path and test_path")
+
+
+PROBE_FORMATS.register("tsv")(ProbeFormat(_opened(_tsv)))
+PROBE_FORMATS.register("jsonl")(ProbeFormat(_opened(_jsonl)))
+PROBE_FORMATS.register("nli_jsonl")(ProbeFormat(
+    _nli_records, files=lambda s: [s.path] + [f for f in (s.dev_path, s.test_path) if f], check=_nli_check))
+
+
 def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
     path = Path(path)
-    records = _nli_records(settings) if settings.format == "nli_jsonl" else _records(path, settings.format)
+    records = PROBE_FORMATS.get(settings.format).read(replace(settings, path=str(path)))
     if not records:
         raise InputError(path, "the probe file has no rows", "point the eval set at a file with rows")
     wanted = _columns(settings)
@@ -133,15 +173,16 @@ def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
                     None if settings.inputs == "single" else cols["text2"], cols["label"], cols["split"])
     for name in settings.splits:
         if not len(data.rows(name)):
-            raise InputError(path, f"split {name!r} has no rows (splits: {sorted(set(data.splits))})",
+            raise InputError(path, f"split {name!r} has no rows ({len(set(data.splits))} other split value(s); "
+                             "values are not shown)",
                              "label rows train, dev and test, or set `splits` to the file's names")
     if settings.classes:
         unknown = sorted(set(data.labels) - set(settings.classes))
         if unknown:
             first = next(i for i, lab in enumerate(data.labels) if lab not in settings.classes)
-            raise InputError(records[first][0], f"label(s) {unknown[:5]} are not among classes "
-                             f"{list(settings.classes)} ({sum(lab not in settings.classes for lab in data.labels)} rows)",
-                             "fix the rows, or list every label under `classes`")
+            raise InputError(records[first][0], f"{len(unknown)} label value(s) are not among classes "
+                             f"{list(settings.classes)} ({sum(lab not in settings.classes for lab in data.labels)} rows; "
+                             "the values are not shown)", "fix the rows, or list every label under `classes`")
     train_labels = {data.labels[i] for i in data.rows(settings.splits[0])}
     if len(train_labels) < 2:
         raise InputError(path, f"the train split has {len(train_labels)} class", "a probe needs two classes or more")
@@ -165,17 +206,13 @@ class Probe(Task):
         if len(settings.splits) != 3:
             raise InputError(f"config: eval_sets.{set_name}.splits", f"{len(settings.splits)} names",
                              "give three: train, dev and test")
-        if settings.format == "nli_jsonl" and (settings.inputs != "pair" or not settings.dev_path
-                                               or not settings.test_path):
-            raise InputError(f"config: eval_sets.{set_name}", "format nli_jsonl reads premise/hypothesis pairs from "
-                             "three files", "set inputs: pair, dev_path and test_path")
+        PROBE_FORMATS.get(settings.format, where=f"config: eval_sets.{set_name}.format").check(settings, set_name)
         if not settings.c_grid or min(settings.c_grid) <= 0:
             raise InputError(f"config: eval_sets.{set_name}.c_grid", f"{list(settings.c_grid)}",
                              "give one or more values above 0")
 
     def files(self) -> list[str]:
-        s = self.settings
-        return [s.path] + [f for f in (s.dev_path, s.test_path) if f and s.format == "nli_jsonl"]
+        return PROBE_FORMATS.get(self.settings.format).files(self.settings)
 
     def read(self) -> ProbeSet:
         return read_probe(self.settings.path, self.settings)

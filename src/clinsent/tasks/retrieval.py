@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from clinsent.data.nli import read_nli_jsonl, read_nli_tsv
+from clinsent.data.nli import NLI_FORMATS
 from clinsent.errors import InputError
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
@@ -30,7 +30,8 @@ from clinsent.tasks.base import TASKS, Task
 @dataclass(frozen=True)
 class RetrievalSettings:
     path: str = knob("", "the NLI file whose premises query its hypotheses", required=True)
-    format: Literal["nli_jsonl", "nli_tsv"] = knob("nli_jsonl", "nli_jsonl (SNLI/MultiNLI/MedNLI) or nli_tsv")
+    format: str = knob("nli_jsonl", "a registered NLI format (clinsent.data.nli.NLI_FORMATS): nli_jsonl "
+                                    "(SNLI/MultiNLI/MedNLI) or nli_tsv", names=NLI_FORMATS)
     ks: tuple[int, ...] = knob((1, 5, 10), "the k of recall@k")
     candidates: Literal["all", "entailment"] = knob("all", "all: every distinct hypothesis of the file; entailment: "
                                                            "the entailment hypotheses only (the clinical NLI study)")
@@ -48,7 +49,7 @@ def read_retrieval(path: str | Path, fmt: str, candidates: str = "all") -> Retri
     if not Path(path).exists():
         raise InputError(path, "the retrieval file does not exist", "fix `eval_sets.<name>.path`")
     skipped = {"no_gold_label": 0}
-    pairs = (read_nli_jsonl if fmt == "nli_jsonl" else read_nli_tsv)(path, skipped)
+    pairs = NLI_FORMATS.get(fmt, where="config: eval_sets.<name>.format")(path, skipped)
     hypotheses = list(dict.fromkeys(h for _, h, lab in pairs if candidates == "all" or lab == "entailment"))
     index = {h: i for i, h in enumerate(hypotheses)}
     relevant: dict[str, list[int]] = {}

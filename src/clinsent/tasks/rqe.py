@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import csv
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from clinsent.errors import InputError
 from clinsent.evaluation.metrics import cosine_rows
+from clinsent.registry import Registry
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, PairTargets, Task
 
@@ -46,7 +47,7 @@ def _label(value: str | None, where: str) -> bool:
     v = (value or "").strip().lower()
     if v in TRUE or v in FALSE:
         return v in TRUE
-    raise InputError(where, f"label {str(value)[:10]!r} is neither true nor false", "fix the pair's value")
+    raise InputError(where, "the label is neither true nor false (the value is not shown)", "fix the pair's value")
 
 
 def _text(element: ET.Element | None) -> str:
@@ -97,7 +98,10 @@ def read_rqe_tsv(path: str | Path) -> RqeSet:
     return RqeSet(q1, q2, np.asarray(labels, dtype=bool))
 
 
-READ = {"mediqa_xml": read_mediqa_xml, "rqe_tsv": read_rqe_tsv}
+# RQE file layouts (``eval_sets.<name>.format``): name -> reader
+RQE_FORMATS: Registry[Callable[[str | Path], RqeSet]] = Registry("RQE format", "eval_sets.<name>.format")
+RQE_FORMATS.register("mediqa_xml")(read_mediqa_xml)
+RQE_FORMATS.register("rqe_tsv")(read_rqe_tsv)
 
 
 def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
@@ -127,7 +131,8 @@ def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float
 class RqeSettings:
     path: str = knob("", "the test file", required=True)
     dev_path: str = knob("", "the file the threshold is tuned on", required=True)
-    format: Literal["mediqa_xml", "rqe_tsv"] = knob("mediqa_xml", "mediqa_xml or rqe_tsv (question1, question2, label)")
+    format: str = knob("mediqa_xml", "a registered RQE format (clinsent.tasks.rqe.RQE_FORMATS): mediqa_xml or rqe_tsv "
+                                     "(question1, question2, label)", names=RQE_FORMATS)
 
 
 @TASKS.register("rqe")
@@ -143,7 +148,7 @@ class Rqe(Task):
         return [self.settings.path, self.settings.dev_path]
 
     def read(self) -> tuple[RqeSet, RqeSet]:
-        reader = READ[self.settings.format]
+        reader = RQE_FORMATS.get(self.settings.format)
         return reader(self.settings.path), reader(self.settings.dev_path)
 
     def texts(self) -> list[str]:

@@ -43,7 +43,8 @@ class StsSettings:
     format: str = knob(
         "n2c2_sts", "a registered STS format (clinsent.evaluation.sts_data.STS_FORMATS): sts_tsv (header sentence1, "
                     "sentence2, score), n2c2_sts (no header, s1<TAB>s2<TAB>score) or table (TSV/CSV/parquet with "
-                    "sentence1, sentence2, score and optional id, split: BIOSSES)", required=True)
+                    "sentence1, sentence2, score and optional id, split: BIOSSES)", required=True,
+        names=STS_FORMATS)
     gold: str | None = knob(None, "n2c2 test file without scores: the gold file, one score per line")
     split: str | None = knob(None, "format table: the split to use (BLURB: train, dev, test), from the split column "
                                    "or split_file; other formats with validation_share: train or validation")
