@@ -140,11 +140,11 @@ def test_mednli_probe_metrics_against_independent_computations() -> None:
 def test_probe_labels_outside_the_classes_are_named(tmp_path: Path) -> None:
     bad = tmp_path / "test.jsonl"
     bad.write_text(json.dumps({"sentence1": "secret premise", "sentence2": "b", "gold_label": "neutral"}) + "\n")
-    with pytest.raises(InputError, match=r"not among classes") as err:
+    with pytest.raises(InputError, match=r"1 label value\(s\) are not among classes") as err:
         Probe("cls", ProbeSettings(path=str(DEMO / "mednli.demo.train.jsonl"), format="nli_jsonl", inputs="pair",
                                    dev_path=str(DEMO / "mednli.demo.dev.jsonl"), test_path=str(bad),
                                    classes=("entailment", "contradiction"))).read()
-    assert "secret" not in str(err.value)
+    assert "secret" not in str(err.value) and "neutral" not in str(err.value)
     with pytest.raises(InputError, match="set inputs: pair, dev_path and test_path"):
         Probe("cls", ProbeSettings(path="x", format="nli_jsonl", inputs="pair"))
 

@@ -60,8 +60,9 @@ def test_bad_retrieval_files(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no premise has an entailment hypothesis"):
         Retrieval("r", RetrievalSettings(path=str(path))).read()
     path.write_text(json.dumps({"sentence1": "p", "sentence2": "h", "gold_label": "maybe"}) + "\n")
-    with pytest.raises(InputError, match=r"x\.jsonl:1: label 'maybe' is not one of"):
+    with pytest.raises(InputError, match=r"x\.jsonl:1: the label is not one of") as err:
         Retrieval("r", RetrievalSettings(path=str(path))).read()
+    assert "maybe" not in str(err.value)
     with pytest.raises(InputError, match=r"eval_sets\.r\.ks"):
         Retrieval("r", RetrievalSettings(path=str(path), ks=(0,)))
 

@@ -30,8 +30,9 @@ def test_mediqa_xml_reader_decodes_entities(tmp_path: Path) -> None:
     assert data.questions1 == ["Is it safe to take aspirin & ibuprofen?", "What causes gout <in women>?"]
     assert data.labels.tolist() == [True, False]
     path.write_text(XML.replace('value="False"', 'value="maybe"'))
-    with pytest.raises(InputError, match=r"pair 2 \(pid 2\): label 'maybe' is neither true nor false"):
+    with pytest.raises(InputError, match=r"pair 2 \(pid 2\): the label is neither true nor false") as err:
         read_mediqa_xml(path)
+    assert "maybe" not in str(err.value)
     path.write_text(XML[:200])
     with pytest.raises(InputError, match="not well-formed XML"):
         read_mediqa_xml(path)

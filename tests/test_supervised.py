@@ -85,10 +85,10 @@ def test_nli_tsv_and_bad_labels(tmp_path: Path) -> None:
     good = json.dumps({"sentence1": "a", "sentence2": "b", "gold_label": "neutral"}) + "\n"
     wrong = json.dumps({"sentence1": "secret note text", "sentence2": "b", "gold_label": "maybe"}) + "\n"
     bad.write_text(good + wrong + good + wrong * 6)
-    with pytest.raises(InputError, match=r"bad\.jsonl:2: label 'maybe' is not one of .*\(7 bad row\(s\), at lines "
+    with pytest.raises(InputError, match=r"bad\.jsonl:2: the label is not one of .*\(7 bad row\(s\), at lines "
                                          r"2, 4, 5, 6, 7, \.\.\.\)") as err:
         read_nli_jsonl(bad, {"no_gold_label": 0})
-    assert "secret" not in str(err.value)
+    assert "secret" not in str(err.value) and "maybe" not in str(err.value)
     missing = tmp_path / "missing.jsonl"
     missing.write_text(json.dumps({"sentence1": "a", "gold_label": "neutral"}) + "\n")
     with pytest.raises(InputError, match=r"missing\.jsonl:1: missing field\(s\) \['sentence2'\]"):
