@@ -4,7 +4,7 @@
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
-from clinsent.smk import config_error, schema_message
+from clinsent.smk import cache_signatures, config_error, schema_message
 
 min_version("9.0")
 
@@ -49,3 +49,6 @@ rule all:
         rules.paper_report.output if (TABLES or FIGURES) else [],
         rules.phi_scan.output if PHI_SCAN else [],
     default_target: True
+
+# dry runs and every cluster job's re-parse: Snakemake reads each input function's signature once
+cache_signatures(workflow.rules)
