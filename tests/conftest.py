@@ -34,3 +34,24 @@ def make_tiny_bert(path: Path, seed: int = 0) -> Path:
 @pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_bert(tmp_path_factory.mktemp("tiny_bert"))
+
+
+# `make test-workflow` runs the workflow tests on two pytest-xdist workers (`-n 2 --dist loadgroup`).
+# The loopback Slurm tests first: one group (one cluster) on one worker, mostly waiting on the
+# cluster while the other worker computes; then the longest first (figures from `pytest
+# --durations`), so the two workers end together. A worker runs its tests in this order.
+_LONGEST_FIRST = [
+    "test_workflow_on_loopback_slurm_matches_local",
+    "test_a_failing_job_names_its_log",
+    "test_augment_demo_config_fills_every_table",
+    "test_paper_demo_config_fills_every_table",
+    "test_healthcare_lm_demo_config_fills_every_table_and_figure",
+    "test_biosimcse_demo_config_fills_every_table_and_figure",
+    "test_clinical_nli_demo_config_fills_every_table_and_chart",
+    "test_whole_dag",
+]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(getattr(item, "originalname", item.name), len(rank)))

@@ -10,19 +10,20 @@ import pandas as pd
 import pytest
 import yaml
 
-from test_workflow import REPO, _config, _snakemake
+from test_workflow import REPO, _resume_config, _snakemake
 
 pytestmark = pytest.mark.workflow
 
 
 def test_toy_method_and_task_through_the_workflow(tmp_path: Path, tiny_bert: Path) -> None:
-    cfg = _config(tmp_path, tiny_bert)
+    # a sentence corpus, not the notes pipeline: the plugin's path is what this test is about
+    cfg = _resume_config(tiny_bert, "results")
     (tmp_path / "lines.txt").write_text("History of asthma.\nThe patient has gout.\nNo acute distress.\n")
     cfg["plugins"] = [str(REPO / "tests" / "plugins" / "toy.py")]
     cfg["methods"] = {"none": {"objective": "none"},
-                      "spread": {"objective": "toy_spread", "scale": 2.0, "corpus": "s_all"}}
+                      "spread": {"objective": "toy_spread", "scale": 2.0, "sentences": "pubmed"}}
     cfg["eval_sets"]["toy"] = {"task": "toy_norm", "path": "lines.txt", "curve": True}
-    cfg["training"].update(steps=2, eval_every=1)
+    cfg["training"].update(steps=2, eval_every=1, checkpoint_every=2)
     cfg["tables"] = {"ranked": {"kind": "toy_ranking", "caption": "Runs by mean norm.", "eval_set": "toy",
                                 "runs": ["spread", "none"]}}
     (tmp_path / "config").mkdir()

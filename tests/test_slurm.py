@@ -49,7 +49,7 @@ def _daemons() -> list[str]:
     return [line.strip() for line in out.splitlines() if line.split()[-1] in ("slurmctld", "slurmd")]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # one cluster per pytest process (the xdist "slurm" group's worker)
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     reason = _slurm_missing()
     if reason:
@@ -109,6 +109,7 @@ def _preempt_when_training(run: subprocess.Popen[str], workdir: Path, method: st
 
 
 @pytest.mark.workflow
+@pytest.mark.xdist_group("slurm")  # one cluster, one worker (make test-workflow runs -n 2)
 def test_workflow_on_loopback_slurm_matches_local(cluster: Path, tmp_path: Path, tiny_bert: Path) -> None:
     """The reduced config on the loopback cluster, with its MED-SE train job preempted (SIGTERM)
     once it is training: the job checkpoints and exits, the profile's retries resubmit it, it
@@ -160,6 +161,7 @@ def test_workflow_on_loopback_slurm_matches_local(cluster: Path, tmp_path: Path,
 
 
 @pytest.mark.workflow
+@pytest.mark.xdist_group("slurm")  # one cluster, one worker (make test-workflow runs -n 2)
 def test_a_failing_job_names_its_log(cluster: Path, tmp_path: Path, tiny_bert: Path) -> None:
     (tmp_path / "config").mkdir()
     cfg = _reduced(_config(tmp_path, tiny_bert))

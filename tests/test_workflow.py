@@ -263,11 +263,14 @@ def test_bad_config_is_rejected_before_running(tmp_path: Path, tiny_bert: Path) 
 
 
 def test_paper_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) -> None:
-    """config/paper/medse-demo.yaml end to end (tiny BERT, one seed, 2 steps): every cited cell
-    of every table gets a number, Figure 2 has every point, and checkpoints are cleaned up."""
+    """config/paper/medse-demo.yaml end to end (tiny BERT, one seed, 2 steps, one eval set that
+    also selects the step, so each of the 27 models is embedded once): every cited cell of every
+    table gets a number, Figure 2 has every point, and checkpoints are cleaned up. Selection on one
+    set and scoring on another is the whole-DAG test's."""
     small = _config(tmp_path, tiny_bert)
     cfg = yaml.safe_load((REPO / "config" / "paper" / "medse-demo.yaml").read_text())
-    cfg.update({k: small[k] for k in ("notes", "corpus", "ontology", "batching", "eval_sets", "selection_set")})
+    cfg.update({k: small[k] for k in ("notes", "corpus", "ontology", "batching")})
+    cfg.update(eval_sets={"test": small["eval_sets"]["test"]}, selection_set="test")
     cfg.update(results="results", base_models={"minilm": str(tiny_bert)}, seeds=[0],
                training={"steps": 2, "batch_size": 8, "max_length": 32, "eval_every": 1, "checkpoint_every": 1,
                          "threads": 1})
@@ -285,7 +288,7 @@ def test_paper_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) ->
         groups = table.get("columns") or [""]
         for i, row in enumerate(table["rows"]):
             for g, cell in enumerate(row["cells"]):
-                for name in ("sel", "test"):
+                for name in cfg["eval_sets"]:
                     value = df.iloc[i][f"{name} {groups[g]}".strip()]
                     assert (value != "–") == bool(cell), (tid, row["label"], groups[g], name, value)
         assert (tmp_path / "results" / "figures" / "paper" / f"curves_{tid}.png").exists()
@@ -303,8 +306,11 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) 
     """config/paper/augment-demo.yaml end to end (tiny BERT for both languages, one seed, epochs
     over a 160-sentence sample): every cited cell and every table of the other kinds is filled,
     Figure 1 has every point, Chinese text reaches the retrieval table untouched, and eval sets
-    restricted to a base model are scored only for its runs."""
+    restricted to a base model are scored only for its runs. BIOSSES's test split also selects the
+    step here (the dev split's only role), so each English model is embedded once."""
     cfg = yaml.safe_load((REPO / "config" / "paper" / "augment-demo.yaml").read_text())
+    del cfg["eval_sets"]["biosses_dev"]
+    cfg["selection_set"] = "biosses"
     for entry in cfg["sentence_corpora"].values():
         entry["path"] = str(REPO / entry["path"])
     cfg["sentence_corpora"]["pubmed"]["sample"] = 160
@@ -336,7 +342,7 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) 
     points = pd.read_csv(tmp_path / "results" / "figures" / "paper" / "figure1.csv")
     assert len(points) == 2 * (2 * 1 + 2 * 2)  # per series: 2 English points x 1 set + 2 Chinese points x 2 sets
     summary = pd.read_csv(tmp_path / "results" / "summary.csv")
-    assert set(summary.loc[summary["base_model"] == "bert", "eval_set"]) == {"biosses_dev", "biosses"}
+    assert set(summary.loc[summary["base_model"] == "bert", "eval_set"]) == {"biosses"}
     assert set(summary.loc[summary["base_model"] == "chinese", "eval_set"]) == {"cmedic", "cmedqq"}
     selection = json.loads((tmp_path / "results/models/simcse_zh/chinese/seed0/selection.json").read_text())
     assert selection["selection_set"] is None and selection["selected_step"] == 19  # ceil(300 / 16): the last step
