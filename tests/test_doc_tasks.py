@@ -84,9 +84,21 @@ def test_class_alignment_against_pdist(tmp_path: Path, small_blocks: None) -> No
     assert got["alignment"] == pytest.approx(d2[labels[i] == labels[j]].mean())
 
 
-def test_similarity_graph_against_networkx(tmp_path: Path, small_blocks: None) -> None:
+def test_similarity_graph_figures_by_hand() -> None:
+    """A triangle (degrees 2), a pair (degrees 1) and three documents without an edge."""
+    from clinsent.tasks.similarity_graph import graph_figures
+
+    labels, degree = np.array([0, 0, 0, 1, 1, 2, 3, 4]), np.array([2, 2, 2, 1, 1, 0, 0, 0])
+    edges = graph_figures(labels, degree, 3, "edges")  # the paper's reading: two components, three isolated
+    assert edges == {"components": 2.0, "isolated": 3.0, "degree": (2 + 1) / 2, "node_degree": (3 * 2 + 2 * 1) / 5}
+    nodes = graph_figures(labels, degree, 3, "nodes")  # every document a node: the three largest are 3, 2 and 1
+    assert nodes == {"components": 5.0, "isolated": 3.0, "degree": (2 + 1 + 0) / 3, "node_degree": 8 / 6}
+
+
+@pytest.mark.parametrize("components", ["edges", "nodes"])
+def test_similarity_graph_against_networkx(tmp_path: Path, small_blocks: None, components: str) -> None:
     task = _task("similarity_graph", _labelled(tmp_path, n_per_class=20), analysis_split="all",
-                 percentiles=[50, 90, 99], top_k=2)
+                 percentiles=[50, 90, 99], top_k=2, components=components)
     texts = task.texts()
     got = task.score(texts, _vectors(texts, seed=3))
     x = _vectors(texts, seed=3)
@@ -96,13 +108,18 @@ def test_similarity_graph_against_networkx(tmp_path: Path, small_blocks: None) -
     for p in (50, 90, 99):
         t = np.percentile(sims[i, j], p)
         assert got[f"threshold@{p}"] == pytest.approx(t)
-        g = nx.Graph()
-        g.add_nodes_from(range(len(x)))
+        g = nx.Graph()  # the paper's graph: its edge list; `nodes` adds every document
         g.add_edges_from((a, b) for a, b in zip(i, j) if sims[a, b] > t)
+        assert got[f"isolated@{p}"] == len(x) - g.number_of_nodes()
+        if components == "nodes":
+            g.add_nodes_from(range(len(x)))
         comps = sorted(nx.connected_components(g), key=len, reverse=True)
         assert got[f"components@{p}"] == len(comps)
-        top = [n for c in comps[:2] for n in c]
-        assert got[f"degree@{p}"] == pytest.approx(np.mean([g.degree[n] for n in top]))
+        if len(comps) > 2 and len(comps[1]) == len(comps[2]):
+            continue  # a tie at the cut: which of the two counts is the implementation's choice
+        top = comps[:2]
+        assert got[f"degree@{p}"] == pytest.approx(np.mean([np.mean([g.degree[n] for n in c]) for c in top]))
+        assert got[f"node_degree@{p}"] == pytest.approx(np.mean([g.degree[n] for c in top for n in c]))
     assert task.headline == "components@50"
     for bad in ([], [0, 100]):
         with pytest.raises(InputError, match="percentiles"):
@@ -120,11 +137,12 @@ def test_sampled_percentiles_stay_close_to_the_exact_ones(tmp_path: Path) -> Non
     assert np.percentile(pair_cosines(x, i, j), 90) == pytest.approx(np.percentile(exact, 90), abs=0.03)
 
 
-def test_kmeans_metrics_are_scikit_learns(tmp_path: Path) -> None:
+def test_kmeans_with_k_the_classes_on_normalised_vectors_is_scikit_learns(tmp_path: Path) -> None:
+    """The earlier default, now explicit knobs: k = the classes, L2-normalised vectors."""
     from sklearn.cluster import KMeans
     from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score, silhouette_score
 
-    task = _task("kmeans_clusters", _labelled(tmp_path), analysis_split="all")
+    task = _task("kmeans_clusters", _labelled(tmp_path), analysis_split="all", k_choice="classes", normalize=True)
     texts = task.texts()
     got = task.score(texts, _vectors(texts))
     x = _vectors(texts)
@@ -134,6 +152,25 @@ def test_kmeans_metrics_are_scikit_learns(tmp_path: Path) -> None:
     assert got["davies_bouldin"] == pytest.approx(davies_bouldin_score(x, c))
     assert got["calinski_harabasz"] == pytest.approx(calinski_harabasz_score(x, c))
     assert got["silhouette"] == pytest.approx(silhouette_score(x, c)) and got["adjusted_rand"] > 0.9
+
+
+def test_kmeans_chooses_the_k_with_the_best_silhouette_on_raw_vectors(tmp_path: Path) -> None:
+    """The paper's optimal K: each K of k_min..k_max fitted on the raw vectors, the best silhouette kept."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import davies_bouldin_score, silhouette_score
+
+    task = _task("kmeans_clusters", _labelled(tmp_path), analysis_split="all", k_max=6)
+    texts = task.texts()
+    x = _vectors(texts)
+    x[: len(x) // 2] *= 3.0  # raw norms differ: normalising would change the clustering
+    got = task.score(texts, x)
+    fits = {k: KMeans(n_clusters=k, n_init=10, random_state=0).fit_predict(x) for k in range(2, 7)}
+    scores = {k: silhouette_score(x, c) for k, c in fits.items()}
+    best = max(scores, key=lambda k: (scores[k], -k))
+    assert got["k"] == best and got["silhouette"] == pytest.approx(scores[best])
+    assert got["davies_bouldin"] == pytest.approx(davies_bouldin_score(x, fits[best]))
+    with pytest.raises(InputError, match=r"k_min: 7 is above k_max 6"):
+        _task("kmeans_clusters", _labelled(tmp_path), k_min=7, k_max=6)
 
 
 def test_classification_metrics_are_scikit_learns() -> None:

@@ -47,6 +47,13 @@ def test_cells_are_mean_std_over_seeds_with_the_paper_beside() -> None:
     assert baseline["train MED-SE"] == "–" and baseline["train SimCSE"] == "0.600" and baseline["test SimCSE (paper)"] == "–"
 
 
+def test_a_row_with_the_wrong_number_of_cells_names_the_row() -> None:
+    bad = {**TABLE, "rows": [*TABLE["rows"], {"label": "Short", "cells": ["medse"]}]}
+    with pytest.raises(InputError, match=r"^config: tables, row 2 \(Short\): 1 cells for 2 column groups .*"
+                                         r"Fix: give the row one cell per column group"):
+        paper_table(_summary(), bad, HEADLINE, default_base="bio")
+
+
 def test_transpose_puts_rows_across() -> None:
     table = {"caption": "T6", "transpose": True, "rows": [
         {"label": "0.1", "cells": ["medse"], "paper": [["0.721", "0.687"]]},

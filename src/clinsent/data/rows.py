@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from clinsent.data import DataNeed, TrainingData
+from clinsent.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,8 @@ class TrainingRows(DataNeed):
         df = pd.read_parquet(inputs["rows"])
         missing = [c for c in self.columns if c not in df.columns]
         if missing:
-            raise ValueError(f"{inputs['rows']}: training rows of {self.source!r} lack column(s) {missing}; "
-                             f"the method needs {list(self.columns)}")
+            raise InputError(inputs["rows"], f"training rows of {self.source!r} lack column(s) {missing}; the method "
+                             f"needs {list(self.columns)}", "give the method training data whose reader writes them")
         return RowsData(df, self.batch_size, seed)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from clinsent.errors import InputError
 from clinsent.evaluation.metrics import cosine_rows
 from clinsent.report.figures import pyplot, save_figure
 from clinsent.report.paper import cell_values
@@ -105,7 +106,8 @@ def tsne_points(task: Any, embeddings: Mapping[str, tuple[list[str], np.ndarray]
 
     pairs = top_pairs(task, figure.get("min_score"), int(figure.get("max_pairs", 20)))
     if len(pairs) < 2:
-        raise ValueError(f"figure tsne on {task.set_name}: {len(pairs)} pair(s) at the top score; lower min_score")
+        raise InputError(f"config: figures (tsne on {task.set_name})", f"{len(pairs)} pair(s) at the top score",
+                         "lower min_score")
     s1 = [task.data.sentences1[i] for i in pairs]
     s2 = [task.data.sentences2[i] for i in pairs]
     rows = []

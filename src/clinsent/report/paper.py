@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from clinsent.errors import InputError
 from clinsent.experiments import split_run
 from clinsent.report.tables import fmt_mean_std
 
@@ -59,8 +60,8 @@ def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[st
     records = []
     for i, row in enumerate(table["rows"]):
         if len(row["cells"]) != len(groups):
-            raise ValueError(f"tables: row {i} ({row['label']}) has {len(row['cells'])} cells for "
-                             f"{len(groups)} column groups {groups}")
+            raise InputError(f"config: tables, row {i} ({row['label']})", f"{len(row['cells'])} cells for "
+                             f"{len(groups)} column groups {groups}", "give the row one cell per column group")
         rec: dict[str, str] = {"group": row.get("group", "")} if has_group else {}
         rec["row"] = row["label"]
         paper = row.get("paper") or [None] * len(groups)

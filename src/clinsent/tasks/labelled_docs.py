@@ -104,11 +104,14 @@ class LabelledDocsTask(Task):
     def texts(self) -> list[str]:
         return list(dict.fromkeys(self.analysed()["text"].tolist()))
 
-    def labelled_vectors(self, texts: list[str], vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(L2-normalised vectors, class index per document) of the analysed documents, in file order."""
+    def labelled_vectors(self, texts: list[str], vectors: np.ndarray,
+                         normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(vectors, L2-normalised unless asked otherwise; class index per document) of the
+        analysed documents, in file order."""
         d = self.analysed()
         x = self.lookup(texts, vectors, d["text"].tolist()).astype(np.float64)
-        x /= np.clip(np.linalg.norm(x, axis=1, keepdims=True), 1e-12, None)
+        if normalize:
+            x /= np.clip(np.linalg.norm(x, axis=1, keepdims=True), 1e-12, None)
         return x, np.unique(d["label"].to_numpy(), return_inverse=True)[1]
 
     def statistics(self) -> dict[str, Any]:
