@@ -101,7 +101,7 @@ def test_every_entity_encoder_a_config_can_name_is_built() -> None:
 
 @pytest.mark.parametrize(("pooling", "first_layer", "extra"), [
     ("cls", 1, None), ("mean", 1, None), ("first_last", 1, None), ("first_last", 0, None), ("mean", 1, "normalize"),
-    ("mean", 1, "dense"),
+    ("mean", 1, "dense"), ("mean", 1, "relu_dense"), ("cls_mlp", 1, "head"), ("cls_mlp", 1, "head_normalize"),
 ])
 def test_embed_loader_gives_the_vectors_of_sentence_transformers(tiny_bert: Path, tmp_path: Path, pooling: str,
                                                                   first_layer: int, extra: str | None) -> None:
@@ -115,12 +115,17 @@ def test_embed_loader_gives_the_vectors_of_sentence_transformers(tiny_bert: Path
     from clinsent.models.base import load_transformer, sentence_transformer
     from clinsent.models.saved import SavedEncoder
 
+    from clinsent.models.pooling import MlpHead
+
     transformer = load_transformer(str(tiny_bert), 24)
-    model = sentence_transformer(transformer, pooling, first_layer)
-    if extra == "normalize":
+    head = MlpHead(32) if extra and extra.startswith("head") else None
+    model = sentence_transformer(transformer, pooling, first_layer, head=head)
+    if extra in ("normalize", "head_normalize"):
         model.append(Normalize())
-    elif extra == "dense":
+    elif extra == "dense":  # a Dense with tanh (the default): ours
         model.append(Dense(32, 8))
+    elif extra == "relu_dense":  # another activation: the library's
+        model.append(Dense(32, 8, activation_function=torch.nn.ReLU()))
     torch.manual_seed(0)
     with torch.no_grad():  # non-trivial layer weights, so a wrong weighting shows
         for module in model:
@@ -130,6 +135,6 @@ def test_embed_loader_gives_the_vectors_of_sentence_transformers(tiny_bert: Path
     texts = ["The patient has gout.", "History of asthma and a long sentence that is cut at the maximum length of "
              "twenty-four tokens for sure.", "Fever.", "Chest pain radiating to the left arm."]
     ours = load_encoder(tmp_path / "m", "cpu")
-    assert isinstance(ours, SavedEncoder) == (extra != "dense")
+    assert isinstance(ours, SavedEncoder) == (extra != "relu_dense")
     reference = SentenceTransformer(str(tmp_path / "m"), device="cpu").encode(texts, batch_size=3)
     np.testing.assert_allclose(ours.encode(texts, batch_size=3), reference, rtol=1e-4, atol=1e-5)

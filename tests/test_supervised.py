@@ -130,3 +130,39 @@ def test_sup_simcse_trains_on_rows(tiny_bert: Path, tmp_path: Path) -> None:
     trained = result.curve[result.curve["step"] > 0]
     assert (trained["loss_supervised"] > 0).all() and result.selected_step == 3
     assert (tmp_path / "m" / "modules.json").exists()
+
+
+def test_cls_mlp_keeps_the_trained_mlp_in_the_saved_model(tiny_bert: Path, tmp_path: Path) -> None:
+    """Supervised SimCSE's recipe ([CLS] with MLP at test): the head trains with the encoder, is
+    saved as a Dense with tanh, and the saved model (our loader and sentence-transformers alike)
+    scores the selection set exactly as the trainer did at the selected step."""
+    from sentence_transformers import SentenceTransformer
+
+    from clinsent.embed import load_encoder
+    from clinsent.models.saved import SavedEncoder
+
+    nli = pd.DataFrame(triplets([(f"Patient {i} has disease {i}.", f"Disease {i} is present.", "entailment")
+                                 for i in range(12)] +
+                                [(f"Patient {i} has disease {i}.", f"There is no disease {i}.", "contradiction")
+                                 for i in range(12)])[0])
+    cfg = {"methods": {"sup": {"objective": "sup_simcse", "train_data": "nli", "steps": 3, "batch_size": 4,
+                               "max_length": 32, "eval_every": 1, "checkpoint_every": 0, "learning_rate": 1e-3,
+                               "pooling": "cls_mlp"}},
+           "training_data": {"nli": {"format": "nli_jsonl", "path": "x"}}}
+    method = resolve_methods(cfg)["sup"].method
+    nli.to_parquet(tmp_path / "rows.parquet")
+    data = method.data_need().load({"rows": str(tmp_path / "rows.parquet")}, seed=0)
+    texts1, texts2 = [f"disease {i}" for i in range(6)], [f"illness {i} now" for i in range(6)]
+    sts = Sts.from_data("sel", StsSet("sel", texts1, texts2, np.array([0.0, 5.0, 1.0, 4.0, 2.0, 3.0])))
+    result = train(method, str(tiny_bert), tmp_path / "m", {"sel": sts}, "sel", data=data, log=lambda *_: None)
+    library = SentenceTransformer(str(tmp_path / "m"), device="cpu")
+    assert [type(m).__name__ for m in library] == ["Transformer", "Pooling", "Dense"]
+    ours = load_encoder(tmp_path / "m", "cpu")
+    assert isinstance(ours, SavedEncoder)
+    texts = sts.texts()
+    np.testing.assert_allclose(ours.encode(texts), library.encode(texts), rtol=1e-4, atol=1e-5)
+    assert sts.score(texts, ours.encode(texts))["spearman"] == pytest.approx(result.selection_score, abs=1e-6)
+    dense = library[2].linear.weight.detach()
+    assert not torch.allclose(dense, torch.zeros_like(dense))
+    with pytest.raises(InputError, match=r"methods\.base\.pooling: cls_mlp keeps an MLP head"):
+        resolve_methods({"methods": {"base": {"objective": "none", "pooling": "cls_mlp"}}})

@@ -17,7 +17,7 @@ from clinsent.augment.text import TEXT_AUGMENTATIONS, augment
 from clinsent.losses.base import MethodLoss
 from clinsent.losses.contrastive import info_nce
 from clinsent.models.encoder import Encoder
-from clinsent.models.pooling import MlpHead, pool, pooling_spec
+from clinsent.models.pooling import pool
 
 if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
     from clinsent.methods.simcse import SimCSESettings
@@ -29,7 +29,7 @@ class SimCSELoss(MethodLoss):
         self.encoder, self.s = encoder, settings
         self.build_extras(encoder)
         dim = encoder.model.config.hidden_size
-        self.mlp = MlpHead(dim) if pooling_spec(settings.pooling).mlp_in_training else None
+        self.mlp = encoder.training_head(dim)
 
     def build_extras(self, encoder: Encoder) -> None:
         """Modules built before the MLP head (MED-SE's entity and definition encoders)."""

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from clinsent.losses.base import MethodLoss
 from clinsent.losses.contrastive import cosine_logits
 from clinsent.models.encoder import Encoder
-from clinsent.models.pooling import MlpHead, pool, pooling_spec
+from clinsent.models.pooling import pool
 
 if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
     from clinsent.methods.sup_simcse import SupSimCSESettings
@@ -40,7 +40,7 @@ class SupSimCSELoss(MethodLoss):
         super().__init__()
         self.encoder, self.s = encoder, settings
         dim = encoder.model.config.hidden_size
-        self.mlp = MlpHead(dim) if pooling_spec(settings.pooling).mlp_in_training else None
+        self.mlp = encoder.training_head(dim)
 
     def columns(self) -> list[str]:
         return ["anchor", "positive", "negative"] if self.s.hard_negatives else ["anchor", "positive"]

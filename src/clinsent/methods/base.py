@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # the loss side needs torch; the settings side never imports 
     from clinsent.losses.base import MethodLoss
     from clinsent.models.encoder import Encoder
 
-Pooling = Literal["cls", "cls_before_pooler", "mean", "first_last"]
+Pooling = Literal["cls", "cls_mlp", "cls_before_pooler", "mean", "first_last"]
+TRAINED_HEAD_POOLINGS = ("cls_mlp",)  # poolings whose MLP is part of the model: only a trained objective has one
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class MethodSettings:
     """Knobs every method has (the untrained baseline too): how sentences become vectors."""
 
     pooling: Pooling = knob("first_last", "cls (SimCSE-family objectives train it through an MLP that is not saved), "
+                                          "cls_mlp (that MLP trained and kept at test: SimCSE's supervised recipe), "
                                           "cls_before_pooler, mean, first_last (mean of layer first_layer and the last)")
     first_layer: int = knob(1, "first layer of first_last; 0 is the embedding layer (SimCSE's early code)", minimum=0)
     max_length: int = knob(128, "tokens per sentence", minimum=8)

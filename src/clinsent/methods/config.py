@@ -20,7 +20,7 @@ from clinsent.corpus.sentences import corpus_paths, corpus_size, steps_for_epoch
 from clinsent.data.plan import SentencePlan
 from clinsent.errors import InputError
 from clinsent.methods import METHODS, Method
-from clinsent.methods.base import SentencePlanSettings, TrainedSettings, rows_source
+from clinsent.methods.base import TRAINED_HEAD_POOLINGS, SentencePlanSettings, TrainedSettings, rows_source
 from clinsent.registry import did_you_mean
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 
@@ -65,6 +65,9 @@ def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, A
     _check_source(where, settings, config)
     settings, derived = _resolve_epochs(where, settings, knobs, shared, config)
     method = cls(settings)
+    if settings.pooling in TRAINED_HEAD_POOLINGS and not method.trains:
+        raise InputError(f"{where}.pooling", f"{settings.pooling} keeps an MLP head that objective {cls.name} would "
+                         "leave untrained (random)", "use cls or cls_before_pooler for an untrained model")
     if isinstance(need := method.data_need(), SentencePlan) and need.entities and need.source != "notes":
         raise InputError(f"{where}.sentences", f"objective {cls.name} needs linked entities, a sentence corpus "
                          "has none", "train it on the notes pipeline's sets (sentences: notes)")

@@ -48,9 +48,11 @@ def load_transformer(spec: str, max_length: int) -> Any:
     return Transformer(resolve_model(spec), max_seq_length=max_length)
 
 
-def sentence_transformer(transformer: Any, pooling: str, first_layer: int = 1, device: str = "cpu") -> Any:
+def sentence_transformer(transformer: Any, pooling: str, first_layer: int = 1, device: str = "cpu",
+                         head: Any = None) -> Any:
     """Wrap a (trained) Transformer module with the stock modules of its pooling
-    (:data:`clinsent.models.pooling.POOLINGS`), so the saved model needs no custom code."""
+    (:data:`clinsent.models.pooling.POOLINGS`), so the saved model needs no custom code; a
+    pooling that keeps its MLP at test time adds ``head`` (a shared ``MlpHead``) as a ``Dense``."""
     from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
 
     from clinsent.models.pooling import POOLINGS
@@ -58,6 +60,8 @@ def sentence_transformer(transformer: Any, pooling: str, first_layer: int = 1, d
     if pooling not in POOLINGS:
         raise InputError("config: methods", f"unknown pooling {pooling!r}", f"use one of {', '.join(POOLINGS)}")
     modules = [transformer, *POOLINGS[pooling].saved_modules(transformer, first_layer)]
+    if head is not None:
+        modules.append(head.as_dense())
     # the model card is written from what is local: no look-up of the base model on the Hub
     return SentenceTransformer(modules=modules, device=device,
                                model_card_data=SentenceTransformerModelCardData(local_files_only=True))

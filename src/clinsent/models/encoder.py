@@ -29,8 +29,9 @@ class Encoder:
     """A Hugging Face encoder with its tokenizer and a pooling."""
 
     def __init__(self, model: Any, tokenizer: Any, pooling: str, first_layer: int, max_length: int,
-                 device: torch.device) -> None:
+                 device: torch.device, head: torch.nn.Module | None = None) -> None:
         self.model, self.tokenizer = model, tokenizer
+        self.head = head  # a pooling's MLP kept at test time (``cls_mlp``): part of every embedding
         self.pooling, self.first_layer, self.max_length, self.device = pooling, first_layer, max_length, device
         self.forward_model: Any = model  # torch.compile may replace it for training steps
         self._background: Any = None
@@ -61,7 +62,17 @@ class Encoder:
 
     def embed_batch(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         hs = self.hidden_states(batch)
-        return pool(hs, batch["attention_mask"].to(self.device), self.pooling, self.first_layer)
+        emb = pool(hs, batch["attention_mask"].to(self.device), self.pooling, self.first_layer)
+        return self.head(emb) if self.head is not None else emb
+
+    def training_head(self, dim: int) -> torch.nn.Module | None:
+        """The MLP a SimCSE-family loss puts on the pooled embedding: the encoder's own head when
+        its pooling keeps one (``cls_mlp``), a fresh training-only one for ``cls``, else none."""
+        from clinsent.models.pooling import MlpHead, pooling_spec
+
+        if self.head is not None:
+            return self.head
+        return MlpHead(dim) if pooling_spec(self.pooling).mlp_in_training else None
 
     @torch.no_grad()
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:

@@ -10,6 +10,9 @@ first transformer layer, index -1 the last layer.
 - ``cls``: the [CLS] state of the last layer; during training of the SimCSE-family objectives a
   fresh MLP head (Linear d->d + tanh, :class:`MlpHead`) sits on top of it and is dropped at
   embedding time, as SimCSE's unsupervised setting (``--mlp_only_train``) does;
+- ``cls_mlp``: the [CLS] state through the MLP head in training *and* at embedding time (saved as a
+  ``Dense`` module with tanh after the pooling): SimCSE's supervised recipe ("[CLS] with MLP"),
+  which BioSimCSE's supervised rows follow;
 - ``cls_before_pooler``: the raw [CLS] state, in training and at embedding time;
 - ``mean``: masked mean of the last layer;
 - ``first_last``: masked mean of the average of layer ``first_layer`` and the last layer.
@@ -75,10 +78,12 @@ class PoolingSpec:
     torch_pool: Callable[[Sequence[torch.Tensor], torch.Tensor, int], torch.Tensor]
     saved_modules: Callable[[Any, int], list[Any]]  # (sentence-transformers Transformer, first_layer) -> modules after it
     mlp_in_training: bool
+    mlp_at_test: bool = False  # the MLP head is part of the model: trained, evaluated and saved (a Dense)
 
 
 POOLINGS: dict[str, PoolingSpec] = {
     "cls": PoolingSpec(_cls, _stock("cls"), mlp_in_training=True),
+    "cls_mlp": PoolingSpec(_cls, _stock("cls"), mlp_in_training=True, mlp_at_test=True),
     "cls_before_pooler": PoolingSpec(_cls, _stock("cls"), mlp_in_training=False),
     "mean": PoolingSpec(_mean, _stock("mean"), mlp_in_training=False),
     "first_last": PoolingSpec(_first_last, _first_last_modules, mlp_in_training=False),
@@ -98,7 +103,7 @@ def pool(hidden_states: Sequence[torch.Tensor], attention_mask: torch.Tensor, mo
 
 
 class MlpHead(nn.Module):
-    """SimCSE's training-only projection on [CLS]: Linear(d, d) then tanh."""
+    """SimCSE's projection on [CLS]: Linear(d, d) then tanh (training-only for ``cls``, kept by ``cls_mlp``)."""
 
     def __init__(self, dim: int) -> None:
         super().__init__()
@@ -106,3 +111,12 @@ class MlpHead(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.tanh(self.dense(x))
+
+    def as_dense(self) -> Any:
+        """The head as sentence-transformers' ``Dense`` module (tanh) sharing this head's Linear,
+        so a saved model carries the trained weights."""
+        from sentence_transformers.sentence_transformer.modules import Dense
+
+        dense = Dense(self.dense.in_features, self.dense.out_features, activation_function=nn.Tanh())
+        dense.linear = self.dense
+        return dense

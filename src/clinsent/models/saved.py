@@ -1,12 +1,13 @@
 """Embed with a saved sentence-transformers model through transformers alone, when its modules
 are the ones this pipeline writes (:mod:`clinsent.models.pooling`): a Transformer, then
-``WeightedLayerPooling`` and/or ``Pooling`` (cls or mean), optionally ``Normalize``.
+``WeightedLayerPooling`` and/or ``Pooling`` (cls or mean), optionally a ``Dense`` with tanh (the
+MLP of ``cls_mlp``), optionally ``Normalize``.
 
 Why not ``SentenceTransformer(path)`` in every embed job: importing sentence-transformers adds
 about 4 s to a job's start (it pulls in scikit-learn and its backends), and an embed job of a
 demo eval set is mostly start-up; the grids run hundreds of them. The vectors are the same
 (``tests/test_losses_pooling.py`` equates them for every pooling), and any other module list
-(Dense, max pooling, a user's custom module) is loaded with ``SentenceTransformer(path)``.
+(another Dense, max pooling, a user's custom module) is loaded with ``SentenceTransformer(path)``.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class SavedEncoder:
         self.layer_start: int | None = None
         self.layer_weights: Any = None
         self.mode = "mean"
+        self.dense: tuple[Any, Any] | None = None  # (weight, bias) of a Dense + tanh after the pooling
         self.normalize = False
         for module in modules[1:]:
             READ_MODULE[module["type"].rsplit(".", 1)[-1]](self, folder / module["path"])
@@ -69,6 +71,8 @@ class SavedEncoder:
                     states = result.last_hidden_state.float()
                 mask = batch["attention_mask"]
                 vec = states[:, 0] if self.mode == "cls" else masked_mean(states, mask)
+                if self.dense is not None:
+                    vec = torch.tanh(torch.nn.functional.linear(vec, *self.dense))
                 if self.normalize:
                     vec = torch.nn.functional.normalize(vec, p=2, dim=1)
                 out.append(vec.cpu().numpy())
@@ -88,8 +92,29 @@ def _read_normalize(encoder: SavedEncoder, folder: Path) -> None:
     encoder.normalize = True
 
 
+def _read_dense(encoder: SavedEncoder, folder: Path) -> None:
+    weights = _weights(folder)
+    bias = weights.get("linear.bias")
+    encoder.dense = (weights["linear.weight"].float().to(encoder.device),
+                     None if bias is None else bias.float().to(encoder.device))
+
+
+def _plain_tanh_dense(folder: Path) -> bool:
+    """A Dense module this loader runs exactly: tanh, no residual (the MLP a ``cls_mlp`` model keeps)."""
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return str(config.get("activation_function", "torch.nn.modules.activation.Tanh")).endswith(".Tanh") \
+        and not config.get("use_residual", False)
+
+
 # a module after the Transformer (the last part of its modules.json "type") -> what it sets
-READ_MODULE = {"WeightedLayerPooling": _read_layer_pooling, "Pooling": _read_pooling, "Normalize": _read_normalize}
+READ_MODULE = {"WeightedLayerPooling": _read_layer_pooling, "Pooling": _read_pooling, "Dense": _read_dense,
+               "Normalize": _read_normalize}
+# the orders of those modules this loader runs: [WeightedLayerPooling] Pooling [Dense] [Normalize]
+LAYOUTS = [[*w, "Pooling", *d, *n] for w in ([], ["WeightedLayerPooling"]) for d in ([], ["Dense"])
+           for n in ([], ["Normalize"])]
 
 
 def _weights(folder: Path) -> dict[str, Any]:
@@ -113,8 +138,9 @@ def known_layout(folder: str | Path) -> list[dict[str, Any]] | None:
     if not kinds or kinds[0] != "Transformer" or any(k not in READ_MODULE for k in kinds[1:]) \
             or kinds.count("Pooling") != 1:
         return None
-    if kinds[1:] not in (["Pooling"], ["WeightedLayerPooling", "Pooling"], ["Pooling", "Normalize"],
-                         ["WeightedLayerPooling", "Pooling", "Normalize"]):
+    if kinds[1:] not in LAYOUTS:
+        return None
+    if "Dense" in kinds and not _plain_tanh_dense(folder / modules[kinds.index("Dense")]["path"]):
         return None
     st = folder / modules[0]["path"] / "sentence_bert_config.json"
     if st.exists() and json.loads(st.read_text()).get("do_lower_case"):

@@ -41,6 +41,7 @@ from clinsent.losses.base import MethodLoss
 from clinsent.methods.base import Method, TrainedSettings, rows_source
 from clinsent.models.base import load_transformer, sentence_transformer
 from clinsent.models.encoder import Encoder
+from clinsent.models.pooling import MlpHead, pooling_spec
 from clinsent.settings import to_config
 from clinsent.tasks.base import Task
 from clinsent.train import checkpoint as ckpt
@@ -147,8 +148,10 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     transformer = load_transformer(base_model, s.max_length)
-    st_model = sentence_transformer(transformer, s.pooling, s.first_layer, device=str(device))
-    encoder = Encoder(transformer.model, transformer.tokenizer, s.pooling, s.first_layer, s.max_length, device)
+    head = MlpHead(transformer.model.config.hidden_size) if pooling_spec(s.pooling).mlp_at_test else None
+    st_model = sentence_transformer(transformer, s.pooling, s.first_layer, device=str(device), head=head)
+    encoder = Encoder(transformer.model, transformer.tokenizer, s.pooling, s.first_layer, s.max_length, device,
+                      head=head)
     settings = {"objective": method.name, **to_config(s), "seed": seed}
     fp = ckpt.fingerprint(settings, base_model, data.identity() if trained and data is not None else None)
     resumed = ckpt.load_state(work, fp, report=log) if trained else None
@@ -239,7 +242,8 @@ class MethodLoop:
         loss.bind(data)
         self.loss: MethodLoss = loss.to(encoder.device)
         self.params: list[torch.nn.Parameter] = []
-        for p in [*encoder.model.parameters(), *self.loss.parameters()]:  # a shared module counts once
+        head = list(encoder.head.parameters()) if encoder.head is not None else []
+        for p in [*encoder.model.parameters(), *head, *self.loss.parameters()]:  # a shared module counts once
             if p.requires_grad and all(p is not q for q in self.params):
                 self.params.append(p)
         self.optimisation = Optimisation(self.params, s.learning_rate, s.steps, warmup_ratio=s.warmup_ratio,
@@ -249,11 +253,14 @@ class MethodLoop:
         torch.manual_seed(seed)  # dropout masks do not depend on which extra modules were built
 
     def state(self, step: int) -> dict[str, Any]:
-        return {"step": step, "model": self.encoder.model.state_dict(), "loss": self.loss.state_dict(),
+        head = self.encoder.head.state_dict() if self.encoder.head is not None else None
+        return {"step": step, "model": self.encoder.model.state_dict(), "head": head, "loss": self.loss.state_dict(),
                 **self.optimisation.state_dict(), "rng": ckpt.rng_state()}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.encoder.model.load_state_dict(state["model"])
+        if self.encoder.head is not None:
+            self.encoder.head.load_state_dict(state["head"])
         self.loss.load_state_dict(state["loss"])
         self.optimisation.load_state_dict(state)
         ckpt.set_rng_state(state["rng"])
