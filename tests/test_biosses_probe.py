@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -161,15 +162,27 @@ def test_probe_on_single_sentences_matches_scikit_learn(tmp_path: Path) -> None:
     assert task.statistics()["splits"] == {"train": 36, "dev": 12, "test": 12}
 
 
-def test_probe_pair_features_are_u_v_absdiff_product(tmp_path: Path) -> None:
-    task = Probe("p", ProbeSettings(path=str(_probe_file(tmp_path, pairs=True)), format="jsonl", inputs="pair"))
+@pytest.mark.parametrize(("features", "blocks", "separates"), [
+    # SentEval's SICK-E / MRPC: np.c_[|A - B|, A * B]; the test file's classes hang on u and v themselves
+    ("senteval", lambda u, v: [np.abs(u - v), u * v], False),
+    ("u_v_absdiff_product", lambda u, v: [u, v, np.abs(u - v), u * v], True),
+    ("concat", lambda u, v: [u, v], True),
+])
+def test_probe_pair_features(tmp_path: Path, features: str, blocks: Any, separates: bool) -> None:
+    task = Probe("p", ProbeSettings(path=str(_probe_file(tmp_path, pairs=True)), format="jsonl", inputs="pair",
+                                    pair_features=features))
     texts = task.texts()
     vectors = _vectors(texts, dim=3)
     feats = task.features(texts, vectors)
     u, v = vectors[texts.index(task.data.texts1[0])], vectors[texts.index(task.data.texts2[0])]
-    assert feats.shape == (60, 12)
-    np.testing.assert_allclose(feats[0], np.concatenate([u, v, np.abs(u - v), u * v]))
-    assert task.score(texts, vectors)["accuracy"] == 1.0
+    assert feats.shape == (60, 3 * len(blocks(u, v)))
+    np.testing.assert_allclose(feats[0], np.concatenate(blocks(u, v)))
+    assert (task.score(texts, vectors)["accuracy"] == 1.0) == separates
+
+
+def test_probe_defaults_are_senteval_s() -> None:
+    assert ProbeSettings(path="x").c_grid == tuple(2.0 ** t for t in range(-2, 4))  # SentEval: 2^-2 .. 2^3
+    assert ProbeSettings(path="x").pair_features == "senteval"
 
 
 @pytest.mark.parametrize(("content", "message"), [

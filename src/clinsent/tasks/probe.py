@@ -2,10 +2,13 @@
 evaluation on ChineseBLUE (Table 4: cMedIC, cMedQQ, cMedQA, cMedQNLI).
 
 A logistic-regression classifier (scikit-learn) is trained on the frozen embeddings of the
-task's train split: single sentences (features u) or pairs (features u, v, |u - v|, u * v, as
-SentEval's SICK-E/SNLI probes). As in SentEval's SplitClassifier, the inverse regularisation
-strength C is chosen on the dev split among ``c_grid`` (SentEval: 2^-2 .. 2^4) by accuracy; the
-classifier with that C is scored on the test split: ``f1`` (binary F1 of ``positive_label`` for
+task's train split: single sentences (features u) or pairs (``pair_features: senteval``, the
+default: |u - v| and u * v, as SentEval's SICK-E and MRPC probes build them;
+``u_v_absdiff_product``: u, v, |u - v|, u * v, InferSent's richer features and this project's
+earlier default; ``concat``: u, v). As in SentEval's SplitClassifier, the inverse
+regularisation strength C is chosen on the dev split among ``c_grid`` (SentEval's 2^-2 .. 2^3)
+by accuracy, a tie going to the first C of the grid; the classifier with that C is scored on the
+test split: ``f1`` (binary F1 of ``positive_label`` for
 two classes, macro F1 otherwise), ``weighted_f1``, ``macro_f1`` and ``accuracy``. The paper
 reports weighted F1 for cMedIC and cMedQA and F1 for cMedQQ and cMedQNLI: set ``headline``.
 
@@ -42,7 +45,7 @@ from clinsent.registry import Registry
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
 
-SENTEVAL_C = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+SENTEVAL_C = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # SentEval: 2 ** t for t in -2 .. 3
 
 Records = list[tuple[str, dict[str, Any]]]  # (where: file and line, never text; the row's fields)
 
@@ -78,8 +81,9 @@ class ProbeSettings:
     classifier: Literal["logistic", "mlp"] = knob("logistic", "logistic (SentEval; C picked on dev) or mlp (one hidden "
                                                               "layer; the clinical NLI study's classifier)")
     hidden: int = knob(256, "classifier mlp: hidden units", minimum=1)
-    pair_features: Literal["senteval", "concat"] = knob("senteval", "pairs: senteval (u, v, |u - v|, u * v) or "
-                                                                    "concat (u, v: the clinical NLI study)")
+    pair_features: Literal["senteval", "u_v_absdiff_product", "concat"] = knob(
+        "senteval", "pairs: senteval (|u - v|, u * v: SentEval's SICK-E and MRPC), u_v_absdiff_product (u, v, "
+                    "|u - v|, u * v: InferSent's) or concat (u, v: the clinical NLI study)")
     classes: tuple[str, ...] | None = knob(None, "the labels in order (e.g. entailment, neutral, contradiction): "
                                                  "reports the test confusion matrix; a label outside them is an error")
 
@@ -189,6 +193,14 @@ def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
     return data
 
 
+# pair_features -> the blocks of a pair's feature row
+PAIR_FEATURES: dict[str, Callable[[np.ndarray, np.ndarray], list[np.ndarray]]] = {
+    "senteval": lambda u, v: [np.abs(u - v), u * v],
+    "u_v_absdiff_product": lambda u, v: [u, v, np.abs(u - v), u * v],
+    "concat": lambda u, v: [u, v],
+}
+
+
 @TASKS.register("probe")
 class Probe(Task):
     name = "probe"
@@ -222,15 +234,13 @@ class Probe(Task):
         return list(dict.fromkeys([*d.texts1, *(d.texts2 or [])]))
 
     def features(self, texts: list[str], vectors: np.ndarray) -> np.ndarray:
-        """u, or (u, v, |u - v|, u * v) for pairs, one row per item of the file."""
+        """u, or the pair's features (``pair_features``), one row per item of the file."""
         d = self.data
         u = self.lookup(texts, vectors, d.texts1).astype(np.float64)
         if d.texts2 is None:
             return u
         v = self.lookup(texts, vectors, d.texts2).astype(np.float64)
-        if self.settings.pair_features == "concat":
-            return np.hstack([u, v])
-        return np.hstack([u, v, np.abs(u - v), u * v])
+        return np.hstack(PAIR_FEATURES[self.settings.pair_features](u, v))
 
     def _fit(self, x: np.ndarray, y: np.ndarray, train: np.ndarray, dev: np.ndarray) -> tuple[float, float, Any]:
         """(dev accuracy, C, classifier): logistic regression with C picked on dev, or the MLP."""
