@@ -3,6 +3,8 @@ changes, what it keeps, their bounds, characters for Chinese, and seeded, resuma
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 import torch
@@ -58,9 +60,48 @@ def test_insertions_keep_the_sentence_and_add_only_their_units() -> None:
         assert all(w in STOPWORDS for w in extra)
         out = punctuation_insertion(WORDS, 0.3, np.random.default_rng(seed))
         marks = [w for w in out if w in PUNCTUATION]
-        assert 1 <= len(marks) <= int(0.3 * len(WORDS)) and _is_subsequence(WORDS, out)
+        assert 1 <= len(marks) <= int(0.3 * len(WORDS) + 1) and _is_subsequence(WORDS, out)
+        assert out[-1] == WORDS[-1]  # AEDA inserts before a word, never after the last
         assert len(out) == len(WORDS) + len(marks)
     assert stopword_insertion(["x"], 0.0, np.random.default_rng(0), stopwords=("and",)) in (["and", "x"], ["x", "and"])
+
+
+def _aeda_port(words: list[str], rng: random.Random, punc_ratio: float = 0.3) -> list[str]:
+    """AEDA's insert_punctuation_marks (Karimi et al. 2021, the authors' code), ported: the
+    number of marks, the words they precede and each mark, drawn with Python's random."""
+    marks = [".", ",", "!", "?", ";", ":"]
+    q = rng.randint(1, int(punc_ratio * len(words) + 1))
+    qs = rng.sample(range(0, len(words)), q)
+    out = []
+    for j, word in enumerate(words):
+        if j in qs:
+            out.append(marks[rng.randint(0, len(marks) - 1)])
+        out.append(word)
+    return out
+
+
+def test_punctuation_insertion_has_aedas_distribution() -> None:
+    """Chi-squared tests, ours against the port on the same 12-word sentence: the number of
+    marks, the words they precede and the marks themselves."""
+    from scipy.stats import chi2_contingency
+
+    def profile(outs: list[list[str]]) -> tuple[list[int], list[int], list[int]]:
+        counts, before, kinds = [0] * 5, [0] * len(WORDS), [0] * len(PUNCTUATION)
+        for out in outs:
+            marks = [i for i, w in enumerate(out) if w in PUNCTUATION]
+            counts[len(marks)] += 1
+            for shift, i in enumerate(marks):
+                before[i - shift] += 1  # the index of the word the mark precedes
+                kinds[PUNCTUATION.index(out[i])] += 1
+        return counts, before, kinds
+
+    rng, port_rng = np.random.default_rng(0), random.Random(0)
+    ours = profile([punctuation_insertion(WORDS, 0.3, rng) for _ in range(4000)])
+    theirs = profile([_aeda_port(WORDS, port_rng) for _ in range(4000)])
+    assert ours[0][0] == theirs[0][0] == 0 and max(i for i, c in enumerate(theirs[0]) if c) == int(0.3 * len(WORDS) + 1)
+    for a, b in zip(ours, theirs, strict=True):
+        table = [[x for x, y in zip(a, b, strict=True) if x + y], [y for x, y in zip(a, b, strict=True) if x + y]]
+        assert chi2_contingency(table)[1] > 1e-3, (a, b)
 
 
 def test_characters_for_chinese_text_pass_through_utf8() -> None:

@@ -15,9 +15,10 @@ resumed job and a rerun see the same views.
 - ``stopword_insertion`` (SI): round(rate * n) stop words (at least 1) from ``stopwords`` are
   inserted at random positions. The paper names neither the list nor the count: both are
   knobs, the list defaults to :data:`STOPWORDS`;
-- ``punctuation_insertion`` (PI, as AEDA: Karimi et al. 2021): k marks drawn from
-  ``. ; ? : ! ,`` are inserted at k distinct random positions (before a unit), with k uniform
-  in 1 .. max(1, int(rate * n)) (AEDA's rate is 0.3).
+- ``punctuation_insertion`` (PI, as AEDA: Karimi et al. 2021, its ``insert_punctuation_marks``):
+  k marks drawn uniformly from ``. ; ? : ! ,`` are inserted before k distinct units (never after
+  the last one), with k uniform in 1 .. int(rate * n + 1), at most n (AEDA's rate is 0.3).
+  ``tests/test_text_augment.py`` checks the distribution against a port of AEDA's function.
 """
 
 from __future__ import annotations
@@ -89,9 +90,17 @@ def stopword_insertion(parts: list[str], rate: float, rng: np.random.Generator,
 
 
 def punctuation_insertion(parts: list[str], rate: float, rng: np.random.Generator) -> list[str]:
-    k = int(rng.integers(1, max(1, int(rate * len(parts))) + 1))
-    marks = [PUNCTUATION[int(i)] for i in rng.integers(0, len(PUNCTUATION), size=k)]
-    return _insert(parts, marks, rng)
+    n = len(parts)
+    if n == 0:
+        return []
+    k = int(rng.integers(1, min(n, int(rate * n + 1)) + 1))
+    before = set(int(i) for i in rng.choice(n, size=k, replace=False))
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if i in before:
+            out.append(PUNCTUATION[int(rng.integers(0, len(PUNCTUATION)))])
+        out.append(part)
+    return out
 
 
 # name -> the augmentation over a sentence's units: (parts, rate, rng, mask token, stop words) -> parts
