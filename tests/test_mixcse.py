@@ -86,3 +86,63 @@ def test_method_settings_and_rows() -> None:
     m = resolve_method("pm", {"objective": "mixcse", "augmentation": "punctuation_insertion",
                               "augmentation_rate": 0.3}, {}, [0]).method
     assert m.settings.pooling == "cls" and m.settings.phi == 0.9 and m.settings.mix_lambda == 0.2
+
+
+def _settings(**kw: object) -> object:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**{"temperature": 0.05, "mix_lambda": 0.2, "mix_symmetric": True, **kw})
+
+
+def test_paper_eq3_block_against_a_port() -> None:
+    """MixCSE's eq. 3, written out: for anchor i and negative j != i, m_ij = lam z2_i + (1 - lam) z2_j;
+    the softmax of anchor i holds S_i and every cos(z1_i, m_ij) / tau, nothing for j = i."""
+    from clinsent.losses.contrastive import cosine_logits
+    from clinsent.losses.mixcse import paper_form
+
+    g = torch.Generator().manual_seed(2)
+    z1, z2 = torch.randn(5, 4, generator=g), torch.randn(5, 4, generator=g)
+    a, b, tau, lam = z1.numpy(), z2.numpy(), 0.05, 0.2
+    n = len(a)
+    hand = np.zeros((n, 2 * n))
+    keep = np.ones((n, 2 * n), dtype=bool)
+    for i in range(n):
+        for j in range(n):
+            hand[i, j] = _cos(a[i], b[j]) / tau
+            hand[i, n + j] = _cos(a[i], lam * b[i] + (1 - lam) * b[j]) / tau
+        keep[i, n + i] = False  # m_ii is the positive itself
+    ones = torch.ones(n, n)
+    (block, weight), = paper_form(z1, z2, _settings(mix_symmetric=False), ones)
+    assert np.allclose(block.numpy()[~np.eye(n, dtype=bool)], hand[:, n:][~np.eye(n, dtype=bool)], atol=1e-4)
+    loss = weighted_cross_entropy([cosine_logits(z1, z2, tau), block], [ones, weight])
+    assert loss.item() == pytest.approx(_hand_loss(hand, keep), rel=1e-5)
+    ref = weighted_cross_entropy([cosine_logits(z1, z2, tau), *mixed_blocks(z1, z2, tau, lam)])
+    assert loss.item() != pytest.approx(ref.item(), rel=1e-3)  # the two forms differ on the same batch
+    z1g, z2g = z1.clone().requires_grad_(), z2.clone().requires_grad_()
+    (g1,) = torch.autograd.grad(paper_form(z1g, z2g, _settings(), ones)[0][0].sum(), z2g, allow_unused=True)
+    assert g1 is None  # the mixes are detached: the block reaches z2 through nothing
+
+
+def test_a_mixed_negative_takes_the_weight_of_its_dominant_sentence() -> None:
+    """Block 1's column j (mostly z2_{j+1}): alpha[i, j+1]; block 2's row i (mostly z1_{i+1}):
+    alpha[i+1, j]; eq. 3's m_ij (mostly z2_j): alpha[i, j], its diagonal removed."""
+    from clinsent.losses.mixcse import paper_form, reference_form
+
+    alpha = torch.ones(4, 4)
+    alpha[0, 2] = alpha[2, 0] = 0.0  # sentences 0 and 2 look alike
+    z = torch.randn(4, 3)
+    (_, w1), (_, w2) = reference_form(z, z, _settings(), alpha)
+    for i in range(4):
+        for j in range(4):
+            assert w1[i, j] == alpha[i, (j + 1) % 4] and w2[i, j] == alpha[(i + 1) % 4, j]
+    (_, w), = paper_form(z, z, _settings(mix_symmetric=False), alpha)
+    assert torch.equal(w, alpha * (1 - torch.eye(4)))
+
+
+def test_paper_eq3_needs_one_block() -> None:
+    from clinsent.methods.config import resolve_method
+
+    with pytest.raises(InputError, match=r"mix_symmetric: eq\. 3 has one block"):
+        resolve_method("m", {"objective": "mixcse", "mix_form": "paper_eq3"}, {}, [0])
+    m = resolve_method("m", {"objective": "mixcse", "mix_form": "paper_eq3", "mix_symmetric": False}, {}, [0]).method
+    assert m.settings.mix_form == "paper_eq3"

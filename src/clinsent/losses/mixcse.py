@@ -8,12 +8,18 @@ z2 the two views (after the MLP head, not normalised) and S_ij = cos(z1_i, z2_j)
   zeroed, not removed, so exp(0) stays in the denominator);
 - block 2 (symmetric): n_i = lam * z1_i + (1 - lam) * z1_{i+1}, detached; row i gets
   cos(n_i, z2_j) / tau, entry (i, i+1) set to 0.
-The loss is cross-entropy over [S | block 1 | block 2] with label i. The paper writes one mixed
-negative per (anchor, negative) pair (lam h'_i + (1 - lam) h'_j); the code's form is used here.
+The loss is cross-entropy over [S | block 1 | block 2] with label i (``mix_form: reference_code``).
+
+**Mixed negatives, as MixCSE's eq. 3 writes them** (``mix_form: paper_eq3``): one mixed negative
+per anchor i and negative j != i, m_ij = lam * z2_i + (1 - lam) * z2_j (the anchor's own positive
+mixed into each negative: harder negatives), detached; row i gets cos(z1_i, m_ij) / tau, and
+m_ii (the positive itself) is left out of the denominator. One block (no symmetric one).
 
 **Instance weights, the paper's form**: alpha_ij = 0 where the complementary model's cosine of
 sentences i and j is >= phi, else 1, and alpha_ii = 1; a weight of 0 removes the term from the
-softmax denominator (a log-weight of -inf). DCLR's code differs: it multiplies the logits by the
+softmax denominator (a log-weight of -inf). A mixed negative takes the weight of the sentence
+that dominates it (weight 1 - lam = 0.8): block 1's column j (m_j, mostly z2_{j+1}) alpha_{i,j+1};
+block 2's row i (n_i, mostly z1_{i+1}) alpha_{i+1,j}; eq. 3's m_ij (mostly z2_j) alpha_ij. DCLR's code differs: it multiplies the logits by the
 weights (a zeroed logit stays in the denominator as exp(0)), tests cos/tau > 20 phi (valid only at
 tau = 0.05), adds gradient-ascended Gaussian noise negatives, runs the complementary model with
 dropout on and scores with a binary cross-entropy over every entry.
@@ -50,6 +56,32 @@ def mixed_blocks(z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: fl
     mixed_anchor = (lam * z1 + (1 - lam) * z1.roll(-1, dims=0)).detach()
     block2 = cosine_logits(mixed_anchor, z2, temperature) * (1 - eye.roll(1, dims=1))  # zero (i, i+1)
     return [block1, block2]
+
+
+def paper_block(z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: float) -> torch.Tensor:
+    """MixCSE's eq. 3: [N, N] logits cos(z1_i, lam z2_i + (1 - lam) z2_j) / tau, the mixes detached
+    (the diagonal, the positive itself, is left for the weights to remove)."""
+    z1, z2 = z1.float(), z2.float()
+    mixed = (lam * z2.unsqueeze(1) + (1 - lam) * z2.unsqueeze(0)).detach()  # [i, j, d]
+    return torch.einsum("id,ijd->ij", F.normalize(z1, dim=-1), F.normalize(mixed, dim=-1)) / temperature
+
+
+Blocks = list[tuple[torch.Tensor, torch.Tensor]]  # (logits, keep weights) of each block after S
+
+
+def reference_form(z1: torch.Tensor, z2: torch.Tensor, s: MixCSESettings, alpha: torch.Tensor) -> Blocks:
+    blocks = mixed_blocks(z1, z2, s.temperature, s.mix_lambda, s.mix_symmetric)
+    weights = [alpha.roll(-1, dims=1), alpha.roll(-1, dims=0)]  # the dominant sentence's weight (see above)
+    return list(zip(blocks, weights[:len(blocks)], strict=True))
+
+
+def paper_form(z1: torch.Tensor, z2: torch.Tensor, s: MixCSESettings, alpha: torch.Tensor) -> Blocks:
+    keep = alpha * (1 - torch.eye(len(alpha), device=alpha.device))
+    return [(paper_block(z1, z2, s.temperature, s.mix_lambda), keep)]
+
+
+# mix_form -> the mixed blocks and their weights
+MIX_FORMS = {"reference_code": reference_form, "paper_eq3": paper_form}
 
 
 def instance_weights(complementary: torch.Tensor, phi: float) -> torch.Tensor:
@@ -98,13 +130,12 @@ class MixCSELoss(SimCSELoss):
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         s = self.s
         z1, z2, _ = self.views(batch)
-        blocks = [cosine_logits(z1.float(), z2.float(), s.temperature)]
-        if s.mixing:
-            blocks += mixed_blocks(z1, z2, s.temperature, s.mix_lambda, s.mix_symmetric)
-        weights = None
         if s.instance_weighting:
             with torch.no_grad():
                 alpha = instance_weights(self.complementary.embed_batch(batch["complementary"]), s.phi)
-            weights = [alpha] + ([alpha.roll(-1, dims=1)] if s.mixing else [])
-            weights += [alpha] if s.mixing and s.mix_symmetric else []
-        return {"sentence": weighted_cross_entropy(blocks, weights)}
+        else:
+            alpha = torch.ones(len(z1), len(z1), device=z1.device)
+        blocks: Blocks = [(cosine_logits(z1.float(), z2.float(), s.temperature), alpha)]
+        if s.mixing:
+            blocks += MIX_FORMS[s.mix_form](z1, z2, s, alpha)
+        return {"sentence": weighted_cross_entropy([b for b, _ in blocks], [w for _, w in blocks])}
