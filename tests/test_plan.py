@@ -241,3 +241,20 @@ def test_a_notes_format_is_a_registered_reader(configs: dict[str, dict[str, Any]
     changed["notes"]["format"] = "parquett"
     with pytest.raises(ValueError, match=r"^config: notes\.format: unknown notes format 'parquett' \(closest: 'parquet'\)"):
         _plan(changed)
+
+
+def test_snakemake_reads_each_input_functions_parameters_once() -> None:
+    """clinsent.smk.cache_signatures stores each function's parameters where Snakemake looks first."""
+    from types import SimpleNamespace
+
+    from snakemake.common import get_function_params
+
+    from clinsent.smk import cache_signatures
+
+    def needs_input(wildcards: Any, input: Any) -> str:  # noqa: A002  (Snakemake's parameter name)
+        return ""
+
+    rules = [SimpleNamespace(input=[needs_input, "a/static/path"], params=[lambda wildcards: 1])]
+    assert cache_signatures(rules) == 2
+    assert list(get_function_params(needs_input)) == ["wildcards", "input"]
+    assert getattr(needs_input, "_overwrite_params") is not None
