@@ -8,9 +8,9 @@ default: |u - v| and u * v, as SentEval's SICK-E and MRPC probes build them;
 earlier default; ``concat``: u, v). As in SentEval's SplitClassifier, the inverse
 regularisation strength C is chosen on the dev split among ``c_grid`` (SentEval's 2^-2 .. 2^3)
 by accuracy, a tie going to the first C of the grid; the classifier with that C is scored on the
-test split: ``f1`` (binary F1 of ``positive_label`` for
-two classes, macro F1 otherwise), ``weighted_f1``, ``macro_f1`` and ``accuracy``. The paper
-reports weighted F1 for cMedIC and cMedQA and F1 for cMedQQ and cMedQNLI: set ``headline``.
+test split: ``f1`` (binary F1 of ``positive_label`` for two classes, macro F1 otherwise),
+``weighted_f1``, ``macro_f1`` and ``accuracy``. The paper reports weighted F1 for cMedIC and
+cMedQA and F1 for cMedQQ and cMedQNLI: set ``headline``.
 
 The clinical sentence-transformers NLI study's MedNLI probe is ``classifier: mlp`` (a small
 neural network, scikit-learn's ``MLPClassifier`` with one hidden layer of ``hidden`` units,
