@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src"
 
 
 def _graph() -> dict[str, set[str]]:
@@ -46,3 +47,17 @@ def test_methods_do_not_import_the_training_loop() -> None:
     found = [(a, b) for a, deps in graph.items() for b in deps
              if a.startswith("clinsent.methods") and b.startswith("clinsent.train")]
     assert not found, found
+
+
+def test_the_fidelity_page_names_tests_that_exist() -> None:
+    """docs/fidelity.md cites `file.py::test_name` (or `::test_name` after a cited file): each exists."""
+    import re
+
+    page = (REPO / "docs" / "fidelity.md").read_text()
+    cited, current = [], None
+    for m in re.finditer(r"`(?:(test_\w+\.py))?::(test_\w+)`", page):
+        current = m.group(1) or current
+        cited.append((current, m.group(2)))
+    assert len(cited) > 30
+    for file, name in cited:
+        assert re.search(rf"^def {name}\(", (REPO / "tests" / file).read_text(), re.M), (file, name)
