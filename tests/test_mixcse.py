@@ -146,3 +146,25 @@ def test_paper_eq3_needs_one_block() -> None:
         resolve_method("m", {"objective": "mixcse", "mix_form": "paper_eq3"}, {}, [0])
     m = resolve_method("m", {"objective": "mixcse", "mix_form": "paper_eq3", "mix_symmetric": False}, {}, [0]).method
     assert m.settings.mix_form == "paper_eq3"
+
+
+def test_the_complementary_model_can_be_a_trained_run() -> None:
+    """complementary_model naming a method: that run's model (same base model and seed) is an input
+    of the job and replaces the name in the job's settings; a wrong run is a config error."""
+    from clinsent.methods.config import resolve_methods
+
+    cfg = {"seeds": [0, 1], "methods": {
+        "simcse": {"objective": "simcse"},
+        "iw": {"objective": "mixcse", "complementary_model": "simcse"}}}
+    entries = resolve_methods(cfg)
+    method = entries["iw"].method.with_run_models({"simcse": "results/models/simcse/b/seed1/model"})
+    assert method.settings.complementary_model == "results/models/simcse/b/seed1/model"
+    assert entries["iw"].method.with_run_models({}) is entries["iw"].method
+    bad = [({"objective": "none"}, r"methods\.iw: names 'simcse', which is not trained"),
+           ({"objective": "simcse", "seeds": [0]}, r"methods\.iw: names 'simcse', which has no run for seed\(s\) \[1\]"),
+           ({"objective": "simcse", "init_from": "iw"}, r"the chain (iw -> simcse -> iw|simcse -> iw -> simcse) is a cycle")]
+    for upstream, message in bad:
+        with pytest.raises(InputError, match=message):
+            resolve_methods({**cfg, "methods": {**cfg["methods"], "simcse": upstream}})
+    with pytest.raises(InputError, match=r"methods\.iw: names 'iw', which is itself"):
+        resolve_methods({"methods": {"iw": {"objective": "mixcse", "complementary_model": "iw"}}})

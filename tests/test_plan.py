@@ -258,3 +258,16 @@ def test_snakemake_reads_each_input_functions_parameters_once() -> None:
     assert cache_signatures(rules) == 2
     assert list(get_function_params(needs_input)) == ["wildcards", "input"]
     assert getattr(needs_input, "_overwrite_params") is not None
+
+
+def test_a_trained_complementary_model_is_an_edge_of_the_dag(configs: dict[str, dict[str, Any]]) -> None:
+    """The augmentation paper's MixCSE-IW loads the trained SimCSE run of its base model and seed:
+    that model is a train input (retraining SimCSE reruns it) and its path a param of that job alone."""
+    plan = _plan(configs["augment-demo"])
+    simcse = f"{plan.model_dir('simcse', 'bert', 0)}/model"
+    assert simcse in plan.train_inputs("mixcse_iw", "bert", 0)["extra_models"]
+    assert plan.train_params("mixcse_iw", "bert", 0)["method"]["run_models"] == {"simcse": simcse}
+    assert "run_models" not in plan.train_params("simcse", "bert", 0)["method"]  # no other job's params move
+    zh = plan.train_inputs("mixcse_iw_zh", "chinese", 0)["extra_models"]
+    assert zh == [f"{plan.model_dir('simcse_zh', 'chinese', 0)}/model"]
+    assert "simcse" not in plan.hub_models

@@ -36,7 +36,7 @@ from clinsent.data.readers import entry_paths
 from clinsent.errors import InputError
 from clinsent.experiments import Grid, split_run
 from clinsent.finetune.config import CROSS_ENCODER, FinetuneEntry, resolve_finetunes
-from clinsent.methods.config import MethodEntry, resolve_methods
+from clinsent.methods.config import MethodEntry, resolve_methods, run_models
 from clinsent.models.base import is_hub_id
 from clinsent.ontology.download import release_url
 from clinsent.registry import load_plugins
@@ -140,7 +140,7 @@ class Plan:
     def hub_models(self) -> list[str]:
         """Models named by a Hugging Face id: the only downloads a run may make (:mod:`clinsent.offline`)."""
         specs = [*self.config["base_models"].values(),
-                 *(x for e in self.methods.values() for x in e.method.extra_models())]
+                 *(x for e in self.methods.values() for x in e.method.extra_models() if x not in self.methods)]
         return sorted({m for m in specs if isinstance(m, str) and is_hub_id(m)})
 
     def wildcard_constraints(self) -> dict[str, str]:
@@ -234,14 +234,22 @@ class Plan:
             return f"{self.model_dir(upstream, base_model, seed)}/model"
         return str(self.config["base_models"][base_model])
 
+    def run_models(self, method: str, base_model: str, seed: int | str) -> dict[str, str]:
+        """The trained runs the method's loss loads (a key of methods as an extra model, e.g.
+        MixCSE's complementary model) -> their saved model (same base model and seed): DAG edges."""
+        return {run: f"{self.model_dir(run, base_model, seed)}/model" for run in run_models(self.methods, method)}
+
     def train_inputs(self, method: str, base_model: str, seed: int | str) -> dict[str, Any]:
-        """The curve sets, local model folders, and the training data the method declares."""
+        """The curve sets, local model folders, trained runs, and the training data the method declares."""
         entry = self.methods[method]
         start = self.start_model(method, base_model, seed)
+        runs = self.run_models(method, base_model, seed)
         inputs: dict[str, Any] = {
             "eval_files": [f for name in self.curve_sets(method) for f in self.eval_set_files(name)],
             "base_model": [start] if entry.init_from else self.local_models([start]),
-            "extra_models": self.local_models(entry.method.extra_models()),  # e.g. MED-SE's definition_model
+            # e.g. MED-SE's definition_model; MixCSE's complementary model, a base model or a trained run
+            "extra_models": self.local_models([m for m in entry.method.extra_models() if m not in runs])
+            + list(runs.values()),
         }
         need = entry.method.data_need() if entry.method.trains else None
         if need is not None:
@@ -252,8 +260,10 @@ class Plan:
         key = (method, base_model, str(seed))
         if key not in self._cache:  # each param of each train job asks (the dry run's listing again)
             entry = self.methods[method]
+            runs = self.run_models(method, base_model, seed)  # only where there are some: no other job's params move
             self._cache[key] = {
-                "method": entry.train_params(), "base_model": self.start_model(method, base_model, seed),
+                "method": {**entry.train_params(), **({"run_models": runs} if runs else {})},
+                "base_model": self.start_model(method, base_model, seed),
                 "eval_sets": {name: self.eval_sets[name].curve_params() for name in self.curve_sets(method)},
                 "selection_set": entry.selection_set,
                 "checkpoint_dir": f"{self.results}/checkpoints/{method}/{base_model}/seed{seed}"}

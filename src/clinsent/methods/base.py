@@ -15,6 +15,7 @@ the method.
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -102,9 +103,17 @@ class Method(abc.ABC):
                             source=s.sentences, fraction=float(s.fraction))
 
     def extra_models(self) -> list[str]:
-        """Models the loss loads besides the base model (base_models forms), so the workflow can
-        declare local folders among them as inputs."""
+        """Models the loss loads besides the base model (base_models forms, or a key of methods:
+        that run's trained model, see :meth:`with_run_models`), so the workflow can declare local
+        folders and trained runs among them as inputs."""
         return []
+
+    def with_run_models(self, paths: Mapping[str, str]) -> Method:
+        """This method with each settings value that names a run (a key of ``paths``: a method of
+        the config) replaced by that run's saved model folder (the train job does this)."""
+        changes = {f.name: paths[v] for f in dataclasses.fields(self.settings)
+                   if isinstance(v := getattr(self.settings, f.name), str) and v in paths}
+        return type(self)(dataclasses.replace(self.settings, **changes)) if changes else self
 
     def example_view(self, text: str, seed: int, mask_token: str = "[MASK]") -> str | None:
         """The text of the positive view this method makes of ``text`` (the augmentation paper's

@@ -155,7 +155,41 @@ def resolve_methods(config: Mapping[str, Any]) -> dict[str, MethodEntry]:
     seeds = [int(s) for s in config.get("seeds", [0])]
     entries = {name: resolve_method(name, entry, training, seeds, config) for name, entry in config["methods"].items()}
     check_init_from(entries)
+    check_run_models(entries)
     return entries
+
+
+def run_models(entries: Mapping[str, MethodEntry], name: str) -> list[str]:
+    """The methods whose trained models ``name``'s loss loads (its extra models that are keys of methods)."""
+    return [m for m in entries[name].method.extra_models() if m in entries]
+
+
+def check_run_models(entries: Mapping[str, MethodEntry]) -> None:
+    """A run a loss loads (e.g. MixCSE's complementary model) is a trained method with this
+    method's seeds, not the method itself, and no chain of such runs and ``init_from`` is a cycle."""
+    for name, e in entries.items():
+        for run in run_models(entries, name):
+            where = f"config: methods.{name}"
+            upstream = entries[run]
+            if run == name or not upstream.method.trains:
+                raise InputError(where, f"names {run!r}, which is {'itself' if run == name else 'not trained'}",
+                                 "name a trained method (its model of the same base model and seed is loaded)")
+            missing = sorted(set(e.seeds) - set(upstream.seeds))
+            if missing:
+                raise InputError(where, f"names {run!r}, which has no run for seed(s) {missing}",
+                                 f"give {run!r} these seeds too, or give {name!r} the seeds of {run!r}")
+    for name in entries:  # a cycle through init_from and run models
+        stack, seen = [(name, [name])], set()
+        while stack:
+            current, path = stack.pop()
+            nexts = run_models(entries, current) + ([entries[current].init_from] if entries[current].init_from else [])
+            for nxt in nexts:
+                if nxt == name:
+                    raise InputError(f"config: methods.{name}", f"the chain {' -> '.join([*path, nxt])} is a cycle",
+                                     "break the chain")
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*path, nxt]))
 
 
 def check_init_from(entries: Mapping[str, MethodEntry]) -> None:

@@ -13,9 +13,10 @@ alpha_ij of anchor i and sentence j applies to the in-batch negative j, to block
 negative dominated by z2_j (column j - 1, m_{j-1} = lam z2_{j-1} + (1 - lam) z2_j), to block 2's
 entries whose mixed anchor is dominated by z1_i (row i - 1) and, with ``mix_form: paper_eq3``, to
 m_ij. The complementary model embeds the first view with the method's pooling
-(no MLP), in eval mode and without gradient; by default it is a frozen copy of the base model
-taken before training (DCLR uses a separately trained SimCSE checkpoint: set
-``complementary_model``).
+(no MLP), in eval mode and without gradient. DCLR's is a separately trained SimCSE checkpoint:
+``complementary_model: simcse`` names the config's SimCSE method, whose trained model of the same
+base model and seed the job loads (the DAG trains it first, and retraining it reruns this job);
+with ``null`` it is a frozen copy of the base model taken before training.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ class MixCSESettings(SimCSESettings):
                                      "as the code")
     instance_weighting: bool = knob(True, "remove negatives the complementary model finds too similar")
     phi: float = knob(0.9, "instance-weighting threshold on the complementary model's cosine", minimum=-1, maximum=1)
-    complementary_model: str | None = knob(None, "the frozen complementary model (a base_models form); null: a "
-                                                 "frozen copy of the base model")
+    complementary_model: str | None = knob(None, "the frozen complementary model: a key of methods (that run's trained "
+                                                 "model, same base model and seed, trained first: DCLR's trained "
+                                                 "SimCSE) or a base_models form; null: a frozen copy of the base model")
 
 
 @METHODS.register("mixcse")
