@@ -168,3 +168,4 @@ def test_the_complementary_model_can_be_a_trained_run() -> None:
             resolve_methods({**cfg, "methods": {**cfg["methods"], "simcse": upstream}})
     with pytest.raises(InputError, match=r"methods\.iw: names 'iw', which is itself"):
         resolve_methods({"methods": {"iw": {"objective": "mixcse", "complementary_model": "iw"}}})
+

@@ -160,15 +160,21 @@ KNOBS = [
     ("simcse", {"augmentation": "random_swap"}), ("simcse", {"augmentation": "stopword_insertion"}),
     ("simcse", {"augmentation": "punctuation_insertion", "augmentation_rate": 0.3}),
     ("medse", {"augmentation": "punctuation_insertion", "augmentation_rate": 0.3}),
-    ("mixcse", {"instance_weighting": False}), ("mixcse", {"mixing": False, "phi": 0.0}),
+    ("mixcse", {"phi": 0.0}), ("mixcse", {"mixing": False, "phi": 0.0}),
     ("mixcse", {"mix_lambda": 0.5}), ("mixcse", {"mix_symmetric": False}),
+    ("mixcse", {"mix_form": "paper_eq3", "mix_symmetric": False}),
 ]
+# MixCSE's reference keeps every negative (phi 1): the tiny random BERT's frozen copy finds every
+# pair alike at the default 0.9 (its share of removed negatives is 1), and a run without negatives
+# cannot show its mixing knobs
+REFERENCE_KNOBS: dict[str, dict[str, Any]] = {"mixcse": {"phi": 1.0}}
 
 
 @pytest.fixture(scope="module")
 def reference_losses(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
     out = tmp_path_factory.mktemp("reference")
-    return {obj: _run(tiny_bert, out / obj, obj, steps=2, eval_every=1)[0] for obj in ("medse", "simcse", "ct", "mixcse")}
+    return {obj: _run(tiny_bert, out / obj, obj, steps=2, eval_every=1, **REFERENCE_KNOBS.get(obj, {}))[0]
+            for obj in ("medse", "simcse", "ct", "mixcse")}
 
 
 @pytest.mark.parametrize(("objective", "knob"), KNOBS, ids=[f"{o}-{next(iter(k.items()))}" for o, k in KNOBS])
@@ -176,7 +182,8 @@ def test_each_knob_changes_the_training(objective: str, knob: dict[str, Any], ti
                                         reference_losses: dict[str, pd.DataFrame]) -> None:
     """Same seed and plan: a knob changes the losses of the very first steps (or, for a
     pooling, the step-0 evaluation), and only the entity-level knobs change L_ent."""
-    curve, _ = _run(tiny_bert, tmp_path / "m", objective, steps=2, eval_every=1, **knob)
+    curve, _ = _run(tiny_bert, tmp_path / "m", objective, steps=2, eval_every=1,
+                    **{**REFERENCE_KNOBS.get(objective, {}), **knob})
     ref = reference_losses[objective]
     trained = curve["step"] > 0
     changed_total = not np.allclose(curve.loc[trained, "loss"], ref.loc[trained, "loss"])
@@ -358,3 +365,17 @@ def test_compile_knob_trains_like_eager(tiny_bert: Path, tmp_path: Path) -> None
                             augmentation="token_shuffle", compile=True)
     assert result.info["settings"]["compile"] is True
     assert np.allclose(eager["loss"].dropna(), compiled["loss"].dropna(), atol=1e-4)
+
+
+def test_mixcse_iw_logs_the_share_of_removed_negatives(tiny_bert: Path, tmp_path: Path) -> None:
+    """A MixCSE-IW job's curve has, per eval step, the share of in-batch negatives with weight 0
+    and their mean weight (phi = -1: every negative removed; phi = 1: none); other methods have none."""
+    for phi, share in ((-1.0, 1.0), (1.0, 0.0)):
+        curve, _ = _run(tiny_bert, tmp_path / f"m{phi}", "mixcse", phi=phi)
+        trained = curve[curve["step"] > 0]
+        assert len(trained) and set(trained["stat_zero_weight_share"]) == {share}
+        assert set(trained["stat_mean_weight"]) == {1.0 - share}
+    keep_all, _ = _run(tiny_bert, tmp_path / "m1.0", "mixcse", phi=1.0)
+    no_iw, _ = _run(tiny_bert, tmp_path / "off", "mixcse", instance_weighting=False)
+    assert np.allclose(keep_all["loss"].dropna(), no_iw["loss"].dropna())  # weights all 1 = no weighting
+    assert not [c for c in no_iw.columns if c.startswith("stat_")]

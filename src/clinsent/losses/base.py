@@ -31,3 +31,8 @@ class MethodLoss(nn.Module):
 
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:  # noqa: D102
         raise NotImplementedError
+
+    def statistics(self) -> dict[str, torch.Tensor]:
+        """Figures of the last forward pass that are not losses (e.g. MixCSE's share of negatives
+        its instance weights remove): logged beside the loss parts, curve columns ``stat_<name>``."""
+        return {}

@@ -103,8 +103,14 @@ def weighted_cross_entropy(blocks: list[torch.Tensor], weights: list[torch.Tenso
 class MixCSELoss(SimCSELoss):
     s: MixCSESettings
 
+    def statistics(self) -> dict[str, torch.Tensor]:
+        """The last batch's share of in-batch negatives (i != j) whose instance weight is 0, and
+        their mean weight: how much the complementary model removes."""
+        return dict(self._stats)
+
     def build_extras(self, encoder: Encoder) -> None:
         s = self.s
+        self._stats: dict[str, torch.Tensor] = {}
         if not s.instance_weighting:
             return
         if s.complementary_model:
@@ -133,6 +139,8 @@ class MixCSELoss(SimCSELoss):
         if s.instance_weighting:
             with torch.no_grad():
                 alpha = instance_weights(self.complementary.embed_batch(batch["complementary"]), s.phi)
+                off = ~torch.eye(len(alpha), dtype=torch.bool, device=alpha.device)
+                self._stats = {"zero_weight_share": (alpha[off] == 0).float().mean(), "mean_weight": alpha[off].mean()}
         else:
             alpha = torch.ones(len(z1), len(z1), device=z1.device)
         blocks: Blocks = [(cosine_logits(z1.float(), z2.float(), s.temperature), alpha)]

@@ -225,7 +225,7 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
         "resumed_from_step": resumed["step"] if resumed else None,
         "settings": settings, "torch": torch.__version__,
     }
-    parts = [c for c in dict.fromkeys(k for row in curve for k in row) if c.startswith("loss_")]
+    parts = [c for c in dict.fromkeys(k for row in curve for k in row) if c.startswith(("loss_", "stat_"))]
     return TrainResult(pd.DataFrame(curve, columns=CURVE_COLUMNS + parts), best_step, best_score, info)
 
 
@@ -272,7 +272,8 @@ class MethodLoop:
         parts = self.loss(batch)
         total = torch.stack(list(parts.values())).sum()
         self.optimisation.step(total)
-        return {"loss": total.detach(), **{f"loss_{k}": v.detach() for k, v in parts.items()}}
+        return {"loss": total.detach(), **{f"loss_{k}": v.detach() for k, v in parts.items()},
+                **{f"stat_{k}": v.detach() for k, v in self.loss.statistics().items()}}
 
     def prepare(self, data: TrainingData, step: int) -> dict[str, Any]:
         return self.loss.prepare(data.batch(step), step_generator(self.seed, step))
