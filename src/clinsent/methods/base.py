@@ -111,8 +111,8 @@ class Method(abc.ABC):
     def with_run_models(self, paths: Mapping[str, str]) -> Method:
         """This method with each settings value that names a run (a key of ``paths``: a method of
         the config) replaced by that run's saved model folder (the train job does this)."""
-        changes = {f.name: paths[v] for f in dataclasses.fields(self.settings)
-                   if isinstance(v := getattr(self.settings, f.name), str) and v in paths}
+        changes: dict[str, Any] = {f.name: paths[v] for f in dataclasses.fields(self.settings)
+                                   if isinstance(v := getattr(self.settings, f.name), str) and v in paths}
         return type(self)(dataclasses.replace(self.settings, **changes)) if changes else self
 
     def example_view(self, text: str, seed: int, mask_token: str = "[MASK]") -> str | None:

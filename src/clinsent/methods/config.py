@@ -182,7 +182,8 @@ def check_run_models(entries: Mapping[str, MethodEntry]) -> None:
         stack, seen = [(name, [name])], set()
         while stack:
             current, path = stack.pop()
-            nexts = run_models(entries, current) + ([entries[current].init_from] if entries[current].init_from else [])
+            start = entries[current].init_from
+            nexts = run_models(entries, current) + ([start] if start else [])
             for nxt in nexts:
                 if nxt == name:
                     raise InputError(f"config: methods.{name}", f"the chain {' -> '.join([*path, nxt])} is a cycle",
