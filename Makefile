@@ -79,11 +79,11 @@ test-fast: dev
 	$(BIN)/python -m pytest -m "not workflow" --durations=10
 
 # The tests that run Snakemake end to end (the paper-demo twins, the whole DAG, loopback Slurm), on
-# TEST_WORKERS pytest-xdist workers: the longest first (tests/conftest.py), the Slurm tests as one
-# group on one worker (they mostly wait on the cluster while the other worker computes).
+# TEST_WORKERS pytest-xdist workers: the Slurm test first (it mostly waits on the cluster while the
+# other worker computes), then the longest first (tests/conftest.py).
 TEST_WORKERS ?= 2
 test-workflow: dev
-	$(BIN)/python -m pytest -m workflow -n $(TEST_WORKERS) --dist loadgroup --durations=10
+	$(BIN)/python -m pytest -m workflow -n $(TEST_WORKERS) --durations=10
 
 dry-run: install
 	$(BIN)/snakemake all -n --cores $(CORES) --resources gpu=1

@@ -36,13 +36,11 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_bert(tmp_path_factory.mktemp("tiny_bert"))
 
 
-# `make test-workflow` runs the workflow tests on two pytest-xdist workers (`-n 2 --dist loadgroup`).
-# The loopback Slurm tests first: one group (one cluster) on one worker, mostly waiting on the
-# cluster while the other worker computes; then the longest first (figures from `pytest
-# --durations`), so the two workers end together. A worker runs its tests in this order.
+# `make test-workflow` runs the workflow tests on two pytest-xdist workers. The loopback Slurm test
+# first (it mostly waits on the cluster while the other worker computes), then the longest first
+# (figures from `pytest --durations`), so the two workers end together.
 _LONGEST_FIRST = [
-    "test_workflow_on_loopback_slurm_matches_local",
-    "test_a_failing_job_names_its_log",
+    "test_workflow_on_loopback_slurm",
     "test_augment_demo_config_fills_every_table",
     "test_paper_demo_config_fills_every_table",
     "test_healthcare_lm_demo_config_fills_every_table_and_figure",
