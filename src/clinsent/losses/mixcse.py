@@ -19,7 +19,8 @@ m_ii (the positive itself) is left out of the denominator. One block (no symmetr
 sentences i and j is >= phi, else 1, and alpha_ii = 1; a weight of 0 removes the term from the
 softmax denominator (a log-weight of -inf). A mixed negative takes the weight of the sentence
 that dominates it (weight 1 - lam = 0.8): block 1's column j (m_j, mostly z2_{j+1}) alpha_{i,j+1};
-block 2's row i (n_i, mostly z1_{i+1}) alpha_{i+1,j}; eq. 3's m_ij (mostly z2_j) alpha_ij. DCLR's code differs: it multiplies the logits by the
+block 2's row i (n_i, mostly z1_{i+1}) alpha_{i+1,j}; eq. 3's m_ij (mostly z2_j) alpha_ij.
+DCLR's code differs: it multiplies the logits by the
 weights (a zeroed logit stays in the denominator as exp(0)), tests cos/tau > 20 phi (valid only at
 tau = 0.05), adds gradient-ascended Gaussian noise negatives, runs the complementary model with
 dropout on and scores with a binary cross-entropy over every entry.
