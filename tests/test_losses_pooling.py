@@ -138,3 +138,15 @@ def test_embed_loader_gives_the_vectors_of_sentence_transformers(tiny_bert: Path
     assert isinstance(ours, SavedEncoder) == (extra != "relu_dense")
     reference = SentenceTransformer(str(tmp_path / "m"), device="cpu").encode(texts, batch_size=3)
     np.testing.assert_allclose(ours.encode(texts, batch_size=3), reference, rtol=1e-4, atol=1e-5)
+
+
+def test_the_pooling_names_a_config_can_give_are_the_pooling_table() -> None:
+    """The settings' names (torch-free: the schema's enum, and the poolings whose MLP must be
+    trained) agree with :data:`clinsent.models.pooling.POOLINGS`."""
+    import typing
+
+    from clinsent.methods.base import TRAINED_HEAD_POOLINGS, MethodSettings
+    from clinsent.models.pooling import POOLINGS
+
+    assert set(typing.get_args(typing.get_type_hints(MethodSettings)["pooling"])) == set(POOLINGS)
+    assert set(TRAINED_HEAD_POOLINGS) == {name for name, spec in POOLINGS.items() if spec.mlp_at_test}

@@ -37,18 +37,20 @@ def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: Finet
             "pairs_used": {"train": pairs.rows, "validation": validation.training_pairs().rows}}  # one task: both have pairs
 
 
-def _bi_encoder(model_path: str, device: str, *args: Any) -> tuple[Any, Any]:
+def _bi_encoder(model_path: str, device: str, train: Task, validation: Task, test: Task, s: FinetuneSettings,
+                seed: int, log: Callable[[str], None]) -> tuple[Any, Any]:
     from clinsent.embed import load_model
     from clinsent.finetune.bi_encoder import finetune_bi_encoder
 
-    return finetune_bi_encoder(load_model(model_path, device), *args)
+    return finetune_bi_encoder(load_model(model_path, device), train, validation, test, s, seed, log)
 
 
-def _cross_encoder(model_path: str, device: str, *args: Any) -> tuple[Any, Any]:
+def _cross_encoder(model_path: str, device: str, train: Task, validation: Task, test: Task, s: FinetuneSettings,
+                   seed: int, log: Callable[[str], None]) -> tuple[Any, Any]:
     from clinsent.finetune.cross_encoder import finetune_cross_encoder, load_cross_encoder
 
-    s = args[3]  # (train, validation, test, settings, seed, log)
-    return finetune_cross_encoder(load_cross_encoder(model_path, s.max_length, device), *args)
+    model = load_cross_encoder(model_path, s.max_length, device)
+    return finetune_cross_encoder(model, train, validation, test, s, seed, log)
 
 
 # the fine-tune rule's kind -> how it fits a pair task: the trained bi-encoder, or a cross-encoder from the base model

@@ -62,9 +62,14 @@ def mixed_blocks(z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: fl
 def paper_block(z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: float) -> torch.Tensor:
     """MixCSE's eq. 3: [N, N] logits cos(z1_i, lam z2_i + (1 - lam) z2_j) / tau, the mixes detached
     (the diagonal, the positive itself, is left for the weights to remove)."""
-    z1, z2 = z1.float(), z2.float()
-    mixed = (lam * z2.unsqueeze(1) + (1 - lam) * z2.unsqueeze(0)).detach()  # [i, j, d]
-    return torch.einsum("id,ijd->ij", F.normalize(z1, dim=-1), F.normalize(mixed, dim=-1)) / temperature
+    z1, z2 = z1.float(), z2.detach().float()
+    # never the [N, N, d] mixes: z1_i . m_ij and |m_ij| expand into [N, N] dot products
+    cross, gram = z1 @ z2.T, z2 @ z2.T
+    sq = gram.diagonal()
+    dot = lam * cross.diagonal().unsqueeze(1) + (1 - lam) * cross
+    norm_m = (lam ** 2 * sq.unsqueeze(1) + 2 * lam * (1 - lam) * gram + (1 - lam) ** 2 * sq.unsqueeze(0)).clamp_min(0)
+    norm = z1.norm(dim=-1, keepdim=True) * norm_m.sqrt()
+    return dot / norm.clamp_min(1e-8) / temperature
 
 
 Blocks = list[tuple[torch.Tensor, torch.Tensor]]  # (logits, keep weights) of each block after S
