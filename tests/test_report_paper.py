@@ -3,6 +3,8 @@ averages, and the other kinds of table (augmentation examples, retrieval, the fr
 
 from __future__ import annotations
 
+import copy
+import os
 from pathlib import Path
 
 import numpy as np
@@ -140,3 +142,48 @@ def test_curve_figure_marks_each_runs_selected_step(tmp_path: Path, monkeypatch:
     assert len(stars) == 1 and stars[0].get_label() == "selected step"
     assert stars[0].get_xdata().tolist() == [4, 6]
     assert stars[0].get_ydata().tolist() == pytest.approx([0.55, 0.5])  # the mean over seeds at those steps
+
+
+def test_curve_column_points_are_the_mean_and_std_over_seeds_per_step() -> None:
+    """One value per seed and step (a curve repeats the step's statistics on each eval set's row),
+    then mean and n - 1 std over the seeds; a run without the column is named with the columns it has."""
+    from clinsent.report.kinds.curve_column import curve_column_points
+
+    rows = []
+    for seed, shares in ((0, (0.5, 0.2)), (1, (0.7, 0.4))):
+        for step, share in zip((10, 20), shares, strict=True):
+            for eval_set in ("a", "b"):
+                rows.append({"method": "mix", "base_model": "bert", "seed": seed, "step": step, "eval_set": eval_set,
+                             "loss": 1.0, "stat_zero_weight_share": share})
+        rows.append({"method": "mix", "base_model": "bert", "seed": seed, "step": 0, "eval_set": "a", "loss": None,
+                     "stat_zero_weight_share": None})  # the untrained step logs no statistic
+    curves = pd.DataFrame(rows)
+    entry = {"column": "stat_zero_weight_share", "lines": [{"label": "IW", "run": "mix"}]}
+    pts = curve_column_points(curves, entry, "bert", "f")
+    assert pts["step"].tolist() == [10, 20] and pts["seeds"].tolist() == [2, 2]
+    assert pts["mean"].tolist() == pytest.approx([0.6, 0.3])
+    assert pts["std"].tolist() == pytest.approx([np.std([0.5, 0.7], ddof=1), np.std([0.2, 0.4], ddof=1)])
+    with pytest.raises(InputError, match=r"figures\.f\.lines\[0\]\.run.*no stat_other values.*'loss'"):
+        curve_column_points(curves, {**entry, "column": "stat_other"}, "bert", "f")
+
+
+def test_curve_column_checks_the_cited_methods_log_the_statistic() -> None:
+    """Checked when the config is read: a stat_ column that the cited method does not log, and a
+    cited method that trains nothing, are refused with the line that cites it."""
+    from clinsent.plan import _load_config, build_plan
+
+    repo = Path(__file__).resolve().parents[1]
+    cwd = Path.cwd()
+    os.chdir(repo)
+    try:
+        config = _load_config("config/paper/augment-demo.yaml", {"placeholders_ok": True})
+        assert build_plan(copy.deepcopy(config)).jobs()["paper_report"] == 1
+        for run, column, message in (("simcse@bert", "stat_zero_weight_share", r"lines\[1\]\.run.*'simcse'.*logs no"),
+                                     ("lm_zh@chinese", "loss", r"lines\[1\]\.run.*trains nothing")):
+            bad = copy.deepcopy(config)
+            bad["figures"]["instance_weighting"]["lines"][1]["run"] = run
+            bad["figures"]["instance_weighting"]["column"] = column
+            with pytest.raises(InputError, match=message):
+                build_plan(bad)
+    finally:
+        os.chdir(cwd)

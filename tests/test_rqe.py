@@ -59,6 +59,37 @@ def test_best_threshold_matches_brute_force(seed: int) -> None:
     assert acc == pytest.approx(accuracy_score(labels, scores >= threshold))
 
 
+def _tied_interval_midpoint(scores: np.ndarray, labels: np.ndarray) -> float:
+    """An independent reading of the rule: the accuracy of every threshold on a grid of
+    candidates (each distinct score, just above the top), the highest maximal run of best ones,
+    and the midpoint of the scores that bound it."""
+    cands = np.concatenate([[np.nextafter(scores.max(), np.inf)], np.unique(scores)[::-1]])
+    accs = np.array([accuracy_score(labels, scores >= t) for t in cands])
+    run = [int(np.argmax(accs == accs.max()))]
+    while run[-1] + 1 < len(cands) and accs[run[-1] + 1] == accs.max():
+        run.append(run[-1] + 1)
+    if run == [0]:
+        return float(cands[0])
+    top = cands[max(run[0], 1)]  # the lowest score predicted true by the first threshold of the run
+    below = cands[run[-1] + 1] if run[-1] + 1 < len(cands) else cands[-1]  # the score under the run
+    return float((top + below) / 2.0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ties_in_accuracy_take_the_midpoint_of_the_tied_interval(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    scores = np.round(rng.uniform(size=12), 1)  # few distinct scores: tied accuracies are common
+    labels = rng.random(12) < 0.5
+    assert best_threshold(scores, labels)[0] == pytest.approx(_tied_interval_midpoint(scores, labels))
+    # by hand: true from 0.9 down and true from 0.6 down both score 3/4 (the tied 0.6s hold one
+    # true and one false pair), every threshold in (0.3, 0.9] does: the midpoint 0.6, not 0.75
+    scores, labels = np.array([0.9, 0.6, 0.6, 0.3]), np.array([True, True, False, False])
+    assert best_threshold(scores, labels) == (pytest.approx(0.6), 0.75)
+    # best cuts apart (a worse one between): the run with the highest scores, (0.7, 0.9]
+    assert best_threshold(np.array([0.9, 0.7, 0.5, 0.3]), np.array([True, False, True, False])) == (
+        pytest.approx(0.8), 0.75)
+
+
 def test_threshold_edges() -> None:
     assert best_threshold(np.array([0.9, 0.8]), np.array([False, False]))[1] == 1.0
     assert best_threshold(np.array([0.9, 0.8]), np.array([True, True])) == (0.8, 1.0)

@@ -104,6 +104,55 @@ def test_punctuation_insertion_has_aedas_distribution() -> None:
         assert chi2_contingency(table)[1] > 1e-3, (a, b)
 
 
+def _eda_random_deletion(words: list[str], p: float, rng: random.Random) -> list[str]:
+    """EDA's random_deletion (Wei and Zou 2019, the authors' code), ported with Python's random."""
+    if len(words) == 1:
+        return words
+    kept = [w for w in words if rng.uniform(0, 1) > p]
+    return kept if kept else [words[rng.randint(0, len(words) - 1)]]
+
+
+def _eda_random_swap(words: list[str], rng: random.Random) -> list[str]:
+    """EDA's random_swap with one swap (its swap_word: up to three redraws of the second index,
+    else the words come back unchanged), ported with Python's random."""
+    out = list(words)
+    i = rng.randint(0, len(out) - 1)
+    j, counter = i, 0
+    while j == i:
+        j = rng.randint(0, len(out) - 1)
+        counter += 1
+        if counter > 3:
+            return out
+    out[i], out[j] = out[j], out[i]
+    return out
+
+
+def _same_distribution(ours: list[str], theirs: list[str]) -> None:
+    from collections import Counter
+
+    from scipy.stats import chi2_contingency
+
+    a, b = Counter(ours), Counter(theirs)
+    keys = sorted(set(a) | set(b))
+    assert chi2_contingency([[a[k] for k in keys], [b[k] for k in keys]])[1] > 1e-3, (a, b)
+
+
+def test_word_deletion_and_random_swap_have_edas_distribution() -> None:
+    """Chi-squared tests, ours against ports of EDA's functions, over every outcome of a short
+    text (four words for deletion at 0.5, all 16 subsets in play, the empty one replaced by a
+    random word; three for the swap, where EDA's give-up after three draws is 1 in 27)."""
+    four, three = ["a", "b", "c", "d"], ["x", "y", "z"]
+    rng, port = np.random.default_rng(0), random.Random(0)
+    n = 6000
+    _same_distribution([" ".join(word_deletion(four, 0.5, rng)) for _ in range(n)],
+                       [" ".join(_eda_random_deletion(four, 0.5, port)) for _ in range(n)])
+    ours = [" ".join(random_swap(three, rng)) for _ in range(n)]
+    theirs = [" ".join(_eda_random_swap(three, port)) for _ in range(n)]
+    _same_distribution(ours, theirs)
+    assert abs(ours.count("x y z") / n - 1 / 27) < 0.015  # the unchanged share, as EDA's
+    assert word_deletion(["alone"], 0.99, rng) == ["alone"] == _eda_random_deletion(["alone"], 0.99, port)
+
+
 def test_characters_for_chinese_text_pass_through_utf8() -> None:
     text = "患者有高血压和糖尿病"
     out = augment(text, "punctuation_insertion", 0.3, np.random.default_rng(1), unit="characters")

@@ -96,6 +96,10 @@ def methods_markdown() -> str:
     for name in METHODS.names():
         cls = METHODS.get(name)
         lines += [f"#### `objective: {name}`", "", _summary(sys.modules[cls.__module__].__doc__), ""]
+        logged = cls(cls.settings_class()).curve_statistics()  # with its defaults
+        if logged:
+            lines += ["Logs at each eval step (training-curve columns, a `curve_column` figure plots them): "
+                      + ", ".join(f"`stat_{n}`" for n in logged) + ".", ""]
         lines += _settings_table(cls.settings_class)
     return "\n".join(lines).rstrip() + "\n"
 

@@ -9,16 +9,21 @@ resumed job and a rerun see the same views.
 - ``random_crop`` (RC): a contiguous span of round(rate * n) units (at least 1, at most n - 1)
   is replaced, unit by unit, by the tokenizer's mask token (Table 2 shows one placeholder per
   cropped word);
-- ``word_deletion`` (WD): each unit is dropped with probability ``rate``; never all of them (if
-  every unit was drawn for deletion, one unit, chosen at random, stays);
-- ``random_swap`` (RS): two distinct positions are exchanged (texts of one unit are unchanged);
+- ``word_deletion`` (WD, as EDA: Wei and Zou 2019, its ``random_deletion``): each unit is dropped
+  with probability ``rate``; never all of them (if every unit was drawn for deletion, one unit,
+  chosen at random, stays);
+- ``random_swap`` (RS, as EDA's ``random_swap`` with one swap, the paper's "two words ... are
+  swapped"): a first position is drawn, then a second one up to three times until it differs;
+  when all three draws hit the first position the text stays unchanged (probability n^-3;
+  texts of one unit are unchanged);
 - ``stopword_insertion`` (SI): round(rate * n) stop words (at least 1) from ``stopwords`` are
   inserted at random positions. The paper names neither the list nor the count: both are
   knobs, the list defaults to :data:`STOPWORDS`;
 - ``punctuation_insertion`` (PI, as AEDA: Karimi et al. 2021, its ``insert_punctuation_marks``):
   k marks drawn uniformly from ``. ; ? : ! ,`` are inserted before k distinct units (never after
   the last one), with k uniform in 1 .. int(rate * n + 1), at most n (AEDA's rate is 0.3).
-  ``tests/test_text_augment.py`` checks the distribution against a port of AEDA's function.
+  ``tests/test_text_augment.py`` checks WD, RS and PI in distribution against ports of EDA's
+  and AEDA's functions (chi-squared tests).
 """
 
 from __future__ import annotations
@@ -59,12 +64,16 @@ def word_deletion(parts: list[str], rate: float, rng: np.random.Generator) -> li
     return [p for p, d in zip(parts, drop, strict=True) if not d]
 
 
-def random_swap(parts: list[str], rng: np.random.Generator) -> list[str]:
+def random_swap(parts: list[str], rng: np.random.Generator, tries: int = 3) -> list[str]:
     out = list(parts)
     if len(out) < 2:
         return out
-    i, j = (int(x) for x in rng.choice(len(out), size=2, replace=False))
-    out[i], out[j] = out[j], out[i]
+    i = int(rng.integers(0, len(out)))
+    for _ in range(tries):  # EDA's rule: a second position unlike the first within three draws, else no swap
+        j = int(rng.integers(0, len(out)))
+        if j != i:
+            out[i], out[j] = out[j], out[i]
+            break
     return out
 
 

@@ -115,6 +115,12 @@ class Method(abc.ABC):
                                    if isinstance(v := getattr(self.settings, f.name), str) and v in paths}
         return type(self)(dataclasses.replace(self.settings, **changes)) if changes else self
 
+    def curve_statistics(self) -> list[str]:
+        """The statistics the loss logs at each eval step (curve columns ``stat_<name>``, see
+        :meth:`clinsent.losses.base.MethodLoss.statistics`): named here so a report entry that
+        plots one is checked when the config is read."""
+        return []
+
     def example_view(self, text: str, seed: int, mask_token: str = "[MASK]") -> str | None:
         """The text of the positive view this method makes of ``text`` (the augmentation paper's
         Table 2), or None when the view is the same text (dropout and embedding-level views)."""

@@ -53,6 +53,10 @@ class MixCSESettings(SimCSESettings):
                                                  "SimCSE) or a base_models form; null: a frozen copy of the base model")
 
 
+# what the instance weighting logs per eval step (MixCSELoss.statistics)
+STATISTICS = ("zero_weight_share", "mean_weight")
+
+
 @METHODS.register("mixcse")
 class MixCSE(SimCSE):
     name = "mixcse"
@@ -73,6 +77,11 @@ class MixCSE(SimCSE):
         s = self.settings
         assert isinstance(s, MixCSESettings)
         return [s.complementary_model] if s.instance_weighting and s.complementary_model else []
+
+    def curve_statistics(self) -> list[str]:
+        s = self.settings
+        assert isinstance(s, MixCSESettings)
+        return list(STATISTICS) if s.instance_weighting else []
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.mixcse import MixCSELoss

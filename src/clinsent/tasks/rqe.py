@@ -105,9 +105,17 @@ RQE_FORMATS.register("rqe_tsv")(read_rqe_tsv)
 
 
 def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
-    """(threshold, accuracy): predicting true for score >= threshold, the threshold with the best
-    accuracy; thresholds lie midway between consecutive distinct scores (or just above the top
-    score: everything false). Ties in accuracy go to the highest threshold."""
+    """(threshold, accuracy): predicting true for score >= threshold, a threshold with the best
+    accuracy.
+
+    The scores, sorted, cut the line into intervals, one per number k of top scores predicted
+    true (tied scores are never split). When several neighbouring cuts reach the best accuracy,
+    the threshold is the midpoint of their joined interval, from the lowest score the last of
+    them predicts false to the lowest score the first of them predicts true (with a single best
+    cut: midway between the two scores it falls between, as sentence-transformers'
+    ``BinaryClassificationEvaluator``); when best cuts lie apart (a worse one between them), the
+    run with the highest scores is used. At the ends the interval is closed by the top score
+    (nothing predicted true: just above it) or the bottom one (everything true: the bottom score)."""
     scores = np.asarray(scores, dtype=np.float64)
     order = np.argsort(-scores, kind="mergesort")
     s, y = scores[order], np.asarray(labels, dtype=bool)[order]
@@ -117,14 +125,18 @@ def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float
     acc = (tp + (n - y.sum() - fp)) / n
     valid = np.ones(n + 1, dtype=bool)
     valid[1:n] = s[:-1] > s[1:]  # never split tied scores
-    k = int(np.flatnonzero(valid)[np.argmax(acc[valid])])
-    if k == 0:
-        threshold = float(np.nextafter(s[0], np.inf))
-    elif k == n:
-        threshold = float(s[-1])
-    else:
-        threshold = float((s[k - 1] + s[k]) / 2.0)
-    return threshold, float(acc[k])
+    cuts = np.flatnonzero(valid)
+    best = acc[cuts] == acc[cuts].max()
+    first = int(np.argmax(best))
+    last = first
+    while last + 1 < len(cuts) and best[last + 1]:
+        last += 1
+    k_first, k_last = int(cuts[first]), int(cuts[last])
+    if k_last == 0:
+        return float(np.nextafter(s[0], np.inf)), float(acc[0])
+    hi = s[k_first - 1] if k_first > 0 else s[0]  # the lowest score the first best cut predicts true
+    lo = s[k_last] if k_last < n else s[-1]  # the highest score the last best cut predicts false
+    return float((hi + lo) / 2.0), float(acc[k_first])
 
 
 @dataclass(frozen=True)
