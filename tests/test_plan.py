@@ -271,3 +271,58 @@ def test_a_trained_complementary_model_is_an_edge_of_the_dag(configs: dict[str, 
     zh = plan.train_inputs("mixcse_iw_zh", "chinese", 0)["extra_models"]
     assert zh == [f"{plan.model_dir('simcse_zh', 'chinese', 0)}/model"]
     assert "simcse" not in plan.hub_models
+
+
+def test_note_text_never_reaches_a_shared_table(configs: dict[str, dict[str, Any]]) -> None:
+    """PHI by construction, at dry run: a retrieval-examples table over a document task (made from
+    the notes) is refused, naming the key, even when the set claims to be shareable; a set that
+    is not marked text_shareable (credentialed data by default) is refused too; the augmentation
+    config's public cMedQQ passes."""
+    from clinsent.errors import InputError
+
+    assert _plan(configs["augment-demo"]).eval_sets["cmedqq"].text_shareable
+    health = copy.deepcopy(configs["healthcare-lm-demo"])
+    health["tables"]["leak"] = {"kind": "retrieval_examples", "caption": "neighbours", "eval_set": "mtri",
+                                "queries": 2, "runs": ["mlm"]}
+    with pytest.raises(InputError, match=r"tables\.leak\.eval_set: shows texts of eval set 'mtri', read from "
+                                         r"\S+/doc_tasks/mtri\.parquet, which is made from the notes"):
+        _plan(health)
+    health["eval_sets"]["mtri"]["text_shareable"] = True
+    with pytest.raises(InputError, match=r"eval_sets\.mtri\.text_shareable: .*made from the notes"):
+        _plan(health)
+    private = copy.deepcopy(configs["augment-demo"])
+    private["eval_sets"]["cmedqq"]["text_shareable"] = False
+    with pytest.raises(InputError, match=r"tables\.table7\.eval_set: shows texts of eval set 'cmedqq', which is not "
+                                         r"marked text_shareable\. Fix: set eval_sets\.cmedqq\.text_shareable: true"):
+        _plan(private)
+
+
+@pytest.mark.parametrize(("change", "first_line"), [
+    (lambda c: c.update(seeds=[0, 1, 0]), "config: seeds: seed 0 is listed twice [0, 1, 0]. Fix: list each seed once"),
+    (lambda c: c["methods"]["simcse"].update(seeds=[2, 2]),
+     "config: methods.simcse.seeds: seed 2 is listed twice [2, 2]. Fix: list each seed once"),
+    (lambda c: c["methods"]["simcse"].update(steps=0),
+     "config: methods.simcse.steps: steps: 0 trains nothing, so objective simcse would be an untrained copy"),
+    (lambda c: c["base_models"].update(minilm="./models/not-there"),
+     "config: base_models.minilm: './models/not-there' is written as a path, and no such folder exists"),
+    (lambda c: c["base_models"].update(minilm="models/bert/not-there"),
+     "config: base_models.minilm: 'models/bert/not-there' is written as a path"),
+])
+def test_config_semantics_stop_the_dry_run(configs: dict[str, dict[str, Any]], change: Any, first_line: str) -> None:
+    """Duplicate seeds, a trained objective with steps: 0, and a model entry written as a path that
+    does not exist (never taken for a Hugging Face id) are errors when the config is read."""
+    from clinsent.errors import InputError
+
+    config = copy.deepcopy(configs["config"])
+    config.pop("placeholders_ok", None)
+    change(config)
+    with pytest.raises(InputError) as error:
+        _plan(config)
+    assert str(error.value).startswith(first_line), str(error.value)
+
+
+def test_a_hub_id_is_name_or_owner_slash_name() -> None:
+    from clinsent.models.base import is_hub_id, looks_like_path
+
+    assert is_hub_id("bert-base-uncased") and is_hub_id("hfl/chinese-bert-wwm-ext")
+    assert all(looks_like_path(p) and not is_hub_id(p) for p in ("./m", "../m", "/data/m", "~/m", "a/b/c", "a/b/"))

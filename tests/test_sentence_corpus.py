@@ -59,7 +59,7 @@ def test_bad_corpora_are_named(tmp_path: Path) -> None:
         read_sentence_corpus("c", {"path": empty})
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("ok\nnot utf-8: caf\xe9\n".encode("latin-1"))
-    with pytest.raises(InputError, match=r"latin1\.txt:\d+: not UTF-8"):
+    with pytest.raises(InputError, match=r"latin1\.txt:2: byte 15 of the line is not UTF-8"):
         read_sentence_corpus("c", {"path": str(bad)})
     with pytest.raises(InputError, match="does not exist"):
         read_sentence_corpus("c", {"path": str(tmp_path / "missing.txt")})

@@ -169,15 +169,15 @@ def jsonl_objects(path: str | Path, fix: str) -> Iterator[tuple[int, dict[str, A
     """(line number, object) of each non-blank line of a UTF-8 JSON-lines file; a line that is
     not a JSON object stops with ``file:line`` and ``fix`` (never the line's text)."""
     from clinsent.errors import InputError
+    from clinsent.textfile import text_lines
 
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{line_no}", f"not a JSON object ({exc.msg})", fix) from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{path}:{line_no}", "not a JSON object", fix)
-            yield line_no, obj
+    for line_no, line in enumerate(text_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{line_no}", f"not a JSON object ({exc.msg})", fix) from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{line_no}", "not a JSON object", fix)
+        yield line_no, obj

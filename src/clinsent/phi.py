@@ -35,6 +35,19 @@ import numpy as np
 # results folders (relative to `results`) that hold note text or text derived from it
 NOTE_DIRS = ("corpus", "sets", "ner", "batches", "checkpoints", "documents", "doc_tasks", "training_rows",
              "sentence_corpora", "embeddings", "phi")
+# results folders whose files are made from the notes: an eval set read from one holds note text
+NOTES_DERIVED = ("corpus", "sets", "ner", "documents", "doc_tasks")
+
+
+def derived_from_notes(path: str | Path, results: str | Path, notes: Iterable[str | Path] = ()) -> bool:
+    """``path`` is one of the notes' files or lies in a results folder made from them."""
+    target = Path(os.path.abspath(path))
+    if any(target == Path(os.path.abspath(n)) for n in notes):
+        return True
+    root = Path(os.path.abspath(results))
+    return any(target.is_relative_to(root / d) for d in NOTES_DERIVED)
+
+
 # what a shared results folder may contain, and is scanned
 SHARED = ("tables", "figures", "stats", "logs", "benchmarks", "summary.csv", "metrics", "finetune", "cross_encoder")
 # text files are scanned; a figure's image (png, pdf: compressed streams) is checked through the

@@ -437,9 +437,56 @@ def build_plan(config: dict[str, Any]) -> Plan:
                                  "the config has no `notes`", "add a `notes` block, or set `sentences` to a key of "
                                  "sentence_corpora")
     plan = Plan(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
+    check_model_folders(plan)
     for key, kind, entry in plan.kinds():
         kind.check(key, entry, plan)
+    check_shown_texts(plan)
     return plan
+
+
+def check_model_folders(plan: Plan) -> None:
+    """A model entry written as a path (:func:`clinsent.models.base.looks_like_path`) must be an
+    existing folder: it is never taken for a Hugging Face id, so a typo stops the dry run here
+    rather than a job (or a download attempt) later. ``placeholders_ok`` lets it be missing."""
+    from clinsent.models.base import looks_like_path
+
+    if plan.placeholders_ok:
+        return
+    specs = [(f"base_models.{b}", spec) for b, spec in plan.config["base_models"].items()]
+    specs += [(f"methods.{m}", x) for m, e in plan.methods.items() for x in e.method.extra_models()
+              if x not in plan.methods]
+    for where, spec in specs:
+        if isinstance(spec, str) and looks_like_path(spec) and not os.path.isdir(os.path.expanduser(spec)):
+            raise InputError(f"config: {where}", f"{spec!r} is written as a path, and no such folder exists "
+                             f"(from {os.getcwd()})", "correct the path (relative paths are from the workflow's "
+                             "directory); a Hugging Face id is `name` or `owner/name`")
+
+
+def check_shown_texts(plan: Plan) -> None:
+    """PHI by construction: a table or figure that writes an eval set's texts into its shared
+    output may show only a set marked ``text_shareable`` (public texts), and no set read from the
+    notes or from a results folder made from them may be marked so. Checked when the config is
+    read, before any job; the scan of the shared files (:mod:`clinsent.phi`) stays as a tripwire."""
+    from clinsent.phi import derived_from_notes
+
+    path = (plan.config.get("notes") or {}).get("path")
+    notes = [str(p) for p in ([path] if isinstance(path, str) else path or [])]
+    derived = {name: next((f for f in e.task.files() if derived_from_notes(f, plan.results, notes)), None)
+               for name, e in plan.eval_sets.items()}
+    for name, e in plan.eval_sets.items():
+        if e.text_shareable and derived[name]:
+            raise InputError(f"config: eval_sets.{name}.text_shareable", f"the set is read from {derived[name]}, which "
+                             "is made from the notes: its texts are never shared", "drop text_shareable")
+    for key, kind, entry in plan.kinds():
+        for where, name in kind.shown_texts(key, entry):
+            if derived.get(name):
+                raise InputError(f"config: {where}", f"shows texts of eval set {name!r}, read from {derived[name]}, "
+                                 "which is made from the notes: note text never goes into a shared table",
+                                 "show an eval set of public texts, or drop the entry")
+            if name in plan.eval_sets and not plan.eval_sets[name].text_shareable:
+                raise InputError(f"config: {where}", f"shows texts of eval set {name!r}, which is not marked "
+                                 "text_shareable", f"set eval_sets.{name}.text_shareable: true if its texts are "
+                                 "public (never for credentialed data such as MedNLI or ClinicalSTS), or drop the entry")
 
 
 def _paths(value: Any) -> list[str]:

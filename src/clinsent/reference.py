@@ -108,7 +108,7 @@ def tasks_markdown() -> str:
     from clinsent.tasks import TASKS
 
     lines = ["Each evaluation task's keys (`eval_sets.<name>.<key>`, beside `task`, `curve`, `evaluate`,",
-             "`base_models` and `embed_from`) and its metrics. Generated from `clinsent.tasks`.", ""]
+             "`base_models`, `embed_from` and `text_shareable`) and its metrics. Generated from `clinsent.tasks`.", ""]
     for name in TASKS.names():
         cls = TASKS.get(name)
         metrics = ", ".join(f"`{m}`" for m in cls.metrics)

@@ -22,6 +22,7 @@ import pandas as pd
 
 from clinsent.errors import InputError
 from clinsent.registry import Registry
+from clinsent.textfile import text_lines
 
 RESERVED = ("notes", "s_all", "s_ent", "s_none")  # names of the notes pipeline's sets
 
@@ -38,20 +39,18 @@ def corpus_format(path: str, entry: Mapping[str, Any]) -> str:
 
 
 def _lines(path: str, where: str) -> tuple[list[str], int]:
-    """The non-blank lines of a UTF-8 text file, stripped, and the number of blank ones."""
-    kept, blank, number = [], 0, 0
+    """The non-blank lines of a text file (:func:`clinsent.textfile.text_lines`), stripped, and the number of
+    blank ones."""
+    kept, blank = [], 0
     try:
-        with open(path, encoding="utf-8", newline=None) as fh:
-            for number, line in enumerate(fh, start=1):  # noqa: B007  (number names the bad line below)
-                text = line.strip()
-                if text:
-                    kept.append(text)
-                else:
-                    blank += 1
+        for line in text_lines(path):  # UTF-8, a BOM dropped, UTF-16 refused (clinsent.textfile)
+            text = line.strip()
+            if text:
+                kept.append(text)
+            else:
+                blank += 1
     except FileNotFoundError as exc:
         raise InputError(path, "the sentence corpus does not exist", f"fix `{where}.path` in the config") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}:{number + 1}", "not UTF-8", "convert the file to UTF-8") from exc
     return kept, blank
 
 

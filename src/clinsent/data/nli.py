@@ -29,6 +29,7 @@ from clinsent.data.readers import READERS, entry_paths
 from clinsent.errors import InputError
 from clinsent.io import jsonl_objects
 from clinsent.registry import Registry
+from clinsent.textfile import text_lines
 
 LABELS = ("entailment", "neutral", "contradiction")
 TRIPLET_COLUMNS = ["anchor", "positive", "negative"]
@@ -82,23 +83,22 @@ def read_nli_jsonl(path: str | Path, skipped: dict[str, int]) -> list[tuple[str,
 
 def read_nli_tsv(path: str | Path, skipped: dict[str, int]) -> list[tuple[str, str, str]]:
     out = []
-    with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = [h.strip() for h in next(reader, [])]
-        missing = [c for c in ("premise", "hypothesis", "label") if c not in header]
-        if missing:
-            raise InputError(f"{path}:1", f"header lacks {missing}", "add a header `premise<TAB>hypothesis<TAB>label`")
-        ip, ih, il = (header.index(c) for c in ("premise", "hypothesis", "label"))
-        problems = _Problems(path)
-        for line_no, r in enumerate(reader, start=2):
-            if not any(c.strip() for c in r):
-                continue
-            if len(r) <= max(ip, ih, il):
-                problems.add(line_no, f"{len(r)} field(s), expected {len(header)}", "fix the rows")
-                continue
-            label = _label(r[il], line_no, skipped, problems)
-            if label:
-                out.append((r[ip].strip(), r[ih].strip(), label))
+    reader = csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE)
+    header = [h.strip() for h in next(reader, [])]
+    missing = [c for c in ("premise", "hypothesis", "label") if c not in header]
+    if missing:
+        raise InputError(f"{path}:1", f"header lacks {missing}", "add a header `premise<TAB>hypothesis<TAB>label`")
+    ip, ih, il = (header.index(c) for c in ("premise", "hypothesis", "label"))
+    problems = _Problems(path)
+    for line_no, r in enumerate(reader, start=2):
+        if not any(c.strip() for c in r):
+            continue
+        if len(r) <= max(ip, ih, il):
+            problems.add(line_no, f"{len(r)} field(s), expected {len(header)}", "fix the rows")
+            continue
+        label = _label(r[il], line_no, skipped, problems)
+        if label:
+            out.append((r[ip].strip(), r[ih].strip(), label))
     problems.raise_any()
     return out
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinsent.errors import InputError
+from clinsent.textfile import text_lines
 
 
 @dataclass(frozen=True)
@@ -42,26 +43,34 @@ def read_conll(path: str | Path) -> list[TaggedSentence]:
     tags: list[str] = []
     first = 0
     bad: list[int] = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f, 1):
-            cols = line.split()
-            if not cols or cols[0] == "-DOCSTART-":
-                if tokens:
-                    out.append(TaggedSentence(tokens, tags, first))
-                tokens, tags = [], []
-                continue
-            if len(cols) < 2 or not _valid(cols[-1]):
-                bad.append(n)
-                continue
-            if not tokens:
-                first = n
-            tokens.append(cols[0])
-            tags.append(cols[-1])
+    width, uneven = 0, []  # the columns of the first token line; lines with another count
+    for n, line in enumerate(text_lines(path), 1):  # UTF-8 strictly (clinsent.textfile), never U+FFFD
+        cols = line.split()
+        if not cols or cols[0] == "-DOCSTART-":
+            if tokens:
+                out.append(TaggedSentence(tokens, tags, first))
+            tokens, tags = [], []
+            continue
+        if len(cols) < 2 or not _valid(cols[-1]):
+            bad.append(n)
+            continue
+        width = width or len(cols)
+        if len(cols) != width:  # e.g. a tab or space inside a token, which would lose its second half
+            uneven.append(n)
+            continue
+        if not tokens:
+            first = n
+        tokens.append(cols[0])
+        tags.append(cols[-1])
     if tokens:
         out.append(TaggedSentence(tokens, tags, first))
     if bad:
         raise InputError(path, f"{len(bad)} line(s) without a token and a BIO tag (O, B-<type>, I-<type>) last "
                          f"(lines {bad[:10]})", "convert the file to one token per line, its tag in the last column")
+    if uneven:
+        raise InputError(path, f"{len(uneven)} line(s) with another number of columns than the first token line's "
+                         f"{width} (lines {uneven[:10]}): whitespace inside a token?",
+                         "give every line the same columns; a token holds no space or tab")
     if not out:
         raise InputError(path, "no tagged sentence", "check the file (one token per line, blank lines between sentences)")
     return out

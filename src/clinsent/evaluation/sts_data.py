@@ -26,6 +26,7 @@ import pandas as pd
 
 from clinsent.errors import InputError
 from clinsent.registry import Registry
+from clinsent.textfile import text_lines
 
 
 
@@ -48,12 +49,9 @@ class StsSet:
 
 def _rows(path: Path) -> list[list[str]]:
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return [r for r in csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE) if any(c.strip() for c in r)]
+        return [r for r in csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE) if any(c.strip() for c in r)]
     except FileNotFoundError as exc:
         raise InputError(path, "the evaluation file does not exist", "fix `eval_sets.<name>.path` in the config") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 ({exc})", "convert the file to UTF-8") from exc
 
 
 def _score(value: str, path: Path, line: int) -> float:
@@ -73,12 +71,9 @@ def read_table(path: str | Path, kind: str = "pairs") -> tuple[list[str], list[l
         return header, rows, [f"{path} row {i}" for i in range(1, len(rows) + 1)]
     if path.suffix == ".csv":
         try:
-            with open(path, encoding="utf-8", newline="") as fh:
-                raw = [(n, r) for n, r in enumerate(csv.reader(fh), start=1) if any(c.strip() for c in r)]
+            raw = [(n, r) for n, r in enumerate(csv.reader(text_lines(path)), start=1) if any(c.strip() for c in r)]
         except FileNotFoundError as exc:
             raise InputError(path, f"the {kind} file does not exist", "fix the path in the config") from exc
-        except UnicodeDecodeError as exc:
-            raise InputError(path, f"not UTF-8 ({exc})", "convert the file to UTF-8") from exc
     else:
         raw = list(enumerate(_rows(path), start=1))
     if not raw:

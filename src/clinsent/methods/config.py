@@ -73,6 +73,14 @@ def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, A
                          "has none", "train it on the notes pipeline's sets (sentences: notes)")
     method.check(where, config)
     seeds = [int(s) for s in (entry.get("seeds") or default_seeds)]
+    if len(set(seeds)) < len(seeds):
+        twice = next(s for s in seeds if seeds.count(s) > 1)
+        key = f"{where}.seeds" if entry.get("seeds") else "config: seeds"
+        raise InputError(key, f"seed {twice} is listed twice {seeds}", "list each seed once")
+    if isinstance(settings, TrainedSettings) and settings.steps == 0:
+        raise InputError(f"{where}.steps", f"steps: 0 trains nothing, so objective {cls.name} would be an untrained "
+                         "copy of the base model", "give steps > 0 (or epochs), or use objective: none for the "
+                         "untrained baseline")
     selection = entry.get("selection_set", config.get("selection_set"))
     if selection is not None and selection not in (config.get("eval_sets") or {}):
         sets = list(config.get("eval_sets") or {})

@@ -13,10 +13,16 @@ from clinsent.errors import InputError
 PACKAGE_PREFIX = "pkg:"
 
 
+def looks_like_path(spec: str) -> bool:
+    """A model entry written as a path: it starts with ``.``, ``/`` or ``~``, has a backslash, or
+    has more than one ``/`` (a Hugging Face id is ``name`` or ``owner/name``). Such an entry is a
+    local folder and never taken for a hub id, so a missing one is an error, not a download."""
+    return spec.startswith((".", "/", "~")) or "\\" in spec or spec.count("/") > 1 or spec.endswith("/")
+
+
 def is_hub_id(spec: str) -> bool:
     """Whether a base-model entry names a Hugging Face id (downloaded), not a package or a folder."""
-    return not spec.startswith(PACKAGE_PREFIX) and not Path(spec).expanduser().exists() \
-        and not spec.startswith((".", "/", "~"))
+    return not spec.startswith(PACKAGE_PREFIX) and not Path(spec).expanduser().exists() and not looks_like_path(spec)
 
 
 def resolve_model(spec: str) -> str:

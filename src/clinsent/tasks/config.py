@@ -5,7 +5,9 @@ set always is), ``base_models`` (evaluate only runs of these base models, e.g. a
 probe only for the Chinese model; default all), ``evaluate`` (false: no zero-shot embed and
 evaluate jobs, for a set that only trains or selects, e.g. a fine-tune train split) and
 ``embed_from`` (score another eval set's embeddings, whose texts include this set's: the
-healthcare-LM analyses of one document task embed it once), checked by config/schema.yaml, and the task's
+healthcare-LM analyses of one document task embed it once) and ``text_shareable`` (its texts are
+public and may be shown in a shared table; false by default, and refused for a set derived from
+the notes: :func:`clinsent.plan.check_shown_texts`), checked by config/schema.yaml, and the task's
 own keys, checked against its settings dataclass. The ``evaluation`` block supplies values for
 the keys a task has and an entry does not set (e.g. ``positive_share``).
 """
@@ -21,7 +23,7 @@ from clinsent.registry import did_you_mean
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 from clinsent.tasks import TASKS, Task
 
-ENTRY_KEYS = ("task", "curve", "base_models", "evaluate", "embed_from")
+ENTRY_KEYS = ("task", "curve", "base_models", "evaluate", "embed_from", "text_shareable")
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class EvalSetEntry:
     base_models: tuple[str, ...] | None = None
     evaluate: bool = True  # zero-shot embed and evaluate jobs for every run
     embed_from: str | None = None  # the eval set whose embeddings this one scores
+    text_shareable: bool = False  # its texts are public: a shared table may show them
 
     def evaluates(self, base_model: str) -> bool:
         """Runs of this base model are scored on the set (zero-shot, or fine-tuned on it)."""
@@ -73,7 +76,7 @@ def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[st
     return EvalSetEntry(name, cls(name, settings), bool(entry.get("curve", False)),
                         tuple(bases) if bases is not None else None,
                         bool(entry.get("evaluate", True)) and cls.zero_shot,  # a token task plans no evaluate job
-                        entry.get("embed_from"))
+                        entry.get("embed_from"), bool(entry.get("text_shareable", False)))
 
 
 def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:

@@ -44,6 +44,7 @@ from clinsent.io import jsonl_objects
 from clinsent.registry import Registry
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
+from clinsent.textfile import text_lines
 
 SENTEVAL_C = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # SentEval: 2 ** t for t in -2 .. 3
 
@@ -104,22 +105,19 @@ def _columns(settings: ProbeSettings) -> list[str]:
 
 
 def _opened(read: Callable[[Path], Records]) -> Callable[[ProbeSettings], Records]:
-    """One file with a split column, its missing file and bad encoding named."""
+    """One file with a split column, its missing file named (bad encoding: clinsent.textfile)."""
     def records(settings: ProbeSettings) -> Records:
         path = Path(settings.path)
         try:
             return read(path)
         except FileNotFoundError as exc:
             raise InputError(path, "the probe file does not exist", "fix `eval_sets.<name>.path`") from exc
-        except UnicodeDecodeError as exc:
-            raise InputError(path, f"not UTF-8 ({exc.reason})", "convert the file to UTF-8") from exc
 
     return records
 
 
 def _tsv(path: Path) -> Records:
-    with open(path, encoding="utf-8", newline="") as fh:
-        rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+    rows = list(csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE))
     if not rows:
         return []
     header = [h.strip() for h in rows[0]]

@@ -32,6 +32,7 @@ from clinsent.evaluation.metrics import cosine_rows
 from clinsent.registry import Registry
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, PairTargets, Task
+from clinsent.textfile import text_lines
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
 
@@ -77,8 +78,7 @@ def read_mediqa_xml(path: str | Path) -> RqeSet:
 
 def read_rqe_tsv(path: str | Path) -> RqeSet:
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            rows = [r for r in csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE) if any(c.strip() for c in r)]
+        rows = [r for r in csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE) if any(c.strip() for c in r)]
     except FileNotFoundError as exc:
         raise InputError(path, "the RQE file does not exist", "fix `eval_sets.<name>.path` or `dev_path`") from exc
     header = [h.strip() for h in rows[0]] if rows else []

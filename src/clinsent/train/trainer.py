@@ -5,7 +5,7 @@ prepares each step's batch on the CPU and returns named loss parts; this loop su
 optimises, evaluates the curve sets every ``eval_every`` steps (and at the last step), keeps
 the step with the best selection-set headline metric as the saved model (MED-SE section 4.4),
 and checkpoints. Step 0 is logged for the curve but not selectable, except where it is the
-only step (untrained methods, or ``steps: 0``).
+only step (untrained methods; ``steps: 0`` of a trained objective is refused when the config is read).
 
 Batches are prepared one or two steps ahead on a background thread
 (:mod:`clinsent.train.prefetch`). Their random draws come from generators seeded by

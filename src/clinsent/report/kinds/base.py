@@ -84,6 +84,11 @@ class Kind:
         (what: eval_sets, corpora or methods), checked against the config."""
         return []
 
+    def shown_texts(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """(where, eval set) of each eval set whose texts the entry writes into its shared output.
+        The plan refuses one derived from the notes, or not marked ``text_shareable``."""
+        return []
+
     def check(self, key: str, entry: Mapping[str, Any], plan: Plan) -> None:
         """Raise an InputError for what only the plan can tell (run when the config is read)."""
 

@@ -35,6 +35,9 @@ class RetrievalExamplesTable(TableKind):
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         return eval_set_names(f"tables.{key}.eval_set", entry["eval_set"])
 
+    def shown_texts(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+        return [(f"tables.{key}.eval_set", entry["eval_set"])]
+
     def check(self, key: str, entry: Mapping[str, Any], plan: Plan) -> None:
         """The queries must be texts of the eval set: checked when the config is read, not after training."""
         from clinsent.report.extras import check_queries

@@ -1,0 +1,69 @@
+"""One decoding policy for every text file a reader opens (sentence corpora, STS, NLI, RQE,
+probe, CoNLL and JSON-lines files):
+
+- UTF-8, strictly: a byte sequence that is not UTF-8 stops the reader with the file, the line
+  and the byte's offset in that line (never the bytes or the line's text), and the fix;
+- a UTF-8 byte-order mark at the start is dropped (and counted in the log), so it never stays
+  glued to the first sentence or header;
+- UTF-16 with a byte-order mark is decoded; a file holding NUL bytes without one (UTF-16 or
+  UTF-32 saved without a mark, or a binary file) is refused: decoded as UTF-8 it would become
+  "sentences" of ``\\x00``-separated letters.
+
+Python's text mode does none of this by itself: ``open(encoding="utf-8")`` keeps the BOM as
+U+FEFF, reads UTF-16 without a BOM as NUL-laced text, and its ``UnicodeDecodeError`` names a
+position in the whole file (and quotes the byte) rather than a line.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+from clinsent.errors import InputError
+
+log = logging.getLogger(__name__)
+
+_FIX = "save the file as UTF-8 (e.g. iconv -f <its encoding> -t utf-8 FILE > FILE.utf8)"
+
+
+def text_lines(path: str | Path) -> Iterator[str]:
+    """The lines of ``path`` decoded by the policy above, each with its line ending (as text mode
+    with ``newline=""``, so ``csv`` readers see quoted line breaks). A missing file raises
+    ``FileNotFoundError`` for the caller to name."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+        fh.seek(0)
+        if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            yield from _utf16(fh, path)
+            return
+        if b"\x00" in head:
+            raise InputError(path, "holds NUL bytes: UTF-16 or UTF-32 saved without a byte-order mark, or not a text "
+                             "file", _FIX)
+        if head.startswith(codecs.BOM_UTF8):
+            fh.read(len(codecs.BOM_UTF8))
+            log.info("%s: a UTF-8 byte-order mark at the start was dropped", path)
+        for number, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}:{number}", f"byte {exc.start + 1} of the line is not UTF-8", _FIX) from None
+            if "\x00" in line:
+                raise InputError(f"{path}:{number}", "the line holds a NUL byte (not a text line)", _FIX)
+            yield line
+
+
+def _utf16(fh: io.BufferedReader, path: str | Path) -> Iterator[str]:
+    log.info("%s: UTF-16 (byte-order mark): decoded", path)
+    text = io.TextIOWrapper(fh, encoding="utf-16", newline="")
+    number = 0
+    try:
+        for number, line in enumerate(text, start=1):  # noqa: B007  (number names the bad line below)
+            yield line
+    except UnicodeDecodeError:
+        raise InputError(f"{path}:{number + 1}", "not valid UTF-16 although the file starts with its byte-order mark",
+                         _FIX) from None
+    finally:
+        text.detach()
