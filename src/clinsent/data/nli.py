@@ -74,9 +74,13 @@ def read_nli_jsonl(path: str | Path, skipped: dict[str, int]) -> list[tuple[str,
         if missing:
             problems.add(line_no, f"missing field(s) {missing}", "each line needs sentence1, sentence2 and gold_label")
             continue
+        empty = [k for k in ("sentence1", "sentence2") if not isinstance(row[k], str) or not row[k].strip()]
+        if empty:  # null would become the text "None", and empty premises would merge into one
+            problems.add(line_no, f"field(s) {empty} null, empty or not text", "give every line both sentences")
+            continue
         label = _label(row["gold_label"], line_no, skipped, problems)
         if label:
-            out.append((str(row["sentence1"]).strip(), str(row["sentence2"]).strip(), label))
+            out.append((row["sentence1"].strip(), row["sentence2"].strip(), label))
     problems.raise_any()
     return out
 
@@ -93,8 +97,11 @@ def read_nli_tsv(path: str | Path, skipped: dict[str, int]) -> list[tuple[str, s
     for line_no, r in enumerate(reader, start=2):
         if not any(c.strip() for c in r):
             continue
-        if len(r) <= max(ip, ih, il):
-            problems.add(line_no, f"{len(r)} field(s), expected {len(header)}", "fix the rows")
+        if len(r) != len(header):  # fewer, or a tab inside a text
+            problems.add(line_no, f"{len(r)} field(s), expected {len(header)} (a tab inside a text?)", "fix the rows")
+            continue
+        if not r[ip].strip() or not r[ih].strip():
+            problems.add(line_no, "the premise or the hypothesis is empty", "give every row both texts")
             continue
         label = _label(r[il], line_no, skipped, problems)
         if label:

@@ -121,8 +121,15 @@ def _tsv(path: Path) -> Records:
     if not rows:
         return []
     header = [h.strip() for h in rows[0]]
-    return [(f"{path}:{n}", dict(zip(header, r, strict=False)))
-            for n, r in enumerate(rows[1:], start=2) if any(c.strip() for c in r)]
+    out = []
+    for n, r in enumerate(rows[1:], start=2):
+        if not any(c.strip() for c in r):
+            continue
+        if len(r) > len(header):  # the row would shift into the wrong columns
+            raise InputError(f"{path}:{n}", f"{len(r)} fields, the header has {len(header)} (a tab inside a text?)",
+                             "remove tabs from the texts (the TSV has no quoting), or write the file as jsonl")
+        out.append((f"{path}:{n}", dict(zip(header, r, strict=False))))
+    return out
 
 
 def _jsonl(path: Path) -> Records:
@@ -173,6 +180,13 @@ def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
             cols[c].append(str(rec[c]).strip())
     data = ProbeSet(cols["text"] if settings.inputs == "single" else cols["text1"],
                     None if settings.inputs == "single" else cols["text2"], cols["label"], cols["split"])
+    other = [i for i, split in enumerate(data.splits) if split not in settings.splits]
+    if other:
+        cased = sum(data.splits[i].lower() in settings.splits for i in other)
+        raise InputError(records[other[0]][0], f"{len(other)} row(s) have a split that is not one of "
+                         f"{list(settings.splits)} (the values are not shown; {cased} of them differ from one only in "
+                         "case); they would be left out of every split", "fix the split column, or set `splits` to "
+                         "the file's three names")
     for name in settings.splits:
         if not len(data.rows(name)):
             raise InputError(path, f"split {name!r} has no rows ({len(set(data.splits))} other split value(s); "
