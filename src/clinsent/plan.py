@@ -448,7 +448,7 @@ def check_model_folders(plan: Plan) -> None:
     """A model entry written as a path (:func:`clinsent.models.base.looks_like_path`) must be an
     existing folder: it is never taken for a Hugging Face id, so a typo stops the dry run here
     rather than a job (or a download attempt) later. ``placeholders_ok`` lets it be missing."""
-    from clinsent.models.base import looks_like_path
+    from clinsent.models.base import PACKAGE_PREFIX, looks_like_path
 
     if plan.placeholders_ok:
         return
@@ -456,7 +456,8 @@ def check_model_folders(plan: Plan) -> None:
     specs += [(f"methods.{m}", x) for m, e in plan.methods.items() for x in e.method.extra_models()
               if x not in plan.methods]
     for where, spec in specs:
-        if isinstance(spec, str) and looks_like_path(spec) and not os.path.isdir(os.path.expanduser(spec)):
+        if isinstance(spec, str) and not spec.startswith(PACKAGE_PREFIX) and looks_like_path(spec) \
+                and not os.path.isdir(os.path.expanduser(spec)):
             raise InputError(f"config: {where}", f"{spec!r} is written as a path, and no such folder exists "
                              f"(from {os.getcwd()})", "correct the path (relative paths are from the workflow's "
                              "directory); a Hugging Face id is `name` or `owner/name`")

@@ -41,14 +41,14 @@ class CurveColumnFigure(FigureKind):
 
         column = str(entry["column"])
         for i, line in enumerate(entry["lines"]):
-            method = plan.methods[split_run(line["run"], plan.grid.default_base)[0]]
+            cited = plan.methods[split_run(line["run"], plan.grid.default_base)[0]]
             where = f"config: figures.{key}.lines[{i}].run"
-            if not method.method.trains:
-                raise InputError(where, f"cites {method.name!r}, which trains nothing (no training curve)",
+            if not cited.method.trains:
+                raise InputError(where, f"cites {cited.name!r}, which trains nothing (no training curve)",
                                  "cite a trained method")
-            logged = method.method.curve_statistics()
+            logged = cited.method.curve_statistics()
             if column.startswith("stat_") and column.removeprefix("stat_") not in logged:
-                raise InputError(where, f"method {method.name!r} (objective {method.objective}) logs no {column}; "
+                raise InputError(where, f"method {cited.name!r} (objective {cited.objective}) logs no {column}; "
                                  f"it logs {['stat_' + s for s in logged] or 'no statistic'}",
                                  "cite a run whose objective logs it, or choose a column it logs")
 
