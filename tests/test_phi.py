@@ -96,3 +96,69 @@ def test_the_note_text_folder_a_job_writes_into_is_owner_only(tmp_path: Path, mo
                                output=["results/sets/sentences.parquet"])
     assert protect_job(open_job) == [] and not (tmp_path / "results" / "sets").exists()
     assert protect_dirs("results", ["results/sets/x.parquet"], 0o750)[0].stat().st_mode & 0o777 == 0o750
+
+
+def _png_with_text(key: bytes, text: bytes, compressed: bool) -> bytes:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
+    text_chunk = chunk(b"zTXt", key + b"\x00\x00" + zlib.compress(text)) if compressed else chunk(b"tEXt", key + b"\x00" + text)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + text_chunk + chunk(b"IEND", b"")
+
+
+def test_note_text_is_found_in_every_place_a_person_could_read_it(tmp_path: Path) -> None:
+    """A quote planted in each form the scan reads is found, and the finding names the file and
+    the packed piece, never the text: the HTML report's embedded (base64) files, gzip, UTF-16
+    with and without a mark, a PNG text chunk (plain and compressed), a PDF stream (Flate), an
+    `.err` log, and a model folder's file other than its card; the weights are not read. A copy
+    of a clean file with the same bytes is read once."""
+    import base64
+    import gzip
+    import zlib
+
+    notes = _notes()
+    sample = sample_ngrams(notes, n=8, size=10**6, seed=0, notes=len(notes))
+    res = _results(tmp_path)
+    probe = tmp_path / "probe.txt"
+    for note in notes:  # a run of a note that the sample covers (templated openings are not sampled)
+        probe.write_text(" ".join(note.split()[20:34]))
+        if scan([probe], sample):
+            break
+    quote = probe.read_bytes()
+    probe.unlink()
+    planted = {
+        "report.html": b"<html><script>var f = {'t': 'data:text/csv;charset=utf8;base64," + base64.b64encode(
+            b"label,value\n" + quote + b",1\n") + b"'};</script></html>",
+        "tables/paper/table1.csv.gz": gzip.compress(b"label\n" + quote + b"\n"),
+        "tables/paper/table2.md": b"\xff\xfe" + ("| " + quote.decode() + " |").encode("utf-16-le"),
+        "tables/paper/table3.md": ("| " + quote.decode() + " |").encode("utf-16-le"),  # no mark
+        "figures/paper/f1.png": _png_with_text(b"Title", quote, compressed=False),
+        "figures/paper/f2.png": _png_with_text(b"Title", quote, compressed=True),
+        "figures/paper/f3.pdf": b"%PDF-1.4\n1 0 obj\n<< /Filter /FlateDecode >>\nstream\n" + zlib.compress(
+            b"BT (" + quote + b") Tj ET") + b"\nendstream\nendobj\n%%EOF\n",
+        "logs/train/simcse.err": b"Traceback: " + quote + b"\n",
+        "models/simcse/minilm/seed0/model/config_sentence_transformers.json": b'{"prompts": {"q": "' + quote + b'"}}',
+    }
+    for rel, data in planted.items():
+        path = (tmp_path if rel == "report.html" else res) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    weights = res / "models/simcse/minilm/seed0/model/model.safetensors"
+    weights.write_bytes(quote)  # weights are not text: never read
+    clean = res / "models/simcse/minilm/seed1/model/tokenizer.json"
+    clean.parent.mkdir(parents=True)
+    clean.write_text('{"vocab": {}}')
+    (res / "models/simcse/minilm/seed2/model").mkdir(parents=True)
+    (res / "models/simcse/minilm/seed2/model/tokenizer.json").write_text('{"vocab": {}}')
+    leaks = {leak.path: leak for leak in scan(shared_files(res, [tmp_path / "report.html"]), sample)}
+    expected = {(tmp_path if rel == "report.html" else res) / rel for rel in planted}
+    assert set(leaks) == expected
+    assert leaks[tmp_path / "report.html"].inside.startswith("base64 at byte")
+    assert leaks[res / "tables/paper/table1.csv.gz"].inside == "gzip"
+    assert leaks[res / "figures/paper/f2.png"].inside.startswith("png text chunk")
+    assert leaks[res / "figures/paper/f3.pdf"].inside.startswith("pdf stream")
+    assert all(quote.split()[2].decode() not in str(leak) for leak in leaks.values())

@@ -8,9 +8,12 @@ searched for note text before a run is done.
 - :func:`sample_ngrams`: a seeded sample of word n-grams of the notes (``phi.ngram`` words each,
   ``phi.sample`` of them from ``phi.notes`` notes), kept only as salted hashes, so the sample file
   holds no text.
-- :func:`scan`: every shared file's text (tables, figures' data and text, ``summary.csv``, logs,
-  benchmarks, model cards, the HTML report) is cut into the same n-grams; a hash in the sample
-  is a leak, reported with the file and byte offset (never the text), and the scan fails.
+- :func:`scan`: every shared file (tables, figures and their data, ``summary.csv``, logs and
+  ``.err`` files, benchmarks, everything under ``models/`` but the weights, the HTML report) is
+  read as a person could read it: UTF-8 or UTF-16 text, and what it packs (gzip, base64 runs and
+  the data URIs in which ``snakemake --report`` embeds every file, PDF streams, PNG text
+  chunks); each is cut into the same n-grams, and a hash in the sample is a leak, reported with
+  the file, the packed piece and the byte offset (never the text), and the scan fails.
 
 Sampled n-grams catch verbatim copies of runs of ``ngram`` words, and a leak of a few sentences
 only with the chance that one of its n-grams is in the sample: the scan is a tripwire, not a proof.
@@ -50,9 +53,9 @@ def derived_from_notes(path: str | Path, results: str | Path, notes: Iterable[st
 
 # what a shared results folder may contain, and is scanned
 SHARED = ("tables", "figures", "stats", "logs", "benchmarks", "summary.csv", "metrics", "finetune", "cross_encoder")
-# text files are scanned; a figure's image (png, pdf: compressed streams) is checked through the
-# data file written beside it and the captions in the tables
-TEXT_SUFFIXES = {".csv", ".md", ".tex", ".json", ".tsv", ".log", ".txt", ".html", ".svg", ".yaml"}
+# every file of the shared folders is scanned, and what it packs (gzip, base64 and data URIs, PDF
+# streams, PNG text chunks); under models/ every file but the weights
+WEIGHTS = {".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".onnx", ".h5", ".msgpack"}
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 
 
@@ -143,19 +146,98 @@ def sample_ngrams(texts: Iterable[str], n: int, size: int, seed: int, notes: int
 @dataclass(frozen=True)
 class Leak:
     path: Path
-    offset: int  # byte offset of the first word of the n-gram
+    offset: int  # byte offset of the first word of the n-gram (in the decoded piece, when `inside`)
+    inside: str = ""  # the packed piece it is in (gzip, base64 at byte n, pdf stream, png text chunk)
 
     def __str__(self) -> str:
-        return f"{self.path}: byte {self.offset}"
+        return f"{self.path}: {self.inside + ', ' if self.inside else ''}byte {self.offset}"
+
+
+def _decode(data: bytes) -> str:
+    """Text as a person would read it: UTF-16 by its byte-order mark (or by NUL bytes between
+    ASCII letters), else UTF-8 with bad bytes replaced."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    head = data[:4096]
+    if head.count(b"\x00") > len(head) // 4:
+        return data.decode("utf-16-le" if head[1:2] == b"\x00" else "utf-16-be", errors="replace")
+    return data.decode("utf-8", errors="replace")
+
+
+_DATA_URI = re.compile(rb"data:[\w/+.-]*(?:;[\w=.-]+)*;base64,([A-Za-z0-9+/]+={0,2})")
+_BASE64_RUN = re.compile(rb"[A-Za-z0-9+/]{200,}={0,2}")
+_PDF_STREAM = re.compile(rb"stream\r?\n(.*?)\r?\nendstream", re.S)
+
+
+def _inner(data: bytes, depth: int = 0) -> Iterator[tuple[str, bytes]]:
+    """(where, bytes) of what a file holds besides its own bytes, one level of packing at a time:
+    gzip members, base64 runs and data URIs (the report HTML of ``snakemake --report`` embeds
+    every file so), PDF streams (Flate-compressed or not), PNG text chunks."""
+    import base64
+    import gzip
+    import zlib
+
+    if depth > 3:
+        return
+    if data[:2] == b"\x1f\x8b":
+        try:
+            inner = gzip.decompress(data)
+        except (OSError, EOFError):
+            inner = b""
+        yield "gzip", inner
+        yield from ((f"gzip/{w}", b) for w, b in _inner(inner, depth + 1))
+        return
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        pos = 8
+        while pos + 8 <= len(data):
+            size, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+            body = data[pos + 8:pos + 8 + size]
+            if kind == b"tEXt":
+                yield f"png text chunk at {pos}", body
+            elif kind in (b"zTXt", b"iTXt"):
+                key, _, rest = body.partition(b"\x00")
+                compressed = rest[:1] == b"\x00" if kind == b"zTXt" else rest[:1] == b"\x01"
+                text = rest[1:] if kind == b"zTXt" else rest[2:].split(b"\x00", 2)[-1]
+                try:
+                    yield f"png text chunk at {pos}", key + b" " + (zlib.decompress(text) if compressed else text)
+                except zlib.error:
+                    yield f"png text chunk at {pos}", body
+            pos += 12 + size
+        return
+    if data[:5] == b"%PDF-":
+        for m in _PDF_STREAM.finditer(data):
+            try:
+                body = zlib.decompress(m.group(1))
+            except zlib.error:
+                body = m.group(1)
+            yield f"pdf stream at byte {m.start()}", body
+        return
+    for pattern in (_DATA_URI, _BASE64_RUN):
+        for m in pattern.finditer(data):
+            run = m.group(1) if pattern is _DATA_URI else m.group(0)
+            try:
+                decoded = base64.b64decode(run + b"=" * (-len(run) % 4), validate=True)
+            except ValueError:
+                continue
+            where = f"base64 at byte {m.start()}"
+            yield where, decoded
+            yield from ((f"{where}/{w}", b) for w, b in _inner(decoded, depth + 1))
 
 
 def file_leaks(path: Path, sample: Sample) -> Iterator[Leak]:
-    text = path.read_bytes().decode("utf-8", errors="replace")
+    """Leaks in the file's own text and in what it packs (:func:`_inner`)."""
+    data = path.read_bytes()
+    yield from _text_leaks(path, _decode(data), sample, "")
+    for where, inner in _inner(data):
+        yield from _text_leaks(path, _decode(inner), sample, where)
+
+
+def _text_leaks(path: Path, text: str, sample: Sample, where: str) -> Iterator[Leak]:
     spans = [(m.start(), m.group().lower()) for m in _WORD.finditer(text)]
     n = sample.n
     for i in range(len(spans) - n + 1):
         if _hash((w for _, w in spans[i:i + n]), sample.salt) in sample.hashes:
-            yield Leak(path, len(text[:spans[i][0]].encode("utf-8", errors="replace")))
+            yield Leak(path, len(text[:spans[i][0]].encode("utf-8", errors="replace")), where)
 
 
 def shared_files(results: str | Path, extra: Iterable[str | Path] = ()) -> list[Path]:
@@ -167,19 +249,26 @@ def shared_files(results: str | Path, extra: Iterable[str | Path] = ()) -> list[
         if p.is_file():
             found.append(p)
         elif p.is_dir():
-            found += [f for f in sorted(p.rglob("*")) if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES]
-    found += sorted((root / "models").glob("*/*/seed*/model/README.md"))
+            found += [f for f in sorted(p.rglob("*")) if f.is_file()]
+    if (root / "models").is_dir():
+        found += [f for f in sorted((root / "models").rglob("*")) if f.is_file() and f.suffix.lower() not in WEIGHTS]
     found += [Path(p) for p in extra if Path(p).is_file()]
     return found
 
 
 def scan(files: Iterable[Path], sample: Sample) -> list[Leak]:
-    """Every file's first leak (one per file is enough to act on)."""
-    leaks = []
+    """Every file's first leak (one per file is enough to act on). A file whose bytes equal one
+    already scanned (each trained model's copy of the tokenizer) is not read again: it takes
+    that file's finding, at its offset."""
+    leaks: list[Leak] = []
+    seen: dict[bytes, Leak | None] = {}
     for f in files:
-        first = next(file_leaks(f, sample), None)
+        digest = hashlib.sha256(f.read_bytes()).digest()
+        if digest not in seen:
+            seen[digest] = next(file_leaks(f, sample), None)
+        first = seen[digest]
         if first is not None:
-            leaks.append(first)
+            leaks.append(Leak(f, first.offset, first.inside))
     return leaks
 
 

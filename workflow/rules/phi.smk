@@ -33,9 +33,10 @@ rule phi_sample:
 
 
 rule phi_scan:
-    """Search every file meant for sharing (tables, figures' data, summary.csv, stats, logs,
-    benchmarks, model cards, Snakemake's own logs) for the sampled n-grams; fail naming the file
-    and byte offset. Logs and benchmarks are written by every job but are no job's output, so they
+    """Search every file meant for sharing (tables, figures and their data, summary.csv, stats,
+    logs, benchmarks, every model file but the weights, Snakemake's own logs), and what each
+    packs (gzip, base64, PDF streams, PNG text chunks), for the sampled n-grams; fail naming the
+    file, the packed piece and the byte offset. Logs and benchmarks are written by every job but are no job's output, so they
     are listed when this job runs, after the reports and models it depends on."""
     input:
         sample=rules.phi_sample.output[0],
