@@ -131,7 +131,7 @@ def test_note_text_is_found_in_every_place_a_person_could_read_it(tmp_path: Path
     quote = probe.read_bytes()
     probe.unlink()
     planted = {
-        "report.html": b"<html><script>var f = {'t': 'data:text/csv;charset=utf8;base64," + base64.b64encode(
+        "report.html": b"<html><script>var f = {'t': 'data:text/csv;charset=utf8;filename=table1.csv;base64," + base64.b64encode(
             b"label,value\n" + quote + b",1\n") + b"'};</script></html>",
         "tables/paper/table1.csv.gz": gzip.compress(b"label\n" + quote + b"\n"),
         "tables/paper/table2.md": b"\xff\xfe" + ("| " + quote.decode() + " |").encode("utf-16-le"),
