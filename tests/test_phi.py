@@ -106,7 +106,10 @@ def _png_with_text(key: bytes, text: bytes, compressed: bool) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
     ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
-    text_chunk = chunk(b"zTXt", key + b"\x00\x00" + zlib.compress(text)) if compressed else chunk(b"tEXt", key + b"\x00" + text)
+    if compressed:
+        text_chunk = chunk(b"zTXt", key + b"\x00\x00" + zlib.compress(text))
+    else:
+        text_chunk = chunk(b"tEXt", key + b"\x00" + text)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + text_chunk + chunk(b"IEND", b"")
 
 
