@@ -98,7 +98,7 @@ def test_the_note_text_folder_a_job_writes_into_is_owner_only(tmp_path: Path, mo
     assert protect_dirs("results", ["results/sets/x.parquet"], 0o750)[0].stat().st_mode & 0o777 == 0o750
 
 
-def _png_with_text(key: bytes, text: bytes, compressed: bool) -> bytes:
+def _png_with_text(key: bytes, text: bytes, compressed: bool, international: bool = False) -> bytes:
     import struct
     import zlib
 
@@ -106,7 +106,10 @@ def _png_with_text(key: bytes, text: bytes, compressed: bool) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
     ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
-    if compressed:
+    if international:  # iTXt: flag, method, language tag, translated keyword, then the (compressed) text
+        body = key + b"\x00" + (b"\x01\x00" if compressed else b"\x00\x00") + b"en\x00\x00"
+        text_chunk = chunk(b"iTXt", body + (zlib.compress(text) if compressed else text))
+    elif compressed:
         text_chunk = chunk(b"zTXt", key + b"\x00\x00" + zlib.compress(text))
     else:
         text_chunk = chunk(b"tEXt", key + b"\x00" + text)
@@ -141,6 +144,8 @@ def test_note_text_is_found_in_every_place_a_person_could_read_it(tmp_path: Path
         "tables/paper/table3.md": ("| " + quote.decode() + " |").encode("utf-16-le"),  # no mark
         "figures/paper/f1.png": _png_with_text(b"Title", quote, compressed=False),
         "figures/paper/f2.png": _png_with_text(b"Title", quote, compressed=True),
+        "figures/paper/f4.png": _png_with_text(b"Title", quote, compressed=True, international=True),
+        "figures/paper/f5.png": _png_with_text(b"Title", quote, compressed=False, international=True),
         "figures/paper/f3.pdf": b"%PDF-1.4\n1 0 obj\n<< /Filter /FlateDecode >>\nstream\n" + zlib.compress(
             b"BT (" + quote + b") Tj ET") + b"\nendstream\nendobj\n%%EOF\n",
         "logs/train/simcse.err": b"Traceback: " + quote + b"\n",

@@ -169,6 +169,39 @@ _BASE64_RUN = re.compile(rb"[A-Za-z0-9+/]{200,}={0,2}")
 _PDF_STREAM = re.compile(rb"stream\r?\n(.*?)\r?\nendstream", re.S)
 
 
+def _png_text(body: bytes) -> bytes:
+    """tEXt: keyword, NUL, Latin-1 text."""
+    return body.replace(b"\x00", b" ", 1)
+
+
+def _png_ztext(body: bytes) -> bytes:
+    """zTXt: keyword, NUL, method byte, zlib-compressed text."""
+    import zlib
+
+    key, _, rest = body.partition(b"\x00")
+    try:
+        return key + b" " + zlib.decompress(rest[1:])
+    except zlib.error:
+        return body
+
+
+def _png_itext(body: bytes) -> bytes:
+    """iTXt: keyword, NUL, compression flag, method, language tag NUL, translated keyword NUL, text
+    (UTF-8, zlib-compressed when the flag is 1)."""
+    import zlib
+
+    key, _, rest = body.partition(b"\x00")
+    text = rest[2:].split(b"\x00", 2)[-1]
+    try:
+        return key + b" " + (zlib.decompress(text) if rest[:1] == b"\x01" else text)
+    except zlib.error:
+        return body
+
+
+# PNG chunk type -> its text (the chunks that carry text)
+_PNG_TEXT = {b"tEXt": _png_text, b"zTXt": _png_ztext, b"iTXt": _png_itext}
+
+
 def _inner(data: bytes, depth: int = 0) -> Iterator[tuple[str, bytes]]:
     """(where, bytes) of what a file holds besides its own bytes, one level of packing at a time:
     gzip members, base64 runs and data URIs (the report HTML of ``snakemake --report`` embeds
@@ -190,18 +223,10 @@ def _inner(data: bytes, depth: int = 0) -> Iterator[tuple[str, bytes]]:
     if data[:8] == b"\x89PNG\r\n\x1a\n":
         pos = 8
         while pos + 8 <= len(data):
-            size, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
-            body = data[pos + 8:pos + 8 + size]
-            if kind == b"tEXt":
-                yield f"png text chunk at {pos}", body
-            elif kind in (b"zTXt", b"iTXt"):
-                key, _, rest = body.partition(b"\x00")
-                compressed = rest[:1] == b"\x00" if kind == b"zTXt" else rest[:1] == b"\x01"
-                text = rest[1:] if kind == b"zTXt" else rest[2:].split(b"\x00", 2)[-1]
-                try:
-                    yield f"png text chunk at {pos}", key + b" " + (zlib.decompress(text) if compressed else text)
-                except zlib.error:
-                    yield f"png text chunk at {pos}", body
+            size, chunk_type = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+            read = _PNG_TEXT.get(chunk_type)
+            if read is not None:
+                yield f"png text chunk at {pos}", read(data[pos + 8:pos + 8 + size])
             pos += 12 + size
         return
     if data[:5] == b"%PDF-":
