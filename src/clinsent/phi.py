@@ -249,9 +249,10 @@ def _inner(data: bytes, depth: int = 0) -> Iterator[tuple[str, bytes]]:
             yield from ((f"{where}/{w}", b) for w, b in _inner(decoded, depth + 1))
 
 
-def file_leaks(path: Path, sample: Sample) -> Iterator[Leak]:
-    """Leaks in the file's own text and in what it packs (:func:`_inner`)."""
-    data = path.read_bytes()
+def file_leaks(path: Path, sample: Sample, data: bytes | None = None) -> Iterator[Leak]:
+    """Leaks in the file's own text and in what it packs (:func:`_inner`); ``data``: its bytes,
+    when already read."""
+    data = path.read_bytes() if data is None else data
     yield from _text_leaks(path, _decode(data), sample, "")
     for where, inner in _inner(data):
         yield from _text_leaks(path, _decode(inner), sample, where)
@@ -288,9 +289,10 @@ def scan(files: Iterable[Path], sample: Sample) -> list[Leak]:
     leaks: list[Leak] = []
     seen: dict[bytes, Leak | None] = {}
     for f in files:
-        digest = hashlib.sha256(f.read_bytes()).digest()
+        data = f.read_bytes()
+        digest = hashlib.sha256(data).digest()
         if digest not in seen:
-            seen[digest] = next(file_leaks(f, sample), None)
+            seen[digest] = next(file_leaks(f, sample, data), None)
         first = seen[digest]
         if first is not None:
             leaks.append(Leak(f, first.offset, first.inside))

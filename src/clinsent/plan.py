@@ -136,12 +136,17 @@ class Plan:
         release = self.config["ontology"]["release"]
         return release_url(release["url"], release["version"])
 
+    def model_specs(self) -> list[tuple[str, Any]]:
+        """(config key, spec) of every model a run loads that is not one of its own trained runs:
+        the base models and the methods' extra models (e.g. a frozen complementary model)."""
+        return [*((f"base_models.{b}", spec) for b, spec in self.config["base_models"].items()),
+                *((f"methods.{m}", x) for m, e in self.methods.items() for x in e.method.extra_models()
+                  if x not in self.methods)]
+
     @property
     def hub_models(self) -> list[str]:
         """Models named by a Hugging Face id: the only downloads a run may make (:mod:`clinsent.offline`)."""
-        specs = [*self.config["base_models"].values(),
-                 *(x for e in self.methods.values() for x in e.method.extra_models() if x not in self.methods)]
-        return sorted({m for m in specs if isinstance(m, str) and is_hub_id(m)})
+        return sorted({m for _, m in self.model_specs() if isinstance(m, str) and is_hub_id(m)})
 
     def wildcard_constraints(self) -> dict[str, str]:
         import re
@@ -452,10 +457,7 @@ def check_model_folders(plan: Plan) -> None:
 
     if plan.placeholders_ok:
         return
-    specs = [(f"base_models.{b}", spec) for b, spec in plan.config["base_models"].items()]
-    specs += [(f"methods.{m}", x) for m, e in plan.methods.items() for x in e.method.extra_models()
-              if x not in plan.methods]
-    for where, spec in specs:
+    for where, spec in plan.model_specs():
         if isinstance(spec, str) and not spec.startswith(PACKAGE_PREFIX) and looks_like_path(spec) \
                 and not os.path.isdir(os.path.expanduser(spec)):
             raise InputError(f"config: {where}", f"{spec!r} is written as a path, and no such folder exists "

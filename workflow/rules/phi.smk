@@ -36,13 +36,15 @@ rule phi_scan:
     """Search every file meant for sharing (tables, figures and their data, summary.csv, stats,
     logs, benchmarks, every model file but the weights, Snakemake's own logs), and what each
     packs (gzip, base64, PDF streams, PNG text chunks), for the sampled n-grams; fail naming the
-    file, the packed piece and the byte offset. Logs and benchmarks are written by every job but are no job's output, so they
-    are listed when this job runs, after the reports and models it depends on."""
+    file, the packed piece and the byte offset. Logs and benchmarks are written by every job but
+    are no job's output, so they are listed when this job runs, after the reports and models it
+    depends on; every file of a trained run's folder is an input."""
     input:
         sample=rules.phi_sample.output[0],
         reports=[rules.report.output, rules.paper_report.output if (TABLES or FIGURES) else [],
                  rules.corpus_stats.output if NOTE_SENTENCES else [], rules.corpus_manifest.output if NOTE_SENTENCES else []],
-        model_cards=[f"{PLAN.model_dir(m, b, s)}/model" for m, b, s in PLAN.trained_jobs()],  # their README.md
+        models=[f"{PLAN.model_dir(m, b, s)}/{f}" for m, b, s in PLAN.trained_jobs()
+                for f in ("model", "curve.csv", "selection.json")],  # the train rule's outputs, all scanned
     output:
         f"{R}/stats/phi_scan.json",
     params:

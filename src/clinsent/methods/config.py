@@ -186,24 +186,36 @@ def check_run_models(entries: Mapping[str, MethodEntry]) -> None:
             if missing:
                 raise InputError(where, f"names {run!r}, which has no run for seed(s) {missing}",
                                  f"give {run!r} these seeds too, or give {name!r} the seeds of {run!r}")
-    for name in entries:  # a cycle through init_from and run models
+    check_cycles(entries)
+
+
+def _upstream(entries: Mapping[str, MethodEntry], name: str) -> list[str]:
+    """The runs ``name``'s job needs trained first: its ``init_from`` and the runs its loss loads."""
+    start = entries[name].init_from
+    return ([start] if start else []) + run_models(entries, name)
+
+
+def check_cycles(entries: Mapping[str, MethodEntry]) -> None:
+    """No chain of ``init_from`` and loaded runs (e.g. MixCSE's complementary model) is a cycle;
+    the error names ``init_from`` when the chain leaves the method through it."""
+    for name in entries:
         stack, seen = [(name, [name])], set()
         while stack:
             current, path = stack.pop()
-            start = entries[current].init_from
-            nexts = run_models(entries, current) + ([start] if start else [])
-            for nxt in nexts:
+            for nxt in _upstream(entries, current):
                 if nxt == name:
-                    raise InputError(f"config: methods.{name}", f"the chain {' -> '.join([*path, nxt])} is a cycle",
-                                     "break the chain")
+                    first = path[1] if len(path) > 1 else nxt  # the chain's first step from `name`
+                    key = ".init_from" if first == entries[name].init_from else ""
+                    raise InputError(f"config: methods.{name}{key}", f"the chain {' -> '.join([*path, nxt])} is a "
+                                     "cycle", "break the chain")
                 if nxt not in seen:
                     seen.add(nxt)
                     stack.append((nxt, [*path, nxt]))
 
 
 def check_init_from(entries: Mapping[str, MethodEntry]) -> None:
-    """``init_from`` (sequential training, e.g. SNLI+MultiNLI then MedNLI) names a trained method,
-    and the chain has no cycle."""
+    """``init_from`` (sequential training, e.g. SNLI+MultiNLI then MedNLI) names a trained method
+    (its chains are checked for cycles with the loaded runs': :func:`check_cycles`)."""
     names = list(entries)
     for name, e in entries.items():
         if e.init_from is None:
@@ -215,13 +227,6 @@ def check_init_from(entries: Mapping[str, MethodEntry]) -> None:
         if not entries[e.init_from].method.trains:
             raise InputError(where, f"method {e.init_from!r} is not trained (objective "
                              f"{entries[e.init_from].objective})", "name a trained method, or start from a base model")
-        seen: list[str] = [name]
-        current: str | None = e.init_from
-        while current is not None:
-            if current in seen:
-                raise InputError(where, f"the chain {' -> '.join([*seen, current])} is a cycle", "break the chain")
-            seen.append(current)
-            current = entries[current].init_from
 
 
 def method_from_params(objective: str, settings: Mapping[str, Any]) -> Method:
