@@ -197,6 +197,31 @@ def test_bad_probe_files(tmp_path: Path, content: str, message: str) -> None:
         Probe("p", ProbeSettings(path=str(path))).read()
 
 
+def test_binary_labels_without_the_positive_label_stop_before_f1_turns_into_macro_f1(tmp_path: Path) -> None:
+    """yes/no labels with the default positive_label "1": the read stops naming the key (the
+    values are not shown); with positive_label: yes, f1 is sklearn's binary F1 of "yes"."""
+    rows = _probe_file(tmp_path, pairs=False).read_text(encoding="utf-8").replace('"label": "1"', '"label": "yes"')
+    path = tmp_path / "labels.jsonl"
+    path.write_text(rows.replace('"label": "0"', '"label": "no"'), encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        Probe("qq", ProbeSettings(path=str(path), format="jsonl")).read()
+    assert str(error.value).startswith("config: eval_sets.qq.positive_label: '1' is not one of the two label values "
+                                       f"of {path} (values not shown; 0 differ from it only in case or spaces)")
+    assert "yes" not in str(error.value).lower() and "Fix: set `positive_label`" in str(error.value)
+    task = Probe("qq", ProbeSettings(path=str(path), format="jsonl", positive_label="yes"))
+    texts = task.texts()
+    vectors = _vectors(texts)
+    vectors[:, 0] += np.random.default_rng(3).normal(scale=4.0, size=len(texts))  # not separable: f1s differ
+    metrics = task.score(texts, vectors)
+    d = task.data
+    x = vectors[[texts.index(t) for t in d.texts1]]
+    y = np.array(d.labels)
+    tr, te = (np.array([i for i, s in enumerate(d.splits) if s == n]) for n in ("train", "test"))
+    pred = LogisticRegression(C=metrics["c"], max_iter=2000, random_state=0).fit(x[tr], y[tr]).predict(x[te])
+    assert metrics["f1"] == pytest.approx(f1_score(y[te], pred, pos_label="yes"))
+    assert metrics["f1"] != pytest.approx(metrics["macro_f1"])
+
+
 def test_eval_set_base_models_are_checked() -> None:
     cfg = {"base_models": {"bert": "x"}, "eval_sets": {"s": {"path": "p", "format": "n2c2_sts", "base_models": ["bret"]}}}
     with pytest.raises(InputError, match=r"eval_sets\.s\.base_models: 'bret' is not a key of base_models.*closest: 'bert'"):

@@ -310,3 +310,32 @@ def test_icd9_triage_mapping_and_task_split(tmp_path: Path) -> None:
     subj = docs.set_index("row_id")["subject_id"]
     sides = table.assign(subject=table["row_id"].map(subj)).groupby("subject")["split"].nunique()
     assert (sides == 1).all()  # no patient on both sides
+
+
+def test_a_document_task_category_the_documents_lack_stops_the_job_and_the_dry_run(tmp_path: Path) -> None:
+    """A typo in doc_tasks.<name>.categories stops the doc_task job with the closest category
+    (before: the class was dropped and the task had one class fewer); a category that
+    notes.categories leaves out of the ingest stops the dry run; spaces do not count."""
+    from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task
+    from clinsent.plan import check_doc_task_categories
+
+    n = 40
+    cats = ["Radiology", "Physician ", "Nursing"]
+    pd.DataFrame({"row_id": range(n), "subject_id": range(n), "hadm_id": range(n), "category": [cats[i % 3] for i in range(n)],
+                  "text": [f"doc {i}" for i in range(n)]}).to_parquet(tmp_path / "down.parquet")
+    s = DocTaskSettings(label="category", train_per_class=3, test_per_class=2, categories=("Radiologyy", "Physician"))
+    with pytest.raises(InputError) as err:
+        build_doc_task(tmp_path / "down.parquet", s, "mcat")
+    assert str(err.value).startswith("config: doc_tasks.mcat.categories[0]: 'Radiologyy' matches no document category "
+                                     "of the downstream documents (3 values seen; the closest is 'Radiology' (14 rows))")
+    table, report = build_doc_task(tmp_path / "down.parquet", DocTaskSettings(
+        label="category", train_per_class=3, test_per_class=2, categories=("Radiology", "Physician")), "mcat")
+    assert set(table["label"]) == {"Radiology", "Physician"}  # compared without the trailing space
+    check_doc_task_categories({"notes": {"categories": ["Radiology", "Physician "]},
+                               "doc_tasks": {"mcat": {"label": "category", "categories": ["Radiology", "Physician"]}}})
+    with pytest.raises(InputError, match=r"^config: doc_tasks\.mcat\.categories\[1\]: 'Nursing' is not among "
+                                         r"notes\.categories \['Radiology'\]"):
+        check_doc_task_categories({"notes": {"categories": ["Radiology"]},
+                                   "doc_tasks": {"mcat": {"label": "category", "categories": ["Radiology", "Nursing"]}}})
+    with pytest.raises(InputError, match=r"^config: doc_tasks\.mtri\.note_category: 'Discharge summary' is not among"):
+        check_doc_task_categories({"notes": {"categories": ["Radiology"]}, "doc_tasks": {"mtri": {"label": "icd9_triage"}}})

@@ -203,5 +203,24 @@ def test_no_note_after_the_filter_stops_ingest_naming_file_and_categories(tmp_pa
                                          r"0 read.*Fix: .*notes\.categories"):
         read_notes(NotesSpec(str(header_only), categories=tuple(categories)))
     other = _csv(tmp_path, [_row(1, "Radiology", "Film.")], "other.csv")
-    with pytest.raises(InputError, match=r"0 notes after the category filter .*1 read, 1 of other categories"):
+    with pytest.raises(InputError, match=rf"^config: notes\.categories\[0\]: '{categories[0]}' matches no note CATEGORY "
+                                         r"of .*other\.csv \(1 values seen\)\. Fix: write the value exactly"):
         read_notes(NotesSpec(str(other), categories=tuple(categories)))
+
+
+def test_a_category_the_notes_lack_stops_ingest_with_the_closest_one_spaces_shown(tmp_path: Path) -> None:
+    """MIMIC-III writes 'Physician ' with a trailing space: 'Physician' in the config would drop
+    the class silently; the ingest stops naming the index and showing the space. A typo gets the
+    closest category. The counts of every category read are kept (ingest.json)."""
+    rows = [_row(1, "Physician ", "Seen."), _row(2, "Radiology", "Film."), _row(3, "Radiology", "Film.")]
+    path = _csv(tmp_path, rows, "notes.csv")
+    with pytest.raises(InputError) as err:
+        read_notes(NotesSpec(str(path), categories=("Radiology", "Physician")))
+    assert str(err.value).startswith(f"config: notes.categories[1]: 'Physician' matches no note CATEGORY of {path} "
+                                     "(2 values seen; the closest is 'Physician ' (1 row, it differs only "
+                                     "in spaces)). Fix: write the value exactly as in the data (spaces included)")
+    with pytest.raises(InputError, match=r"categories\[0\]: 'Radiologyy' .*the closest is 'Radiology' \(2 rows"):
+        read_notes(NotesSpec(str(path), categories=("Radiologyy",)))
+    stats = ReadStats()
+    assert len(read_notes(NotesSpec(str(path), categories=("Radiology", "Physician ")), stats)) == 3
+    assert stats.categories == {"Physician ": 1, "Radiology": 2}

@@ -3,6 +3,7 @@ is found with its file and byte offset, and the n-gram sample holds no text."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -49,8 +50,8 @@ def test_a_planted_run_of_note_text_is_found_with_file_and_offset(tmp_path: Path
         check_shared(res, tmp_path / "ngrams.json", out=tmp_path / "scan.json")
     assert str(err.value).startswith(f"{log}: byte {leaks[0].offset}: a run of 8 words of note text")
     assert quoted.split()[3] not in str(err.value) and not (tmp_path / "scan.json").exists()
+    assert not log.exists()  # moved into the quarantine (test below)
     # the HTML report of `snakemake --report`, through the command line
-    (res / "phi").mkdir()
     sample.save(res / "phi" / "ngrams.json")
     log.write_text(prefix)
     report = tmp_path / "report.html"
@@ -170,3 +171,46 @@ def test_note_text_is_found_in_every_place_a_person_could_read_it(tmp_path: Path
     assert leaks[res / "figures/paper/f2.png"].inside.startswith("png text chunk")
     assert leaks[res / "figures/paper/f3.pdf"].inside.startswith("pdf stream")
     assert all(quote.split()[2].decode() not in str(leak) for leak in leaks.values())
+
+
+def test_a_failed_scan_moves_what_it_flagged_into_an_owner_only_quarantine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A leak in a table moves the table; a leak in a model file moves that run's whole folder
+    (the next run retrains it); a leak in a file outside the run (a report) moves it too. The
+    record lists paths and offsets, never text; while it stands `--report` is refused, and a
+    passing scan removes it. `--keep` leaves the files."""
+    from clinsent.phi import FAILED, refuse_report
+
+    monkeypatch.chdir(tmp_path)
+    notes = _notes()
+    sample = sample_ngrams(notes, n=8, size=10**6, seed=0, notes=len(notes))
+    res = _results(tmp_path)
+    (res / "phi").mkdir()
+    sample.save(res / "phi" / "ngrams.json")
+    quote = " ".join(notes[7].split()[20:32])
+    table = res / "tables" / "results.md"
+    card = res / "models/simcse/minilm/seed0/model/README.md"
+    weights = card.parent / "model.safetensors"
+    weights.write_bytes(b"\x00" * 8)
+    report = tmp_path / "report.html"
+    for path in (table, card, report):
+        path.write_text(f"clean start {quote}\n")
+    refuse_report(res, ["snakemake", "--report", "r.html"])  # no failed scan yet: allowed
+    assert main([str(res), str(report), "--keep"]) == 1 and table.exists() and not (res / FAILED).exists()
+    with pytest.raises(PhiLeak) as err:
+        check_shared("results", res / "phi" / "ngrams.json", extra=[report])
+    message = str(err.value)
+    assert "moved into results/phi/quarantine/" in message and quote.split()[4] not in message
+    assert not table.exists() and not report.exists() and not (res / "models/simcse/minilm/seed0").exists()
+    record = json.loads((res / FAILED).read_text())
+    box = tmp_path / message.split("moved into ")[1].split(" (owner-only")[0]
+    assert {tmp_path / leak["moved_to"] for leak in record["leaks"]} == {
+        box / "results/tables/results.md", box / "results/models/simcse/minilm/seed0", box / "workdir/report.html"}
+    assert (box / "results/models/simcse/minilm/seed0/model/model.safetensors").read_bytes() == b"\x00" * 8
+    for path in [res / "phi" / "quarantine", box, *box.rglob("*")]:
+        assert stat.S_IMODE(path.stat().st_mode) == (0o700 if path.is_dir() else 0o600), path
+    assert quote.split()[4] not in (res / FAILED).read_text()
+    with pytest.raises(PhiLeak, match=r"^results/phi/scan_failed\.json: the last PHI scan found note text"):
+        refuse_report("results", ["snakemake", "all", "--report=r.html"])
+    refuse_report(res, ["snakemake", "all", "-n"])  # only the report is refused
+    assert main([str(res)]) == 0 and not (res / FAILED).exists()
+    refuse_report(res, ["snakemake", "--report", "r.html"])

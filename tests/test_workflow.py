@@ -157,7 +157,8 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
         "Results": ["results/summary.csv", "results/tables/results.csv"],
         "Training curves": ["results/figures/curves.png"],
         "Corpus": ["results/stats/exact_duplicates.csv", "results/stats/table1_entities.csv",
-                   "results/stats/table2_sets.csv", "results/tables/corpus.md"]}, categories
+                   "results/stats/table2_sets.csv", "results/tables/corpus.md"],
+        "PHI scan": ["results/stats/phi_scan.json"]}, categories
     assert "The tidy result of the run" in page  # captions
     scan = subprocess.run([sys.executable, "-m", "clinsent.phi", str(res), str(html)], capture_output=True, text=True,
                           cwd=tmp_path)
@@ -170,9 +171,19 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     planted = _snakemake(tmp_path, "results/stats/phi_scan.json", "--forcerun", "phi_scan", "--cores", "1")
     assert planted.returncode != 0 and f"{leaked.relative_to(tmp_path)}: byte " in planted.stderr, planted.stderr[-3000:]
     assert not (res / "stats/phi_scan.json").exists()
-    leaked.write_text(table_md)
-    clean = _snakemake(tmp_path, "all", "--cores", "1", "--resources", "gpu=1")  # the scan alone reruns, and passes
+    # the flagged file is moved into the owner-only quarantine, and `snakemake --report` refuses
+    assert not leaked.exists()
+    record = json.loads((res / "phi/scan_failed.json").read_text())
+    moved = tmp_path / record["leaks"][0]["moved_to"]
+    assert moved.read_text().startswith(table_md) and moved.is_relative_to(res / "phi" / "quarantine")
+    assert stat.S_IMODE((res / "phi" / "quarantine").stat().st_mode) == 0o700 and stat.S_IMODE(moved.stat().st_mode) == 0o600
+    refused = _snakemake(tmp_path, "--report", str(tmp_path / "leaky.html"), "--cores", "1")
+    assert refused.returncode != 0 and not (tmp_path / "leaky.html").exists()
+    assert refused.stderr.startswith(f"{res.relative_to(tmp_path)}/phi/scan_failed.json: the last PHI scan found note "
+                                     "text"), refused.stderr[-3000:]
+    clean = _snakemake(tmp_path, "all", "--cores", "1", "--resources", "gpu=1")  # the moved table is rebuilt, the scan passes
     assert clean.returncode == 0 and (res / "stats/phi_scan.json").exists(), clean.stderr[-3000:]
+    assert leaked.read_text() == table_md and not (res / "phi/scan_failed.json").exists()
     noop = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
     assert noop.returncode == 0 and "Nothing to be done" in noop.stdout + noop.stderr, noop.stdout[-3000:]
 

@@ -443,6 +443,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
                                  "sentence_corpora")
     plan = Plan(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
     check_model_folders(plan)
+    check_doc_task_categories(config)
     for key, kind, entry in plan.kinds():
         kind.check(key, entry, plan)
     check_shown_texts(plan)
@@ -463,6 +464,28 @@ def check_model_folders(plan: Plan) -> None:
             raise InputError(f"config: {where}", f"{spec!r} is written as a path, and no such folder exists "
                              f"(from {os.getcwd()})", "correct the path (relative paths are from the workflow's "
                              "directory); a Hugging Face id is `name` or `owner/name`")
+
+
+def check_doc_task_categories(config: Mapping[str, Any]) -> None:
+    """A document task's category that ``notes.categories`` leaves out of the ingest would be an
+    empty class, silently dropped: stop naming its index (compared without surrounding spaces,
+    as the task compares them). Categories that the notes lack are the jobs' check
+    (:func:`clinsent.registry.check_values`): the ingest for ``notes.categories``, each
+    ``doc_task`` job for its own."""
+    ingested = (config.get("notes") or {}).get("categories")
+    if not ingested:
+        return
+    kept = {str(c).strip() for c in ingested}
+    for name, entry in (config.get("doc_tasks") or {}).items():
+        wanted = [*(entry.get("categories") or [])] if entry.get("label", "category") == "category" \
+            else [entry.get("note_category", "Discharge summary")]
+        key = "categories" if entry.get("label", "category") == "category" else "note_category"
+        for i, category in enumerate(wanted):
+            if str(category).strip() not in kept:
+                raise InputError(f"config: doc_tasks.{name}.{key}" + (f"[{i}]" if key == "categories" else ""),
+                                 f"{category!r} is not among notes.categories {list(ingested)}: no note of it is "
+                                 "ingested, so the class would be empty", "add it to notes.categories (or set that "
+                                 "to null to keep every category), or remove it here")
 
 
 def check_shown_texts(plan: Plan) -> None:

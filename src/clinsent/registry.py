@@ -27,6 +27,24 @@ def closest(word: str, choices: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
+def check_values(wanted: Iterable[str], seen: dict[str, int], key: str, source: str | Path, what: str) -> None:
+    """Every value of the config list ``key`` (e.g. ``notes.categories``) is one of the values
+    ``seen`` in the data (value -> count): else stop at the first that is not, naming its index,
+    with the closest seen value and its count, written with ``repr`` so that a trailing space
+    shows ('Physician ' for MIMIC-III's physician notes)."""
+    for i, value in enumerate(wanted):
+        if value in seen:
+            continue
+        spaced = [v for v in seen if v.strip() == value.strip()]
+        match = spaced[0] if spaced else closest(value, seen)
+        hint = (f"; the closest is {match!r} ({seen[match]} row{'' if seen[match] == 1 else 's'}"
+                f"{', it differs only in spaces' if spaced else ''})" if match is not None else "")
+        raise InputError(f"config: {key}[{i}]", f"{value!r} matches no {what} of {source} "
+                         f"({len(seen)} values seen{hint})",
+                         "write the value exactly as in the data (spaces included), or remove it: a class that "
+                         "matches nothing would silently be left out")
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     match = closest(word, choices)
     return f" (closest: {match!r})" if match else ""

@@ -3,12 +3,20 @@
 # searched for a sample of note n-grams.
 
 
+from clinsent.phi import PhiLeak, refuse_report
+
+
 localrules:
     phi_scan,
 
 
 PHI = config["phi"]
 PHI_SCAN = PLAN.phi_scan
+if PHI_SCAN:  # `snakemake --report` while the last scan stands failed: refused (clinsent.phi.refuse_report)
+    try:
+        refuse_report(R, sys.argv)
+    except PhiLeak as _exc:
+        config_error(_exc)
 
 
 rule phi_sample:
@@ -36,7 +44,8 @@ rule phi_scan:
     """Search every file meant for sharing (tables, figures and their data, summary.csv, stats,
     logs, benchmarks, every model file but the weights, Snakemake's own logs), and what each
     packs (gzip, base64, PDF streams, PNG text chunks), for the sampled n-grams; fail naming the
-    file, the packed piece and the byte offset. Logs and benchmarks are written by every job but
+    file, the packed piece and the byte offset, with the flagged files moved into the owner-only
+    quarantine (clinsent.phi.quarantine). Logs and benchmarks are written by every job but
     are no job's output, so they are listed when this job runs, after the reports and models it
     depends on; every file of a trained run's folder is an input."""
     input:
@@ -46,7 +55,8 @@ rule phi_scan:
         models=[f"{PLAN.model_dir(m, b, s)}/{f}" for m, b, s in PLAN.trained_jobs()
                 for f in ("model", "curve.csv", "selection.json")],  # the train rule's outputs, all scanned
     output:
-        f"{R}/stats/phi_scan.json",
+        # one of the report's items: a report cannot be built before a passing scan
+        report(f"{R}/stats/phi_scan.json", caption="../report/phi_scan.rst", category="PHI scan"),
     params:
         results=lambda wc, output: os.path.dirname(os.path.dirname(output[0])),  # {results}/stats/phi_scan.json
     log:

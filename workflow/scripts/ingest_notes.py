@@ -8,5 +8,6 @@ smk = snakemake  # noqa: F821
 log = setup_logging(smk)
 spec, stats = NotesSpec.from_config(smk.params.notes), ReadStats()
 per_shard = scatter_notes(iter_notes(spec, stats), list(smk.output.shards), source=spec.path)
-log.info("read %s; notes per shard %s", stats.as_dict(), per_shard)
-write_json({**stats.as_dict(), "notes_per_shard": per_shard, "source": spec.path, "format": spec.format}, smk.output.stats)
+log.info("read %s; notes per shard %s; notes per category %s", stats.as_dict(), per_shard, stats.categories)
+write_json({**stats.as_dict(), "category_counts": stats.categories, "notes_per_shard": per_shard, "source": spec.path,
+            "format": spec.format}, smk.output.stats)

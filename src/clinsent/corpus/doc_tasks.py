@@ -28,6 +28,7 @@ import pandas as pd
 
 from clinsent.corpus.documents import patient_keys, unit_hash
 from clinsent.errors import InputError
+from clinsent.registry import check_values
 
 
 @dataclass(frozen=True)
@@ -101,13 +102,16 @@ def primary_diagnoses(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame({"hadm_id": first["HADM_ID"].astype(np.int64), "code": first["ICD9_CODE"].str.strip()})
 
 
-def label_documents(docs: pd.DataFrame, s: DocTaskSettings) -> tuple[pd.DataFrame, dict[str, Any]]:
+def label_documents(docs: pd.DataFrame, s: DocTaskSettings,
+                    name: str = "<name>") -> tuple[pd.DataFrame, dict[str, Any]]:
     """Documents with a ``label`` column, and what was dropped."""
     report: dict[str, Any] = {"documents": int(len(docs))}
     if s.label == "category":
         out = docs.assign(label=docs["category"].fillna("").astype(str).str.strip())
         out = out[out["label"] != ""]
-        if s.categories is not None:
+        if s.categories is not None:  # compared without surrounding spaces; a typo stops here
+            check_values([c.strip() for c in s.categories], out["label"].value_counts().to_dict(),
+                         f"doc_tasks.{name}.categories", "the downstream documents", "document category")
             out = out[out["label"].isin([c.strip() for c in s.categories])]
         report["unlabelled"] = int(len(docs) - len(out))
         return out, report
@@ -117,6 +121,8 @@ def label_documents(docs: pd.DataFrame, s: DocTaskSettings) -> tuple[pd.DataFram
         raise InputError("config: doc_tasks", "icd9_triage needs diagnoses and mapping",
                          "point diagnoses at DIAGNOSES_ICD.csv and mapping at config/icd9_triage.yaml")
     mapping = read_mapping(s.mapping)
+    check_values([s.note_category], docs["category"].fillna("").astype(str).value_counts().to_dict(),
+                 f"doc_tasks.{name}.note_category", "the downstream documents", "document category")
     notes = docs[docs["category"] == s.note_category].dropna(subset=["hadm_id"])
     notes = notes.sort_values("row_id").drop_duplicates("hadm_id")
     primary = primary_diagnoses(s.diagnoses)
@@ -155,7 +161,7 @@ def build_doc_task(documents: str | Path, s: DocTaskSettings, name: str,
     """``per_class``: the few-shot sizes asked of this task (eval set or finetune entry -> n),
     checked here, before any model trains on or is scored against the table."""
     docs = pd.read_parquet(documents, columns=["row_id", "subject_id", "hadm_id", "category", "text"])
-    labelled, report = label_documents(docs, s)
+    labelled, report = label_documents(docs, s, name)
     task, counts = draw(labelled, s, f"config: doc_tasks.{name}")
     for user, n in (per_class or {}).items():
         short = {c: k["train"] for c, k in counts.items() if k["train"] < n}

@@ -24,7 +24,7 @@ import logging
 import re
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from clinsent.errors import InputError
-from clinsent.registry import Registry
+from clinsent.registry import Registry, check_values
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +65,15 @@ class ReadStats:
     decoded_with_replacement: int = 0
     chars_kept: int = 0
     filtered_by: tuple[str, ...] | None = None  # the categories a reader kept, when its format has them
+    categories: dict[str, int] = field(default_factory=dict)  # every category value read -> notes (before filters)
 
     def as_dict(self) -> dict[str, int]:
-        return {k: v for k, v in asdict(self).items() if k != "filtered_by"}
+        return {k: v for k, v in asdict(self).items() if k not in ("filtered_by", "categories")}
+
+    def count_categories(self, values: pa.Array | pa.ChunkedArray) -> None:
+        for item in pc.value_counts(values).to_pylist():
+            name = "" if item["values"] is None else str(item["values"])
+            self.categories[name] = self.categories.get(name, 0) + int(item["counts"])
 
 
 @dataclass(frozen=True)
@@ -275,6 +281,7 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
             if name == "TEXT":
                 stats.decoded_with_replacement += replaced
         keep = pa.array(np.ones(n, dtype=bool))
+        stats.count_categories(cols["CATEGORY"])
         if wanted is not None:
             in_cat = pc.is_in(cols["CATEGORY"], value_set=wanted)
             stats.skipped_category += n - int(pc.sum(in_cat).as_py() or 0)
@@ -368,6 +375,8 @@ def iter_parquet(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
             row_id = pa.array(np.arange(offset + 1, offset + n + 1, dtype=np.int64))
         offset += n
         category = batch.column(2).cast(pa.string()) if spec.category_column else None
+        if category is not None:
+            stats.count_categories(category)
         yield _table(row_id, ids.cast(pa.string()), text, n, category=category)
 
 
@@ -387,6 +396,8 @@ def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.T
         stats.chars_kept += int(pc.sum(pc.utf8_length(kept["text"])).as_py() or 0)
         if kept.num_rows:
             yield kept
+    if stats.filtered_by and stats.notes_read:  # a category that matches no note would silently drop a class
+        check_values(stats.filtered_by, stats.categories, "notes.categories", path, "note CATEGORY")
     if stats.notes_kept == 0:
         raise InputError(path, f"0 notes after the category filter ({_categories(stats)}): {stats.notes_read} read, "
                                f"{stats.skipped_category} of other categories, {stats.skipped_iserror} marked ISERROR, "

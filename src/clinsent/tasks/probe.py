@@ -75,7 +75,7 @@ class ProbeSettings:
     inputs: Literal["single", "pair"] = knob("single", "single: column text; pair: columns text1, text2")
     headline: Literal["f1", "weighted_f1", "macro_f1", "accuracy"] = knob(
         "f1", "the metric of tables and selection (the paper: weighted_f1 for cMedIC and cMedQA, f1 otherwise)")
-    positive_label: str = knob("1", "the positive class of binary F1")
+    positive_label: str = knob("1", "the positive class of binary F1 (with two label values, it must be one of them)")
     splits: tuple[str, ...] = knob(("train", "dev", "test"), "the names of the train, dev and test splits")
     c_grid: tuple[float, ...] = knob(SENTEVAL_C, "values of C (> 0) tried on the dev split (SentEval's grid)")
     max_iter: int = knob(2000, "iterations of the solver (logistic regression or the MLP's epochs)", minimum=1)
@@ -205,6 +205,19 @@ def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
     return data
 
 
+def check_positive_label(data: ProbeSet, settings: ProbeSettings, set_name: str) -> None:
+    """Two classes whose names do not include ``positive_label``: the binary F1 could not be
+    computed, and ``f1`` would silently be the macro F1 of another metric's row. Stop, naming
+    the key (the label values are the file's; they are not shown)."""
+    classes = set(data.labels)
+    if len(classes) == 2 and settings.positive_label not in classes:
+        cased = sum(c.strip().lower() == settings.positive_label.strip().lower() for c in classes)
+        raise InputError(f"config: eval_sets.{set_name}.positive_label", f"{settings.positive_label!r} is not one of "
+                         f"the two label values of {settings.path} (values not shown; {cased} differ from it only in "
+                         "case or spaces), so `f1` would be the macro F1, not the binary F1 of the positive class",
+                         "set `positive_label` to the label of the positive class as written in the file")
+
+
 # pair_features -> the blocks of a pair's feature row
 PAIR_FEATURES: dict[str, Callable[[np.ndarray, np.ndarray], list[np.ndarray]]] = {
     "senteval": lambda u, v: [np.abs(u - v), u * v],
@@ -239,7 +252,9 @@ class Probe(Task):
         return PROBE_FORMATS.get(self.settings.format).files(self.settings)
 
     def read(self) -> ProbeSet:
-        return read_probe(self.settings.path, self.settings)
+        data = read_probe(self.settings.path, self.settings)
+        check_positive_label(data, self.settings, self.set_name)
+        return data
 
     def texts(self) -> list[str]:
         d = self.data
