@@ -225,8 +225,11 @@ def test_labelled_documents_bad_input(tmp_path: Path) -> None:
         _ = _task("doc_classification", path).data
     assert "secret" not in str(err.value)
     pd.DataFrame({"body": ["a"], "label": ["x"]}).to_csv(path, index=False)
-    with pytest.raises(InputError, match="missing column.*text_column"):
+    with pytest.raises(InputError, match=r"header line lacks \['text'\] \(2 field\(s\).*Fix: set text_column"):
         _ = _task("doc_classification", path).data
+    pd.DataFrame({"body": ["a"], "label": ["x"]}).to_parquet(tmp_path / "bad.parquet")  # parquet: names, shown
+    with pytest.raises(InputError, match=r"missing column\(s\) \['text'\] \(columns: \['body', 'label'\]\)"):
+        _ = _task("doc_classification", tmp_path / "bad.parquet").data
 
 
 def test_finetune_classifier_freezes_the_first_k_layers(tmp_path: Path, tiny_bert: Path) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import codecs
 import io
 import logging
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,3 +68,17 @@ def _utf16(fh: io.BufferedReader, path: str | Path) -> Iterator[str]:
                          _FIX) from None
     finally:
         text.detach()
+
+
+def _name_key(name: str) -> str:
+    return re.sub(r"[\s_-]+", "", name).lower()
+
+
+def header_lacks(header: list[str], missing: list[str]) -> str:
+    """The problem of a header line that lacks ``missing`` columns, without its values (a file
+    with no header line would show its first data row): the field count, and a field that is a
+    near miss of a wanted name (case, spaces, ``_`` or ``-`` apart), which is a name, not text."""
+    keys = {_name_key(m): m for m in missing}
+    near = [f"{h!r} for {keys[_name_key(h)]!r}" for h in header if _name_key(h) in keys]
+    return (f"the header line lacks {missing} ({len(header)} field(s); the values are not shown, since a file without "
+            f"a header line would show a data row{'; near misses: ' + ', '.join(near) if near else ''})")

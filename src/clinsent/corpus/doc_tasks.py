@@ -97,8 +97,9 @@ def primary_diagnoses(path: str | Path) -> pd.DataFrame:
     first = df[df["SEQ_NUM"].str.strip() == "1"]
     bad = pd.to_numeric(first["HADM_ID"], errors="coerce").isna()
     if bad.any():
-        raise InputError(path, f"{int(bad.sum())} row(s) with a non-numeric HADM_ID (first at row "
-                         f"{int(np.flatnonzero(bad.to_numpy())[0]) + 1})", "check the file")
+        first_bad = int(first.index[np.flatnonzero(bad.to_numpy())[0]]) + 2  # the file's row, the header row 1
+        raise InputError(f"{path}, row {first_bad} (the header is row 1)", f"{int(bad.sum())} primary-diagnosis row(s) "
+                         "with a non-numeric HADM_ID", "check that the file is MIMIC-III's DIAGNOSES_ICD.csv(.gz)")
     return pd.DataFrame({"hadm_id": first["HADM_ID"].astype(np.int64), "code": first["ICD9_CODE"].str.strip()})
 
 

@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 
 from clinsent.errors import InputError
 from clinsent.registry import Registry, check_values
+from clinsent.textfile import header_lacks
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +233,7 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
                          "point `notes.path` at a NOTEEVENTS.csv with a header row")
     missing = [c for c in REQUIRED if c not in names]
     if missing:
-        raise InputError(path, f"missing column(s) {', '.join(missing)} in the header {names}",
+        raise InputError(path, header_lacks(names, missing),
                          "use the MIMIC-III NOTEEVENTS.csv layout (ROW_ID, ..., CATEGORY, ..., ISERROR, TEXT), "
                          "or set `notes.format` to parquet/txt_dir for other layouts")
     include = [c for c in (*REQUIRED, *OPTIONAL) if c in names]

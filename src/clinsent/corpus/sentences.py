@@ -62,8 +62,21 @@ def _column(path: str, column: str, where: str) -> list[str]:
     names = pq.read_schema(path).names
     if column not in names:
         raise InputError(path, f"no column {column!r} (columns: {', '.join(names)})", f"set `{where}.column`")
-    values = pq.read_table(path, columns=[column]).column(column).to_pylist()
-    return [v.strip() if isinstance(v, str) else "" for v in values]
+    import pyarrow as pa
+
+    values = pq.read_table(path, columns=[column]).column(column).combine_chunks()
+    if pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type):
+        for row, cell in enumerate(values.to_pylist(), start=1):  # bytes: UTF-8, else name the row
+            try:
+                cell is None or cell.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}: column {column!r}, row {row}", f"byte {exc.start + 1} of the cell is not "
+                                 "UTF-8", "write the column as UTF-8 text") from None
+        values = values.cast(pa.string())
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type) or pa.types.is_null(values.type)):
+        raise InputError(f"{path}: column {column!r}", f"holds {values.type}, not text", f"point `{where}.column` at "
+                         "the column of sentences")
+    return [v.strip() if isinstance(v, str) else "" for v in values.to_pylist()]
 
 
 def _text(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str], int]:

@@ -29,7 +29,7 @@ from clinsent.data.readers import READERS, entry_paths
 from clinsent.errors import InputError
 from clinsent.io import jsonl_objects
 from clinsent.registry import Registry
-from clinsent.textfile import text_lines
+from clinsent.textfile import header_lacks, text_lines
 
 LABELS = ("entailment", "neutral", "contradiction")
 TRIPLET_COLUMNS = ["anchor", "positive", "negative"]
@@ -91,7 +91,7 @@ def read_nli_tsv(path: str | Path, skipped: dict[str, int]) -> list[tuple[str, s
     header = [h.strip() for h in next(reader, [])]
     missing = [c for c in ("premise", "hypothesis", "label") if c not in header]
     if missing:
-        raise InputError(f"{path}:1", f"header lacks {missing}", "add a header `premise<TAB>hypothesis<TAB>label`")
+        raise InputError(f"{path}:1", header_lacks(header, missing), "add a header `premise<TAB>hypothesis<TAB>label`")
     ip, ih, il = (header.index(c) for c in ("premise", "hypothesis", "label"))
     problems = _Problems(path)
     for line_no, r in enumerate(reader, start=2):

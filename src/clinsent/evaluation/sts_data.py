@@ -26,7 +26,7 @@ import pandas as pd
 
 from clinsent.errors import InputError
 from clinsent.registry import Registry
-from clinsent.textfile import text_lines
+from clinsent.textfile import header_lacks, text_lines
 
 
 
@@ -85,7 +85,8 @@ def read_table(path: str | Path, kind: str = "pairs") -> tuple[list[str], list[l
 def _split_file(path: str | Path, ids: set[str]) -> dict[str, str]:
     header, rows, names = read_table(path, "split")
     if "id" not in header or "split" not in header:
-        raise InputError(f"{path}:1", f"header {header} lacks id and split", "give the split file a header `id, split`")
+        raise InputError(f"{path}:1", header_lacks(header, [c for c in ("id", "split") if c not in header]),
+                         "give the split file a header `id, split`")
     i, j = header.index("id"), header.index("split")
     out = {}
     for r, where in zip(rows, names, strict=True):
@@ -103,7 +104,7 @@ def read_sts_table(name: str, path: str | Path, split: str | None, split_file: s
     header, rows, names = read_table(path)
     missing = [c for c in ("sentence1", "sentence2", "score") if c not in header]
     if missing:
-        raise InputError(f"{path} (header)", f"header {header} lacks {missing}",
+        raise InputError(f"{path}:1", header_lacks(header, missing),
                          "name the columns sentence1, sentence2 and score (optional: id, split)")
     col = {c: header.index(c) for c in header}
     for r, where in zip(rows, names, strict=True):
@@ -160,7 +161,7 @@ def _sts_tsv(path: Path, rows: list[list[str]], gold: str | Path | None) -> Pair
     header = [h.strip() for h in rows[0]]
     missing = [c for c in ("sentence1", "sentence2", "score") if c not in header]
     if missing:
-        raise InputError(f"{path}:1", f"header {header} lacks {missing}",
+        raise InputError(f"{path}:1", header_lacks(header, missing),
                          "add a header `sentence1<TAB>sentence2<TAB>score`, or use format n2c2_sts")
     i1, i2, i3 = (header.index(c) for c in ("sentence1", "sentence2", "score"))
     s1: list[str] = []

@@ -22,6 +22,7 @@ import pandas as pd
 from clinsent.errors import InputError
 from clinsent.settings import knob
 from clinsent.tasks.base import Task
+from clinsent.textfile import header_lacks
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,9 @@ def read_labelled_docs(s: LabelledDocsSettings) -> pd.DataFrame:
     wanted = [s.text_column, s.label_column]
     missing = [c for c in wanted if c not in df.columns]
     if missing:
-        raise InputError(path, f"missing column(s) {missing} (columns: {list(df.columns)})",
+        columns = [str(c) for c in df.columns]  # a CSV's header line: not shown (see header_lacks)
+        raise InputError(path, f"missing column(s) {missing} (columns: {columns})" if path.suffix == ".parquet"
+                         else header_lacks(columns, missing),
                          "set text_column and label_column of the eval set")
     out = pd.DataFrame({"text": df[s.text_column].astype(str), "label": df[s.label_column].astype(str).str.strip(),
                         "row": np.arange(1, len(df) + 1)})

@@ -32,7 +32,7 @@ from clinsent.evaluation.metrics import cosine_rows
 from clinsent.registry import Registry
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, PairTargets, Task
-from clinsent.textfile import text_lines
+from clinsent.textfile import header_lacks, text_lines
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
 
@@ -64,7 +64,8 @@ def read_mediqa_xml(path: str | Path) -> RqeSet:
         raise InputError(path, f"not well-formed XML ({exc})", "check that the file is complete") from exc
     q1, q2, labels = [], [], []
     for i, pair in enumerate(root.iter("pair"), start=1):
-        where = f"{path}: pair {i} (pid {pair.get('pid', '?')})"
+        pid = pair.get("pid", "")
+        where = f"{path}: pair {i}" + (f" (pid {pid})" if pid.isdigit() and len(pid) <= 12 else "")  # else: text, not shown
         chq, faq = _text(pair.find("chq")), _text(pair.find("faq"))
         if not chq or not faq:
             raise InputError(where, "lacks a <chq> or <faq> question", "give both questions of every pair")
@@ -84,7 +85,7 @@ def read_rqe_tsv(path: str | Path) -> RqeSet:
     header = [h.strip() for h in rows[0]] if rows else []
     missing = [c for c in ("question1", "question2", "label") if c not in header]
     if missing:
-        raise InputError(f"{path}:1", f"header lacks {missing}", "add a header `question1<TAB>question2<TAB>label`")
+        raise InputError(f"{path}:1", header_lacks(header, missing), "add a header `question1<TAB>question2<TAB>label`")
     i1, i2, il = (header.index(c) for c in ("question1", "question2", "label"))
     q1, q2, labels = [], [], []
     for line, r in enumerate(rows[1:], start=2):
