@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,21 +25,48 @@ def _umask() -> int:
     return mask
 
 
+def _write_errno(exc: OSError) -> int | None:
+    """The errno of a failed write (pyarrow puts it only in the message: ``[errno 28] ...``)."""
+    if exc.errno:
+        return int(exc.errno)
+    found = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
+    return int(found.group(1)) if found else None
+
+
+@contextmanager
+def writing(path: str | Path) -> Iterator[None]:
+    """Turn a failed write inside the block (a full disk, a quota, a read-only or unwritable
+    folder, an I/O error) into an :class:`~clinsent.errors.OutputError` that names ``path``,
+    the output being written (the OS names the temporary file, or nothing)."""
+    from clinsent.errors import WRITE_ERRORS, OutputError
+
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as exc:
+        code = _write_errno(exc)
+        if code not in WRITE_ERRORS:
+            raise
+        raise OutputError(path, code) from exc
+
+
 @contextmanager
 def atomic_path(path: str | Path, suffix: str = "") -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
+    A failed write names ``path`` (:func:`writing`); the temporary file is removed either way."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix or ".tmp", dir=target.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        yield tmp_path
-        os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual file mode
-        os.replace(tmp_path, target)
-    finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+    with writing(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix or ".tmp", dir=target.parent)
+        os.close(fd)
+        tmp_path = Path(tmp)
+        try:
+            yield tmp_path
+            os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual file mode
+            os.replace(tmp_path, target)
+        finally:
+            tmp_path.unlink(missing_ok=True)
 
 
 def sha256_file(path: str | Path) -> str:
@@ -107,13 +135,18 @@ class ParquetSink:
         import pyarrow.parquet as pq
 
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".parquet", dir=self.path.parent)
-        os.close(fd)
-        self._tmp = Path(tmp)
+        with writing(self.path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".parquet", dir=self.path.parent)
+            os.close(fd)
+            self._tmp = Path(tmp)
+            try:
+                self._writer = pq.ParquetWriter(self._tmp, schema, compression="zstd")
+            except BaseException:
+                self._tmp.unlink(missing_ok=True)
+                raise
         self.schema = schema
         self.group_bytes = group_bytes
-        self._writer = pq.ParquetWriter(self._tmp, schema, compression="zstd")
         self._buffer: list[Any] = []
         self._buffered = 0
         self.rows = 0
@@ -138,20 +171,24 @@ class ParquetSink:
         import pyarrow as pa
 
         if self._buffer:
-            self._writer.write_table(pa.concat_tables(self._buffer))
+            with writing(self.path):
+                self._writer.write_table(pa.concat_tables(self._buffer))
         self._buffer, self._buffered = [], 0
 
     def close(self) -> None:
         """Write what is buffered and move the file into place."""
         self._flush()
-        self._writer.close()
-        os.chmod(self._tmp, 0o666 & ~_umask())
-        os.replace(self._tmp, self.path)
+        with writing(self.path):
+            self._writer.close()
+            os.chmod(self._tmp, 0o666 & ~_umask())
+            os.replace(self._tmp, self.path)
 
     def abort(self) -> None:
         """Drop everything written so far; nothing appears at ``path``."""
         try:
             self._writer.close()
+        except OSError:
+            pass  # a full disk can fail the close too: the file is dropped all the same
         finally:
             self._tmp.unlink(missing_ok=True)
 

@@ -68,9 +68,11 @@ def _fsync_dir(folder: Path) -> None:
 
 def _write_durably(path: Path, write: Callable[[Any], None]) -> None:
     """``write(file object)`` into a temporary file beside ``path``, fsync it, rename it onto ``path``."""
+    from clinsent.io import writing
+
     tmp = path.parent / f".{path.name}.tmp"
     try:
-        with open(tmp, "wb") as fh:
+        with writing(path), open(tmp, "wb") as fh:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
@@ -93,15 +95,26 @@ def save_state(folder: Path, state: dict[str, Any]) -> Path:
     digest = hashlib.sha256()
 
     def dump(fh: Any) -> None:
+        failed: list[OSError] = []
+
         class Hashing:  # torch.save writes through this, so the checksum costs no second read
             def write(self, data: bytes) -> int:
                 digest.update(data)
-                return int(fh.write(data))
+                try:
+                    return int(fh.write(data))
+                except OSError as exc:  # torch turns it into "unexpected pos": keep the OS's reason
+                    failed.append(exc)
+                    raise
 
             def flush(self) -> None:
                 fh.flush()
 
-        torch.save(state, Hashing())  # type: ignore[arg-type]
+        try:
+            torch.save(state, Hashing())  # type: ignore[arg-type]
+        except RuntimeError:
+            if failed:
+                raise failed[0] from None
+            raise
 
     _write_durably(path, dump)
     meta = {"sha256": digest.hexdigest(), "step": step, "fingerprint": state.get("fingerprint"), "file": path.name}

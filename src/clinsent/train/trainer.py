@@ -111,9 +111,16 @@ def curve_scores(encoder: Encoder, eval_sets: Mapping[str, Task], batch_size: in
 
 
 def _save_model(st_model: Any, out_dir: Path) -> None:
+    from clinsent.io import writing
+
     staging = out_dir.parent / f".{out_dir.name}.saving"
     shutil.rmtree(staging, ignore_errors=True)
-    st_model.save(str(staging))
+    try:
+        with writing(out_dir):
+            st_model.save(str(staging))
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)  # nothing half-written is left
+        raise
     shutil.rmtree(out_dir, ignore_errors=True)
     staging.rename(out_dir)
 
