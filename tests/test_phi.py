@@ -214,3 +214,40 @@ def test_a_failed_scan_moves_what_it_flagged_into_an_owner_only_quarantine(tmp_p
     refuse_report(res, ["snakemake", "all", "-n"])  # only the report is refused
     assert main([str(res)]) == 0 and not (res / FAILED).exists()
     refuse_report(res, ["snakemake", "--report", "r.html"])
+
+
+def test_note_text_in_any_table_or_figure_output_is_caught(tmp_path: Path) -> None:
+    """Every table kind is written as csv, md and tex, and every figure kind as png and pdf with
+    its points as csv (clinsent.report.build): a quote in a table cell is caught in each of the
+    three, and a quote drawn as a legend label in the pdf (matplotlib cuts it into one string
+    per kerned letter run) and in the points csv. Text drawn into the png's pixels is not
+    read: the pdf and csv beside it carry the same labels."""
+    from clinsent.io import write_csv, write_text
+    from clinsent.report.figures import pyplot, save_figure
+    from clinsent.report.tables import to_latex, to_markdown
+
+    notes = _notes()
+    sample = sample_ngrams(notes, n=8, size=10**6, seed=0, notes=len(notes))
+    probe = tmp_path / "probe.txt"
+    for note in notes:
+        probe.write_text(" ".join(note.split()[20:34]))
+        if scan([probe], sample):
+            break
+    quote = probe.read_text()
+    probe.unlink()
+    import pandas as pd
+
+    df = pd.DataFrame({"method": ["simcse", quote], "score": [0.5, 0.6]})
+    out = tmp_path / "paper"
+    write_csv(df, out / "t.csv")
+    write_text(to_markdown(df, "Table 1"), out / "t.md")
+    write_text(to_latex(df, "Table 1"), out / "t.tex")
+    plt = pyplot()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0.5, 0.6], label=quote)
+    ax.legend()
+    save_figure(fig, [out / "f.png", out / "f.pdf"])
+    df.to_csv(out / "f.csv", index=False)
+    leaks = {leak.path.name: leak for leak in scan(sorted(out.iterdir()), sample)}
+    assert set(leaks) == {"t.csv", "t.md", "t.tex", "f.pdf", "f.csv"}
+    assert leaks["f.pdf"].inside.startswith("pdf text of the stream at byte")

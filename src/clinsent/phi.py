@@ -11,8 +11,8 @@ searched for note text before a run is done.
 - :func:`scan`: every shared file (tables, figures and their data, ``summary.csv``, logs and
   ``.err`` files, benchmarks, everything under ``models/`` but the weights, the HTML report) is
   read as a person could read it: UTF-8 or UTF-16 text, and what it packs (gzip, base64 runs and
-  the data URIs in which ``snakemake --report`` embeds every file, PDF streams, PNG text
-  chunks); each is cut into the same n-grams, and a hash in the sample is a leak, reported with
+  the data URIs in which ``snakemake --report`` embeds every file, PDF streams and the text
+  they show, PNG text chunks); each is cut into the same n-grams, and a hash in the sample is a leak, reported with
   the file, the packed piece and the byte offset (never the text), and the scan fails.
 - :func:`quarantine`: a failed scan moves every flagged file (a trained model: its whole run
   folder) into an owner-only ``phi/quarantine/<time>/`` folder and records the failure in
@@ -205,6 +205,36 @@ def _png_itext(body: bytes) -> bytes:
         return body
 
 
+_PDF_TEXT_OBJECT = re.compile(rb"BT\b(.*?)\bET\b", re.S)
+_PDF_SHOWN = re.compile(rb"\[((?:\s*(?:\((?:[^)\\]|\\.)*\)|<[0-9A-Fa-f\s]*>|[-+]?[\d.]+))*)\s*\]\s*TJ"
+                        rb"|\(((?:[^)\\]|\\.)*)\)\s*(?:Tj|'|\")", re.S)
+_PDF_STRING = re.compile(rb"\(((?:[^)\\]|\\.)*)\)", re.S)
+_PDF_ESCAPE = re.compile(rb"\\([0-7]{1,3}|.)", re.S)
+_PDF_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
+
+
+def _pdf_unescape(raw: bytes) -> bytes:
+    def one(m: re.Match[bytes]) -> bytes:
+        code = m.group(1)
+        return bytes([int(code, 8) & 0xFF]) if code[:1].isdigit() else _PDF_ESCAPES.get(code, code)
+
+    return _PDF_ESCAPE.sub(one, raw)
+
+
+def _pdf_text(stream: bytes) -> bytes:
+    """The text a PDF content stream shows, as a reader copies it: the strings of each text
+    object's ``Tj`` and ``TJ`` operators joined (matplotlib cuts a line into one string per
+    kerned letter run: ``[ (Hel) 0.3 (lo) ] TJ``), a line per text object."""
+    lines = []
+    for block in _PDF_TEXT_OBJECT.finditer(stream):
+        parts = []
+        for m in _PDF_SHOWN.finditer(block.group(1)):
+            strings = _PDF_STRING.findall(m.group(1)) if m.group(1) is not None else [m.group(2)]
+            parts.append(b"".join(_pdf_unescape(x) for x in strings))
+        lines.append(b"".join(parts))
+    return b"\n".join(lines)
+
+
 # PNG chunk type -> its text (the chunks that carry text)
 _PNG_TEXT = {b"tEXt": _png_text, b"zTXt": _png_ztext, b"iTXt": _png_itext}
 
@@ -243,6 +273,8 @@ def _inner(data: bytes, depth: int = 0) -> Iterator[tuple[str, bytes]]:
             except zlib.error:
                 body = m.group(1)
             yield f"pdf stream at byte {m.start()}", body
+            if b"BT" in body:
+                yield f"pdf text of the stream at byte {m.start()}", _pdf_text(body)
         return
     for pattern in (_DATA_URI, _BASE64_RUN):
         for m in pattern.finditer(data):
