@@ -64,7 +64,7 @@ def test_a_conll_token_with_whitespace_inside_is_refused(tmp_path: Path) -> None
     path = tmp_path / "tab.conll"
     path.write_text("The O\nleft\thalf B-problem\nends O\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"1 line\(s\) with another number of columns than the first token line's 2 "
-                                         r"\(lines \[2\]\): whitespace inside a token\?"):
+                                         r"\(lines \[2\]\) \(a space or tab inside a token\)"):
         read_conll(path)
     path.write_text("The O\nleft B-problem\nends O\n", encoding="utf-8")
     assert [s.tokens for s in read_conll(path)] == [["The", "left", "ends"]]

@@ -69,7 +69,7 @@ def read_conll(path: str | Path) -> list[TaggedSentence]:
                          f"(lines {bad[:10]})", "convert the file to one token per line, its tag in the last column")
     if uneven:
         raise InputError(path, f"{len(uneven)} line(s) with another number of columns than the first token line's "
-                         f"{width} (lines {uneven[:10]}): whitespace inside a token?",
+                         f"{width} (lines {uneven[:10]}) (a space or tab inside a token)",
                          "give every line the same columns; a token holds no space or tab")
     if not out:
         raise InputError(path, "no tagged sentence", "check the file (one token per line, blank lines between sentences)")
