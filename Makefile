@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install dev demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm test dry-run lint clean demo-data bench-corpus bench-train bench-augment bench-documents
+.PHONY: install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm test dry-run lint clean demo-data bench-corpus bench-train bench-augment bench-documents
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -76,7 +76,7 @@ test: test-fast test-workflow
 # The inner loop: mypy and every test that runs no workflow (the `workflow` marker), about 2.4 min.
 # mypy runs on the core the (serial) tests leave idle; its report follows theirs, and either
 # failing fails the target. (pytest-xdist on these tests was slower here: 185 s against 146 s.)
-test-fast: dev
+test-fast: dev docs
 	@$(BIN)/python -m mypy > .mypy.out 2>&1 & types=$$!; \
 	$(BIN)/python -m pytest -m "not workflow" --durations=10; tests=$$?; \
 	wait $$types; typed=$$?; cat .mypy.out; rm -f .mypy.out; \
@@ -88,6 +88,10 @@ test-fast: dev
 TEST_WORKERS ?= 2
 test-workflow: dev
 	$(BIN)/python -m pytest -m workflow -n $(TEST_WORKERS) --durations=10
+
+# The docs site (mkdocs-material) into site/; --strict fails on a broken link or a page left out of nav.
+docs: dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 dry-run: install
 	$(BIN)/snakemake all -n --cores $(CORES) --resources gpu=1

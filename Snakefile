@@ -4,6 +4,8 @@
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
+from clinsent.errors import InputError
+from clinsent.overlay import resolve_base
 from clinsent.smk import cache_signatures, config_error, schema_message
 
 min_version("9.0")
@@ -18,10 +20,15 @@ if not workflow.overwrite_configfiles:
 
 
 # A config error stops here with one line (the key, the problem, the fix) as the first output.
+# A config with `base:` is read on top of that file (clinsent.overlay: a user's own config
+# states only their files, the paper config underneath stays as tracked).
 try:
+    resolve_base(config)
     validate(config, "config/schema.yaml")
 except WorkflowError as exc:
     config_error(ValueError(schema_message(exc)))
+except InputError as exc:
+    config_error(exc)
 
 
 report: "workflow/report/workflow.rst"

@@ -61,3 +61,27 @@ def test_the_fidelity_page_names_tests_that_exist() -> None:
     assert len(cited) > 30
     for file, name in cited:
         assert re.search(rf"^def {name}\(", (REPO / "tests" / file).read_text(), re.M), (file, name)
+
+
+def test_the_readme_is_one_short_page_whose_links_all_resolve() -> None:
+    """The README stays at most 150 lines; every relative link in it (into docs/, config/) points
+    at a file that exists (the docs site's own links are checked by `mkdocs build --strict`), and
+    every page of docs/ is in the site's nav."""
+    import re
+
+    import yaml
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    links = [t for t in re.findall(r"\]\(([^)#\s]+)", readme) if "://" not in t]
+    assert links and all((REPO / t).exists() for t in links), [t for t in links if not (REPO / t).exists()]
+    nav = yaml.safe_load((REPO / "mkdocs.yml").read_text())["nav"]
+
+    def pages(items: list) -> set[str]:
+        out: set[str] = set()
+        for item in items:
+            for value in item.values():
+                out |= pages(value) if isinstance(value, list) else {value}
+        return out
+
+    assert pages(nav) == {p.relative_to(REPO / "docs").as_posix() for p in (REPO / "docs").rglob("*.md")}

@@ -200,6 +200,31 @@ class Plan:
         """The local model folders among model specs (hub ids and packaged models are not files here)."""
         return [s for s in specs if not s.startswith("pkg:") and os.path.exists(s)]
 
+    def user_files(self) -> list[tuple[str, str]]:
+        """(config key, path) of every input file the user supplies: the notes, the MedCAT pack, a
+        local ontology, each eval set's, training-data, sentence-corpus and document-task file.
+        Files under the results folder are the DAG's own and are left out."""
+        from clinsent.corpus.sentences import corpus_paths
+
+        def paths(value: Any) -> list[str]:
+            return [value] if isinstance(value, str) else [str(v) for v in value or [] if isinstance(v, str)]
+
+        found = [("notes.path", p) for p in paths((self.config.get("notes") or {}).get("path"))]
+        found += [(f"{section}.{key}", p) for section, key in (("ner", "model_pack"), ("ontology", "path"))
+                  for p in paths((self.config.get(section) or {}).get(key))]
+        for name, e in self.eval_sets.items():
+            entry = self.config["eval_sets"][name]
+            for f in e.task.files():
+                key = next((k for k, v in entry.items() if v == f or (isinstance(v, list) and f in v)), "path")
+                found.append((f"eval_sets.{name}.{key}", f))
+        for name, entry in (self.config.get("training_data") or {}).items():
+            found += [(f"training_data.{name}.path", p) for p in entry_paths(entry)]
+        for name, entry in (self.config.get("sentence_corpora") or {}).items():
+            found += [(f"sentence_corpora.{name}.path", p) for p in corpus_paths(entry)]
+        for name, entry in (self.config.get("doc_tasks") or {}).items():
+            found += [(f"doc_tasks.{name}.{k}", entry[k]) for k in ("diagnoses", "mapping") if entry.get(k)]
+        return [(k, p) for k, p in found if not str(p).startswith(f"{self.results}/")]
+
     def eval_set_files(self, name: str) -> list[str]:
         return self.external(self.eval_sets[name].task.files())
 
@@ -443,6 +468,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
                                  "sentence_corpora")
     plan = Plan(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
     check_model_folders(plan)
+    check_user_files(plan)
     check_doc_task_categories(config)
     for key, kind, entry in plan.kinds():
         kind.check(key, entry, plan)
@@ -464,6 +490,22 @@ def check_model_folders(plan: Plan) -> None:
             raise InputError(f"config: {where}", f"{spec!r} is written as a path, and no such folder exists "
                              f"(from {os.getcwd()})", "correct the path (relative paths are from the workflow's "
                              "directory); a Hugging Face id is `name` or `owner/name`")
+
+
+def check_user_files(plan: Plan) -> None:
+    """Every input file the config names exists, or the dry run stops naming each missing one
+    with the key to set (before, Snakemake said "Missing input files" with paths only).
+    ``placeholders_ok`` leaves missing files out of the DAG instead."""
+    if plan.placeholders_ok:
+        return
+    missing = [(k, p) for k, p in plan.user_files() if not os.path.exists(os.path.expanduser(p))]
+    if missing:
+        more = "; ".join(f"{k}: {p}" for k, p in missing[1:])
+        raise InputError(f"config: {missing[0][0]}", f"{missing[0][1]} does not exist (from {os.getcwd()})"
+                         + (f"; {len(missing) - 1} more missing: {more}" if more else ""),
+                         "set each of these keys to your copy of the file (relative paths are from the workflow's "
+                         "directory); to see the jobs before the data is there, dry-run with "
+                         "--config placeholders_ok=true")
 
 
 def check_doc_task_categories(config: Mapping[str, Any]) -> None:
@@ -529,8 +571,11 @@ def _load_config(path: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
     import yaml
     from snakemake.utils import validate
 
+    from clinsent.overlay import resolve_base
+
     config = yaml.safe_load(Path(path).read_text()) or {}
     config.update(overrides)
+    resolve_base(config)
     validate(config, str(Path(__file__).resolve().parents[2] / "config" / "schema.yaml"))
     return config
 

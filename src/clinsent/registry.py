@@ -71,7 +71,7 @@ class Registry(Generic[T]):
         if name not in self._entries:
             raise InputError(where or f"config: {self.config_key}", f"unknown {self.what} {name!r}{did_you_mean(name, self._entries)}",
                              f"use one of {', '.join(self.names())}, or add a module that registers it "
-                             "(see README, 'Adding a method or an evaluation task')")
+                             "(see docs/extending.md)")
         return self._entries[name]
 
 

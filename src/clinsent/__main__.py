@@ -1,0 +1,22 @@
+"""``python -m clinsent COMMAND``: ``new-config`` (a user's config on top of a paper's,
+:mod:`clinsent.newconfig`)."""
+
+from __future__ import annotations
+
+import sys
+
+COMMANDS = {"new-config": "clinsent.newconfig"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    import importlib
+
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] not in COMMANDS:
+        print(f"usage: python -m clinsent {{{','.join(COMMANDS)}}} ...", file=sys.stderr)
+        return 2
+    return int(importlib.import_module(COMMANDS[args[0]]).main(args[1:]))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

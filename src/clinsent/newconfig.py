@@ -1,0 +1,117 @@
+"""``python -m clinsent new-config PAPER --out my.yaml [--set key=value ...]``: a user's own config
+for one of the five papers (or the demo), read on top of the tracked paper config
+(:mod:`clinsent.overlay`), so the paper config is never edited and updates to it flow in.
+
+The file states every user file the paper needs (the notes, the MedCAT pack, the eval sets'
+files, ...) as a key marked ``REQUIRED``, holding the paper config's placeholder until set;
+``--set notes.path=/data/NOTEEVENTS.csv.gz`` fills one (any other key may be set too: the value
+is read as YAML). A dry run of the file names each file still missing with its key
+(:func:`clinsent.plan.check_user_files`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from clinsent.errors import InputError
+
+REPO = Path(__file__).resolve().parents[2]
+PAPERS = {"medse": "config/paper/medse.yaml", "augment": "config/paper/augment.yaml",
+          "biosimcse": "config/paper/biosimcse.yaml", "clinical-nli": "config/paper/clinical-nli.yaml",
+          "healthcare-lm": "config/paper/healthcare-lm.yaml", "demo": "config/config.yaml"}
+
+
+def required_files(paper: str) -> list[tuple[str, str]]:
+    """(key, placeholder) of each user file of the paper's config that is not in the repository."""
+    from clinsent.plan import _load_config, build_plan
+
+    cwd = os.getcwd()
+    os.chdir(REPO)  # the paper configs' own paths (e.g. config/icd9_triage.yaml) are from the repository
+    try:
+        plan = build_plan(_load_config(PAPERS[paper], {"placeholders_ok": True}))
+        return [(k, p) for k, p in dict.fromkeys(plan.user_files()) if not os.path.exists(p)]
+    finally:
+        os.chdir(cwd)
+
+
+def _parse_set(item: str) -> tuple[str, Any]:
+    import yaml
+
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise InputError(f"--set {item}", "is not key=value", "write e.g. --set notes.path=/data/NOTEEVENTS.csv.gz")
+    parsed = yaml.safe_load(value) if value.strip() else ""
+    return key.strip(), parsed
+
+
+def _nest(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for key, value in pairs:
+        node = tree
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise InputError(f"--set {key}", f"{part} is set to a value and used as a section", "set one of them")
+        node[parts[-1]] = value
+    return tree
+
+
+def render(paper: str, base: str, values: dict[str, Any], required: dict[str, str]) -> str:
+    """The overlay's YAML text: ``base``, then every key (nested), a REQUIRED mark on user files not set."""
+    lines = [f"# Your {paper} run: {base} (tracked, never edited) with your own files on top.",
+             "# Keys marked REQUIRED still hold the paper config's placeholder: set each to your copy",
+             "# (or rerun new-config with --set KEY=PATH). Then:",
+             "#   snakemake all --configfile THIS_FILE -n        # a dry run names any file still missing",
+             "#   snakemake all --configfile THIS_FILE --profile profiles/slurm",
+             f"base: {json.dumps(base)}"]
+
+    def emit(tree: dict[str, Any], prefix: str, indent: int) -> None:
+        for key, value in tree.items():
+            dotted = f"{prefix}{key}"
+            if isinstance(value, dict):
+                lines.append(f"{' ' * indent}{key}:")
+                emit(value, f"{dotted}.", indent + 2)
+                continue
+            mark = ("  # REQUIRED: your file (the paper config's placeholder)" if dotted in required
+                    and value == required[dotted] else "")
+            lines.append(f"{' ' * indent}{key}: {json.dumps(value, ensure_ascii=False)}{mark}")
+
+    emit(_nest(list(values.items())), "", 0)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m clinsent new-config", description=__doc__.splitlines()[0])
+    parser.add_argument("paper", choices=sorted(PAPERS))
+    parser.add_argument("--out", required=True, help="the config to write (outside config/paper/)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a key of the config, dotted (notes.path, eval_sets.medsts_train.path); repeatable")
+    parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    try:
+        if out.exists() and not args.force:
+            raise InputError(out, "exists", "choose another --out, or add --force to overwrite it")
+        if out.resolve().is_relative_to(REPO / "config" / "paper"):
+            raise InputError(out, "is inside config/paper/, the tracked paper configs", "write it elsewhere")
+        required = dict(required_files(args.paper))
+        values: dict[str, Any] = dict(required)
+        for item in args.set:
+            key, value = _parse_set(item)
+            values[key] = value
+        base = os.path.relpath(REPO / PAPERS[args.paper], Path.cwd()) if (REPO / PAPERS[args.paper]).is_relative_to(
+            Path.cwd()) else str(REPO / PAPERS[args.paper])
+        text = render(args.paper, base, values, required)
+    except InputError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    left = [k for k, p in required.items() if values[k] == p]
+    print(f"wrote {out}: {len(required)} user file(s), {len(left)} still to set" + (f" ({', '.join(left)})" if left else ""))
+    return 0
