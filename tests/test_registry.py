@@ -145,7 +145,7 @@ def test_dry_run_rejects_bad_methods_before_any_job(tmp_path: Path, entry: dict[
 
 
 @pytest.mark.parametrize(("change", "first_line"), [
-    ({"seedz": [0]}, r"config: \(top level\): unknown key 'seedz' \(closest: 'seeds'\); allowed: base_models, .*seeds"),
+    ({"seedz": [0]}, r"config: \(top level\): unknown key 'seedz' \(closest: 'seeds'\); allowed: base, base_models, .*seeds"),
     ({"corpus": {"shards": "many"}}, r"config: corpus\.shards: 'many' is not of type 'integer'\. Fix: see config/README\.md"),
 ])
 def test_a_schema_error_is_one_line_naming_the_key(tmp_path: Path, change: dict[str, Any], first_line: str) -> None:

@@ -12,8 +12,9 @@ searched for note text before a run is done.
   ``.err`` files, benchmarks, everything under ``models/`` but the weights, the HTML report) is
   read as a person could read it: UTF-8 or UTF-16 text, and what it packs (gzip, base64 runs and
   the data URIs in which ``snakemake --report`` embeds every file, PDF streams and the text
-  they show, PNG text chunks); each is cut into the same n-grams, and a hash in the sample is a leak, reported with
-  the file, the packed piece and the byte offset (never the text), and the scan fails.
+  they show, PNG text chunks); each is cut into the same n-grams, and a hash in the sample is a
+  leak, reported with the file, the packed piece and the byte offset (never the text), and the
+  scan fails.
 - :func:`quarantine`: a failed scan moves every flagged file (a trained model: its whole run
   folder) into an owner-only ``phi/quarantine/<time>/`` folder and records the failure in
   ``phi/scan_failed.json``; while that record stands, ``snakemake --report`` refuses to build

@@ -206,9 +206,9 @@ def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
 
 
 def check_positive_label(data: ProbeSet, settings: ProbeSettings, set_name: str) -> None:
-    """Two classes whose names do not include ``positive_label``: the binary F1 could not be
-    computed, and ``f1`` would silently be the macro F1 of another metric's row. Stop, naming
-    the key (the label values are the file's; they are not shown)."""
+    """Two classes whose names do not include ``positive_label``: the binary F1 cannot be
+    computed, and ``f1`` would silently be the macro F1. Stop, naming the key (the label values
+    are the file's; they are not shown)."""
     classes = set(data.labels)
     if len(classes) == 2 and settings.positive_label not in classes:
         cased = sum(c.strip().lower() == settings.positive_label.strip().lower() for c in classes)
