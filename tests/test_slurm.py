@@ -126,6 +126,9 @@ def _preempted_run_matches_local(tmp_path: Path, tiny_bert: Path) -> None:
         (d / "config").mkdir(parents=True)
         cfg = _reduced(_config(d, tiny_bert))
         cfg["training"].update(steps=24, eval_every=2)  # long enough to be preempted mid-training
+        # the ontology "downloaded" (a file:// URL: no network here) by its local rule, never on the cluster
+        cfg["ontology"] = {"path": None, "release": {"url": (REPO / "resources/demo/efo.demo.obo").as_uri(),
+                                                     "version": "demo", "dir": "downloads"}}
         (d / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     local = _snakemake(local_dir, "all", "--cores", "2", "--resources", "gpu=1")
     assert local.returncode == 0, local.stderr[-3000:]
@@ -153,6 +156,7 @@ def _preempted_run_matches_local(tmp_path: Path, tiny_bert: Path) -> None:
     assert not any(re.search(r"rule_(report|corpus_stats|corpus_manifest)\b", line) for line in sbatch)
     assert not any("--gpus" in line for line in sbatch if "rule_train" not in line)
     assert any("rule_split_sentences" in line for line in sbatch) and any("rule_ner" in line for line in sbatch)
+    assert (slurm_dir / "downloads/efo-demo/efo.obo").is_file() and not any("rule_download" in line for line in sbatch)
     # the profile's groups: each model's embed and evaluate jobs (two eval sets: four jobs) are one
     # submission, the untrained baseline's too; none is submitted alone
     groups = [line for line in sbatch if "rule_score_" in line]
@@ -201,6 +205,11 @@ def test_slurm_profile_dry_run_of_the_paper_config(tmp_path: Path) -> None:
     # one submission per model for its embed and evaluate jobs: 291 in place of 1,164
     groups = re.findall(r"Group job (score_\S+) \(", dry.stdout + dry.stderr)
     assert len(groups) == len(set(groups)) == 291, len(groups)
+    # the downloads (three base models by Hugging Face id, the EFO release) are local rules: they run on
+    # the submitting host, and every cluster job loads local files offline
+    assert len(jobs["download_model"]) == 3 and len(jobs["download_ontology"]) == 1
+    assert "downloads as local rules, on this host before any job that needs them: download_model (3), " \
+           "download_ontology (1)" in dry.stderr, dry.stderr[-2000:]
 
 
 def test_the_default_workflow_profile_never_overrides_the_slurm_profile() -> None:

@@ -4,9 +4,10 @@ network, set before any of them is imported.
 Importing :mod:`clinsent` sets them in this process when they are unset, so every job script
 (each imports the package before transformers or sentence-transformers) and every library use
 is offline unless the user's environment says otherwise. The Snakefile goes further with
-:func:`set_network_switches`: a run is offline whatever the environment, unless its config asks
-for a download by naming a Hugging Face id as a model; the ontology release is fetched by its own
-rule with urllib, which these switches do not govern. Saved models' cards are written from local
+:func:`set_network_switches`: every job is offline whatever the environment. The two downloads
+a config may ask for are local rules that run on the submitting host: ``download_model`` turns
+the hub switches on for its own process only (:mod:`clinsent.models.download`), and the ontology
+release is fetched with urllib, which these switches do not govern. Saved models' cards are written from local
 information only (:func:`clinsent.models.base.sentence_transformer`).
 """
 

@@ -37,7 +37,7 @@ from clinsent.errors import InputError
 from clinsent.experiments import Grid, split_run
 from clinsent.finetune.config import CROSS_ENCODER, FinetuneEntry, resolve_finetunes
 from clinsent.methods.config import MethodEntry, resolve_methods, run_models
-from clinsent.models.base import is_hub_id
+from clinsent.models.base import hub_slug, is_hub_id
 from clinsent.ontology.download import release_url
 from clinsent.registry import load_plugins
 from clinsent.report.kinds.base import Kind, TableKind, check_entries
@@ -158,7 +158,8 @@ class Plan:
         return {"method": one_of(self.methods), "base_model": one_of(self.config["base_models"]), "seed": r"\d+",
                 "shard": r"\d{3}", "eval_set": one_of(self.eval_sets), "plan": one_of(self.plans),
                 "source": one_of(self.training_data), "sentence_corpus": one_of(self.sentence_corpora),
-                "finetune": one_of(self.finetune), "task": one_of(self.doc_tasks)}
+                "finetune": one_of(self.finetune), "task": one_of(self.doc_tasks),
+                "hub": one_of(hub_slug(m) for m in self.hub_models)}
 
     # -- paths ---------------------------------------------------------------------------------------------------
     def model_dir(self, method: str, base_model: str, seed: int | str) -> str:
@@ -195,10 +196,21 @@ class Plan:
         """One user-supplied input file, or none when it is a placeholder of a dry run."""
         return path if not self.placeholders_ok or os.path.exists(path) else []
 
-    @staticmethod
-    def local_models(specs: Iterable[str]) -> list[str]:
-        """The local model folders among model specs (hub ids and packaged models are not files here)."""
-        return [s for s in specs if not s.startswith("pkg:") and os.path.exists(s)]
+    @property
+    def hub_dir(self) -> str:
+        return str(self.config.get("hub_dir") or "downloads/hub")
+
+    def hub_folder(self, spec: str) -> str:
+        """Where ``download_model`` fetches a Hugging Face id (:func:`clinsent.models.base.hub_slug`)."""
+        return f"{self.hub_dir}/{hub_slug(spec)}"
+
+    def model_inputs(self, specs: Iterable[str]) -> list[str]:
+        """The files behind model specs that a job declares as inputs: a local folder, or the folder
+        ``download_model`` fetches a Hugging Face id into (a DAG edge: the download, a local rule,
+        runs on the submitting host before any job that loads the model). Packaged models are not
+        the DAG's."""
+        return [self.hub_folder(s) if is_hub_id(s) else s for s in specs
+                if not s.startswith("pkg:") and (is_hub_id(s) or os.path.exists(s))]
 
     def user_files(self) -> list[tuple[str, str]]:
         """(config key, path) of every input file the user supplies: the notes, the MedCAT pack, a
@@ -276,9 +288,9 @@ class Plan:
         runs = self.run_models(method, base_model, seed)
         inputs: dict[str, Any] = {
             "eval_files": [f for name in self.curve_sets(method) for f in self.eval_set_files(name)],
-            "base_model": [start] if entry.init_from else self.local_models([start]),
+            "base_model": [start] if entry.init_from else self.model_inputs([start]),
             # e.g. MED-SE's definition_model; MixCSE's complementary model, a base model or a trained run
-            "extra_models": self.local_models([m for m in entry.method.extra_models() if m not in runs])
+            "extra_models": self.model_inputs([m for m in entry.method.extra_models() if m not in runs])
             + list(runs.values()),
         }
         need = entry.method.data_need() if entry.method.trains else None
@@ -410,6 +422,9 @@ class Plan:
         files = {f for n in needs for v in n.values() for f in ([v] if isinstance(v, str) else v)}
         files |= {f for name in self.eval_sets for f in self.eval_set_files(name)}
         counts["training_rows"] = len({f for f in files if f.startswith(f"{r}/training_rows/")})
+        models = [self.model_inputs([str(self.config["base_models"][b])]) for b, _, _ in self.cross_encoder_jobs()]
+        counts["download_model"] = len({f for f in [*files, *(f for m in models for f in m)]
+                                        if f.startswith(f"{self.hub_dir}/")})
         counts["sentence_corpus"] = len(self.sentence_corpora)
         counts["eval_set_stats"] = len({f for f in report_files if f.startswith(f"{r}/stats/eval_sets/")})
         counts["doc_task"] = len({f for f in files if f.startswith(f"{r}/doc_tasks/")})

@@ -1,9 +1,11 @@
 # The plan of the run (clinsent.plan: the grid, every job's inputs and params, the report's
 # inputs, tested without Snakemake) and the thin input functions the rules call.
+import os
 import sys
 
 from clinsent.corpus.sentences import corpus_paths
 from clinsent.errors import InputError
+from clinsent.models.base import HUB_DIR_ENV
 from clinsent.offline import set_network_switches
 from clinsent.plan import build_plan
 from clinsent.smk import config_error
@@ -17,12 +19,14 @@ except (InputError, ValueError) as _exc:
 for _line in PLAN.derived:  # steps derived from epochs: shown in every dry run
     print(_line, file=sys.stderr)
 
-# Offline by construction: every job inherits these switches. Only a config that names a Hugging
-# Face id as a model asks for a download (clinsent.offline).
-set_network_switches(PLAN.hub_models)
+# Offline by construction: every job inherits these switches, whatever the config. A model named
+# by a Hugging Face id is fetched by the local rule download_model (workflow/rules/downloads.smk),
+# the one job that turns the network on for itself; every job loads it from hub_dir.
+set_network_switches(())
+os.environ[HUB_DIR_ENV] = os.path.abspath(PLAN.hub_dir)
 if PLAN.hub_models:
-    print(f"models named by Hugging Face id, downloaded by the jobs that load them unless cached: "
-          f"{', '.join(PLAN.hub_models)} (a local folder keeps the run offline)", file=sys.stderr)
+    print(f"models named by Hugging Face id, fetched by the local rule download_model into {PLAN.hub_dir}/ "
+          f"unless already there: {', '.join(PLAN.hub_models)} (a local folder needs no download)", file=sys.stderr)
 
 R = PLAN.results
 LOGS = f"{R}/logs"

@@ -2,23 +2,6 @@
 # definitions and UMLS CUIs, and its coverage report.
 
 
-rule download_ontology:
-    """Download the pinned ontology release (URL, version, sha256 from `ontology.release`)."""
-    output:
-        PLAN.ontology_download,
-    params:
-        url=PLAN.ontology_url,
-        sha256=config["ontology"]["release"]["sha256"],
-    log:
-        f"{LOGS}/download_ontology.log",
-    benchmark:
-        f"{BENCH}/download_ontology.tsv"
-    conda:
-        "../../envs/corpus.yaml"
-    script:
-        "../scripts/download_ontology.py"
-
-
 rule ontology_terms:
     """Parse the ontology into a term table (id, label, synonyms, definition, CUIs, branch, obsolete) and its coverage."""
     input:

@@ -5,6 +5,7 @@ as sentence-transformers models that ``SentenceTransformer(path)`` loads with st
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,19 @@ def is_hub_id(spec: str) -> bool:
     return not spec.startswith(PACKAGE_PREFIX) and not Path(spec).expanduser().exists() and not looks_like_path(spec)
 
 
+HUB_DIR_ENV = "CLINSENT_HUB_DIR"  # set by the Snakefile for every job: where download_model put each hub id
+
+
+def hub_slug(spec: str) -> str:
+    """The folder name of a Hugging Face id under ``hub_dir``: ``owner/name`` -> ``owner--name``."""
+    return spec.replace("/", "--")
+
+
 def resolve_model(spec: str) -> str:
     """``pkg:<python package>/<folder>`` -> that folder inside the installed package;
-    an existing local path -> itself; anything else is a Hugging Face hub id (downloaded
-    by transformers when online)."""
+    an existing local path -> itself; a Hugging Face id -> the folder the ``download_model``
+    rule fetched it into (``$CLINSENT_HUB_DIR/<owner--name>``, a declared input of every job
+    that loads it), else the id itself (transformers' own cache, outside the workflow)."""
     if spec.startswith(PACKAGE_PREFIX):
         package, _, sub = spec[len(PACKAGE_PREFIX):].partition("/")
         found = importlib.util.find_spec(package)
@@ -44,6 +54,9 @@ def resolve_model(spec: str) -> str:
     if spec.startswith((".", "/", "~")):
         raise InputError("config: base_models", f"local model folder {spec} does not exist",
                          "fix the path, or give a Hugging Face id such as dmis-lab/biobert-v1.1")
+    hub_dir = os.environ.get(HUB_DIR_ENV)
+    if hub_dir and (Path(hub_dir) / hub_slug(spec)).is_dir():
+        return str(Path(hub_dir) / hub_slug(spec))
     return spec
 
 

@@ -1,0 +1,48 @@
+"""Fetch a model named by a Hugging Face id into a local folder: the one network access of a run
+besides the ontology release, made by the local rule ``download_model`` on the host that runs
+Snakemake. Jobs then load the folder offline (:func:`clinsent.models.base.resolve_model`).
+
+This turns the hub switches on for its own process only (:mod:`clinsent.offline` keeps every
+other job offline), downloads a complete snapshot with ``huggingface_hub.snapshot_download`` into
+a hidden folder beside the target, and moves it into place only when whole, so an interrupted
+download leaves nothing that looks complete. Not exercised offline (tests have no network)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from clinsent.errors import InputError
+from clinsent.offline import ONLINE
+
+
+def download_hub_model(repo_id: str, out_dir: str | Path, log: Callable[[str], Any] = print) -> Path:
+    out = Path(out_dir)
+    if "huggingface_hub" in sys.modules:  # it reads the switches once, when imported
+        raise RuntimeError("huggingface_hub was imported before the download turned the network on")
+    os.environ.update(ONLINE)
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
+
+    partial = out.parent / f".{out.name}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        snapshot_download(repo_id=repo_id, local_dir=str(partial))
+    except RepositoryNotFoundError:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise InputError("config: base_models", f"{repo_id!r} is not a model on the Hugging Face hub (or needs a "
+                         "token)", "check the id, log in with `huggingface-cli login`, or give a local folder") from None
+    except (HfHubHTTPError, OSError) as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise InputError(out, f"downloading {repo_id!r} failed ({type(exc).__name__})", "run Snakemake on a host with "
+                         "network access (download_model is a local rule), or download the model elsewhere and give "
+                         "its folder in the config") from exc
+    shutil.rmtree(out, ignore_errors=True)
+    partial.rename(out)
+    log(f"downloaded {repo_id} into {out} ({sum(1 for p in out.rglob('*') if p.is_file())} files)")
+    return out

@@ -1,0 +1,52 @@
+# Downloads, where the network is: the only rules that may touch it, both local rules, so on a
+# cluster they run on the host that runs Snakemake (a login node) before any job needs them;
+# every cluster job then reads local paths and runs offline (clinsent.offline).
+
+
+localrules:
+    download_ontology,
+    download_model,
+
+
+rule download_ontology:
+    """Download the pinned ontology release (URL, version, sha256 from `ontology.release`)."""
+    output:
+        PLAN.ontology_download,
+    params:
+        url=PLAN.ontology_url,
+        sha256=config["ontology"]["release"]["sha256"],
+    log:
+        f"{LOGS}/download_ontology.log",
+    benchmark:
+        f"{BENCH}/download_ontology.tsv"
+    conda:
+        "../../envs/corpus.yaml"
+    script:
+        "../scripts/download_ontology.py"
+
+
+rule download_model:
+    """Fetch one model named by a Hugging Face id (base_models, or a method's extra model) into
+    `hub_dir`/<owner--name>: a complete snapshot, moved into place only when whole."""
+    output:
+        directory(f"{PLAN.hub_dir}/{{hub}}"),
+    params:
+        repo_id=lambda wc: wc.hub.replace("--", "/"),
+    log:
+        f"{LOGS}/download_model/{{hub}}.log",
+    benchmark:
+        f"{BENCH}/download_model/{{hub}}.tsv"
+    conda:
+        "../../envs/train.yaml"
+    script:
+        "../scripts/download_model.py"
+
+
+# Snakemake's dry run does not say which jobs are local ("we don't know how the user wants to
+# execute"): say it here, from Snakemake's own record, for the downloads this run plans.
+if (PLAN.hub_models or not config["ontology"]["path"]) and not workflow.remote_exec:
+    _downloads = {k: v for k, v in PLAN.jobs().items() if k in ("download_model", "download_ontology")}
+    _local = [f"{name} ({n})" for name, n in _downloads.items() if n and workflow.is_local(getattr(rules, name).rule)]
+    if _local:
+        print(f"downloads as local rules, on this host before any job that needs them: {', '.join(_local)}",
+              file=sys.stderr)
