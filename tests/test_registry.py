@@ -184,7 +184,8 @@ def test_train_jobs_depend_only_on_what_the_curve_reads() -> None:
 
 def test_local_extra_models_are_train_inputs(tmp_path: Path) -> None:
     """A local definition encoder folder is declared as an input of the MED-SE train job (a
-    change to it reruns the job), a hub id is not."""
+    change to it reruns the job); a hub id's input is the folder the local download_model job
+    fetches it into."""
     folder = tmp_path / "definition-model"
     folder.mkdir()
     cfg = _cfg()
@@ -198,7 +199,9 @@ def test_local_extra_models_are_train_inputs(tmp_path: Path) -> None:
     train_blocks = [b for b in run.stdout.split("\n\n") if "rule train:" in b]
     medse = [b for b in train_blocks if "models/medse/" in b]
     assert medse and all(str(folder) in b for b in medse)
-    assert not any("biobert" in b for b in train_blocks if "models/hub/" in b)
+    hub = [b for b in train_blocks if "models/hub/" in b]
+    assert hub and all("downloads/hub/dmis-lab--biobert-v1.1" in b for b in hub)
+    assert "output: downloads/hub/dmis-lab--biobert-v1.1" in run.stdout
 
 
 @pytest.mark.parametrize(("methods", "message"), [
