@@ -104,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         for item in args.set:
             key, value = _parse_set(item)
             values[key] = value
-        base = os.path.relpath(REPO / PAPERS[args.paper], Path.cwd()) if (REPO / PAPERS[args.paper]).is_relative_to(
-            Path.cwd()) else str(REPO / PAPERS[args.paper])
+        paper = REPO / PAPERS[args.paper]  # relative when run inside the repository, as configs' paths are
+        base = str(paper.relative_to(Path.cwd())) if paper.is_relative_to(Path.cwd()) else str(paper)
         text = render(args.paper, base, values, required)
     except InputError as exc:
         print(exc, file=sys.stderr)

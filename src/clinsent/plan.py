@@ -37,7 +37,7 @@ from clinsent.errors import InputError
 from clinsent.experiments import Grid, split_run
 from clinsent.finetune.config import CROSS_ENCODER, FinetuneEntry, resolve_finetunes
 from clinsent.methods.config import MethodEntry, resolve_methods, run_models
-from clinsent.models.base import hub_slug, is_hub_id
+from clinsent.models.base import PACKAGE_PREFIX, hub_slug, is_hub_id
 from clinsent.ontology.download import release_url
 from clinsent.registry import load_plugins
 from clinsent.report.kinds.base import Kind, TableKind, check_entries
@@ -197,6 +197,11 @@ class Plan:
         return path if not self.placeholders_ok or os.path.exists(path) else []
 
     @property
+    def notes_paths(self) -> list[str]:
+        """The notes' file(s) (``notes.path``: a path or a list of them)."""
+        return _as_paths((self.config.get("notes") or {}).get("path"))
+
+    @property
     def hub_dir(self) -> str:
         return str(self.config.get("hub_dir") or "downloads/hub")
 
@@ -210,7 +215,7 @@ class Plan:
         runs on the submitting host before any job that loads the model). Packaged models are not
         the DAG's."""
         return [self.hub_folder(s) if is_hub_id(s) else s for s in specs
-                if not s.startswith("pkg:") and (is_hub_id(s) or os.path.exists(s))]
+                if not s.startswith(PACKAGE_PREFIX) and (is_hub_id(s) or os.path.exists(s))]
 
     def user_files(self) -> list[tuple[str, str]]:
         """(config key, path) of every input file the user supplies: the notes, the MedCAT pack, a
@@ -218,12 +223,9 @@ class Plan:
         Files under the results folder are the DAG's own and are left out."""
         from clinsent.corpus.sentences import corpus_paths
 
-        def paths(value: Any) -> list[str]:
-            return [value] if isinstance(value, str) else [str(v) for v in value or [] if isinstance(v, str)]
-
-        found = [("notes.path", p) for p in paths((self.config.get("notes") or {}).get("path"))]
+        found = [("notes.path", p) for p in self.notes_paths]
         found += [(f"{section}.{key}", p) for section, key in (("ner", "model_pack"), ("ontology", "path"))
-                  for p in paths((self.config.get(section) or {}).get(key))]
+                  for p in _as_paths((self.config.get(section) or {}).get(key))]
         for name, e in self.eval_sets.items():
             entry = self.config["eval_sets"][name]
             for f in e.task.files():
@@ -495,7 +497,7 @@ def check_model_folders(plan: Plan) -> None:
     """A model entry written as a path (:func:`clinsent.models.base.looks_like_path`) must be an
     existing folder: it is never taken for a Hugging Face id, so a typo stops the dry run here
     rather than a job (or a download attempt) later. ``placeholders_ok`` lets it be missing."""
-    from clinsent.models.base import PACKAGE_PREFIX, looks_like_path
+    from clinsent.models.base import looks_like_path
 
     if plan.placeholders_ok:
         return
@@ -534,9 +536,9 @@ def check_doc_task_categories(config: Mapping[str, Any]) -> None:
         return
     kept = {str(c).strip() for c in ingested}
     for name, entry in (config.get("doc_tasks") or {}).items():
-        wanted = [*(entry.get("categories") or [])] if entry.get("label", "category") == "category" \
-            else [entry.get("note_category", "Discharge summary")]
-        key = "categories" if entry.get("label", "category") == "category" else "note_category"
+        by_category = entry.get("label", "category") == "category"
+        key = "categories" if by_category else "note_category"
+        wanted = list(entry.get("categories") or []) if by_category else [entry.get("note_category", "Discharge summary")]
         for i, category in enumerate(wanted):
             if str(category).strip() not in kept:
                 raise InputError(f"config: doc_tasks.{name}.{key}" + (f"[{i}]" if key == "categories" else ""),
@@ -552,9 +554,7 @@ def check_shown_texts(plan: Plan) -> None:
     read, before any job; the scan of the shared files (:mod:`clinsent.phi`) stays as a tripwire."""
     from clinsent.phi import derived_from_notes
 
-    path = (plan.config.get("notes") or {}).get("path")
-    notes = [str(p) for p in ([path] if isinstance(path, str) else path or [])]
-    derived = {name: next((f for f in e.task.files() if derived_from_notes(f, plan.results, notes)), None)
+    derived = {name: next((f for f in e.task.files() if derived_from_notes(f, plan.results, plan.notes_paths)), None)
                for name, e in plan.eval_sets.items()}
     for name, e in plan.eval_sets.items():
         if e.text_shareable and derived[name]:
@@ -570,6 +570,11 @@ def check_shown_texts(plan: Plan) -> None:
                 raise InputError(f"config: {where}", f"shows texts of eval set {name!r}, which is not marked "
                                  "text_shareable", f"set eval_sets.{name}.text_shareable: true if its texts are "
                                  "public (never for credentialed data such as MedNLI or ClinicalSTS), or drop the entry")
+
+
+def _as_paths(value: Any) -> list[str]:
+    """A config value that is a path or a list of paths (None: none)."""
+    return [value] if isinstance(value, str) else [str(v) for v in value or [] if isinstance(v, str)]
 
 
 def _paths(value: Any) -> list[str]:

@@ -103,8 +103,7 @@ def primary_diagnoses(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame({"hadm_id": first["HADM_ID"].astype(np.int64), "code": first["ICD9_CODE"].str.strip()})
 
 
-def label_documents(docs: pd.DataFrame, s: DocTaskSettings,
-                    name: str = "<name>") -> tuple[pd.DataFrame, dict[str, Any]]:
+def label_documents(docs: pd.DataFrame, s: DocTaskSettings, name: str) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Documents with a ``label`` column, and what was dropped."""
     report: dict[str, Any] = {"documents": int(len(docs))}
     if s.label == "category":

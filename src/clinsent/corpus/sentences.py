@@ -66,13 +66,16 @@ def _column(path: str, column: str, where: str) -> list[str]:
 
     values = pq.read_table(path, columns=[column]).column(column).combine_chunks()
     if pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type):
-        for row, cell in enumerate(values.to_pylist(), start=1):  # bytes: UTF-8, else name the row
-            try:
-                cell is None or cell.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"{path}: column {column!r}, row {row}", f"byte {exc.start + 1} of the cell is not "
-                                 "UTF-8", "write the column as UTF-8 text") from None
-        values = values.cast(pa.string())
+        try:  # bytes: pyarrow's cast checks UTF-8; only a failed one is walked to name the row
+            values = values.cast(pa.string())
+        except pa.ArrowInvalid:
+            for row, cell in enumerate(values.to_pylist(), start=1):
+                try:
+                    cell is None or cell.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"{path}: column {column!r}, row {row}", f"byte {exc.start + 1} of the cell is "
+                                     "not UTF-8", "write the column as UTF-8 text") from None
+            raise
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type) or pa.types.is_null(values.type)):
         raise InputError(f"{path}: column {column!r}", f"holds {values.type}, not text", f"point `{where}.column` at "
                          "the column of sentences")

@@ -51,7 +51,7 @@ def resolve_model(spec: str) -> str:
         return str(path)
     if Path(spec).expanduser().exists():
         return str(Path(spec).expanduser())
-    if spec.startswith((".", "/", "~")):
+    if looks_like_path(spec):
         raise InputError("config: base_models", f"local model folder {spec} does not exist",
                          "fix the path, or give a Hugging Face id such as dmis-lab/biobert-v1.1")
     hub_dir = os.environ.get(HUB_DIR_ENV)
