@@ -12,7 +12,7 @@ import yaml
 
 from clinsent.errors import InputError
 from clinsent.newconfig import PAPERS, main, required_files
-from clinsent.overlay import merge, resolve_base
+from clinsent.overlay import keep_only, merge, resolve_base
 from clinsent.plan import _load_config, build_plan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,6 +36,52 @@ def test_a_base_chain_is_read_and_a_cycle_or_a_missing_base_is_named(tmp_path: P
         resolve_base({"base": "c.yaml"})
     with pytest.raises(InputError, match=r"^config: base: nowhere\.yaml does not exist"):
         resolve_base({"base": "nowhere.yaml"})
+
+
+BASE = {"base_models": {"bert": "b", "bio": "c"}, "methods": {"lm": {}, "simcse": {}, "medse": {}},
+        "report": {"base_model": "bio"},
+        "tables": {"t": {"rows": [{"label": "A", "cells": ["lm", "simcse@bert"]}, {"label": "B", "cells": ["medse@bert", None]},
+                                  {"label": "C", "cells": [None, "medse"]}]},
+                   "only_bert": {"rows": [{"label": "A", "cells": ["lm@bert"]}]},
+                   "cited": {"kind": "cited", "rows": [{"label": "X", "paper": [[None, "0.5"]]}]},
+                   "examples": {"kind": "retrieval_examples", "runs": ["lm", "medse@bert"]}},
+        "figures": {"f": {"points": [{"label": "p", "run": "simcse"}, {"label": "q", "run": "lm@bert"}]},
+                    "series": {"kind": "fraction", "series": [{"label": "s", "points": [{"x": 1, "run": "medse"}]}]}},
+        "finetune": {"ft": {"methods": ["lm", "medse"]}}}
+
+
+def test_keep_and_drop_leave_entries_out_with_every_cell_and_item_citing_them() -> None:
+    out = keep_only(BASE, {"base_models": ["bio"]}, "b.yaml", None, {"methods": ["medse"]})
+    assert list(out["base_models"]) == ["bio"] and list(out["methods"]) == ["lm", "simcse"]
+    # a cell citing a gone method or base model empties; a row left with no cell leaves
+    assert out["tables"]["t"]["rows"] == [{"label": "A", "cells": ["lm", None]}]
+    assert "only_bert" not in out["tables"] and "series" not in out["figures"]  # nothing left: the entry leaves
+    assert out["tables"]["cited"] == BASE["tables"]["cited"]  # paper numbers only: untouched (null cells stay)
+    assert out["tables"]["examples"]["runs"] == ["lm"]
+    assert out["figures"]["f"]["points"] == [{"label": "p", "run": "simcse"}]
+    assert out["finetune"]["ft"]["methods"] == ["lm"]
+    assert BASE["tables"]["t"]["rows"][0]["cells"] == ["lm", "simcse@bert"]  # the base is not touched
+    # a cell without @ runs on the overlay's report.base_model when it names one
+    moved = keep_only(BASE, {"base_models": ["bert"]}, "b.yaml", "bert")
+    assert moved["tables"]["t"]["rows"][0]["cells"] == ["lm", "simcse@bert"]
+    assert keep_only(BASE, {"base_models": ["bert"]}, "b.yaml")["tables"]["t"]["rows"] == \
+        [{"label": "A", "cells": [None, "simcse@bert"]}, {"label": "B", "cells": ["medse@bert", None]}]
+
+
+def test_keep_names_what_the_base_lacks_and_needs_a_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(InputError, match=r"^config: keep\.methods: names 'simcce', which is not a key of the base's "
+                                         r"methods \(closest: 'simcse'\)\. Fix: "):
+        keep_only(BASE, {"methods": ["lm", "simcce"]}, "b.yaml")
+    with pytest.raises(InputError, match=r"^config: drop\.seeds: the base has no mapping 'seeds'"):
+        keep_only({**BASE, "seeds": [0]}, {}, "b.yaml", None, {"seeds": ["0"]})
+    with pytest.raises(InputError, match=r"^config: keep: has no base config"):
+        resolve_base({"keep": {"methods": []}})
+    monkeypatch.chdir(tmp_path)
+    Path("a.yaml").write_text(yaml.safe_dump(BASE))
+    config = {"base": "a.yaml", "keep": {"methods": ["lm"]}, "drop": {"tables": ["cited"]}, "methods": {"new": {}}}
+    resolved = resolve_base(config)
+    assert list(resolved["methods"]) == ["lm", "new"] and "keep" not in resolved and "drop" not in resolved
+    assert set(resolved["tables"]) == {"t", "only_bert", "examples"}
 
 
 @pytest.mark.parametrize("paper", sorted(PAPERS))

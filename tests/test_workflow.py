@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from clinsent.demo.notes import generate_notes, write_noteevents
+from clinsent.overlay import resolve_base
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo"
@@ -77,6 +78,11 @@ def _snakemake_offline(workdir: Path, audit: Path, *args: str) -> subprocess.Com
     prefix = ["unshare", "-n"] if _unshare_works() else []
     return subprocess.run([*prefix, *SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True,
                           env=env, timeout=1500)
+
+
+def _twin(name: str) -> dict:
+    """A paper's demo twin as the workflow reads it: its ``base`` (the paper config) underneath."""
+    return resolve_base(yaml.safe_load((REPO / "config" / "paper" / name).read_text()), root=REPO)
 
 
 def _report_categories(html: Path) -> dict[str, list[str]]:
@@ -279,7 +285,7 @@ def test_paper_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) ->
     table gets a number, Figure 2 has every point, and checkpoints are cleaned up. Selection on one
     set and scoring on another is the whole-DAG test's."""
     small = _config(tmp_path, tiny_bert)
-    cfg = yaml.safe_load((REPO / "config" / "paper" / "medse-demo.yaml").read_text())
+    cfg = _twin("medse-demo.yaml")
     cfg.update({k: small[k] for k in ("notes", "corpus", "ontology", "batching")})
     cfg.update(eval_sets={"test": small["eval_sets"]["test"]}, selection_set="test")
     cfg.update(results="results", base_models={"minilm": str(tiny_bert)}, seeds=[0],
@@ -323,7 +329,7 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) 
     words, swap and punctuation on Chinese characters, each at one rate; Table 2 still shows all
     five on an English sentence): the rows of the other rates and the other language's copies
     are left out of Tables 4 and 5 here (13 train, 19 embed and 19 evaluate jobs fewer)."""
-    cfg = yaml.safe_load((REPO / "config" / "paper" / "augment-demo.yaml").read_text())
+    cfg = _twin("augment-demo.yaml")
     del cfg["eval_sets"]["biosses_dev"]
     cfg["selection_set"] = "biosses"
     repeats = {"wd20", "wd30", "rc20", "rc30", "si", "rs", "pi", "wd10_zh", "wd20_zh", "wd30_zh", "rc10_zh", "rc20_zh",
@@ -384,7 +390,7 @@ def _paper_heads(table: dict) -> list[str]:
 
 
 def _pair_paper_config(tmp_path: Path, name: str, tiny_bert: Path) -> dict:
-    cfg = yaml.safe_load((REPO / "config" / "paper" / name).read_text())
+    cfg = _twin(name)
     for entry in [*cfg.get("sentence_corpora", {}).values(), *cfg["eval_sets"].values(),
                   *cfg.get("training_data", {}).values()]:
         for key in ("path", "dev_path", "test_path", "gold"):
@@ -494,7 +500,7 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     and both document tasks, continued MLM, DeCLUTR and note-category pre-training, the frozen,
     fine-tuned, k-layers-frozen and few-shot settings, every analysis, every table and figure;
     no sentence splitting or NER; retraining one method reruns its own downstream jobs only."""
-    cfg = yaml.safe_load((REPO / "config" / "paper" / "healthcare-lm-demo.yaml").read_text())
+    cfg = _twin("healthcare-lm-demo.yaml")
     old = cfg["results"]
     cfg.update(results="results", base_models={"roberta": str(tiny_bert)}, seeds=[0])
     cfg["notes"]["path"] = str(REPO / cfg["notes"]["path"])

@@ -1,9 +1,20 @@
 """A config read on top of another: ``base: config/paper/medse.yaml`` in a config makes that file
 the starting point, and the config states only what differs (a user's own files and results
-folder, written by ``python -m clinsent new-config``). Mappings merge key by key, recursively;
-any other value (a list, a string, a number, null) replaces the base's. A base may itself have
-a base; a cycle is an error. Relative ``base`` paths are from the workflow's directory, like
-every other path of a config."""
+folder, written by ``python -m clinsent new-config``; a paper's demo twin). Mappings merge key by
+key, recursively; any other value (a list, a string, a number, null) replaces the base's. A base
+may itself have a base; a cycle is an error. Relative ``base`` paths are from the workflow's
+directory, like every other path of a config.
+
+Merging can add and change but not remove, so an overlay may also say which of the base's
+entries it keeps: ``keep: {methods: [lm, medse_replace], base_models: [biobert]}`` leaves the
+base's other methods and base models out, and with them every table cell and figure item that
+cites one (a cell becomes empty; an item, or a row whose cells are all empty, leaves; a table or
+figure left with an empty list of rows or items leaves). ``keep: {eval_sets: []}`` drops all of
+the base's eval sets, so the overlay states its own whole; ``drop: {methods: [a, b]}`` is the
+complement (every entry but these). Both are applied to the base before the overlay is merged on
+top, and name entries of top-level mappings (methods, base_models, eval_sets, tables, figures,
+finetune, ...); a name the base lacks is an error.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
+from clinsent.registry import did_you_mean
+
+# top-level sections whose entries cite runs
+_CITING = ("tables", "figures")
+_EMPTIED = object()  # what _prune returns for a node whose list of rows or items became empty
 
 
 def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -26,15 +42,100 @@ def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def resolve_base(config: dict[str, Any], seen: tuple[str, ...] = ()) -> dict[str, Any]:
-    """``config`` with its ``base`` chain read underneath, in place (Snakemake's ``config`` is
-    one dict that every rule and job sees); a config without ``base`` is returned unchanged."""
+def keep_only(base: dict[str, Any], keep: Mapping[str, Any], where: str, default_base: str | None = None,
+              drop: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``base`` with only the entries ``keep`` names (and without those ``drop`` names) in each
+    section they name, and the table cells and figure items that cite a method or base model
+    left out pruned (see the module). ``default_base`` is the overlay's ``report.base_model`` (a
+    cell without ``@`` runs on it)."""
+    out = copy.deepcopy(base)
+    for word, spec in (("keep", keep), ("drop", drop or {})):
+        if not isinstance(spec, Mapping):
+            raise InputError(f"config: {word} ({where})", "is not a mapping of section -> names",
+                             f"write {word}: {{methods: [a, b]}}")
+        for section, names in spec.items():
+            have = out.get(section)
+            if not isinstance(have, Mapping):
+                raise InputError(f"config: {word}.{section}", f"the base has no mapping {section!r} to {word} entries of",
+                                 "name a top-level section of the base that is a mapping (methods, base_models, eval_sets, ...)")
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise InputError(f"config: {word}.{section}", "is not a list of names", "write a list, e.g. [a, b] (or [] for none)")
+            for name in names:
+                if name not in have:
+                    raise InputError(f"config: {word}.{section}", f"names {name!r}, which is not a key of the base's {section}"
+                                     f"{did_you_mean(name, list(have))}", "name an entry of the base config or correct the name")
+            out[section] = {k: v for k, v in have.items() if (k in names) == (word == "keep")}
+    gone_methods = set(base.get("methods") or {}) - set(out.get("methods") or {})
+    gone_bases = set(base.get("base_models") or {}) - set(out.get("base_models") or {})
+    if not (gone_methods or gone_bases):
+        return out
+    bases = list(base.get("base_models") or {})
+    default = default_base or (base.get("report") or {}).get("base_model") or (bases[0] if bases else "")
+
+    def gone(ref: Any) -> bool:
+        if not isinstance(ref, str):
+            return False
+        method, _, on = ref.partition("@")
+        return method in gone_methods or (on or default) in gone_bases
+
+    for section in _CITING:
+        entries = out.get(section)
+        if isinstance(entries, Mapping):
+            out[section] = {k: e for k, e in ((k, _prune(e, gone)) for k, e in entries.items()) if e is not _EMPTIED}
+    for entry in (out.get("finetune") or {}).values():  # a fine-tune entry's `methods` names methods
+        if isinstance(entry, dict) and isinstance(entry.get("methods"), list):
+            entry["methods"] = [m for m in entry["methods"] if m not in gone_methods]
+    return out
+
+
+def _prune(node: Any, gone: Any) -> Any:
+    """``node`` without what ``gone`` says is gone; _EMPTIED when a list of rows or items it had became empty."""
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "cells" and isinstance(value, list):
+                value = [None if gone(c) else c for c in value]
+            elif key == "runs" and isinstance(value, list):
+                value = [r for r in value if not gone(r)]
+                if not value:
+                    return _EMPTIED
+            elif isinstance(value, (dict, list)):
+                value = _prune(value, gone)
+                if value is _EMPTIED:
+                    return _EMPTIED
+            out[key] = value
+        return out
+    if isinstance(node, list):
+        items = []
+        for item in node:
+            if isinstance(item, dict) and gone(item.get("run")):
+                continue
+            if isinstance(item, dict) and isinstance(item.get("cells"), list) and any(item["cells"]) \
+                    and not any(c for c in item["cells"] if not gone(c)):
+                continue
+            pruned = _prune(item, gone)
+            if pruned is _EMPTIED:
+                return _EMPTIED
+            items.append(pruned)
+        return items if items or not node else _EMPTIED
+    return node
+
+
+def resolve_base(config: dict[str, Any], seen: tuple[str, ...] = (), root: Path | None = None) -> dict[str, Any]:
+    """``config`` with its ``base`` chain read underneath (and its ``keep`` and ``drop`` applied
+    to it), in place (Snakemake's ``config`` is one dict that every rule and job sees); a config
+    without ``base`` is returned unchanged. A relative ``base`` is from ``root`` (default: the
+    working directory, the workflow's)."""
     import yaml
 
     name = config.get("base")
     if not name:
+        for word in ("keep", "drop"):
+            if config.get(word):
+                raise InputError(f"config: {word}", f"has no base config to {word} entries of", f"add base: <a config file> or remove {word}")
+            config.pop(word, None)
         return config
-    path = Path(str(name))
+    path = Path(str(name)) if root is None else root / str(name)
     if str(path) in seen:
         raise InputError("config: base", f"{path} is its own base (through {' -> '.join(seen)})", "break the cycle")
     if not path.is_file():
@@ -43,8 +144,10 @@ def resolve_base(config: dict[str, Any], seen: tuple[str, ...] = ()) -> dict[str
     under = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     if not isinstance(under, dict):
         raise InputError(path, "is not a mapping of config keys", "point `base` at a config file")
-    under = resolve_base(under, (*seen, str(path)))
-    merged = merge(under, {k: v for k, v in config.items() if k != "base"})
+    under = resolve_base(under, (*seen, str(path)), root)
+    under = keep_only(under, config.get("keep") or {}, str(path), (config.get("report") or {}).get("base_model"),
+                      config.get("drop") or {})
+    merged = merge(under, {k: v for k, v in config.items() if k not in ("base", "keep", "drop")})
     config.clear()
     config.update(merged)
     return config
