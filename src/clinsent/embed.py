@@ -40,12 +40,27 @@ def embed_texts(model: Any, texts: list[str], batch_size: int = 64) -> pd.DataFr
     return pd.DataFrame({"id": np.arange(len(texts), dtype=np.int32), "text": texts, "vector": list(vectors)})
 
 
-def embeddings_table(df: pd.DataFrame) -> pa.Table:
-    """Arrow table with the vector as fixed_size_list<float32>."""
+def embeddings_table(df: pd.DataFrame, encode_seconds: float | None = None) -> pa.Table:
+    """Arrow table with the vector as fixed_size_list<float32>; ``encode_seconds`` (the time the
+    model took to encode the texts) is kept in the schema's metadata (:func:`encode_seconds`)."""
     dim = len(df["vector"].iloc[0]) if len(df) else 0
     flat = np.concatenate(df["vector"].to_list()).astype(np.float32) if len(df) else np.zeros(0, np.float32)
     vec = pa.FixedSizeListArray.from_arrays(pa.array(flat, type=pa.float32()), dim)
-    return pa.table({"id": pa.array(df["id"], pa.int32()), "text": pa.array(df["text"], pa.string()), "vector": vec})
+    table = pa.table({"id": pa.array(df["id"], pa.int32()), "text": pa.array(df["text"], pa.string()), "vector": vec})
+    if encode_seconds is None:
+        return table
+    return table.replace_schema_metadata({ENCODE_SECONDS: f"{encode_seconds:.6f}"})
+
+
+ENCODE_SECONDS = "clinsent.encode_seconds"
+
+
+def encode_seconds(path: str | Path) -> float | None:
+    """The encoding time an embeddings file records (None for a file written without it)."""
+    import pyarrow.parquet as pq
+
+    value = (pq.read_schema(path).metadata or {}).get(ENCODE_SECONDS.encode())
+    return float(value) if value is not None else None
 
 
 def read_embeddings(path: str | Path) -> tuple[list[str], np.ndarray]:

@@ -212,10 +212,10 @@ class Plan:
     def model_inputs(self, specs: Iterable[str]) -> list[str]:
         """The files behind model specs that a job declares as inputs: a local folder, or the folder
         ``download_model`` fetches a Hugging Face id into (a DAG edge: the download, a local rule,
-        runs on the submitting host before any job that loads the model). Packaged models are not
-        the DAG's."""
+        runs on the submitting host before any job that loads the model; a folder under the results
+        folder, a model this config trains: the benchmark's). Packaged models are not the DAG's."""
         return [self.hub_folder(s) if is_hub_id(s) else s for s in specs
-                if not s.startswith(PACKAGE_PREFIX) and (is_hub_id(s) or os.path.exists(s))]
+                if not s.startswith(PACKAGE_PREFIX) and (is_hub_id(s) or os.path.exists(s) or s.startswith(f"{self.results}/"))]
 
     def user_files(self) -> list[tuple[str, str]]:
         """(config key, path) of every input file the user supplies: the notes, the MedCAT pack, a
@@ -440,6 +440,10 @@ class Plan:
             counts["slim_pack"] = int(bool(self.config["ner"]["model_pack"] and self.config["ner"]["slim_pack"]))
         counts["ingest_notes"] = int(self.notes and (self.note_sentences or documents or self.phi_scan))
         counts["phi_sample"] = counts["phi_scan"] = int(self.phi_scan)
+        if self.config.get("models"):
+            from clinsent.benchmark.plan import benchmark_models
+
+            counts["mteb_results"] = len(benchmark_models(self))
         return {k: v for k, v in sorted(counts.items()) if v}
 
 
@@ -591,11 +595,14 @@ def _load_config(path: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
     import yaml
     from snakemake.utils import validate
 
+    from clinsent.benchmark.models import expand as expand_models, leave_out_missing
     from clinsent.overlay import resolve_base
 
     config = yaml.safe_load(Path(path).read_text()) or {}
     config.update(overrides)
     resolve_base(config)
+    leave_out_missing(config)
+    expand_models(config)
     validate(config, str(Path(__file__).resolve().parents[2] / "config" / "schema.yaml"))
     return config
 

@@ -1,4 +1,6 @@
-"""Snakemake script: embeddings of one eval set's texts with one selected model."""
+"""Snakemake script: embeddings of one eval set's texts with one selected model (and the encoding time)."""
+import time
+
 import pyarrow.parquet as pq
 import torch
 
@@ -11,5 +13,8 @@ smk = snakemake  # noqa: F821
 setup_logging(smk)
 torch.set_num_threads(smk.threads)  # the rule's `threads` (capped at --cores; sbatch --cpus-per-task)
 task = task_from_params(smk.wildcards.eval_set, smk.params.eval_set)
+texts, model = task.texts(), load_encoder(smk.input.model)
+start = time.perf_counter()
+rows = embed_texts(model, texts)
 with atomic_path(smk.output[0], ".parquet") as tmp:
-    pq.write_table(embeddings_table(embed_texts(load_encoder(smk.input.model), task.texts())), tmp)
+    pq.write_table(embeddings_table(rows, time.perf_counter() - start), tmp)

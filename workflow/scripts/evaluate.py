@@ -1,5 +1,7 @@
 """Snakemake script: metrics of one eval set's embeddings (after the method's post-processing)."""
-from clinsent.embed import read_embeddings
+import time
+
+from clinsent.embed import encode_seconds, read_embeddings
 from clinsent.io import write_json
 from clinsent.postprocess.apply import postprocess
 from clinsent.smk import setup_logging
@@ -11,6 +13,8 @@ task = task_from_params(smk.wildcards.eval_set, smk.params.eval_set)
 texts, vectors = read_embeddings(smk.input.embeddings)
 vectors = postprocess(vectors, smk.params.postprocess, seed=int(smk.wildcards.seed),
                       whitening_dims=smk.params.whitening_dims)
+start = time.perf_counter()
 metrics = task.score(texts, vectors)
-log.info("task=%s postprocess=%s %s", task.name, smk.params.postprocess, metrics)
-write_json({**metrics, "postprocess": smk.params.postprocess}, smk.output[0])
+seconds = time.perf_counter() - start + (encode_seconds(smk.input.embeddings) or 0.0)  # encoding + scoring
+log.info("task=%s postprocess=%s %s (%.2f s)", task.name, smk.params.postprocess, metrics, seconds)
+write_json({**metrics, "postprocess": smk.params.postprocess, "seconds": round(seconds, 4)}, smk.output[0])

@@ -18,7 +18,7 @@ import abc
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TYPE_CHECKING, cast
 
 from clinsent.data import DataNeed
 from clinsent.data.plan import SentencePlan
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the loss side needs torch; the settings side never imports 
     from clinsent.losses.base import MethodLoss
     from clinsent.models.encoder import Encoder
 
-Pooling = Literal["cls", "cls_mlp", "cls_before_pooler", "mean", "first_last"]
+Pooling = Literal["cls", "cls_mlp", "cls_before_pooler", "mean", "first_last", "model"]
 TRAINED_HEAD_POOLINGS = ("cls_mlp",)  # poolings whose MLP is part of the model: only a trained objective has one
 
 
@@ -39,7 +39,9 @@ class MethodSettings:
 
     pooling: Pooling = knob("first_last", "cls (SimCSE-family objectives train it through an MLP that is not saved), "
                                           "cls_mlp (that MLP trained and kept at test: SimCSE's supervised recipe), "
-                                          "cls_before_pooler, mean, first_last (mean of layer first_layer and the last)")
+                                          "cls_before_pooler, mean, first_last (mean of layer first_layer and the last), "
+                                          "model (the base model's own sentence-transformers pooling, cls or mean: "
+                                          "clinsent.models.st_config)")
     first_layer: int = knob(1, "first layer of first_last; 0 is the embedding layer (SimCSE's early code)", minimum=0)
     max_length: int = knob(128, "tokens per sentence", minimum=8)
     eval_batch_size: int = knob(64, "batch size when the trainer embeds the curve sets", minimum=1)
@@ -114,6 +116,16 @@ class Method(abc.ABC):
         changes: dict[str, Any] = {f.name: paths[v] for f in dataclasses.fields(self.settings)
                                    if isinstance(v := getattr(self.settings, f.name), str) and v in paths}
         return type(self)(dataclasses.replace(self.settings, **changes)) if changes else self
+
+    def with_own_pooling(self, folder: str) -> Method:
+        """This method with ``pooling: model`` replaced by the pooling the base model's folder
+        configures (:func:`clinsent.models.st_config.own_pooling`; the train job does this)."""
+        if self.settings.pooling != "model":
+            return self
+        from clinsent.models.st_config import own_pooling
+
+        own = cast(Pooling, own_pooling(folder, "methods.<name>.pooling: model"))
+        return type(self)(dataclasses.replace(self.settings, pooling=own))
 
     def curve_statistics(self) -> list[str]:
         """The statistics the loss logs at each eval step (curve columns ``stat_<name>``, see

@@ -4,6 +4,8 @@ as mean ± std over seeds (sample std, ddof=1; a single seed shows the mean alon
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -34,10 +36,18 @@ def results_table(summary: pd.DataFrame, eval_sets: dict[str, str], methods: lis
     return pd.DataFrame(rows, columns=["base_model", "method", "seeds", *heads.values()])
 
 
+def _cells(table: pd.DataFrame, bold: Any, escape: Any = str) -> list[list[str]]:
+    """Each row's cells as text (``escape``d), ``bold(text)`` around those in ``table.attrs['bold']``
+    ((row, column) pairs: a leaderboard's best of each column)."""
+    marked = {(int(i), str(c)) for i, c in table.attrs.get("bold", [])}
+    return [[bold(escape(str(v))) if (i, str(c)) in marked else escape(str(v))
+             for c, v in zip(table.columns, row, strict=True)] for i, row in enumerate(table.itertuples(index=False))]
+
+
 def to_markdown(table: pd.DataFrame, caption: str) -> str:
     cols = list(table.columns)
     lines = [f"**{caption}**", "", "| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    lines += ["| " + " | ".join(row) + " |" for row in _cells(table, lambda t: f"**{t}**")]
     return "\n".join(lines) + "\n"
 
 
@@ -51,6 +61,6 @@ def to_latex(table: pd.DataFrame, caption: str) -> str:
     cols = list(table.columns)
     lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{ll" + "c" * (len(cols) - 2) + "}", r"\toprule",
              " & ".join(_tex_escape(c) for c in cols) + r" \\", r"\midrule"]
-    lines += [" & ".join(_tex_escape(str(v)) for v in row) + r" \\" for row in table.itertuples(index=False)]
+    lines += [" & ".join(row) + r" \\" for row in _cells(table, lambda t: rf"\textbf{{{t}}}", _tex_escape)]
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex_escape(caption)}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"

@@ -23,7 +23,7 @@ from clinsent.registry import did_you_mean
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 from clinsent.tasks import TASKS, Task
 
-ENTRY_KEYS = ("task", "curve", "base_models", "evaluate", "embed_from", "text_shareable")
+ENTRY_KEYS = ("task", "curve", "base_models", "evaluate", "embed_from", "text_shareable", "optional")
 
 
 @dataclass(frozen=True)

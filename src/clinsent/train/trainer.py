@@ -39,7 +39,7 @@ import torch
 from clinsent.data import TrainingData
 from clinsent.losses.base import MethodLoss
 from clinsent.methods.base import Method, TrainedSettings, rows_source
-from clinsent.models.base import load_transformer, sentence_transformer
+from clinsent.models.base import load_transformer, resolve_model, sentence_transformer
 from clinsent.models.encoder import Encoder
 from clinsent.models.pooling import MlpHead, pooling_spec
 from clinsent.settings import to_config
@@ -143,6 +143,7 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     """
     if selection_set is not None and selection_set not in eval_sets:
         raise ValueError(f"selection set {selection_set!r} is not among the eval sets {sorted(eval_sets)}")
+    method = method.with_own_pooling(resolve_model(base_model))
     s = method.settings
     trained = method.trains
     if trained and data is None:

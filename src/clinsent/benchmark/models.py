@@ -1,0 +1,140 @@
+"""The benchmark's ``models:`` and ``benchmark:`` sections, read into the grid every paper
+config uses, so scoring a model is the same train (here: wrap), embed and evaluate jobs:
+
+- each model becomes a base model (a Hugging Face id, fetched by the local rule
+  ``download_model``; a local folder; ``pkg:`` a packaged one; or ``run: method@base_model`` with
+  ``results:`` and ``seed:``, the model a paper config trained: that results folder's saved model);
+  ``run:`` without ``results:`` is a run of this config's own ``methods``, cited as it is (trained
+  here, every seed);
+- each pooling in use becomes an untrained method ``as_is_<pooling>`` (``objective: none``, one
+  seed): ``pooling: model`` (the default) is the model's own sentence-transformers pooling
+  (:mod:`clinsent.models.st_config`), else one of ours, given per model;
+- the leaderboard table (kind ``leaderboard``) and its heatmap (kind ``heatmap``) cite
+  ``as_is_<pooling>@<model>`` for every model on every task, with the papers' published figures
+  (``paper:``) beside ours.
+
+An eval set marked ``optional: true`` whose files are not all there leaves the config (and so the
+DAG) with one warning line naming it and its key: a user with only the public data still gets a
+leaderboard of the public tasks. This is done for every config, not only the benchmark's.
+
+A model added to ``models`` adds only its own jobs; a task added adds only that task's embed and
+evaluate jobs (each job's params hold only what changes its output; tests/test_benchmark.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+from clinsent.errors import InputError
+
+METHOD_PREFIX = "as_is_"
+DEFAULT_TITLE = "Clinical sentence-embedding benchmark: every clinical task of the five papers"
+
+
+def run_folder(results: str, run: str, seed: int, where: str) -> str:
+    """The saved model of ``method@base_model`` (seed ``seed``) in a paper config's results folder."""
+    method, sep, base = run.partition("@")
+    if not (method and sep and base):
+        raise InputError(where, f"run {run!r} is not method@base_model", "write e.g. medse_replace@biobert")
+    return f"{results}/models/{method}/{base}/seed{seed}/model"
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def leave_out_missing(config: dict[str, Any], warn: Callable[[str], Any] = _stderr) -> list[str]:
+    """Drop each eval set marked ``optional`` whose files are not all there; one warning line (names
+    and keys only). Returns the names left out."""
+    from clinsent.tasks.config import resolve_eval_set
+
+    gone: list[str] = []
+    if config.get("placeholders_ok"):  # a dry run of the whole grid before the data is there
+        return gone
+    evaluation = config.get("evaluation") or {}
+    for name, entry in list((config.get("eval_sets") or {}).items()):
+        if not (isinstance(entry, Mapping) and entry.get("optional")):
+            continue
+        files = resolve_eval_set(name, {k: v for k, v in entry.items() if k != "optional"}, evaluation).task.files()
+        if any(not os.path.exists(f) for f in _user_files(config, files)):
+            gone.append(name)
+            del config["eval_sets"][name]
+    for name, entry in list((config.get("finetune") or {}).items()):  # a fine-tune entry on a set left out
+        if isinstance(entry, Mapping) and any(entry.get(role) in gone for role in ("train", "validation", "test")):
+            gone.append(name)
+            del config["finetune"][name]
+    if gone:
+        warn(f"clinsent: left out {len(gone)} optional eval set(s) whose files are missing: {', '.join(gone)} "
+             f"(point eval_sets.<name>.path at your copies to score them)")
+    return gone
+
+
+def _user_files(config: Mapping[str, Any], files: list[str]) -> list[str]:
+    """The user's files behind an eval set's: a document task's table under the results folder
+    (``<results>/doc_tasks/<task>.parquet``) stands for the notes and that task's own files."""
+    results = str(config.get("results") or "results")
+    out = []
+    for f in files:
+        if not str(f).startswith(f"{results}/"):
+            out.append(str(f))
+            continue
+        notes = (config.get("notes") or {}).get("path")
+        out += [notes] if isinstance(notes, str) else [str(p) for p in notes or []]
+        task = ((config.get("doc_tasks") or {}).get(os.path.splitext(os.path.basename(f))[0]) or {})
+        out += [str(task[k]) for k in ("diagnoses", "mapping") if task.get(k)]
+    return out
+
+
+def expand(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with its ``models`` read into base models, methods, the leaderboard and the
+    heatmap, in place (idempotent: a job re-reading the config gets the same grid)."""
+    models = config.get("models")
+    if not models:
+        return config
+    if not isinstance(models, Mapping):
+        raise InputError("config: models", "is not a mapping of name -> model", "see config/benchmark.yaml")
+    bench = dict(config.get("benchmark") or {})
+    base_models = config.setdefault("base_models", {})
+    methods = config.setdefault("methods", {})
+    rows = []
+    for name, spec in models.items():
+        where = f"config: models.{name}"
+        entry = {"model": spec} if isinstance(spec, str) else dict(spec or {})
+        if bool(entry.get("model")) == bool(entry.get("run")):
+            raise InputError(where, "needs exactly one of model (an id or a folder) and run (method@base_model)",
+                             "give model: <id or folder>, or run: <method@base_model> with results: <folder>")
+        if entry.get("run") and not entry.get("results"):  # a run of this config's own methods: cited as it is
+            rows.append({"label": str(entry.get("label") or name), "run": str(entry["run"]),
+                         **({"paper": dict(cast(Mapping[str, Any], entry["paper"]))} if entry.get("paper") else {})})
+            continue
+        if entry.get("run"):
+            path = run_folder(str(entry["results"]), str(entry["run"]), int(entry.get("seed", 0)), where)
+        else:
+            path = str(entry["model"])
+        if name in base_models and base_models[name] != path:
+            raise InputError(where, f"is also a base model ({base_models[name]})", "rename the model or the base model")
+        base_models[name] = path
+        pooling = str(entry.get("pooling") or "model")
+        method = f"{METHOD_PREFIX}{pooling}"
+        methods.setdefault(method, {"objective": "none", "pooling": pooling, "seeds": [0]})
+        rows.append({"label": str(entry.get("label") or name), "run": f"{method}@{name}",
+                     **({"paper": dict(cast(Mapping[str, Any], entry["paper"]))} if entry.get("paper") else {})})
+    tasks = list(bench.get("tasks") or [n for n, e in (config.get("eval_sets") or {}).items()
+                                         if (e or {}).get("evaluate", True)])
+    tasks = [t for t in tasks if t in (config.get("eval_sets") or {}) or t in (config.get("finetune") or {})]
+    config.setdefault("selection_set", None)
+    config.setdefault("seeds", [0])
+    report = config.setdefault("report", {})
+    report.setdefault("title", DEFAULT_TITLE)
+    report.setdefault("base_model", next(iter(models)))
+    report.setdefault("paper_label", "published")
+    if tasks:
+        tables, figures = config.setdefault("tables", {}), config.setdefault("figures", {})
+        tables.setdefault("leaderboard", {"kind": "leaderboard", "caption": str(bench.get("caption") or report["title"]),
+                                          "eval_sets": tasks, "models": rows})
+        figures.setdefault("heatmap", {"kind": "heatmap", "caption": f"{report['title']}: scores, models by mean rank.",
+                                       "eval_sets": tasks, "models": rows})
+    return config

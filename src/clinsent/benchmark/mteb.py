@@ -1,0 +1,147 @@
+"""Results in the MTEB results format, so the benchmark's numbers load with the ``mteb``
+package's own objects (``mteb.TaskResult.from_disk``) and sit beside MTEB results in one folder:
+``<results>/mteb/<model name as path>/<revision>/<task name>.json`` plus ``model_meta.json``.
+
+One file per model and task holds, for the task's reported split, one scores entry (subset
+``default``): ``main_score`` (the task's headline metric), every numeric metric of our metrics
+JSON, ``hf_subset`` and ``languages`` (ISO 639-3 with script, MTEB's form). A trained run's seeds
+are separate models to MTEB (each its own revision folder, ``seed<s>``); an as-is model has one.
+``dataset_revision`` is a content hash of the task's files (MTEB's own tasks give a Hugging Face
+dataset commit; ours are the user's local copies, so two results compare only when the hashes
+agree). We write the format ourselves rather than through ``mteb``: it is a dev-only dependency
+(its ``datasets`` and ``polars`` are not needed to run the workflow), and a test loads our files
+with it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+NO_REVISION = "no_revision_available"  # MTEB's value for a model without a known revision
+FORMAT_VERSION = "2.26.24"  # the mteb release whose TaskResult our files are checked against
+LANGUAGES = {"en": "eng-Latn", "zh": "cmn-Hans"}
+# our task kinds -> the Hugging Face task id a model card's model-index names
+HF_TASKS = {"sts": "sentence-similarity", "rqe": "text-classification", "probe": "text-classification",
+            "retrieval": "sentence-similarity", "doc_classification": "text-classification",
+            "token_classification": "token-classification"}
+
+
+def files_revision(paths: Iterable[str | Path]) -> str:
+    """A short sha256 over the files' bytes (in the given order): the dataset revision."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def model_path_name(name: str) -> str:
+    """A model name as MTEB writes it in a path ("/" -> "__", " " -> "_")."""
+    return name.replace("/", "__").replace(" ", "_")
+
+
+def task_result(task_name: str, split: str, metrics: Mapping[str, Any], main_metric: str, evaluation_seconds: float | None,
+                dataset_revision: str, languages: list[str], date: float | None = None) -> dict[str, Any]:
+    """One task's results in MTEB's TaskResult layout (``metrics``: our metrics JSON; numbers only)."""
+    if main_metric not in metrics:
+        raise KeyError(f"the headline metric {main_metric!r} is not among the task's metrics {sorted(metrics)}")
+    scores = {k: float(v) for k, v in metrics.items()
+              if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))}
+    entry = {**scores, "main_score": float(metrics[main_metric]), "hf_subset": "default",
+             "languages": [LANGUAGES.get(code, code) for code in languages]}
+    return {"dataset_revision": dataset_revision, "task_name": task_name, "mteb_version": FORMAT_VERSION,
+            "scores": {split: [entry]}, "evaluation_time": evaluation_seconds, "kg_co2_emissions": None, "date": date}
+
+
+def model_meta(name: str, revision: str, **extra: Any) -> dict[str, Any]:
+    """The ``model_meta.json`` beside a model's results: its name and revision, and what else we know."""
+    return {"name": name, "revision": revision, **extra}
+
+
+def model_results(name: str, revision: str, seed: int, run: tuple[str, str], tasks: Mapping[str, Mapping[str, Any]],
+                  summary: Any, seconds: Mapping[str, float | None], out_dir: str | Path) -> list[Path]:
+    """Write ``<out_dir>/<revision>/<task>.json`` for each task the summary scores ``run`` (method,
+    base model) on at ``seed``, and ``model_meta.json`` beside them. ``tasks``: name -> metric
+    (its headline), metrics (every metric of its task), split, languages, files (for the dataset
+    revision); ``seconds``: task -> the evaluation time its metrics file records."""
+    import json
+
+    method, base = run
+    folder = Path(out_dir) / revision
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = summary[(summary["method"] == method) & (summary["base_model"] == base) & (summary["seed"] == seed)]
+    written = []
+    for task, spec in tasks.items():
+        sel = rows[rows["eval_set"] == task]
+        if sel.empty:
+            continue
+        metrics = {str(m): float(v) for m, v in zip(sel["metric"], sel["value"], strict=True)}
+        result = task_result(task, str(spec["split"]), metrics, str(spec["metric"]), seconds.get(task),
+                             files_revision(spec["files"]), list(spec["languages"]))
+        path = folder / f"{task}.json"
+        path.write_text(json.dumps(result, indent=2), encoding="utf-8")
+        written.append(path)
+    (folder / "model_meta.json").write_text(json.dumps(model_meta(name, revision, method=method, base_model=base,
+                                                                  seed=seed), indent=2), encoding="utf-8")
+    return written
+
+
+def model_card(card_path: str | Path | None, name: str, results: list[dict[str, Any]], out_path: str | Path) -> None:
+    """The model's sentence-transformers card (``card_path``; a bare one when it has none) with its
+    benchmark results as model-index metadata (huggingface_hub's ``EvalResult``), written offline."""
+    from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+    text = Path(card_path).read_text(encoding="utf-8") if card_path and Path(card_path).is_file() else ""
+    card = ModelCard(text) if text.startswith("---") else ModelCard(f"---\n---\n{text or f'# {name}'}\n")
+    data = card.data if isinstance(card.data, ModelCardData) else ModelCardData(**(card.data.to_dict() if card.data else {}))
+    card.data = data
+    data.model_name = name
+    data.eval_results = [
+        EvalResult(task_type=HF_TASKS.get(str(r["kind"]), "feature-extraction"), dataset_type=str(r["task_name"]),
+                   dataset_name=str(r["task_name"]), dataset_split=split, dataset_revision=str(r["dataset_revision"]),
+                   metric_type=str(metric), metric_value=float(value), metric_name=f"{r['task_name']} {metric}")
+        for r in results for split, entries in r["scores"].items() for entry in entries
+        for metric, value in entry.items() if metric not in ("hf_subset", "languages", "mteb_version")
+        and isinstance(value, (int, float))]
+    card.save(str(out_path))
+
+
+def write_model(model: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]], metrics: Mapping[str, list[str]],
+                summary_path: str | Path, out_dir: str | Path, cards: list[str] | None = None) -> list[Path]:
+    """Every seed's results of one model (``clinsent.benchmark.plan``'s view of it): the summary's
+    scores, each task's evaluation time from its metrics file (``seconds``), and the model's card
+    (``cards``: each seed's model folder's README.md) with them as model-index metadata; written
+    atomically."""
+    import json
+    import shutil
+
+    import pandas as pd
+
+    out_dir = Path(out_dir)
+    staging = out_dir.parent / f".{out_dir.name}.writing"
+    shutil.rmtree(staging, ignore_errors=True)
+    summary = pd.read_csv(summary_path)
+    written: list[Path] = []
+    try:
+        for i, seed in enumerate(model["seeds"]):
+            seconds: dict[str, float | None] = {}
+            for task, paths in metrics.items():
+                value = json.loads(Path(paths[i]).read_text(encoding="utf-8")).get("seconds")
+                seconds[task] = float(value) if value is not None else None
+            revision = model["revisions"].get(seed) or model["revisions"].get(str(seed)) or NO_REVISION
+            files = model_results(str(model["name"]), str(revision), int(seed), tuple(model["run"]), tasks,
+                                  summary, seconds, staging)
+            results = [{**json.loads(f.read_text(encoding="utf-8")), "kind": tasks[f.stem].get("kind", "")} for f in files]
+            model_card(cards[i] if cards else None, str(model["name"]), results, staging / str(revision) / "README.md")
+            written += files
+        shutil.rmtree(out_dir, ignore_errors=True)
+        staging.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return [out_dir / p.relative_to(staging) for p in written]

@@ -1,0 +1,62 @@
+"""What the benchmark's MTEB results job of each model needs from the plan: the run the
+leaderboard cites for it, its seeds, and per task the headline, split, languages, files and the
+metrics files its evaluation time is read from (:mod:`clinsent.benchmark.mteb`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from clinsent.benchmark.models import METHOD_PREFIX
+from clinsent.experiments import split_run
+from clinsent.models.base import is_hub_id
+
+if TYPE_CHECKING:
+    from clinsent.plan import Plan
+
+
+def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
+    """Model key -> run (method, base model), MTEB name, seeds and revisions (``seed<s>`` for a
+    run this config trains; MTEB's ``no_revision_available`` for a model scored as it is)."""
+    from clinsent.benchmark.mteb import NO_REVISION
+
+    out = {}
+    board = (plan.config.get("tables") or {}).get("leaderboard") or {}
+    for key, row in zip(plan.config.get("models") or {}, board.get("models") or [], strict=False):
+        method, base = split_run(row["run"], plan.grid.default_base)
+        spec = str(plan.config["base_models"].get(base, ""))
+        as_is = method.startswith(METHOD_PREFIX)
+        name = spec if as_is and is_hub_id(spec) else key
+        seeds = plan.grid.seeds_of[method]
+        out[key] = {"run": [method, base], "name": name, "seeds": seeds,
+                    "revisions": {s: NO_REVISION if as_is else f"seed{s}" for s in seeds}}
+    return out
+
+
+def benchmark_tasks(plan: Plan) -> dict[str, dict[str, Any]]:
+    """Task (eval set or fine-tune entry) -> metric, split, languages and files."""
+    board = (plan.config.get("tables") or {}).get("leaderboard") or {}
+    scored = plan.scored_tasks()
+    out = {}
+    for task in board.get("eval_sets") or []:
+        test = plan.finetune[task].settings.test if task in plan.finetune else task
+        settings = plan.eval_sets[test].task.settings
+        out[task] = {"metric": scored[task].headline, "split": getattr(settings, "split", None) or "test",
+                     "languages": ["en"], "files": plan.eval_set_files(test), "kind": scored[task].name}
+    return out
+
+
+def model_cards(plan: Plan, key: str) -> list[str]:
+    """The card (README.md) of each seed's saved model of the model's run."""
+    model = benchmark_models(plan)[key]
+    method, base = model["run"]
+    return [f"{plan.model_dir(method, base, s)}/model/README.md" for s in model["seeds"]]
+
+
+def metrics_files(plan: Plan, key: str) -> dict[str, list[str]]:
+    """Task -> the metrics file of each seed of the model's run (zero-shot or fine-tuned)."""
+    model = benchmark_models(plan)[key]
+    method, base = model["run"]
+    r = plan.results
+    return {task: [f"{r}/finetune/{method}/{base}/seed{s}/{task}.json" if task in plan.finetune
+                   else f"{r}/metrics/{method}/{base}/seed{s}/{task}.json" for s in model["seeds"]]
+            for task in benchmark_tasks(plan)}

@@ -1,0 +1,39 @@
+# The benchmark's results in MTEB's format (config `models:`; clinsent.benchmark): per model, one
+# JSON per task and seed's revision, from the summary's scores and the metrics files' times, and
+# the model's card with them as model-index metadata (a copy beside them: the model folder is the
+# train job's output and stays as it wrote it).
+import os
+
+
+from clinsent.benchmark.plan import benchmark_models, benchmark_tasks, metrics_files, model_cards
+
+BENCH_MODELS = benchmark_models(PLAN) if config.get("models") else {}
+BENCH_TASKS = benchmark_tasks(PLAN) if BENCH_MODELS else {}
+
+
+localrules:
+    mteb_results,
+
+
+rule mteb_results:
+    """One model's results, MTEB TaskResult files (mteb/<model>/<revision>/<task>.json)."""
+    input:
+        summary=rules.report.output.summary,
+        metrics=lambda wc: [f for fs in metrics_files(PLAN, wc.model).values() for f in fs],
+        task_files=[f for t in BENCH_TASKS.values() for f in t["files"]],
+        models=lambda wc: [os.path.dirname(c) for c in model_cards(PLAN, wc.model)],  # their cards get the results
+    output:
+        directory(f"{R}/mteb/{{model}}"),
+    params:
+        model=lambda wc: BENCH_MODELS[wc.model],
+        tasks=BENCH_TASKS,
+        metrics=lambda wc: metrics_files(PLAN, wc.model),
+        cards=lambda wc: model_cards(PLAN, wc.model),
+    log:
+        f"{LOGS}/mteb_results/{{model}}.log",
+    benchmark:
+        f"{BENCH}/mteb_results/{{model}}.tsv"
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/mteb_results.py"
