@@ -49,8 +49,8 @@ include: "workflow/rules/embed.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/finetune.smk"
 include: "workflow/rules/report.smk"
-include: "workflow/rules/phi.smk"
 include: "workflow/rules/benchmark.smk"
+include: "workflow/rules/phi.smk"
 
 
 rule all:

@@ -67,6 +67,7 @@ def test_an_optional_set_whose_files_are_missing_leaves_with_one_line(in_repo: N
     assert leave_out_missing(cfg, lines.append) == ["mcat", "mtri", "i2b2_2010", "i2b2_2010_frozen"]
     assert len(lines) == 1 and "mcat, mtri, i2b2_2010, i2b2_2010_frozen" in lines[0] and str(tmp_path) not in lines[0]
     assert "i2b2_2010_frozen" not in cfg["finetune"] and "biosses" in cfg["eval_sets"]
+    assert not {"notes", "documents", "doc_tasks"} & set(cfg)  # the notes fed only the document tasks that left
     kept = yaml.safe_load((REPO / "config" / "benchmark-demo.yaml").read_text())
     kept.update(placeholders_ok=True)
     kept["notes"]["path"] = str(tmp_path / "NOTEEVENTS.csv")
@@ -93,3 +94,26 @@ def test_a_new_model_or_task_adds_only_its_own_jobs(in_repo: None, tmp_path: Pat
                                                           (("as_is_model", "minilm"), ("as_is_mean", "tiny"),
                                                            ("simcse", "minilm"))}
     assert os.path.exists(tiny_bert)
+
+
+def test_a_model_of_a_paper_config_not_yet_run_leaves_with_one_line(in_repo: None, tmp_path: Path) -> None:
+    cfg = yaml.safe_load((REPO / "config" / "benchmark.yaml").read_text())
+    (tmp_path / "models/sup/biolinkbert/seed0/model").mkdir(parents=True)
+    cfg["models"]["biosimcse_sup"]["results"] = str(tmp_path)
+    lines: list[str] = []
+    leave_out_missing(cfg, lines.append)
+    assert "biosimcse_sup" in cfg["models"] and "medse" not in cfg["models"]
+    assert lines[-1].startswith("clinsent: left out 1 model(s) whose paper config has not been run: medse ")
+
+
+def test_new_config_marks_the_optional_tasks_files_optional(tmp_path: Path) -> None:
+    from clinsent.newconfig import main
+
+    out = tmp_path / "my-benchmark.yaml"
+    assert main(["benchmark", "--out", str(out)]) == 0
+    text = out.read_text()
+    marks = {line.split(":")[0].strip(): line.split("# ")[-1].split(":")[0] for line in text.splitlines() if "# " in line
+             and line.startswith(" ")}
+    assert marks["gold"] == "OPTIONAL" and marks["diagnoses"] == "OPTIONAL" and marks["test_path"] == "OPTIONAL"
+    required = [line for line in text.splitlines() if "REQUIRED" in line and not line.startswith("#")]
+    assert len(required) == 3 and all("biosses" in r or "RQE" in r for r in required), required

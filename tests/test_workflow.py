@@ -6,6 +6,7 @@ reruns only that method's jobs and what depends on them.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -407,8 +408,12 @@ def _pair_paper_config(tmp_path: Path, name: str, tiny_bert: Path) -> dict:
 
 def _replan(tmp_path: Path, cfg: dict) -> dict[str, list[str]]:
     """Write the changed paper config and dry-run it: rule -> outputs of the jobs it would rerun."""
-    (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    dry = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "-n", "--cores", "1",
+    return _replan_as(tmp_path, cfg, "paper.yaml")
+
+
+def _replan_as(tmp_path: Path, cfg: dict, name: str) -> dict[str, list[str]]:
+    (tmp_path / "config" / name).write_text(yaml.safe_dump(cfg, sort_keys=False))
+    dry = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / name), "-n", "--cores", "1",
                      "--resources", "gpu=1")
     assert dry.returncode == 0, dry.stderr[-3000:]
     return _planned_outputs(dry.stdout)
@@ -667,6 +672,12 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
     cfg = _absolute(yaml.safe_load((REPO / "config" / "benchmark-demo.yaml").read_text()))
     cfg["models"]["tiny"]["model"] = str(tiny_bert)
     cfg.update(results="results")
+    # CI scale: fewer sentences and epochs than the demo (every task kind still runs)
+    cfg["sentence_corpora"]["pubmed"]["sample"] = 64
+    cfg["training"]["threads"] = 1
+    cfg["finetune"]["i2b2_2010_frozen"]["epochs"] = 1
+    for name in ("mcat", "mtri"):
+        cfg["eval_sets"][name]["epochs"] = 1
     for name in ("mcat", "mtri"):
         cfg["eval_sets"][name]["path"] = f"results/doc_tasks/{name}.parquet"
     (tmp_path / "config").mkdir()
@@ -704,6 +715,20 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
             assert result.evaluation_time is not None and result.evaluation_time > 0, (key, f.stem)
         card = ModelCard.load(out / "mteb" / key / folder / "README.md")
         assert {r.dataset_name for r in card.data.eval_results} == set(tasks)
+    # a dry run after adding a model plans only its own jobs (and the tables); after adding a task, only that task's
+    grown = copy.deepcopy(cfg)
+    grown["models"]["tiny_cls"] = {"model": str(tiny_bert), "pooling": "cls_before_pooler"}
+    planned = _replan_as(tmp_path, grown, "bench.yaml")
+    assert all("as_is_cls_before_pooler/tiny" in p for rule in ("train", "embed", "evaluate", "finetune")
+               for p in planned.get(rule, [])) and len(planned["evaluate"]) == 7, planned
+    assert planned["mteb_results"] == [str(Path("results") / "mteb" / "tiny_cls")]
+    grown = copy.deepcopy(cfg)
+    grown["eval_sets"]["biosses_dev"] = {**cfg["eval_sets"]["biosses"], "split": "dev"}
+    grown["benchmark"]["tasks"].append("biosses_dev")
+    planned = _replan_as(tmp_path, grown, "bench.yaml")
+    assert sorted(planned["evaluate"]) == sorted(f"results/metrics/{r}/seed0/biosses_dev.json"
+                                                 for r in ("as_is_model/minilm", "as_is_mean/tiny", "simcse/minilm"))
+    assert "train" not in planned and "finetune" not in planned
     # the same model, pooling and file through a paper config gives the same figures
     (tmp_path / "nli").mkdir()
     nli = _pair_paper_config(tmp_path / "nli", "clinical-nli-demo.yaml", tiny_bert)

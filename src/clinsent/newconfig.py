@@ -6,7 +6,9 @@ The file states every user file the paper needs (the notes, the MedCAT pack, the
 files, ...) as a key marked ``REQUIRED``, holding the paper config's placeholder until set;
 ``--set notes.path=/data/NOTEEVENTS.csv.gz`` fills one (any other key may be set too: the value
 is read as YAML). A dry run of the file names each file still missing with its key
-(:func:`clinsent.plan.check_user_files`)."""
+(:func:`clinsent.plan.check_user_files`). For the benchmark (``benchmark``), the files of an
+eval set marked ``optional`` (the credentialed tasks; the notes behind the document tasks) are
+marked ``OPTIONAL`` instead: left as they are, those tasks leave the DAG with one warning line."""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ from clinsent.errors import InputError
 REPO = Path(__file__).resolve().parents[2]
 PAPERS = {"medse": "config/paper/medse.yaml", "augment": "config/paper/augment.yaml",
           "biosimcse": "config/paper/biosimcse.yaml", "clinical-nli": "config/paper/clinical-nli.yaml",
-          "healthcare-lm": "config/paper/healthcare-lm.yaml", "demo": "config/config.yaml"}
+          "healthcare-lm": "config/paper/healthcare-lm.yaml", "demo": "config/config.yaml",
+          "benchmark": "config/benchmark.yaml"}
 
 
 def required_files(paper: str) -> list[tuple[str, str]]:
@@ -36,6 +39,28 @@ def required_files(paper: str) -> list[tuple[str, str]]:
         return [(k, p) for k, p in dict.fromkeys(plan.user_files()) if not os.path.exists(p)]
     finally:
         os.chdir(cwd)
+
+
+def optional_keys(paper: str, keys: list[str]) -> set[str]:
+    """The user-file keys of ``keys`` whose eval sets are all marked ``optional``: an optional set's
+    own files, and the notes and document-task files when every set built from them is optional."""
+    import yaml
+
+    from clinsent.overlay import resolve_base
+
+    config = resolve_base(yaml.safe_load((REPO / PAPERS[paper]).read_text(encoding="utf-8")) or {}, root=REPO)
+    sets = config.get("eval_sets") or {}
+    results = str(config.get("results") or "results")
+    derived = [e for e in sets.values() if str(e.get("path", "")).startswith(f"{results}/doc_tasks/")]
+    notes_optional = bool(derived) and all(e.get("optional") for e in derived)
+    out = set()
+    for key in keys:
+        section, _, rest = key.partition(".")
+        if section == "eval_sets" and (sets.get(rest.split(".")[0]) or {}).get("optional"):
+            out.add(key)
+        elif section in ("notes", "doc_tasks") and notes_optional:
+            out.add(key)
+    return out
 
 
 def _parse_set(item: str) -> tuple[str, Any]:
@@ -61,8 +86,10 @@ def _nest(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return tree
 
 
-def render(paper: str, base: str, values: dict[str, Any], required: dict[str, str]) -> str:
-    """The overlay's YAML text: ``base``, then every key (nested), a REQUIRED mark on user files not set."""
+def render(paper: str, base: str, values: dict[str, Any], required: dict[str, str], optional: set[str] | None = None) -> str:
+    """The overlay's YAML text: ``base``, then every key (nested), a REQUIRED (or, for an optional
+    eval set's, OPTIONAL) mark on user files not set."""
+    optional = optional or set()
     lines = [f"# Your {paper} run: {base} (tracked, never edited) with your own files on top.",
              "# Keys marked REQUIRED still hold the paper config's placeholder: set each to your copy",
              "# (or rerun new-config with --set KEY=PATH). Then:",
@@ -77,8 +104,9 @@ def render(paper: str, base: str, values: dict[str, Any], required: dict[str, st
                 lines.append(f"{' ' * indent}{key}:")
                 emit(value, f"{dotted}.", indent + 2)
                 continue
-            mark = ("  # REQUIRED: your file (the paper config's placeholder)" if dotted in required
-                    and value == required[dotted] else "")
+            unset = dotted in required and value == required[dotted]
+            mark = ("  # OPTIONAL: your file, or leave it and the task leaves the DAG" if unset and dotted in optional
+                    else "  # REQUIRED: your file (the paper config's placeholder)" if unset else "")
             lines.append(f"{' ' * indent}{key}: {json.dumps(value, ensure_ascii=False)}{mark}")
 
     emit(_nest(list(values.items())), "", 0)
@@ -106,12 +134,13 @@ def main(argv: list[str] | None = None) -> int:
             values[key] = value
         paper = REPO / PAPERS[args.paper]  # relative when run inside the repository, as configs' paths are
         base = str(paper.relative_to(Path.cwd())) if paper.is_relative_to(Path.cwd()) else str(paper)
-        text = render(args.paper, base, values, required)
+        optional = optional_keys(args.paper, list(required))
+        text = render(args.paper, base, values, required, optional)
     except InputError as exc:
         print(exc, file=sys.stderr)
         return 1
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
-    left = [k for k, p in required.items() if values[k] == p]
+    left = [k for k, p in required.items() if values[k] == p and k not in optional]
     print(f"wrote {out}: {len(required)} user file(s), {len(left)} still to set" + (f" ({', '.join(left)})" if left else ""))
     return 0

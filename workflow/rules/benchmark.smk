@@ -1,5 +1,5 @@
 # The benchmark's results in MTEB's format (config `models:`; clinsent.benchmark): per model, one
-# JSON per task and seed's revision, from the summary's scores and the metrics files' times, and
+# JSON per task and seed's revision, from its own jobs' metrics files (scores and times), and
 # the model's card with them as model-index metadata (a copy beside them: the model folder is the
 # train job's output and stays as it wrote it).
 import os
@@ -18,7 +18,6 @@ localrules:
 rule mteb_results:
     """One model's results, MTEB TaskResult files (mteb/<model>/<revision>/<task>.json)."""
     input:
-        summary=rules.report.output.summary,
         metrics=lambda wc: [f for fs in metrics_files(PLAN, wc.model).values() for f in fs],
         task_files=[f for t in BENCH_TASKS.values() for f in t["files"]],
         models=lambda wc: [os.path.dirname(c) for c in model_cards(PLAN, wc.model)],  # their cards get the results

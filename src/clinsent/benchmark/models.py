@@ -15,7 +15,9 @@ config uses, so scoring a model is the same train (here: wrap), embed and evalua
 
 An eval set marked ``optional: true`` whose files are not all there leaves the config (and so the
 DAG) with one warning line naming it and its key: a user with only the public data still gets a
-leaderboard of the public tasks. This is done for every config, not only the benchmark's.
+leaderboard of the public tasks. This is done for every config, not only the benchmark's. A
+model from a paper config's results folder that holds no such run leaves the same way. A dry run
+with ``placeholders_ok`` keeps both (the whole grid).
 
 A model added to ``models`` adds only its own jobs; a task added adds only that task's embed and
 evaluate jobs (each job's params hold only what changes its output; tests/test_benchmark.py).
@@ -62,6 +64,17 @@ def leave_out_missing(config: dict[str, Any], warn: Callable[[str], Any] = _stde
         if any(not os.path.exists(f) for f in _user_files(config, files)):
             gone.append(name)
             del config["eval_sets"][name]
+    results = str(config.get("results") or "results")
+    for task in list(config.get("doc_tasks") or {}):  # a document task whose eval sets all left
+        if not any(str((e or {}).get("path", "")) == f"{results}/doc_tasks/{task}.parquet"
+                   for e in (config.get("eval_sets") or {}).values()):
+            del config["doc_tasks"][task]
+    notes = (config.get("notes") or {}).get("path")
+    if gone and not config.get("doc_tasks") and notes and \
+            any(not os.path.exists(p) for p in ([notes] if isinstance(notes, str) else notes)):
+        config.pop("notes", None)  # the notes fed only the document tasks that left
+        config.pop("documents", None)
+        config.pop("doc_tasks", None)
     for name, entry in list((config.get("finetune") or {}).items()):  # a fine-tune entry on a set left out
         if isinstance(entry, Mapping) and any(entry.get(role) in gone for role in ("train", "validation", "test")):
             gone.append(name)
@@ -69,6 +82,16 @@ def leave_out_missing(config: dict[str, Any], warn: Callable[[str], Any] = _stde
     if gone:
         warn(f"clinsent: left out {len(gone)} optional eval set(s) whose files are missing: {', '.join(gone)} "
              f"(point eval_sets.<name>.path at your copies to score them)")
+    unrun = []  # a benchmark model trained by a paper config that has not been run (its results folder lacks it)
+    for name, entry in list((config.get("models") or {}).items()):
+        if isinstance(entry, Mapping) and entry.get("run") and entry.get("results"):
+            folder = run_folder(str(entry["results"]), str(entry["run"]), int(entry.get("seed", 0)), f"config: models.{name}")
+            if not os.path.isdir(folder):
+                unrun.append(name)
+                del config["models"][name]
+    if unrun:
+        warn(f"clinsent: left out {len(unrun)} model(s) whose paper config has not been run: {', '.join(unrun)} "
+             f"(run that config first, or correct models.<name>.results)")
     return gone
 
 
@@ -88,40 +111,51 @@ def _user_files(config: Mapping[str, Any], files: list[str]) -> list[str]:
     return out
 
 
-def expand(config: dict[str, Any]) -> dict[str, Any]:
-    """``config`` with its ``models`` read into base models, methods, the leaderboard and the
-    heatmap, in place (idempotent: a job re-reading the config gets the same grid)."""
-    models = config.get("models")
-    if not models:
-        return config
+def model_runs(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Model key -> its leaderboard row (label, run, paper) and, for a model scored as it is, its
+    base model path and pooling (``path``, ``pooling``; none for a run of this config)."""
+    models = config.get("models") or {}
     if not isinstance(models, Mapping):
         raise InputError("config: models", "is not a mapping of name -> model", "see config/benchmark.yaml")
-    bench = dict(config.get("benchmark") or {})
-    base_models = config.setdefault("base_models", {})
-    methods = config.setdefault("methods", {})
-    rows = []
+    out: dict[str, dict[str, Any]] = {}
     for name, spec in models.items():
         where = f"config: models.{name}"
         entry = {"model": spec} if isinstance(spec, str) else dict(spec or {})
         if bool(entry.get("model")) == bool(entry.get("run")):
             raise InputError(where, "needs exactly one of model (an id or a folder) and run (method@base_model)",
                              "give model: <id or folder>, or run: <method@base_model> with results: <folder>")
+        row: dict[str, Any] = {"label": str(entry.get("label") or name)}
+        if entry.get("paper"):
+            row["paper"] = dict(cast(Mapping[str, Any], entry["paper"]))
         if entry.get("run") and not entry.get("results"):  # a run of this config's own methods: cited as it is
-            rows.append({"label": str(entry.get("label") or name), "run": str(entry["run"]),
-                         **({"paper": dict(cast(Mapping[str, Any], entry["paper"]))} if entry.get("paper") else {})})
+            out[name] = {"row": {**row, "run": str(entry["run"])}}
             continue
-        if entry.get("run"):
-            path = run_folder(str(entry["results"]), str(entry["run"]), int(entry.get("seed", 0)), where)
-        else:
-            path = str(entry["model"])
-        if name in base_models and base_models[name] != path:
-            raise InputError(where, f"is also a base model ({base_models[name]})", "rename the model or the base model")
-        base_models[name] = path
+        path = run_folder(str(entry["results"]), str(entry["run"]), int(entry.get("seed", 0)), where) \
+            if entry.get("run") else str(entry["model"])
         pooling = str(entry.get("pooling") or "model")
-        method = f"{METHOD_PREFIX}{pooling}"
-        methods.setdefault(method, {"objective": "none", "pooling": pooling, "seeds": [0]})
-        rows.append({"label": str(entry.get("label") or name), "run": f"{method}@{name}",
-                     **({"paper": dict(cast(Mapping[str, Any], entry["paper"]))} if entry.get("paper") else {})})
+        out[name] = {"row": {**row, "run": f"{METHOD_PREFIX}{pooling}@{name}"}, "path": path, "pooling": pooling}
+    return out
+
+
+def expand(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with its ``models`` read into base models, methods, the leaderboard and the
+    heatmap, in place (idempotent: a job re-reading the config gets the same grid)."""
+    runs = model_runs(config)
+    if not runs:
+        return config
+    bench = dict(config.get("benchmark") or {})
+    base_models = config.setdefault("base_models", {})
+    methods = config.setdefault("methods", {})
+    for name, model in runs.items():
+        if "path" not in model:
+            continue
+        if name in base_models and base_models[name] != model["path"]:
+            raise InputError(f"config: models.{name}", f"is also a base model ({base_models[name]})",
+                             "rename the model or the base model")
+        base_models[name] = model["path"]
+        methods.setdefault(f"{METHOD_PREFIX}{model['pooling']}",
+                           {"objective": "none", "pooling": model["pooling"], "seeds": [0]})
+    rows = [m["row"] for m in runs.values()]
     tasks = list(bench.get("tasks") or [n for n, e in (config.get("eval_sets") or {}).items()
                                          if (e or {}).get("evaluate", True)])
     tasks = [t for t in tasks if t in (config.get("eval_sets") or {}) or t in (config.get("finetune") or {})]
@@ -129,7 +163,7 @@ def expand(config: dict[str, Any]) -> dict[str, Any]:
     config.setdefault("seeds", [0])
     report = config.setdefault("report", {})
     report.setdefault("title", DEFAULT_TITLE)
-    report.setdefault("base_model", next(iter(models)))
+    report.setdefault("base_model", next(iter(base_models), None))
     report.setdefault("paper_label", "published")
     if tasks:
         tables, figures = config.setdefault("tables", {}), config.setdefault("figures", {})

@@ -63,31 +63,29 @@ def model_meta(name: str, revision: str, **extra: Any) -> dict[str, Any]:
     return {"name": name, "revision": revision, **extra}
 
 
-def model_results(name: str, revision: str, seed: int, run: tuple[str, str], tasks: Mapping[str, Mapping[str, Any]],
-                  summary: Any, seconds: Mapping[str, float | None], out_dir: str | Path) -> list[Path]:
-    """Write ``<out_dir>/<revision>/<task>.json`` for each task the summary scores ``run`` (method,
-    base model) on at ``seed``, and ``model_meta.json`` beside them. ``tasks``: name -> metric
-    (its headline), metrics (every metric of its task), split, languages, files (for the dataset
-    revision); ``seconds``: task -> the evaluation time its metrics file records."""
+def model_results(name: str, revision: str, tasks: Mapping[str, Mapping[str, Any]],
+                  scores: Mapping[str, Mapping[str, Any]], out_dir: str | Path) -> list[Path]:
+    """Write ``<out_dir>/<revision>/<task>.json`` for each task of ``scores`` (task -> the job's
+    metrics JSON: an evaluate job's, or a fine-tune job's with its test metrics under ``metrics``)
+    and ``model_meta.json`` beside them. ``tasks``: name -> metric (its headline), split,
+    languages, files (for the dataset revision)."""
     import json
 
-    method, base = run
     folder = Path(out_dir) / revision
     folder.mkdir(parents=True, exist_ok=True)
-    rows = summary[(summary["method"] == method) & (summary["base_model"] == base) & (summary["seed"] == seed)]
     written = []
-    for task, spec in tasks.items():
-        sel = rows[rows["eval_set"] == task]
-        if sel.empty:
-            continue
-        metrics = {str(m): float(v) for m, v in zip(sel["metric"], sel["value"], strict=True)}
-        result = task_result(task, str(spec["split"]), metrics, str(spec["metric"]), seconds.get(task),
-                             files_revision(spec["files"]), list(spec["languages"]))
+    for task, job in scores.items():
+        spec = tasks[task]
+        metrics = job["metrics"] if isinstance(job.get("metrics"), Mapping) else job
+        metrics = {k: v for k, v in metrics.items() if k != "seconds"}  # the job's time, not a score
+        seconds = job.get("seconds")
+        result = task_result(task, str(spec["split"]), metrics, str(spec["metric"]),
+                             float(seconds) if seconds is not None else None, files_revision(spec["files"]),
+                             list(spec["languages"]))
         path = folder / f"{task}.json"
         path.write_text(json.dumps(result, indent=2), encoding="utf-8")
         written.append(path)
-    (folder / "model_meta.json").write_text(json.dumps(model_meta(name, revision, method=method, base_model=base,
-                                                                  seed=seed), indent=2), encoding="utf-8")
+    (folder / "model_meta.json").write_text(json.dumps(model_meta(name, revision), indent=2), encoding="utf-8")
     return written
 
 
@@ -112,30 +110,24 @@ def model_card(card_path: str | Path | None, name: str, results: list[dict[str, 
 
 
 def write_model(model: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]], metrics: Mapping[str, list[str]],
-                summary_path: str | Path, out_dir: str | Path, cards: list[str] | None = None) -> list[Path]:
-    """Every seed's results of one model (``clinsent.benchmark.plan``'s view of it): the summary's
-    scores, each task's evaluation time from its metrics file (``seconds``), and the model's card
-    (``cards``: each seed's model folder's README.md) with them as model-index metadata; written
-    atomically."""
+                out_dir: str | Path, cards: list[str] | None = None) -> list[Path]:
+    """Every seed's results of one model (``clinsent.benchmark.plan``'s view of it), from its jobs'
+    metrics files (``metrics``: task -> one file per seed; the scores and the evaluation time,
+    ``seconds``), and the model's card (``cards``: each seed's model folder's README.md) with them
+    as model-index metadata; written atomically. Only the model's own files are read, so adding a
+    model reruns no other model's results."""
     import json
     import shutil
-
-    import pandas as pd
 
     out_dir = Path(out_dir)
     staging = out_dir.parent / f".{out_dir.name}.writing"
     shutil.rmtree(staging, ignore_errors=True)
-    summary = pd.read_csv(summary_path)
     written: list[Path] = []
     try:
         for i, seed in enumerate(model["seeds"]):
-            seconds: dict[str, float | None] = {}
-            for task, paths in metrics.items():
-                value = json.loads(Path(paths[i]).read_text(encoding="utf-8")).get("seconds")
-                seconds[task] = float(value) if value is not None else None
+            scores = {task: json.loads(Path(paths[i]).read_text(encoding="utf-8")) for task, paths in metrics.items()}
             revision = model["revisions"].get(seed) or model["revisions"].get(str(seed)) or NO_REVISION
-            files = model_results(str(model["name"]), str(revision), int(seed), tuple(model["run"]), tasks,
-                                  summary, seconds, staging)
+            files = model_results(str(model["name"]), str(revision), tasks, scores, staging)
             results = [{**json.loads(f.read_text(encoding="utf-8")), "kind": tasks[f.stem].get("kind", "")} for f in files]
             model_card(cards[i] if cards else None, str(model["name"]), results, staging / str(revision) / "README.md")
             written += files

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from clinsent.benchmark.models import METHOD_PREFIX
+from clinsent.benchmark.models import model_runs
 from clinsent.experiments import split_run
 from clinsent.models.base import is_hub_id
 
@@ -20,12 +20,10 @@ def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
     from clinsent.benchmark.mteb import NO_REVISION
 
     out = {}
-    board = (plan.config.get("tables") or {}).get("leaderboard") or {}
-    for key, row in zip(plan.config.get("models") or {}, board.get("models") or [], strict=False):
-        method, base = split_run(row["run"], plan.grid.default_base)
-        spec = str(plan.config["base_models"].get(base, ""))
-        as_is = method.startswith(METHOD_PREFIX)
-        name = spec if as_is and is_hub_id(spec) else key
+    for key, model in model_runs(plan.config).items():
+        method, base = split_run(model["row"]["run"], plan.grid.default_base)
+        as_is = "path" in model
+        name = model["path"] if as_is and is_hub_id(model["path"]) else key
         seeds = plan.grid.seeds_of[method]
         out[key] = {"run": [method, base], "name": name, "seeds": seeds,
                     "revisions": {s: NO_REVISION if as_is else f"seed{s}" for s in seeds}}

@@ -18,7 +18,7 @@ import abc
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from clinsent.data import DataNeed
 from clinsent.data.plan import SentencePlan
