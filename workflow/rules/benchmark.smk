@@ -18,16 +18,16 @@ localrules:
 rule mteb_results:
     """One model's results, MTEB TaskResult files (mteb/<model>/<revision>/<task>.json)."""
     input:
-        metrics=lambda wc: [f for fs in metrics_files(PLAN, wc.model).values() for f in fs],
+        metrics=lambda wc: [f for fs in metrics_files(PLAN, BENCH_MODELS[wc.model], BENCH_TASKS).values() for f in fs],
         task_files=[f for t in BENCH_TASKS.values() for f in t["files"]],
-        models=lambda wc: [os.path.dirname(c) for c in model_cards(PLAN, wc.model)],  # their cards get the results
+        models=lambda wc: [os.path.dirname(c) for c in model_cards(PLAN, BENCH_MODELS[wc.model])],  # their cards get the results
     output:
         directory(f"{R}/mteb/{{model}}"),
     params:
         model=lambda wc: BENCH_MODELS[wc.model],
         tasks=BENCH_TASKS,
-        metrics=lambda wc: metrics_files(PLAN, wc.model),
-        cards=lambda wc: model_cards(PLAN, wc.model),
+        metrics=lambda wc: metrics_files(PLAN, BENCH_MODELS[wc.model], BENCH_TASKS),
+        cards=lambda wc: model_cards(PLAN, BENCH_MODELS[wc.model]),
     log:
         f"{LOGS}/mteb_results/{{model}}.log",
     benchmark:

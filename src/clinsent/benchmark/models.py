@@ -61,17 +61,14 @@ def leave_out_missing(config: dict[str, Any], warn: Callable[[str], Any] = _stde
         if not (isinstance(entry, Mapping) and entry.get("optional")):
             continue
         files = resolve_eval_set(name, {k: v for k, v in entry.items() if k != "optional"}, evaluation).task.files()
-        if any(not os.path.exists(f) for f in _user_files(config, files)):
+        if any(not os.path.exists(f) for f in _user_files(config, name, files)):
             gone.append(name)
             del config["eval_sets"][name]
-    results = str(config.get("results") or "results")
+    kept = set(doc_task_sets(config).values())
     for task in list(config.get("doc_tasks") or {}):  # a document task whose eval sets all left
-        if not any(str((e or {}).get("path", "")) == f"{results}/doc_tasks/{task}.parquet"
-                   for e in (config.get("eval_sets") or {}).values()):
+        if task not in kept:
             del config["doc_tasks"][task]
-    notes = (config.get("notes") or {}).get("path")
-    if gone and not config.get("doc_tasks") and notes and \
-            any(not os.path.exists(p) for p in ([notes] if isinstance(notes, str) else notes)):
+    if gone and not config.get("doc_tasks") and any(not os.path.exists(p) for p in _notes(config)):
         config.pop("notes", None)  # the notes fed only the document tasks that left
         config.pop("documents", None)
         config.pop("doc_tasks", None)
@@ -95,20 +92,28 @@ def leave_out_missing(config: dict[str, Any], warn: Callable[[str], Any] = _stde
     return gone
 
 
-def _user_files(config: Mapping[str, Any], files: list[str]) -> list[str]:
-    """The user's files behind an eval set's: a document task's table under the results folder
-    (``<results>/doc_tasks/<task>.parquet``) stands for the notes and that task's own files."""
+def doc_task_sets(config: Mapping[str, Any]) -> dict[str, str]:
+    """Eval set -> the document task whose table (``<results>/doc_tasks/<task>.parquet``, built
+    from the notes) is its file."""
     results = str(config.get("results") or "results")
-    out = []
-    for f in files:
-        if not str(f).startswith(f"{results}/"):
-            out.append(str(f))
-            continue
-        notes = (config.get("notes") or {}).get("path")
-        out += [notes] if isinstance(notes, str) else [str(p) for p in notes or []]
-        task = ((config.get("doc_tasks") or {}).get(os.path.splitext(os.path.basename(f))[0]) or {})
-        out += [str(task[k]) for k in ("diagnoses", "mapping") if task.get(k)]
-    return out
+    tables = {f"{results}/doc_tasks/{task}.parquet": task for task in config.get("doc_tasks") or {}}
+    return {name: tables[str(e.get("path"))] for name, e in (config.get("eval_sets") or {}).items()
+            if isinstance(e, Mapping) and str(e.get("path")) in tables}
+
+
+def _notes(config: Mapping[str, Any]) -> list[str]:
+    notes = (config.get("notes") or {}).get("path")
+    return [notes] if isinstance(notes, str) else [str(p) for p in notes or []]
+
+
+def _user_files(config: Mapping[str, Any], name: str, files: list[str]) -> list[str]:
+    """The user's files behind eval set ``name``'s: a document task's table stands for the notes
+    and that task's own files (diagnoses, mapping)."""
+    task = doc_task_sets(config).get(name)
+    if task is None:
+        return [str(f) for f in files]
+    entry = (config.get("doc_tasks") or {})[task]
+    return [*_notes(config), *(str(entry[k]) for k in ("diagnoses", "mapping") if entry.get(k))]
 
 
 def model_runs(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -58,9 +58,9 @@ def task_result(task_name: str, split: str, metrics: Mapping[str, Any], main_met
             "scores": {split: [entry]}, "evaluation_time": evaluation_seconds, "kg_co2_emissions": None, "date": date}
 
 
-def model_meta(name: str, revision: str, **extra: Any) -> dict[str, Any]:
-    """The ``model_meta.json`` beside a model's results: its name and revision, and what else we know."""
-    return {"name": name, "revision": revision, **extra}
+def model_meta(name: str, revision: str) -> dict[str, Any]:
+    """The ``model_meta.json`` beside a model's results: its name and revision (what MTEB reads)."""
+    return {"name": name, "revision": revision}
 
 
 def model_results(name: str, revision: str, tasks: Mapping[str, Mapping[str, Any]],
@@ -96,8 +96,8 @@ def model_card(card_path: str | Path | None, name: str, results: list[dict[str, 
 
     text = Path(card_path).read_text(encoding="utf-8") if card_path and Path(card_path).is_file() else ""
     card = ModelCard(text) if text.startswith("---") else ModelCard(f"---\n---\n{text or f'# {name}'}\n")
-    data = card.data if isinstance(card.data, ModelCardData) else ModelCardData(**(card.data.to_dict() if card.data else {}))
-    card.data = data
+    data = card.data
+    assert isinstance(data, ModelCardData)  # a ModelCard reads its front matter as model-card data
     data.model_name = name
     data.eval_results = [
         EvalResult(task_type=HF_TASKS.get(str(r["kind"]), "feature-extraction"), dataset_type=str(r["task_name"]),

@@ -4,6 +4,7 @@ metrics files its evaluation time is read from (:mod:`clinsent.benchmark.mteb`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from clinsent.benchmark.models import model_runs
@@ -43,18 +44,17 @@ def benchmark_tasks(plan: Plan) -> dict[str, dict[str, Any]]:
     return out
 
 
-def model_cards(plan: Plan, key: str) -> list[str]:
-    """The card (README.md) of each seed's saved model of the model's run."""
-    model = benchmark_models(plan)[key]
+def model_cards(plan: Plan, model: Mapping[str, Any]) -> list[str]:
+    """The card (README.md) of each seed's saved model of the model's run (``model``: one of
+    :func:`benchmark_models`)."""
     method, base = model["run"]
     return [f"{plan.model_dir(method, base, s)}/model/README.md" for s in model["seeds"]]
 
 
-def metrics_files(plan: Plan, key: str) -> dict[str, list[str]]:
+def metrics_files(plan: Plan, model: Mapping[str, Any], tasks: Iterable[str]) -> dict[str, list[str]]:
     """Task -> the metrics file of each seed of the model's run (zero-shot or fine-tuned)."""
-    model = benchmark_models(plan)[key]
     method, base = model["run"]
     r = plan.results
     return {task: [f"{r}/finetune/{method}/{base}/seed{s}/{task}.json" if task in plan.finetune
                    else f"{r}/metrics/{method}/{base}/seed{s}/{task}.json" for s in model["seeds"]]
-            for task in benchmark_tasks(plan)}
+            for task in tasks}

@@ -24,7 +24,8 @@ MEAN, RANK = "Mean", "Mean rank"
 def scores(summary: pd.DataFrame, entry: Mapping[str, Any], headlines: Mapping[str, str],
            default_base: str) -> pd.DataFrame:
     """One row per model of ``entry['models']``: label, run, seeds, then per task its mean over
-    seeds (``<task>``) and sample std (``<task> std``), the mean over tasks and the mean rank."""
+    seeds (``<task>``), sample std (``<task> std``) and rank (``<task> rank``), the mean over tasks
+    and the mean rank."""
     tasks = list(entry["eval_sets"])
     metrics = {t: (entry.get("metrics") or {}).get(t) or headlines[t] for t in tasks}
     rows = []
@@ -38,7 +39,10 @@ def scores(summary: pd.DataFrame, entry: Mapping[str, Any], headlines: Mapping[s
         rows.append(row)
     df = pd.DataFrame(rows, columns=["label", "run", "seeds", *(c for t in tasks for c in (t, f"{t} std"))])
     df[MEAN] = df[tasks].mean(axis=1, skipna=False) if tasks else np.nan
-    df[RANK] = task_ranks(df[tasks]).mean(axis=1, skipna=True)
+    ranks = task_ranks(df[tasks])
+    for task in tasks:
+        df[f"{task} rank"] = ranks[task]
+    df[RANK] = ranks.mean(axis=1, skipna=True)
     return df.sort_values([RANK, "label"], na_position="last", kind="stable").reset_index(drop=True)
 
 
@@ -93,9 +97,8 @@ def heatmap_points(summary: pd.DataFrame, entry: Mapping[str, Any], headlines: M
                    default_base: str) -> pd.DataFrame:
     """Long form of the scores (model, task, score, rank), models in mean-rank order."""
     df = scores(summary, entry, headlines, default_base)
-    ranks = task_ranks(df[list(entry["eval_sets"])])
     rows = [{"model": r["label"], "run": r["run"], "order": i, "mean_rank": r[RANK], "task": t, "score": r[t],
-             "rank": ranks.loc[i, t]} for i, r in df.iterrows() for t in entry["eval_sets"]]
+             "rank": r[f"{t} rank"]} for i, r in df.iterrows() for t in entry["eval_sets"]]
     return pd.DataFrame(rows, columns=["model", "run", "order", "mean_rank", "task", "score", "rank"])
 
 

@@ -7,24 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, eval_set_names, item_runs
-from clinsent.report.kinds.leaderboard import LEADERBOARD_KEYS
+from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext
+from clinsent.report.kinds.leaderboard import ModelsEntry
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
 @FIGURE_KINDS.register("heatmap")
-class HeatmapFigure(FigureKind):
+class HeatmapFigure(ModelsEntry, FigureKind):
     name = "heatmap"
-    keys = LEADERBOARD_KEYS
-    required = ("eval_sets", "models")
-
-    def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return item_runs("figures", key, entry, "models")
-
-    def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        return eval_set_names(f"figures.{key}.eval_sets", *entry["eval_sets"], *(entry.get("metrics") or {}))
 
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.report.leaderboard import heatmap_points

@@ -6,7 +6,7 @@ task where one is given, the mean over tasks and the mean rank; the best of each
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind, eval_set_names, item_runs
 
@@ -27,17 +27,23 @@ LEADERBOARD_KEYS: dict[str, dict[str, Any]] = {
 }
 
 
-@TABLE_KINDS.register("leaderboard")
-class LeaderboardTable(TableKind):
-    name = "leaderboard"
-    keys = LEADERBOARD_KEYS
-    required = ("eval_sets", "models")
+class ModelsEntry:
+    """What a leaderboard table and a heatmap share: their keys, and the runs and eval sets they cite."""
+
+    section: ClassVar[str]
+    keys: ClassVar[dict[str, dict[str, Any]]] = LEADERBOARD_KEYS
+    required: ClassVar[tuple[str, ...]] = ("eval_sets", "models")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return item_runs("tables", key, entry, "models")
+        return item_runs(self.section, key, entry, "models")
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        return eval_set_names(f"tables.{key}.eval_sets", *entry["eval_sets"], *(entry.get("metrics") or {}))
+        return eval_set_names(f"{self.section}.{key}.eval_sets", *entry["eval_sets"], *(entry.get("metrics") or {}))
+
+
+@TABLE_KINDS.register("leaderboard")
+class LeaderboardTable(ModelsEntry, TableKind):
+    name = "leaderboard"
 
     def caption(self, entry: Mapping[str, Any], paper_label: str) -> str:
         return (f"{entry['caption']} Each task's headline metric, mean ± std over seeds; Mean: over every task; "
