@@ -45,8 +45,10 @@ paper-demo: install
 paper-demo-augment: install
 	$(BIN)/snakemake all --configfile config/paper/augment-demo.yaml --cores $(CORES) --resources gpu=1
 
-# BioSimCSE's Tables 1-2 and Figures 1-2 at demo scale (config/paper/biosimcse-demo.yaml; README "Regenerating BioSimCSE")
+# BioSimCSE's Tables 1-2 and Figures 1-2 at demo scale (config/paper/biosimcse-demo.yaml; README "Regenerating BioSimCSE");
+# its second base model is the tiny random BERT, written locally from a seed first
 paper-demo-biosimcse: install
+	$(BIN)/python -m clinsent.demo.tiny_bert downloads/demo/tiny-bert >/dev/null
 	$(BIN)/snakemake all --configfile config/paper/biosimcse-demo.yaml --cores $(CORES) --resources gpu=1
 
 # The clinical NLI study's tables and charts at demo scale (config/paper/clinical-nli-demo.yaml;

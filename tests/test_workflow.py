@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from clinsent.demo.notes import generate_notes, write_noteevents
+from clinsent.demo.tiny_bert import make_tiny_bert
 from clinsent.overlay import resolve_base
 
 REPO = Path(__file__).resolve().parents[1]
@@ -147,6 +148,7 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
         assert (notes["row_id"] % 2 == int(shard)).all() and len(notes) > 0
     table = pd.read_csv(res / "tables/results.csv")
     assert table["method"].tolist() == ["none", "simcse", "medse"]
+    assert "spread: tables/results: rows told apart" in (res / "logs" / "report.log").read_text()
     for rule in ["ingest_notes", "split_sentences", "ner", "train", "report"]:
         assert any((res / "benchmarks").rglob(f"{rule}*.tsv")) or (res / "benchmarks" / rule).exists(), rule
 
@@ -294,6 +296,7 @@ def test_paper_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) ->
                          "threads": 1})
     cfg["methods"]["lm_flow"]["seeds"] = [0]
     cfg["figures"]["figure2"]["eval_set"] = "test"
+    _hot(cfg)
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
@@ -318,6 +321,7 @@ def test_paper_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) ->
     whitened = json.loads((tmp_path / "results/metrics/lm_whitening/minilm/seed0/test.json").read_text())
     plain = json.loads((tmp_path / "results/metrics/lm/minilm/seed0/test.json").read_text())
     assert whitened["postprocess"] == "whitening" and whitened["spearman"] != plain["spearman"]
+    _check_spread(tmp_path / "results", cfg)
 
 
 def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) -> None:
@@ -346,6 +350,7 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) 
         entry["path"] = str(REPO / entry["path"])
     cfg.update(results="results", base_models={"bert": str(tiny_bert), "chinese": str(tiny_bert)}, seeds=[0])
     cfg["training"].update(batch_size=16, eval_every=2, checkpoint_every=2, threads=1)
+    _hot(cfg)
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
     run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
@@ -381,6 +386,7 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) 
     assert selection["selection_set"] is None and selection["selected_step"] == 19  # ceil(300 / 16): the last step
     plan = pd.read_parquet(tmp_path / "results/batches/pubmed-naive-none0-b16-n10-f0.2/seed0.parquet")
     assert plan["sent_id"].nunique() == 32 and len(plan) == 160  # ceil(0.2 x 160) sentences over the same 10 steps
+    _check_spread(tmp_path / "results", cfg)
 
 
 def _paper_heads(table: dict) -> list[str]:
@@ -422,7 +428,7 @@ def _pair_paper_config(tmp_path: Path, name: str, tiny_bert: Path) -> dict:
     cfg = _absolute(_twin(name))
     cfg.update(results="results", base_models={b: str(tiny_bert) for b in cfg["base_models"]}, seeds=[0])
     cfg["training"].update(threads=1)
-    _write_config(tmp_path, cfg)
+    _write_config(tmp_path, _hot(cfg))
     return cfg
 
 
@@ -436,6 +442,32 @@ def _replan_as(tmp_path: Path, cfg: dict, name: str) -> dict[str, list[str]]:
                      "--resources", "gpu=1")
     assert dry.returncode == 0, dry.stderr[-3000:]
     return _planned_outputs(dry.stdout)
+
+
+def _hot(cfg: dict, factor: float = 30.0) -> dict:
+    """Every training and fine-tuning learning rate x ``factor``: the tiny random BERT (weights ~0.02) moves in a
+    few steps only with a larger step than a pretrained model takes, and a table whose trained rows
+    equal its untrained one would fail the spread check for the wrong reason. Ratios between
+    methods (the augmentation paper's 1e-5 for Chinese) are kept."""
+    from clinsent.methods.base import TrainedSettings
+
+    training = cfg.setdefault("training", {})
+    training["learning_rate"] = factor * training.get("learning_rate", TrainedSettings.learning_rate)
+    for knobs in [*cfg["methods"].values(), *(cfg.get("finetune") or {}).values()]:
+        if "learning_rate" in knobs:
+            knobs["learning_rate"] *= factor
+    return cfg
+
+
+def _check_spread(results: Path, cfg: dict) -> None:
+    """Every runs table tells its rows apart (clinsent.report.spread): no headline metric at its
+    ceiling or floor in every row, and two rows farther apart than the seeds' std; the report
+    job logs one spread line per table."""
+    log = (results / "logs" / "paper_report.log").read_text()
+    for tid, table in cfg["tables"].items():
+        if table.get("kind", "runs") == "runs":
+            assert f"spread: tables.{tid}: rows told apart" in log, (tid, [line for line in log.splitlines()
+                                                                           if f"spread: tables.{tid}:" in line])
 
 
 def _check_paper_tables(out: Path, cfg: dict) -> None:
@@ -456,6 +488,7 @@ def test_biosimcse_demo_config_fills_every_table_and_figure(tmp_path: Path, tiny
     zero-shot, fine-tuned and cross-encoder cells filled, BioSentVec shown as the paper's alone,
     the fine-tune jobs' recorded 80/20 split, and the t-SNE figure's points."""
     cfg = _pair_paper_config(tmp_path, "biosimcse-demo.yaml", tiny_bert)
+    cfg["base_models"]["biolinkbert"] = str(make_tiny_bert(tmp_path / "tiny_bert_1", seed=1))  # as the demo: another model
     cfg["sentence_corpora"]["pmc"]["sample"] = 96
     for entry in cfg["finetune"].values():
         entry.update(epochs=1)
@@ -474,6 +507,7 @@ def test_biosimcse_demo_config_fills_every_table_and_figure(tmp_path: Path, tiny
     assert summary.loc[(summary["method"] == "unsup") & (summary["base_model"] == "biolinkbert")
                        & (summary["eval_set"] == "clinical_sts_ft") & (summary["metric"] == "spearman"),
                        "value"].item() == pytest.approx(ft["metrics"]["spearman"])
+    _check_spread(out, cfg)
     points = pd.read_csv(out / "figures" / "paper" / "figure1_2.csv")
     assert set(points["role"]) == {"before", "after"} and len(points) == 2 * 12
     assert (out / "figures" / "paper" / "figure1_2.png").stat().st_size > 0
@@ -495,6 +529,7 @@ def test_clinical_nli_demo_config_fills_every_table_and_chart(tmp_path: Path, ti
     assert "epochs 10 over training rows 'mednli'" in run.stderr
     out = tmp_path / "results"
     _check_paper_tables(out / "tables" / "paper", cfg)
+    _check_spread(out, cfg)
     biosses = pd.read_csv(out / "tables" / "paper" / "biosses.csv", dtype=str)
     assert all(re.fullmatch(r"-?\d\.\d\de[-+]\d\d", v) for v in biosses["biosses pearson_p"])
     rows = json.loads((out / "training_rows" / "mednli.json").read_text())
@@ -533,13 +568,17 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     cfg["figures"]["figure4"]["xs"] = [{"x": 0, "eval_set": "mtri_ft"}, {"x": 1, "eval_set": "mtri_frz3"},
                                        {"x": 2, "eval_set": "mtri"}]
     cfg["training"].update(threads=1)
-    run = _snakemake(tmp_path, "all", "--configfile", str(_write_config(tmp_path, cfg)), "--cores", "2",
+    for entry in cfg["eval_sets"].values():  # the frozen heads too: the tiny BERT's vectors are nearly parallel
+        if entry.get("task") == "doc_classification":
+            entry["learning_rate"] = 3.0e-3
+    run = _snakemake(tmp_path, "all", "--configfile", str(_write_config(tmp_path, _hot(cfg))), "--cores", "2",
                      "--resources", "gpu=2")
     assert run.returncode == 0, run.stderr[-5000:]
     out = tmp_path / "results"
     assert not (out / "corpus" / "shards1" / "sentences").exists() and not (out / "ner").exists()
     runs = {t: tab for t, tab in cfg["tables"].items() if tab.get("kind", "runs") == "runs"}
     _check_paper_tables(out / "tables" / "paper", {"tables": runs})
+    _check_spread(out, cfg)
     lengths = pd.read_csv(out / "tables" / "paper" / "table12.csv", dtype=str)
     stats = json.loads((out / "documents" / "stats.json").read_text())
     assert lengths["ours: documents"].tolist() == [str(stats["pretrain"]["min_length_count"][r["label"]])

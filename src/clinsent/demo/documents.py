@@ -4,7 +4,8 @@ demo (note-category pre-training, the note category and ICD-9 triage tasks).
 DEMO DATA: every note is written from templates made for this project; no text comes from
 MIMIC-III. Notes of other categories (Nursing, Physician, Radiology, ECG) are added to the
 demo patients' admissions after the discharge summaries (appended rows: the existing rows keep
-their bytes), and DIAGNOSES_ICD rows (MIMIC-III layout) give each admission a primary ICD-9 code
+their bytes); about half of a note's sentences come from a pool every category writes and some
+from another category, so the categories overlap in vocabulary and length. And DIAGNOSES_ICD rows (MIMIC-III layout) give each admission a primary ICD-9 code
 that follows the discharge summary's service, plus secondary codes.
 """
 
@@ -59,7 +60,17 @@ _CATEGORY_SENTENCES = {
         "No significant change from prior tracing.", "Possible inferior infarct, age undetermined.",
     ],
 }
-_LENGTHS = {"Nursing": (6, 22), "Physician ": (18, 40), "Radiology": (4, 12), "ECG": (2, 5)}
+# sentences every category writes (a note draws about half of its sentences here, and some from
+# another category), so the categories overlap in vocabulary and a classifier must weigh the rest
+_SHARED = [
+    "Patient seen and examined.", "Vital signs stable overnight.", "No acute events overnight.",
+    "Heart rate and blood pressure within normal limits.", "Plan discussed with the patient and family.",
+    "Will continue to monitor.", "Comparison is made to the prior study.", "Findings discussed with the team.",
+    "Atrial fibrillation noted.", "Lungs with crackles at the bases.", "Pain controlled on current regimen.",
+    "Labs reviewed and notable for mild anemia.", "No significant change from prior.",
+]
+_SHARED_SHARE, _OTHER_SHARE = 0.45, 0.15
+_LENGTHS = {"Nursing": (4, 20), "Physician ": (8, 30), "Radiology": (3, 12), "ECG": (2, 7)}
 
 # Primary ICD-9 codes (MIMIC-III's undotted form) by the team they map to in config/icd9_triage.yaml.
 _TEAM_CODES = {
@@ -72,18 +83,27 @@ _SERVICE_TEAMS = {"CARDIOLOGY": "Cardiology", "NEUROLOGY": "Neurology"}
 _SECONDARY = ["4019", "2724", "25000", "V5861", "E8798", "2859", "5990"]
 
 
+def _sentence(rng: random.Random, category: str) -> str:
+    draw = rng.random()
+    if draw < _SHARED_SHARE:
+        return rng.choice(_SHARED)
+    if draw < _SHARED_SHARE + _OTHER_SHARE:
+        return rng.choice(_CATEGORY_SENTENCES[rng.choice([c for c in _CATEGORY_SENTENCES if c != category])])
+    return rng.choice(_CATEGORY_SENTENCES[category])
+
+
 def add_category_notes(rows: list[dict[str, str]], per_category: int = 40, seed: int = 11) -> list[dict[str, str]]:
     """``rows`` followed by ``per_category`` notes of each extra category, on existing admissions."""
     rng = random.Random(seed)
     admissions = [(r["SUBJECT_ID"], r["HADM_ID"]) for r in rows if r["CATEGORY"] == "Discharge summary"]
     row_id = max(int(r["ROW_ID"]) for r in rows)
     out = list(rows)
-    for category, sentences in _CATEGORY_SENTENCES.items():
+    for category in _CATEGORY_SENTENCES:
         lo, hi = _LENGTHS[category]
         for _ in range(per_category):
             subject, hadm = rng.choice(admissions)
             row_id += 1
-            text = " ".join(rng.choice(sentences) for _ in range(rng.randint(lo, hi)))
+            text = " ".join(_sentence(rng, category) for _ in range(rng.randint(lo, hi)))
             out.append({
                 "ROW_ID": str(row_id), "SUBJECT_ID": subject, "HADM_ID": hadm,
                 "CHARTDATE": "2150-01-02", "CHARTTIME": "2150-01-02 08:00:00", "STORETIME": "",

@@ -3,7 +3,11 @@
 DEMO DATA. Each pair combines a *meaning* (a group of paraphrase templates) with a disease
 term from the demo vocabulary. The score follows fixed rules: same meaning and same disease
 scores high, same meaning with a related disease (same organ system) scores in the middle,
-different diseases and different meanings score low. Mentions use labels, synonyms and
+different diseases and different meanings score low, and two meanings that say the opposite of
+each other about the same disease ("has a history of" / "denies any history of") score 1.5
+although they share most of their words, while paraphrases of one meaning share few ("resolved
+before discharge" / "was gone when she left"). Scores are jittered by up to ±1 (annotators
+disagree), so they spread over the whole 0-5 range. Mentions use labels, synonyms and
 abbreviations, so a model must know that CHF and congestive heart failure are one thing.
 The files use the layout of the n2c2 2019 ClinicalSTS training file: ``s1<TAB>s2<TAB>score``.
 """
@@ -17,23 +21,25 @@ from clinsent.demo.vocabulary import DemoTerm, load_terms
 
 _MEANINGS: list[list[str]] = [
     ["The patient has a history of {d}.", "History is significant for {d}.",
-     "He has a known past medical history of {d}.", "Past medical history includes {d}."],
+     "{D} is among his known chronic problems.", "She carries a prior diagnosis of {d}."],
     ["The patient was admitted with an exacerbation of {d}.", "She presented to the hospital with worsening {d}.",
-     "Admitted for acute worsening of her {d}.", "He came in because his {d} had gotten much worse."],
+     "Admitted for acute worsening of her {d}.", "He came in because his {d} had flared up badly."],
     ["The patient was newly diagnosed with {d} and treatment was started.",
      "New diagnosis of {d} made during this admission, therapy initiated.",
-     "{D} was diagnosed for the first time and she began treatment."],
+     "{D} was found for the first time and she began treatment."],
     ["The patient denies any history of {d}.", "No prior history of {d} per the patient.",
      "She reports she has never been told she has {d}."],
     ["Continue the current medications for {d} without changes.", "No changes were made to the treatment of his {d}.",
-     "Her {d} regimen was continued at the same doses."],
+     "Her {d} regimen stays the same.", "Home meds for {d} resumed unchanged."],
     ["A specialist was consulted regarding management of {d}.", "The consult team was asked to help manage his {d}.",
-     "We obtained a specialty consultation for her {d}."],
+     "We obtained a specialty consultation for her {d}.", "Experts saw him about his {d}."],
     ["The {d} resolved before discharge.", "By the day of discharge his {d} had resolved.",
-     "Her {d} improved and had resolved at discharge."],
+     "Her {d} was gone when she left.", "{D} cleared up over the stay."],
     ["There is a family history of {d} in his mother.", "His mother also had {d}.",
-     "Family history is notable for maternal {d}."],
+     "Family history is notable for maternal {d}.", "{D} runs on her mother's side."],
 ]
+# meanings that say the opposite of each other about the same disease: most words shared, a low score
+_OPPOSITE = {0: 3, 3: 0, 1: 6, 6: 1}
 
 _PLAIN: list[list[str]] = [
     ["The patient was discharged home in stable condition.", "He went home in good condition.",
@@ -57,7 +63,7 @@ def _render(template: str, mention: str) -> str:
 
 
 def _jitter(score: float, rng: random.Random) -> float:
-    return float(min(5.0, max(0.0, score + rng.choice([-0.5, 0.0, 0.0, 0.5]))))
+    return float(min(5.0, max(0.0, score + rng.choice([-1.0, -0.5, -0.5, 0.0, 0.0, 0.5, 0.5, 1.0]))))
 
 
 Pair = tuple[str, str, float]
@@ -84,7 +90,7 @@ def _other_meaning(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: 
     m2 = rng.choice([m for m in range(len(_MEANINGS)) if m != m1])
     s1 = _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng))
     s2 = _render(rng.choice(_MEANINGS[m2]), _mention(t1, rng))
-    return s1, s2, 2.0 if {m1, m2} == {0, 3} else 3.0
+    return s1, s2, 1.5 if _OPPOSITE.get(m1) == m2 else 2.5
 
 
 def _unrelated(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: int) -> Pair:
@@ -93,6 +99,13 @@ def _unrelated(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: int)
     s1 = _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng))
     s2 = _render(rng.choice(_MEANINGS[m2]), _mention(t2, rng))
     return s1, s2, 0.5
+
+
+def _opposite(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: int) -> Pair:
+    m1 = rng.choice(sorted(_OPPOSITE))
+    s1 = _render(rng.choice(_MEANINGS[m1]), _mention(t1, rng))
+    s2 = _render(rng.choice(_MEANINGS[_OPPOSITE[m1]]), _mention(t1, rng))
+    return s1, s2, 1.5
 
 
 def _plain_same(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: int) -> Pair:
@@ -110,8 +123,9 @@ def _plain_other(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: in
 
 # how a pair is made (drawn with these weights: "same" twice) -> the pair and its score
 _KINDS = {"same": _same, "related": _related, "other_disease": _other_disease, "other_meaning": _other_meaning,
-          "unrelated": _unrelated, "plain_same": _plain_same, "plain_other": _plain_other}
-_DRAW = ["same", "same", "related", "other_disease", "other_meaning", "unrelated", "plain_same", "plain_other"]
+          "unrelated": _unrelated, "opposite": _opposite, "plain_same": _plain_same, "plain_other": _plain_other}
+_DRAW = ["same", "same", "related", "other_disease", "other_meaning", "unrelated", "opposite", "plain_same",
+         "plain_other"]
 
 
 def generate_pairs(n_pairs: int = 260, seed: int = 11) -> list[tuple[str, str, float]]:

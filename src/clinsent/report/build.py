@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,11 @@ import pandas as pd
 from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.io import atomic_path, write_csv, write_text
 from clinsent.report.figures import curve_figure
+from clinsent.report.spread import check, results_cells
 from clinsent.report.summary import summary_rows
 from clinsent.report.tables import results_table, to_latex, to_markdown
+
+log = logging.getLogger("clinsent.report")
 
 
 def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], eval_sets: dict[str, dict[str, Any]],
@@ -44,7 +48,9 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
                                    selected_step=selected[(job["method"], job["base_model"], job["seed"])]))
     summary = summary_rows(records, {name: e["metrics"] for name, e in eval_sets.items()})
     write_csv(summary, outputs["summary"])
-    table = results_table(summary, {name: e["headline"] for name, e in eval_sets.items()}, methods)
+    headlines = {name: e["headline"] for name, e in eval_sets.items()}
+    table = results_table(summary, headlines, methods)
+    log.info(check(*results_cells(summary, headlines)).line("tables/results"))
     write_csv(table, outputs["table_csv"])
     write_text(to_markdown(table, title), outputs["table_md"])
     write_text(to_latex(table, title), outputs["table_tex"])
@@ -83,6 +89,9 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
         kind = table_kind(tid, table)
         df = kind.table(tid, table, context("tables", tid))
         caption = kind.caption(table, paper_label)
+        spread = kind.spread(tid, table, context("tables", tid))
+        if spread is not None:
+            (log.info if spread.ok else log.warning)(spread.line(f"tables.{tid}"))
         write_csv(df, f"{out_dir_tables}/{tid}.csv")
         write_text(to_markdown(df, caption), f"{out_dir_tables}/{tid}.md")
         write_text(to_latex(df, caption), f"{out_dir_tables}/{tid}.tex")

@@ -44,15 +44,38 @@ def average_values(summary: pd.DataFrame, ref: str, default_base: str, eval_sets
     return per_seed.loc[per_seed["count"] == len(eval_sets), "mean"].to_numpy()
 
 
+def _columns(table: dict[str, Any], eval_sets: dict[str, str]) -> tuple[dict[str, str], list[tuple[str, str, str]]]:
+    """The table's eval sets (name -> headline) and its columns (header, eval set, metric)."""
+    if table.get("eval_sets"):
+        eval_sets = {name: eval_sets[name] for name in table["eval_sets"]}
+    return eval_sets, ([(f"{name} {m}", name, m) for name in eval_sets for m in table["metrics"]]
+                       if table.get("metrics") else [(name, name, metric) for name, metric in eval_sets.items()])
+
+
+def paper_cells(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[str, str],
+                default_base: str) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, str]]:
+    """A runs table's values over seeds, column -> row (its group / label) -> values, and each column's
+    metric: what :func:`clinsent.report.spread.check` judges (the Avg. column is left out: it
+    follows from the others)."""
+    _, columns = _columns(table, eval_sets)
+    groups = table.get("columns") or [""]
+    cells: dict[str, dict[str, np.ndarray]] = {}
+    metrics: dict[str, str] = {}
+    for name, eval_set, metric in columns:
+        for g, col in enumerate(groups):
+            head = f"{name} {col}".strip()
+            metrics[head] = metric
+            cells[head] = {" / ".join(filter(None, (row.get("group"), row["label"]))):
+                           cell_values(summary, row["cells"][g], default_base, eval_set, metric)
+                           for row in table["rows"] if g < len(row["cells"]) and row["cells"][g]}
+    return cells, metrics
+
+
 def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[str, str], default_base: str,
                 paper_label: str = "paper") -> pd.DataFrame:
     """``eval_sets``: name -> the headline metric of its task (Spearman for STS)."""
-    if table.get("eval_sets"):
-        eval_sets = {name: eval_sets[name] for name in table["eval_sets"]}
+    eval_sets, columns = _columns(table, eval_sets)
     scale, decimals = (100.0, 2) if table.get("percent") else (1.0, 3)
-    # (header, eval set, metric); "Avg." is the average of the headlines
-    columns = ([(f"{name} {m}", name, m) for name in eval_sets for m in table["metrics"]] if table.get("metrics")
-               else [(name, name, metric) for name, metric in eval_sets.items()])
     if table.get("average"):
         columns.append(("Avg.", "Avg.", ""))
     groups = table.get("columns") or [""]

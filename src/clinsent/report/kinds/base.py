@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from clinsent.plan import Plan
+    from clinsent.report.spread import Spread
 
 DEFAULT_TABLE = "runs"
 DEFAULT_FIGURE = "alignment_uniformity"
@@ -132,6 +133,11 @@ class TableKind(Kind):
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         raise NotImplementedError
+
+    def spread(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> Spread | None:
+        """Whether the table's rows can be told apart (:mod:`clinsent.report.spread`), for kinds
+        whose rows are conditions scored on metrics; None: not judged (descriptive tables)."""
+        return None
 
 
 class FigureKind(Kind):

@@ -16,6 +16,8 @@ from clinsent.report.kinds.base import ReportContext, STRINGS, TABLE_KINDS, Tabl
 if TYPE_CHECKING:
     import pandas as pd
 
+    from clinsent.report.spread import Spread
+
 PAPER_CELLS = {"type": "array", "items": {"type": ["array", "null"], "items": {"type": ["string", "null"]}},
                "description": "the paper's numbers: one list per column group, one value per column"}
 
@@ -54,3 +56,9 @@ class RunsTable(TableKind):
         from clinsent.report.paper import paper_table
 
         return paper_table(ctx.summary, dict(entry), ctx.eval_sets, ctx.default_base, ctx.paper_label)
+
+    def spread(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> Spread:
+        from clinsent.report.paper import paper_cells
+        from clinsent.report.spread import check
+
+        return check(*paper_cells(ctx.summary, dict(entry), ctx.eval_sets, ctx.default_base))

@@ -1,0 +1,116 @@
+"""Can a results table tell its rows apart? The check behind every report's spread lines.
+
+A table whose metric sits at its ceiling (or floor) in every row, or whose rows all lie within
+the seeds' spread of one another, says nothing: a broken condition would look exactly like a
+working one. For each table, per column (an eval set's metric, per column group), with each
+row's per-seed values:
+
+- **at a bound**: every row's mean is within ``TOLERANCE`` of the metric's ceiling, or every
+  row's mean within it of the floor (bounded metrics only: correlations, whose floor is no
+  correlation, and shares in [0, 1] such as accuracy, F1, MRR and recall@k; p-values and
+  unbounded metrics are not judged);
+- **told apart**: the table has two rows whose means differ by more than both rows' standard
+  deviation over seeds and by more than ``RESOLUTION`` (what three decimals show; with one
+  seed there is no spread, and any visible gap counts).
+
+The report jobs log one line per table (``spread: tables.<id>: ...``): the rows told apart by
+the widest gap, or what is wrong. Only config labels, column names and numbers are written,
+never a data row. The paper demos' tests require every main table to pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+TOLERANCE = 0.02  # of the metric's range: a mean this close to a bound is at it
+RESOLUTION = 0.0005  # half the last of three decimals
+_CORRELATION = re.compile(r"(spearman|pearson|kendall)$")
+_SHARE = re.compile(r"(accuracy|f1|precision|recall|mrr|map|ndcg|roc_auc)")
+
+# column -> row label -> the row's values over seeds
+Cells = Mapping[str, Mapping[str, np.ndarray]]
+
+
+def bounds(metric: str) -> tuple[float, float] | None:
+    """(floor, ceiling) of a metric, judged on its absolute value for a correlation; None when
+    the metric is not bounded or is a p-value."""
+    if metric.endswith("_p"):
+        return None
+    if _CORRELATION.search(metric) or _SHARE.search(metric):
+        return 0.0, 1.0
+    return None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """What the check found in one table: ``problems`` (empty when it passes) and the widest gap
+    between two rows, as (column, row a, row b, gap, the larger std of the two)."""
+
+    problems: list[str]
+    widest: tuple[str, str, str, float, float] | None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def line(self, where: str) -> str:
+        if self.widest is None:
+            gap = "no two rows to compare"
+        else:
+            column, a, b, diff, sd = self.widest
+            gap = f"widest gap {diff:.4f} (seed std {sd:.4f}) in {column!r}: {a!r} vs {b!r}"
+        if self.ok:
+            return f"spread: {where}: rows told apart; {gap}"
+        return f"spread: {where}: {'; '.join(self.problems)}; {gap}"
+
+
+def check(cells: Cells, metrics: Mapping[str, str]) -> Spread:
+    """``cells``: column -> row -> values over seeds (rows without values are left out);
+    ``metrics``: column -> the metric it shows (its bounds)."""
+    problems = []
+    widest: tuple[str, str, str, float, float] | None = None
+    separated = False
+    n_rows = 0
+    for column, rows in cells.items():
+        stats = {r: (float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0)
+                 for r, v in rows.items() if len(v)}
+        n_rows = max(n_rows, len(stats))
+        bound = bounds(metrics.get(column, ""))
+        if bound is not None and stats:
+            floor, ceiling = bound
+            span = ceiling - floor
+            means = [abs(m) if _CORRELATION.search(metrics[column]) else m for m, _ in stats.values()]
+            if all(m >= ceiling - TOLERANCE * span for m in means):
+                problems.append(f"{column!r} is at its ceiling ({ceiling:g}) in every row")
+            elif all(m <= floor + TOLERANCE * span for m in means):
+                problems.append(f"{column!r} is at its floor ({floor:g}) in every row")
+        labels = list(stats)
+        for i, a in enumerate(labels):
+            for b in labels[i + 1:]:
+                diff = abs(stats[a][0] - stats[b][0])
+                sd = max(stats[a][1], stats[b][1])
+                if widest is None or diff - sd > widest[3] - widest[4]:
+                    widest = (column, a, b, diff, sd)
+                separated |= diff > sd and diff > RESOLUTION
+    if n_rows >= 2 and not separated:
+        problems.append("no two rows differ by more than the seeds' standard deviation")
+    return Spread(problems, widest)
+
+
+def results_cells(summary: object, headlines: Mapping[str, str]) -> tuple[dict[str, dict[str, np.ndarray]],
+                                                                           dict[str, str]]:
+    """The plain results table's cells: a column per eval set (its headline metric), a row per
+    ``method@base_model``."""
+    import pandas as pd
+
+    assert isinstance(summary, pd.DataFrame)
+    cells: dict[str, dict[str, np.ndarray]] = {}
+    for name, metric in headlines.items():
+        sel = summary[(summary["eval_set"] == name) & (summary["metric"] == metric)]
+        cells[name] = {f"{m}@{b}": g.sort_values("seed")["value"].to_numpy()
+                       for (m, b), g in sel.groupby(["method", "base_model"], sort=False)}
+    return cells, dict(headlines)

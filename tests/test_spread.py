@@ -1,0 +1,102 @@
+"""The spread check (clinsent.report.spread): ceilings, floors and rows within the seeds' spread,
+on small summaries whose answers are worked out by hand; and its line in the report job's log."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from clinsent.report.paper import paper_cells
+from clinsent.report.spread import bounds, check, results_cells
+
+
+def _cells(**rows: list[float]) -> dict[str, dict[str, np.ndarray]]:
+    return {"col": {label: np.array(v) for label, v in rows.items()}}
+
+
+def test_bounds_of_correlations_shares_and_others() -> None:
+    assert bounds("spearman") == bounds("accuracy") == bounds("recall@10") == bounds("weighted_f1") == (0.0, 1.0)
+    assert bounds("pearson_p") is None and bounds("threshold@90") is None and bounds("uniformity") is None
+
+
+def test_rows_apart_by_more_than_their_std_pass() -> None:
+    # means 0.50 and 0.60 (gap 0.10); sample stds 0.0141 and 0.0283: apart
+    spread = check(_cells(a=[0.49, 0.51], b=[0.58, 0.62]), {"col": "spearman"})
+    assert spread.ok and spread.widest is not None
+    column, a, b, diff, sd = spread.widest
+    assert (column, a, b) == ("col", "a", "b") and diff == pytest.approx(0.10)
+    assert sd == pytest.approx(np.std([0.58, 0.62], ddof=1))
+    assert "rows told apart" in spread.line("tables.t") and "'a' vs 'b'" in spread.line("tables.t")
+
+
+def test_rows_within_the_seed_spread_fail() -> None:
+    # gap 0.02 < the std of b (0.0566)
+    spread = check(_cells(a=[0.50, 0.50], b=[0.48, 0.56]), {"col": "spearman"})
+    assert spread.problems == ["no two rows differ by more than the seeds' standard deviation"]
+
+
+def test_one_seed_counts_any_visible_gap() -> None:
+    assert check(_cells(a=[0.5000], b=[0.5004]), {"col": "mrr"}).problems  # below three decimals
+    assert check(_cells(a=[0.500], b=[0.502]), {"col": "mrr"}).ok
+
+
+def test_ceiling_and_floor_in_every_row_fail_even_when_rows_differ() -> None:
+    ceiling = check(_cells(a=[0.985], b=[1.0]), {"col": "accuracy"})
+    assert ceiling.problems == ["'col' is at its ceiling (1) in every row"]
+    floor = check(_cells(a=[0.001], b=[-0.015]), {"col": "spearman"})  # |r| <= 0.02: no correlation
+    assert floor.problems == ["'col' is at its floor (0) in every row"]
+    assert check(_cells(a=[0.97], b=[1.0]), {"col": "accuracy"}).ok  # one row below the ceiling
+    assert check(_cells(a=[3.0], b=[9.0]), {"col": "components@90"}).ok  # unbounded: not judged
+
+
+def test_a_single_row_is_judged_on_its_bounds_only() -> None:
+    assert check(_cells(a=[0.4, 0.5]), {"col": "spearman"}).ok
+    assert not check(_cells(a=[0.999]), {"col": "accuracy"}).ok
+
+
+SUMMARY = pd.DataFrame([
+    {"method": m, "base_model": "b", "seed": s, "eval_set": "sts", "metric": "spearman", "value": v, "step": 0}
+    for m, vals in {"none": [0.30, 0.30], "simcse": [0.40, 0.42], "medse": [0.41, 0.43]}.items()
+    for s, v in enumerate(vals)])
+
+
+def test_cells_of_a_runs_table_and_of_the_results_table() -> None:
+    table = {"rows": [{"label": "None", "cells": ["none", None]}, {"label": "SimCSE", "cells": ["simcse", "medse"]},
+                      {"group": "g", "label": "SimCSE", "cells": ["medse", None]}],  # a label again, in a group
+             "columns": ["x", "y"]}
+    cells, metrics = paper_cells(SUMMARY, table, {"sts": "spearman"}, "b")
+    assert metrics == {"sts x": "spearman", "sts y": "spearman"}
+    assert cells["sts x"]["None"].tolist() == [0.30, 0.30] and list(cells["sts y"]) == ["SimCSE"]
+    assert list(cells["sts x"]) == ["None", "SimCSE", "g / SimCSE"] and cells["sts x"]["g / SimCSE"][0] == 0.41
+    assert check(cells, metrics).ok  # None vs SimCSE: 0.11 apart, std 0.014
+    cells, metrics = results_cells(SUMMARY, {"sts": "spearman"})
+    assert list(cells["sts"]) == ["none@b", "simcse@b", "medse@b"]
+    # simcse vs medse alone: 0.01 apart, std 0.014 -> not told apart
+    assert not check({"sts": {k: cells["sts"][k] for k in ("simcse@b", "medse@b")}}, metrics).ok
+
+
+def test_the_paper_report_logs_one_spread_line_per_runs_table(tmp_path, caplog) -> None:
+    from clinsent.report.build import build_paper_report
+
+    summary = tmp_path / "summary.csv"
+    SUMMARY.to_csv(summary, index=False)
+    curve = tmp_path / "curve.csv"
+    pd.DataFrame({"step": [0], "eval_set": ["sts"], "metric": ["spearman"], "score": [0.3], "loss": [1.0]}).to_csv(
+        curve, index=False)
+    jobs = [{"method": m, "base_model": "b", "seed": s} for m in ("none", "simcse", "medse") for s in (0, 1)]
+    tables = {"good": {"caption": "c", "rows": [{"label": "None", "cells": ["none"]},
+                                                  {"label": "SimCSE", "cells": ["simcse"]}]},
+              "flat": {"caption": "c", "rows": [{"label": "SimCSE", "cells": ["simcse"]},
+                                                  {"label": "MED-SE", "cells": ["medse"]}]}}
+    (tmp_path / "t").mkdir()
+    (tmp_path / "f").mkdir()
+    with caplog.at_level(logging.INFO, logger="clinsent.report"):
+        build_paper_report(str(summary), jobs, [str(curve)] * len(jobs), tables, {}, {"sts": "spearman"}, "b", "paper",
+                           str(tmp_path / "t"), str(tmp_path / "f"))
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("spread:")]
+    assert lines[0].startswith("spread: tables.good: rows told apart")
+    assert lines[1].startswith("spread: tables.flat: no two rows differ") and len(lines) == 2
+    assert [r.levelname for r in caplog.records if r.getMessage().startswith("spread:")] == ["INFO", "WARNING"]
