@@ -87,9 +87,10 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
 
     for tid, table in tables.items():
         kind = table_kind(tid, table)
-        df = kind.table(tid, table, context("tables", tid))
+        ctx = context("tables", tid)
+        df = kind.table(tid, table, ctx)
         caption = kind.caption(table, paper_label)
-        spread = kind.spread(tid, table, context("tables", tid))
+        spread = kind.spread(tid, table, ctx)
         if spread is not None:
             (log.info if spread.ok else log.warning)(spread.line(f"tables.{tid}"))
         write_csv(df, f"{out_dir_tables}/{tid}.csv")

@@ -23,8 +23,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TOLERANCE = 0.02  # of the metric's range: a mean this close to a bound is at it
 RESOLUTION = 0.0005  # half the last of three decimals
@@ -101,13 +105,10 @@ def check(cells: Cells, metrics: Mapping[str, str]) -> Spread:
     return Spread(problems, widest)
 
 
-def results_cells(summary: object, headlines: Mapping[str, str]) -> tuple[dict[str, dict[str, np.ndarray]],
-                                                                           dict[str, str]]:
+def results_cells(summary: pd.DataFrame, headlines: Mapping[str, str]) -> tuple[dict[str, dict[str, np.ndarray]],
+                                                                                 dict[str, str]]:
     """The plain results table's cells: a column per eval set (its headline metric), a row per
     ``method@base_model``."""
-    import pandas as pd
-
-    assert isinstance(summary, pd.DataFrame)
     cells: dict[str, dict[str, np.ndarray]] = {}
     for name, metric in headlines.items():
         sel = summary[(summary["eval_set"] == name) & (summary["metric"] == metric)]
