@@ -445,10 +445,10 @@ def _replan_as(tmp_path: Path, cfg: dict, name: str) -> dict[str, list[str]]:
 
 
 def _hot(cfg: dict, factor: float = 30.0) -> dict:
-    """Every training and fine-tuning learning rate x ``factor``: the tiny random BERT (weights ~0.02) moves in a
-    few steps only with a larger step than a pretrained model takes, and a table whose trained rows
-    equal its untrained one would fail the spread check for the wrong reason. Ratios between
-    methods (the augmentation paper's 1e-5 for Chinese) are kept."""
+    """Every training and fine-tuning learning rate x ``factor``: the tiny random BERT (weights
+    ~0.02) moves in a few steps only with a larger step than a pretrained model takes, and a table
+    whose trained rows equal its untrained one would fail the spread check for the wrong reason.
+    Ratios between methods (the augmentation paper's 1e-5 for Chinese) are kept."""
     from clinsent.methods.base import TrainedSettings
 
     training = cfg.setdefault("training", {})
@@ -488,7 +488,7 @@ def test_biosimcse_demo_config_fills_every_table_and_figure(tmp_path: Path, tiny
     zero-shot, fine-tuned and cross-encoder cells filled, BioSentVec shown as the paper's alone,
     the fine-tune jobs' recorded 80/20 split, and the t-SNE figure's points."""
     cfg = _pair_paper_config(tmp_path, "biosimcse-demo.yaml", tiny_bert)
-    cfg["base_models"]["biolinkbert"] = str(make_tiny_bert(tmp_path / "tiny_bert_1", seed=1))  # as the demo: another model
+    cfg["base_models"]["biolinkbert"] = str(make_tiny_bert(tmp_path / "tiny_bert_1", seed=1))  # a second model, as the demo
     cfg["sentence_corpora"]["pmc"]["sample"] = 96
     for entry in cfg["finetune"].values():
         entry.update(epochs=1)

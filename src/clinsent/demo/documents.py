@@ -5,8 +5,9 @@ DEMO DATA: every note is written from templates made for this project; no text c
 MIMIC-III. Notes of other categories (Nursing, Physician, Radiology, ECG) are added to the
 demo patients' admissions after the discharge summaries (appended rows: the existing rows keep
 their bytes); about half of a note's sentences come from a pool every category writes and some
-from another category, so the categories overlap in vocabulary and length. And DIAGNOSES_ICD rows (MIMIC-III layout) give each admission a primary ICD-9 code
-that follows the discharge summary's service, plus secondary codes.
+from another category, so the categories overlap in vocabulary and length. DIAGNOSES_ICD rows
+(MIMIC-III layout) give each admission a primary ICD-9 code that follows the discharge
+summary's service, plus secondary codes.
 """
 
 from __future__ import annotations
