@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from clinsent.report.paper import paper_cells
-from clinsent.report.spread import bounds, check, results_cells
+from clinsent.report.spread import bounds, check
+from clinsent.report.tables import results_cells
 
 
 def _cells(**rows: list[float]) -> dict[str, dict[str, np.ndarray]]:

@@ -445,17 +445,22 @@ def _replan_as(tmp_path: Path, cfg: dict, name: str) -> dict[str, list[str]]:
 
 
 def _hot(cfg: dict, factor: float = 30.0) -> dict:
-    """Every training and fine-tuning learning rate x ``factor``: the tiny random BERT (weights
-    ~0.02) moves in a few steps only with a larger step than a pretrained model takes, and a table
+    """Every training, fine-tuning and document-head learning rate x ``factor``: the tiny random
+    BERT (weights ~0.02) moves in a few steps only with a larger step than a pretrained model
+    takes, and its vectors are nearly parallel, so a frozen head needs a larger step too; a table
     whose trained rows equal its untrained one would fail the spread check for the wrong reason.
     Ratios between methods (the augmentation paper's 1e-5 for Chinese) are kept."""
     from clinsent.methods.base import TrainedSettings
+    from clinsent.tasks.doc_classification import DocClassificationSettings
 
     training = cfg.setdefault("training", {})
     training["learning_rate"] = factor * training.get("learning_rate", TrainedSettings.learning_rate)
     for knobs in [*cfg["methods"].values(), *(cfg.get("finetune") or {}).values()]:
         if "learning_rate" in knobs:
             knobs["learning_rate"] *= factor
+    for entry in (cfg.get("eval_sets") or {}).values():
+        if entry.get("task") == "doc_classification":
+            entry["learning_rate"] = factor * entry.get("learning_rate", DocClassificationSettings.learning_rate)
     return cfg
 
 
@@ -568,9 +573,6 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     cfg["figures"]["figure4"]["xs"] = [{"x": 0, "eval_set": "mtri_ft"}, {"x": 1, "eval_set": "mtri_frz3"},
                                        {"x": 2, "eval_set": "mtri"}]
     cfg["training"].update(threads=1)
-    for entry in cfg["eval_sets"].values():  # the frozen heads too: the tiny BERT's vectors are nearly parallel
-        if entry.get("task") == "doc_classification":
-            entry["learning_rate"] = 3.0e-3
     run = _snakemake(tmp_path, "all", "--configfile", str(_write_config(tmp_path, _hot(cfg))), "--cores", "2",
                      "--resources", "gpu=2")
     assert run.returncode == 0, run.stderr[-5000:]

@@ -13,9 +13,9 @@ import pandas as pd
 from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.io import atomic_path, write_csv, write_text
 from clinsent.report.figures import curve_figure
-from clinsent.report.spread import check, results_cells
+from clinsent.report.spread import check
 from clinsent.report.summary import summary_rows
-from clinsent.report.tables import results_table, to_latex, to_markdown
+from clinsent.report.tables import results_cells, results_table, to_latex, to_markdown
 
 log = logging.getLogger("clinsent.report")
 

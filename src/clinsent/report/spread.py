@@ -23,12 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 TOLERANCE = 0.02  # of the metric's range: a mean this close to a bound is at it
 RESOLUTION = 0.0005  # half the last of three decimals
@@ -104,14 +100,3 @@ def check(cells: Cells, metrics: Mapping[str, str]) -> Spread:
         problems.append("no two rows differ by more than the seeds' standard deviation")
     return Spread(problems, widest)
 
-
-def results_cells(summary: pd.DataFrame, headlines: Mapping[str, str]) -> tuple[dict[str, dict[str, np.ndarray]],
-                                                                                 dict[str, str]]:
-    """The plain results table's cells: a column per eval set (its headline metric), a row per
-    ``method@base_model``."""
-    cells: dict[str, dict[str, np.ndarray]] = {}
-    for name, metric in headlines.items():
-        sel = summary[(summary["eval_set"] == name) & (summary["metric"] == metric)]
-        cells[name] = {f"{m}@{b}": g.sort_values("seed")["value"].to_numpy()
-                       for (m, b), g in sel.groupby(["method", "base_model"], sort=False)}
-    return cells, dict(headlines)

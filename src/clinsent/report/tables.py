@@ -4,6 +4,7 @@ as mean ± std over seeds (sample std, ddof=1; a single seed shows the mean alon
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -17,10 +18,26 @@ def fmt_mean_std(values: np.ndarray, decimals: int = 3, style: str = "f") -> str
     return f"{values.mean():.{decimals}{style}} ± {values.std(ddof=1):.{decimals}{style}}"
 
 
+def _headline_rows(summary: pd.DataFrame, eval_sets: Mapping[str, str]) -> pd.DataFrame:
+    """The summary's rows of each eval set's headline metric (``eval_sets``: name -> headline)."""
+    return summary[[m == eval_sets.get(e) for e, m in zip(summary["eval_set"], summary["metric"], strict=True)]]
+
+
+def results_cells(summary: pd.DataFrame, eval_sets: Mapping[str, str]) -> tuple[dict[str, dict[str, np.ndarray]],
+                                                                                dict[str, str]]:
+    """The results table's values over seeds, eval set -> ``method@base_model`` -> values, and
+    each column's metric: what :func:`clinsent.report.spread.check` judges."""
+    df = _headline_rows(summary, eval_sets)
+    cells = {name: {f"{m}@{b}": g.sort_values("seed")["value"].to_numpy()
+                    for (m, b), g in df[df["eval_set"] == name].groupby(["method", "base_model"], sort=False)}
+             for name in eval_sets}
+    return cells, dict(eval_sets)
+
+
 def results_table(summary: pd.DataFrame, eval_sets: dict[str, str], methods: list[str]) -> pd.DataFrame:
     """Rows (base_model, method) in config order, a column per eval set (``eval_sets``: name ->
     headline metric, shown in the column header when it is not Spearman), plus seed counts."""
-    df = summary[[m == eval_sets.get(e) for e, m in zip(summary["eval_set"], summary["metric"], strict=True)]]
+    df = _headline_rows(summary, eval_sets)
     heads = {name: name if metric == "spearman" else f"{name} ({metric})" for name, metric in eval_sets.items()}
     rows = []
     for base in list(dict.fromkeys(df["base_model"])):
