@@ -12,8 +12,11 @@ prints the min and median seconds per step of each and their ratio (ours / plain
 loop's overhead; for ``simcse`` it is the loop's overhead alone. Ours includes the batch
 preparation on the prefetching thread (tokenization, augmentation draws, span masks); the
 plain step tokenizes inline. On CUDA both run under bf16 autocast with fused AdamW, and the
-report adds sentences/s, peak GPU memory and model FLOPs utilisation (6 x parameters x tokens
-per step, forward and backward, over the GPU's dense bf16 peak; ``--peak-tflops`` to set it).
+report adds, for each side, sentences/s, step GPU memory (the peak above what was already
+allocated when its timed run began: activations, gradients, temporaries; every side's weights and
+optimiser state stay resident; the process-wide peak is in the header) and model FLOPs
+utilisation (6 x parameters x tokens per step, forward and backward, over the GPU's dense bf16
+peak; ``--peak-tflops`` to set it).
 
 The paper's setting by default: a BERT-base-sized encoder (12 layers, 768 wide, random weights
 from a config, so nothing is downloaded; the packaged MiniLM's BERT tokenizer), batch 32,
@@ -242,10 +245,24 @@ def main() -> None:
             ref.run(args.steps)  # warm-up round, not timed
         for m in args.methods:
             ours[m].run(args.steps)
+        # each side's step memory (MiB): the peak above what was allocated when its timed run began
+        # (every side's weights and optimiser state stay resident, so an absolute peak would count them all)
+        peaks: dict[str, float] = {k: 0.0 for k in times}
+
+        def timed(key: str, side: Any) -> None:
+            base = 0
+            if side.device.type == "cuda":
+                torch.cuda.synchronize()
+                base = torch.cuda.memory_allocated()
+                torch.cuda.reset_peak_memory_stats()
+            times[key].append(side.run(args.steps))
+            if side.device.type == "cuda":
+                peaks[key] = max(peaks[key], (torch.cuda.max_memory_allocated() - base) / 2**20)
+
         for rnd in range(args.rounds):
             for m in args.methods:
-                times[m].append(ours[m].run(args.steps))
-                times[ref_of[m]].append(refs[ref_of[m]].run(args.steps))
+                timed(m, ours[m])
+                timed(ref_of[m], refs[ref_of[m]])
             print(f"round {rnd + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items() if v), flush=True)
     device = plain.device
     gpu = torch.cuda.get_device_name(0) if device.type == "cuda" else None
@@ -255,7 +272,9 @@ def main() -> None:
         ref = times[ref_of[m]]
         plain_med = statistics.median(ref)
         med, low = statistics.median(times[m]), min(times[m])
-        flops = 6 * ours[m].params * ours[m].tokens_per_step
+        flops = 6 * ours[m].params * ours[m].tokens_per_step  # the reference pushes the same rows through
+        rows_per_step = (3 if m.split(":")[0] in ROW_METHODS else 1) * args.batch_size
+        on_gpu = peak is not None and device.type == "cuda"
         rows.append({"method": m, "device": str(device), "model": args.model or f"random BERT-{args.size}",
                      "batch_size": args.batch_size, "max_length": args.max_length, "rounds": args.rounds,
                      "steps_per_round": args.steps, "ours_median_s": round(med, 4), "ours_min_s": round(low, 4),
@@ -263,9 +282,12 @@ def main() -> None:
                      f"sentence-transformers MNR ({ref_of[m].split(':')[1]} pooling)",
                      "plain_median_s": round(plain_med, 4), "plain_min_s": round(min(ref), 4),
                      "ratio_median": round(med / plain_med, 3), "ratio_min": round(low / min(ref), 3),
-                     "sentences_per_second": round((3 if m.split(":")[0] in ROW_METHODS else 1) * args.batch_size / med,
-                                                   2),
-                     "mfu": round(flops / med / (peak * 1e12), 4) if peak and device.type == "cuda" else None})
+                     "sentences_per_second": round(rows_per_step / med, 2),
+                     "plain_sentences_per_second": round(rows_per_step / plain_med, 2),
+                     "mfu": round(flops / med / (peak * 1e12), 4) if on_gpu and peak else None,
+                     "plain_mfu": round(flops / plain_med / (peak * 1e12), 4) if on_gpu and peak else None,
+                     "step_gpu_memory_mb": round(peaks[m], 1) if gpu else None,
+                     "plain_step_gpu_memory_mb": round(peaks[ref_of[m]], 1) if gpu else None})
     meta: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__, "platform": platform.platform(),
             "threads": torch.get_num_threads(), "gpu": gpu,
             "peak_gpu_memory_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if gpu else None,
@@ -277,10 +299,13 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "train.json").write_text(json.dumps({"meta": meta, "runs": rows, "seconds": times}, indent=2) + "\n")
     lines = ["| method | device | model | batch | length | ours s/step (median, min) | reference | reference s/step "
-             "(median, min) | ratio (median, min) | sentences/s | MFU |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "(median, min) | ratio (median, min) | sentences/s (ours, ref.) | MFU (ours, ref.) "
+             "| step GPU MiB (ours, ref.) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['method']} | {r['device']} | {r['model']} | {r['batch_size']} | {r['max_length']} | "
               f"{r['ours_median_s']}, {r['ours_min_s']} | {r['reference']} | {r['plain_median_s']}, {r['plain_min_s']} | "
-              f"{r['ratio_median']}, {r['ratio_min']} | {r['sentences_per_second']} | {r['mfu'] or '–'} |" for r in rows]
+              f"{r['ratio_median']}, {r['ratio_min']} | {r['sentences_per_second']}, {r['plain_sentences_per_second']} | "
+              f"{r['mfu'] or '–'}, {r['plain_mfu'] or '–'} | "
+              f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} |" for r in rows]
     (out / "train.md").write_text(f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s).\n\n"
                                   + "\n".join(lines) + "\n")
     print("\n".join(lines))

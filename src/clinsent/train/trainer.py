@@ -155,6 +155,9 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     device = pick_device()
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
+        log(f"device: {device} ({torch.cuda.get_device_name(device)}), bf16 autocast")
+    else:
+        log(f"device: cpu ({torch.get_num_threads()} threads), float32")
     transformer = load_transformer(base_model, s.max_length)
     head = MlpHead(transformer.model.config.hidden_size) if pooling_spec(s.pooling).mlp_at_test else None
     st_model = sentence_transformer(transformer, s.pooling, s.first_layer, device=str(device), head=head)
