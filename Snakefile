@@ -7,7 +7,7 @@ from snakemake.utils import min_version, validate
 from clinsent.errors import InputError
 from clinsent.benchmark.models import expand as expand_models, leave_out_missing
 from clinsent.overlay import resolve_base
-from clinsent.smk import cache_signatures, config_error, schema_message
+from clinsent.smk import cache_signatures, check_scripts_once, config_error, schema_message
 
 min_version("9.0")
 
@@ -65,3 +65,4 @@ rule all:
 
 # dry runs and every cluster job's re-parse: Snakemake reads each input function's signature once
 cache_signatures(workflow.rules)
+check_scripts_once()

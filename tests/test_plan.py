@@ -260,6 +260,31 @@ def test_snakemake_reads_each_input_functions_parameters_once() -> None:
     assert getattr(needs_input, "_overwrite_params") is not None
 
 
+def test_snakemake_checks_each_rules_script_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """clinsent.smk.check_scripts_once: Snakemake's per-job script check runs once per rule for a
+    script path without wildcards, and for every job where the path has one."""
+    from types import SimpleNamespace
+
+    from clinsent.smk import check_scripts_once
+
+    assert check_scripts_once()  # imports snakemake.dag the way the Snakefile finds it
+    from snakemake.dag import ScriptProcessor
+
+    seen: list[str] = []
+    monkeypatch.setattr(ScriptProcessor, "process_job", lambda self, job: seen.append(job.name))
+    assert check_scripts_once()
+    plain = SimpleNamespace(script="workflow/scripts/embed.py", basedir="/w")
+    per_wildcard = SimpleNamespace(script="workflow/scripts/{kind}.py", basedir="/w")
+    no_script = SimpleNamespace(script=None, basedir="/w")
+    jobs = [SimpleNamespace(name=f"{r}{i}", rule=rule) for r, rule in
+            (("plain", plain), ("wild", per_wildcard), ("none", no_script)) for i in range(3)]
+    processor = SimpleNamespace(script_type="script")
+    for job in jobs:
+        ScriptProcessor.process_job(processor, job)
+    assert seen == ["plain0", "wild0", "wild1", "wild2", "none0", "none1", "none2"]
+    assert check_scripts_once()  # placing it twice wraps once
+
+
 def test_a_trained_complementary_model_is_an_edge_of_the_dag(configs: dict[str, dict[str, Any]]) -> None:
     """The augmentation paper's MixCSE-IW loads the trained SimCSE run of its base model and seed:
     that model is a train input (retraining SimCSE reruns it) and its path a param of that job alone."""

@@ -11,6 +11,7 @@ the allowed keys and the closest match, then builds the dataclass.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -84,6 +85,13 @@ def settings_schema(cls: type) -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False, "properties": props, "required": required}
 
 
+@functools.cache
+def _checks(cls: type) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One settings class's schema and type hints, built once per process: a plan resolves
+    every method, task and kind entry of a config (116 entries for the MED-SE grid)."""
+    return settings_schema(cls), typing.get_type_hints(cls)
+
+
 def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
                    foreign: Mapping[str, str] | None = None) -> S:
     """Build ``cls`` from a config entry; unknown keys and bad values are an :class:`InputError`.
@@ -104,14 +112,13 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
     lacking = [k for k in required if k not in values]
     if lacking:
         raise InputError(where, f"missing required key(s) {lacking}", f"add {', '.join(lacking)} to the entry")
-    schema = settings_schema(cls)
+    schema, hints = _checks(cls)  # type: ignore[arg-type]  # a class is hashable; mypy reads type[S] as not
     for key, value in values.items():
         errors = list(jsonschema.Draft202012Validator(schema["properties"][key]).iter_errors(value))
         if errors:
             raise InputError(f"{where}.{key}", f"{value!r} is not valid: {errors[0].message}",
                              f"give a value that fits {_describe(schema['properties'][key])}")
     by_key = {config_key(f): f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    hints = typing.get_type_hints(cls)
     kwargs = {}
     for key, value in values.items():
         f = by_key[key]
