@@ -120,7 +120,8 @@ bench-corpus: install
 
 # one training step of each method beside a plain PyTorch+transformers SimCSE step (supervised SimCSE and
 # MNR: beside sentence-transformers' own MNR step on the same triplets), interleaved, as a ratio;
-# BERT-base size, batch 32, length 128 (CUDA when present: also sentences/s, peak memory, MFU). About 30 min on 2 cores.
+# BERT-base size, batch 32, length 128 (CUDA when present: also sentences/s, step memory, MFU;
+# bench/results/cuda). About 30 min on 2 cores, 1.5 min on an H100.
 bench-train: install
 	$(BIN)/python bench/bench_train.py --methods simcse medse sup_simcse mnr $(BENCH_ARGS)
 
