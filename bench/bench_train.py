@@ -274,7 +274,7 @@ def main() -> None:
         med, low = statistics.median(times[m]), min(times[m])
         flops = 6 * ours[m].params * ours[m].tokens_per_step  # the reference pushes the same rows through
         rows_per_step = (3 if m.split(":")[0] in ROW_METHODS else 1) * args.batch_size
-        on_gpu = peak is not None and device.type == "cuda"
+        on_gpu = bool(peak) and device.type == "cuda"
         rows.append({"method": m, "device": str(device), "model": args.model or f"random BERT-{args.size}",
                      "batch_size": args.batch_size, "max_length": args.max_length, "rounds": args.rounds,
                      "steps_per_round": args.steps, "ours_median_s": round(med, 4), "ours_min_s": round(low, 4),

@@ -107,8 +107,9 @@ def check_scripts_once() -> bool:
     Building the DAG, Snakemake resolves and reads each job's ``script:`` file only to check
     that it exists (``snakemake.dag.ScriptProcessor``): 1,658 reads in a dry run of the MED-SE
     grid, whose scripts name no wildcard. A script path with a wildcard is still checked per
-    job. Returns whether the hook was placed; with a Snakemake that lacks the processor,
-    nothing changes but the speed.
+    job; one without is checked for the first job of its rule in this process (a Snakemake run
+    is one process, and the file the check found stays where it is during it). Returns whether
+    the hook was placed; with a Snakemake that lacks the processor, nothing changes but the speed.
     """
     try:
         import snakemake.api  # noqa: F401  (snakemake.dag or .workflow first is a circular import)
