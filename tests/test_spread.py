@@ -101,3 +101,16 @@ def test_the_paper_report_logs_one_spread_line_per_runs_table(tmp_path, caplog) 
     assert lines[0].startswith("spread: tables.good: rows told apart")
     assert lines[1].startswith("spread: tables.flat: no two rows differ") and len(lines) == 2
     assert [r.levelname for r in caplog.records if r.getMessage().startswith("spread:")] == ["INFO", "WARNING"]
+
+
+def test_a_spread_line_warns_only_when_its_table_fails(caplog) -> None:
+    """Spread.log, which the results table and every paper table go through: INFO on a pass,
+    WARNING on a failure, the same text as Spread.line."""
+    log = logging.getLogger("clinsent.report")
+    passing = check(_cells(a=[0.49, 0.51], b=[0.58, 0.62]), {"col": "spearman"})
+    failing = check(_cells(a=[0.50, 0.50], b=[0.48, 0.56]), {"col": "spearman"})
+    with caplog.at_level(logging.INFO, logger="clinsent.report"):
+        passing.log(log, "tables/results")
+        failing.log(log, "tables/results")
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("INFO", passing.line("tables/results")), ("WARNING", failing.line("tables/results"))]

@@ -50,8 +50,7 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
     write_csv(summary, outputs["summary"])
     headlines = {name: e["headline"] for name, e in eval_sets.items()}
     table = results_table(summary, headlines, methods)
-    spread = check(*results_cells(summary, headlines))
-    (log.info if spread.ok else log.warning)(spread.line("tables/results"))
+    check(*results_cells(summary, headlines)).log(log, "tables/results")
     write_csv(table, outputs["table_csv"])
     write_text(to_markdown(table, title), outputs["table_md"])
     write_text(to_latex(table, title), outputs["table_tex"])
@@ -93,7 +92,7 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
         caption = kind.caption(table, paper_label)
         spread = kind.spread(tid, table, ctx)
         if spread is not None:
-            (log.info if spread.ok else log.warning)(spread.line(f"tables.{tid}"))
+            spread.log(log, f"tables.{tid}")
         write_csv(df, f"{out_dir_tables}/{tid}.csv")
         write_text(to_markdown(df, caption), f"{out_dir_tables}/{tid}.md")
         write_text(to_latex(df, caption), f"{out_dir_tables}/{tid}.tex")

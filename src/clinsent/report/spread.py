@@ -20,6 +20,7 @@ never a data row. The paper demos' tests require every main table to pass.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -66,6 +67,10 @@ class Spread:
         if self.ok:
             return f"spread: {where}: rows told apart; {gap}"
         return f"spread: {where}: {'; '.join(self.problems)}; {gap}"
+
+    def log(self, logger: logging.Logger, where: str) -> None:
+        """The line at INFO when the table passes, at WARNING when it does not."""
+        logger.log(logging.INFO if self.ok else logging.WARNING, self.line(where))
 
 
 def check(cells: Cells, metrics: Mapping[str, str]) -> Spread:
