@@ -262,6 +262,30 @@ def test_finetune_classifier_freezes_the_first_k_layers(tmp_path: Path, tiny_ber
             assert any(id(p) in changed for p in layer_params[1])
         else:  # every layer frozen: the encoder is not touched, only the head trains
             assert not changed
-    _, few = finetune_classifier(model(), task, FinetuneSettings(train="x", epochs=1, per_class=2), seed=5,
-                                 log=lambda _: None)
-    assert len(few["train_rows"]) == 6
+    def drawn(seed: int, **knobs: int) -> list[int]:
+        s = FinetuneSettings(train="x", epochs=1, per_class=2, **knobs)
+        return finetune_classifier(model(), task, s, seed=seed, log=lambda _: None)[1]["train_rows"]
+
+    few = drawn(5)
+    assert len(few) == 6 and few == task.examples(per_class=2, seed=5).train_rows and few != drawn(6)
+    # draw_seed: the same documents whatever the job's seed, those the eval set's own draw picks
+    assert drawn(5, draw_seed=3) == drawn(6, draw_seed=3) == task.examples(per_class=2, seed=3).train_rows
+
+
+def test_draw_seed_needs_a_few_shot_document_entry(tmp_path: Path) -> None:
+    from clinsent.finetune.config import resolve_finetunes
+    from clinsent.tasks.config import resolve_eval_sets
+
+    conll = tmp_path / "ner.conll"
+    conll.write_text("fever B-problem\n. O\n\n", encoding="utf-8")
+    cfg = {"methods": {"simcse": {"objective": "simcse"}}, "base_models": {"b": "x"},
+           "eval_sets": {"docs": {"task": "doc_classification", "path": str(_labelled(tmp_path))},
+                         "ner": {"task": "token_classification", "path": str(conll), "test_path": str(conll)}}}
+    for entry, message in [({"train": "docs", "draw_seed": 0}, r"finetune\.f\.draw_seed: draws the few-shot "
+                                                               r"documents, but per_class is not set"),
+                           ({"train": "ner", "draw_seed": 0}, r"finetune\.f\.draw_seed: the few-shot draw applies "
+                                                              r"to document tasks")]:
+        with pytest.raises(InputError, match=message):
+            resolve_finetunes(cfg | {"finetune": {"f": entry}}, resolve_eval_sets(cfg))
+    cfg["finetune"] = {"f": {"train": "docs", "per_class": 2, "draw_seed": 0}}
+    assert resolve_finetunes(cfg, resolve_eval_sets(cfg))["f"].params()["draw_seed"] == 0  # it reruns the job

@@ -144,6 +144,7 @@ def _config(**finetune: object) -> dict:
     ({"methods": ["simcs"]}, r"'simcs' is not a key of methods"),
     ({"epoch": 3}, r"epoch"),
     ({"test": "rq"}, r"different tasks"),
+    ({"draw_seed": 0}, r"finetune\.ft\.draw_seed: applies to document and token classification entries only"),
 ])
 def test_bad_finetune_entries_stop_the_config(change: dict, message: str) -> None:
     cfg = _config(**change)

@@ -56,7 +56,7 @@ def main() -> None:
     write_intents_tsv(args.out / "cmedic.demo.tsv", generate_intents(200))
     write_jsonl(args.out / "cmedqq.demo.jsonl", generate_question_pairs(200))
     write_conll(args.out / "i2b2_2010.demo.train.conll", generate_ner(160, seed=71))
-    write_conll(args.out / "i2b2_2010.demo.test.conll", generate_ner(60, seed=73))
+    write_conll(args.out / "i2b2_2010.demo.test.conll", generate_ner(100, seed=73, train=False))
 
 
 if __name__ == "__main__":

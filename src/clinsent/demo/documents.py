@@ -4,10 +4,10 @@ demo (note-category pre-training, the note category and ICD-9 triage tasks).
 DEMO DATA: every note is written from templates made for this project; no text comes from
 MIMIC-III. Notes of other categories (Nursing, Physician, Radiology, ECG) are added to the
 demo patients' admissions after the discharge summaries (appended rows: the existing rows keep
-their bytes); about half of a note's sentences come from a pool every category writes and some
+their bytes); over half of a note's sentences come from a pool every category writes and a fifth
 from another category, so the categories overlap in vocabulary and length. DIAGNOSES_ICD rows
-(MIMIC-III layout) give each admission a primary ICD-9 code that follows the discharge
-summary's service, plus secondary codes.
+(MIMIC-III layout) give each admission a primary ICD-9 code of the team one of its summary's
+conditions belongs to (most of the time; else any team), plus secondary codes.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ _CATEGORY_SENTENCES = {
         "No significant change from prior tracing.", "Possible inferior infarct, age undetermined.",
     ],
 }
-# sentences every category writes (a note draws about half of its sentences here, and some from
+# sentences every category writes (a note draws 55% of its sentences here, and 20% from
 # another category), so the categories overlap in vocabulary and a classifier must weigh the rest
 _SHARED = [
     "Patient seen and examined.", "Vital signs stable overnight.", "No acute events overnight.",
@@ -70,18 +70,29 @@ _SHARED = [
     "Atrial fibrillation noted.", "Lungs with crackles at the bases.", "Pain controlled on current regimen.",
     "Labs reviewed and notable for mild anemia.", "No significant change from prior.",
 ]
-_SHARED_SHARE, _OTHER_SHARE = 0.45, 0.15
+_SHARED_SHARE, _OTHER_SHARE = 0.55, 0.2
 _LENGTHS = {"Nursing": (4, 20), "Physician ": (8, 30), "Radiology": (3, 12), "ECG": (2, 7)}
 
-# Primary ICD-9 codes (MIMIC-III's undotted form) by the team they map to in config/icd9_triage.yaml.
+# Primary ICD-9 codes (MIMIC-III's undotted form) by the team config/icd9_triage.yaml maps them to.
+# No obstetric codes: the demo admissions are medical ones (their conditions come from the demo
+# vocabulary, which has no pregnancy), so the demo triage task has six classes.
 _TEAM_CODES = {
-    "Cardiology": ["41071", "4280", "42731", "41401"], "Neurology": ["43491", "34590", "3310"],
+    "Cardiology": ["41071", "4280", "42731", "41401"], "Neurology": ["34590", "3320", "3310"],
     "Respiratory Medicine": ["486", "49121", "51881"], "Gastroenterology": ["5789", "5715", "5770"],
     "Acute or Internal Medicine": ["0389", "25080", "5849"], "Oncology": ["1629", "1970", "2041"],
-    "Obstetrics": ["64891", "64241"],
 }
-_SERVICE_TEAMS = {"CARDIOLOGY": "Cardiology", "NEUROLOGY": "Neurology"}
+# the team a demo disease category (clinsent.demo.vocabulary) is admitted under; the rest: internal medicine
+_CATEGORY_TEAMS = {"cardio": "Cardiology", "neuro": "Neurology", "resp": "Respiratory Medicine",
+                   "gi": "Gastroenterology", "onc": "Oncology"}
+_FOLLOWS_NOTE = 0.85  # share of admissions whose primary team is that of one of the summary's conditions
 _SECONDARY = ["4019", "2724", "25000", "V5861", "E8798", "2859", "5990"]
+
+
+def _note_teams(text: str, mentions: dict[str, str]) -> list[str]:
+    """The teams of the conditions a demo discharge summary lists under Past Medical History."""
+    block = re.search(r"Past Medical History:\n(.*?)\n\n", text, re.S)
+    items = [re.sub(r"^\d+\. ", "", line) for line in (block.group(1).splitlines() if block else [])]
+    return sorted({mentions[i] for i in items if i in mentions})
 
 
 def _sentence(rng: random.Random, category: str) -> str:
@@ -93,7 +104,7 @@ def _sentence(rng: random.Random, category: str) -> str:
     return rng.choice(_CATEGORY_SENTENCES[category])
 
 
-def add_category_notes(rows: list[dict[str, str]], per_category: int = 40, seed: int = 11) -> list[dict[str, str]]:
+def add_category_notes(rows: list[dict[str, str]], per_category: int = 100, seed: int = 11) -> list[dict[str, str]]:
     """``rows`` followed by ``per_category`` notes of each extra category, on existing admissions."""
     rng = random.Random(seed)
     admissions = [(r["SUBJECT_ID"], r["HADM_ID"]) for r in rows if r["CATEGORY"] == "Discharge summary"]
@@ -115,19 +126,30 @@ def add_category_notes(rows: list[dict[str, str]], per_category: int = 40, seed:
 
 
 def generate_diagnoses(rows: list[dict[str, str]], seed: int = 13) -> list[dict[str, str]]:
-    """DIAGNOSES_ICD rows for every admission with a discharge summary: SEQ_NUM 1 of the
-    summary's service's team half of the time (cardiology, neurology), else of a team drawn
-    uniformly (the seven classes stay about balanced), then one to three secondary codes."""
+    """DIAGNOSES_ICD rows for every admission with a discharge summary: SEQ_NUM 1 of the team of
+    one of the conditions the summary lists (``_FOLLOWS_NOTE`` of the time: of those teams, the one
+    with the fewest admissions so far, so that the six classes stay about balanced), else of a
+    team drawn uniformly (coding noise), then one to three secondary codes. A classifier can learn
+    the label from the conditions a summary names, but not every time: a summary names three to
+    six conditions of several teams."""
+    from clinsent.demo.vocabulary import load_terms
+
+    mentions = {m: _CATEGORY_TEAMS.get(t.category, "Acute or Internal Medicine")
+                for t in load_terms() for m in t.mentions}
     rng = random.Random(seed)
     out: list[dict[str, str]] = []
     seen: set[str] = set()
+    used = dict.fromkeys(sorted(_TEAM_CODES), 0)
     for r in rows:
         if r["CATEGORY"] != "Discharge summary" or r["HADM_ID"] in seen:
             continue
         seen.add(r["HADM_ID"])
-        match = re.search(r"Service: (\w+)", r["TEXT"])
-        service = _SERVICE_TEAMS.get(match.group(1) if match else "")
-        team = service if service and rng.random() < 0.5 else rng.choice(sorted(_TEAM_CODES))
+        teams = _note_teams(r["TEXT"], mentions)
+        if teams and rng.random() < _FOLLOWS_NOTE:
+            team = min(teams, key=lambda t: (used[t], t))
+        else:
+            team = rng.choice(sorted(_TEAM_CODES))
+        used[team] += 1
         codes = [rng.choice(_TEAM_CODES[team])] + rng.sample(_SECONDARY, rng.randint(1, 3))
         for seq, code in enumerate(codes, 1):
             out.append({"ROW_ID": str(len(out) + 1), "SUBJECT_ID": r["SUBJECT_ID"], "HADM_ID": r["HADM_ID"],

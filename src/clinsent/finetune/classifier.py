@@ -9,7 +9,8 @@ and test are the task's test split).
 ``freeze_layers`` k freezes the embedding layer and the first k transformer layers (k = the
 depth freezes the whole encoder); ``frozen: true`` is the whole encoder, where the documents
 are embedded once and only the head trains (the task's own zero-shot path computes the same).
-``per_class`` draws n training documents per class with the job's seed.
+``per_class`` draws n training documents per class with the job's seed (``draw_seed``: with that
+seed in every job, so that every model and seed trains on the same documents).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def finetune_classifier(model: Any, task: Any, s: FinetuneSettings, seed: int,
     """Returns the fit and a record: classes, training rows used, trainable parameters."""
     from sentence_transformers.util import batch_to_device
 
-    e = task.examples(per_class=s.per_class, seed=seed)
+    e = task.examples(per_class=s.per_class, seed=seed if s.draw_seed is None else s.draw_seed)
     model.max_seq_length = s.max_length
     auto = model[0].auto_model
     depth = len(transformer_layers(auto))

@@ -10,7 +10,7 @@ with ``cross_encoder: true``, for the method ``cross_encoder`` (sentence-transfo
 An entry on a document or token classification set (``doc_classification``,
 ``token_classification``) names only ``train``: the set's own train split trains and its test
 split scores every epoch (the healthcare-LM paper's protocol); ``frozen``, ``freeze_layers`` and
-(documents) ``per_class`` choose the setting. ``base_models`` restricts the runs fine-tuned.
+(documents) ``per_class`` and ``draw_seed`` choose the setting. ``base_models`` restricts the runs fine-tuned.
 """
 
 from __future__ import annotations
@@ -50,14 +50,18 @@ class FinetuneSettings:
                                  "(the paper's Figure 4)", minimum=0)
     per_class: int | None = knob(None, "document tasks: few-shot, n training documents per class drawn with the "
                                        "job's seed (the paper's Figure 3, Table 16)", minimum=1)
+    draw_seed: int | None = knob(None, "document tasks, few-shot: draw the n documents with this seed in every job "
+                                       "(every model and seed trains on the same documents, as the frozen few-shot "
+                                       "eval sets do; null: each job's own seed, a new draw per seed)", minimum=0)
 
 
-DOC_KEYS = ("frozen", "freeze_layers", "per_class")  # keys of document- and token-task entries only
+DOC_KEYS = ("frozen", "freeze_layers", "per_class", "draw_seed")  # keys of document- and token-task entries only
 PAIR_KEYS = ("margin", "cross_encoder")  # keys of pair-task entries only
 # an entry's kind -> the keys of the other kinds, left out of its params
 FOREIGN_KEYS = {"pairs": DOC_KEYS, "documents": PAIR_KEYS, "tokens": PAIR_KEYS}
 # an own-splits kind -> the keys it refuses (a value set), with why
-REFUSED_KEYS = {"documents": {}, "tokens": {"per_class": "few-shot per class applies to document tasks"}}
+REFUSED_KEYS = {"documents": {}, "tokens": {"per_class": "few-shot per class applies to document tasks",
+                                            "draw_seed": "the few-shot draw applies to document tasks"}}
 
 
 @dataclass(frozen=True)
@@ -152,6 +156,9 @@ def _own_splits_entry(name: str, s: FinetuneSettings, eval_sets: Mapping[str, An
         raise InputError(f"{where}.cross_encoder", f"cross-encoders score pairs, not {kind}", "drop the key")
     if s.frozen and s.freeze_layers:
         raise InputError(where, "sets both frozen and freeze_layers", "keep one of them")
+    if s.draw_seed is not None and s.per_class is None:
+        raise InputError(f"{where}.draw_seed", "draws the few-shot documents, but per_class is not set",
+                         "set per_class, or drop draw_seed")
     for m in s.methods or ():
         if m not in methods:
             raise InputError(f"{where}.methods", f"{m!r} is not a key of methods{did_you_mean(m, methods)}",
