@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from clinsent.demo.notes import _wrap
+from clinsent.demo.vocabulary import load_terms
 
 _CATEGORY_SENTENCES = {
     "Nursing": [
@@ -132,8 +133,6 @@ def generate_diagnoses(rows: list[dict[str, str]], seed: int = 13) -> list[dict[
     team drawn uniformly (coding noise), then one to three secondary codes. A classifier can learn
     the label from the conditions a summary names, but not every time: a summary names three to
     six conditions of several teams."""
-    from clinsent.demo.vocabulary import load_terms
-
     mentions = {m: _CATEGORY_TEAMS.get(t.category, "Acute or Internal Medicine")
                 for t in load_terms() for m in t.mentions}
     rng = random.Random(seed)
