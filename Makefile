@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm benchmark-demo test dry-run lint clean demo-data bench-corpus bench-train bench-augment bench-documents
+.PHONY: install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm benchmark-demo test dry-run lint clean demo-data bench-corpus bench-train bench-memory bench-augment bench-documents
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -124,6 +124,12 @@ bench-corpus: install
 # bench/results/cuda). About 30 min on 2 cores, 1.5 min on an H100.
 bench-train: install
 	$(BIN)/python bench/bench_train.py --methods simcse medse sup_simcse mnr $(BENCH_ARGS)
+
+# Peak memory of one training step at BioSimCSE's batch 512 x 128 with and without mini_batch 32 (GradCache
+# chunks), each setting in its own process; the small random BERT on the CPU, BERT-base on CUDA
+# (bench/results/memory.md, bench/results/cuda/memory.md). About 10 minutes on 2 cores.
+bench-memory: install
+	$(BIN)/python bench/bench_memory.py $(BENCH_ARGS)
 
 # The augmentation paper's cost per step (each augmentation, MixCSE, instance weighting, both) as a
 # ratio to plain SimCSE, at its batch 128 and length 32 on the small model (about 10 min on 2 cores),

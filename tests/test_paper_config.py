@@ -164,8 +164,9 @@ def test_healthcare_lm_grid_dry_runs_without_the_sentence_pipeline() -> None:
 
 # The knobs of a paper's method that its demo twin may restate (scale only: fewer sentences than
 # MiniLM has dimensions; spans for short demo notes); every other knob is the paper's, read through base.
+# the method knobs a twin may change: scale, and the memory settings its small batches do not need
 SCALED_KNOBS = {"medse": {"whitening_dims"}, "augment": set(), "biosimcse": set(), "clinical-nli": set(),
-                "healthcare-lm": {"min_span", "max_span"}}
+                "healthcare-lm": {"min_span", "max_span", "mini_batch", "accumulate"}}
 
 
 def _restated(twin: object, under: object, path: str = "") -> list[str]:

@@ -43,7 +43,7 @@ def _error_lines(run: subprocess.CompletedProcess[str]) -> list[str]:
     ({"objective": "medse", "lamda": 0.2},
      r"methods\.bad: unknown key 'lamda' \(closest: 'lambda'\)\. Fix: remove it or use one of the allowed keys: .*lambda"),
     ({"objective": "simcse", "lambda": 0.2},
-     r"methods\.bad: 'lambda' is a knob of objective medse, not of this one\. Fix: .*allowed keys: augmentation,"),
+     r"methods\.bad: 'lambda' is a knob of objective medse, not of this one\. Fix: .*allowed keys: accumulate, augmentation,"),
     ({"objective": "ct", "perturbation": "random_tokens"},
      r"methods\.bad: 'perturbation' is a knob of objective medse, not of this one"),
     ({"objective": "simcse", "dropout": False},
@@ -133,6 +133,9 @@ def _error_lines(run: subprocess.CompletedProcess[str]) -> list[str]:
     ({"objective": "medse", "lamda": 0.2}, "methods.bad: unknown key 'lamda' (closest: 'lambda')"),
     ({"objective": "simcse", "entity_encoder": "mean"}, "methods.bad: 'entity_encoder' is a knob of objective medse"),
     ({"objective": "ct", "perturbation": "random_tokens"}, "methods.bad: 'perturbation' is a knob of objective medse"),
+    ({"objective": "simcse", "precision": "half"}, "methods.bad.precision: 'half' is not one of the allowed values "
+                                                   "['auto', 'bf16', 'fp16', 'fp32'] ('half' means fp16). Fix: write "
+                                                   "precision: fp16"),
 ])
 def test_dry_run_rejects_bad_methods_before_any_job(tmp_path: Path, entry: dict[str, Any], message: str) -> None:
     cfg = _cfg(bad=entry)

@@ -148,6 +148,8 @@ def _preempted_run_matches_local(tmp_path: Path, tiny_bert: Path) -> None:
     assert slurm_logs and "signal 15 at step" in slurm_logs[0].read_text(errors="replace"), slurm_logs
     selection = json.loads((slurm_dir / "results/models/medse/tiny/seed0/selection.json").read_text())
     assert selection["resumed_from_step"] is not None and selection["resumed_from_step"] >= 2
+    # the device Slurm chose (CUDA_VISIBLE_DEVICES=0 for --gpus=1) is kept: no local lock
+    assert selection["gpu_slot"] == "0 (chosen by the scheduler: CUDA_VISIBLE_DEVICES=0)", selection["gpu_slot"]
 
     # every training job was submitted with one GPU; small rules never reached sbatch
     sbatch = [line for line in log.splitlines() if "sbatch" in line and "--job-name" in line]

@@ -52,6 +52,17 @@ def test_a_model_job_imports_torch_the_probe_can_see_it() -> None:
     assert "torch" in _loaded_after(_imports("embed"))
 
 
+@pytest.mark.parametrize("script", sorted(MODEL_JOBS))
+def test_a_model_job_takes_its_gpu_slot_before_anything_loads_torch(script: str) -> None:
+    """CUDA_VISIBLE_DEVICES only counts if it is set before CUDA starts: the slot is taken
+    (clinsent.gpu_slots) before the script imports anything heavy."""
+    body = ast.parse((SCRIPTS / f"{script}.py").read_text()).body
+    calls = [i for i, n in enumerate(body) if "slot_of(" in ast.unparse(n) and not isinstance(n, ast.ImportFrom)]
+    assert calls, f"{script}.py takes no GPU slot"
+    before = "\n".join(ast.unparse(n) for n in body[:calls[0]] if isinstance(n, (ast.Import, ast.ImportFrom)))
+    assert _loaded_after(before) == []
+
+
 def test_reading_every_paper_config_imports_no_torch() -> None:
     """What the Snakefile does with a config (the plan: methods, eval sets, fine-tune entries, kinds,
     the grid), for the five paper configs and their demo twins: no torch, no transformers."""

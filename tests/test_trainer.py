@@ -52,11 +52,11 @@ def _method(objective: str, **knobs: Any) -> Any:
 
 
 def _run(tiny_bert: Path, out: Path, objective: str, seed: int = 0, log: Any = None, progress_every: int = 0,
-         **knobs: Any) -> tuple[pd.DataFrame, Any]:
+         duplicates: str = "replace", **knobs: Any) -> tuple[pd.DataFrame, Any]:
     sentences, entities = _corpus()
     cands = [Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()]
     method = _method(objective, **knobs)
-    plan = plan_batches(cands, "replace", method.settings.batch_size, method.settings.steps, seed)
+    plan = plan_batches(cands, duplicates, method.settings.batch_size, method.settings.steps, seed)
     data = PlanData(plan, sentences, entities if objective == "medse" else None)
     eval_sets = {"sel": _sts("sel"), "test": _sts("test")}
     result = train(method, str(tiny_bert), out, eval_sets, "sel", data=data, seed=seed,
@@ -387,3 +387,34 @@ def test_mixcse_iw_logs_the_share_of_removed_negatives(tiny_bert: Path, tmp_path
     assert not [c for c in no_iw.columns if c.startswith("stat_")]
     off = resolve_methods({"methods": {"m": {"objective": "mixcse", "instance_weighting": False}}})["m"].method
     assert off.curve_statistics() == []
+
+
+def test_mini_batch_gives_the_one_pass_loss_curve(tiny_bert: Path, tmp_path: Path) -> None:
+    """SimCSE, 16 sentences a batch in chunks of 4 (GradCache), deterministic views (word deletion,
+    no dropout): every logged loss within 1e-4 of the one-pass run's, and so the same selection."""
+    knobs: dict[str, Any] = {"batch_size": 16, "augmentation": "word_deletion", "dropout": False, "steps": 4,
+                             "eval_every": 1}
+    plain, one = _run(tiny_bert, tmp_path / "plain", "simcse", duplicates="naive", **knobs)
+    chunked, cached = _run(tiny_bert, tmp_path / "chunked", "simcse", duplicates="naive", mini_batch=4, **knobs)
+    assert cached.info["settings"]["mini_batch"] == 4
+    assert plain["loss"].notna().sum() == 8  # steps 1-4 on both curve sets
+    np.testing.assert_allclose(plain["loss"].dropna(), chunked["loss"].dropna(), atol=1e-4)
+    np.testing.assert_allclose(plain["score"], chunked["score"], atol=1e-4)
+    assert one.selected_step == cached.selected_step
+
+
+def test_the_record_says_what_the_run_ran_on_and_bf16_trains_on_cpu(tiny_bert: Path, tmp_path: Path) -> None:
+    """precision: fp32 (auto on the CPU) and bf16 (CPU autocast): both train, bf16's losses differ
+    by its rounding only; the record and the first log line name the device, the versions, the
+    precision and the GPU slot."""
+    lines: list[str] = []
+    fp32, r32 = _run(tiny_bert, tmp_path / "fp32", "simcse", steps=2, eval_every=1, log=lines.append)
+    bf16, r16 = _run(tiny_bert, tmp_path / "bf16", "simcse", steps=2, eval_every=1, precision="bf16")
+    assert r32.info["precision"] == "fp32" and r16.info["precision"] == "bf16"
+    a, b = fp32["loss"].dropna().to_numpy(), bf16["loss"].dropna().to_numpy()
+    assert np.isfinite(b).all() and not np.array_equal(a, b) and np.allclose(a, b, rtol=0.05)
+    record = r32.info
+    assert {"device", "device_name", "compute_capability", "cuda", "cudnn", "torch", "transformers",
+            "sentence_transformers", "precision", "gpu_slot"} <= record.keys()
+    assert record["device"] == "cpu" and record["torch"] == torch.__version__ and record["transformers"]
+    assert lines[0].startswith("device: cpu (") and "precision fp32" in lines[0] and "gpu slot " in lines[0]

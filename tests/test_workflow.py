@@ -324,7 +324,24 @@ def test_paper_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) ->
     _check_spread(tmp_path / "results", cfg)
 
 
-def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) -> None:
+def _slot_spans(logs: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """GPU slot -> (taken, freed, log) of every model job's log under ``logs`` that took one."""
+    spans: dict[str, list[tuple[str, str, str]]] = {}
+    for log in sorted(logs.glob("*/*.log")):
+        lines = log.read_text().splitlines()
+        taken = [line for line in lines if " gpu slot: " in line]
+        if log.parent.name not in ("train", "embed", "finetune", "cross_encoder"):
+            assert not taken, log
+            continue
+        assert len(taken) == 1, log  # every model job says which slot it got
+        slot = taken[0].split(" gpu slot: ")[1]
+        freed = [line for line in lines if line.endswith(f" gpu slot {slot} freed")]
+        assert len(freed) == 1, log
+        spans.setdefault(slot, []).append((taken[0][:23], freed[0][:23], log.name))
+    return spans
+
+
+def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """config/paper/augment-demo.yaml end to end (tiny BERT for both languages, one seed, epochs
     over a 160-sentence sample): every cited cell and every table of the other kinds is filled,
     Figure 1 has every point, Chinese text reaches the retrieval table untouched, and eval sets
@@ -351,12 +368,23 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) 
     cfg.update(results="results", base_models={"bert": str(tiny_bert), "chinese": str(tiny_bert)}, seeds=[0])
     cfg["training"].update(batch_size=16, eval_every=2, checkpoint_every=2, threads=1)
     _hot(cfg)
+    cfg["gpus"] = [0, 1]  # two GPU slots on a machine without GPUs: allocated as on a workstation with two
+    monkeypatch.setenv("CLINSENT_GPU_LOCK_DIR", str(tmp_path / "gpu-locks"))
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
     run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
                      "--resources", "gpu=2")  # two single-thread train jobs at once on two cores
     assert run.returncode == 0, run.stderr[-5000:]
     assert "epochs 1 over sentence corpus 'pubmed' (160 sentences, batch 16) = 10 steps" in run.stderr
+    # every model job (train, embed) logged its slot; both slots were used, and no slot was held
+    # by two jobs at once (each span from the slot's line to its freed line; the log's clock)
+    spans = _slot_spans(tmp_path / "results" / "logs")
+    assert set(spans) == {"0", "1"}, spans.keys()
+    for slot, held in spans.items():
+        held.sort()
+        assert all(a[1] <= b[0] for a, b in zip(held, held[1:])), (slot, held)
+    assert sum(map(len, spans.values())) == sum(len(list((tmp_path / "results" / "logs" / rule).glob("*.log")))
+                                                for rule in ("train", "embed"))
     out = tmp_path / "results" / "tables" / "paper"
     for tid, table in cfg["tables"].items():
         df = pd.read_csv(out / f"{tid}.csv", dtype=str, keep_default_na=False)

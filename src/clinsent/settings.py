@@ -24,16 +24,19 @@ S = TypeVar("S")
 
 
 def knob(default: Any, doc: str, key: str | None = None, required: bool = False, names: Any = None,
-         **schema: Any) -> Any:
+         aliases: Mapping[str, str] | None = None, **schema: Any) -> Any:
     """A settings field: its default, one line of documentation, its config key, whether the
     entry must give it (the default is then a placeholder), the registry whose names are its
-    allowed values (a reader's format: the names live in the registry alone, plugins included)
-    and JSON-schema bounds."""
+    allowed values (a reader's format: the names live in the registry alone, plugins included),
+    other names users write for its values (refused, naming the value they mean: ``half`` for
+    ``fp16``) and JSON-schema bounds."""
     meta: dict[str, Any] = {"doc": doc, "schema": schema, "required": required}
     if key:
         meta["key"] = key
     if names is not None:
         meta["names"] = names
+    if aliases:
+        meta["aliases"] = dict(aliases)
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -113,12 +116,18 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
     if lacking:
         raise InputError(where, f"missing required key(s) {lacking}", f"add {', '.join(lacking)} to the entry")
     schema, hints = _checks(cls)  # type: ignore[arg-type]  # a class is hashable; mypy reads type[S] as not
+    by_key = {config_key(f): f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     for key, value in values.items():
+        aliases = by_key[key].metadata.get("aliases", {})
+        if isinstance(value, (str, int)) and str(value).lower() in aliases:
+            meant = aliases[str(value).lower()]
+            allowed_values = schema["properties"][key].get("enum", [])
+            raise InputError(f"{where}.{key}", f"{value!r} is not one of the allowed values {allowed_values} "
+                             f"({value!r} means {meant})", f"write {key}: {meant}")
         errors = list(jsonschema.Draft202012Validator(schema["properties"][key]).iter_errors(value))
         if errors:
             raise InputError(f"{where}.{key}", f"{value!r} is not valid: {errors[0].message}",
                              f"give a value that fits {_describe(schema['properties'][key])}")
-    by_key = {config_key(f): f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     kwargs = {}
     for key, value in values.items():
         f = by_key[key]

@@ -5,6 +5,7 @@ import sys
 
 from clinsent.corpus.sentences import corpus_paths
 from clinsent.errors import InputError
+from clinsent.gpu_slots import export_pool, resolve_pool
 from clinsent.models.base import HUB_DIR_ENV
 from clinsent.offline import set_network_switches
 from clinsent.plan import build_plan
@@ -27,6 +28,16 @@ os.environ[HUB_DIR_ENV] = os.path.abspath(PLAN.hub_dir)
 if PLAN.hub_models:
     print(f"models named by Hugging Face id, fetched by the local rule download_model into {PLAN.hub_dir}/ "
           f"unless already there: {', '.join(PLAN.hub_models)} (a local folder needs no download)", file=sys.stderr)
+
+# One GPU per model job on this machine (clinsent.gpu_slots): the pool goes to every job in the
+# environment, not in params (it changes no output). embed counts against `gpu` only where it
+# can use one, so a CPU-only run keeps its parallelism.
+try:
+    GPU_POOL = resolve_pool(config.get("gpus"))
+except InputError as _exc:
+    config_error(_exc)
+export_pool(GPU_POOL, explicit=config.get("gpus") is not None)
+EMBED_GPU = 1 if GPU_POOL and config.get("embed_device", "auto") != "cpu" else 0
 
 R = PLAN.results
 LOGS = f"{R}/logs"

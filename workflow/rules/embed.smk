@@ -20,5 +20,6 @@ rule embed:
     threads: 1  # mostly start-up and imports: two embed or evaluate jobs share two cores
     resources:
         mem_mb=4000,
+        gpu=EMBED_GPU,  # 1 where the pool has a GPU (embed_device: auto), else 0: CPU runs keep their parallelism
     script:
         "../scripts/embed.py"

@@ -1,16 +1,20 @@
 """Snakemake script: embeddings of one eval set's texts with one selected model (and the encoding time)."""
-import time
-
-import pyarrow.parquet as pq
-import torch
-
-from clinsent.embed import embed_texts, embeddings_table, load_encoder
-from clinsent.io import atomic_path
+from clinsent.gpu_slots import slot_of
 from clinsent.smk import setup_logging
-from clinsent.tasks.config import task_from_params
 
 smk = snakemake  # noqa: F821
-setup_logging(smk)
+log = setup_logging(smk)
+slot_of(smk, log.info)  # this job's GPU (CUDA_VISIBLE_DEVICES), before anything starts CUDA
+
+import time  # noqa: E402
+
+import pyarrow.parquet as pq  # noqa: E402
+import torch  # noqa: E402
+
+from clinsent.embed import embed_texts, embeddings_table, load_encoder  # noqa: E402
+from clinsent.io import atomic_path  # noqa: E402
+from clinsent.tasks.config import task_from_params  # noqa: E402
+
 torch.set_num_threads(smk.threads)  # the rule's `threads` (capped at --cores; sbatch --cpus-per-task)
 task = task_from_params(smk.wildcards.eval_set, smk.params.eval_set)
 texts, model = task.texts(), load_encoder(smk.input.model)

@@ -1,14 +1,18 @@
 """Snakemake script: train one method x base model x seed and keep the selected step."""
-import torch
-
-from clinsent.io import write_csv, write_json
-from clinsent.methods.config import method_from_params
+from clinsent.gpu_slots import slot_of
 from clinsent.smk import setup_logging
-from clinsent.tasks.config import task_from_params
-from clinsent.train.trainer import Preempted, steps_from_epochs, train
 
 smk = snakemake  # noqa: F821
 log = setup_logging(smk)
+slot_of(smk, log.info)  # this job's GPU (CUDA_VISIBLE_DEVICES), before anything starts CUDA
+
+import torch  # noqa: E402
+
+from clinsent.io import write_csv, write_json  # noqa: E402
+from clinsent.methods.config import method_from_params  # noqa: E402
+from clinsent.tasks.config import task_from_params  # noqa: E402
+from clinsent.train.trainer import Preempted, steps_from_epochs, train  # noqa: E402
+
 torch.set_num_threads(smk.threads)  # the rule's `threads` (capped at --cores; sbatch --cpus-per-task)
 seed = int(smk.wildcards.seed)
 method = method_from_params(smk.params.method["objective"], smk.params.method["settings"])

@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from clinsent.errors import InputError
+from clinsent.precision import ALIASES as PRECISION_ALIASES
+from clinsent.precision import PRECISION_DOC, Precision
 from clinsent.registry import did_you_mean
 from clinsent.settings import knob, parse_settings, to_config
 
@@ -44,6 +46,7 @@ class FinetuneSettings:
                                maximum=1)
     weight_decay: float = knob(0.01, "AdamW weight decay (sentence-transformers' default)", minimum=0)
     max_length: int = knob(128, "tokens per sentence (cross-encoder: per pair)", minimum=8)
+    precision: Precision = knob("auto", PRECISION_DOC, aliases=PRECISION_ALIASES)
     margin: float = knob(0.5, "binary tasks: the margin of the online contrastive loss", exclusiveMinimum=0)
     frozen: bool = knob(False, "document and token tasks: freeze the whole encoder (only the head trains)")
     freeze_layers: int = knob(0, "document and token tasks: freeze the embedding layer and the first k transformer layers "

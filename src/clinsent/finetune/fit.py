@@ -37,7 +37,8 @@ def fit(n: int, s: FinetuneSettings, seed: int, parameters: list[torch.nn.Parame
         evaluate: Callable[[], tuple[dict[str, float], dict[str, float]]], headline: str,
         set_train: Callable[[bool], None], log: Callable[[str], None] = print,
         texts_per_row: int = 2) -> FitResult:
-    """``n`` training rows (pairs, documents); ``step(rows)`` returns the loss of those rows;
+    """``n`` training rows (pairs, documents); ``step(rows)`` returns the loss of those rows (run
+    under the entry's ``precision``: autocast, and a gradient scaler for fp16);
     ``evaluate()`` returns (validation metrics, test metrics) with the model in eval mode.
     The best epoch is the one with the best finite validation headline (NaN never wins; when
     every epoch is NaN, ``best_epoch`` stays 0 and ``best()`` is the last)."""
@@ -45,8 +46,10 @@ def fit(n: int, s: FinetuneSettings, seed: int, parameters: list[torch.nn.Parame
 
     if n == 0:
         raise ValueError("no training rows")
+    device = parameters[0].device if parameters else torch.device("cpu")
     optimisation = Optimisation(parameters, s.learning_rate, math.ceil(n / s.batch_size) * s.epochs,
-                                warmup_ratio=s.warmup_ratio, weight_decay=s.weight_decay, grad_clip=1.0)
+                                warmup_ratio=s.warmup_ratio, weight_decay=s.weight_decay, grad_clip=1.0,
+                                device=device, precision=s.precision)
     result, best = FitResult(), -math.inf
 
     def scored() -> dict[str, Any]:

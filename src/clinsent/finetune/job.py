@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from clinsent.finetune.config import FinetuneSettings
+from clinsent.hardware import describe, hardware_record
 from clinsent.tasks.base import Task
 from clinsent.train.core import pick_device, seed_everything
 
@@ -20,6 +21,7 @@ def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: Finet
     """``kind``: bi_encoder (``model_path``: a trained model) or cross_encoder (a base model);
     ``tasks``: train, validation and test."""
     device = str(pick_device())
+    log(describe(_record(device, s)))
     seed_everything(seed)  # the cross-encoder's new head and dropout draw from it
     train, validation, test = tasks["train"], tasks["validation"], tasks["test"]
     if kind not in PAIR_FITS:
@@ -31,10 +33,17 @@ def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: Finet
     best = result.best()
     log(f"best epoch {result.best_epoch}: test {test.headline} {best['test'][test.headline]:.4f} "
         f"({len(pairs.targets)} training pairs, {result.sentences_per_s:.1f} sentences/s on {device})")
-    return {"kind": kind, "device": device, "torch": torch.__version__, "best_epoch": result.best_epoch,
+    return {"kind": kind, **_record(device, s), "best_epoch": result.best_epoch,
             "metrics": best["test"], "validation": best["validation"], "epochs": result.epochs,
             "train_pairs": len(pairs.targets), "sentences_per_s": result.sentences_per_s,
             "pairs_used": {"train": pairs.rows, "validation": validation.training_pairs().rows}}  # one task: both have pairs
+
+
+def _record(device: str, s: FinetuneSettings) -> dict[str, Any]:
+    """The hardware and software the job ran on, with the entry's precision on that device."""
+    from clinsent.precision import resolve
+
+    return hardware_record(torch.device(device), resolve(s.precision, torch.device(device)))
 
 
 def _bi_encoder(model_path: str, device: str, train: Task, validation: Task, test: Task, s: FinetuneSettings,
@@ -66,7 +75,7 @@ def _classifier(model_path: str, task: Task, s: FinetuneSettings, seed: int, dev
     best = result.best()
     log(f"best epoch {result.best_epoch}: test {task.headline} {best['test'][task.headline]:.4f} "
         f"({len(record['train_rows'])} training documents, {result.sentences_per_s:.1f} documents/s on {device})")
-    return {"kind": "classifier", "device": device, "torch": torch.__version__, "best_epoch": result.best_epoch,
+    return {"kind": "classifier", **_record(device, s), "best_epoch": result.best_epoch,
             "metrics": best["test"], "epochs": result.epochs, "train_documents": len(record["train_rows"]),
             "documents_per_s": result.sentences_per_s, **record}
 
@@ -79,7 +88,7 @@ def _token_classifier(model_path: str, task: Task, s: FinetuneSettings, seed: in
     best = result.best()
     log(f"best epoch {result.best_epoch}: test {task.headline} {best['test'][task.headline]:.4f} "
         f"({record['train_sentences']} training sentences, {result.sentences_per_s:.1f} sentences/s on {device})")
-    return {"kind": "token_classifier", "device": device, "torch": torch.__version__, "best_epoch": result.best_epoch,
+    return {"kind": "token_classifier", **_record(device, s), "best_epoch": result.best_epoch,
             "metrics": best["test"], "epochs": result.epochs, "sentences_per_s": result.sentences_per_s, **record}
 
 

@@ -11,6 +11,7 @@ one identical pair followed by K = 7 pairs of different sentences, and the two m
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from clinsent.losses.base import MethodLoss
+from clinsent.losses.base import Embedded, MethodLoss, take
 from clinsent.models.encoder import Encoder
 
 if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
@@ -67,19 +68,28 @@ class CTLoss(MethodLoss):
         self.encoder, self.s = encoder, settings
         self.twin_model = copy.deepcopy(encoder.model)
         self.twin = Encoder(self.twin_model, encoder.tokenizer, settings.pooling, settings.first_layer,
-                            settings.max_length, encoder.device)
+                            settings.max_length, encoder.device, precision=encoder.precision)
 
     def train(self, mode: bool = True) -> CTLoss:
         super().train(mode)
-        self.twin_model.train(mode and self.s.dropout)
+        self.twin_model.train(mode and (self.s.dropout or self.s.gradient_checkpointing))  # see checkpoint_layers
         return self
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
         rng = np.random.default_rng(int(torch.randint(2**62, (1,), generator=generator)))
         first, second, labels = ct_pairs(rows["text"].tolist(), rng)
-        return {"first": self.twin.tokenize(first), "second": self.encoder.tokenize(second), "labels": labels}
+        return {"n": len(labels), "first": self.twin.tokenize(first), "second": self.encoder.tokenize(second),
+                "labels": labels}
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        e1 = self.twin.embed_batch(batch["first"])
-        e2 = self.encoder.embed_batch(batch["second"])
-        return {"ct": ct_loss(e1, e2, batch["labels"])}
+    def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
+        """Pairs ``start..stop-1`` (the groups were drawn from the whole batch)."""
+        part = slice(start, stop)
+        return {"n": stop - start, "first": take(batch["first"], part), "second": take(batch["second"], part),
+                "labels": batch["labels"][part]}
+
+    def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
+        """Each pair's first text through the twin (``e1``), its second through the kept model (``e2``)."""
+        return Embedded({"e1": self.twin.embed_batch(batch["first"]), "e2": self.encoder.embed_batch(batch["second"])})
+
+    def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        return {"ct": ct_loss(vectors["e1"], vectors["e2"], batch["labels"])}

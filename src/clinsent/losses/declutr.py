@@ -5,6 +5,7 @@ unmasked and are averaged per anchor, NT-Xent over the 2N embeddings beside the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -12,7 +13,7 @@ import pandas as pd
 import torch
 
 from clinsent.augment.declutr_spans import sample_spans
-from clinsent.losses.base import MethodLoss
+from clinsent.losses.base import Embedded, MethodLoss, take
 from clinsent.losses.contrastive import nt_xent
 from clinsent.losses.mlm import MlmLoss
 from clinsent.models.encoder import Encoder
@@ -47,11 +48,22 @@ class DeclutrLoss(MethodLoss):
         anchors, positives = self.spans(rows, np.random.default_rng(seed))
         return {**self.mlm.masked(anchors, generator), "positives": self.encoder.tokenize(positives)}
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+    def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
+        """Anchors ``start..stop-1`` (masked, with their MLM share) and their positives."""
+        p = self.s.num_positives
+        return {**self.mlm.chunk(batch, start, stop), "positives": take(batch["positives"], slice(start * p, stop * p))}
+
+    def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
+        """The MLM loss of the masked anchors (a part), the anchors' embeddings from that pass and
+        the positives' averaged per anchor."""
         s, enc = self.s, self.encoder
-        mlm_loss, hs = self.mlm.lm(batch["features"], batch["labels"])
+        mlm_loss, hs = self.mlm.loss_and_states(batch)
         anchors = pool(hs, batch["features"]["attention_mask"].to(enc.device), s.pooling, s.first_layer)
         positives = batch["positives"]
         p = pool(enc.hidden_states(positives), positives["attention_mask"].to(enc.device), s.pooling, s.first_layer)
         p = p.view(len(anchors), s.num_positives, -1).mean(dim=1)
-        return {"mlm": mlm_loss, "contrastive": s.contrastive_weight * nt_xent(anchors, p, s.temperature)}
+        return Embedded({"anchor": anchors, "positive": p}, parts={"mlm": mlm_loss})
+
+    def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        s = self.s
+        return {"contrastive": s.contrastive_weight * nt_xent(vectors["anchor"], vectors["positive"], s.temperature)}

@@ -16,11 +16,13 @@ loss (:class:`MedSELoss`, SimCSE's extended by the entity and definition encoder
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import torch
 
+from clinsent.losses.base import Embedded, take
 from clinsent.losses.contrastive import info_nce
 from clinsent.losses.simcse import SimCSELoss
 from clinsent.models.base import load_transformer
@@ -92,7 +94,7 @@ class MedSELoss(SimCSELoss):
             raise ValueError(f"definition model width {self.definition_model.config.hidden_size} != encoder width {dim}")
         self.definition_model.requires_grad_(s.definition_trainable)
         self.definitions = Encoder(self.definition_model, tokenizer, s.definition_pooling or s.pooling, s.first_layer,
-                                   s.definition_max_length, encoder.device)
+                                   s.definition_max_length, encoder.device, precision=encoder.precision)
 
     def train(self, mode: bool = True) -> MedSELoss:
         super().train(mode)
@@ -125,18 +127,43 @@ class MedSELoss(SimCSELoss):
                 batch["pairing"] = derangement(len(keep), generator)
         return batch
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+    def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
+        """SimCSE's chunk with the entities of its sentences: their span masks (trimmed as the
+        sentences are) and definitions; ``keep`` numbers the chunk's own rows."""
+        out = super().chunk(batch, start, stop)
+        mine = [j for j, i in enumerate(batch["keep"]) if start <= i < stop]
+        out["keep"] = [batch["keep"][j] - start for j in mine]
+        if mine:
+            index = torch.tensor(mine)
+            out["span_mask"] = batch["span_mask"][index][:, :out["features"]["input_ids"].shape[1]]
+            out["definitions"] = take(batch["definitions"], index)
+        return out
+
+    def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
+        """The two views (``z1``, ``z2``) and, for the sentences with a chosen entity, the entity
+        embeddings of the same pass (``h_ent``) and their definitions' (``h_def``: without
+        gradient when the definition encoder is frozen)."""
         z1, z2, hs = self.views(batch)
-        l_sen = info_nce(z1, z2, self.s.temperature)
+        out = Embedded({"z1": z1, "z2": z2})
         keep = batch["keep"]
         if not keep:
-            return {"sentence": l_sen, "entity": l_sen.new_zeros(())}
+            return out
         last = hs[-1][:batch["n"]].float()
         device = last.device
         attention = batch["features"]["attention_mask"][keep].to(device)
-        h_ent = self.entity_encoder(last[keep], batch["span_mask"].to(device), attention)
-        with torch.set_grad_enabled(self.s.definition_trainable and torch.is_grad_enabled()):
-            h_def = self.definitions.embed_batch(batch["definitions"])
+        out.vectors["h_ent"] = self.entity_encoder(last[keep], batch["span_mask"].to(device), attention)
+        if self.s.definition_trainable:
+            out.vectors["h_def"] = self.definitions.embed_batch(batch["definitions"])
+        elif fixed:
+            with torch.no_grad():
+                out.fixed["h_def"] = self.definitions.embed_batch(batch["definitions"])
+        return out
+
+    def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        l_sen = info_nce(vectors["z1"], vectors["z2"], self.s.temperature)
+        if "h_ent" not in vectors:
+            return {"sentence": l_sen, "entity": l_sen.new_zeros(())}
+        h_def = vectors["h_def"]
         if "pairing" in batch:
-            h_def = h_def[batch["pairing"].to(device)]
-        return {"sentence": l_sen, "entity": self.s.lam * entity_loss(h_ent, h_def, self.s.temperature)}
+            h_def = h_def[batch["pairing"].to(h_def.device)]
+        return {"sentence": l_sen, "entity": self.s.lam * entity_loss(vectors["h_ent"], h_def, self.s.temperature)}

@@ -29,12 +29,14 @@ dropout on and scores with a binary cross-entropy over every entry.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from clinsent.losses.base import Embedded, take
 from clinsent.losses.contrastive import cosine_logits
 from clinsent.losses.simcse import SimCSELoss
 from clinsent.models.base import load_transformer
@@ -125,7 +127,8 @@ class MixCSELoss(SimCSELoss):
         else:
             model, tokenizer = copy.deepcopy(encoder.model), encoder.tokenizer
         self.complementary_model = model.requires_grad_(False)
-        self.complementary = Encoder(model, tokenizer, s.pooling, s.first_layer, s.max_length, encoder.device)
+        self.complementary = Encoder(model, tokenizer, s.pooling, s.first_layer, s.max_length, encoder.device,
+                                     precision=encoder.precision)
 
     def train(self, mode: bool = True) -> MixCSELoss:
         super().train(mode)
@@ -139,12 +142,27 @@ class MixCSELoss(SimCSELoss):
             batch["complementary"] = self.complementary.tokenize(rows["text"].tolist())
         return batch
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+    def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
+        out = super().chunk(batch, start, stop)
+        if "complementary" in batch:
+            out["complementary"] = take(batch["complementary"], slice(start, stop))
+        return out
+
+    def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
+        """SimCSE's two views and (instance weighting) the complementary model's embeddings of
+        the sentences, without gradient (``complementary``)."""
+        out = super().embed(batch, fixed)
+        if self.s.instance_weighting and fixed:
+            with torch.no_grad():
+                out.fixed["complementary"] = self.complementary.embed_batch(batch["complementary"])
+        return out
+
+    def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         s = self.s
-        z1, z2, _ = self.views(batch)
+        z1, z2 = vectors["z1"], vectors["z2"]
         if s.instance_weighting:
             with torch.no_grad():
-                alpha = instance_weights(self.complementary.embed_batch(batch["complementary"]), s.phi)
+                alpha = instance_weights(vectors["complementary"], s.phi)
                 off = ~torch.eye(len(alpha), dtype=torch.bool, device=alpha.device)
                 self._stats = {"zero_weight_share": (alpha[off] == 0).float().mean(), "mean_weight": alpha[off].mean()}
         else:

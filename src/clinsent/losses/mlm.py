@@ -22,7 +22,7 @@ import pandas as pd
 import torch
 from torch import nn
 
-from clinsent.losses.base import MethodLoss
+from clinsent.losses.base import Embedded, MethodLoss, take
 from clinsent.models.encoder import Encoder, autocast
 
 if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
@@ -83,11 +83,11 @@ class MaskedLM(nn.Module):
         labels = labels.to(device, non_blocking=True)
         chosen = labels != -100
         if self.head is None:
-            with autocast(device):
+            with autocast(device, self.encoder.precision):
                 out = self.model(**inputs, labels=labels, output_hidden_states=True, return_dict=True)
             loss = out.loss.float() if bool(chosen.any()) else out.logits.float().sum() * 0.0
             return loss, tuple(out.hidden_states)
-        with autocast(device):
+        with autocast(device, self.encoder.precision):
             hs = self.encoder.model(**inputs, output_hidden_states=True, return_dict=True).hidden_states
             logits = self.head(hs[-1][chosen])
         if not bool(chosen.any()):
@@ -108,16 +108,31 @@ class MlmLoss(MethodLoss):
         self.lm = MaskedLM(encoder)
 
     def masked(self, texts: list[str], generator: torch.Generator) -> dict[str, Any]:
-        """Tokenized ``texts`` with their masked input ids and MLM labels."""
+        """Tokenized ``texts`` with their masked input ids and MLM labels; ``n`` rows and
+        ``mlm_total``, the masked positions of the whole batch (a chunk's MLM loss is its mean
+        times its share of them, so the chunks' losses add up to the batch's)."""
         s = self.s
         features, special = tokenize_for_mlm(self.encoder, texts)
         ids, labels = mask_tokens(features["input_ids"], special, self.encoder.tokenizer, generator,
                                   s.mlm_probability, s.mask_replace_prob, s.random_replace_prob)
-        return {"features": {**features, "input_ids": ids}, "labels": labels}
+        return {"n": len(texts), "features": {**features, "input_ids": ids}, "labels": labels,
+                "mlm_total": int((labels != -100).sum())}
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
         return self.masked(rows["text"].astype(str).tolist(), generator)
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        loss, _ = self.lm(batch["features"], batch["labels"])
-        return {"mlm": loss}
+    def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
+        """Documents (or anchors) ``start..stop-1`` with their labels; the batch's ``mlm_total`` kept."""
+        part = slice(start, stop)
+        features = take({**batch["features"], "labels": batch["labels"]}, part)
+        labels = features.pop("labels")
+        return {"n": stop - start, "features": features, "labels": labels, "mlm_total": batch["mlm_total"]}
+
+    def loss_and_states(self, batch: dict[str, Any]) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+        """(the MLM loss of ``batch``'s share of the whole batch's masked positions, every layer's states)."""
+        loss, hs = self.lm(batch["features"], batch["labels"])
+        count, total = int((batch["labels"] != -100).sum()), batch["mlm_total"]
+        return (loss * (count / total) if total and count != total else loss), hs
+
+    def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
+        return Embedded(parts={"mlm": self.loss_and_states(batch)[0]})

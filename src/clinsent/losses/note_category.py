@@ -11,7 +11,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from clinsent.losses.base import MethodLoss
+from clinsent.losses.base import Embedded, MethodLoss
 from clinsent.losses.mlm import MlmLoss
 from clinsent.models.encoder import Encoder
 from clinsent.models.heads import ClassificationHead
@@ -37,13 +37,22 @@ class NoteCategoryLoss(MethodLoss):
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
         index = {c: i for i, c in enumerate(self.classes)}
         target = torch.tensor([index[c] for c in rows["category"].astype(str)], dtype=torch.long)
-        return {**self.mlm.masked(rows["text"].astype(str).tolist(), generator), "category": target}
+        return {**self.mlm.masked(rows["text"].astype(str).tolist(), generator), "category": target,
+                "rows_total": len(rows)}
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+    def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
+        return {**self.mlm.chunk(batch, start, stop), "category": batch["category"][start:stop],
+                "rows_total": batch["rows_total"]}
+
+    def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
+        """Both parts add up over documents: the MLM loss (its share of the masked positions) and
+        the category cross-entropy (its share of the documents)."""
         if self.head is None:
             raise RuntimeError("bind() the training documents before the first step")
         s, device = self.s, self.encoder.device
-        mlm_loss, hs = self.mlm.lm(batch["features"], batch["labels"])
+        mlm_loss, hs = self.mlm.loss_and_states(batch)
         e = pool(hs, batch["features"]["attention_mask"].to(device), s.pooling, s.first_layer)
         ce = F.cross_entropy(self.head(e), batch["category"].to(device))
-        return {"mlm": mlm_loss, "category": s.category_weight * ce}
+        if batch["n"] != batch["rows_total"]:
+            ce = ce * (batch["n"] / batch["rows_total"])
+        return Embedded(parts={"mlm": mlm_loss, "category": s.category_weight * ce})

@@ -1,11 +1,13 @@
 """The loss module of unsupervised SimCSE (:mod:`clinsent.methods.simcse`: the paper, the
 equation and the knobs): both views of a batch in one forward pass, InfoNCE over cosine / tau
 with the positives on the diagonal, the MLP head of ``pooling: cls`` in training only. MED-SE's
-and MixCSE's losses extend it.
+and MixCSE's losses extend it. ``embed`` gives the two views' vectors (``z1``, ``z2``),
+``score`` the InfoNCE over them; a chunk is a range of sentences with both of its views.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,7 +16,7 @@ import torch
 
 from clinsent.augment.consert import cutoff_rows, shuffled_position_ids, zero_rows_after_embeddings
 from clinsent.augment.text import TEXT_AUGMENTATIONS, augment
-from clinsent.losses.base import MethodLoss
+from clinsent.losses.base import Embedded, MethodLoss, block_rows, take
 from clinsent.losses.contrastive import info_nce
 from clinsent.models.encoder import Encoder
 from clinsent.models.pooling import pool
@@ -75,6 +77,22 @@ class SimCSELoss(MethodLoss):
             emb = self.mlp(emb)
         return emb[:n], emb[n:], hs
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+    def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
+        """Sentences ``start..stop-1``: their rows of the first view and of the doubled batch
+        (both views), the augmentation draws with them, padding trimmed to the chunk's longest."""
+        both = block_rows(batch["n"], 2, start, stop)
+        doubled = take(batch["doubled"], both)
+        width = doubled["input_ids"].shape[1]  # the first view's rows are among them: one width for all
+        out: dict[str, Any] = {"n": stop - start, "doubled": doubled,
+                               "features": {k: v[start:stop, :width] for k, v in batch["features"].items()}}
+        for key in ("position_ids", "cutoff"):
+            if key in batch:
+                out[key] = batch[key][both][:, :width]
+        return out
+
+    def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
         z1, z2, _ = self.views(batch)
-        return {"sentence": info_nce(z1, z2, self.s.temperature)}
+        return Embedded({"z1": z1, "z2": z2})
+
+    def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        return {"sentence": info_nce(vectors["z1"], vectors["z2"], self.s.temperature)}

@@ -9,13 +9,14 @@ Without negatives it is the multiple-negatives ranking loss.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from clinsent.losses.base import MethodLoss
+from clinsent.losses.base import Embedded, MethodLoss, block_rows, take
 from clinsent.losses.contrastive import cosine_logits
 from clinsent.models.encoder import Encoder
 from clinsent.models.pooling import pool
@@ -49,12 +50,24 @@ class SupSimCSELoss(MethodLoss):
         texts = [t for c in self.columns() for t in rows[c].astype(str).tolist()]
         return {"n": len(rows), "features": self.encoder.tokenize(texts)}
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+    def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
+        """Rows ``start..stop-1``: their anchors, positives (and negatives), one pass as the batch's."""
+        index = block_rows(batch["n"], len(self.columns()), start, stop)
+        return {"n": stop - start, "features": take(batch["features"], index)}
+
+    def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
+        """The anchors', positives' (and negatives') embeddings of one pass over all three."""
         enc, n, features = self.encoder, batch["n"], batch["features"]
         hs = enc.hidden_states(features)
         emb = pool(hs, features["attention_mask"].to(enc.device), self.s.pooling, self.s.first_layer)
         if self.mlp is not None:
             emb = self.mlp(emb)
-        negative = emb[2 * n:3 * n] if self.s.hard_negatives else None
-        loss = supervised_info_nce(emb[:n], emb[n:2 * n], negative, self.s.temperature, self.s.hard_negative_weight)
+        out = {"anchor": emb[:n], "positive": emb[n:2 * n]}
+        if self.s.hard_negatives:
+            out["negative"] = emb[2 * n:3 * n]
+        return Embedded(out)
+
+    def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        loss = supervised_info_nce(vectors["anchor"], vectors["positive"], vectors.get("negative"),
+                                   self.s.temperature, self.s.hard_negative_weight)
         return {"supervised": loss}

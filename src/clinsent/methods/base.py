@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from clinsent.data import DataNeed
 from clinsent.data.plan import SentencePlan
+from clinsent.errors import InputError
+from clinsent.precision import ALIASES as PRECISION_ALIASES
+from clinsent.precision import PRECISION_DOC, Precision
 from clinsent.registry import Registry
 from clinsent.settings import knob
 
@@ -66,6 +69,19 @@ class TrainedSettings(MethodSettings):
     checkpoint_every: int = knob(250, "checkpoint every n steps (resumed after a kill); 0: none", minimum=0)
     dropout: bool = knob(True, "train with dropout (false: ConSERT's augmentations, the original CT)")
     compile: bool = knob(False, "torch.compile the encoder for the training steps")
+    precision: Precision = knob("auto", PRECISION_DOC, aliases=PRECISION_ALIASES)
+    mini_batch: int | None = knob(None, "memory: embed the batch in chunks of this many rows, without gradients, "
+                                        "compute the loss over all of them, then re-run each chunk with gradients "
+                                        "and the same dropout masks (GradCache): every in-batch negative kept, the "
+                                        "full batch's gradients (equal with deterministic views, equal in "
+                                        "distribution with dropout), the memory of one chunk; objectives with "
+                                        "in-batch negatives; null or >= batch_size: one pass", minimum=1)
+    accumulate: int = knob(1, "accumulate the gradients of this many micro-batches into one step (batch_size rows in "
+                              "all, the full batch's gradient); objectives without in-batch negatives (mlm, "
+                              "note_category; the others: mini_batch)", minimum=1)
+    gradient_checkpointing: bool = knob(False, "memory: recompute each encoder layer's activations in the backward "
+                                               "pass (transformers' own; dropout replayed, so the same gradients) "
+                                               "instead of storing them: about a third more compute")
 
 
 @dataclass(frozen=True)
@@ -88,6 +104,9 @@ class Method(abc.ABC):
 
     name: ClassVar[str] = ""
     settings_class: ClassVar[type[MethodSettings]] = MethodSettings
+    # whether the loss contrasts each row with the other rows of its batch (in-batch negatives):
+    # such a loss takes ``mini_batch`` for large batches; one without takes ``accumulate``
+    in_batch_negatives: ClassVar[bool] = False
 
     def __init__(self, settings: MethodSettings) -> None:
         self.settings = settings
@@ -140,6 +159,25 @@ class Method(abc.ABC):
 
     def check(self, where: str, config: Mapping[str, Any]) -> None:
         """Raise an InputError for an invalid combination of knobs (run when the config is read)."""
+
+    def check_memory(self, where: str) -> None:
+        """``accumulate`` only where no loss term compares rows across the batch, ``mini_batch``
+        only where one does (run for every method when the config is read)."""
+        s = self.settings
+        if not isinstance(s, TrainedSettings):
+            return
+        if self.in_batch_negatives and s.accumulate > 1:
+            raise InputError(f"{where}.accumulate", f"objective {self.name} contrasts each row with the other rows "
+                             f"of its batch: {s.accumulate} accumulated micro-batches would each have 1/{s.accumulate} "
+                             "of the negatives", f"use mini_batch: {max(1, s.batch_size // s.accumulate)} instead (every "
+                             "negative of the batch and its gradients, the memory of that many rows)")
+        if not self.in_batch_negatives and s.mini_batch is not None:
+            raise InputError(f"{where}.mini_batch", f"objective {self.name} has no in-batch negatives, so chunks "
+                             "need no second pass", f"use accumulate: {max(1, s.batch_size // s.mini_batch)} instead "
+                             "(micro-batches, one optimiser step, the full batch's gradient)")
+        if s.accumulate > s.batch_size:
+            raise InputError(f"{where}.accumulate", f"{s.accumulate} micro-batches of a batch of {s.batch_size}",
+                             "give accumulate at most batch_size")
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         """The method's loss module (imported here, so reading settings never imports torch)."""

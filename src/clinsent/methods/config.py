@@ -4,7 +4,9 @@ An entry holds ``objective``, ``seeds``, ``postprocess`` and ``whitening_dims`` 
 config/schema.yaml; they are not training settings) and the objective's own knobs, checked
 against its settings dataclass: an unknown or misspelt key, or another objective's knob, is
 an error naming the method, the key, the allowed keys and the closest match. The shared
-``training`` block supplies values for the knobs a method has and does not set itself.
+``training`` block supplies values for the knobs a method has and does not set itself
+(``training.mini_batch`` to the objectives with in-batch negatives, ``training.accumulate`` to
+the others: :meth:`clinsent.methods.base.Method.check_memory`).
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, A
     cls = METHODS.get(str(entry.get("objective")), where=f"{where}.objective")
     knobs = {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
     allowed = set(keys(cls.settings_class))
-    shared = {k: v for k, v in training.items() if k in allowed and k not in NOT_SETTINGS}
+    shared = {k: v for k, v in training.items() if k in allowed and k not in NOT_SETTINGS
+              and k != ("accumulate" if cls.in_batch_negatives else "mini_batch")}  # each applies where it can
     parse_settings(cls.settings_class, knobs, where, foreign=foreign_keys(cls.settings_class, _owners(), "objective"))
     settings = parse_settings(cls.settings_class, {**shared, **knobs}, where)
     config = config or {}
@@ -72,6 +75,7 @@ def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, A
         raise InputError(f"{where}.sentences", f"objective {cls.name} needs linked entities, a sentence corpus "
                          "has none", "train it on the notes pipeline's sets (sentences: notes)")
     method.check(where, config)
+    method.check_memory(where)
     seeds = [int(s) for s in (entry.get("seeds") or default_seeds)]
     if len(set(seeds)) < len(seeds):
         twice = next(s for s in seeds if seeds.count(s) > 1)

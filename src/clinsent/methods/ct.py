@@ -29,6 +29,7 @@ class CTSettings(TrainedSettings, SentencePlanSettings):
 @METHODS.register("ct")
 class ContrastiveTension(Method):
     name = "ct"
+    in_batch_negatives = True
     settings_class = CTSettings
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:

@@ -49,6 +49,7 @@ class DeclutrSettings(MlmSettings):
 @METHODS.register("declutr")
 class Declutr(DocumentMethod):
     name = "declutr"
+    in_batch_negatives = True
     settings_class = DeclutrSettings
 
     def data_need(self) -> DataNeed | None:

@@ -4,9 +4,10 @@ keeps pre-training with its own MLM head on whole documents (``documents.pretrai
 the non-special tokens masked 80/10/10 (transformers' ``DataCollatorForLanguageModeling``,
 :mod:`clinsent.losses.mlm`).
 
-Defaults are the paper's Table 11 (batch 16 with 4 accumulation steps: 64 documents per step
-here, since the loop does not accumulate; learning rate 1e-5; AdamW; linear schedule with
-warm-up, whose share the paper does not give: 0.1; 512 tokens). Epochs (3 in the paper) count
+Defaults are the paper's Table 11 (batch 16 with 4 accumulation steps: ``batch_size`` 64
+documents per step, ``accumulate: 4`` to step them as the paper's four micro-batches of 16 with
+the full batch's gradient; learning rate 1e-5; AdamW; linear schedule with warm-up, whose share
+the paper does not give: 0.1; 512 tokens). Epochs (3 in the paper) count
 passes over the documents. The saved model is the encoder (``SentenceTransformer(path)`` with
 mean pooling, and ``AutoModel.from_pretrained(path)``); the MLM head is not saved.
 """
@@ -32,7 +33,7 @@ class MlmSettings(TrainedSettings):
                                                                     "(documents/<partition>.parquet)")
     pooling: Pooling = knob("mean", "how documents become vectors (the paper: mean of the last layer)")
     max_length: int = knob(512, "tokens per document (longer ones are truncated)", minimum=8)
-    batch_size: int = knob(64, "documents per step (the paper: 16 x 4 accumulation steps)", minimum=2)
+    batch_size: int = knob(64, "documents per step (the paper: 16 x 4 accumulation steps: accumulate 4)", minimum=2)
     learning_rate: float = knob(1e-5, "peak learning rate (the paper's Table 11)", exclusiveMinimum=0)
     warmup_ratio: float = knob(0.1, "share of the steps with a linear warm-up (the paper: warm-up, share not given)",
                                minimum=0, maximum=1)

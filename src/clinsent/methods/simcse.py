@@ -53,6 +53,7 @@ class SimCSESettings(TrainedSettings, SentencePlanSettings):
 @METHODS.register("simcse")
 class SimCSE(Method):
     name = "simcse"
+    in_batch_negatives = True
     settings_class = SimCSESettings
 
     def example_view(self, text: str, seed: int, mask_token: str = "[MASK]") -> str | None:

@@ -40,6 +40,7 @@ class SupSimCSESettings(TrainedSettings):
 @METHODS.register("sup_simcse")
 class SupervisedSimCSE(Method):
     name = "sup_simcse"
+    in_batch_negatives = True
     settings_class = SupSimCSESettings
 
     def data_need(self) -> DataNeed | None:

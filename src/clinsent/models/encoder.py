@@ -18,21 +18,25 @@ import torch
 from clinsent.models.pooling import pool
 
 
-def autocast(device: torch.device) -> Any:
-    """bf16 autocast on CUDA; a no-op on CPU."""
-    if device.type == "cuda":
-        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
-    return torch.autocast(device_type="cpu", enabled=False)
+def autocast(device: torch.device, precision: str = "auto") -> Any:
+    """The autocast of ``precision`` (:mod:`clinsent.precision`; ``auto``: bf16 on a GPU of
+    compute capability >= 8.0, fp16 below, none on the CPU)."""
+    from clinsent.precision import autocast as precision_autocast
+
+    return precision_autocast(device, precision)
 
 
 class Encoder:
     """A Hugging Face encoder with its tokenizer and a pooling."""
 
     def __init__(self, model: Any, tokenizer: Any, pooling: str, first_layer: int, max_length: int,
-                 device: torch.device, head: torch.nn.Module | None = None) -> None:
+                 device: torch.device, head: torch.nn.Module | None = None, precision: str = "auto") -> None:
+        from clinsent.precision import resolve
+
         self.model, self.tokenizer = model, tokenizer
         self.head = head  # a pooling's MLP kept at test time (``cls_mlp``): part of every embedding
         self.pooling, self.first_layer, self.max_length, self.device = pooling, first_layer, max_length, device
+        self.precision = resolve(precision, device)  # bf16, fp16 or fp32: the forward pass's autocast
         self.forward_model: Any = model  # torch.compile may replace it for training steps
         self._background: Any = None
         self._lock = threading.Lock()
@@ -51,12 +55,12 @@ class Encoder:
                                       return_special_tokens_mask=special_tokens_mask))
 
     def hidden_states(self, batch: dict[str, torch.Tensor], **extra: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """Every layer's states as the model returns them (bf16 under CUDA autocast): the pooling
-        converts only the layers it reads to float32."""
+        """Every layer's states as the model returns them (bf16 or fp16 under autocast): the
+        pooling converts only the layers it reads to float32."""
         inputs = {k: v.to(self.device, non_blocking=True) for k, v in {**batch, **extra}.items()
                   if k not in ("offset_mapping", "special_tokens_mask")}
         model = self.forward_model if self.model.training else self.model
-        with autocast(self.device):
+        with autocast(self.device, self.precision):
             out = model(**inputs, output_hidden_states=True, return_dict=True)
         return tuple(out.hidden_states)
 
@@ -82,3 +86,18 @@ class Encoder:
                for i in range(0, len(texts), batch_size)]
         self.model.train(was_training)
         return np.concatenate(out, axis=0) if out else np.zeros((0, 0), dtype=np.float32)
+
+
+def checkpoint_layers(model: Any, dropout: bool = True) -> None:
+    """Gradient checkpointing of every encoder layer (transformers' own, non-reentrant: the
+    layer's forward is recomputed in the backward pass, the random state replayed, so dropout
+    draws the same masks and the gradients are those of a stored forward). transformers
+    checkpoints only in train mode, so for ``dropout: false`` every dropout probability is set
+    to 0 and the model stays in train mode (BERT-family encoders have no other train-mode
+    behaviour: the forward equals eval mode's)."""
+    enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+    enable()
+    if not dropout:
+        for module in model.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0

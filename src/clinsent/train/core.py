@@ -6,8 +6,8 @@
   torch's global generators seeded together.
 - :class:`Optimisation`: the optimiser (AdamW, fused on CUDA, or RMSprop), transformers' own
   linear schedule with warm-up (``get_linear_schedule_with_warmup``), gradient-norm clipping,
-  and one :meth:`~Optimisation.step` that zeroes, back-propagates, clips, steps and schedules;
-  its state goes into checkpoints.
+  the precision's autocast and (fp16) gradient scaler, and one :meth:`~Optimisation.step` that
+  zeroes, back-propagates, clips, steps and schedules; its state goes into checkpoints.
 - :func:`epoch_batches`: the seeded per-epoch shuffles of an epoch loop (row order of epoch e:
   a permutation drawn from ``default_rng([seed, e])``, so a rerun draws the same batches).
 - :func:`best_index` and :func:`fit_epochs`: an epoch loop with evaluation after every epoch and
@@ -44,16 +44,28 @@ class Optimisation:
     """Optimiser, linear schedule with warm-up, and clipping over one parameter list.
 
     ``total_steps`` steps, the first ``round(warmup_ratio x total_steps)`` warming up linearly,
-    then a linear decay to 0 (transformers' schedule). ``grad_clip`` 0 switches clipping off."""
+    then a linear decay to 0 (transformers' schedule). ``grad_clip`` 0 switches clipping off.
+    ``precision`` (:mod:`clinsent.precision`) sets the autocast of :meth:`autocast` and, for fp16,
+    a gradient scaler: losses are scaled before backward (:meth:`scale`), gradients unscaled
+    before clipping, and a step whose gradients overflowed is skipped with its schedule step
+    (``skipped`` counts them). A step is :meth:`zero_grad`, backward passes, :meth:`apply`;
+    :meth:`step` does all three for one loss."""
 
     def __init__(self, params: Sequence[torch.nn.Parameter], learning_rate: float, total_steps: int,
                  warmup_ratio: float = 0.0, weight_decay: float = 0.0, grad_clip: float = 0.0,
-                 optimizer: Literal["adamw", "rmsprop"] = "adamw", device: torch.device | None = None) -> None:
+                 optimizer: Literal["adamw", "rmsprop"] = "adamw", device: torch.device | None = None,
+                 precision: str = "fp32", scaler: Any = None) -> None:
         from transformers import get_linear_schedule_with_warmup
+
+        from clinsent.precision import grad_scaler, resolve
 
         self.params = list(params)
         self.grad_clip = grad_clip
-        cuda = device is not None and device.type == "cuda"
+        self.device = device or torch.device("cpu")
+        self.precision = resolve(precision, self.device)
+        self.scaler = scaler if scaler is not None else grad_scaler(self.device, self.precision)
+        self.skipped = 0
+        cuda = self.device.type == "cuda"
         if optimizer == "rmsprop":
             self.optimizer: torch.optim.Optimizer = torch.optim.RMSprop(self.params, lr=learning_rate,
                                                                          weight_decay=weight_decay)
@@ -63,21 +75,55 @@ class Optimisation:
         total = max(int(total_steps), 1)
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(round(warmup_ratio * total_steps)), total)
 
-    def step(self, loss: torch.Tensor) -> None:
-        """Back-propagate ``loss`` and take one optimiser and schedule step."""
+    def autocast(self) -> Any:
+        """The forward passes' autocast for this precision (none for fp32)."""
+        from clinsent.precision import autocast
+
+        return autocast(self.device, self.precision)
+
+    def scale(self, loss: torch.Tensor) -> torch.Tensor:
+        """``loss`` as it is back-propagated (times the scaler's factor under fp16)."""
+        return self.scaler.scale(loss) if self.scaler is not None else loss
+
+    def zero_grad(self) -> None:
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+
+    def apply(self) -> bool:
+        """Unscale, clip, take the optimiser and schedule step; False when the scaler found an
+        overflow and skipped it."""
+        if self.scaler is not None:
+            self.scaler.unscale_(self.optimizer)
         if self.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.params, self.grad_clip)
-        self.optimizer.step()
+        if self.scaler is not None:
+            before = self.scaler.get_scale()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            if self.scaler.get_scale() < before:  # the scale backs off only after inf/NaN gradients
+                self.skipped += 1
+                return False
+        else:
+            self.optimizer.step()
         self.scheduler.step()
+        return True
+
+    def step(self, loss: torch.Tensor) -> None:
+        """Back-propagate ``loss`` and take one optimiser and schedule step."""
+        self.zero_grad()
+        self.scale(loss).backward()
+        self.apply()
 
     def state_dict(self) -> dict[str, Any]:
-        return {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+        state = {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+        if self.scaler is not None:
+            state["scaler"] = self.scaler.state_dict()
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
+        if self.scaler is not None and "scaler" in state:
+            self.scaler.load_state_dict(state["scaler"])
 
 
 def epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> Iterator[list[int]]:
@@ -113,7 +159,8 @@ def fit_epochs(n: int, batch_size: int, epochs: int, seed: int, optimisation: Op
         losses = []
         for rows in epoch_batches(n, batch_size, seed, epoch):
             t0 = time.perf_counter()
-            loss = loss_of(rows)
+            with optimisation.autocast():
+                loss = loss_of(rows)
             optimisation.step(loss)
             result.busy_seconds += time.perf_counter() - t0
             result.rows += len(rows)

@@ -23,6 +23,7 @@ training core's (:mod:`clinsent.train.core`), shared with fine-tuning and the fr
 from __future__ import annotations
 
 import contextlib
+import math
 import shutil
 import signal
 import threading
@@ -37,14 +38,18 @@ import pandas as pd
 import torch
 
 from clinsent.data import TrainingData
+from clinsent.hardware import describe, hardware_record
 from clinsent.losses.base import MethodLoss
 from clinsent.methods.base import Method, TrainedSettings, rows_source
 from clinsent.models.base import load_transformer, resolve_model, sentence_transformer
-from clinsent.models.encoder import Encoder
+from clinsent.models.encoder import Encoder, checkpoint_layers
 from clinsent.models.pooling import MlpHead, pooling_spec
+from clinsent.precision import resolve as resolve_precision
+from clinsent.precision import slow_on
 from clinsent.settings import to_config
 from clinsent.tasks.base import Task
 from clinsent.train import checkpoint as ckpt
+from clinsent.train.chunked import accumulated_step, cached_step
 from clinsent.train.core import Optimisation, pick_device, seed_everything
 from clinsent.train.prefetch import prefetch
 
@@ -153,16 +158,18 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     work = Path(checkpoint_dir) if checkpoint_dir else out_dir.parent / f".{out_dir.name}.work"
     seed_everything(seed)
     device = pick_device()
+    precision = resolve_precision(getattr(s, "precision", "auto"), device)
+    record = hardware_record(device, precision)
+    log(describe(record))
+    if warning := slow_on(device, precision):
+        log(warning)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
-        log(f"device: {device} ({torch.cuda.get_device_name(device)}), bf16 autocast")
-    else:
-        log(f"device: cpu ({torch.get_num_threads()} threads), float32")
     transformer = load_transformer(base_model, s.max_length)
     head = MlpHead(transformer.model.config.hidden_size) if pooling_spec(s.pooling).mlp_at_test else None
     st_model = sentence_transformer(transformer, s.pooling, s.first_layer, device=str(device), head=head)
     encoder = Encoder(transformer.model, transformer.tokenizer, s.pooling, s.first_layer, s.max_length, device,
-                      head=head)
+                      head=head, precision=precision)
     settings = {"objective": method.name, **to_config(s), "seed": seed}
     fp = ckpt.fingerprint(settings, base_model, data.identity() if trained and data is not None else None)
     resumed = ckpt.load_state(work, fp, report=log) if trained else None
@@ -197,6 +204,7 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     if resumed is None:
         evaluate(0, {"loss": float("nan")})
     train_seconds, steps_run = 0.0, 0
+    loop: MethodLoop | None = None
     if trained:
         assert data is not None and isinstance(s, TrainedSettings)
         data.check(s.steps)
@@ -225,7 +233,7 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     shutil.rmtree(work, ignore_errors=True)
     rows = steps_run * s.batch_size if isinstance(s, TrainedSettings) else 0  # this run's steps (after a resume: fewer)
     info = {
-        "objective": method.name, "device": str(device), "selection_set": selection_set,
+        "objective": method.name, **record, "selection_set": selection_set,
         "selection_metric": headline[selection_set] if selection_set else None, "selected_step": best_step,
         "selection_score": best_score if selection_set else None,
         "train_seconds": round(train_seconds, 3), "eval_seconds": round(timing["eval_seconds"], 3),
@@ -234,7 +242,8 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
         "rows_per_second": round(rows / train_seconds, 2) if train_seconds > 0 else None,
         "peak_gpu_memory_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if device.type == "cuda" else None,
         "resumed_from_step": resumed["step"] if resumed else None,
-        "settings": settings, "torch": torch.__version__,
+        "skipped_steps": loop.optimisation.skipped if loop is not None else 0,  # fp16 overflows
+        "settings": settings,
     }
     parts = [c for c in dict.fromkeys(k for row in curve for k in row) if c.startswith(("loss_", "stat_"))]
     return TrainResult(pd.DataFrame(curve, columns=CURVE_COLUMNS + parts), best_step, best_score, info)
@@ -249,6 +258,8 @@ class MethodLoop:
         s = method.settings
         assert isinstance(s, TrainedSettings)
         self.s, self.encoder, self.seed = s, encoder, seed
+        if s.gradient_checkpointing:  # before the loss copies the encoder (CT's twin, MED-SE's definitions)
+            checkpoint_layers(encoder.model, dropout=s.dropout)
         loss = method.build_loss(encoder)
         loss.bind(data)
         self.loss: MethodLoss = loss.to(encoder.device)
@@ -258,7 +269,8 @@ class MethodLoop:
             if p.requires_grad and all(p is not q for q in self.params):
                 self.params.append(p)
         self.optimisation = Optimisation(self.params, s.learning_rate, s.steps, warmup_ratio=s.warmup_ratio,
-                                         grad_clip=s.grad_clip, optimizer=s.optimizer, device=encoder.device)
+                                         grad_clip=s.grad_clip, optimizer=s.optimizer, device=encoder.device,
+                                         precision=encoder.precision)
         if s.compile:
             encoder.forward_model = torch.compile(encoder.model, dynamic=True)
         torch.manual_seed(seed)  # dropout masks do not depend on which extra modules were built
@@ -277,12 +289,28 @@ class MethodLoop:
         ckpt.set_rng_state(state["rng"])
 
     def step(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        """One optimisation step on a prepared batch; returns the loss parts."""
-        self.encoder.model.train(self.s.dropout)
+        """One optimisation step on a prepared batch; returns the loss parts. A batch of more rows
+        than ``mini_batch`` is stepped in cached chunks, one with ``accumulate`` > 1 in
+        micro-batches (:mod:`clinsent.train.chunked`); otherwise one pass."""
+        s, opt = self.s, self.optimisation
+        self.encoder.model.train(s.dropout or s.gradient_checkpointing)  # checkpointing: train mode, dropout p 0
         self.loss.train()
-        parts = self.loss(batch)
-        total = torch.stack(list(parts.values())).sum()
-        self.optimisation.step(total)
+        rows = self.loss.rows(batch)
+        if s.mini_batch is not None and rows > s.mini_batch:
+            opt.zero_grad()
+            parts = cached_step(self.loss, batch, s.mini_batch, self.encoder.device, opt.scale)
+        elif s.accumulate > 1 and rows > 1:
+            opt.zero_grad()
+            parts = accumulated_step(self.loss, batch, math.ceil(rows / s.accumulate), opt.scale)
+        else:
+            parts = self.loss(batch)
+            total = torch.stack(list(parts.values())).sum()
+            opt.step(total)
+            return self._record(total, parts)
+        opt.apply()
+        return self._record(torch.stack([v.float() for v in parts.values()]).sum(), parts)
+
+    def _record(self, total: torch.Tensor, parts: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return {"loss": total.detach(), **{f"loss_{k}": v.detach() for k, v in parts.items()},
                 **{f"stat_{k}": v.detach() for k, v in self.loss.statistics().items()}}
 

@@ -1,0 +1,251 @@
+"""One GPU per job on one machine: a pool of device slots, each held under a lock file.
+
+Snakemake does not hand out devices to local jobs (``--resources gpu=N`` is a counter only;
+snakemake/snakemake#281), so without this every concurrent job would run on device 0. Here:
+
+- **The pool** (:func:`resolve_pool`, while the Snakefile is parsed, without importing torch):
+  the config's ``gpus`` (device indices among the visible devices; ``[]``: use no GPU), or by
+  default every visible device: the entries of ``CUDA_VISIBLE_DEVICES`` when it is set, else
+  one index per device the NVIDIA driver lists (``/proc/driver/nvidia/gpus``, else
+  ``nvidia-smi -L``). ``snakemake --config gpus=[2,3]`` overrides it for one run. The Snakefile
+  hands the pool to every job in the environment (:data:`POOL_ENV`): it changes no output, so
+  it is no job's param.
+- **A slot per job** (:func:`take_slot`, the first thing a model job's script does, before
+  torch is imported): a job whose rule declares ``gpu`` takes the first free device of the pool
+  under an exclusive ``fcntl.flock`` on ``<lock dir>/gpu-<device>.lock`` and sets
+  ``CUDA_VISIBLE_DEVICES`` to it, so ``cuda`` in the job is that device. The lock is the open
+  file: the kernel releases it when the process ends, however it ends (``kill -9`` included),
+  so a killed job's slot is free again at once; there are no PID files to clean up. The lock
+  folder is one per machine (:data:`LOCK_DIR_ENV`, default ``/tmp/clinsent-gpu-locks``), not the
+  results folder, so two workflows on one machine share the pool. When every slot is taken the
+  job waits for one (more ``--resources gpu`` than devices), saying so in its log.
+- **A scheduler's choice is kept**: a job that starts with ``CUDA_VISIBLE_DEVICES`` naming one
+  device (Slurm's ``--gpus=1``) keeps it and takes no lock; one naming several makes those the pool.
+- A job whose rule declares no ``gpu`` (``embed_device: cpu``), or runs with ``gpus: []``, sees no
+  device (``CUDA_VISIBLE_DEVICES=""``), so it cannot crowd a device it is not counted on.
+
+Every model job logs ``gpu slot: <device>`` or ``gpu slot: none (<why>)``; the slot is also in
+:data:`SLOT_ENV` for the run's record (:mod:`clinsent.hardware`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import errno
+import fcntl
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from clinsent.errors import InputError
+
+POOL_ENV = "CLINSENT_GPU_POOL"  # the pool the Snakefile resolved, comma-separated ("" = none)
+EXPLICIT_ENV = "CLINSENT_GPU_POOL_FROM_CONFIG"  # "1": the config's gpus made the pool (so [] means none)
+SLOT_ENV = "CLINSENT_GPU_SLOT"  # what the job got: a device, or "none (<why>)"
+LOCK_DIR_ENV = "CLINSENT_GPU_LOCK_DIR"
+DEFAULT_LOCK_DIR = "/tmp/clinsent-gpu-locks"
+VISIBLE = "CUDA_VISIBLE_DEVICES"
+_DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_:-]*$")  # an index, GPU-<uuid> or MIG-<uuid>
+
+
+def visible_entries(value: str | None) -> list[str] | None:
+    """The devices a ``CUDA_VISIBLE_DEVICES`` value names (None: unset). CUDA stops at the first
+    invalid entry (``-1`` hides every device), and so does this."""
+    if value is None:
+        return None
+    out: list[str] = []
+    for part in (p.strip() for p in value.split(",")):
+        if not part or part.startswith("-") or not _DEVICE.match(part):
+            break
+        out.append(part)
+    return out
+
+
+def detect_devices(proc: str | Path = "/proc/driver/nvidia/gpus", run: Callable[..., Any] = subprocess.run) -> int:
+    """How many GPUs the NVIDIA driver lists, without CUDA or torch (0 when there is no driver)."""
+    folder = Path(proc)
+    if folder.is_dir():
+        return sum(1 for p in folder.iterdir() if p.is_dir())
+    try:
+        out = run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in str(out.stdout).splitlines() if line.startswith("GPU "))
+
+
+def resolve_pool(gpus: Any, environ: Mapping[str, str] = os.environ,
+                 detect: Callable[[], int] = detect_devices) -> list[str]:
+    """The devices of the pool (what ``CUDA_VISIBLE_DEVICES`` will be set to, one per job) from
+    the config's ``gpus`` (None or "auto": every visible device; a list of indices among the
+    visible devices; a comma-separated string of them; ``[]``: none)."""
+    visible = visible_entries(environ.get(VISIBLE))
+    if gpus is None or gpus == "auto":
+        return visible if visible is not None else [str(i) for i in range(detect())]
+    items = _indices(gpus)
+    if visible is None:  # the driver's own numbering; a CPU machine may list slots it does not have
+        found = detect()
+        if found and (bad := [i for i in items if i >= found]):
+            raise InputError("config: gpus", f"device {bad[0]} is not among the {found} GPUs the driver lists "
+                             f"(0-{found - 1})", "list indices of this machine's GPUs, or leave gpus out for all")
+        return [str(i) for i in items]
+    if bad := [i for i in items if i >= len(visible)]:
+        raise InputError("config: gpus", f"index {bad[0]} is beyond the {len(visible)} device(s) "
+                         f"CUDA_VISIBLE_DEVICES makes visible ({','.join(visible)})",
+                         "give indices among the visible devices (0 is the first), or leave gpus out for all")
+    return [visible[i] for i in items]
+
+
+def _indices(gpus: Any) -> list[int]:
+    if isinstance(gpus, str):
+        gpus = [p.strip() for p in gpus.split(",") if p.strip()]
+    if isinstance(gpus, int) and not isinstance(gpus, bool):
+        gpus = [gpus]
+    if not isinstance(gpus, (list, tuple)):
+        raise InputError("config: gpus", f"a value of type {type(gpus).__name__}",
+                         "give a list of device indices ([0, 1]), [] for none, or leave it out for every visible GPU")
+    out: list[int] = []
+    for i, g in enumerate(gpus):
+        try:
+            value = int(g)
+        except (TypeError, ValueError):
+            value = -1
+        if isinstance(g, bool) or value < 0 or (isinstance(g, str) and not g.strip().isdigit()):
+            raise InputError(f"config: gpus[{i}]", "is not a device index (0, 1, ...)",
+                             "list device indices among the visible devices, e.g. gpus: [0, 1]")
+        if value in out:
+            raise InputError(f"config: gpus[{i}]", f"device {value} is listed twice", "list each device once")
+        out.append(value)
+    return out
+
+
+def lock_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    return Path(environ.get(LOCK_DIR_ENV) or DEFAULT_LOCK_DIR)
+
+
+@dataclass
+class Slot:
+    """The device a job got (``device`` None: none, ``why`` says why); ``handle`` holds the lock."""
+
+    device: str | None
+    why: str = ""
+    handle: IO[bytes] | None = None
+
+    def describe(self) -> str:
+        return f"{self.device}{f' ({self.why})' if self.why else ''}" if self.device is not None else f"none ({self.why})"
+
+    def release(self) -> None:
+        """Free the slot now (the end of the process frees it in any case)."""
+        if self.handle is not None:
+            self.handle.close()  # closing the only descriptor drops the flock
+            self.handle = None
+
+
+def _open_lock(folder: Path, device: str) -> IO[bytes]:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if folder.stat().st_uid == os.getuid():
+            os.chmod(folder, 0o1777)  # every user of the machine shares the pool (sticky, as /tmp)
+        fd = os.open(folder / f"gpu-{device}.lock", os.O_RDONLY | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise InputError(folder, f"cannot create a GPU lock file here ({exc.strerror})",
+                         f"set {LOCK_DIR_ENV} to a folder every user of this machine can write") from None
+    return os.fdopen(fd, "rb")
+
+
+def try_lock(folder: Path, device: str) -> IO[bytes] | None:
+    """The open, exclusively locked lock file of ``device``, or None when another process holds it."""
+    handle = _open_lock(folder, device)
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        handle.close()
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return None
+        raise
+    return handle
+
+
+def acquire(pool: Sequence[str], folder: Path, log: Callable[[str], Any] = print, poll: float = 0.5,
+            clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], Any] = time.sleep) -> Slot:
+    """Lock the first free device of ``pool``; wait (polling) while every one is taken."""
+    started, told = clock(), 0.0
+    while True:
+        for device in pool:
+            handle = try_lock(folder, device)
+            if handle is not None:
+                return Slot(device, handle=handle)
+        waited = clock() - started
+        if waited >= told:
+            log(f"gpu slot: waiting, every device of the pool {','.join(pool)} is taken by another job "
+                f"(locks in {folder}); --resources gpu larger than the pool makes jobs wait here")
+            told = waited + 60.0
+        sleep(poll)
+
+
+def take_slot(declares_gpu: bool, environ: MutableMapping[str, str] = os.environ,
+              log: Callable[[str], Any] = print, poll: float = 0.5) -> Slot:
+    """Choose this job's device before torch is imported, set ``CUDA_VISIBLE_DEVICES`` and log it.
+
+    ``declares_gpu``: whether the job's rule counts it against ``gpu`` (``resources.gpu`` > 0)."""
+    if "torch" in sys.modules and _cuda_started():
+        raise RuntimeError("take_slot() must run before CUDA starts (before the job's first use of torch.cuda)")
+    visible = visible_entries(environ.get(VISIBLE))
+    pool = _pool(environ)
+    if not declares_gpu:
+        slot = Slot(None, "the rule declares no gpu: the job runs on the CPU")
+        environ[VISIBLE] = ""
+    elif visible is not None and len(visible) == 1:
+        slot = Slot(visible[0], f"chosen by the scheduler: {VISIBLE}={visible[0]}")
+    elif pool is None and visible:  # not started by the workflow, several devices given: they are the pool
+        slot = acquire(visible, lock_dir(environ), log, poll)
+        environ[VISIBLE] = slot.device or ""
+    elif pool is None:
+        slot = Slot(None, "no pool: the job was not started by the workflow")
+    elif not pool and environ.get(EXPLICIT_ENV) == "1":
+        slot = Slot(None, "gpus: [] in the config")
+        environ[VISIBLE] = ""
+    elif not pool:
+        slot = Slot(None, "no GPU was found when the workflow was planned")
+    else:
+        slot = acquire(pool, lock_dir(environ), log, poll)
+        environ[VISIBLE] = slot.device or ""
+    environ[SLOT_ENV] = slot.describe()
+    log(f"gpu slot: {slot.describe()}")
+    if slot.handle is not None:
+        atexit.register(_free, slot, log)
+    return slot
+
+
+def _free(slot: Slot, log: Callable[[str], Any]) -> None:
+    """At the job's end: say so, then release the lock (so the line comes before the next
+    holder's; a killed job's lock goes with its process)."""
+    log(f"gpu slot {slot.device} freed")
+    slot.release()
+
+
+def _pool(environ: Mapping[str, str]) -> list[str] | None:
+    value = environ.get(POOL_ENV)
+    return None if value is None else [p for p in value.split(",") if p]
+
+
+def _cuda_started() -> bool:
+    torch = sys.modules["torch"]
+    return bool(getattr(getattr(torch, "cuda", None), "is_initialized", lambda: False)())
+
+
+def export_pool(pool: Iterable[str], explicit: bool, environ: MutableMapping[str, str] = os.environ) -> None:
+    """Hand the pool to every job (the Snakefile, once parsed); ``explicit``: the config set ``gpus``."""
+    environ[POOL_ENV] = ",".join(pool)
+    environ[EXPLICIT_ENV] = "1" if explicit else "0"
+
+
+def slot_of(smk: Any, log: Callable[[str], Any]) -> Slot:
+    """A Snakemake job's slot: the rule's ``gpu`` resource says whether it uses one."""
+    gpu = getattr(getattr(smk, "resources", None), "gpu", 0)
+    return take_slot(bool(gpu), log=log)
