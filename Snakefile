@@ -6,7 +6,8 @@ from snakemake.utils import min_version, validate
 
 from clinsent.errors import InputError
 from clinsent.benchmark.models import expand as expand_models, leave_out_missing
-from clinsent.overlay import resolve_base
+from clinsent.overlay import fill_results, resolve_base
+from clinsent.safe_yaml import load_mapping
 from clinsent.smk import cache_signatures, check_scripts_once, config_error, schema_message
 
 min_version("9.0")
@@ -24,7 +25,9 @@ if not workflow.overwrite_configfiles:
 # A config with `base:` is read on top of that file (clinsent.overlay: a user's own config
 # states only their files, the paper config underneath stays as tracked).
 try:
-    resolve_base(config)
+    for _given in workflow.overwrite_configfiles or ["config/config.yaml"]:
+        load_mapping(_given)  # again, safely: Snakemake's own reading keeps a duplicated key's last value
+    fill_results(resolve_base(config))  # `{results}/...` paths: this run's own results folder
     leave_out_missing(config)  # eval sets marked optional whose files are missing: one warning line
     expand_models(config)  # the benchmark's models: base models, as_is methods, leaderboard and heatmap
     validate(config, "config/schema.yaml")

@@ -191,6 +191,7 @@ def test_local_extra_models_are_train_inputs(tmp_path: Path) -> None:
     fetches it into."""
     folder = tmp_path / "definition-model"
     folder.mkdir()
+    (folder / "config.json").write_text("{}")  # a model folder (an empty one is refused at the dry run)
     cfg = _cfg()
     cfg["results"] = str(tmp_path / "results")
     cfg["methods"] = {"medse": {"objective": "medse", "definition_model": str(folder)},

@@ -742,7 +742,7 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
     cfg["training"]["threads"] = 1
     cfg["finetune"]["i2b2_2010_frozen"]["epochs"] = 1
     for name in ("mcat", "mtri"):
-        cfg["eval_sets"][name].update(epochs=1, path=f"results/doc_tasks/{name}.parquet")
+        cfg["eval_sets"][name].update(epochs=1)  # {results}/doc_tasks/<name>.parquet: this run's own folder
     run = _snakemake(tmp_path, "all", "--configfile", str(_write_config(tmp_path, cfg, "bench.yaml")), "--cores", "2",
                      "--resources", "gpu=2")
     assert run.returncode == 0, run.stderr[-5000:]

@@ -218,3 +218,24 @@ def jsonl_objects(path: str | Path, fix: str) -> Iterator[tuple[int, dict[str, A
         if not isinstance(obj, dict):
             raise InputError(f"{path}:{line_no}", "not a JSON object", fix)
         yield line_no, obj
+
+
+def check_writable(folder: str | Path, where: str = "config: results",
+                   probe: Any = tempfile.NamedTemporaryFile) -> None:
+    """Stop (the dry run) unless ``folder`` can be written: a temporary file is created and
+    removed in it, or, while it does not exist yet, in its nearest existing parent. The probe
+    writes rather than reading permission bits, which root ignores."""
+    from clinsent.errors import InputError
+
+    target = Path(folder).absolute()
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    if not target.is_dir():
+        raise InputError(where, f"{target} is a file, so {folder} cannot be a folder", "set results to a folder")
+    try:
+        with probe(dir=target, prefix=".clinsent-write-probe-"):
+            pass
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
+        raise InputError(where, f"{folder} cannot be written ({reason}, in {target})", "set results to a folder you "
+                         "can write, or make this one writable; nothing was run") from None

@@ -44,12 +44,11 @@ def required_files(paper: str) -> list[tuple[str, str]]:
 def optional_keys(paper: str, keys: list[str]) -> set[str]:
     """The user-file keys of ``keys`` whose eval sets are all marked ``optional``: an optional set's
     own files, and the notes and document-task files when every set built from them is optional."""
-    import yaml
-
     from clinsent.benchmark.models import doc_task_sets
-    from clinsent.overlay import resolve_base
+    from clinsent.overlay import fill_results, resolve_base
+    from clinsent.safe_yaml import load_mapping
 
-    config = resolve_base(yaml.safe_load((REPO / PAPERS[paper]).read_text(encoding="utf-8")) or {}, root=REPO)
+    config = fill_results(resolve_base(load_mapping(REPO / PAPERS[paper]), root=REPO))
     sets = config.get("eval_sets") or {}
     derived = doc_task_sets(config)
     notes_optional = bool(derived) and all(sets[name].get("optional") for name in derived)
@@ -64,13 +63,38 @@ def optional_keys(paper: str, keys: list[str]) -> set[str]:
 
 
 def _parse_set(item: str) -> tuple[str, Any]:
-    import yaml
+    """``key=value`` of ``--set``: each part of the dotted key a name; the value kept as the text
+    given (a ``#`` or ``: `` inside stays), except a number, true/false, null, or a flow list or
+    mapping (``[0, 1]``), which YAML reads as such."""
+    from clinsent.names import is_name
 
     key, sep, value = item.partition("=")
-    if not sep or not key.strip():
-        raise InputError(f"--set {item}", "is not key=value", "write e.g. --set notes.path=/data/NOTEEVENTS.csv.gz")
-    parsed = yaml.safe_load(value) if value.strip() else ""
-    return key.strip(), parsed
+    key = key.strip()
+    if not sep or not key:
+        raise InputError("--set", "an item is not key=value", "write e.g. --set notes.path=/data/NOTEEVENTS.csv.gz")
+    if not all(is_name(part) for part in key.split(".")):
+        raise InputError("--set", f"a key ({len(key)} characters) is not dotted names (letters, digits, _, - and .)",
+                         "write a config key, e.g. --set eval_sets.medsts_train.path=/data/train.txt")
+    return key, _value(value)
+
+
+def _value(text: str) -> Any:
+    from clinsent.safe_yaml import loads
+
+    if not text.strip():
+        return ""
+    try:
+        parsed = loads(text, "--set")
+    except InputError:
+        return text
+    if parsed is None or isinstance(parsed, (bool, int, float)):
+        return parsed
+    if isinstance(parsed, (list, dict)) and text.lstrip()[:1] in "[{":
+        return parsed
+    try:
+        return float(text) if text.strip().lower() not in ("nan", "inf", "-inf", "infinity") else text
+    except ValueError:  # YAML reads 1e-5 as text (its floats need a dot); as given otherwise
+        return text
 
 
 def _nest(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -86,31 +110,75 @@ def _nest(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return tree
 
 
+def tracked(path: Path) -> bool:
+    """Whether git tracks ``path`` in this repository (False where git or the repository is absent)."""
+    import subprocess
+
+    resolved = path.resolve()
+    if not resolved.is_relative_to(REPO):
+        return False
+    try:
+        run = subprocess.run(["git", "-C", str(REPO), "ls-files", "--error-unmatch", str(resolved.relative_to(REPO))],
+                             capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return run.returncode == 0
+
+
+def check_overlay(text: str, base: str, values: dict[str, Any]) -> None:
+    """The file to write reads back as written (every value as given) and, with its base, is a
+    config the workflow accepts: every key known (an unknown one gets the closest match), every
+    knob valid; before anything is written."""
+    import copy
+
+    from clinsent.plan import build_plan, prepare_config
+    from clinsent.safe_yaml import loads
+
+    written = loads(text, "the config to write")
+    if written != {"base": base, **_nest(list(values.items()))}:
+        raise InputError("new-config", "a value would not read back as given", "report this; write the file by hand")
+    cwd = os.getcwd()
+    os.chdir(REPO)  # the paper config's own paths are from the repository; the user's files need not exist yet
+    try:
+        build_plan(prepare_config({**copy.deepcopy(written), "placeholders_ok": True}))
+    finally:
+        os.chdir(cwd)
+
+
 def render(paper: str, base: str, values: dict[str, Any], required: dict[str, str], optional: set[str] | None = None) -> str:
-    """The overlay's YAML text: ``base``, then every key (nested), a REQUIRED (or, for an optional
-    eval set's, OPTIONAL) mark on user files not set."""
+    """The overlay's YAML: ``base``, then every key (nested), each value written by the YAML
+    library, a REQUIRED (or, for an optional eval set's, OPTIONAL) mark on user files not set."""
     optional = optional or set()
     lines = [f"# Your {paper} run: {base} (tracked, never edited) with your own files on top.",
              "# Keys marked REQUIRED still hold the paper config's placeholder: set each to your copy",
              "# (or rerun new-config with --set KEY=PATH). Then:",
              "#   snakemake all --configfile THIS_FILE -n        # a dry run names any file still missing",
              "#   snakemake all --configfile THIS_FILE --profile profiles/slurm",
-             f"base: {json.dumps(base)}"]
+             _dump({"base": base})]
 
     def emit(tree: dict[str, Any], prefix: str, indent: int) -> None:
         for key, value in tree.items():
             dotted = f"{prefix}{key}"
-            if isinstance(value, dict):
-                lines.append(f"{' ' * indent}{key}:")
+            if isinstance(value, dict) and value:
+                lines.append(f"{' ' * indent}{_dump(key)}:")
                 emit(value, f"{dotted}.", indent + 2)
                 continue
             unset = dotted in required and value == required[dotted]
             mark = ("  # OPTIONAL: your file, or leave it and the task leaves the DAG" if unset and dotted in optional
                     else "  # REQUIRED: your file (the paper config's placeholder)" if unset else "")
-            lines.append(f"{' ' * indent}{key}: {json.dumps(value, ensure_ascii=False)}{mark}")
+            lines.append(f"{' ' * indent}{_dump({key: value})}{mark}")
 
     emit(_nest(list(values.items())), "", 0)
     return "\n".join(lines) + "\n"
+
+
+def _dump(data: Any) -> str:
+    """One line of YAML for ``data`` (a key, or a one-entry mapping), quoted where YAML needs it."""
+    import yaml
+
+    text = yaml.safe_dump(data, default_flow_style=True, allow_unicode=True, width=1 << 20, sort_keys=False)
+    text = text.strip().removesuffix("...").strip()
+    return text[1:-1] if isinstance(data, dict) else text  # {key: value} without its braces
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,18 +193,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if out.exists() and not args.force:
             raise InputError(out, "exists", "choose another --out, or add --force to overwrite it")
-        if out.resolve().is_relative_to(REPO / "config" / "paper"):
-            raise InputError(out, "is inside config/paper/, the tracked paper configs", "write it elsewhere")
+        if out.resolve().is_relative_to(REPO / "config") or tracked(out):
+            raise InputError(out, "is a file of the repository (config/ or tracked by git), which updates replace",
+                             "write your config elsewhere, e.g. --out my-config.yaml (it reads the tracked one "
+                             "underneath with base:)")
         required = dict(required_files(args.paper))
         values: dict[str, Any] = dict(required)
         for item in args.set:
             key, value = _parse_set(item)
             values[key] = value
-        paper = REPO / PAPERS[args.paper]  # relative when run inside the repository, as configs' paths are
-        base = str(paper.relative_to(Path.cwd())) if paper.is_relative_to(Path.cwd()) else str(paper)
+        base = PAPERS[args.paper]  # from the workflow's directory, as Snakemake reads every path of a config
         optional = optional_keys(args.paper, list(required))
         text = render(args.paper, base, values, required, optional)
-    except InputError as exc:
+        check_overlay(text, base, values)
+    except (InputError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 1
     out.parent.mkdir(parents=True, exist_ok=True)

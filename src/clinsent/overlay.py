@@ -25,6 +25,8 @@ from typing import Any
 
 from clinsent.errors import InputError
 from clinsent.registry import did_you_mean
+from clinsent.names import is_name
+from clinsent.safe_yaml import shown
 
 # top-level sections whose entries cite runs
 _CITING = ("tables", "figures")
@@ -49,22 +51,17 @@ def keep_only(base: dict[str, Any], keep: Mapping[str, Any], where: str, default
     left out pruned (see the module). ``default_base`` is the overlay's ``report.base_model`` (a
     cell without ``@`` runs on it)."""
     out = copy.deepcopy(base)
-    for word, spec in (("keep", keep), ("drop", drop or {})):
-        if not isinstance(spec, Mapping):
-            raise InputError(f"config: {word} ({where})", "is not a mapping of section -> names",
-                             f"write {word}: {{methods: [a, b]}}")
+    specs = {"keep": keep, "drop": drop or {}}
+    for word, spec in specs.items():  # both against the base itself, keep first, before either applies
+        _check_names(word, spec, base, where)
+    for section in set(specs["keep"]) & set(specs["drop"]):
+        both = [n for n in specs["keep"][section] if n in specs["drop"][section]]
+        if both:
+            raise InputError(f"config: keep.{section} and drop.{section}", f"both name {shown(both[0])}",
+                             "name it in one of them (keep: only these entries; drop: every entry but these)")
+    for word, spec in specs.items():
         for section, names in spec.items():
-            have = out.get(section)
-            if not isinstance(have, Mapping):
-                raise InputError(f"config: {word}.{section}", f"the base has no mapping {section!r} to {word} entries of",
-                                 "name a top-level section of the base that is a mapping (methods, base_models, eval_sets, ...)")
-            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-                raise InputError(f"config: {word}.{section}", "is not a list of names", "write a list, e.g. [a, b] (or [] for none)")
-            for name in names:
-                if name not in have:
-                    raise InputError(f"config: {word}.{section}", f"names {name!r}, which is not a key of the base's {section}"
-                                     f"{did_you_mean(name, list(have))}", "name an entry of the base config or correct the name")
-            out[section] = {k: v for k, v in have.items() if (k in names) == (word == "keep")}
+            out[section] = {k: v for k, v in out[section].items() if (k in names) == (word == "keep")}
     gone_methods = set(base.get("methods") or {}) - set(out.get("methods") or {})
     gone_bases = set(base.get("base_models") or {}) - set(out.get("base_models") or {})
     if not (gone_methods or gone_bases):
@@ -86,6 +83,26 @@ def keep_only(base: dict[str, Any], keep: Mapping[str, Any], where: str, default
         if isinstance(entry, dict) and isinstance(entry.get("methods"), list):
             entry["methods"] = [m for m in entry["methods"] if m not in gone_methods]
     return out
+
+
+def _check_names(word: str, spec: Any, base: Mapping[str, Any], where: str) -> None:
+    """``keep`` or ``drop``: a mapping of sections of the base (``where``) to lists of names it has."""
+    if not isinstance(spec, Mapping):
+        raise InputError(f"config: {word} ({where})", "is not a mapping of section -> names", f"write {word}: {{methods: [a, b]}}")
+    for section, names in spec.items():
+        have = base.get(section)
+        if not isinstance(have, Mapping):
+            label = section if is_name(str(section)) else f"({shown(section)})"
+            raise InputError(f"config: {word}.{label}", f"the base has no mapping {shown(section)} to {word} "
+                             "entries of", "name a top-level section of the base that is a mapping (methods, "
+                             "base_models, eval_sets, ...)")
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise InputError(f"config: {word}.{section}", "is not a list of names", "write a list, e.g. [a, b] (or [] for none)")
+        for name in names:
+            if name not in have:
+                raise InputError(f"config: {word}.{section}", f"names {shown(name)}, which is not a key of the base's "
+                                 f"{section}{did_you_mean(name, list(have))}", "name an entry of the base config or "
+                                 "correct the name")
 
 
 def _prune(node: Any, gone: Any) -> Any:
@@ -126,7 +143,7 @@ def resolve_base(config: dict[str, Any], seen: tuple[str, ...] = (), root: Path 
     to it), in place (Snakemake's ``config`` is one dict that every rule and job sees); a config
     without ``base`` is returned unchanged. A relative ``base`` is from ``root`` (default: the
     working directory, the workflow's)."""
-    import yaml
+    from clinsent.safe_yaml import load_mapping
 
     name = config.get("base")
     if not name:
@@ -141,13 +158,39 @@ def resolve_base(config: dict[str, Any], seen: tuple[str, ...] = (), root: Path 
     if not path.is_file():
         raise InputError("config: base", f"{path} does not exist (from {Path.cwd()})",
                          "name a config file, e.g. config/paper/medse.yaml (paths are from the workflow's directory)")
-    under = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    if not isinstance(under, dict):
-        raise InputError(path, "is not a mapping of config keys", "point `base` at a config file")
+    under = load_mapping(path, "base")  # never quoted back: a file given by mistake may be a note
     under = resolve_base(under, (*seen, str(path)), root)
     under = keep_only(under, config.get("keep") or {}, str(path), (config.get("report") or {}).get("base_model"),
                       config.get("drop") or {})
     merged = merge(under, {k: v for k, v in config.items() if k not in ("base", "keep", "drop")})
     config.clear()
     config.update(merged)
+    return config
+
+
+RESULTS = "{results}"  # in an eval set's path: this run's results folder
+
+
+def fill_results(config: dict[str, Any]) -> dict[str, Any]:
+    """Eval-set paths that start ``{results}/`` (a document task's table, built from the notes)
+    point into this run's own results folder, whatever folder the config (or an overlay on top
+    of it) names, in place. A path into ``doc_tasks/<task>.parquet`` of another folder, for a
+    task this config builds, would read another run's table: an error. Run once the whole
+    config is read (its base underneath), by the Snakefile and :func:`clinsent.plan.prepare_config`."""
+    import re
+
+    results = str(config.get("results") or "results")
+    tasks = set(config.get("doc_tasks") or {})
+    for name, entry in (config.get("eval_sets") or {}).items():
+        path = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(path, str):
+            continue
+        if path.startswith(f"{RESULTS}/"):
+            entry["path"] = results + path[len(RESULTS):]
+            continue
+        built = re.fullmatch(r"(.+)/doc_tasks/([A-Za-z0-9_.-]+)\.parquet", path)
+        if built and built.group(2) in tasks and built.group(1) != results:
+            raise InputError(f"config: eval_sets.{name}.path", f"reads doc_tasks/{built.group(2)}.parquet of the results "
+                             f"folder {built.group(1)}, not this run's ({results}): a document task's table is built "
+                             "from this run's notes", f"write {RESULTS}/doc_tasks/{built.group(2)}.parquet")
     return config

@@ -466,6 +466,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
     """Read a validated config through the registries; a config error is an :class:`InputError`
     (or a ``ValueError`` from the table and figure references) naming the key and the fix."""
     config.setdefault("notes", {})
+    check_names(config)  # entry names become path parts: ../phi, spaces, : and / are refused
     if config["selection_set"] is not None and config["selection_set"] not in config["eval_sets"]:
         raise InputError("config: selection_set", f"{config['selection_set']!r} is not a key of eval_sets "
                          f"{list(config['eval_sets'])}", "name one of the eval sets, or null to keep each run's last step")
@@ -500,17 +501,51 @@ def build_plan(config: dict[str, Any]) -> Plan:
 def check_model_folders(plan: Plan) -> None:
     """A model entry written as a path (:func:`clinsent.models.base.looks_like_path`) must be an
     existing folder: it is never taken for a Hugging Face id, so a typo stops the dry run here
-    rather than a job (or a download attempt) later. ``placeholders_ok`` lets it be missing."""
-    from clinsent.models.base import looks_like_path
+    rather than a job (or a download attempt) later. ``placeholders_ok`` lets it be missing. A
+    Hugging Face id must fit the Hub's grammar (:func:`clinsent.names.check_hub_id`); a local
+    folder must hold a model (:func:`clinsent.models.saved.check_model_folder`), read as the jobs
+    will (its own pooling too, where a method asks for ``pooling: model``), the error naming the
+    config key of the model (``models.<name>`` for a benchmark model)."""
+    from clinsent.benchmark.models import METHOD_PREFIX
+    from clinsent.models.base import looks_like_path, resolve_model
+    from clinsent.models.saved import check_model_folder
+    from clinsent.names import check_hub_id
 
-    if plan.placeholders_ok:
-        return
+    benchmark = plan.config.get("models") or {}
+    # `pooling: model` reads the folder's own pooling: a benchmark model's own entry says whether it
+    # asks for it; any other base model is read with every method of the grid
+    own_for_all = any(e.method.settings.pooling == "model" for n, e in plan.methods.items()
+                      if not n.startswith(METHOD_PREFIX))
+
+    def own_pooling(name: str) -> bool:
+        entry = benchmark.get(name)
+        if isinstance(entry, Mapping):
+            return str(entry.get("pooling") or "model") == "model"
+        return own_for_all or isinstance(entry, str)
+
     for where, spec in plan.model_specs():
-        if isinstance(spec, str) and not spec.startswith(PACKAGE_PREFIX) and looks_like_path(spec) \
-                and not os.path.isdir(os.path.expanduser(spec)):
-            raise InputError(f"config: {where}", f"{spec!r} is written as a path, and no such folder exists "
+        if not isinstance(spec, str):
+            continue
+        section, _, name = where.partition(".")
+        key = f"models.{name}" if section == "base_models" and name in benchmark else where
+        if not spec.startswith(PACKAGE_PREFIX) and looks_like_path(spec) and not os.path.isdir(os.path.expanduser(spec)):
+            if plan.placeholders_ok:
+                continue
+            raise InputError(f"config: {key}", f"{spec!r} is written as a path, and no such folder exists "
                              f"(from {os.getcwd()})", "correct the path (relative paths are from the workflow's "
                              "directory); a Hugging Face id is `name` or `owner/name`")
+        if is_hub_id(spec):
+            check_hub_id(spec, f"config: {key}")
+            continue
+        folder = resolve_model(spec)
+        if os.path.isdir(folder):
+            check_model_folder(folder, f"config: {key}", section == "base_models" and own_pooling(name))
+
+
+def check_names(config: Mapping[str, Any]) -> None:
+    from clinsent.names import check_names as check
+
+    check(config)
 
 
 def check_user_files(plan: Plan) -> None:
@@ -592,18 +627,29 @@ def _paths(value: Any) -> list[str]:
 
 def _load_config(path: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """A config file as the Snakefile sees it: validated against the schema, defaults filled in."""
-    import yaml
+    from clinsent.safe_yaml import load_mapping
+
+    return prepare_config({**load_mapping(path), **overrides})
+
+
+def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str, Any]:
+    """A config as the Snakefile reads it (its base underneath, optional sets whose files are
+    missing left out, the benchmark's models expanded), validated against the schema with the
+    defaults filled in; a schema error is a ``ValueError`` of one line (the key, the fix)."""
+    from snakemake.exceptions import WorkflowError
     from snakemake.utils import validate
 
     from clinsent.benchmark.models import expand as expand_models, leave_out_missing
-    from clinsent.overlay import resolve_base
+    from clinsent.overlay import fill_results, resolve_base
+    from clinsent.smk import schema_message
 
-    config = yaml.safe_load(Path(path).read_text()) or {}
-    config.update(overrides)
-    resolve_base(config)
+    fill_results(resolve_base(config, root=root))
     leave_out_missing(config)
     expand_models(config)
-    validate(config, str(Path(__file__).resolve().parents[2] / "config" / "schema.yaml"))
+    try:
+        validate(config, str(Path(__file__).resolve().parents[2] / "config" / "schema.yaml"))
+    except WorkflowError as exc:
+        raise ValueError(schema_message(exc)) from None
     return config
 
 

@@ -69,7 +69,9 @@ class Registry(Generic[T]):
 
     def get(self, name: str, where: str | None = None) -> T:
         if name not in self._entries:
-            raise InputError(where or f"config: {self.config_key}", f"unknown {self.what} {name!r}{did_you_mean(name, self._entries)}",
+            from clinsent.safe_yaml import shown
+
+            raise InputError(where or f"config: {self.config_key}", f"unknown {self.what} {shown(name)}{did_you_mean(name, self._entries)}",
                              f"use one of {', '.join(self.names())}, or add a module that registers it "
                              "(see docs/extending.md)")
         return self._entries[name]

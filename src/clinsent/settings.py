@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from clinsent.errors import InputError
 from clinsent.registry import did_you_mean
+from clinsent.safe_yaml import shown, shown_value
 
 S = TypeVar("S")
 
@@ -108,8 +109,8 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
     for key in values:
         if key not in allowed:
             owner = (foreign or {}).get(key)
-            problem = (f"{key!r} is a knob of {owner}, not of this one{did_you_mean(key, allowed)}" if owner
-                       else f"unknown key {key!r}{did_you_mean(key, allowed)}")
+            problem = (f"{shown(key)} is a knob of {owner}, not of this one{did_you_mean(key, allowed)}" if owner
+                       else f"unknown key {shown(key)}{did_you_mean(key, allowed)}")
             raise InputError(where, problem, f"remove it or use one of the allowed keys: {', '.join(sorted(allowed))}")
     required = [config_key(f) for f in dataclasses.fields(cls) if f.metadata.get("required")]  # type: ignore[arg-type]
     lacking = [k for k in required if k not in values]
@@ -126,7 +127,8 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
                              f"({value!r} means {meant})", f"write {key}: {meant}")
         errors = list(jsonschema.Draft202012Validator(schema["properties"][key]).iter_errors(value))
         if errors:
-            raise InputError(f"{where}.{key}", f"{value!r} is not valid: {errors[0].message}",
+            message = errors[0].message if shown_value(value) == repr(value) else "not valid here"
+            raise InputError(f"{where}.{key}", f"{shown_value(value)} is not valid: {message}",
                              f"give a value that fits {_describe(schema['properties'][key])}")
     kwargs = {}
     for key, value in values.items():
@@ -164,7 +166,7 @@ def check_shared(block: Mapping[str, Any], where: str, known: Iterable[str], ext
     allowed = sorted({*known, *extra})
     for key in block:
         if key not in allowed:
-            raise InputError(f"config: {where}", f"unknown key {key!r}{did_you_mean(key, allowed)}",
+            raise InputError(f"config: {where}", f"unknown key {shown(key)}{did_you_mean(key, allowed)}",
                              f"use one of {', '.join(allowed)}")
 
 

@@ -39,7 +39,12 @@ def setup_logging(smk: Any) -> logging.Logger:
     logger = logging.getLogger(f"clinsent.{smk.rule}")
 
     def _log_uncaught(exc_type: Any, exc: BaseException, tb: Any) -> None:
-        logger.error("%s failed", smk.rule, exc_info=(exc_type, exc, tb))
+        from clinsent.errors import InputError, OutputError
+
+        if isinstance(exc, (InputError, OutputError)):  # bad input or a full disk: the one line says it all
+            logger.error("%s failed: %s", smk.rule, exc)
+        else:
+            logger.error("%s failed", smk.rule, exc_info=(exc_type, exc, tb))
 
     sys.excepthook = _log_uncaught
     # free Arrow's objects while Arrow is alive: a parquet reader thread left to the interpreter's
@@ -66,13 +71,17 @@ def schema_message(exc: BaseException) -> str:
     error = next((a for a in linked if hasattr(a, "absolute_path") and hasattr(a, "message")), None)
     if error is None:
         return str(exc).splitlines()[0]
-    where = ".".join(str(p) for p in error.absolute_path)
-    problem = error.message
+    from clinsent.safe_yaml import KEY, shown, shown_value
+
+    where = ".".join(str(p) if KEY.match(str(p)) else f"<{shown(p)}>" for p in error.absolute_path)
+    instance = error.instance
+    plain = not isinstance(instance, (str, dict, list)) or (isinstance(instance, str) and shown_value(instance) == repr(instance))
+    problem = error.message if plain else f"{shown_value(instance)} is not valid here ({error.validator})"
     if error.validator == "additionalProperties":
         allowed = sorted((error.schema.get("properties") or {}))
         unknown = [k for k in error.instance if k not in allowed] if isinstance(error.instance, dict) else []
         if unknown:
-            problem = f"unknown key {unknown[0]!r}{did_you_mean(unknown[0], allowed)}; allowed: {', '.join(allowed)}"
+            problem = f"unknown key {shown(unknown[0])}{did_you_mean(str(unknown[0]), allowed)}; allowed: {', '.join(allowed)}"
     return f"config: {where or '(top level)'}: {problem}. Fix: see config/README.md for every key and its values"
 
 

@@ -6,6 +6,7 @@ import sys
 from clinsent.corpus.sentences import corpus_paths
 from clinsent.errors import InputError
 from clinsent.gpu_slots import export_pool, resolve_pool
+from clinsent.io import check_writable
 from clinsent.models.base import HUB_DIR_ENV
 from clinsent.offline import set_network_switches
 from clinsent.plan import build_plan
@@ -16,6 +17,10 @@ from clinsent.smk import config_error
 try:
     PLAN = build_plan(config)
 except (InputError, ValueError) as _exc:
+    config_error(_exc)
+try:
+    check_writable(PLAN.results)  # a results folder that cannot be written stops the dry run, not a job
+except InputError as _exc:
     config_error(_exc)
 for _line in PLAN.derived:  # steps derived from epochs: shown in every dry run
     print(_line, file=sys.stderr)

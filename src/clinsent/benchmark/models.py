@@ -53,6 +53,7 @@ def leave_out_missing(config: dict[str, Any], warn: Callable[[str], Any] = _stde
     and keys only). Returns the names left out."""
     from clinsent.tasks.config import resolve_eval_set
 
+    check_tasks(config)  # before optional sets leave: a task of config/benchmark.yaml is known without its data
     gone: list[str] = []
     if config.get("placeholders_ok"):  # a dry run of the whole grid before the data is there
         return gone
@@ -90,6 +91,42 @@ def leave_out_missing(config: dict[str, Any], warn: Callable[[str], Any] = _stde
         warn(f"clinsent: left out {len(unrun)} model(s) whose paper config has not been run: {', '.join(unrun)} "
              f"(run that config first, or correct models.<name>.results)")
     return gone
+
+
+def check_tasks(config: Mapping[str, Any]) -> None:
+    """Every name of ``benchmark.tasks`` is an eval set or a fine-tune entry of the config."""
+    from clinsent.registry import did_you_mean
+    from clinsent.safe_yaml import shown
+
+    tasks = (config.get("benchmark") or {}).get("tasks")
+    if not isinstance(tasks, list):
+        return
+    known = [*(config.get("eval_sets") or {}), *(config.get("finetune") or {})]
+    for i, task in enumerate(tasks):
+        if task not in known:
+            raise InputError(f"config: benchmark.tasks[{i}]", f"{shown(task)} is neither an eval set nor a fine-tune "
+                             f"entry{did_you_mean(str(task), known)}", "name one of eval_sets or finetune, or remove it")
+
+
+def same_models(runs: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Pairs of model keys that score one model (the same folder or id, the same pooling)."""
+    from clinsent.models.base import resolve_model
+
+    seen: dict[tuple[str, str], str] = {}
+    pairs = []
+    for name, model in runs.items():
+        if "path" not in model:
+            continue
+        try:
+            folder = resolve_model(str(model["path"]))
+        except InputError:  # a folder not there yet (a placeholder): its spelling is all there is to compare
+            folder = str(model["path"])
+        key = (os.path.realpath(folder) if os.path.exists(folder) else folder, str(model["pooling"]))
+        if key in seen:
+            pairs.append((seen[key], name))
+        else:
+            seen[key] = name
+    return pairs
 
 
 def doc_task_sets(config: Mapping[str, Any]) -> dict[str, str]:
@@ -148,6 +185,9 @@ def expand(config: dict[str, Any]) -> dict[str, Any]:
     runs = model_runs(config)
     if not runs:
         return config
+    for first, again in same_models(runs):
+        _stderr(f"clinsent: models {first} and {again} are the same model with the same pooling: both are scored "
+                "(twice the jobs for one result); remove one, or give one another pooling")
     bench = dict(config.get("benchmark") or {})
     base_models = config.setdefault("base_models", {})
     methods = config.setdefault("methods", {})

@@ -119,7 +119,9 @@ def write_model(model: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]]
     import json
     import shutil
 
-    out_dir = Path(out_dir)
+    from clinsent.names import inside
+
+    out_dir = inside(out_dir, Path(out_dir).parent)  # never a folder reached through the model's name
     staging = out_dir.parent / f".{out_dir.name}.writing"
     shutil.rmtree(staging, ignore_errors=True)
     written: list[Path] = []

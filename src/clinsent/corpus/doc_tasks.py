@@ -29,6 +29,7 @@ import pandas as pd
 from clinsent.corpus.documents import patient_keys, unit_hash
 from clinsent.errors import InputError
 from clinsent.registry import check_values
+from clinsent.safe_yaml import shown
 
 
 @dataclass(frozen=True)
@@ -54,20 +55,20 @@ class DocTaskSettings:
 def read_mapping(path: str | Path) -> list[tuple[str, int, int]]:
     """(team, first, last) numeric ICD-9 ranges (3-digit categories, inclusive) from the YAML file
     ``teams: {<team>: ["390-459", "785", ...]}``."""
-    import yaml
+    from clinsent.safe_yaml import load
 
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    teams = data.get("teams")
+    data = load(path) or {}
+    teams = data.get("teams") if isinstance(data, dict) else None
     if not isinstance(teams, dict) or not teams:
         raise InputError(path, "no `teams` mapping", "give teams: {<team>: [\"390-459\", ...]}")
     out = []
     for team, ranges in teams.items():
-        for r in ranges or []:
+        for i, r in enumerate(ranges if isinstance(ranges, list) else [] if ranges is None else [ranges]):
             lo, _, hi = str(r).partition("-")
             try:
                 out.append((str(team), int(lo), int(hi or lo)))
             except ValueError:
-                raise InputError(f"{path}: teams.{team}", f"range {r!r} is not <first>-<last> of 3-digit ICD-9 "
+                raise InputError(f"{path}: teams.{shown(team)}[{i}]", "is not <first>-<last> of 3-digit ICD-9 "
                                  "categories", "write e.g. \"390-459\" or \"785\"") from None
     return out
 

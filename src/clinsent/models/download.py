@@ -5,10 +5,15 @@ Snakemake. Jobs then load the folder offline (:func:`clinsent.models.base.resolv
 This turns the hub switches on for its own process only (:mod:`clinsent.offline` keeps every
 other job offline), downloads a complete snapshot with ``huggingface_hub.snapshot_download`` into
 a hidden folder beside the target, and moves it into place only when whole, so an interrupted
-download leaves nothing that looks complete. Not exercised offline (tests have no network)."""
+download leaves nothing that looks complete. Downloads of one model serialise on a lock file
+beside it (``fcntl.flock`` on ``.<folder>.lock``), so two checkouts sharing ``hub_dir`` never
+delete each other's partial download: the second finds the model there and is done. A failure
+is one line (the cause's type, not its traceback). The download itself is not exercised offline
+(tests have no network)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import sys
@@ -22,6 +27,16 @@ from clinsent.offline import ONLINE
 
 def download_hub_model(repo_id: str, out_dir: str | Path, log: Callable[[str], Any] = print) -> Path:
     out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f".{out.name}.lock", "a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # another checkout's download of this model finishes first
+        if (out / "config.json").is_file() or (out / "modules.json").is_file():
+            log(f"{repo_id} is already in {out} (downloaded by another run)")
+            return out
+        return _download(repo_id, out, log)
+
+
+def _download(repo_id: str, out: Path, log: Callable[[str], Any]) -> Path:
     if "huggingface_hub" in sys.modules:  # it reads the switches once, when imported
         raise RuntimeError("huggingface_hub was imported before the download turned the network on")
     os.environ.update(ONLINE)
@@ -41,7 +56,7 @@ def download_hub_model(repo_id: str, out_dir: str | Path, log: Callable[[str], A
         shutil.rmtree(partial, ignore_errors=True)
         raise InputError(out, f"downloading {repo_id!r} failed ({type(exc).__name__})", "run Snakemake on a host with "
                          "network access (download_model is a local rule), or download the model elsewhere and give "
-                         "its folder in the config") from exc
+                         "its folder in the config") from None
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)
     log(f"downloaded {repo_id} into {out} ({sum(1 for p in out.rglob('*') if p.is_file())} files)")

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from clinsent.errors import InputError
+
 def _pooling_mode(config: dict[str, Any]) -> str | None:
     """'cls' or 'mean' from a Pooling config (sentence-transformers 6 names one mode; earlier
     versions set one flag each), or None for anything else."""
@@ -152,3 +154,45 @@ def known_layout(folder: str | Path) -> list[dict[str, Any]] | None:
     except (OSError, ValueError):
         return None
     return list(modules)
+
+
+def check_model_folder(folder: str | Path, where: str, own_pooling: bool = False) -> None:
+    """What a job needs of a local model folder, checked when the config is read: a
+    ``modules.json`` (where there is one) that parses as sentence-transformers' list of modules,
+    the transformer's ``config.json`` (at the root, or in the first module's folder) that
+    parses, and with ``own_pooling`` the pooling the folder configures
+    (:func:`clinsent.models.st_config.own_pooling`). Errors name ``where`` (the config key)."""
+    folder = Path(folder)
+    root = folder
+    modules_file = folder / "modules.json"
+    if modules_file.exists():
+        try:
+            modules = json.loads(modules_file.read_text(encoding="utf-8"))
+            ok = isinstance(modules, list) and all(isinstance(m, dict) and isinstance(m.get("path", ""), str)
+                                                   for m in modules)
+        except (OSError, ValueError):
+            ok = False
+        if not ok:
+            raise InputError(where, f"{modules_file} is not a readable modules.json (JSON, a list of modules)",
+                             "restore the model folder (re-save or re-download it), or delete modules.json to load "
+                             "the folder as a plain transformers model")
+        root = folder / str(modules[0].get("path", "")) if modules else folder
+    config = next((p for p in (folder / "config.json", root / "config.json") if p.is_file()), None)
+    if config is None:
+        raise InputError(where, f"{folder} has no config.json (not a transformers or sentence-transformers model "
+                         "folder)", "point it at the model's folder (the one with config.json), or give a Hugging "
+                         "Face id")
+    try:
+        json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise InputError(where, f"{config} is not readable JSON", "restore the model folder") from None
+    if own_pooling:
+        from clinsent.models.st_config import own_pooling as read_pooling
+
+        try:
+            read_pooling(folder, where)
+        except ValueError as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(where, f"the pooling configuration of {folder} is not readable JSON",
+                             "restore the model folder, or give the model's pooling instead of model") from None

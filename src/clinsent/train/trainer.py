@@ -117,7 +117,9 @@ def curve_scores(encoder: Encoder, eval_sets: Mapping[str, Task], batch_size: in
 
 def _save_model(st_model: Any, out_dir: Path) -> None:
     from clinsent.io import writing
+    from clinsent.names import inside
 
+    inside(out_dir, out_dir.parent)  # the folder replaced is the output itself, not one reached through a name
     staging = out_dir.parent / f".{out_dir.name}.saving"
     shutil.rmtree(staging, ignore_errors=True)
     try:
