@@ -52,6 +52,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or str(build_model(Path(tmp) / "model", args.size))
         ours = Ours(model, variant, args.batch_size, args.max_length, args.steps + 1)
+        resident = rss_mb()  # the model, its tokenizer and the training data, before any step
         ours.run(1)  # warm-up: AdamW's states, the allocator's pools
         cuda = ours.device.type == "cuda"
         if cuda:
@@ -64,7 +65,8 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         out = {"method": args.method, "mini_batch": args.mini_batch or None, "device": str(ours.device),
                "model": args.model or f"random BERT-{args.size}", "batch_size": args.batch_size,
                "max_length": args.max_length, "seconds_per_step": round(seconds, 3),
-               "peak_rss_mb": round(peak_rss, 1), "step_rss_mb": round(peak_rss - before_rss, 1),
+               "resident_rss_mb": round(resident, 1), "peak_rss_mb": round(peak_rss, 1),
+               "step_rss_mb": round(peak_rss - resident, 1), "after_warmup_rss_mb": round(before_rss, 1),
                "gpu": torch.cuda.get_device_name(0) if cuda else None}
         if cuda:
             out["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
@@ -83,11 +85,15 @@ def main() -> None:
     ap.add_argument("--model", default=None, help="a base model (hub id or folder) instead of a random one")
     ap.add_argument("--steps", type=int, default=1, help="steps measured after the warm-up step")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--render", default=None, help="rewrite memory.md from this memory.json, measuring nothing")
     ap.add_argument("--method", help=argparse.SUPPRESS)  # a child: one method and one setting
     ap.add_argument("--mini-batch", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.method:
         print(json.dumps(child(args)), flush=True)
+        return
+    if args.render:
+        print(render(Path(args.render)))
         return
     import torch
 
@@ -109,28 +115,39 @@ def main() -> None:
                 continue
             runs.append(json.loads(done.stdout.splitlines()[-1]))
             print(json.dumps(runs[-1]), f"({time.perf_counter() - t0:.0f} s with start-up)", flush=True)
+    meta = {"python": sys.version.split()[0], "torch": torch.__version__, "platform": platform.platform(),
+            "gpu": torch.cuda.get_device_name(0) if cuda else None, "model": args.model or f"random BERT-{size}",
+            "steps": args.steps}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "memory.json").write_text(json.dumps({"meta": meta, "runs": runs}, indent=2) + "\n")
+    print(render(out / "memory.json"))
+
+
+def render(path: Path) -> str:
+    """``memory.md`` beside ``memory.json``, from the runs it holds; returns the table."""
+    saved = json.loads(path.read_text())
+    runs, meta = saved["runs"], saved["meta"]
+    cuda = bool(meta.get("gpu"))
     key = "step_gpu_mb" if cuda else "step_rss_mb"
-    lines = ["| method | mini_batch | batch x length | s/step | peak RSS MiB | step RSS MiB | peak GPU MiB "
-             "| step GPU MiB | step memory / one pass | time / one pass |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| method | mini_batch | batch x length | s/step | resident RSS MiB | peak RSS MiB | step memory MiB "
+             "| peak GPU MiB | step memory / one pass | time / one pass |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         if "failed" in r:
             lines.append(f"| {r['method']} | {r['mini_batch'] or '–'} | failed (exit {r['failed']}) |||||||")
             continue
         plain = next((p for p in runs if p["method"] == r["method"] and not p.get("mini_batch") and "failed" not in p),
                      None)
-        ratio = f"{r[key] / plain[key]:.3f}" if plain and plain[key] else "–"
+        ratio = f"{r[key] / plain[key]:.3f}" if plain and plain.get(key) else "–"
         speed = f"{r['seconds_per_step'] / plain['seconds_per_step']:.2f}" if plain else "–"
         lines.append(f"| {r['method']} | {r['mini_batch'] or '–'} | {r['batch_size']} x {r['max_length']} | "
-                     f"{r['seconds_per_step']} | {r['peak_rss_mb']} | {r['step_rss_mb']} | {r.get('peak_gpu_mb', '–')} | "
-                     f"{r.get('step_gpu_mb', '–')} | {ratio} | {speed} |")
-    meta = {"python": sys.version.split()[0], "torch": torch.__version__, "platform": platform.platform(),
-            "gpu": torch.cuda.get_device_name(0) if cuda else None, "model": args.model or f"random BERT-{size}",
-            "steps": args.steps}
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "memory.json").write_text(json.dumps({"meta": meta, "runs": runs}, indent=2) + "\n")
-    (out / "memory.md").write_text(f"Measured on {meta}; one process per row, after one warm-up step.\n\n"
-                                   + "\n".join(lines) + "\n")
-    print("\n".join(lines))
+                     f"{r['seconds_per_step']} | {r.get('resident_rss_mb', '–')} | {r['peak_rss_mb']} | {r.get(key, '–')} | "
+                     f"{r.get('peak_gpu_mb', '–')} | {ratio} | {speed} |")
+    where = ("the peak allocated over the measured steps above what was allocated before them (weights, AdamW's "
+             "states)" if cuda else "the peak resident size above the process's size before any step (over a warm-up "
+             "step and the measured steps: AdamW's states included)")
+    (path.parent / "memory.md").write_text(f"Measured on {meta}; one process per row; step memory: {where}.\n\n"
+                                           + "\n".join(lines) + "\n")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

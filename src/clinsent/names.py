@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
-from clinsent.safe_yaml import shown
+from clinsent.safe_yaml import shown, shown_value
 
 NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$")
 HUB_PART = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?$")
@@ -62,7 +62,7 @@ def is_hub_id(spec: str) -> bool:
 
 def check_hub_id(spec: str, where: str) -> None:
     if not is_hub_id(spec):
-        raise InputError(where, f"{shown(spec)} is neither an existing folder nor a Hugging Face id (name or "
+        raise InputError(where, f"{shown_value(spec)} is neither an existing folder nor a Hugging Face id (name or "
                          "owner/name: letters, digits, _, - and .; no -- or ..; no part starts or ends with - or .)",
                          "give the folder of a model on this machine, or the model's id as the Hub writes it")
 

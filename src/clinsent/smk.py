@@ -74,9 +74,10 @@ def schema_message(exc: BaseException) -> str:
     from clinsent.safe_yaml import KEY, shown, shown_value
 
     where = ".".join(str(p) if KEY.match(str(p)) else f"<{shown(p)}>" for p in error.absolute_path)
-    instance = error.instance
+    instance = error.instance  # jsonschema's message quotes it: only a number or a plain name is shown
     plain = not isinstance(instance, (str, dict, list)) or (isinstance(instance, str) and shown_value(instance) == repr(instance))
-    problem = error.message if plain else f"{shown_value(instance)} is not valid here ({error.validator})"
+    problem = error.message if plain or error.validator == "required" else \
+        f"{shown_value(instance)} is not valid here ({error.validator}: {error.validator_value!r})"
     if error.validator == "additionalProperties":
         allowed = sorted((error.schema.get("properties") or {}))
         unknown = [k for k in error.instance if k not in allowed] if isinstance(error.instance, dict) else []

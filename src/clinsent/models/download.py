@@ -26,7 +26,9 @@ from clinsent.offline import ONLINE
 
 
 def download_hub_model(repo_id: str, out_dir: str | Path, log: Callable[[str], Any] = print) -> Path:
-    out = Path(out_dir)
+    from clinsent.names import inside
+
+    out = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the model's own, under hub_dir
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f".{out.name}.lock", "a+b") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # another checkout's download of this model finishes first

@@ -51,7 +51,9 @@ def build_model_pack(terms: pd.DataFrame, out_dir: str | Path, branch_types: dic
     config = Config()
     cdb = CDBMaker(config).prepare_csvs([concepts], full_build=True)
     cat = CAT(cdb, config=config)
-    out_dir = Path(out_dir)
+    from clinsent.names import inside
+
+    out_dir = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the output itself
     parent = out_dir.parent
     parent.mkdir(parents=True, exist_ok=True)
     staging = parent / f".{out_dir.name}.staging"

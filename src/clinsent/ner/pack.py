@@ -87,7 +87,9 @@ def slim_pack(pack: str | Path, type_ids: Iterable[str], out_dir: str | Path) ->
     keep = kept_cuis(cat.cdb, type_ids, pack)
     cat.cdb.filter_by_cui(keep)
     cat.config.components.linking.filters.cuis = keep
-    out_dir = Path(out_dir)
+    from clinsent.names import inside
+
+    out_dir = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the output itself
     staging = out_dir.parent / f".{out_dir.name}.staging"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
