@@ -220,3 +220,51 @@ def test_each_memory_knob_is_refused_where_it_does_not_apply(objective: str, key
     assert f"methods.m.{key}" in str(err.value) and f"use {fix}" in str(err.value)
     shared = resolve_method("m", {"objective": objective, "batch_size": 16}, {key: 4}, [0])  # the shared block:
     assert getattr(shared.method.settings, key) == (1 if key == "accumulate" else None)  # only where it applies
+
+
+class _ForwardOnlyLoss(MethodLoss):
+    """A loss as a plugin wrote it before losses had halves: ``prepare`` and ``forward`` only, no ``n``."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
+        return {"features": self.encoder.tokenize(rows["text"].tolist())}
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        emb = torch.nn.functional.normalize(self.encoder.embed_batch(batch["features"]), dim=-1)
+        return {"spread": (emb @ emb.T).mean()}
+
+
+def test_a_forward_only_loss_steps_in_one_pass_and_takes_no_memory_knob(tiny_bert: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from clinsent.methods import METHODS
+    from clinsent.methods.base import Method, SentencePlanSettings, TrainedSettings
+    from clinsent.train.trainer import MethodLoop
+
+    class Settings(TrainedSettings, SentencePlanSettings):
+        pass
+
+    class ForwardOnly(Method):
+        name = "forward_only"
+        settings_class = Settings
+
+        def build_loss(self, encoder: Encoder) -> MethodLoss:
+            return _ForwardOnlyLoss(encoder)
+
+    monkeypatch.setitem(METHODS._entries, "forward_only", ForwardOnly)
+    for key in ("mini_batch", "accumulate"):
+        with pytest.raises(InputError) as err:
+            resolve_method("m", {"objective": "forward_only", "batch_size": 8, key: 4}, {}, [0])
+        assert f"methods.m.{key}" in str(err.value) and "one pass" in str(err.value)
+    method = resolve_method("m", {"objective": "forward_only", "batch_size": 8, "steps": 1},
+                            {"mini_batch": 4, "accumulate": 2}, [0]).method  # the shared block: neither applies
+    assert (method.settings.mini_batch, method.settings.accumulate) == (None, 1)
+    t = load_transformer(str(tiny_bert), 32)
+    encoder = Encoder(t.model, t.tokenizer, "mean", False, 32, torch.device("cpu"))
+    loop = MethodLoop(method, encoder, seed=0)
+    before = next(encoder.model.parameters()).detach().clone()
+    parts = loop.step(loop.loss.prepare(pd.DataFrame({"text": _texts(8)}), torch.Generator().manual_seed(0)))
+    assert set(parts) == {"loss", "loss_spread"} and torch.isfinite(parts["loss"])
+    assert not torch.equal(before, next(encoder.model.parameters()).detach())  # the one-pass step moved the model

@@ -53,7 +53,7 @@ def test_a_note_given_as_a_config_or_a_base_is_never_quoted(tmp_path: Path) -> N
 
     with pytest.raises(ValueError) as err2:
         prepare_config(config)
-    assert "unknown key a key of 31 characters" in _one_line(err2.value)
+    assert "an unknown key (a key of 31 characters)" in _one_line(err2.value)
     assert shown(f"Chief complaint {SENTINEL}") == "a key of 31 characters" and shown("minilm") == "'minilm'"
 
 
@@ -67,7 +67,7 @@ def test_the_snakefile_reads_a_configfile_note_without_quoting_it(tmp_path: Path
                          timeout=300)
     assert run.returncode != 0 and SENTINEL not in run.stdout + run.stderr
     lines = [x for x in run.stderr.splitlines() if not x.startswith("Using workflow specific profile")]
-    assert lines[0].startswith("config: (top level): unknown key a key of 31 characters"), run.stderr[-2000:]
+    assert lines[0].startswith("config: (top level): an unknown key (a key of 31 characters)"), run.stderr[-2000:]
     dup = tmp_path / "dup.yaml"
     dup.write_text("base: config/config.yaml\nbase_models:\n  minilm: a\n  minilm: b\n")
     again = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(REPO),

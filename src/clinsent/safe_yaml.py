@@ -38,6 +38,12 @@ def shown(key: Any) -> str:
     return repr(text) if KEY.match(text) else f"a key of {len(text)} characters"
 
 
+def unknown_key(key: Any) -> str:
+    """"unknown key 'name'", or for a key that may not be shown "an unknown key (a key of N characters)"."""
+    text = shown(key)
+    return f"unknown key {text}" if text.startswith("'") or not isinstance(key, str) else f"an unknown key ({text})"
+
+
 def shown_value(value: Any) -> str:
     """A config value as an error message may show it: numbers and plain names or paths quoted,
     any other text only by its length."""

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from clinsent.errors import InputError
 from clinsent.registry import did_you_mean
-from clinsent.safe_yaml import shown, shown_value
+from clinsent.safe_yaml import shown, shown_value, unknown_key
 
 S = TypeVar("S")
 
@@ -110,7 +110,7 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
         if key not in allowed:
             owner = (foreign or {}).get(key)
             problem = (f"{shown(key)} is a knob of {owner}, not of this one{did_you_mean(key, allowed)}" if owner
-                       else f"unknown key {shown(key)}{did_you_mean(key, allowed)}")
+                       else f"{unknown_key(key)}{did_you_mean(key, allowed)}")
             raise InputError(where, problem, f"remove it or use one of the allowed keys: {', '.join(sorted(allowed))}")
     required = [config_key(f) for f in dataclasses.fields(cls) if f.metadata.get("required")]  # type: ignore[arg-type]
     lacking = [k for k in required if k not in values]
@@ -166,7 +166,7 @@ def check_shared(block: Mapping[str, Any], where: str, known: Iterable[str], ext
     allowed = sorted({*known, *extra})
     for key in block:
         if key not in allowed:
-            raise InputError(f"config: {where}", f"unknown key {shown(key)}{did_you_mean(key, allowed)}",
+            raise InputError(f"config: {where}", f"{unknown_key(key)}{did_you_mean(key, allowed)}",
                              f"use one of {', '.join(allowed)}")
 
 

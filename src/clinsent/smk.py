@@ -71,7 +71,7 @@ def schema_message(exc: BaseException) -> str:
     error = next((a for a in linked if hasattr(a, "absolute_path") and hasattr(a, "message")), None)
     if error is None:
         return str(exc).splitlines()[0]
-    from clinsent.safe_yaml import KEY, shown, shown_value
+    from clinsent.safe_yaml import KEY, shown, shown_value, unknown_key
 
     where = ".".join(str(p) if KEY.match(str(p)) else f"<{shown(p)}>" for p in error.absolute_path)
     instance = error.instance  # jsonschema's message quotes it: only a number or a plain name is shown
@@ -82,7 +82,7 @@ def schema_message(exc: BaseException) -> str:
         allowed = sorted((error.schema.get("properties") or {}))
         unknown = [k for k in error.instance if k not in allowed] if isinstance(error.instance, dict) else []
         if unknown:
-            problem = f"unknown key {shown(unknown[0])}{did_you_mean(str(unknown[0]), allowed)}; allowed: {', '.join(allowed)}"
+            problem = f"{unknown_key(unknown[0])}{did_you_mean(str(unknown[0]), allowed)}; allowed: {', '.join(allowed)}"
     return f"config: {where or '(top level)'}: {problem}. Fix: see config/README.md for every key and its values"
 
 

@@ -107,6 +107,9 @@ class Method(abc.ABC):
     # whether the loss contrasts each row with the other rows of its batch (in-batch negatives):
     # such a loss takes ``mini_batch`` for large batches; one without takes ``accumulate``
     in_batch_negatives: ClassVar[bool] = False
+    # whether the loss is written in halves (``embed``/``score``) and can cut a batch (``chunk``):
+    # only then do mini_batch and accumulate apply (a loss with only ``forward`` steps in one pass)
+    steps_in_chunks: ClassVar[bool] = False
 
     def __init__(self, settings: MethodSettings) -> None:
         self.settings = settings
@@ -166,6 +169,11 @@ class Method(abc.ABC):
         s = self.settings
         if not isinstance(s, TrainedSettings):
             return
+        if not self.steps_in_chunks and (s.accumulate > 1 or s.mini_batch is not None):
+            key = "accumulate" if s.accumulate > 1 else "mini_batch"
+            raise InputError(f"{where}.{key}", f"objective {self.name}'s loss steps a batch in one pass (it has no "
+                             "embed/score halves and no chunk, see clinsent.losses.base)",
+                             f"remove {key}, or give the loss those methods and set steps_in_chunks = True on {self.name}")
         if self.in_batch_negatives and s.accumulate > 1:
             raise InputError(f"{where}.accumulate", f"objective {self.name} contrasts each row with the other rows "
                              f"of its batch: {s.accumulate} accumulated micro-batches would each have 1/{s.accumulate} "

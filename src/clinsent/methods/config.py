@@ -54,6 +54,14 @@ def _owners() -> dict[str, list[str]]:
     return key_owners({n: METHODS.get(n).settings_class for n in METHODS.names()})
 
 
+def chunk_keys(cls: type[Method]) -> set[str]:
+    """The training block's memory settings a method does not take: accumulate where the loss has
+    in-batch negatives, mini_batch where it has none, both where it steps only in one pass."""
+    if not cls.steps_in_chunks:
+        return {"accumulate", "mini_batch"}
+    return {"accumulate" if cls.in_batch_negatives else "mini_batch"}
+
+
 def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, Any],
                    default_seeds: list[int], config: Mapping[str, Any] | None = None) -> MethodEntry:
     where = f"config: methods.{name}"
@@ -61,7 +69,7 @@ def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, A
     knobs = {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
     allowed = set(keys(cls.settings_class))
     shared = {k: v for k, v in training.items() if k in allowed and k not in NOT_SETTINGS
-              and k != ("accumulate" if cls.in_batch_negatives else "mini_batch")}  # each applies where it can
+              and k not in chunk_keys(cls)}  # each applies where it can
     parse_settings(cls.settings_class, knobs, where, foreign=foreign_keys(cls.settings_class, _owners(), "objective"))
     settings = parse_settings(cls.settings_class, {**shared, **knobs}, where)
     config = config or {}

@@ -30,6 +30,7 @@ class CTSettings(TrainedSettings, SentencePlanSettings):
 class ContrastiveTension(Method):
     name = "ct"
     in_batch_negatives = True
+    steps_in_chunks = True
     settings_class = CTSettings
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:

@@ -46,6 +46,8 @@ class MlmSettings(TrainedSettings):
 class DocumentMethod(Method):
     """A method trained on whole documents (continued MLM and the objectives built on it)."""
 
+    steps_in_chunks = True
+
     def data_need(self) -> DataNeed | None:
         s = self.settings
         assert isinstance(s, MlmSettings)

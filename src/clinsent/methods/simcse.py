@@ -54,6 +54,7 @@ class SimCSESettings(TrainedSettings, SentencePlanSettings):
 class SimCSE(Method):
     name = "simcse"
     in_batch_negatives = True
+    steps_in_chunks = True
     settings_class = SimCSESettings
 
     def example_view(self, text: str, seed: int, mask_token: str = "[MASK]") -> str | None:

@@ -41,6 +41,7 @@ class SupSimCSESettings(TrainedSettings):
 class SupervisedSimCSE(Method):
     name = "sup_simcse"
     in_batch_negatives = True
+    steps_in_chunks = True
     settings_class = SupSimCSESettings
 
     def data_need(self) -> DataNeed | None:

@@ -297,7 +297,7 @@ class MethodLoop:
         s, opt = self.s, self.optimisation
         self.encoder.model.train(s.dropout or s.gradient_checkpointing)  # checkpointing: train mode, dropout p 0
         self.loss.train()
-        rows = self.loss.rows(batch)
+        rows = self.loss.rows(batch) if s.mini_batch is not None or s.accumulate > 1 else 0  # a plain step never asks
         if s.mini_batch is not None and rows > s.mini_batch:
             opt.zero_grad()
             parts = cached_step(self.loss, batch, s.mini_batch, self.encoder.device, opt.scale)
