@@ -66,7 +66,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
                "model": args.model or f"random BERT-{args.size}", "batch_size": args.batch_size,
                "max_length": args.max_length, "seconds_per_step": round(seconds, 3),
                "resident_rss_mb": round(resident, 1), "peak_rss_mb": round(peak_rss, 1),
-               "step_rss_mb": round(peak_rss - resident, 1), "after_warmup_rss_mb": round(before_rss, 1),
+               "step_rss_mb": round(peak_rss - before_rss, 1), "after_warmup_rss_mb": round(before_rss, 1),
                "gpu": torch.cuda.get_device_name(0) if cuda else None}
         if cuda:
             out["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
@@ -143,8 +143,8 @@ def render(path: Path) -> str:
                      f"{r['seconds_per_step']} | {r.get('resident_rss_mb', '–')} | {r['peak_rss_mb']} | {r.get(key, '–')} | "
                      f"{r.get('peak_gpu_mb', '–')} | {ratio} | {speed} |")
     where = ("the peak allocated over the measured steps above what was allocated before them (weights, AdamW's "
-             "states)" if cuda else "the peak resident size above the process's size before any step (over a warm-up "
-             "step and the measured steps: AdamW's states included)")
+             "states)" if cuda else "the peak resident size over the measured steps above the size after the warm-up "
+             "step (resident RSS: the model, tokenizer and data before any step)")
     (path.parent / "memory.md").write_text(f"Measured on {meta}; one process per row; step memory: {where}.\n\n"
                                            + "\n".join(lines) + "\n")
     return "\n".join(lines)
