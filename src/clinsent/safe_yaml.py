@@ -40,8 +40,8 @@ def shown(key: Any) -> str:
 
 def unknown_key(key: Any) -> str:
     """"unknown key 'name'", or for a key that may not be shown "an unknown key (a key of N characters)"."""
-    text = shown(key)
-    return f"unknown key {text}" if text.startswith("'") or not isinstance(key, str) else f"an unknown key ({text})"
+    hidden = isinstance(key, str) and not KEY.match(key)
+    return f"an unknown key ({shown(key)})" if hidden else f"unknown key {shown(key)}"
 
 
 def shown_value(value: Any) -> str:
