@@ -59,7 +59,7 @@ include: "workflow/rules/phi.smk"
 rule all:
     input:
         rules.report.output,
-        rules.corpus_stats.output if NOTE_SENTENCES else [],
+        rules.corpus_stats.output if NOTE_ENTITIES else [],
         rules.corpus_manifest.output if NOTE_SENTENCES else [],
         rules.paper_report.output if (TABLES or FIGURES) else [],
         rules.phi_scan.output if PHI_SCAN else [],

@@ -125,3 +125,22 @@ def test_s_none_only_plan_and_plan_keys() -> None:
         "sets": "r/sentence_corpora/pubmed/sentences.parquet"}
     mix = SentencePlan("s_ent", "replace", 0.1, 32, 2000, entities=True)
     assert mix.key() == "s_ent-replace-none0.1-b32-n2000"  # the entities flag does not shape the plan
+
+
+def test_s_all_without_the_entity_stage_keeps_the_first_epoch() -> None:
+    """SimCSE's plan over S_all gathered without NER (no ``set`` column, no entities) picks the same
+    sentences in the same slots as over the full sets for the whole first epoch: the order is one
+    permutation drawn before any entity; only later epochs see the entity draws' other stream."""
+    from clinsent.batching import no_entities, set_columns
+
+    rng = np.random.default_rng(5)
+    sets = pd.DataFrame({"sent_id": np.arange(100, 160), "set": rng.choice(["ent", "none", "nodef"], 60)})
+    ent = sets[sets["set"] == "ent"]
+    linked = pd.DataFrame({"sent_id": np.repeat(ent["sent_id"].to_numpy(), 2), "ent_idx": np.tile([0, 1], len(ent)),
+                           "term_id": [f"T{i % 7}" for i in range(2 * len(ent))], "definition": "d"})
+    settings = {"corpus": "s_all", "none_share": 0.0}
+    assert set_columns(settings) == ["sent_id"] and set_columns({**settings, "corpus": "s_ent"}) == ["sent_id", "set"]
+    with_entities = plan_batches(candidates(sets, linked, "s_all"), "naive", 8, 7, seed=3)
+    alone = plan_batches(candidates(sets[set_columns(settings)], no_entities(), "s_all"), "naive", 8, 7, seed=3)
+    assert alone["sent_id"].tolist() == with_entities["sent_id"].tolist()  # 7 x 8 = 56 of 60 sentences
+    assert (alone["ent_idx"] == -1).all() and (with_entities["ent_idx"] >= 0).any()

@@ -160,3 +160,11 @@ def test_gather_over_shards_equals_the_whole(tmp_path: Path) -> None:
     assert out["counts"] == {"sentences": 6, "s_all": 5, "ent": 3, "none": 1, "nodef": 1, "entities": len(entities)}
     # "x" is kept three times: two exact copies (copy-paste) in S_all
     assert out["exact_duplicates"]["s_all"] == {"sentences": 5, "unique": 3, "exact_duplicates": 2}
+    # without the entity stage: the same sentences, ids, texts and order, and the same duplicate counts
+    from clinsent.corpus.gather import gather_s_all
+
+    alone = gather_s_all(paths_s, tmp_path / "s_all.parquet")
+    s_all = pd.read_parquet(tmp_path / "s_all.parquet")
+    assert s_all.drop(columns="text_hash").equals(got[list(SENTENCE_SCHEMA.names)])
+    assert s_all["text_hash"].tolist() == got["text_hash"].tolist()
+    assert alone == {"counts": {"sentences": 6, "s_all": 5}, "exact_duplicates": {"s_all": out["exact_duplicates"]["s_all"]}}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from clinsent.plan import Plan, _load_config, build_plan, main
 
@@ -134,19 +135,55 @@ def test_summary_command_prints_the_counts(capsys: pytest.CaptureFixture[str]) -
     assert counts == EXPECTED["medse"]
 
 
+def _simcse_only(config: dict[str, Any]) -> dict[str, Any]:
+    """The demo config reduced to an untrained row and SimCSE on S_all with naive batches."""
+    reduced = copy.deepcopy(config)
+    reduced["methods"] = {m: e for m, e in reduced["methods"].items() if m in ("none", "simcse")}
+    assert reduced["methods"]["simcse"]["corpus"] == "s_all" and reduced["methods"]["simcse"]["duplicates"] == "naive"
+    reduced["training_data"] = {}
+    return reduced
+
+
+ENTITY_STAGE = {"download_ontology", "ontology_terms", "medcat_pack", "slim_pack", "ner", "sentence_sets",
+                "corpus_stats", "duplicate_stats"}
+
+
+def test_only_what_the_methods_need_is_planned(configs: dict[str, dict[str, Any]]) -> None:
+    """No ontology, pack, NER, linking or entity statistics for SimCSE on S_all: S_all comes from the
+    split sentences alone; one method that needs entities (MED-SE's definitions, S_ent, a duplicate
+    strategy or an S_none mix) brings the whole stage back."""
+    plan = _plan(_simcse_only(configs["config"]))
+    jobs = plan.jobs()
+    assert not ENTITY_STAGE & set(jobs) and jobs["sentence_set_all"] == 1 and jobs["split_sentences"] == 1
+    assert plan.train_inputs("simcse", "minilm", 0)["sets"] == plan.sets_path() == plan.s_all_path()
+    assert set(plan.plan_inputs(plan.grid.plan_of["simcse"])) == {"sets"}
+    assert not any(key.startswith(("ner.", "ontology.")) for key, _ in plan.user_files())
+    for change in ({"duplicates": "replace"}, {"corpus": "s_none"}, {"none_share": 0.1}):
+        config = _simcse_only(configs["config"])
+        config["methods"]["simcse"].update(change)
+        assert ENTITY_STAGE - {"download_ontology", "slim_pack"} <= set(_plan(config).jobs()), change
+    full = _plan(configs["config"])
+    assert full.note_entities and "sentence_set_all" not in full.jobs()
+
+
 @pytest.mark.workflow
-def test_the_plan_is_what_snakemake_runs() -> None:
+def test_the_plan_is_what_snakemake_runs(configs: dict[str, dict[str, Any]], tmp_path: Path) -> None:
     """The plan's counts equal Snakemake's own dry run of the same config (the rules take their
-    inputs from the plan; a rule that drifted from it would show here)."""
+    inputs from the plan; a rule that drifted from it would show here): a paper config, and the
+    demo reduced to SimCSE on S_all (no entity stage)."""
+    reduced = tmp_path / "simcse_only.yaml"
+    reduced.write_text(yaml.safe_dump({**_simcse_only(configs["config"]), "results": str(tmp_path / "results")}))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    dry = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(REPO),
-                          "--configfile", _path("healthcare-lm-demo"), "--config", "placeholders_ok=true", "-n",
-                          "--forceall", "--cores", "1", "--resources", "gpu=1", "--quiet", "rules"],
-                         capture_output=True, text=True, env=env, timeout=600)
-    assert dry.returncode == 0, dry.stderr[-3000:]
-    counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", dry.stdout, re.M)}
-    counts.pop("total", None)
-    assert counts == EXPECTED["healthcare-lm-demo"]
+    for config, expected in ((_path("healthcare-lm-demo"), EXPECTED["healthcare-lm-demo"]),
+                             (str(reduced), _plan(_simcse_only(configs["config"])).jobs())):
+        dry = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(REPO),
+                              "--configfile", config, "--config", "placeholders_ok=true", "-n",
+                              "--forceall", "--cores", "1", "--resources", "gpu=1", "--quiet", "rules"],
+                             capture_output=True, text=True, env=env, timeout=600)
+        assert dry.returncode == 0, dry.stderr[-3000:]
+        counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", dry.stdout, re.M)}
+        counts.pop("total", None)
+        assert counts == expected, config
 
 
 def _with_table(config: dict[str, Any], key: str, entry: dict[str, Any]) -> dict[str, Any]:
@@ -186,7 +223,11 @@ def test_kinds_plan_their_inputs(configs: dict[str, dict[str, Any]]) -> None:
                for p in extras["tables"][retrieval]["inputs"]["embeddings"].values())
     assert set(extras["tables"][stats]["inputs"]["stats"]) == set(plan.tables[stats]["eval_sets"])
     assert set(plan.kind_files()) >= {p for v in extras["tables"][retrieval]["inputs"]["embeddings"].values() for p in [v]}
-    assert plan.run_tables() == [k for k, name in kinds.items() if name == "runs"]
+    # a runs table draws its curve figure where one of its runs evaluates a curve set: not the Chinese
+    # tables (selection_set null, no curve: true set), which would be empty plots
+    runs = [k for k, name in kinds.items() if name == "runs"]
+    assert plan.run_tables() == ["table5"] and set(runs) == {"table4", "table5", "table6"}
+    assert not plan.has_curves(m for m in plan.methods if m.endswith("_zh")) and plan.has_curves()
 
 
 def test_the_config_reference_is_generated() -> None:

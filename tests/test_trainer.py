@@ -90,9 +90,13 @@ def test_training_logs_progress_every_n_steps(tiny_bert: Path, tmp_path: Path) -
     progress = [line for line in lines if line.startswith("progress:")]
     assert [line.split(",")[0] for line in progress] == ["progress: step 2/4", "progress: step 4/4"]
     step4 = curve[(curve["step"] == 4)].iloc[0]
-    assert f"loss {step4['loss']:.4f} (sentence {step4['loss_sentence']:.4f}, entity {step4['loss_entity']:.4f})" \
+    assert f"loss {step4['loss']:.4g} (sentence {step4['loss_sentence']:.4g}, entity {step4['loss_entity']:.4g})" \
         in progress[1]
     assert " rows/s, ETA " in progress[0] and progress[1].endswith("ETA 0:00:00")
+    # no loss before the first step (not `loss=nan`), and a loss in significant digits, never 0.0000 for a small one
+    first = next(line for line in lines if line.startswith("step 0:"))
+    assert "loss" not in first and "nan" not in first
+    assert f"loss={step4['loss']:.4g}" in next(line for line in lines if line.startswith("step 4:"))
 
 
 def test_cpu_training_is_deterministic(tiny_bert: Path, tmp_path: Path) -> None:

@@ -235,6 +235,14 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     pd.testing.assert_frame_equal(sets_one.sort_values("sent_id")[cols].reset_index(drop=True),
                                   sets_before.sort_values("sent_id")[cols].reset_index(drop=True))
 
+    # methods that need no entities: S_all from the split sentences alone, the same sentences in the same order
+    cfg_all = {**cfg, "methods": {m: e for m, e in cfg["methods"].items() if m != "medse"}}
+    (tmp_path / "config" / "s_all.yaml").write_text(yaml.safe_dump(cfg_all, sort_keys=False))
+    alone = _snakemake(tmp_path, "results/sets/s_all.parquet", "--cores", "1", "--configfile", str(tmp_path / "config" / "s_all.yaml"))
+    assert alone.returncode == 0 and "rule sentence_set_all:" in alone.stdout + alone.stderr, alone.stderr[-3000:]
+    s_all = pd.read_parquet(res / "sets/s_all.parquet")
+    pd.testing.assert_frame_equal(s_all[["sent_id", "text", "text_hash"]], sets_before[["sent_id", "text", "text_hash"]])
+
 
 def test_user_model_pack_replaces_the_built_one(tmp_path: Path, tiny_bert: Path) -> None:
     cfg = _config(tmp_path, tiny_bert)

@@ -20,8 +20,9 @@ duplicate strategy applies; replacements come from S_ent, so the share stays exa
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -57,6 +58,12 @@ def candidates(sets: pd.DataFrame, linked: pd.DataFrame, corpus: str) -> list[Ca
         idxs, terms = by_sent.get(sid, ([], []))
         out.append(Candidate(sid, tuple(idxs), tuple(terms)))
     return out
+
+
+def set_columns(plan: Mapping[str, Any]) -> list[str]:
+    """The columns of the sentence sets a plan reads: ``set`` only to draw from S_ent or S_none (a plan
+    over S_all may read S_all gathered without the entity stage, which has no ``set`` column)."""
+    return ["sent_id"] + (["set"] if plan["corpus"] != "s_all" or plan["none_share"] > 0 else [])
 
 
 def no_entities() -> pd.DataFrame:

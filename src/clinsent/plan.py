@@ -110,6 +110,14 @@ class Plan:
                                or any(kind.note_sentences for _, kind, _ in self.kinds()))
 
     @property
+    def note_entities(self) -> bool:
+        """The entity stage (ontology, MedCAT pack, NER, linking, S_ent / S_none and their statistics)
+        runs only when a method's training data needs it (:meth:`clinsent.data.DataNeed.note_entities`);
+        otherwise S_all is gathered from the split sentences alone (the ``sentence_set_all`` rule)."""
+        needs = (self.methods[m].method.data_need() for m in self.grid.plan_of)  # methods with a batch plan
+        return self.note_sentences and any(need is not None and need.note_entities() for need in needs)
+
+    @property
     def phi_scan(self) -> bool:
         return self.notes and bool(self.config["phi"]["scan"])
 
@@ -169,7 +177,18 @@ class Plan:
         return f"{self.results}/embeddings/{method}/{base_model}/seed{seed}/{eval_set}.parquet"
 
     def sets_path(self) -> str:
+        """The notes' sentence sets: with entities (``sentence_sets``), or S_all alone (``sentence_set_all``;
+        the same sentences, ids and order)."""
+        return self.entity_sets_path() if self.note_entities else self.s_all_path()
+
+    def entity_sets_path(self) -> str:
         return f"{self.results}/sets/sentences.parquet"
+
+    def s_all_path(self) -> str:
+        return f"{self.results}/sets/s_all.parquet"
+
+    def sets_counts_path(self) -> str:
+        return f"{self.results}/sets/counts.json" if self.note_entities else f"{self.results}/sets/s_all.json"
 
     def linked_path(self) -> str:
         return f"{self.results}/sets/entities_linked.parquet"
@@ -184,7 +203,8 @@ class Plan:
         """Where the training data of the DAG lives (the notes pipeline's sets; sentence corpora under results)."""
         if not self.notes:
             return {"results": self.results, "sets": "", "linked": ""}
-        return {"results": self.results, "sets": self.sets_path(), "linked": self.linked_path()}
+        return {"results": self.results, "sets": self.sets_path(),
+                "linked": self.linked_path() if self.note_entities else ""}
 
     # -- user files ----------------------------------------------------------------------------------------------
     def external(self, paths: Iterable[str]) -> list[str]:
@@ -218,14 +238,15 @@ class Plan:
                 if not s.startswith(PACKAGE_PREFIX) and (is_hub_id(s) or os.path.exists(s) or s.startswith(f"{self.results}/"))]
 
     def user_files(self) -> list[tuple[str, str]]:
-        """(config key, path) of every input file the user supplies: the notes, the MedCAT pack, a
-        local ontology, each eval set's, training-data, sentence-corpus and document-task file.
+        """(config key, path) of every input file the user supplies: the notes, the MedCAT pack and a
+        local ontology (where the entity stage runs), each eval set's, training-data, sentence-corpus and document-task file.
         Files under the results folder are the DAG's own and are left out."""
         from clinsent.corpus.sentences import corpus_paths
 
         found = [("notes.path", p) for p in self.notes_paths]
-        found += [(f"{section}.{key}", p) for section, key in (("ner", "model_pack"), ("ontology", "path"))
-                  for p in _as_paths((self.config.get(section) or {}).get(key))]
+        if self.note_entities:  # read only where the entity stage runs
+            found += [(f"{section}.{key}", p) for section, key in (("ner", "model_pack"), ("ontology", "path"))
+                      for p in _as_paths((self.config.get(section) or {}).get(key))]
         for name, e in self.eval_sets.items():
             entry = self.config["eval_sets"][name]
             for f in e.task.files():
@@ -323,6 +344,8 @@ class Plan:
         """The sentences (and, for the notes' sets, the linked entities) a batch plan draws from."""
         if self.plans[plan]["source"] != "notes":
             return {"sets": sentence_corpus_path(self.results, self.plans[plan]["source"])}
+        if not self.note_entities:
+            return {"sets": self.sets_path()}
         return {"sets": self.sets_path(), "linked": self.linked_path()}
 
     def trained_jobs(self) -> list[Job]:
@@ -371,8 +394,17 @@ class Plan:
             {f: self.eval_sets[e.settings.test].task for f, e in self.finetune.items()}
 
     def run_tables(self) -> list[str]:
-        """Tables whose kind also draws their runs' training curves."""
-        return [t for t, kind, _ in self.kinds() if isinstance(kind, TableKind) and kind.curves]
+        """Tables whose kind also draws their runs' training curves, where one of those runs has a
+        curve set to draw (a figure with nothing on it is not drawn)."""
+        default = self.grid.default_base
+        return [t for t, kind, entry in self.kinds() if isinstance(kind, TableKind) and kind.curves
+                and self.has_curves(split_run(ref, default)[0] for _, ref in kind.runs(t, entry))]
+
+    def has_curves(self, methods: Iterable[str] | None = None) -> bool:
+        """Whether a training curve has points to draw: some run (of ``methods``) evaluates a curve
+        set (the selection set, or an eval set with ``curve: true``)."""
+        chosen = set(self.methods) if methods is None else {m for m in methods if m in self.methods}
+        return any(self.curve_sets(m) for m, _, _ in self.trained_jobs() if m in chosen)
 
     def first_seed_embeddings(self, ref: str, eval_set: str) -> str:
         """The embeddings of a run's first seed on an eval set (what example tables and t-SNE show)."""
@@ -433,8 +465,9 @@ class Plan:
         documents = counts["doc_task"] > 0 or any(f.startswith(f"{r}/documents/") for f in [*files, *report_files])
         counts["documents"] = int(documents)
         if self.note_sentences:
-            counts.update(split_sentences=self.n_shards, ner=self.n_shards, sentence_sets=1, corpus_stats=1,
-                          corpus_manifest=1, duplicate_stats=1, ontology_terms=1)
+            counts.update(split_sentences=self.n_shards, corpus_manifest=1, sentence_set_all=int(not self.note_entities))
+        if self.note_entities:
+            counts.update(ner=self.n_shards, sentence_sets=1, corpus_stats=1, duplicate_stats=1, ontology_terms=1)
             counts["download_ontology"] = int(not self.config["ontology"]["path"])
             counts["medcat_pack"] = int(not self.config["ner"]["model_pack"])
             counts["slim_pack"] = int(bool(self.config["ner"]["model_pack"] and self.config["ner"]["slim_pack"]))

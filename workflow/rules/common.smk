@@ -51,6 +51,7 @@ EVAL = PLAN.eval_sets
 SHARDS = PLAN.shards
 SHARD_DIR = PLAN.shard_dir
 NOTE_SENTENCES = PLAN.note_sentences
+NOTE_ENTITIES = PLAN.note_entities  # ontology, pack, NER, S_ent / S_none and their statistics
 TABLES, FIGURES = PLAN.tables, PLAN.figures
 
 wildcard_constraints:

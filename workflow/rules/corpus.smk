@@ -1,5 +1,6 @@
 # Corpus: notes -> N shards -> sentences (per shard) -> entities (per shard) -> sentence sets
-# (gathered) and their statistics. Shard jobs are single-threaded with declared memory, so
+# (gathered) and their statistics; the entity stage only where a method needs it (PLAN.note_entities),
+# else S_all straight from the split sentences. Shard jobs are single-threaded with declared memory, so
 # Snakemake (or Slurm) runs as many side by side as cores allow; one failed shard reruns alone.
 
 
@@ -114,7 +115,7 @@ rule sentence_sets:
         entities=expand(f"{SHARD_DIR}/entities/{{shard}}.parquet", shard=SHARDS),
         terms=rules.ontology_terms.output.terms,
     output:
-        sets=PLAN.sets_path(),
+        sets=PLAN.entity_sets_path(),
         linked=PLAN.linked_path(),
         counts=f"{R}/sets/counts.json",
     params:
@@ -129,6 +130,26 @@ rule sentence_sets:
         "../../envs/corpus.yaml"
     script:
         "../scripts/sentence_sets.py"
+
+
+rule sentence_set_all:
+    """Gather the shards' kept sentences into S_all when no method needs entities: the sentences,
+    ids and order of the sets `sentence_sets` writes, without the ontology, the pack or NER."""
+    input:
+        sentences=expand(f"{SHARD_DIR}/sentences/{{shard}}.parquet", shard=SHARDS),
+    output:
+        sets=PLAN.s_all_path(),
+        counts=f"{R}/sets/s_all.json",
+    log:
+        f"{LOGS}/sentence_set_all.log",
+    benchmark:
+        f"{BENCH}/sentence_set_all.tsv"
+    resources:
+        mem_mb=config["corpus"]["mem_mb"]["gather"],
+    conda:
+        "../../envs/corpus.yaml"
+    script:
+        "../scripts/sentence_set_all.py"
 
 
 rule corpus_stats:
@@ -158,17 +179,15 @@ rule corpus_manifest:
     input:
         ingest=rules.ingest_notes.output.stats,
         sentences=rules.sentence_sets.input.sentences,
-        entities=rules.sentence_sets.input.entities,
-        counts=rules.sentence_sets.output.counts,
-        terms=rules.ontology_terms.output.terms,
-        coverage=rules.ontology_terms.output.coverage,
-        ontology=ontology_file,
-        pack=ner_pack,
+        counts=PLAN.sets_counts_path(),
+        **({"entities": rules.sentence_sets.input.entities, "terms": rules.ontology_terms.output.terms,
+            "coverage": rules.ontology_terms.output.coverage, "ontology": ontology_file, "pack": ner_pack}
+           if NOTE_ENTITIES else {}),
     output:
         f"{R}/stats/manifest.json",
     params:
         shards=PLAN.n_shards,
-        type_ids=config["ner"]["type_ids"],
+        type_ids=config["ner"]["type_ids"] if NOTE_ENTITIES else None,
         notes=config["notes"],
     log:
         f"{LOGS}/corpus_manifest.log",

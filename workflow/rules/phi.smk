@@ -51,7 +51,7 @@ rule phi_scan:
     input:
         sample=rules.phi_sample.output[0],
         reports=[rules.report.output, rules.paper_report.output if (TABLES or FIGURES) else [],
-                 rules.corpus_stats.output if NOTE_SENTENCES else [], rules.corpus_manifest.output if NOTE_SENTENCES else [],
+                 rules.corpus_stats.output if NOTE_ENTITIES else [], rules.corpus_manifest.output if NOTE_SENTENCES else [],
                  [f"{R}/mteb/{m}" for m in BENCH_MODELS]],  # the benchmark's results and model cards
         models=[f"{PLAN.model_dir(m, b, s)}/{f}" for m, b, s in PLAN.trained_jobs()
                 for f in ("model", "curve.csv", "selection.json")],  # the train rule's outputs, all scanned

@@ -1,5 +1,9 @@
 # Report: summary.csv (the tidy contract), the results table (md, csv, tex), the curve figure and the
-# corpus tables (MED-SE Tables 1 and 2, exact duplicates, the duplicate-entity simulation).
+# corpus tables (MED-SE Tables 1 and 2, exact duplicates, the duplicate-entity simulation; or, where no
+# method needs entities, S_all's size and exact duplicates).
+
+
+from clinsent.report.run_record import fingerprint, refuse_other_config
 
 
 localrules:
@@ -10,12 +14,21 @@ localrules:
     corpus_manifest,
 
 
+# `snakemake --report` over results reported for another config: refused (clinsent.report.run_record)
+REPORT_FINGERPRINT = fingerprint(PLAN)
+try:
+    refuse_other_config(R, REPORT_FINGERPRINT, [str(c) for c in workflow.overwrite_configfiles], sys.argv)
+except InputError as _exc:
+    config_error(_exc)
+
+
 # every (job, eval set) that is scored: an eval set with `base_models` only for runs of those;
 # then the fine-tuned runs and cross-encoders, under their `finetune` entry's name as eval set
 CORPUS_INPUTS = {
     **({"table1": rules.corpus_stats.output.table1, "table2": rules.corpus_stats.output.table2,
         "exact_duplicates": rules.corpus_stats.output.duplicates,
-        "duplicate_simulation": rules.duplicate_stats.output[0]} if NOTE_SENTENCES else {}),
+        "duplicate_simulation": rules.duplicate_stats.output[0]} if NOTE_ENTITIES else {}),
+    **({"s_all_counts": rules.sentence_set_all.output.counts} if NOTE_SENTENCES and not NOTE_ENTITIES else {}),
     "sentence_corpora": [PLAN.corpus_stats_path(c) for c in PLAN.sentence_corpora],
 }
 
@@ -32,11 +45,15 @@ rule report:
         table_md=f"{R}/tables/results.md",
         table_csv=report(f"{R}/tables/results.csv", caption="../report/results_table.rst", category="Results"),
         table_tex=f"{R}/tables/results.tex",
-        figure_png=report(f"{R}/figures/curves.png", caption="../report/curves.rst", category="Training curves"),
-        figure_pdf=f"{R}/figures/curves.pdf",
+        # the curve figure only where a run evaluates a curve set (else not drawn; results.md says why)
+        **({"figure_png": report(f"{R}/figures/curves.png", caption="../report/curves.rst", category="Training curves"),
+            "figure_pdf": f"{R}/figures/curves.pdf"} if PLAN.has_curves() else {}),
         corpus_md=report(f"{R}/tables/corpus.md", caption="../report/corpus.rst", category="Corpus"),
         corpus_tex=f"{R}/tables/corpus.tex",
+        run=f"{R}/stats/run.json",  # which config this report is of (`snakemake --report` checks it)
     params:
+        fingerprint=REPORT_FINGERPRINT,
+        configfiles=[str(c) for c in workflow.overwrite_configfiles or ["config/config.yaml"]],
         jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in PLAN.trained_jobs()],
         evaluations=[{"method": m, "base_model": b, "seed": s, "eval_set": e} for m, b, s, e in PLAN.evaluations()],
         sentence_corpora=PLAN.sentence_corpora,
@@ -94,6 +111,7 @@ rule paper_report:
     params:
         jobs=rules.report.params.jobs,
         tables=TABLES,
+        curve_tables=PLAN.run_tables(),  # the tables whose curve figure is drawn (declared above)
         figures=FIGURES,
         eval_sets={n: t.headline for n, t in PLAN.scored_tasks().items()},
         default_base=PLAN.grid.default_base,

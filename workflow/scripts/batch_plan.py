@@ -1,7 +1,7 @@
 """Snakemake script: sentence sets -> one batch plan (corpus, mix, duplicate strategy) and seed."""
 import pandas as pd
 
-from clinsent.batching import candidates, no_entities, none_slots, plan_batches
+from clinsent.batching import candidates, no_entities, none_slots, plan_batches, set_columns
 from clinsent.corpus.sentences import fraction_subset
 from clinsent.io import write_parquet
 from clinsent.smk import setup_logging
@@ -9,7 +9,7 @@ from clinsent.smk import setup_logging
 smk = snakemake  # noqa: F821
 log = setup_logging(smk)
 p = smk.params.plan
-sets = pd.read_parquet(smk.input.sets, columns=["sent_id", "set"])
+sets = pd.read_parquet(smk.input.sets, columns=set_columns(p))  # S_all alone (no entity stage): no `set`
 linked = pd.read_parquet(smk.input.linked) if "linked" in smk.input.keys() else no_entities()  # a sentence corpus
 sets = sets[sets["sent_id"].isin(fraction_subset(sets["sent_id"].to_numpy(), p["fraction"]))]
 cands = candidates(sets, linked, p["corpus"])

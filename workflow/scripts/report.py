@@ -1,6 +1,8 @@
 """Snakemake script: summary.csv, the results table (md/csv/tex), the curve figure and the corpus tables."""
 from clinsent.report.build import build_report
+from clinsent.io import write_json
 from clinsent.report.corpus import write_corpus_report
+from clinsent.report.run_record import record
 from clinsent.smk import setup_logging
 
 smk = snakemake  # noqa: F821
@@ -9,4 +11,6 @@ p, inp, out = smk.params, smk.input, smk.output
 build_report(p.jobs, p.evaluations, p.eval_sets, p.methods, list(inp.metrics), list(inp.selections), list(inp.curves),
              dict(out.items()), p.title)
 notes = [inp.table1, inp.table2, inp.exact_duplicates, inp.duplicate_simulation] if "table1" in inp.keys() else None
-write_corpus_report(notes, dict(zip(p.sentence_corpora, inp.sentence_corpora, strict=True)), out.corpus_md, out.corpus_tex)
+write_corpus_report(notes, dict(zip(p.sentence_corpora, inp.sentence_corpora, strict=True)), out.corpus_md, out.corpus_tex,
+                    s_all=inp.s_all_counts if "s_all_counts" in inp.keys() else None)
+write_json(record(p.fingerprint, p.configfiles), out.run)

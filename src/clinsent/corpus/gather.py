@@ -1,4 +1,5 @@
-"""Gather the per-shard sentences and entities into the sentence sets, one shard at a time.
+"""Gather the per-shard sentences and entities into the sentence sets, one shard at a time
+(or, where no method needs entities, the kept sentences alone into S_all: :func:`gather_s_all`).
 
 For each shard: link its entities to the ontology (:func:`clinsent.sets.link_entities`),
 assign its kept sentences to S_ent / S_none / the no-definition remainder
@@ -24,6 +25,7 @@ from clinsent.sets import assign_sets, link_entities
 
 SETS_SCHEMA = pa.schema([*SENTENCE_SCHEMA, ("n_entities", pa.int32()), ("n_defined", pa.int32()),
                          ("set", pa.string()), ("text_hash", pa.uint64())])
+S_ALL_SCHEMA = pa.schema([*SENTENCE_SCHEMA, ("text_hash", pa.uint64())])
 LINKED_SCHEMA = pa.schema([*ENTITY_SCHEMA, ("term_id", pa.string()), ("linked_by", pa.string()),
                            ("label", pa.string()), ("definition", pa.string())])
 
@@ -67,3 +69,19 @@ def gather_sets(sentence_paths: list[str], entity_paths: list[str], terms: pd.Da
                 linked_by[str(how)] = linked_by.get(str(how), 0) + int(n)
     return {"counts": counts, "linked_by": linked_by,
             "exact_duplicates": {"s_all": _duplicates(all_hashes), "s_ent": _duplicates(ent_hashes)}}
+
+
+def gather_s_all(sentence_paths: list[str], out_sets: str | Path) -> dict[str, Any]:
+    """S_all without the entity stage: each shard's kept sentences in shard order, so ids, texts and
+    order equal the sets :func:`gather_sets` writes; returns the sentence and exact-duplicate counts."""
+    hashes: list[np.ndarray] = []
+    counts = {"sentences": 0, "s_all": 0}
+    with ParquetSink(out_sets, S_ALL_SCHEMA) as sink:
+        for path in sentence_paths:
+            counts["sentences"] += pq.ParquetFile(path).metadata.num_rows
+            kept = pq.read_table(path, filters=[("kept", "==", True)]).to_pandas().reset_index(drop=True)
+            kept["text_hash"] = text_hashes(kept["text"])
+            sink.write(kept)
+            hashes.append(kept["text_hash"].to_numpy())
+            counts["s_all"] += len(kept)
+    return {"counts": counts, "exact_duplicates": {"s_all": _duplicates(hashes)}}

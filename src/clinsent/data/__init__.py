@@ -51,3 +51,8 @@ class DataNeed(abc.ABC):
     @abc.abstractmethod
     def load(self, inputs: Mapping[str, Any], seed: int) -> TrainingData:
         """Read those files into batches."""
+
+    def note_entities(self) -> bool:
+        """Whether this data needs the notes' entities (NER, the ontology's definitions, S_ent or
+        S_none): without any such need in a run, the corpus stage stops at the split sentences."""
+        return False

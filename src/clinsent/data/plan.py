@@ -36,6 +36,14 @@ class SentencePlan(DataNeed):
             out.update(corpus="s_none", duplicates="naive", none_share=0.0)
         return out
 
+    def note_entities(self) -> bool:
+        """The notes' entities are read for the definitions (``entities``), to draw from S_ent or
+        S_none, or to keep a chosen entity once per batch; SimCSE-style S_all with ``naive``
+        batches needs the split sentences alone."""
+        s = self.settings()
+        return self.source == "notes" and (self.entities or s["corpus"] != "s_all" or s["duplicates"] != "naive"
+                                           or s["none_share"] > 0)
+
     def key(self) -> str:
         s = self.settings()
         corpus = s["corpus"] if s["source"] == "notes" else s["source"]

@@ -18,6 +18,8 @@ from clinsent.report.summary import summary_rows
 from clinsent.report.tables import results_cells, results_table, to_latex, to_markdown
 
 log = logging.getLogger("clinsent.report")
+NO_CURVES = ("No training-curve figure: no run evaluates a curve set (set `selection_set`, or `curve: true` "
+             "on an eval set, to have one).")
 
 
 def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], eval_sets: dict[str, dict[str, Any]],
@@ -52,18 +54,21 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
     table = results_table(summary, headlines, methods)
     check(*results_cells(summary, headlines)).log(log, "tables/results")
     write_csv(table, outputs["table_csv"])
-    write_text(to_markdown(table, title), outputs["table_md"])
     write_text(to_latex(table, title), outputs["table_tex"])
-    all_curves = pd.concat(curves, ignore_index=True)
-    with atomic_path(outputs["figure_png"], ".png") as png, atomic_path(outputs["figure_pdf"], ".pdf") as pdf:
-        curve_figure(all_curves, [png, pdf], title)
+    if "figure_png" in outputs:
+        with atomic_path(outputs["figure_png"], ".png") as png, atomic_path(outputs["figure_pdf"], ".pdf") as pdf:
+            curve_figure(pd.concat(curves, ignore_index=True), [png, pdf], title)
+    else:
+        log.info("%s", NO_CURVES)
+    write_text(to_markdown(table, title) + ("" if "figure_png" in outputs else f"\n{NO_CURVES}\n"), outputs["table_md"])
     return summary
 
 
 def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_paths: list[str],
                        tables: dict[str, dict[str, Any]], figures: dict[str, dict[str, Any]], eval_sets: dict[str, str],
                        default_base: str, paper_label: str, out_dir_tables: str, out_dir_figures: str,
-                       extras: dict[str, dict[str, dict[str, Any]]] | None = None) -> None:
+                       extras: dict[str, dict[str, dict[str, Any]]] | None = None,
+                       curve_tables: list[str] | None = None) -> None:
     """Each table as md/csv/tex (a table whose kind draws curves also with its training-curve
     figure); each figure as png/pdf plus its points (csv); each built by its kind
     (:mod:`clinsent.report.kinds`). ``eval_sets``: name -> the headline metric of its task.
@@ -96,8 +101,8 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
         write_csv(df, f"{out_dir_tables}/{tid}.csv")
         write_text(to_markdown(df, caption), f"{out_dir_tables}/{tid}.md")
         write_text(to_latex(df, caption), f"{out_dir_tables}/{tid}.tex")
-        if not kind.curves:
-            continue
+        if not kind.curves or (curve_tables is not None and tid not in curve_tables):
+            continue  # no curve figure, or none of its runs evaluates a curve set
         runs = {split_run(c, default_base) for _, c in kind.runs(tid, table)}
         sub = curves[[(m, b) in runs for m, b in zip(curves["method"], curves["base_model"], strict=True)]]
         with atomic_path(f"{out_dir_figures}/curves_{tid}.png", ".png") as png, \

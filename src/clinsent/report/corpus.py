@@ -37,10 +37,23 @@ def corpus_tables(table1_csv: str, table2_csv: str, duplicates_csv: str, simulat
     ]
 
 
-def write_corpus_report(notes: list[str] | None, sentence_corpora: dict[str, str], out_md: str, out_tex: str) -> None:
-    """``notes``: the notes pipeline's table1, table2, exact duplicates and simulation files (None without notes);
+def s_all_table(counts_json: str) -> pd.DataFrame:
+    """S_all gathered without the entity stage: sentences split, kept, and exact duplicates among the kept."""
+    counts = json.loads(Path(counts_json).read_text())
+    dup = counts["exact_duplicates"]["s_all"]
+    rows = [("sentences split", f"{counts['counts']['sentences']:,}"), ("kept (S_all)", f"{counts['counts']['s_all']:,}"),
+            ("unique texts in S_all", f"{dup['unique']:,}"), ("exact duplicates in S_all", f"{dup['exact_duplicates']:,}")]
+    return pd.DataFrame(rows, columns=["statistic", "value"])
+
+
+def write_corpus_report(notes: list[str] | None, sentence_corpora: dict[str, str], out_md: str, out_tex: str,
+                        s_all: str | None = None) -> None:
+    """``notes``: the notes pipeline's table1, table2, exact duplicates and simulation files (None without notes
+    or without the entity stage); ``s_all``: S_all's counts where no method needs entities;
     ``sentence_corpora``: name -> its stats.json."""
     tables = corpus_tables(*notes) if notes else []
+    if s_all:
+        tables.append(("The notes' sentences (S_all; no method needs entities, so no NER ran)", s_all_table(s_all)))
     if sentence_corpora:
         table = corpus_stats_table({"corpora": list(sentence_corpora)}, sentence_corpora)
         tables.append(("Sentence corpora (whitespace words)", table))

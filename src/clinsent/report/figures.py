@@ -26,8 +26,8 @@ def save_figure(fig: Any, out_paths: list[Any]) -> None:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    for path in out_paths:
-        fig.savefig(path, dpi=150 if str(path).endswith(".png") else None)
+    for path in out_paths:  # the tight box: a long title or label widens the image instead of being clipped
+        fig.savefig(path, dpi=150 if str(path).endswith(".png") else None, bbox_inches="tight", pad_inches=0.1)
     plt.close(fig)
 
 
@@ -37,7 +37,9 @@ def curve_figure(curves: pd.DataFrame, out_paths: list[str | Path], title: str) 
     plt = pyplot()
 
     curves = curves[curves["eval_set"].notna() & (curves["eval_set"] != "")]  # loss-only rows (no curve set)
-    eval_sets = list(dict.fromkeys(curves["eval_set"])) or ["(no curve)"]
+    eval_sets = list(dict.fromkeys(curves["eval_set"]))
+    if not eval_sets:  # the plan declares no curve figure then (Plan.has_curves): nothing to draw
+        raise ValueError("no curve set in the training curves: nothing to draw")
     keys = list(dict.fromkeys(zip(curves["method"], curves["base_model"], strict=True)))
     colours = {key: plt.get_cmap("tab10")(i % 10) for i, key in enumerate(keys)}
     fig, axes = plt.subplots(1, len(eval_sets), figsize=(5.0 * len(eval_sets), 3.8), squeeze=False)
@@ -61,8 +63,9 @@ def curve_figure(curves: pd.DataFrame, out_paths: list[str | Path], title: str) 
         metric = sub["metric"].iloc[0] if len(sub) else ""
         ax.set_title(f"{name} ({metric})" if metric else name)
         ax.set_xlabel("training step")
+        ax.set_ylabel(metric or "score")  # the eval set's headline metric (Spearman, accuracy, MRR ...)
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("score (cosine)")
-    axes[0][-1].legend(fontsize=8, loc="best")
+    if axes[0][-1].get_legend_handles_labels()[0]:
+        axes[0][-1].legend(fontsize=8, loc="best")
     fig.suptitle(title)
     save_figure(fig, out_paths)

@@ -192,8 +192,9 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
             curve.append({"step": step, "eval_set": name, "metric": headline[name], "score": value, **losses})
         if not scores:  # nothing to evaluate: the curve keeps the loss
             curve.append({"step": step, "eval_set": "", "metric": "", "score": float("nan"), **losses})
+        # before the first step there is no loss to show; losses in significant digits (a small one is not 0.0000)
         log(f"step {step}: " + ", ".join([f"{k} {headline[k]}={v:.4f}" for k, v in scores.items()]
-                                         + [f"{k}={v:.4f}" for k, v in losses.items()]))
+                                         + [f"{k}={v:.4g}" for k, v in losses.items() if not math.isnan(v)]))
         if selection_set is None:
             best_step = step
         elif (step > 0 or not trained) and scores[selection_set] > best_score:
@@ -340,9 +341,9 @@ class MethodLoop:
                 evaluate(step, {k: float(v.item()) for k, v in losses.items()})
             if progress_every and step % progress_every == 0:
                 done = step - first_step + 1
-                parts = ", ".join(f"{k.removeprefix('loss_')} {float(v.item()):.4f}" for k, v in losses.items()
+                parts = ", ".join(f"{k.removeprefix('loss_')} {float(v.item()):.4g}" for k, v in losses.items()
                                   if k != "loss")
-                log(f"progress: step {step}/{self.s.steps}, loss {float(losses['loss'].item()):.4f}"
+                log(f"progress: step {step}/{self.s.steps}, loss {float(losses['loss'].item()):.4g}"
                     + (f" ({parts})" if parts else "")
                     + f", {done * self.s.batch_size / max(seconds, 1e-9):.1f} rows/s"
                     + f", ETA {duration((self.s.steps - step) * (time.perf_counter() - began) / done)}")
