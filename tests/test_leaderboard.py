@@ -78,3 +78,28 @@ def test_the_heatmap_has_every_model_and_task_in_rank_order(tmp_path: Path) -> N
     kind.draw(points, "hm", entry, _ctx(), out)
     assert all(p.stat().st_size > 1000 for p in out)
     assert table_kind("lb", ENTRY).runs("lb", ENTRY)[1] == ("tables.lb.models[1]", "as_is@b")
+
+
+def test_only_a_significant_best_is_bold_and_ties_are_marked() -> None:
+    """With bootstrap replicates (the same resamples for every model): B's STS, ahead of A and C on
+    every resample, is bold; on RQE, A is ahead of B by a margin the resamples do not confirm:
+    no bold, A and B marked as tied. Mean and Mean rank keep their best (untested)."""
+    from clinsent.report.paired import Paired
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(0, 0.02, 1000)
+    reps = {("b", "sts"): 0.79 + base, ("a", "sts"): 0.72 + base + rng.normal(0, 0.005, 1000),
+            ("c", "sts"): 0.72 + base + rng.normal(0, 0.005, 1000),
+            ("a", "rqe"): 0.61 + rng.normal(0, 0.05, 1000), ("b", "rqe"): 0.55 + rng.normal(0, 0.05, 1000)}
+    table = pd.DataFrame([{"method": "as_is", "base_model": m, "seed": s, "eval_set": t, "metric": HEADLINES[t],
+                           "replicates": list(r)} for (m, t), r in reps.items() for s in (0, 1)])
+    ctx = ReportContext(_summary(), pd.DataFrame(), HEADLINES, "a", "paper", paired=Paired(table))
+    df = table_kind("lb", ENTRY).table("lb", ENTRY, ctx)
+    rows = df.set_index("model")
+    bold = {(df.at[i, "model"], c) for i, c in df.attrs["bold"]}
+    assert ("B", "sts") in bold and not any(c == "rqe" for _, c in bold)
+    assert rows.loc["A", "rqe"].endswith(" ≈") and rows.loc["B", "rqe"].endswith(" ≈")
+    assert not rows.loc["B", "sts"].endswith("≈") and {("B", "Mean"), ("B", "Mean rank")} <= bold
+    # the decision is the 2.5th percentile of the paired differences (hand computation)
+    assert np.percentile(reps[("a", "rqe")] - reps[("b", "rqe")], 2.5) <= 0 < np.percentile(
+        reps[("b", "sts")] - reps[("a", "sts")], 2.5)

@@ -122,3 +122,20 @@ def test_new_config_then_a_dry_run_names_what_is_missing_and_plans_the_paper(tmp
         assert yaml.safe_load((REPO / "config" / "paper" / "medse.yaml").read_text())["notes"]["path"].startswith("/path/to/")
     finally:
         os.chdir(cwd)
+
+
+def test_own_notes_and_eval_file_on_no_paper(tmp_path: Path) -> None:
+    """`new-config own`: the notes and one STS table of one's own, the model's own pooling, and only
+    the corpus stage SimCSE on S_all needs (no ontology, pack or NER)."""
+    out = tmp_path / "mine.yaml"
+    assert main(["own", "--out", str(out), "--set", "notes.path=resources/demo/NOTEEVENTS.demo.csv",
+                 "--set", "eval_sets.mine.path=resources/demo/biosses.demo.tsv", "--set", "eval_sets.mine.scale_max=4"]) == 0
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        plan = build_plan(_load_config(str(out), {}))
+    finally:
+        os.chdir(cwd)
+    jobs = plan.jobs()
+    assert jobs["train"] == 6 and jobs["sentence_set_all"] == 1 and "ner" not in jobs and "ontology_terms" not in jobs
+    assert {e.method.settings.pooling for e in plan.methods.values()} == {"model"}

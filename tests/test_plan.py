@@ -418,3 +418,25 @@ def test_a_hub_model_is_fetched_by_a_local_rule_and_loaded_from_its_folder(
     env = {"HF_HUB_OFFLINE": "0"}
     set_network_switches((), env)
     assert env == OFFLINE
+
+
+def test_a_split_asked_of_a_file_without_one_stops_the_dry_run(configs: dict[str, dict[str, Any]],
+                                                               tmp_path: Path) -> None:
+    """The eval file's header line is read while the config is read (not its rows): a `split`
+    asked of a table without a split column fails before any job, naming the key and the fix;
+    the same file without `split` scores every pair."""
+    table = tmp_path / "mine.tsv"
+    table.write_text("sentence1\tsentence2\tscore\nA private sentence.\tAnother one.\t3.0\n")
+    config = copy.deepcopy(configs["config"])
+    config["eval_sets"]["mine"] = {"task": "sts", "format": "table", "path": str(table), "split": "test",
+                                   "scale_max": 4.0}
+    with pytest.raises(ValueError, match=r"^config: eval_sets\.mine\.split: asks for split 'test', and .*mine\.tsv has "
+                                         r"no split column.*add a `split` column") as caught:
+        _plan(config)
+    assert "private" not in str(caught.value)
+    del config["eval_sets"]["mine"]["split"]
+    assert "mine" in _plan(config).eval_sets
+    table.write_text("sentence_1\tsentence2\tscore\nA private sentence.\tAnother one.\t3.0\n")
+    with pytest.raises(ValueError, match=r"mine\.tsv:1: the header line lacks \['sentence1'\].*near misses: "
+                                         r"'sentence_1' for 'sentence1'"):
+        _plan(config)

@@ -30,8 +30,16 @@ STS = ["spearman", "pearson", "alignment", "uniformity"]
 
 def test_summary_columns_and_rows() -> None:
     df = summary_rows(_records(), {"train": STS, "test": STS})
-    assert list(df.columns) == SUMMARY_COLUMNS == ["method", "base_model", "seed", "eval_set", "metric", "value", "step"]
+    assert list(df.columns) == SUMMARY_COLUMNS == ["method", "base_model", "seed", "eval_set", "metric", "value", "step",
+                                                   "ci_low", "ci_high"]
     assert len(df) == 5 * 4
+    assert df["ci_low"].isna().all()  # these results carry no intervals: the cells stay empty
+    with_ci = _records()[:1]
+    with_ci[0]["metrics"] = {**with_ci[0]["metrics"], "ci": {"spearman": [0.1, 0.9]}}
+    one = summary_rows(with_ci, {"train": STS, "test": STS}).set_index("metric")
+    assert one.loc["spearman", ["ci_low", "ci_high"]].tolist() == [0.1, 0.9] and one.loc["alignment", "ci_low"] != 0
+    shown = results_table(one.reset_index(), {"train": "spearman"}, ["medse"])  # one seed: the interval beside it
+    assert shown["train"].tolist() == [f"{with_ci[0]['metrics']['spearman']:.3f} [0.100, 0.900]"]
     assert df[(df["method"] == "none")]["step"].unique().tolist() == [0]
 
 

@@ -114,3 +114,24 @@ def test_a_spread_line_warns_only_when_its_table_fails(caplog) -> None:
         failing.log(log, "tables/results")
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("INFO", passing.line("tables/results")), ("WARNING", failing.line("tables/results"))]
+
+
+def test_one_seed_uses_the_paired_bootstrap_where_there_are_replicates() -> None:
+    """One seed: no std, so a visible gap used to count; with replicates, only a gap a paired
+    bootstrap confirms does (and without replicates for a pair, the gap still counts)."""
+    from clinsent.report.paired import Paired
+    from clinsent.report.spread import check, paired_rows
+
+    rng = np.random.default_rng(1)
+    noise = rng.normal(0, 0.03, 1000)
+    cells = {"sts": {"none@m": np.array([0.700]), "simcse@m": np.array([0.718])}}
+    close = pd.DataFrame([{"method": m, "base_model": "m", "seed": 0, "eval_set": "sts", "metric": "spearman",
+                           "replicates": list(v + noise + rng.normal(0, 0.03, 1000))}
+                          for m, v in (("none", 0.700), ("simcse", 0.718))])
+    assert not check(cells, {"sts": "spearman"}).problems  # the gap alone: told apart
+    told = check(cells, {"sts": "spearman"}, paired=paired_rows(Paired(close), {"sts": "spearman"}))
+    assert told.problems == ["no two rows differ by more than the seeds' standard deviation or, with one seed, "
+                             "by a paired bootstrap on the items"]
+    apart = close.assign(replicates=[list(0.700 + noise), list(0.718 + noise)])  # the same resamples, a fixed gap
+    assert check(cells, {"sts": "spearman"}, paired=paired_rows(Paired(apart), {"sts": "spearman"})).ok
+    assert check(cells, {"sts": "spearman"}, paired=paired_rows(Paired(None), {"sts": "spearman"})).ok

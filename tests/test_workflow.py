@@ -121,7 +121,10 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
 
     res = tmp_path / "results"
     summary = pd.read_csv(res / "summary.csv")
-    assert list(summary.columns) == ["method", "base_model", "seed", "eval_set", "metric", "value", "step"]
+    assert list(summary.columns) == ["method", "base_model", "seed", "eval_set", "metric", "value", "step", "ci_low", "ci_high"]
+    scored = summary["metric"].isin(["spearman", "pearson"])  # a 95% interval around every score, none for geometry
+    assert (summary.loc[scored, "ci_low"] <= summary.loc[scored, "value"]).all()
+    assert (summary.loc[scored, "value"] <= summary.loc[scored, "ci_high"]).all() and summary.loc[~scored, "ci_low"].isna().all()
     assert set(summary["method"]) == {"none", "simcse", "medse"}
     assert set(summary["metric"]) == {"spearman", "pearson", "pearson_p", "alignment", "uniformity"}
     assert len(summary) == 3 * 2 * 5  # methods x eval sets x metrics

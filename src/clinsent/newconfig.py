@@ -1,5 +1,6 @@
 """``python -m clinsent new-config PAPER --out my.yaml [--set key=value ...]``: a user's own config
-for one of the five papers (or the demo), read on top of the tracked paper config
+for one of the five papers, the demo, the benchmark, or ``own`` (your notes and your eval files on
+no paper: ``config/own.yaml``), read on top of the tracked paper config
 (:mod:`clinsent.overlay`), so the paper config is never edited and updates to it flow in.
 
 The file states every user file the paper needs (the notes, the MedCAT pack, the eval sets'
@@ -25,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 PAPERS = {"medse": "config/paper/medse.yaml", "augment": "config/paper/augment.yaml",
           "biosimcse": "config/paper/biosimcse.yaml", "clinical-nli": "config/paper/clinical-nli.yaml",
           "healthcare-lm": "config/paper/healthcare-lm.yaml", "demo": "config/config.yaml",
-          "benchmark": "config/benchmark.yaml"}
+          "benchmark": "config/benchmark.yaml", "own": "config/own.yaml"}
 
 
 def required_files(paper: str) -> list[tuple[str, str]]:

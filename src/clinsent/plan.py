@@ -524,6 +524,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
     plan = Plan(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
     check_model_folders(plan)
     check_user_files(plan)
+    check_eval_headers(plan)
     check_doc_task_categories(config)
     for key, kind, entry in plan.kinds():
         kind.check(key, entry, plan)
@@ -595,6 +596,16 @@ def check_user_files(plan: Plan) -> None:
                          "set each of these keys to your copy of the file (relative paths are from the workflow's "
                          "directory); to see the jobs before the data is there, dry-run with "
                          "--config placeholders_ok=true")
+
+
+def check_eval_headers(plan: Plan) -> None:
+    """Each eval set's header lines (e.g. a split asked of a file without a split column), read
+    while the config is read: a header line only, not a row, so nothing of the data is shown or
+    held. Files a job writes, and files missing under ``placeholders_ok``, are checked in their job."""
+    for name, entry in plan.eval_sets.items():
+        files = entry.task.files()
+        if all(os.path.exists(f) and not str(f).startswith(f"{plan.results}/") for f in files):
+            entry.task.check_header()
 
 
 def check_doc_task_categories(config: Mapping[str, Any]) -> None:

@@ -20,7 +20,7 @@ import codecs
 import io
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 from clinsent.errors import InputError
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 _FIX = "save the file as UTF-8 (e.g. iconv -f <its encoding> -t utf-8 FILE > FILE.utf8)"
 
 
-def text_lines(path: str | Path) -> Iterator[str]:
+def text_lines(path: str | Path) -> Generator[str, None, None]:
     """The lines of ``path`` decoded by the policy above, each with its line ending (as text mode
     with ``newline=""``, so ``csv`` readers see quoted line breaks). A missing file raises
     ``FileNotFoundError`` for the caller to name."""

@@ -51,6 +51,7 @@ rule report:
         corpus_md=report(f"{R}/tables/corpus.md", caption="../report/corpus.rst", category="Corpus"),
         corpus_tex=f"{R}/tables/corpus.tex",
         run=f"{R}/stats/run.json",  # which config this report is of (`snakemake --report` checks it)
+        replicates=f"{R}/stats/bootstrap.parquet",  # every run's bootstrap replicates (paired comparisons)
     params:
         fingerprint=REPORT_FINGERPRINT,
         configfiles=[str(c) for c in workflow.overwrite_configfiles or ["config/config.yaml"]],
@@ -95,6 +96,7 @@ rule paper_report:
     per runs table, and the figures; each built by its kind (clinsent.report.kinds)."""
     input:
         summary=rules.report.output.summary,
+        replicates=rules.report.output.replicates,
         curves=rules.report.input.curves,
         extras=PLAN.kind_files(),  # what each table's and figure's kind reads besides these
     output:

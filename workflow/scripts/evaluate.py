@@ -2,6 +2,7 @@
 import time
 
 from clinsent.embed import encode_seconds, read_embeddings
+from clinsent.evaluation.bootstrap import interval_record
 from clinsent.io import write_json
 from clinsent.postprocess.apply import postprocess
 from clinsent.smk import setup_logging
@@ -17,4 +18,5 @@ start = time.perf_counter()
 metrics = task.score(texts, vectors)
 seconds = time.perf_counter() - start + (encode_seconds(smk.input.embeddings) or 0.0)  # encoding + scoring
 log.info("task=%s postprocess=%s %s (%.2f s)", task.name, smk.params.postprocess, metrics, seconds)
-write_json({**metrics, "postprocess": smk.params.postprocess, "seconds": round(seconds, 4)}, smk.output[0])
+intervals = interval_record(task.items(texts, vectors))  # 95%, over the items; the same resamples for every run
+write_json({**metrics, "postprocess": smk.params.postprocess, "seconds": round(seconds, 4), **intervals}, smk.output[0])

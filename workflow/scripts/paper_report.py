@@ -6,4 +6,5 @@ smk = snakemake  # noqa: F821
 setup_logging(smk)
 p = smk.params
 build_paper_report(smk.input.summary, p.jobs, list(smk.input.curves), p.tables, p.figures, p.eval_sets,
-                   p.default_base, p.paper_label, p.tables_dir, p.figures_dir, p.extras, p.curve_tables)
+                   p.default_base, p.paper_label, p.tables_dir, p.figures_dir, p.extras, p.curve_tables,
+                   smk.input.replicates)

@@ -39,7 +39,10 @@ def benchmark_tasks(plan: Plan) -> dict[str, dict[str, Any]]:
     for task in board.get("eval_sets") or []:
         test = plan.finetune[task].settings.test if task in plan.finetune else task
         settings = plan.eval_sets[test].task.settings
-        out[task] = {"metric": scored[task].headline, "split": getattr(settings, "split", None) or "test",
+        # the split scored: an STS table's `split`, or "all" when it scores every pair of the file; a task
+        # without splits scores its file, which the config names as the test file (e.g. RQE's `path`)
+        split = getattr(settings, "split", "test") or "all"
+        out[task] = {"metric": scored[task].headline, "split": split,
                      "languages": ["en"], "files": plan.eval_set_files(test), "kind": scored[task].name}
     return out
 

@@ -82,6 +82,36 @@ def read_table(path: str | Path, kind: str = "pairs") -> tuple[list[str], list[l
     return header, [r for _, r in raw[1:]], [f"{path}:{n}" for n, _ in raw[1:]]
 
 
+def table_header(path: str | Path) -> list[str]:
+    """The header line of a TSV, CSV or parquet table alone (its column names; no row is read)."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return [str(c) for c in pq.read_schema(path).names]
+    lines = text_lines(path)
+    reader = csv.reader(lines) if path.suffix == ".csv" else csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+    first = next((r for r in reader if any(c.strip() for c in r)), [])
+    lines.close()  # the rest of the file is the job's to read
+    return [h.strip() for h in first]
+
+
+def check_table_header(name: str, path: str | Path, split: str | None, split_file: str | Path | None) -> None:
+    """What a pair table's header line must hold for the eval set asking for it, checked while the
+    config is read (before any job): the three columns, and a ``split`` column when ``split`` is
+    asked without a ``split_file``. The values are never shown."""
+    header = table_header(path)
+    missing = [c for c in ("sentence1", "sentence2", "score") if c not in header]
+    if missing:
+        raise InputError(f"{path}:1", header_lacks(header, missing),
+                         "name the columns sentence1, sentence2 and score (optional: id, split)")
+    if split is not None and split_file is None and "split" not in header:
+        raise InputError(f"config: eval_sets.{name}.split",
+                         f"asks for split {split!r}, and {path} has no split column",
+                         "add a `split` column (train/dev/test) to the file, give `split_file` (columns id, split), "
+                         "or leave `split` out to score every pair")
+
+
 def _split_file(path: str | Path, ids: set[str]) -> dict[str, str]:
     header, rows, names = read_table(path, "split")
     if "id" not in header or "split" not in header:
@@ -208,6 +238,8 @@ class StsFormat:
 
     own_splits: bool
     read: Callable[[str, Path, str | Path | None, str | None, str | Path | None, float], tuple[StsSet, dict[str, int]]]
+    #: ``(name, path, split, split_file)``: checks the header line alone while the config is read (None: no check)
+    check_header: Callable[[str, Path, str | None, str | Path | None], None] | None = None
 
 
 STS_FORMATS: Registry[StsFormat] = Registry("STS format", "eval_sets.<name>.format")
@@ -229,7 +261,8 @@ def _whole_file(pairs: Callable[[Path, list[list[str]], str | Path | None], Pair
 STS_FORMATS.register("sts_tsv")(_whole_file(_sts_tsv))
 STS_FORMATS.register("n2c2_sts")(_whole_file(_n2c2_sts))
 STS_FORMATS.register("table")(StsFormat(own_splits=True, read=lambda name, path, gold, split, split_file, scale_max:
-                                        read_sts_table(name, path, split, split_file, scale_max)))
+                                        read_sts_table(name, path, split, split_file, scale_max),
+                                        check_header=check_table_header))
 
 
 def sts_format(name: str, fmt: str) -> StsFormat:

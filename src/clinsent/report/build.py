@@ -11,9 +11,10 @@ import numpy as np
 import pandas as pd
 
 from clinsent.finetune.config import CROSS_ENCODER
-from clinsent.io import atomic_path, write_csv, write_text
+from clinsent.io import atomic_path, write_csv, write_parquet, write_text
 from clinsent.report.figures import curve_figure
-from clinsent.report.spread import check
+from clinsent.report.paired import Paired, replicate_rows
+from clinsent.report.spread import check, paired_rows
 from clinsent.report.summary import summary_rows
 from clinsent.report.tables import results_cells, results_table, to_latex, to_markdown
 
@@ -50,9 +51,11 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
                                    selected_step=selected[(job["method"], job["base_model"], job["seed"])]))
     summary = summary_rows(records, {name: e["metrics"] for name, e in eval_sets.items()})
     write_csv(summary, outputs["summary"])
+    replicates = replicate_rows(records)
+    write_parquet(replicates, outputs["replicates"])
     headlines = {name: e["headline"] for name, e in eval_sets.items()}
     table = results_table(summary, headlines, methods)
-    check(*results_cells(summary, headlines)).log(log, "tables/results")
+    check(*results_cells(summary, headlines), paired=paired_rows(Paired(replicates), headlines)).log(log, "tables/results")
     write_csv(table, outputs["table_csv"])
     write_text(to_latex(table, title), outputs["table_tex"])
     if "figure_png" in outputs:
@@ -68,7 +71,7 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
                        tables: dict[str, dict[str, Any]], figures: dict[str, dict[str, Any]], eval_sets: dict[str, str],
                        default_base: str, paper_label: str, out_dir_tables: str, out_dir_figures: str,
                        extras: dict[str, dict[str, dict[str, Any]]] | None = None,
-                       curve_tables: list[str] | None = None) -> None:
+                       curve_tables: list[str] | None = None, replicates_path: str | None = None) -> None:
     """Each table as md/csv/tex (a table whose kind draws curves also with its training-curve
     figure); each figure as png/pdf plus its points (csv); each built by its kind
     (:mod:`clinsent.report.kinds`). ``eval_sets``: name -> the headline metric of its task.
@@ -79,6 +82,7 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
 
     extras = extras or {}
     summary = pd.read_csv(summary_path)
+    paired = Paired(pd.read_parquet(replicates_path)) if replicates_path else None
     curves = pd.concat([pd.read_csv(p).assign(method=j["method"], base_model=j["base_model"], seed=j["seed"])
                         for j, p in zip(jobs, curve_paths, strict=True)], ignore_index=True)
     chosen = summary.groupby(["method", "base_model", "seed"])["step"].first()  # the step each run's model is from
@@ -88,7 +92,7 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
     def context(section: str, key: str) -> ReportContext:
         extra = (extras.get(section) or {}).get(key) or {}
         return ReportContext(summary, curves, eval_sets, default_base, paper_label, extra.get("inputs") or {},
-                             extra.get("params") or {})
+                             extra.get("params") or {}, paired)
 
     for tid, table in tables.items():
         kind = table_kind(tid, table)

@@ -10,13 +10,17 @@ tasks). Rows are sorted by mean rank, then by label."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from clinsent.experiments import split_run
 from clinsent.report.paper import MISSING, cell_values
 from clinsent.report.tables import fmt_mean_std
+
+if TYPE_CHECKING:
+    from clinsent.report.paired import Paired
 
 MEAN, RANK = "Mean", "Mean rank"
 
@@ -59,9 +63,12 @@ def task_ranks(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def leaderboard_table(summary: pd.DataFrame, entry: Mapping[str, Any], headlines: Mapping[str, str],
-                      default_base: str, paper_label: str) -> pd.DataFrame:
+                      default_base: str, paper_label: str, paired: Paired | None = None) -> pd.DataFrame:
     """The table as shown: model, each task (mean ± std), the paper's figure beside a task where
-    any model has one, Mean, Mean rank; ``attrs['bold']``: the (row, column) of each column's best."""
+    any model has one, Mean, Mean rank; ``attrs['bold']``: the (row, column) of each column's best.
+    A task whose runs have bootstrap replicates (``paired``) bolds its best only where a paired
+    bootstrap tells it from every other model; else the best and the models it is not told apart
+    from are marked ``≈`` (ties) and none is bold."""
     df = scores(summary, entry, headlines, default_base)
     tasks = list(entry["eval_sets"])
     papers = {m["label"]: m.get("paper") or {} for m in entry["models"]}
@@ -84,13 +91,36 @@ def leaderboard_table(summary: pd.DataFrame, entry: Mapping[str, Any], headlines
                                                       ([t, f"{t} ({paper_label})"] if t in with_paper else [t])),
                                            MEAN, RANK])
     bold = []
+    metrics = {t: (entry.get("metrics") or {}).get(t) or headlines[t] for t in tasks}
     for col, best in [*((t, "max") for t in tasks), (MEAN, "max"), (RANK, "min")]:
         values = df[col]
-        if values.notna().any():
-            target = values.max() if best == "max" else values.min()
-            bold += [(int(i), col) for i in df.index[np.isclose(values, target) & values.notna()]]
+        if not values.notna().any():
+            continue
+        target = values.max() if best == "max" else values.min()
+        tops = [int(i) for i in df.index[np.isclose(values, target) & values.notna()]]
+        ties = _ties(df, col, metrics.get(col), tops[0], paired, default_base) if col in tasks else None
+        if ties is None:  # no replicates (or Mean, Mean rank): the best as it stands
+            bold += [(i, col) for i in tops]
+        elif not ties:
+            bold.append((tops[0], col))
+        else:
+            for i in [tops[0], *ties]:
+                table.at[i, col] = f"{table.at[i, col]} ≈"
     table.attrs["bold"] = bold
     return table
+
+
+def _ties(df: pd.DataFrame, task: str, metric: str | None, best: int, paired: Paired | None,
+          default_base: str) -> list[int] | None:
+    """The rows the best of ``task`` is not told apart from by a paired bootstrap (None: untested)."""
+    if paired is None or metric is None:
+        return None
+    run = split_run(str(df.at[best, "run"]), default_base)
+    if paired.replicates(run, task, metric) is None:
+        return None
+    others = [int(i) for i in df.index if i != best and not np.isnan(df.at[i, task])]
+    return [i for i in others if paired.better(run, split_run(str(df.at[i, "run"]), default_base), task, metric)
+            is not True]
 
 
 def heatmap_points(summary: pd.DataFrame, entry: Mapping[str, Any], headlines: Mapping[str, str],

@@ -16,10 +16,14 @@ shown in scientific notation as every metric ending in ``_p``). Other kinds of t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from clinsent.report.paired import Paired
+    from clinsent.report.spread import PairedTest
 
 from clinsent.errors import InputError
 from clinsent.experiments import split_run
@@ -69,6 +73,23 @@ def paper_cells(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[st
                            cell_values(summary, row["cells"][g], default_base, eval_set, metric)
                            for row in table["rows"] if g < len(row["cells"]) and row["cells"][g]}
     return cells, metrics
+
+
+def paper_pairs(table: dict[str, Any], eval_sets: dict[str, str], default_base: str, paired: Paired) -> PairedTest:
+    """The paired test between two rows of a runs table's column (the same heads and row labels
+    as :func:`paper_cells`): their cited runs compared on the column's eval set and metric."""
+    _, columns = _columns(table, eval_sets)
+    groups = table.get("columns") or [""]
+    heads = {f"{name} {col}".strip(): (eval_set, metric, g)
+             for name, eval_set, metric in columns for g, col in enumerate(groups)}
+    refs = {" / ".join(filter(None, (row.get("group"), row["label"]))): row["cells"] for row in table["rows"]}
+
+    def test(head: str, a: str, b: str) -> bool | None:
+        eval_set, metric, g = heads[head]
+        ra, rb = refs[a][g], refs[b][g]
+        return paired.differ(split_run(ra, default_base), split_run(rb, default_base), eval_set, metric)
+
+    return test
 
 
 def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[str, str], default_base: str,

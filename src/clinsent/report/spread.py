@@ -10,8 +10,10 @@ row's per-seed values:
   correlation, and shares in [0, 1] such as accuracy, F1, MRR and recall@k; p-values and
   unbounded metrics are not judged);
 - **told apart**: the table has two rows whose means differ by more than both rows' standard
-  deviation over seeds and by more than ``RESOLUTION`` (what three decimals show; with one
-  seed there is no spread, and any visible gap counts).
+  deviation over seeds and by more than ``RESOLUTION`` (what three decimals show). With one
+  seed there is no spread: where both rows have bootstrap replicates on the eval set's items,
+  the pair counts only when a paired bootstrap tells them apart (:mod:`clinsent.report.paired`);
+  otherwise any visible gap counts.
 
 The report jobs log one line per table (``spread: tables.<id>: ...``): the rows told apart by
 the widest gap, or what is wrong. Only config labels, column names and numbers are written,
@@ -22,10 +24,14 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from clinsent.report.paired import Paired
 
 TOLERANCE = 0.02  # of the metric's range: a mean this close to a bound is at it
 RESOLUTION = 0.0005  # half the last of three decimals
@@ -34,6 +40,8 @@ _SHARE = re.compile(r"(accuracy|f1|precision|recall|mrr|map|ndcg|roc_auc)")
 
 # column -> row label -> the row's values over seeds
 Cells = Mapping[str, Mapping[str, np.ndarray]]
+# (column, row a, row b) -> whether a paired bootstrap tells the two rows apart (None: no replicates)
+PairedTest = Callable[[str, str, str], "bool | None"]
 
 
 def bounds(metric: str) -> tuple[float, float] | None:
@@ -73,9 +81,23 @@ class Spread:
         logger.log(logging.INFO if self.ok else logging.WARNING, self.line(where))
 
 
-def check(cells: Cells, metrics: Mapping[str, str]) -> Spread:
+def paired_rows(paired: Paired, metrics: Mapping[str, str]) -> PairedTest:
+    """The paired test of two rows of a column whose rows are ``method@base_model`` and whose
+    columns are eval sets (``metrics``: column -> the metric shown)."""
+    def test(column: str, a: str, b: str) -> bool | None:
+        run_a, run_b = tuple(a.split("@", 1)), tuple(b.split("@", 1))
+        if len(run_a) != 2 or len(run_b) != 2 or column not in metrics:
+            return None
+        return paired.differ((run_a[0], run_a[1]), (run_b[0], run_b[1]), column, metrics[column])
+
+    return test
+
+
+def check(cells: Cells, metrics: Mapping[str, str], paired: PairedTest | None = None) -> Spread:
     """``cells``: column -> row -> values over seeds (rows without values are left out);
-    ``metrics``: column -> the metric it shows (its bounds)."""
+    ``metrics``: column -> the metric it shows (its bounds); ``paired``: (column, row, row) ->
+    whether a paired bootstrap tells the two rows apart (None: it cannot say), used for rows
+    with a single seed."""
     problems = []
     widest: tuple[str, str, str, float, float] | None = None
     separated = False
@@ -100,8 +122,13 @@ def check(cells: Cells, metrics: Mapping[str, str]) -> Spread:
                 sd = max(stats[a][1], stats[b][1])
                 if widest is None or diff - sd > widest[3] - widest[4]:
                     widest = (column, a, b, diff, sd)
-                separated |= diff > sd and diff > RESOLUTION
+                apart = diff > sd and diff > RESOLUTION
+                if apart and sd == 0.0 and paired is not None:  # one seed: the items decide, where they can
+                    verdict = paired(column, a, b)
+                    apart = apart if verdict is None else verdict
+                separated |= apart
     if n_rows >= 2 and not separated:
-        problems.append("no two rows differ by more than the seeds' standard deviation")
+        problems.append("no two rows differ by more than the seeds' standard deviation"
+                        + (" or, with one seed, by a paired bootstrap on the items" if paired is not None else ""))
     return Spread(problems, widest)
 

@@ -1,8 +1,10 @@
 """The tidy results contract: ``results/summary.csv``.
 
 One row per method x base_model x seed x eval_set x metric, columns exactly
-``method,base_model,seed,eval_set,metric,value,step`` (step: the selected training step,
-0 for ``objective: none``). Each eval set's task names its metrics (STS: spearman, pearson,
+``method,base_model,seed,eval_set,metric,value,step,ci_low,ci_high`` (step: the selected training
+step, 0 for ``objective: none``; ``ci_low``/``ci_high``: the metric's 95% bootstrap interval over the
+eval set's items, :mod:`clinsent.evaluation.bootstrap`, empty for geometry statistics, fitted
+values and tasks without items). Each eval set's task names its metrics (STS: spearman, pearson,
 alignment, uniformity; RQE: accuracy, threshold, dev_accuracy).
 """
 
@@ -13,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-SUMMARY_COLUMNS = ["method", "base_model", "seed", "eval_set", "metric", "value", "step"]
+SUMMARY_COLUMNS = ["method", "base_model", "seed", "eval_set", "metric", "value", "step", "ci_low", "ci_high"]
 
 
 def _number(value: Any) -> float:
@@ -30,8 +32,9 @@ def summary_rows(records: Iterable[dict[str, Any]], metrics_of: Mapping[str, Seq
         for metric in metrics_of[r["eval_set"]]:
             if r.get("some_metrics") and metric not in r["metrics"]:
                 continue  # a cross-encoder scores pairs: no embeddings, so no alignment or uniformity
+            low, high = (r["metrics"].get("ci") or {}).get(metric, (None, None))  # score metrics of tasks with items
             rows.append({"method": r["method"], "base_model": r["base_model"], "seed": int(r["seed"]),
                          "eval_set": r["eval_set"], "metric": metric, "value": _number(r["metrics"][metric]),
-                         "step": int(r["step"])})
+                         "step": int(r["step"]), "ci_low": _number(low), "ci_high": _number(high)})
     df = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     return df.sort_values(["method", "base_model", "seed", "eval_set", "metric"], kind="stable").reset_index(drop=True)

@@ -1,6 +1,7 @@
 """The results table in the layout of MED-SE's Table 3: one row per method (within each base
 model), one column per eval set, its task's headline metric (STS: Spearman; RQE: accuracy)
-as mean ± std over seeds (sample std, ddof=1; a single seed shows the mean alone)."""
+as mean ± std over seeds (sample std, ddof=1; a single seed shows its value and, where the task
+has one, its 95% bootstrap interval over the eval set's items in brackets)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,15 @@ def fmt_mean_std(values: np.ndarray, decimals: int = 3, style: str = "f") -> str
     if len(values) == 1:
         return f"{values[0]:.{decimals}{style}}"
     return f"{values.mean():.{decimals}{style}} ± {values.std(ddof=1):.{decimals}{style}}"
+
+
+def _interval(rows: pd.DataFrame, decimals: int = 3) -> str:
+    """`` [low, high]``: the 95% bootstrap interval over the eval set's items, shown with a single
+    seed (several seeds show their mean ± std; each seed's interval is in summary.csv)."""
+    if len(rows) != 1 or "ci_low" not in rows or rows["ci_low"].isna().all():
+        return ""
+    low, high = float(rows["ci_low"].iloc[0]), float(rows["ci_high"].iloc[0])
+    return f" [{low:.{decimals}f}, {high:.{decimals}f}]"
 
 
 def _headline_rows(summary: pd.DataFrame, eval_sets: Mapping[str, str]) -> pd.DataFrame:
@@ -47,8 +57,9 @@ def results_table(summary: pd.DataFrame, eval_sets: dict[str, str], methods: lis
                 continue
             row: dict[str, object] = {"base_model": base, "method": method, "seeds": int(sub["seed"].nunique())}
             for name in eval_sets:
-                vals = sub[sub["eval_set"] == name]["value"].to_numpy()
-                row[heads[name]] = fmt_mean_std(vals) if len(vals) else "–"
+                one = sub[sub["eval_set"] == name]
+                vals = one["value"].to_numpy()
+                row[heads[name]] = (fmt_mean_std(vals) if len(vals) else "–") + _interval(one)
             rows.append(row)
     return pd.DataFrame(rows, columns=["base_model", "method", "seeds", *heads.values()])
 

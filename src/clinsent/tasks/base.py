@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from clinsent.evaluation.bootstrap import Items
 from clinsent.registry import Registry
 
 
@@ -61,6 +62,11 @@ class Task(abc.ABC):
     def read(self) -> Any:
         """Read and check the files (bad input: an InputError naming file and row)."""
 
+    def check_header(self) -> None:
+        """Check the header lines of this eval set's files (only those; no row is read), so a
+        missing column stops the dry run instead of the job. Called by the plan for files that
+        exist and that no job writes; an InputError names the key and the fix."""
+
     @property
     def data(self) -> Any:
         if self._data is None:
@@ -74,6 +80,11 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
         """Metrics from embeddings of ``texts`` (at least ``metrics``)."""
+
+    def items(self, texts: list[str], vectors: np.ndarray) -> Items | None:
+        """The scored items and a statistic recomputing the score metrics on a resample of them,
+        for their bootstrap intervals (:mod:`clinsent.evaluation.bootstrap`); None: no intervals."""
+        return None
 
     def statistics(self) -> dict[str, Any]:
         """The set's size for the data-statistics tables (the augmentation paper's Table 3):

@@ -23,6 +23,7 @@ import numpy as np
 
 from clinsent.data.nli import NLI_FORMATS
 from clinsent.errors import InputError
+from clinsent.evaluation.bootstrap import Items
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
 
@@ -95,13 +96,24 @@ class Retrieval(Task):
         d = self.data
         return list(dict.fromkeys([*d.premises, *d.hypotheses]))
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def _ranks(self, texts: list[str], vectors: np.ndarray) -> np.ndarray:
         d = self.data
         q = self.lookup(texts, vectors, d.premises).astype(np.float64)
         c = self.lookup(texts, vectors, d.hypotheses).astype(np.float64)
         q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
         c /= np.maximum(np.linalg.norm(c, axis=1, keepdims=True), 1e-12)
-        r = ranks(q @ c.T, d.relevant)
+        return ranks(q @ c.T, d.relevant)
+
+    def items(self, texts: list[str], vectors: np.ndarray) -> Items:
+        """The queries (premises), each with the rank of its first relevant candidate: MRR and recall@k
+        of the resampled queries."""
+        r, ks = self._ranks(texts, vectors), list(self.settings.ks)
+        return Items(len(r), ("mrr", *(f"recall@{k}" for k in ks)),
+                     lambda i: np.stack([(1.0 / r[i]).mean(axis=-1), *((r[i] <= k).mean(axis=-1) for k in ks)]), "queries")
+
+    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+        d = self.data
+        r = self._ranks(texts, vectors)
         out = {"mrr": float(np.mean(1.0 / r))}
         out.update({f"recall@{k}": float(np.mean(r <= k)) for k in self.settings.ks})
         out.update(n_queries=float(len(r)), n_candidates=float(len(d.hypotheses)))

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from clinsent.errors import InputError
+from clinsent.evaluation.bootstrap import Items
 from clinsent.evaluation.metrics import cosine_rows
 from clinsent.registry import Registry
 from clinsent.settings import knob
@@ -179,6 +180,14 @@ class Rqe(Task):
     def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
         test, dev = self.data
         return self.score_pairs([self._cosines(test, texts, vectors), self._cosines(dev, texts, vectors)])
+
+    def items(self, texts: list[str], vectors: np.ndarray) -> Items:
+        """The test pairs, each right or wrong at the threshold chosen on the dev pairs (held fixed:
+        a fitted value, not resampled): accuracy of the resampled test pairs."""
+        test, dev = self.data
+        threshold, _ = best_threshold(self._cosines(dev, texts, vectors), dev.labels)
+        right = (self._cosines(test, texts, vectors) >= threshold) == test.labels
+        return Items(len(right), ("accuracy",), lambda i: right[i].mean(axis=-1)[None], "test pairs")
 
     def training_pairs(self) -> PairTargets:
         test, _ = self.data

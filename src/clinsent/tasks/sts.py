@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from clinsent.evaluation.bootstrap import Items, rowwise_pearson, rowwise_spearman
 from clinsent.evaluation.metrics import cosine_rows, pearson, pearson_p, spearman, sts_metrics
 from clinsent.evaluation.sts_data import STS_FORMATS, StsSet, sts_format
 from clinsent.errors import InputError
@@ -92,6 +93,12 @@ class Sts(Task):
         if not self.layout.own_splits and s.split is not None and s.split not in HOLDOUT_PARTS:
             raise InputError(f"{where}.split", f"{s.split!r} is not train or validation", "use train or validation")
 
+    def check_header(self) -> None:
+        s = self.settings
+        if self.layout.check_header is not None:
+            self.layout.check_header(self.set_name, Path(s.path), s.split if self.layout.own_splits else None,
+                                     s.split_file)
+
     def read(self) -> StsSet:
         s = self.settings
         if self.layout.own_splits:
@@ -132,6 +139,12 @@ class Sts(Task):
     def curve_score(self, texts: list[str], vectors: np.ndarray) -> float:
         e1, e2 = self._pairs(texts, vectors)
         return spearman(cosine_rows(e1, e2), self.data.scores)
+
+    def items(self, texts: list[str], vectors: np.ndarray) -> Items:
+        """The pairs: Spearman and Pearson of the resampled pairs' cosines against their gold."""
+        cos, gold = cosine_rows(*self._pairs(texts, vectors)), np.asarray(self.data.scores, dtype=np.float64)
+        return Items(len(gold), ("spearman", "pearson"),
+                     lambda i: np.stack([rowwise_spearman(cos[i], gold[i]), rowwise_pearson(cos[i], gold[i])]), "pairs")
 
     def training_pairs(self) -> PairTargets:
         d = self.data

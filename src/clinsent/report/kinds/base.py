@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from clinsent.plan import Plan
+    from clinsent.report.paired import Paired
     from clinsent.report.spread import Spread
 
 DEFAULT_TABLE = "runs"
@@ -64,6 +65,7 @@ class ReportContext:
     paper_label: str
     inputs: dict[str, Any] = field(default_factory=dict)  # this entry's files (the kind's `inputs`)
     params: dict[str, Any] = field(default_factory=dict)  # this entry's params (the kind's `params`)
+    paired: Paired | None = None  # every run's bootstrap replicates: paired tests between two runs
 
 
 class Kind:

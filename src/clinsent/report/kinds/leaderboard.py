@@ -47,10 +47,12 @@ class LeaderboardTable(ModelsEntry, TableKind):
 
     def caption(self, entry: Mapping[str, Any], paper_label: str) -> str:
         return (f"{entry['caption']} Each task's headline metric, mean ± std over seeds; Mean: over every task; "
-                f"Mean rank: over the tasks a model has (1 is best); bold: the best of each column; "
+                f"Mean rank: over the tasks a model has (1 is best); bold: the best of each column, for a task "
+                f"with bootstrap intervals only where a paired bootstrap over its items (95%) tells it from every "
+                f"other model; ≈: the best and the models it is not told apart from; "
                 f"({paper_label}): the published figure.")
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.report.leaderboard import leaderboard_table
 
-        return leaderboard_table(ctx.summary, entry, ctx.eval_sets, ctx.default_base, ctx.paper_label)
+        return leaderboard_table(ctx.summary, entry, ctx.eval_sets, ctx.default_base, ctx.paper_label, ctx.paired)

@@ -58,7 +58,8 @@ class RunsTable(TableKind):
         return paper_table(ctx.summary, dict(entry), ctx.eval_sets, ctx.default_base, ctx.paper_label)
 
     def spread(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> Spread:
-        from clinsent.report.paper import paper_cells
+        from clinsent.report.paper import paper_cells, paper_pairs
         from clinsent.report.spread import check
 
-        return check(*paper_cells(ctx.summary, dict(entry), ctx.eval_sets, ctx.default_base))
+        paired = paper_pairs(dict(entry), ctx.eval_sets, ctx.default_base, ctx.paired) if ctx.paired else None
+        return check(*paper_cells(ctx.summary, dict(entry), ctx.eval_sets, ctx.default_base), paired=paired)

@@ -1,0 +1,129 @@
+"""95% intervals of an eval set's score metrics: a bootstrap over its items (pairs, questions,
+documents), computed by ``scipy.stats.bootstrap`` on the item indices.
+
+A task hands over its scored items (:class:`Items`): how many there are and a statistic that
+recomputes its score metrics on a resample of them, with everything fitted held fixed (RQE's
+threshold, chosen on the dev pairs, is not refitted; a probe's classifier is not retrained), so
+the interval is that of the evaluation on this eval set, not of the model's training. Geometry
+statistics (alignment, uniformity) and fitted values (a threshold) get none.
+
+The resampling is seeded (:data:`SEED`, the same for every run, so that two runs scored on the
+same eval set see the same resamples and compare pairwise: :func:`significantly_better`) and
+stated with the result (:func:`method`). Every paper in this field reports point estimates, so
+``docs/uncertainty.md`` says how to read these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+RESAMPLES = 1000
+CONFIDENCE = 0.95
+METHOD = "percentile"
+SEED = 0  # one seed for every run: the same resamples of an eval set's items, so runs pair up
+
+
+@dataclass(frozen=True)
+class Items:
+    """``n`` scored items; ``statistic(idx)`` gives the metrics ``names`` on each row of item
+    indices ``idx`` (shape ``(m, n)``, with repeats) as an array of shape ``(len(names), m)``
+    (vectorised: one call scores every resample); ``unit`` names an item (``pairs``, ``queries`` ...)."""
+
+    n: int
+    names: tuple[str, ...]
+    statistic: Callable[[np.ndarray], np.ndarray]
+    unit: str
+
+    def full(self) -> dict[str, float]:
+        """The metrics on every item once (what the task itself reports)."""
+        values = self.statistic(np.arange(self.n)[None, :])[:, 0]
+        return dict(zip(self.names, (float(v) for v in values), strict=True))
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """metric -> (low, high), and metric -> the statistic on each resample (the same resamples of
+    the items for every run scored on the eval set, so two runs' replicates pair up)."""
+
+    intervals: dict[str, tuple[float, float]]
+    replicates: dict[str, np.ndarray]
+
+
+def rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson's r of each row of ``x`` with the same row of ``y`` (NaN for a constant row)."""
+    x = x - x.mean(axis=-1, keepdims=True)
+    y = y - y.mean(axis=-1, keepdims=True)
+    denom = np.sqrt((x * x).sum(axis=-1) * (y * y).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, (x * y).sum(axis=-1) / np.where(denom > 0, denom, 1.0), np.nan)
+
+
+def rowwise_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman's rho of each row pair: Pearson's r of their ranks (ties: average ranks, as scipy)."""
+    from scipy.stats import rankdata
+
+    return rowwise_pearson(rankdata(x, axis=-1), rankdata(y, axis=-1))
+
+
+def method(items: Items, resamples: int = RESAMPLES, confidence: float = CONFIDENCE) -> dict[str, Any]:
+    """How the intervals were computed (written beside them)."""
+    return {"method": f"bootstrap ({METHOD})", "resamples": resamples, "confidence": confidence, "unit": items.unit,
+            "items": items.n, "seed": SEED}
+
+
+def bootstrap_items(items: Items, seed: int = 0, resamples: int = RESAMPLES, confidence: float = CONFIDENCE) -> Bootstrap:
+    """``scipy.stats.bootstrap`` of the item indices with the (vectorised) statistic,
+    ``method="percentile"``; a metric undefined on some resample (e.g. a constant gold column)
+    gets NaN bounds."""
+    from scipy.stats import bootstrap
+
+    if items.n < 2:
+        nan = (float("nan"), float("nan"))
+        return Bootstrap({name: nan for name in items.names}, {name: np.full(0, np.nan) for name in items.names})
+
+    def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.int64)
+        flat = idx.reshape(-1, items.n)
+        return items.statistic(flat).reshape(len(items.names), *idx.shape[:-1])
+
+    result = bootstrap((np.arange(items.n),), statistic, vectorized=True, n_resamples=resamples,
+                       confidence_level=confidence, method=METHOD, rng=np.random.default_rng(seed))
+    low = np.atleast_1d(result.confidence_interval.low)
+    high = np.atleast_1d(result.confidence_interval.high)
+    reps = np.asarray(result.bootstrap_distribution).reshape(len(items.names), -1)
+    return Bootstrap({name: (float(lo), float(hi)) for name, lo, hi in zip(items.names, low, high, strict=True)},
+                     {name: reps[k] for k, name in enumerate(items.names)})
+
+
+def intervals(items: Items, seed: int = 0, resamples: int = RESAMPLES,
+              confidence: float = CONFIDENCE) -> dict[str, tuple[float, float]]:
+    """metric -> (low, high) (see :func:`bootstrap_items`)."""
+    return bootstrap_items(items, seed, resamples, confidence).intervals
+
+
+def interval_record(items: Items | None) -> dict[str, Any]:
+    """What an evaluate job writes beside its metrics: ``ci`` (metric -> [low, high]),
+    ``ci_method``, and ``ci_replicates`` (metric -> the statistic on each resample, for paired
+    comparisons between runs: :func:`significantly_better`); nothing for a task without items.
+    Every run on the eval set draws the same resamples (seed :data:`SEED`)."""
+    if items is None:
+        return {}
+    boot = bootstrap_items(items, SEED)
+    return {"ci": {k: list(v) for k, v in boot.intervals.items()}, "ci_method": method(items),
+            "ci_replicates": {k: [round(float(x), 6) for x in v] for k, v in boot.replicates.items()}}
+
+
+def significantly_better(a: np.ndarray, b: np.ndarray, confidence: float = CONFIDENCE) -> bool:
+    """Paired bootstrap: ``a`` and ``b`` are two runs' replicates of one metric on the same
+    resamples of the same items; ``a`` is better when the percentile interval of ``a - b``
+    lies above 0 (higher is better)."""
+    if len(a) == 0 or len(a) != len(b):
+        return False
+    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if np.isnan(diff).any():
+        return False
+    return bool(np.percentile(diff, 100 * (1 - confidence) / 2) > 0)
