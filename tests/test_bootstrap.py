@@ -86,3 +86,50 @@ def test_each_tasks_items_give_its_own_score_on_all_items() -> None:
     assert rqe.items(rqe.texts(), vectors).names == ("accuracy",)  # the threshold is fitted: no interval
     ret = Retrieval.from_data("ret", RetrievalSet(a[:20], b, [[i, i + 1] for i in range(20)], 0), RetrievalSettings())
     _check(ret, ret.texts(), vectors, "queries")
+
+
+@pytest.mark.parametrize("positive", [None, 1])
+def test_resampled_classification_metrics_are_scikit_learns(positive: int | None) -> None:
+    """Accuracy, macro / weighted precision, recall and F1 (and binary F1) from per-resample
+    confusion counts equal scikit-learn's on each resample, including resamples where a class is
+    absent from the truth or the predictions."""
+    from sklearn.metrics import accuracy_score, f1_score, precision_recall_fscore_support
+
+    from clinsent.evaluation.bootstrap import rowwise_classification
+
+    rng = np.random.default_rng(4)
+    k = 2 if positive is not None else 4
+    y = rng.integers(0, k, 40)
+    pred = np.where(rng.random(40) < 0.7, y, rng.integers(0, k, 40))
+    idx = rng.integers(0, 40, (50, 40))
+    idx[0] = np.flatnonzero(y != 0)[0]  # a resample of one item: every other class absent
+    got = rowwise_classification(y, pred, idx, k, positive)
+    for row in range(len(idx)):
+        t, p = y[idx[row]], pred[idx[row]]
+        assert got["accuracy"][row] == pytest.approx(accuracy_score(t, p))
+        for average in ("macro", "weighted"):
+            want = precision_recall_fscore_support(t, p, average=average, zero_division=0)[:3]
+            assert [got[f"{average}_{m}"][row] for m in ("precision", "recall", "f1")] == pytest.approx(want)
+        if positive is not None:
+            assert got["binary_f1"][row] == pytest.approx(f1_score(t, p, pos_label=positive, zero_division=0))
+
+
+def test_a_probes_items_are_its_test_predictions(tmp_path: Path) -> None:
+    """A probe fits once for its score and its items; the items give back its score on all of them."""
+    import json
+
+    from clinsent.tasks.probe import Probe, ProbeSettings
+
+    rng = np.random.default_rng(2)
+    rows = [{"text": f"s{i}", "label": str(i % 3 == 0), "split": "train" if i < 60 else "dev" if i < 75 else "test"}
+            for i in range(90)]
+    path = tmp_path / "probe.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    task = Probe("p", ProbeSettings(path=str(path), format="jsonl", positive_label="True"))
+    texts = task.texts()
+    vectors = rng.normal(size=(len(texts), 5))
+    vectors[:, 0] += np.array([2.0 if int(t[1:]) % 3 == 0 else 0.0 for t in texts])
+    metrics, items = task.score_and_items(texts, vectors)
+    assert metrics == task.score(texts, vectors)
+    assert items.full() == pytest.approx({m: metrics[m] for m in items.names})
+    assert items.names[0] == "f1" and "c" not in items.names and "dev_accuracy" not in items.names

@@ -15,8 +15,8 @@ texts, vectors = read_embeddings(smk.input.embeddings)
 vectors = postprocess(vectors, smk.params.postprocess, seed=int(smk.wildcards.seed),
                       whitening_dims=smk.params.whitening_dims)
 start = time.perf_counter()
-metrics = task.score(texts, vectors)
+metrics, items = task.score_and_items(texts, vectors)
 seconds = time.perf_counter() - start + (encode_seconds(smk.input.embeddings) or 0.0)  # encoding + scoring
 log.info("task=%s postprocess=%s %s (%.2f s)", task.name, smk.params.postprocess, metrics, seconds)
-intervals = interval_record(task.items(texts, vectors))  # 95%, over the items; the same resamples for every run
+intervals = interval_record(items)  # 95%, over the items; the same resamples for every run
 write_json({**metrics, "postprocess": smk.params.postprocess, "seconds": round(seconds, 4), **intervals}, smk.output[0])

@@ -69,6 +69,34 @@ def rowwise_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return rowwise_pearson(rankdata(x, axis=-1), rankdata(y, axis=-1))
 
 
+def rowwise_classification(y: np.ndarray, pred: np.ndarray, idx: np.ndarray, n_classes: int,
+                           positive: int | None = None) -> dict[str, np.ndarray]:
+    """Accuracy and precision / recall / F1 (macro and support-weighted; binary F1 of class
+    ``positive``) of each resample of items (``idx``: (m, n) indices into ``y`` and ``pred``, class
+    indices), from per-resample confusion counts, as scikit-learn computes them without
+    ``labels``: the macro mean over the classes present in the resample's truth or predictions,
+    0 for a class never predicted or never true (``zero_division=0``)."""
+    m, k = idx.shape[0], n_classes
+    codes = (np.arange(m)[:, None] * k * k + y[idx] * k + pred[idx]).ravel()
+    conf = np.bincount(codes, minlength=m * k * k).reshape(m, k, k).astype(np.float64)
+    tp = np.diagonal(conf, axis1=1, axis2=2)
+    support, predicted = conf.sum(axis=2), conf.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(predicted > 0, tp / np.where(predicted > 0, predicted, 1), 0.0)
+        recall = np.where(support > 0, tp / np.where(support > 0, support, 1), 0.0)
+        denom = support + predicted
+        f1 = np.where(denom > 0, 2 * tp / np.where(denom > 0, denom, 1), 0.0)
+    present = (support + predicted) > 0
+    weights = support / support.sum(axis=1, keepdims=True)
+    out = {"accuracy": tp.sum(axis=1) / idx.shape[1]}
+    for name, per_class in (("precision", precision), ("recall", recall), ("f1", f1)):
+        out[f"macro_{name}"] = (per_class * present).sum(axis=1) / present.sum(axis=1)
+        out[f"weighted_{name}"] = (per_class * weights).sum(axis=1)
+    if positive is not None:
+        out["binary_f1"] = f1[:, positive]
+    return out
+
+
 def method(items: Items, resamples: int = RESAMPLES, confidence: float = CONFIDENCE) -> dict[str, Any]:
     """How the intervals were computed (written beside them)."""
     return {"method": f"bootstrap ({METHOD})", "resamples": resamples, "confidence": confidence, "unit": items.unit,

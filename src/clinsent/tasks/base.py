@@ -86,6 +86,11 @@ class Task(abc.ABC):
         for their bootstrap intervals (:mod:`clinsent.evaluation.bootstrap`); None: no intervals."""
         return None
 
+    def score_and_items(self, texts: list[str], vectors: np.ndarray) -> tuple[dict[str, float], Items | None]:
+        """:meth:`score` and :meth:`items` together (what the evaluate job calls): a task that fits
+        something (a probe's classifier) fits it once for both."""
+        return self.score(texts, vectors), self.items(texts, vectors)
+
     def statistics(self) -> dict[str, Any]:
         """The set's size for the data-statistics tables (the augmentation paper's Table 3):
         task, unit, counts per split, the split used and the headline metric."""

@@ -40,6 +40,7 @@ from typing import Any, Literal
 import numpy as np
 
 from clinsent.errors import InputError
+from clinsent.evaluation.bootstrap import Items, rowwise_classification
 from clinsent.io import jsonl_objects
 from clinsent.registry import Registry
 from clinsent.settings import knob
@@ -287,30 +288,66 @@ class Probe(Task):
                 best = (acc, c, lr)
         return best
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
-        from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_recall_fscore_support
-
+    def _predict(self, texts: list[str], vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
+        """The test labels, the classifier's predictions for them, and the fit's own figures (dev
+        accuracy, the C chosen on dev, split sizes)."""
         s, d = self.settings, self.data
         x = self.features(texts, vectors)
         y = np.asarray(d.labels)
         train, dev, test = (d.rows(name) for name in s.splits)
         dev_acc, c, clf = self._fit(x, y, train, dev)
-        pred = clf.predict(x[test])
-        classes = sorted(set(y))
-        if len(classes) == 2 and s.positive_label in classes:
-            f1 = float(f1_score(y[test], pred, pos_label=s.positive_label, average="binary", zero_division=0))
+        fitted = {"dev_accuracy": dev_acc, "c": float(c), "n_train": float(len(train)), "n_test": float(len(test))}
+        return y[test], np.asarray(clf.predict(x[test])), fitted
+
+    def _binary(self) -> bool:
+        """F1 of the positive class (two labels, one of them the positive) or the macro F1."""
+        classes = sorted(set(self.data.labels))
+        return len(classes) == 2 and self.settings.positive_label in classes
+
+    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+        return self._metrics(*self._predict(texts, vectors))
+
+    def _metrics(self, truth: np.ndarray, pred: np.ndarray, fitted: dict[str, float]) -> dict[str, float]:
+        from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, precision_recall_fscore_support
+
+        s = self.settings
+        if self._binary():
+            f1 = float(f1_score(truth, pred, pos_label=s.positive_label, average="binary", zero_division=0))
         else:
-            f1 = float(f1_score(y[test], pred, average="macro", zero_division=0))
-        out = {"f1": f1, "accuracy": float(accuracy_score(y[test], pred)), "dev_accuracy": dev_acc, "c": float(c),
-               "n_train": float(len(train)), "n_test": float(len(test))}
+            f1 = float(f1_score(truth, pred, average="macro", zero_division=0))
+        out = {"f1": f1, "accuracy": float(accuracy_score(truth, pred)), **fitted}
         for average in ("macro", "weighted"):
-            p, r, f, _ = precision_recall_fscore_support(y[test], pred, average=average, zero_division=0)
+            p, r, f, _ = precision_recall_fscore_support(truth, pred, average=average, zero_division=0)
             out |= {f"{average}_precision": float(p), f"{average}_recall": float(r), f"{average}_f1": float(f)}
         if s.classes:
-            matrix = confusion_matrix(y[test], pred, labels=list(s.classes))
+            matrix = confusion_matrix(truth, pred, labels=list(s.classes))
             out |= {f"confusion:{t}:{p}": float(matrix[i, j]) for i, t in enumerate(s.classes)
                     for j, p in enumerate(s.classes)}
         return out
+
+    def _items(self, truth: np.ndarray, pred: np.ndarray) -> Items:
+        """The test items, each with its true and predicted label (the classifier and its C held fixed):
+        F1, accuracy and the macro and weighted precision / recall / F1 of the resampled items."""
+        classes = sorted(set(truth.tolist()) | set(pred.tolist()) | set(self.data.labels))
+        index = {c: i for i, c in enumerate(classes)}
+        y, p = np.array([index[c] for c in truth]), np.array([index[c] for c in pred])
+        positive = index[self.settings.positive_label] if self._binary() else None
+        names = ("f1", "accuracy", *(f"{a}_{m}" for a in ("macro", "weighted") for m in ("precision", "recall", "f1")))
+
+        def statistic(idx: np.ndarray) -> np.ndarray:
+            got = rowwise_classification(y, p, idx, len(classes), positive)
+            return np.stack([got["binary_f1"] if positive is not None else got["macro_f1"],
+                             *(got[n] for n in names[1:])])
+
+        return Items(len(y), names, statistic, "test items")
+
+    def items(self, texts: list[str], vectors: np.ndarray) -> Items:
+        truth, pred, _ = self._predict(texts, vectors)
+        return self._items(truth, pred)
+
+    def score_and_items(self, texts: list[str], vectors: np.ndarray) -> tuple[dict[str, float], Items]:
+        truth, pred, fitted = self._predict(texts, vectors)  # one fit for both
+        return self._metrics(truth, pred, fitted), self._items(truth, pred)
 
     def statistics(self) -> dict[str, Any]:
         d, s = self.data, self.settings
