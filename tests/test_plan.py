@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from clinsent.errors import InputError
 from clinsent.plan import Plan, _load_config, build_plan, main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -440,3 +441,23 @@ def test_a_split_asked_of_a_file_without_one_stops_the_dry_run(configs: dict[str
     with pytest.raises(ValueError, match=r"mine\.tsv:1: the header line lacks \['sentence1'\].*near misses: "
                                          r"'sentence_1' for 'sentence1'"):
         _plan(config)
+
+
+@pytest.mark.parametrize(("entry", "header", "message"), [
+    ({"task": "rqe", "format": "rqe_tsv"}, "question1\tquestion2\tlable", r"lacks \['label'\].*near misses: 'lable'|lacks \['label'\]"),
+    ({"task": "probe", "format": "tsv"}, "text\tlabel", r"lacks \['split'\].*give the file a header line with text, label, split"),
+    ({"task": "doc_classification", "label_column": "diagnosis"}, "text,label", r"lacks \['diagnosis'\].*set text_column"),
+])
+def test_each_eval_files_columns_are_checked_at_dry_run(configs: dict[str, dict[str, Any]], tmp_path: Path,
+                                                        entry: dict[str, Any], header: str, message: str) -> None:
+    """RQE tables, probe TSVs and labelled documents: a missing column stops the plan (the header
+    line only is read; the private row below it is never shown)."""
+    suffix = ".csv" if entry["task"] == "doc_classification" else ".tsv"
+    path = tmp_path / f"mine{suffix}"
+    path.write_text(header + "\n" + header.replace("label", "A private sentence").replace("diagnosis", "x") + "\n")
+    config = copy.deepcopy(configs["config"])
+    files = {"path": str(path), **({"dev_path": str(path)} if entry["task"] == "rqe" else {})}
+    config["eval_sets"]["mine"] = {**entry, **files}
+    with pytest.raises(InputError, match=message) as caught:
+        _plan(config)
+    assert "private" not in str(caught.value) and str(path) in str(caught.value)

@@ -82,3 +82,30 @@ def header_lacks(header: list[str], missing: list[str]) -> str:
     near = [f"{h!r} for {keys[_name_key(h)]!r}" for h in header if _name_key(h) in keys]
     return (f"the header line lacks {missing} ({len(header)} field(s); the values are not shown, since a file without "
             f"a header line would show a data row{'; near misses: ' + ', '.join(near) if near else ''})")
+
+
+def table_header(path: str | Path) -> list[str]:
+    """The header line of a TSV, CSV or parquet table alone (its column names, by the file's
+    suffix; no row is read): what the dry run checks of an eval file (``Task.check_header``)."""
+    import csv
+
+    path = Path(path)
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return [str(c) for c in pq.read_schema(path).names]
+    lines = text_lines(path)
+    reader = csv.reader(lines) if path.suffix == ".csv" else csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+    first = next((r for r in reader if any(c.strip() for c in r)), [])
+    lines.close()  # the rest of the file is the job's to read
+    return [h.strip() for h in first]
+
+
+def check_columns(path: str | Path, wanted: list[str], fix: str) -> None:
+    """Raise naming the file's line 1 when its header lacks ``wanted`` columns (values never shown)."""
+    from clinsent.errors import InputError
+
+    header = table_header(path)
+    missing = [c for c in wanted if c not in header]
+    if missing:
+        raise InputError(f"{path}:1", header_lacks(header, missing), fix)

@@ -26,7 +26,7 @@ import pandas as pd
 
 from clinsent.errors import InputError
 from clinsent.registry import Registry
-from clinsent.textfile import header_lacks, text_lines
+from clinsent.textfile import header_lacks, table_header, text_lines
 
 
 
@@ -80,20 +80,6 @@ def read_table(path: str | Path, kind: str = "pairs") -> tuple[list[str], list[l
         raise InputError(path, f"the {kind} file is empty", "point the config at a file with a header and rows")
     header = [h.strip() for h in raw[0][1]]
     return header, [r for _, r in raw[1:]], [f"{path}:{n}" for n, _ in raw[1:]]
-
-
-def table_header(path: str | Path) -> list[str]:
-    """The header line of a TSV, CSV or parquet table alone (its column names; no row is read)."""
-    path = Path(path)
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        return [str(c) for c in pq.read_schema(path).names]
-    lines = text_lines(path)
-    reader = csv.reader(lines) if path.suffix == ".csv" else csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
-    first = next((r for r in reader if any(c.strip() for c in r)), [])
-    lines.close()  # the rest of the file is the job's to read
-    return [h.strip() for h in first]
 
 
 def check_table_header(name: str, path: str | Path, split: str | None, split_file: str | Path | None) -> None:

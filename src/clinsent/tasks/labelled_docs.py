@@ -22,7 +22,7 @@ import pandas as pd
 from clinsent.errors import InputError
 from clinsent.settings import knob
 from clinsent.tasks.base import Task
-from clinsent.textfile import header_lacks
+from clinsent.textfile import check_columns, header_lacks
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,10 @@ class LabelledDocsTask(Task):
 
     def files(self) -> list[str]:
         return [self.settings.path]
+
+    def check_header(self) -> None:
+        s = self.settings
+        check_columns(s.path, [s.text_column, s.label_column], "set text_column and label_column of the eval set")
 
     def read(self) -> Any:
         return read_labelled_docs(self.settings)

@@ -45,7 +45,7 @@ from clinsent.io import jsonl_objects
 from clinsent.registry import Registry
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
-from clinsent.textfile import text_lines
+from clinsent.textfile import check_columns, text_lines
 
 SENTEVAL_C = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # SentEval: 2 ** t for t in -2 .. 3
 
@@ -60,6 +60,7 @@ class ProbeFormat:
     read: Callable[[ProbeSettings], Records]
     files: Callable[[ProbeSettings], list[str]] = lambda s: [s.path]
     check: Callable[[ProbeSettings, str], None] = lambda s, set_name: None
+    header: Callable[[ProbeSettings], list[str]] | None = None  # the columns its header line must hold (None: no header)
 
 
 PROBE_FORMATS: Registry[ProbeFormat] = Registry("probe format", "eval_sets.<name>.format")
@@ -159,7 +160,7 @@ def _nli_check(settings: ProbeSettings, set_name: str) -> None:
                          "three files", "set inputs: pair, dev_path and test_path")
 
 
-PROBE_FORMATS.register("tsv")(ProbeFormat(_opened(_tsv)))
+PROBE_FORMATS.register("tsv")(ProbeFormat(_opened(_tsv), header=_columns))
 PROBE_FORMATS.register("jsonl")(ProbeFormat(_opened(_jsonl)))
 PROBE_FORMATS.register("nli_jsonl")(ProbeFormat(
     _nli_records, files=lambda s: [s.path] + [f for f in (s.dev_path, s.test_path) if f], check=_nli_check))
@@ -251,6 +252,12 @@ class Probe(Task):
 
     def files(self) -> list[str]:
         return PROBE_FORMATS.get(self.settings.format).files(self.settings)
+
+    def check_header(self) -> None:
+        s = self.settings
+        header = PROBE_FORMATS.get(s.format).header  # jsonl has no header line; nli_jsonl is MedNLI's own layout
+        if header is not None:
+            check_columns(s.path, header(s), f"give the file a header line with {', '.join(header(s))}")
 
     def read(self) -> ProbeSet:
         data = read_probe(self.settings.path, self.settings)

@@ -33,7 +33,7 @@ from clinsent.evaluation.metrics import cosine_rows
 from clinsent.registry import Registry
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, PairTargets, Task
-from clinsent.textfile import header_lacks, text_lines
+from clinsent.textfile import check_columns, header_lacks, text_lines
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
 
@@ -104,6 +104,8 @@ def read_rqe_tsv(path: str | Path) -> RqeSet:
 RQE_FORMATS: Registry[Callable[[str | Path], RqeSet]] = Registry("RQE format", "eval_sets.<name>.format")
 RQE_FORMATS.register("mediqa_xml")(read_mediqa_xml)
 RQE_FORMATS.register("rqe_tsv")(read_rqe_tsv)
+# the columns a layout's header line must hold, checked at dry run (a layout not here has no header line)
+RQE_HEADERS: dict[str, tuple[str, ...]] = {"rqe_tsv": ("question1", "question2", "label")}
 
 
 def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
@@ -160,6 +162,12 @@ class Rqe(Task):
 
     def files(self) -> list[str]:
         return [self.settings.path, self.settings.dev_path]
+
+    def check_header(self) -> None:
+        s = self.settings
+        columns = RQE_HEADERS.get(s.format)  # the XML layout has no header line to check
+        for path in (s.path, s.dev_path) if columns else ():
+            check_columns(path, list(columns or ()), f"add a header line `{chr(9).join(columns or ())}`")
 
     def read(self) -> tuple[RqeSet, RqeSet]:
         reader = RQE_FORMATS.get(self.settings.format)
