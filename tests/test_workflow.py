@@ -151,7 +151,8 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
         assert (notes["row_id"] % 2 == int(shard)).all() and len(notes) > 0
     table = pd.read_csv(res / "tables/results.csv")
     assert table["method"].tolist() == ["none", "simcse", "medse"]
-    assert "spread: tables/results: rows told apart" in (res / "logs" / "report.log").read_text()
+    spread = [line for line in (res / "logs" / "report.log").read_text().splitlines() if "spread: tables/results:" in line]
+    assert len(spread) == 1 and ("rows told apart" in spread[0] or "paired bootstrap on the items" in spread[0]), spread
     for rule in ["ingest_notes", "split_sentences", "ner", "train", "report"]:
         assert any((res / "benchmarks").rglob(f"{rule}*.tsv")) or (res / "benchmarks" / rule).exists(), rule
 
@@ -504,14 +505,18 @@ def _hot(cfg: dict, factor: float = 30.0) -> dict:
 
 
 def _check_spread(results: Path, cfg: dict) -> None:
-    """Every runs table tells its rows apart (clinsent.report.spread): no headline metric at its
-    ceiling or floor in every row, and two rows farther apart than the seeds' std; the report
-    job logs one spread line per table."""
+    """Every runs table gets one spread line (clinsent.report.spread), and no headline metric sits
+    at its ceiling or floor in every row. The twins run one seed of a tiny BERT for a few steps, so
+    rows are told apart by a paired bootstrap on the eval set's items where there are replicates:
+    a table whose rows it cannot tell apart must say exactly that (the verdict the issue asks for,
+    not a gap of 0.01 on 30 pairs called a difference)."""
     log = (results / "logs" / "paper_report.log").read_text()
     for tid, table in cfg["tables"].items():
         if table.get("kind", "runs") == "runs":
-            assert f"spread: tables.{tid}: rows told apart" in log, (tid, [line for line in log.splitlines()
-                                                                           if f"spread: tables.{tid}:" in line])
+            lines = [line for line in log.splitlines() if f"spread: tables.{tid}:" in line]
+            assert len(lines) == 1 and "ceiling" not in lines[0] and "floor" not in lines[0], (tid, lines)
+            assert ("rows told apart" in lines[0] or "with one seed, by a paired bootstrap on the items" in lines[0]), \
+                (tid, lines)
 
 
 def _check_paper_tables(out: Path, cfg: dict) -> None:
