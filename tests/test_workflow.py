@@ -658,8 +658,10 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     categories = _report_categories(html)
     assert categories["Tables: paper"] == sorted(f"results/tables/paper/{t}.csv" for t in cfg["tables"])
     assert categories["Figures: paper"] == sorted(f"results/figures/paper/{f}.png" for f in cfg["figures"])
-    assert {f"results/figures/paper/curves_{t}.png" for t, table in cfg["tables"].items()
-            if table.get("kind", "runs") == "runs"} <= set(categories["Training curves"])
+    # no curve set (selection_set null: the document pre-training keeps its last step): no empty curve figure,
+    # and the results table says why
+    assert "Training curves" not in categories and not list((out / "figures").rglob("curves*"))
+    assert "No training-curve figure: no run evaluates a curve set" in (out / "tables" / "results.md").read_text()
     # changing one method's knob reruns its train job and its own embed, evaluate and fine-tune jobs
     cfg["methods"]["note"]["category_weight"] = 0.3
     planned = _replan(tmp_path, cfg)
