@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import bootstrap, spearmanr
 
-from clinsent.evaluation.bootstrap import (RESAMPLES, Items, interval_record, intervals, rowwise_spearman,
+from clinsent.evaluation.bootstrap import (RESAMPLES, Items, bootstrap_items, interval_record, rowwise_spearman,
                                            significantly_better)
 
 
@@ -26,13 +26,13 @@ def test_interval_equals_scipy_bootstrap_on_the_pairs() -> None:
     pred, gold = _sts_like()
     gold = np.round(gold)  # ties: average ranks, as scipy
     items = Items(len(gold), ("spearman",), lambda i: rowwise_spearman(pred[i], gold[i])[None], "pairs")
-    got = intervals(items, seed=7)["spearman"]
+    got = bootstrap_items(items, seed=7).intervals["spearman"]
     ref = bootstrap((pred, gold), lambda x, y: spearmanr(x, y).statistic, paired=True, vectorized=False,
                     n_resamples=RESAMPLES, method="percentile", rng=np.random.default_rng(7)).confidence_interval
     assert got == pytest.approx((ref.low, ref.high), abs=1e-12)
     point = spearmanr(pred, gold).statistic
-    assert got[0] < point < got[1] and intervals(items, seed=7) == intervals(items, seed=7)  # seeded
-    assert intervals(items, seed=8)["spearman"] != got
+    assert got[0] < point < got[1] and bootstrap_items(items, seed=7).intervals["spearman"] == got  # seeded
+    assert bootstrap_items(items, seed=8).intervals["spearman"] != got
 
 
 def test_a_paired_comparison_on_the_same_resamples() -> None:

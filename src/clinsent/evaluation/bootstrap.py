@@ -127,12 +127,6 @@ def bootstrap_items(items: Items, seed: int = 0, resamples: int = RESAMPLES, con
                      {name: reps[k] for k, name in enumerate(items.names)})
 
 
-def intervals(items: Items, seed: int = 0, resamples: int = RESAMPLES,
-              confidence: float = CONFIDENCE) -> dict[str, tuple[float, float]]:
-    """metric -> (low, high) (see :func:`bootstrap_items`)."""
-    return bootstrap_items(items, seed, resamples, confidence).intervals
-
-
 def interval_record(items: Items | None) -> dict[str, Any]:
     """What an evaluate job writes beside its metrics: ``ci`` (metric -> [low, high]),
     ``ci_method``, and ``ci_replicates`` (metric -> the statistic on each resample, for paired

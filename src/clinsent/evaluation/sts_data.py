@@ -82,15 +82,20 @@ def read_table(path: str | Path, kind: str = "pairs") -> tuple[list[str], list[l
     return header, [r for _, r in raw[1:]], [f"{path}:{n}" for n, _ in raw[1:]]
 
 
+def _check_pair_columns(path: str | Path, header: list[str]) -> None:
+    """A pair table's header line names sentence1, sentence2 and score (the job's read and the dry run's check)."""
+    missing = [c for c in ("sentence1", "sentence2", "score") if c not in header]
+    if missing:
+        raise InputError(f"{path}:1", header_lacks(header, missing),
+                         "name the columns sentence1, sentence2 and score (optional: id, split)")
+
+
 def check_table_header(name: str, path: str | Path, split: str | None, split_file: str | Path | None) -> None:
     """What a pair table's header line must hold for the eval set asking for it, checked while the
     config is read (before any job): the three columns, and a ``split`` column when ``split`` is
     asked without a ``split_file``. The values are never shown."""
     header = table_header(path)
-    missing = [c for c in ("sentence1", "sentence2", "score") if c not in header]
-    if missing:
-        raise InputError(f"{path}:1", header_lacks(header, missing),
-                         "name the columns sentence1, sentence2 and score (optional: id, split)")
+    _check_pair_columns(path, header)
     if split is not None and split_file is None and "split" not in header:
         raise InputError(f"config: eval_sets.{name}.split",
                          f"asks for split {split!r}, and {path} has no split column",
@@ -118,10 +123,7 @@ def read_sts_table(name: str, path: str | Path, split: str | None, split_file: s
                    scale_max: float) -> tuple[StsSet, dict[str, int]]:
     """One split (or all rows) of a pair table, and the number of pairs per split of the whole file."""
     header, rows, names = read_table(path)
-    missing = [c for c in ("sentence1", "sentence2", "score") if c not in header]
-    if missing:
-        raise InputError(f"{path}:1", header_lacks(header, missing),
-                         "name the columns sentence1, sentence2 and score (optional: id, split)")
+    _check_pair_columns(path, header)
     col = {c: header.index(c) for c in header}
     for r, where in zip(rows, names, strict=True):
         if len(r) < len(header):

@@ -78,16 +78,20 @@ def read_mediqa_xml(path: str | Path) -> RqeSet:
     return RqeSet(q1, q2, np.asarray(labels, dtype=bool))
 
 
+RQE_TSV_COLUMNS = ("question1", "question2", "label")
+RQE_TSV_FIX = "add a header `question1<TAB>question2<TAB>label`"
+
+
 def read_rqe_tsv(path: str | Path) -> RqeSet:
     try:
         rows = [r for r in csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE) if any(c.strip() for c in r)]
     except FileNotFoundError as exc:
         raise InputError(path, "the RQE file does not exist", "fix `eval_sets.<name>.path` or `dev_path`") from exc
     header = [h.strip() for h in rows[0]] if rows else []
-    missing = [c for c in ("question1", "question2", "label") if c not in header]
+    missing = [c for c in RQE_TSV_COLUMNS if c not in header]
     if missing:
-        raise InputError(f"{path}:1", header_lacks(header, missing), "add a header `question1<TAB>question2<TAB>label`")
-    i1, i2, il = (header.index(c) for c in ("question1", "question2", "label"))
+        raise InputError(f"{path}:1", header_lacks(header, missing), RQE_TSV_FIX)
+    i1, i2, il = (header.index(c) for c in RQE_TSV_COLUMNS)
     q1, q2, labels = [], [], []
     for line, r in enumerate(rows[1:], start=2):
         if len(r) <= max(i1, i2, il):
@@ -105,7 +109,7 @@ RQE_FORMATS: Registry[Callable[[str | Path], RqeSet]] = Registry("RQE format", "
 RQE_FORMATS.register("mediqa_xml")(read_mediqa_xml)
 RQE_FORMATS.register("rqe_tsv")(read_rqe_tsv)
 # the columns a layout's header line must hold, checked at dry run (a layout not here has no header line)
-RQE_HEADERS: dict[str, tuple[str, ...]] = {"rqe_tsv": ("question1", "question2", "label")}
+RQE_HEADERS: dict[str, tuple[str, ...]] = {"rqe_tsv": RQE_TSV_COLUMNS}
 
 
 def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
@@ -166,8 +170,9 @@ class Rqe(Task):
     def check_header(self) -> None:
         s = self.settings
         columns = RQE_HEADERS.get(s.format)  # the XML layout has no header line to check
-        for path in (s.path, s.dev_path) if columns else ():
-            check_columns(path, list(columns or ()), f"add a header line `{chr(9).join(columns or ())}`")
+        if columns:
+            for path in (s.path, s.dev_path):
+                check_columns(path, list(columns), RQE_TSV_FIX)
 
     def read(self) -> tuple[RqeSet, RqeSet]:
         reader = RQE_FORMATS.get(self.settings.format)
