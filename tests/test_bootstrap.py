@@ -133,3 +133,101 @@ def test_a_probes_items_are_its_test_predictions(tmp_path: Path) -> None:
     assert metrics == task.score(texts, vectors)
     assert items.full() == pytest.approx({m: metrics[m] for m in items.names})
     assert items.names[0] == "f1" and "c" not in items.names and "dev_accuracy" not in items.names
+
+
+def test_resampled_roc_auc_is_scikit_learns() -> None:
+    """The area under the ROC curve of each resample (ties in the scores, items drawn twice)
+    equals scikit-learn's on the resampled rows; NaN on a resample of one class."""
+    from sklearn.metrics import roc_auc_score
+
+    from clinsent.evaluation.bootstrap import rowwise_roc_auc
+
+    rng = np.random.default_rng(5)
+    positive = rng.random(30) < 0.4
+    score = np.round(rng.random(30) + 0.3 * positive, 1)  # rounded: tied scores
+    idx = rng.integers(0, 30, (40, 30))
+    idx[0] = np.flatnonzero(positive)[0]
+    got = rowwise_roc_auc(positive, score, idx)
+    assert np.isnan(got[0])
+    for row in range(1, len(idx)):
+        assert got[row] == pytest.approx(roc_auc_score(positive[idx[row]], score[idx[row]]))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_document_classification_items_are_its_metrics_on_each_resample(n_classes: int) -> None:
+    """Every resample's figures are :func:`classification_metrics` of the resampled documents
+    (macro over every class; ROC AUC NaN on a resample that lacks a class)."""
+    from clinsent.evaluation.classification import METRICS, classification_items, classification_metrics
+
+    rng = np.random.default_rng(6)
+    y = rng.integers(0, n_classes, 24)
+    proba = rng.dirichlet(np.ones(n_classes), 24)
+    proba[np.arange(24), y] += rng.random(24)  # better than chance, not normalised
+    items = classification_items(y, proba, n_classes)
+    assert items.names == METRICS and items.full() == pytest.approx(classification_metrics(y, proba, n_classes))
+    idx = rng.integers(0, 24, (30, 24))
+    idx[0] = np.flatnonzero(y == 0)[0]
+    got = items.statistic(idx)
+    for row in range(len(idx)):
+        want = classification_metrics(y[idx[row]], proba[idx[row]], n_classes)
+        assert dict(zip(METRICS, got[:, row], strict=True)) == pytest.approx(want, nan_ok=True)
+    assert np.isnan(got[METRICS.index("roc_auc"), 0])
+
+
+def test_entity_items_are_the_micro_scores_of_the_resampled_sentences() -> None:
+    from clinsent.evaluation.conll import entity_items, entity_scores
+
+    rng = np.random.default_rng(7)
+    tags = ["O", "B-a", "I-a", "B-b", "I-b"]
+    gold = [list(rng.choice(tags, 6)) for _ in range(20)]
+    pred = [[t if rng.random() < 0.7 else str(rng.choice(tags)) for t in g] for g in gold]
+    items = entity_items(gold, pred)
+    want = entity_scores(gold, pred)
+    assert items.full() == pytest.approx({m: want[m] for m in items.names}) and "entities" not in items.names
+    idx = rng.integers(0, 20, (10, 20))
+    got = items.statistic(idx)
+    for row in range(len(idx)):
+        again = entity_scores([gold[i] for i in idx[row]], [pred[i] for i in idx[row]])
+        assert got[:, row] == pytest.approx([again[m] for m in items.names])
+
+
+def test_pair_scorers_items_give_their_scores() -> None:
+    """A cross-encoder's pair scores: the items of STS and RQE give back score_pairs' figures."""
+    from clinsent.evaluation.sts_data import StsSet
+    from clinsent.tasks.rqe import Rqe, RqeSet, RqeSettings
+    from clinsent.tasks.sts import Sts
+
+    rng = np.random.default_rng(8)
+    a, b = [f"a{i}" for i in range(30)], [f"b{i}" for i in range(30)]
+    gold = rng.uniform(0, 5, 30)
+    sts = Sts.from_data("sts", StsSet("sts", a, b, gold))
+    predicted = [gold + rng.normal(0, 1.5, 30)]
+    assert sts.pair_items(predicted).full() == pytest.approx({k: sts.score_pairs(predicted)[k] for k in ("spearman", "pearson")})
+    labels = rng.random(30) < 0.5
+    rqe = Rqe.from_data("rqe", (RqeSet(a[:15], b[:15], labels[:15]), RqeSet(a[15:], b[15:], labels[15:])), RqeSettings())
+    scores = [labels[:15] + rng.normal(0, 0.8, 15), labels[15:] + rng.normal(0, 0.8, 15)]
+    assert rqe.pair_items(scores).full() == pytest.approx({"accuracy": rqe.score_pairs(scores)["accuracy"]})
+
+
+def test_a_metric_undefined_on_a_few_resamples_gets_the_interval_of_the_others() -> None:
+    """ROC AUC on 12 items with 1 positive: resamples without it are undefined (about 35%: NaN
+    bounds, counted); with 3 positives few are (about 3%: the interval over the defined resamples)."""
+    from clinsent.evaluation.bootstrap import UNDEFINED_SHARE, rowwise_roc_auc
+
+    rng = np.random.default_rng(9)
+    score = rng.random(12)
+    for n_pos, defined in ((1, False), (3, True)):
+        positive = np.arange(12) < n_pos
+        items = Items(12, ("roc_auc", "mean"), lambda i, p=positive: np.stack(
+            [rowwise_roc_auc(p, score, i), score[i].mean(axis=-1)]), "items")
+        boot = bootstrap_items(items)
+        reps = boot.replicates["roc_auc"]
+        missing = int(np.isnan(reps).sum())
+        assert boot.undefined == ({"roc_auc": missing} if missing else {}) and "mean" not in boot.undefined
+        assert (0 < missing <= UNDEFINED_SHARE * RESAMPLES) == defined
+        if defined:
+            assert boot.intervals["roc_auc"] == pytest.approx(tuple(np.percentile(reps[~np.isnan(reps)], [2.5, 97.5])))
+        else:
+            assert np.isnan(boot.intervals["roc_auc"]).all()
+        record = interval_record(items)
+        assert record["ci_method"]["undefined_resamples"] == {"roc_auc": missing}

@@ -202,10 +202,13 @@ def test_doc_classification_frozen_head_and_few_shot(tmp_path: Path) -> None:
     got = task.score(texts, vectors)
     e = task.examples()
     of = dict(zip(texts, vectors))
-    records = train_head(np.array([of[t] for t in e.train_texts]), e.train_y, np.array([of[t] for t in e.test_texts]),
-                         e.test_y, 3, 20, 0.05, 16, 0)
+    records, probas = train_head(np.array([of[t] for t in e.train_texts]), e.train_y,
+                                 np.array([of[t] for t in e.test_texts]), e.test_y, 3, 20, 0.05, 16, 0)
     best = best_epoch(records)
     assert got["best_epoch"] == best and got["f1_macro"] == max(r["test"]["f1_macro"] for r in records)
+    metrics, items = task.score_and_items(texts, vectors)  # the best epoch's test documents, one fit
+    assert metrics == got and items.n == len(e.test_texts) and items.unit == "test documents"
+    assert items.full() == pytest.approx({m: got[m] for m in items.names}, nan_ok=True)
     assert got["f1_macro"] > 0.9  # the classes are separable
     few = task.examples(per_class=3)
     assert len(few.train_texts) == 9 and np.bincount(few.train_y).tolist() == [3, 3, 3]
@@ -258,6 +261,8 @@ def test_finetune_classifier_freezes_the_first_k_layers(tmp_path: Path, tiny_ber
         assert not any(id(p) in changed for p in frozen)
         assert all(id(p) not in changed for p in m[0].auto_model.get_input_embeddings().parameters())
         assert record["frozen"] == (frozen_layers == 2) and len(result.epochs) == 1
+        assert set(result.best_metrics()["ci"]) == {"f1_macro", "accuracy", "precision_macro", "recall_macro",
+                                                    "roc_auc"}
         if frozen_layers == 1:
             assert any(id(p) in changed for p in layer_params[1])
         else:  # every layer frozen: the encoder is not touched, only the head trains

@@ -118,7 +118,12 @@ def test_finetune_job_picks_the_best_validation_epoch(kind: str, tiny_bert: Path
     out = run_finetune(kind, path, tasks, s, seed=0, log=lambda *_: None)
     scores = [e["validation"]["spearman"] for e in out["epochs"]]
     assert len(out["epochs"]) == 3 and out["best_epoch"] == int(np.argmax(scores)) + 1
-    assert out["metrics"] == out["epochs"][out["best_epoch"] - 1]["test"]
+    best = out["epochs"][out["best_epoch"] - 1]["test"]
+    assert {k: v for k, v in out["metrics"].items() if not k.startswith("ci")} == best
+    # the reported epoch's intervals over the test pairs: they hold its figures
+    assert set(out["metrics"]["ci"]) == {"spearman", "pearson"} and out["metrics"]["ci_method"]["items"] == len(tasks["test"].data)
+    for metric, (low, high) in out["metrics"]["ci"].items():
+        assert low <= best[metric] <= high and len(out["metrics"]["ci_replicates"][metric]) == 1000
     assert out["train_pairs"] == len(tasks["train"].data) and out["sentences_per_s"] > 0
     assert out["pairs_used"]["validation"] == tasks["validation"].training_pairs().rows
     assert out["epochs"][-1]["loss"] < out["epochs"][0]["loss"]  # it learns

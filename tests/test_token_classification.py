@@ -81,3 +81,6 @@ def test_token_finetune_frozen_and_full(tmp_path: Path, tiny_bert: Path) -> None
         assert record["trainable_parameters"] == (head if frozen else head + encoder)
         assert len(result.epochs) == 2 and 0.0 <= result.best()["test"]["f1_micro"] <= 1.0
         assert result.best()["test"]["entities"] > 0
+        ci = result.best_metrics()["ci"]  # over the test sentences, the tagger of the reported epoch
+        assert set(ci) == {"f1_micro", "precision_micro", "recall_micro"}
+        assert all(low <= result.best()["test"][m] <= high for m, (low, high) in ci.items())

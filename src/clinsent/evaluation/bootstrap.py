@@ -15,6 +15,7 @@ stated with the result (:func:`method`). Every paper in this field reports point
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ RESAMPLES = 1000
 CONFIDENCE = 0.95
 METHOD = "percentile"
 SEED = 0  # one seed for every run: the same resamples of an eval set's items, so runs pair up
+UNDEFINED_SHARE = 0.1  # a metric undefined on at most this share of resamples: its interval over the others
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class Bootstrap:
 
     intervals: dict[str, tuple[float, float]]
     replicates: dict[str, np.ndarray]
+    undefined: dict[str, int]  # metric -> resamples on which it is undefined (NaN), where any
 
 
 def rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -70,12 +73,13 @@ def rowwise_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def rowwise_classification(y: np.ndarray, pred: np.ndarray, idx: np.ndarray, n_classes: int,
-                           positive: int | None = None) -> dict[str, np.ndarray]:
+                           positive: int | None = None, every_class: bool = False) -> dict[str, np.ndarray]:
     """Accuracy and precision / recall / F1 (macro and support-weighted; binary F1 of class
     ``positive``) of each resample of items (``idx``: (m, n) indices into ``y`` and ``pred``, class
     indices), from per-resample confusion counts, as scikit-learn computes them without
     ``labels``: the macro mean over the classes present in the resample's truth or predictions,
-    0 for a class never predicted or never true (``zero_division=0``)."""
+    0 for a class never predicted or never true (``zero_division=0``); ``every_class``: the macro
+    mean over all ``n_classes``, as scikit-learn with ``labels=range(n_classes)``."""
     m, k = idx.shape[0], n_classes
     codes = (np.arange(m)[:, None] * k * k + y[idx] * k + pred[idx]).ravel()
     conf = np.bincount(codes, minlength=m * k * k).reshape(m, k, k).astype(np.float64)
@@ -86,7 +90,7 @@ def rowwise_classification(y: np.ndarray, pred: np.ndarray, idx: np.ndarray, n_c
         recall = np.where(support > 0, tp / np.where(support > 0, support, 1), 0.0)
         denom = support + predicted
         f1 = np.where(denom > 0, 2 * tp / np.where(denom > 0, denom, 1), 0.0)
-    present = (support + predicted) > 0
+    present = np.ones_like(support, dtype=bool) if every_class else (support + predicted) > 0
     weights = support / support.sum(axis=1, keepdims=True)
     out = {"accuracy": tp.sum(axis=1) / idx.shape[1]}
     for name, per_class in (("precision", precision), ("recall", recall), ("f1", f1)):
@@ -97,6 +101,22 @@ def rowwise_classification(y: np.ndarray, pred: np.ndarray, idx: np.ndarray, n_c
     return out
 
 
+def rowwise_roc_auc(positive: np.ndarray, score: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The area under the ROC curve of each resample of items (``idx``: (m, n) indices; an item
+    drawn twice counts twice, as scikit-learn's ``roc_auc_score`` on the resampled rows), ties
+    counted half; NaN for a resample without a positive or without a negative item. From the
+    counts of positive and negative items at each distinct score: O(m x n), no sort per resample."""
+    _, group = np.unique(score, return_inverse=True)
+    m, g = idx.shape[0], int(group.max()) + 1
+    codes = (np.arange(m)[:, None] * g + group[idx]).ravel()
+    pos = np.bincount(codes, weights=positive[idx].ravel().astype(np.float64), minlength=m * g).reshape(m, g)
+    neg = np.bincount(codes, minlength=m * g).reshape(m, g) - pos
+    below = np.cumsum(neg, axis=1) - neg  # negatives scored lower than each group
+    n_pos, n_neg = pos.sum(axis=1), neg.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((n_pos > 0) & (n_neg > 0), (pos * (below + 0.5 * neg)).sum(axis=1) / (n_pos * n_neg), np.nan)
+
+
 def method(items: Items, resamples: int = RESAMPLES, confidence: float = CONFIDENCE) -> dict[str, Any]:
     """How the intervals were computed (written beside them)."""
     return {"method": f"bootstrap ({METHOD})", "resamples": resamples, "confidence": confidence, "unit": items.unit,
@@ -105,26 +125,39 @@ def method(items: Items, resamples: int = RESAMPLES, confidence: float = CONFIDE
 
 def bootstrap_items(items: Items, seed: int = 0, resamples: int = RESAMPLES, confidence: float = CONFIDENCE) -> Bootstrap:
     """``scipy.stats.bootstrap`` of the item indices with the (vectorised) statistic,
-    ``method="percentile"``; a metric undefined on some resample (e.g. a constant gold column)
-    gets NaN bounds."""
-    from scipy.stats import bootstrap
+    ``method="percentile"``. A metric undefined on some resamples (ROC AUC on a resample without
+    one class, a correlation of a constant resample) gets the percentile interval of the resamples
+    where it is defined when they are at least ``1 - UNDEFINED_SHARE`` of all (their count is
+    recorded: :attr:`Bootstrap.undefined`), NaN bounds otherwise."""
+    from scipy.stats import DegenerateDataWarning, bootstrap
 
     if items.n < 2:
         nan = (float("nan"), float("nan"))
-        return Bootstrap({name: nan for name in items.names}, {name: np.full(0, np.nan) for name in items.names})
+        return Bootstrap({name: nan for name in items.names}, {name: np.full(0, np.nan) for name in items.names}, {})
 
     def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
         idx = np.asarray(idx, dtype=np.int64)
         flat = idx.reshape(-1, items.n)
         return items.statistic(flat).reshape(len(items.names), *idx.shape[:-1])
 
-    result = bootstrap((np.arange(items.n),), statistic, vectorized=True, n_resamples=resamples,
-                       confidence_level=confidence, method=METHOD, rng=np.random.default_rng(seed))
+    with warnings.catch_warnings():  # scipy's warning for a NaN bound names BCa, not our method: the NaN says it
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        result = bootstrap((np.arange(items.n),), statistic, vectorized=True, n_resamples=resamples,
+                           confidence_level=confidence, method=METHOD, rng=np.random.default_rng(seed))
     low = np.atleast_1d(result.confidence_interval.low)
     high = np.atleast_1d(result.confidence_interval.high)
     reps = np.asarray(result.bootstrap_distribution).reshape(len(items.names), -1)
-    return Bootstrap({name: (float(lo), float(hi)) for name, lo, hi in zip(items.names, low, high, strict=True)},
-                     {name: reps[k] for k, name in enumerate(items.names)})
+    intervals, undefined = {}, {}
+    for k, name in enumerate(items.names):
+        intervals[name] = (float(low[k]), float(high[k]))
+        missing = int(np.isnan(reps[k]).sum())
+        if missing:
+            undefined[name] = missing
+            if missing <= UNDEFINED_SHARE * reps.shape[1]:
+                alpha = 100 * (1 - confidence) / 2
+                lo, hi = np.percentile(reps[k][~np.isnan(reps[k])], [alpha, 100 - alpha])
+                intervals[name] = (float(lo), float(hi))
+    return Bootstrap(intervals, {name: reps[k] for k, name in enumerate(items.names)}, undefined)
 
 
 def interval_record(items: Items | None) -> dict[str, Any]:
@@ -135,7 +168,8 @@ def interval_record(items: Items | None) -> dict[str, Any]:
     if items is None:
         return {}
     boot = bootstrap_items(items, SEED)
-    return {"ci": {k: list(v) for k, v in boot.intervals.items()}, "ci_method": method(items),
+    how = method(items) | ({"undefined_resamples": boot.undefined} if boot.undefined else {})
+    return {"ci": {k: list(v) for k, v in boot.intervals.items()}, "ci_method": how,
             "ci_replicates": {k: [round(float(x), 6) for x in v] for k, v in boot.replicates.items()}}
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from clinsent.evaluation.bootstrap import Items, rowwise_classification, rowwise_roc_auc
+
 METRICS = ("f1_macro", "accuracy", "precision_macro", "recall_macro", "roc_auc")
 
 
@@ -41,6 +43,27 @@ def classification_metrics(y_true: np.ndarray, proba: np.ndarray, n_classes: int
     return out
 
 
+def classification_items(y_true: np.ndarray, proba: np.ndarray, n_classes: int) -> Items:
+    """The test documents, each with its truth and the fitted head's probabilities (the head held
+    fixed): :data:`METRICS` of each resample of them, as :func:`classification_metrics` computes
+    them (macro means over every class; ``roc_auc`` NaN on a resample that lacks a class)."""
+    y = np.asarray(y_true, dtype=np.int64)
+    pred = proba.argmax(axis=1)
+    p = proba / proba.sum(axis=1, keepdims=True)
+
+    def statistic(idx: np.ndarray) -> np.ndarray:
+        got = rowwise_classification(y, pred, idx, n_classes, every_class=True)
+        if n_classes < 2:
+            auc = np.full(idx.shape[0], np.nan)
+        elif n_classes == 2:
+            auc = rowwise_roc_auc(y == 1, proba[:, 1], idx)
+        else:  # one-vs-rest, the macro mean; NaN when a resample lacks a class (as the full metric)
+            auc = np.mean([rowwise_roc_auc(y == c, p[:, c], idx) for c in range(n_classes)], axis=0)
+        return np.stack([got["macro_f1"], got["accuracy"], got["macro_precision"], got["macro_recall"], auc])
+
+    return Items(len(y), METRICS, statistic, "test documents")
+
+
 def few_shot(labels: np.ndarray, per_class: int, seed: int, where: str) -> np.ndarray:
     """Indices of ``per_class`` rows of each class (seeded); a class with fewer rows is an error."""
     from clinsent.errors import InputError
@@ -65,10 +88,11 @@ def best_epoch(epochs: Sequence[dict[str, Any]], headline: str = "f1_macro") -> 
 
 def train_head(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, n_classes: int,
                epochs: int, learning_rate: float, batch_size: int, seed: int, hidden: int | None = None,
-               dropout: float = 0.1, log: Callable[[str], Any] | None = None) -> list[dict[str, Any]]:
+               dropout: float = 0.1, log: Callable[[str], Any] | None = None) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
     """Train the two-layer head on frozen features (AdamW with its default weight decay 0.01,
     linear warm-up 10% and decay, no clipping: the training core, :mod:`clinsent.train.core`),
-    scoring the test split after every epoch; returns one record per epoch."""
+    scoring the test split after every epoch; returns one record per epoch and each epoch's test
+    probabilities (for the best epoch's intervals: :func:`classification_items`)."""
     import torch  # here, not at import: every evaluate job imports the task registry
 
     from clinsent.models.heads import ClassificationHead
@@ -86,11 +110,14 @@ def train_head(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_t
         idx = torch.as_tensor(rows)
         return torch.nn.functional.cross_entropy(head(xt[idx]), yt[idx])
 
+    probas: list[np.ndarray] = []
+
     def scored() -> dict[str, Any]:
-        return {"test": classification_metrics(y_test, torch.softmax(head(xs), dim=1).numpy(), n_classes)}
+        probas.append(torch.softmax(head(xs), dim=1).numpy())
+        return {"test": classification_metrics(y_test, probas[-1], n_classes)}
 
     def report(record: dict[str, Any]) -> None:
         if log:
             log(f"epoch {record['epoch']}: loss {record['loss']:.4f}, test f1_macro {record['test']['f1_macro']:.4f}")
 
-    return fit_epochs(len(xt), batch_size, epochs, seed, optimisation, loss_of, scored, head.train, report).epochs
+    return fit_epochs(len(xt), batch_size, epochs, seed, optimisation, loss_of, scored, head.train, report).epochs, probas

@@ -19,7 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from clinsent.errors import InputError
+from clinsent.evaluation.bootstrap import Items
 from clinsent.textfile import text_lines
 
 
@@ -91,15 +94,41 @@ def entities(tags: Sequence[str]) -> set[tuple[str, int, int]]:
     return out
 
 
+def entity_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> np.ndarray:
+    """Per sentence: (entities right, entities predicted, gold entities), shape (n, 3)."""
+    out = np.zeros((len(gold), 3), dtype=np.int64)
+    for i, (g, p) in enumerate(zip(gold, pred, strict=True)):
+        eg, ep = entities(g), entities(p)
+        out[i] = len(eg & ep), len(ep), len(eg)
+    return out
+
+
+def _micro(tp: np.ndarray, n_pred: np.ndarray, n_gold: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Micro precision, recall and F1 from summed counts (0 where undefined, as seqeval)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(n_pred > 0, tp / np.maximum(n_pred, 1), 0.0)
+        recall = np.where(n_gold > 0, tp / np.maximum(n_gold, 1), 0.0)
+        total = precision + recall
+        f1 = np.where(total > 0, 2 * precision * recall / np.where(total > 0, total, 1), 0.0)
+    return precision, recall, f1
+
+
 def entity_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, float]:
     """Micro precision, recall and F1 over every sentence's entities (exact type and span)."""
-    tp = n_gold = n_pred = 0
-    for g, p in zip(gold, pred, strict=True):
-        eg, ep = entities(g), entities(p)
-        tp += len(eg & ep)
-        n_gold += len(eg)
-        n_pred += len(ep)
-    precision = tp / n_pred if n_pred else 0.0
-    recall = tp / n_gold if n_gold else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    tp, n_pred, n_gold = entity_counts(gold, pred).sum(axis=0)
+    precision, recall, f1 = (float(x) for x in _micro(tp, n_pred, n_gold))
     return {"f1_micro": f1, "precision_micro": precision, "recall_micro": recall, "entities": float(n_gold)}
+
+
+def entity_items(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> Items:
+    """The test sentences, each with its counts of right, predicted and gold entities (the
+    tagger held fixed): micro F1, precision and recall of each resample of sentences (the
+    counts add up over sentences, so a resample's scores are those of its summed counts)."""
+    counts = entity_counts(gold, pred)
+
+    def statistic(idx: np.ndarray) -> np.ndarray:
+        tp, n_pred, n_gold = (counts[:, k][idx].sum(axis=-1) for k in range(3))
+        precision, recall, f1 = _micro(tp, n_pred, n_gold)
+        return np.stack([f1, precision, recall])
+
+    return Items(len(counts), ("f1_micro", "precision_micro", "recall_micro"), statistic, "test sentences")

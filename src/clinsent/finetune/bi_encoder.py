@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from clinsent.evaluation.bootstrap import Items
 from clinsent.finetune.config import FinetuneSettings
-from clinsent.finetune.fit import FitResult, fit
+from clinsent.finetune.fit import Evaluation, FitResult, fit
 from clinsent.tasks.base import PairTargets, Task
 
 
@@ -38,11 +39,16 @@ def pair_loss(model: Any, kind: str, margin: float) -> torch.nn.Module:
     return PAIR_LOSSES[kind](model, margin)
 
 
-def embed_and_score(model: Any, task: Task, batch_size: int = 64) -> dict[str, float]:
+def embed_and_score(model: Any, task: Task, batch_size: int = 64) -> tuple[dict[str, float], Items | None]:
+    """The task's metrics on the model's embeddings, and its items (for the intervals)."""
     texts = task.texts()
     vectors = np.asarray(model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
                          dtype=np.float32)
-    return task.score(texts, vectors)
+    return task.score_and_items(texts, vectors)
+
+
+def _evaluation(model: Any, validation: Task, test: Task) -> Evaluation:
+    return (embed_and_score(model, validation)[0], *embed_and_score(model, test))
 
 
 def finetune_bi_encoder(model: Any, train: Task, validation: Task, test: Task, s: FinetuneSettings, seed: int,
@@ -61,5 +67,5 @@ def finetune_bi_encoder(model: Any, train: Task, validation: Task, test: Task, s
         return loss(features, targets[idx].to(model.device))
 
     return fit(len(pairs.targets), s, seed, [p for p in loss.parameters() if p.requires_grad], step,
-               lambda: (embed_and_score(model, validation), embed_and_score(model, test)), validation.headline,
+               lambda: _evaluation(model, validation, test), validation.headline,
                model.train, log), pairs

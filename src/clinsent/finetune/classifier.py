@@ -22,9 +22,9 @@ import numpy as np
 import torch
 
 from clinsent.errors import InputError
-from clinsent.evaluation.classification import classification_metrics
+from clinsent.evaluation.classification import classification_items, classification_metrics
 from clinsent.finetune.config import FinetuneSettings
-from clinsent.finetune.fit import FitResult, fit
+from clinsent.finetune.fit import Evaluation, FitResult, fit
 from clinsent.models.heads import ClassificationHead
 
 
@@ -83,11 +83,11 @@ def finetune_classifier(model: Any, task: Any, s: FinetuneSettings, seed: int,
         x = cache["train"][idx] if frozen else embed([e.train_texts[i] for i in idx])
         return torch.nn.functional.cross_entropy(head(x), y[idx].to(model.device))
 
-    def evaluate() -> tuple[dict[str, float], dict[str, float]]:
+    def evaluate() -> Evaluation:
         x = model.encode(e.test_texts, convert_to_tensor=True, show_progress_bar=False).float()
         proba = torch.softmax(head(x), dim=1).cpu().numpy()
         metrics = classification_metrics(np.asarray(e.test_y), proba, len(e.classes))
-        return metrics, metrics
+        return metrics, metrics, classification_items(np.asarray(e.test_y), proba, len(e.classes))
 
     def set_train(on: bool) -> None:
         model.train(on and not frozen)

@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from clinsent.evaluation.bootstrap import Items
 from clinsent.finetune.config import FinetuneSettings
-from clinsent.finetune.fit import FitResult, fit
+from clinsent.finetune.fit import Evaluation, FitResult, fit
 from clinsent.tasks.base import PairTargets, Task
 
 
@@ -23,11 +24,16 @@ def load_cross_encoder(path: str, max_length: int, device: str) -> Any:
     return CrossEncoder(path, num_labels=1, max_length=max_length, device=device, local_files_only=True)
 
 
-def predict_and_score(model: Any, task: Task, batch_size: int = 64) -> dict[str, float]:
+def predict_and_score(model: Any, task: Task, batch_size: int = 64) -> tuple[dict[str, float], Items | None]:
+    """The task's metrics on the cross-encoder's pair scores, and its items (for the intervals)."""
     scores = [np.asarray(model.predict(list(zip(a, b, strict=True)), batch_size=batch_size, convert_to_numpy=True,
                                        show_progress_bar=False),
                          dtype=np.float64).reshape(-1) for a, b in task.pair_parts()]
-    return task.score_pairs(scores)
+    return task.score_pairs(scores), task.pair_items(scores)
+
+
+def _evaluation(model: Any, validation: Task, test: Task) -> Evaluation:
+    return (predict_and_score(model, validation)[0], *predict_and_score(model, test))
 
 
 def finetune_cross_encoder(model: Any, train: Task, validation: Task, test: Task, s: FinetuneSettings, seed: int,
@@ -43,5 +49,5 @@ def finetune_cross_encoder(model: Any, train: Task, validation: Task, test: Task
         return loss([[pairs.texts1[i] for i in idx], [pairs.texts2[i] for i in idx]], targets[idx].to(model.device))
 
     return fit(len(pairs.targets), s, seed, [p for p in loss.parameters() if p.requires_grad], step,
-               lambda: (predict_and_score(model, validation), predict_and_score(model, test)), validation.headline,
+               lambda: _evaluation(model, validation, test), validation.headline,
                model.train, log), pairs

@@ -19,7 +19,13 @@ from typing import Any
 
 import torch
 
+from clinsent.evaluation.bootstrap import Items
 from clinsent.finetune.config import FinetuneSettings
+
+
+# what a fine-tune's evaluate() returns: validation metrics, test metrics, and the test items
+# (for the intervals of the reported epoch; None: the task has none)
+Evaluation = tuple[dict[str, float], dict[str, float], Items | None]
 
 
 @dataclass
@@ -27,19 +33,27 @@ class FitResult:
     epochs: list[dict[str, Any]] = field(default_factory=list)  # per epoch: loss, validation, test metrics
     best_epoch: int = 0
     sentences_per_s: float = 0.0
+    test_items: list[Items | None] = field(default_factory=list)  # per epoch (not written: predictions)
 
     def best(self) -> dict[str, Any]:
         return self.epochs[self.best_epoch - 1]
 
+    def best_metrics(self) -> dict[str, Any]:
+        """The reported epoch's test metrics with their 95% intervals over the test items
+        (:func:`clinsent.evaluation.bootstrap.interval_record`), what ``summary.csv`` reads."""
+        from clinsent.evaluation.bootstrap import interval_record
+
+        return {**self.best()["test"], **interval_record(self.test_items[self.best_epoch - 1])}
+
 
 def fit(n: int, s: FinetuneSettings, seed: int, parameters: list[torch.nn.Parameter],
         step: Callable[[list[int]], torch.Tensor],
-        evaluate: Callable[[], tuple[dict[str, float], dict[str, float]]], headline: str,
+        evaluate: Callable[[], Evaluation], headline: str,
         set_train: Callable[[bool], None], log: Callable[[str], None] = print,
         texts_per_row: int = 2) -> FitResult:
     """``n`` training rows (pairs, documents); ``step(rows)`` returns the loss of those rows (run
     under the entry's ``precision``: autocast, and a gradient scaler for fp16);
-    ``evaluate()`` returns (validation metrics, test metrics) with the model in eval mode.
+    ``evaluate()`` returns (validation metrics, test metrics, test items) with the model in eval mode.
     The best epoch is the one with the best finite validation headline (NaN never wins; when
     every epoch is NaN, ``best_epoch`` stays 0 and ``best()`` is the last)."""
     from clinsent.train.core import Optimisation, fit_epochs
@@ -53,7 +67,8 @@ def fit(n: int, s: FinetuneSettings, seed: int, parameters: list[torch.nn.Parame
     result, best = FitResult(), -math.inf
 
     def scored() -> dict[str, Any]:
-        validation, test = evaluate()
+        validation, test, items = evaluate()
+        result.test_items.append(items)
         return {"validation": validation, "test": test}
 
     def report(record: dict[str, Any]) -> None:

@@ -34,7 +34,7 @@ def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: Finet
     log(f"best epoch {result.best_epoch}: test {test.headline} {best['test'][test.headline]:.4f} "
         f"({len(pairs.targets)} training pairs, {result.sentences_per_s:.1f} sentences/s on {device})")
     return {"kind": kind, **_record(device, s), "best_epoch": result.best_epoch,
-            "metrics": best["test"], "validation": best["validation"], "epochs": result.epochs,
+            "metrics": result.best_metrics(), "validation": best["validation"], "epochs": result.epochs,
             "train_pairs": len(pairs.targets), "sentences_per_s": result.sentences_per_s,
             "pairs_used": {"train": pairs.rows, "validation": validation.training_pairs().rows}}  # one task: both have pairs
 
@@ -76,7 +76,7 @@ def _classifier(model_path: str, task: Task, s: FinetuneSettings, seed: int, dev
     log(f"best epoch {result.best_epoch}: test {task.headline} {best['test'][task.headline]:.4f} "
         f"({len(record['train_rows'])} training documents, {result.sentences_per_s:.1f} documents/s on {device})")
     return {"kind": "classifier", **_record(device, s), "best_epoch": result.best_epoch,
-            "metrics": best["test"], "epochs": result.epochs, "train_documents": len(record["train_rows"]),
+            "metrics": result.best_metrics(), "epochs": result.epochs, "train_documents": len(record["train_rows"]),
             "documents_per_s": result.sentences_per_s, **record}
 
 
@@ -89,7 +89,7 @@ def _token_classifier(model_path: str, task: Task, s: FinetuneSettings, seed: in
     log(f"best epoch {result.best_epoch}: test {task.headline} {best['test'][task.headline]:.4f} "
         f"({record['train_sentences']} training sentences, {result.sentences_per_s:.1f} sentences/s on {device})")
     return {"kind": "token_classifier", **_record(device, s), "best_epoch": result.best_epoch,
-            "metrics": best["test"], "epochs": result.epochs, "sentences_per_s": result.sentences_per_s, **record}
+            "metrics": result.best_metrics(), "epochs": result.epochs, "sentences_per_s": result.sentences_per_s, **record}
 
 
 def job_from_params(kind: str, model_path: str, params: Mapping[str, Any], seed: int, threads: int,

@@ -16,10 +16,10 @@ from typing import Any
 
 import torch
 
-from clinsent.evaluation.conll import TaggedSentence, entity_scores
+from clinsent.evaluation.conll import TaggedSentence, entity_items, entity_scores
 from clinsent.finetune.classifier import freeze, transformer_layers
 from clinsent.finetune.config import FinetuneSettings
-from clinsent.finetune.fit import FitResult, fit
+from clinsent.finetune.fit import Evaluation, FitResult, fit
 
 
 def encode_words(tokenizer: Any, sentences: list[TaggedSentence], label_ids: dict[str, int] | None,
@@ -71,15 +71,16 @@ def finetune_token_classifier(model_path: str, task: Any, s: FinetuneSettings, s
         features, _ = encode_words(tokenizer, [train[i] for i in idx], ids, s.max_length)
         return model(**{k: v.to(device) for k, v in features.items()}).loss
 
-    def evaluate() -> tuple[dict[str, float], dict[str, float]]:
+    def evaluate() -> Evaluation:
         predicted: list[list[str]] = []
         for k in range(0, len(splits.test), 64):
             batch = {key: v[k:k + 64].to(device) for key, v in test_features.items()}
             best = model(**batch).logits.argmax(-1).cpu().numpy()
             for row, where in zip(best, test_firsts[k:k + 64]):
                 predicted.append([labels[int(row[t])] if t >= 0 else "O" for t in where])
-        scores = entity_scores([x.tags for x in splits.test], predicted)
-        return scores, scores
+        gold = [x.tags for x in splits.test]
+        scores = entity_scores(gold, predicted)
+        return scores, scores, entity_items(gold, predicted)
 
     params = [p for p in model.parameters() if p.requires_grad]
     result = fit(len(train), s, seed, params, step, evaluate, task.headline, model.train, log, texts_per_row=1)

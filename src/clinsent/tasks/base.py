@@ -114,6 +114,11 @@ class Task(abc.ABC):
         """Metrics from a pair scorer's outputs on :meth:`pair_parts` (cross-encoders)."""
         raise NotImplementedError(f"task {self.name} scores no pairs")
 
+    def pair_items(self, scores: list[np.ndarray]) -> Items | None:
+        """The items of :meth:`score_pairs` (a pair scorer's outputs on :meth:`pair_parts`), for
+        the intervals of a cross-encoder's results; None: no intervals."""
+        return None
+
     def lookup(self, texts: list[str], vectors: np.ndarray, wanted: list[str]) -> np.ndarray:
         """The rows of ``vectors`` for ``wanted`` texts (looked up by text)."""
         from clinsent.errors import InputError

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from clinsent.evaluation.classification import METRICS, best_epoch, few_shot, train_head
+from clinsent.evaluation.bootstrap import Items
+from clinsent.evaluation.classification import METRICS, best_epoch, classification_items, few_shot, train_head
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS
 from clinsent.tasks.labelled_docs import LabelledDocsSettings, LabelledDocsTask
@@ -77,12 +78,21 @@ class DocClassification(LabelledDocsTask):
         return list(dict.fromkeys(e.train_texts + e.test_texts))
 
     def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+        return self.score_and_items(texts, vectors)[0]
+
+    def items(self, texts: list[str], vectors: np.ndarray) -> Items:
+        return self.score_and_items(texts, vectors)[1]
+
+    def score_and_items(self, texts: list[str], vectors: np.ndarray) -> tuple[dict[str, float], Items]:
+        """One fit of the head: the best epoch's metrics, and its test documents with their
+        predicted probabilities as the items of the intervals (the head held fixed)."""
         s, e = self.settings, self.examples()
-        epochs = train_head(self.lookup(texts, vectors, e.train_texts), e.train_y,
-                            self.lookup(texts, vectors, e.test_texts), e.test_y, len(e.classes), s.epochs,
-                            s.learning_rate, s.batch_size, s.seed, s.head_hidden, s.head_dropout)
+        epochs, probas = train_head(self.lookup(texts, vectors, e.train_texts), e.train_y,
+                                    self.lookup(texts, vectors, e.test_texts), e.test_y, len(e.classes), s.epochs,
+                                    s.learning_rate, s.batch_size, s.seed, s.head_hidden, s.head_dropout)
         best = best_epoch(epochs)
-        return {**epochs[best - 1]["test"], "best_epoch": float(best)}
+        return ({**epochs[best - 1]["test"], "best_epoch": float(best)},
+                classification_items(e.test_y, probas[best - 1], len(e.classes)))
 
     def statistics(self) -> dict[str, Any]:
         e = self.examples()

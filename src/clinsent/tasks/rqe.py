@@ -195,11 +195,15 @@ class Rqe(Task):
         return self.score_pairs([self._cosines(test, texts, vectors), self._cosines(dev, texts, vectors)])
 
     def items(self, texts: list[str], vectors: np.ndarray) -> Items:
+        test, dev = self.data
+        return self.pair_items([self._cosines(test, texts, vectors), self._cosines(dev, texts, vectors)])
+
+    def pair_items(self, scores: list[np.ndarray]) -> Items:
         """The test pairs, each right or wrong at the threshold chosen on the dev pairs (held fixed:
         a fitted value, not resampled): accuracy of the resampled test pairs."""
         test, dev = self.data
-        threshold, _ = best_threshold(self._cosines(dev, texts, vectors), dev.labels)
-        right = (self._cosines(test, texts, vectors) >= threshold) == test.labels
+        threshold, _ = best_threshold(scores[1], dev.labels)
+        right = (np.asarray(scores[0]) >= threshold) == test.labels
         return Items(len(right), ("accuracy",), lambda i: right[i].mean(axis=-1)[None], "test pairs")
 
     def training_pairs(self) -> PairTargets:

@@ -142,9 +142,14 @@ class Sts(Task):
 
     def items(self, texts: list[str], vectors: np.ndarray) -> Items:
         """The pairs: Spearman and Pearson of the resampled pairs' cosines against their gold."""
-        cos, gold = cosine_rows(*self._pairs(texts, vectors)), np.asarray(self.data.scores, dtype=np.float64)
+        return self.pair_items([cosine_rows(*self._pairs(texts, vectors))])
+
+    def pair_items(self, scores: list[np.ndarray]) -> Items:
+        """The pairs, each with its predicted score (a cosine, or a cross-encoder's output)."""
+        predicted, gold = np.asarray(scores[0], dtype=np.float64), np.asarray(self.data.scores, dtype=np.float64)
         return Items(len(gold), ("spearman", "pearson"),
-                     lambda i: np.stack([rowwise_spearman(cos[i], gold[i]), rowwise_pearson(cos[i], gold[i])]), "pairs")
+                     lambda i: np.stack([rowwise_spearman(predicted[i], gold[i]), rowwise_pearson(predicted[i], gold[i])]),
+                     "pairs")
 
     def training_pairs(self) -> PairTargets:
         d = self.data
