@@ -209,10 +209,14 @@ def test_pair_scorers_items_give_their_scores() -> None:
     assert rqe.pair_items(scores).full() == pytest.approx({"accuracy": rqe.score_pairs(scores)["accuracy"]})
 
 
-def test_a_metric_undefined_on_a_few_resamples_gets_the_interval_of_the_others() -> None:
+def test_a_metric_undefined_on_a_few_resamples_gets_the_interval_of_the_others(tmp_path: Path) -> None:
     """ROC AUC on 12 items with 1 positive: resamples without it are undefined (about 35%: NaN
     bounds, counted); with 3 positives few are (about 3%: the interval over the defined resamples)."""
+    import json
+
     from clinsent.evaluation.bootstrap import UNDEFINED_SHARE, rowwise_roc_auc
+    from clinsent.io import write_json
+    from clinsent.report.paired import replicate_rows
 
     rng = np.random.default_rng(9)
     score = rng.random(12)
@@ -231,3 +235,9 @@ def test_a_metric_undefined_on_a_few_resamples_gets_the_interval_of_the_others()
             assert np.isnan(boot.intervals["roc_auc"]).all()
         record = interval_record(items)
         assert record["ci_method"]["undefined_resamples"] == {"roc_auc": missing}
+        # through the evaluate job's JSON (NaN written as null) into the report's replicates
+        write_json(record, tmp_path / "m.json")
+        back = json.loads((tmp_path / "m.json").read_text())
+        rows = replicate_rows([{"method": "m", "base_model": "b", "seed": 0, "eval_set": "e", "metrics": back}])
+        got = np.asarray(rows.set_index("metric").at["roc_auc", "replicates"])
+        assert np.isnan(got).sum() == missing and np.allclose(got, reps, equal_nan=True, atol=1e-6)

@@ -664,6 +664,7 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     short = sum(v for k, v in zip(stats["pretrain"]["histogram"]["edges"], stats["pretrain"]["histogram"]["counts"])
                 if k < 128)
     assert f"{short} of {stats['pretrain']['documents']} documents are shorter than 128 words: skipped" in log
+    assert not re.search(r"step 0: *$", log, re.M)  # no curve set: no empty line before the first step
     few = json.loads((out / "finetune" / "mlm" / "roberta" / "seed0" / "mtri_ft_fs4.json").read_text())
     assert few["train_documents"] == 4 * len(few["classes"])
     ner = json.loads((out / "finetune" / "note" / "roberta" / "seed0" / "i2b2_2010_frozen.json").read_text())

@@ -193,8 +193,10 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
         if not scores:  # nothing to evaluate: the curve keeps the loss
             curve.append({"step": step, "eval_set": "", "metric": "", "score": float("nan"), **losses})
         # before the first step there is no loss to show; losses in significant digits (a small one is not 0.0000)
-        log(f"step {step}: " + ", ".join([f"{k} {headline[k]}={v:.4f}" for k, v in scores.items()]
-                                         + [f"{k}={v:.4g}" for k, v in losses.items() if not math.isnan(v)]))
+        shown = ([f"{k} {headline[k]}={v:.4f}" for k, v in scores.items()]
+                 + [f"{k}={v:.4g}" for k, v in losses.items() if not math.isnan(v)])
+        if shown:  # step 0 without a curve set has nothing to show
+            log(f"step {step}: " + ", ".join(shown))
         if selection_set is None:
             best_step = step
         elif (step > 0 or not trained) and scores[selection_set] > best_score:
