@@ -12,7 +12,8 @@ prints the min and median seconds per step of each and their ratio (ours / plain
 loop's overhead; for ``simcse`` it is the loop's overhead alone. Ours includes the batch
 preparation on the prefetching thread (tokenization, augmentation draws, span masks); the
 plain step tokenizes inline. On CUDA both run under bf16 autocast with fused AdamW, and the
-report adds, for each side, sentences/s, step GPU memory (the peak above what was already
+report adds, for each side, sentences/s, host syncs and dispatched operators per step (one
+step under :class:`clinsent.train.syncs.SyncCounter`), step GPU memory (the peak above what was already
 allocated when its timed run began: activations, gradients, temporaries; every side's weights and
 optimiser state stay resident; the process-wide peak is in the header) and model FLOPs
 utilisation (6 x parameters x tokens per step, forward and backward, over the GPU's dense bf16
@@ -53,6 +54,7 @@ from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, autocast
 from clinsent.train.prefetch import prefetch
+from clinsent.train.syncs import SyncCounter
 from clinsent.train.core import pick_device
 from clinsent.train.trainer import MethodLoop
 
@@ -124,6 +126,14 @@ class Ours:
         self.data, self.next_step, self.params = data, 1, sum(p.numel() for p in t.model.parameters())
         self.tokens_per_step = (3 if method_name in ROW_METHODS else 2) * batch * length  # rows through the encoder
 
+    def counted(self) -> SyncCounter:
+        """One more step (its batch prepared first, outside the count) under the sync counter."""
+        batch = self.loop.prepare(self.data, self.next_step)
+        self.next_step += 1
+        with SyncCounter() as counter:
+            self.loop.step(batch)
+        return counter
+
     def run(self, n: int) -> float:
         steps = range(self.next_step, self.next_step + n)
         self.next_step += n
@@ -142,6 +152,11 @@ class _Reference:
 
     def step(self) -> None:
         raise NotImplementedError
+
+    def counted(self) -> SyncCounter:
+        with SyncCounter() as counter:
+            self.step()
+        return counter
 
     def run(self, n: int) -> float:
         t0 = time.perf_counter()
@@ -229,7 +244,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.rounds < 5:
         ap.error("--rounds must be at least 5")
-    total = (args.rounds + 1) * args.steps
+    total = (args.rounds + 1) * args.steps + 1  # the warm-up, the timed rounds and one counted step
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or str(build_model(Path(tmp) / "model", args.size))
         plain = PlainSimCSE(model, args.batch_size, args.max_length)
@@ -264,6 +279,8 @@ def main() -> None:
                 timed(m, ours[m])
                 timed(ref_of[m], refs[ref_of[m]])
             print(f"round {rnd + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items() if v), flush=True)
+        # one more step of each side under the dispatch counter: host syncs and dispatched operators per step
+        counts = {m: ours[m].counted() for m in args.methods} | {k: ref.counted() for k, ref in refs.items()}
     device = plain.device
     gpu = torch.cuda.get_device_name(0) if device.type == "cuda" else None
     peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if gpu and k in gpu), None)
@@ -286,6 +303,9 @@ def main() -> None:
                      "plain_sentences_per_second": round(rows_per_step / plain_med, 2),
                      "mfu": round(flops / med / (peak * 1e12), 4) if on_gpu and peak else None,
                      "plain_mfu": round(flops / plain_med / (peak * 1e12), 4) if on_gpu and peak else None,
+                     "host_syncs_per_step": sum(counts[m].syncs.values()), "ops_per_step": counts[m].ops,
+                     "plain_host_syncs_per_step": sum(counts[ref_of[m]].syncs.values()),
+                     "plain_ops_per_step": counts[ref_of[m]].ops,
                      "step_gpu_memory_mb": round(peaks[m], 1) if gpu else None,
                      "plain_step_gpu_memory_mb": round(peaks[ref_of[m]], 1) if gpu else None})
     meta: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__, "platform": platform.platform(),
@@ -300,11 +320,13 @@ def main() -> None:
     (out / "train.json").write_text(json.dumps({"meta": meta, "runs": rows, "seconds": times}, indent=2) + "\n")
     lines = ["| method | device | model | batch | length | ours s/step (median, min) | reference | reference s/step "
              "(median, min) | ratio (median, min) | sentences/s (ours, ref.) | MFU (ours, ref.) "
-             "| step GPU MiB (ours, ref.) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| host syncs/step (ours, ref.) | operators/step (ours, ref.) | step GPU MiB (ours, ref.) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['method']} | {r['device']} | {r['model']} | {r['batch_size']} | {r['max_length']} | "
               f"{r['ours_median_s']}, {r['ours_min_s']} | {r['reference']} | {r['plain_median_s']}, {r['plain_min_s']} | "
               f"{r['ratio_median']}, {r['ratio_min']} | {r['sentences_per_second']}, {r['plain_sentences_per_second']} | "
               f"{r['mfu'] or '–'}, {r['plain_mfu'] or '–'} | "
+              f"{r['host_syncs_per_step']}, {r['plain_host_syncs_per_step']} | {r['ops_per_step']}, {r['plain_ops_per_step']} | "
               f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} |" for r in rows]
     (out / "train.md").write_text(f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s).\n\n"
                                   + "\n".join(lines) + "\n")

@@ -58,9 +58,9 @@ class DeclutrLoss(MethodLoss):
         the positives' averaged per anchor."""
         s, enc = self.s, self.encoder
         mlm_loss, hs = self.mlm.loss_and_states(batch)
-        anchors = pool(hs, batch["features"]["attention_mask"].to(enc.device), s.pooling, s.first_layer)
+        anchors = pool(hs, batch["features"]["attention_mask"].to(enc.device, non_blocking=True), s.pooling, s.first_layer)
         positives = batch["positives"]
-        p = pool(enc.hidden_states(positives), positives["attention_mask"].to(enc.device), s.pooling, s.first_layer)
+        p = pool(enc.hidden_states(positives), positives["attention_mask"].to(enc.device, non_blocking=True), s.pooling, s.first_layer)
         p = p.view(len(anchors), s.num_positives, -1).mean(dim=1)
         return Embedded({"anchor": anchors, "positive": p}, parts={"mlm": mlm_loss})
 

@@ -122,6 +122,7 @@ class MedSELoss(SimCSELoss):
         batch["keep"] = keep
         if keep:
             batch["span_mask"] = torch.stack(masks)
+            batch["span_width"] = int(batch["span_mask"].sum(dim=1).max())  # on the host, not in the step
             batch["definitions"] = self.definitions.tokenize(definitions)
             if self.s.perturbation == "shuffle_pairs":
                 batch["pairing"] = derangement(len(keep), generator)
@@ -136,6 +137,7 @@ class MedSELoss(SimCSELoss):
         if mine:
             index = torch.tensor(mine)
             out["span_mask"] = batch["span_mask"][index][:, :out["features"]["input_ids"].shape[1]]
+            out["span_width"] = int(out["span_mask"].sum(dim=1).max())
             out["definitions"] = take(batch["definitions"], index)
         return out
 
@@ -150,8 +152,11 @@ class MedSELoss(SimCSELoss):
             return out
         last = hs[-1][:batch["n"]].float()
         device = last.device
-        attention = batch["features"]["attention_mask"][keep].to(device)
-        out.vectors["h_ent"] = self.entity_encoder(last[keep], batch["span_mask"].to(device), attention)
+        attention = batch["features"]["attention_mask"][keep].to(device, non_blocking=True)
+        rows = torch.as_tensor(keep).to(device, non_blocking=True)  # a list index would be copied blocking
+        out.vectors["h_ent"] = self.entity_encoder(last.index_select(0, rows),
+                                                   batch["span_mask"].to(device, non_blocking=True), attention,
+                                                   batch.get("span_width"))
         if self.s.definition_trainable:
             out.vectors["h_def"] = self.definitions.embed_batch(batch["definitions"])
         elif fixed:

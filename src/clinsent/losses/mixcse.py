@@ -163,8 +163,11 @@ class MixCSELoss(SimCSELoss):
         if s.instance_weighting:
             with torch.no_grad():
                 alpha = instance_weights(vectors["complementary"], s.phi)
-                off = ~torch.eye(len(alpha), dtype=torch.bool, device=alpha.device)
-                self._stats = {"zero_weight_share": (alpha[off] == 0).float().mean(), "mean_weight": alpha[off].mean()}
+                n = len(alpha)  # the off-diagonal weights' statistics, by sums (a boolean index waits on the device)
+                off = 1.0 - torch.eye(n, device=alpha.device)
+                pairs = n * (n - 1) if n > 1 else float("nan")
+                self._stats = {"zero_weight_share": ((alpha == 0).float() * off).sum() / pairs,
+                               "mean_weight": (alpha * off).sum() / pairs}
         else:
             alpha = torch.ones(len(z1), len(z1), device=z1.device)
         blocks: Blocks = [(cosine_logits(z1.float(), z2.float(), s.temperature), alpha)]

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from clinsent.losses.base import Embedded, MethodLoss, take
-from clinsent.models.encoder import Encoder, autocast
+from clinsent.models.encoder import Encoder, autocast, model_inputs
 
 if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
     from clinsent.methods.mlm import MlmSettings
@@ -74,25 +74,38 @@ class MaskedLM(nn.Module):
         # most of an MLM step's cost); other layouts run the model's own forward
         self.head = heads[0] if len(heads) == 1 else None
 
-    def forward(self, features: dict[str, torch.Tensor], labels: torch.Tensor) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+    def forward(self, features: dict[str, torch.Tensor], labels: torch.Tensor,
+                chosen: torch.Tensor | None = None) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
         """(MLM loss, hidden states of every layer) of one pass over ``features``; the loss is 0
-        when no position is masked (a short batch), not NaN."""
+        when no position is masked (a short batch), not NaN. ``chosen``: the flat indices of the
+        masked positions (:func:`masked_positions`, on the host when the batch is prepared, so
+        the step never asks the device which positions they are); found here when not given."""
         device = self.encoder.device
+        if chosen is None:
+            chosen = masked_positions(labels)
         inputs = {k: v.to(device, non_blocking=True) for k, v in features.items()
                   if k in ("input_ids", "attention_mask", "token_type_ids")}
         labels = labels.to(device, non_blocking=True)
-        chosen = labels != -100
         if self.head is None:
             with autocast(device, self.encoder.precision):
-                out = self.model(**inputs, labels=labels, output_hidden_states=True, return_dict=True)
-            loss = out.loss.float() if bool(chosen.any()) else out.logits.float().sum() * 0.0
+                out = self.model(**model_inputs(self.model, inputs), labels=labels, output_hidden_states=True,
+                                 return_dict=True)
+            loss = out.loss.float() if len(chosen) else out.logits.float().sum() * 0.0
             return loss, tuple(out.hidden_states)
+        index = chosen.to(device, non_blocking=True)
         with autocast(device, self.encoder.precision):
-            hs = self.encoder.model(**inputs, output_hidden_states=True, return_dict=True).hidden_states
-            logits = self.head(hs[-1][chosen])
-        if not bool(chosen.any()):
+            hs = self.encoder.model(**model_inputs(self.encoder.model, inputs), output_hidden_states=True,
+                                    return_dict=True).hidden_states
+            logits = self.head(hs[-1].flatten(0, 1).index_select(0, index))
+        if not len(chosen):
             return logits.float().sum() * 0.0, tuple(hs)
-        return torch.nn.functional.cross_entropy(logits.float(), labels[chosen]), tuple(hs)
+        return torch.nn.functional.cross_entropy(logits.float(), labels.flatten().index_select(0, index)), tuple(hs)
+
+
+def masked_positions(labels: torch.Tensor) -> torch.Tensor:
+    """The flat indices (row-major over the batch's tokens) of the positions with an MLM label,
+    found on the host (``labels`` as prepared, on the CPU)."""
+    return torch.nonzero(labels.flatten() != -100).squeeze(1)
 
 
 def tokenize_for_mlm(encoder: Encoder, texts: list[str]) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
@@ -115,8 +128,9 @@ class MlmLoss(MethodLoss):
         features, special = tokenize_for_mlm(self.encoder, texts)
         ids, labels = mask_tokens(features["input_ids"], special, self.encoder.tokenizer, generator,
                                   s.mlm_probability, s.mask_replace_prob, s.random_replace_prob)
-        return {"n": len(texts), "features": {**features, "input_ids": ids}, "labels": labels,
-                "mlm_total": int((labels != -100).sum())}
+        chosen = masked_positions(labels)
+        return {"n": len(texts), "features": {**features, "input_ids": ids}, "labels": labels, "mlm_chosen": chosen,
+                "mlm_total": len(chosen)}
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
         return self.masked(rows["text"].astype(str).tolist(), generator)
@@ -126,12 +140,13 @@ class MlmLoss(MethodLoss):
         part = slice(start, stop)
         features = take({**batch["features"], "labels": batch["labels"]}, part)
         labels = features.pop("labels")
-        return {"n": stop - start, "features": features, "labels": labels, "mlm_total": batch["mlm_total"]}
+        return {"n": stop - start, "features": features, "labels": labels, "mlm_chosen": masked_positions(labels),
+                "mlm_total": batch["mlm_total"]}
 
     def loss_and_states(self, batch: dict[str, Any]) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
         """(the MLM loss of ``batch``'s share of the whole batch's masked positions, every layer's states)."""
-        loss, hs = self.lm(batch["features"], batch["labels"])
-        count, total = int((batch["labels"] != -100).sum()), batch["mlm_total"]
+        loss, hs = self.lm(batch["features"], batch["labels"], batch["mlm_chosen"])
+        count, total = len(batch["mlm_chosen"]), batch["mlm_total"]
         return (loss * (count / total) if total and count != total else loss), hs
 
     def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:

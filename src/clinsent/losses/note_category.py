@@ -51,8 +51,8 @@ class NoteCategoryLoss(MethodLoss):
             raise RuntimeError("bind() the training documents before the first step")
         s, device = self.s, self.encoder.device
         mlm_loss, hs = self.mlm.loss_and_states(batch)
-        e = pool(hs, batch["features"]["attention_mask"].to(device), s.pooling, s.first_layer)
-        ce = F.cross_entropy(self.head(e), batch["category"].to(device))
+        e = pool(hs, batch["features"]["attention_mask"].to(device, non_blocking=True), s.pooling, s.first_layer)
+        ce = F.cross_entropy(self.head(e), batch["category"].to(device, non_blocking=True))
         if batch["n"] != batch["rows_total"]:
             ce = ce * (batch["n"] / batch["rows_total"])
         return Embedded(parts={"mlm": mlm_loss, "category": s.category_weight * ce})

@@ -72,7 +72,7 @@ class SimCSELoss(MethodLoss):
                 hs = enc.hidden_states(doubled)
         else:
             hs = enc.hidden_states(doubled)
-        emb = pool(hs, doubled["attention_mask"].to(enc.device), self.s.pooling, self.s.first_layer)
+        emb = pool(hs, doubled["attention_mask"].to(enc.device, non_blocking=True), self.s.pooling, self.s.first_layer)
         if self.mlp is not None:
             emb = self.mlp(emb)
         return emb[:n], emb[n:], hs

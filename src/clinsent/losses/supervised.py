@@ -59,7 +59,7 @@ class SupSimCSELoss(MethodLoss):
         """The anchors', positives' (and negatives') embeddings of one pass over all three."""
         enc, n, features = self.encoder, batch["n"], batch["features"]
         hs = enc.hidden_states(features)
-        emb = pool(hs, features["attention_mask"].to(enc.device), self.s.pooling, self.s.first_layer)
+        emb = pool(hs, features["attention_mask"].to(enc.device, non_blocking=True), self.s.pooling, self.s.first_layer)
         if self.mlp is not None:
             emb = self.mlp(emb)
         out = {"anchor": emb[:n], "positive": emb[n:2 * n]}

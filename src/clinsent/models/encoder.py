@@ -18,6 +18,27 @@ import torch
 from clinsent.models.pooling import pool
 
 
+def model_inputs(model: Any, inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``inputs`` with the padding mask in the 4-D form the model's attention takes, built on the
+    device: transformers returns a 4-D mask as it is, where from a 2-D one it first checks on the
+    device whether any token is padding (``padding_mask.all()``, a host sync in every forward)
+    to drop the mask. SDPA takes a boolean mask (True: attend), eager attention an additive one;
+    another attention implementation gets the 2-D mask as before. The cost: on CUDA a batch
+    without padding no longer drops its mask for the flash kernel (batches of real sentences
+    nearly always pad)."""
+    mask = inputs.get("attention_mask")
+    if mask is None or mask.dim() != 2:
+        return inputs
+    kind = getattr(getattr(model, "config", None), "_attn_implementation", None)
+    keys = mask[:, None, None, :]
+    if kind == "sdpa":
+        return {**inputs, "attention_mask": keys.bool()}
+    if kind == "eager":
+        dtype = next(model.parameters()).dtype
+        return {**inputs, "attention_mask": (1.0 - keys.to(dtype)) * torch.finfo(dtype).min}
+    return inputs
+
+
 def autocast(device: torch.device, precision: str = "auto") -> Any:
     """The autocast of ``precision`` (:mod:`clinsent.precision`; ``auto``: bf16 on a GPU of
     compute capability >= 8.0, fp16 below, none on the CPU)."""
@@ -61,12 +82,12 @@ class Encoder:
                   if k not in ("offset_mapping", "special_tokens_mask")}
         model = self.forward_model if self.model.training else self.model
         with autocast(self.device, self.precision):
-            out = model(**inputs, output_hidden_states=True, return_dict=True)
+            out = model(**model_inputs(self.model, inputs), output_hidden_states=True, return_dict=True)
         return tuple(out.hidden_states)
 
     def embed_batch(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         hs = self.hidden_states(batch)
-        emb = pool(hs, batch["attention_mask"].to(self.device), self.pooling, self.first_layer)
+        emb = pool(hs, batch["attention_mask"].to(self.device, non_blocking=True), self.pooling, self.first_layer)
         return self.head(emb) if self.head is not None else emb
 
     def training_head(self, dim: int) -> torch.nn.Module | None:

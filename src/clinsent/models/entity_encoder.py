@@ -57,15 +57,18 @@ class EntityEncoder(nn.Module):
         return spans
 
     def forward(self, token_states: torch.Tensor, span_mask: torch.Tensor,
-                attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+                attention_mask: torch.Tensor | None = None, width: int | None = None) -> torch.Tensor:
         """``token_states`` [n, T, d], ``span_mask`` [n, T] (True on the entity's tokens) and the
         sentences' ``attention_mask`` [n, T] (needed by ``cross_attention``) -> h_ent [n, d].
 
         The span is gathered to the front of a compact [n, S, d] tensor first, so the
-        span-only encoders see the entity's tokens and nothing else.
+        span-only encoders see the entity's tokens and nothing else. ``width`` S, the longest
+        span's token count, as counted on the host when the batch was prepared (the step then
+        never waits for the device to count it); counted here when not given.
         """
         lengths = span_mask.sum(dim=1)
-        width = int(lengths.max().item()) if len(lengths) else 0
+        if width is None:
+            width = int(lengths.max().item()) if len(lengths) else 0
         idx = torch.argsort((~span_mask).to(torch.int8), dim=1, stable=True)[:, :width]
         spans = torch.gather(token_states, 1, idx.unsqueeze(-1).expand(-1, -1, token_states.size(-1)))
         valid = torch.arange(width, device=span_mask.device).unsqueeze(0) < lengths.unsqueeze(1)

@@ -337,11 +337,16 @@ class MethodLoop:
         t0 = began = time.perf_counter()  # the ETA counts evaluations and checkpoints too
         for step, batch in batches:
             losses = self.step(batch)
-            _sync(device)
+            evaluating = step % self.s.eval_every == 0 or step == self.s.steps
+            reporting = bool(progress_every) and step % progress_every == 0
+            saving = bool(self.s.checkpoint_every) and step % self.s.checkpoint_every == 0 and step < self.s.steps
+            if not (evaluating or reporting or saving or (stop and "signal" in stop)):
+                continue  # no host sync between these points: the steps queue on the device
+            _sync(device)  # the steps since the last sync point, timed together
             seconds += time.perf_counter() - t0
-            if step % self.s.eval_every == 0 or step == self.s.steps:
+            if evaluating:
                 evaluate(step, {k: float(v.item()) for k, v in losses.items()})
-            if progress_every and step % progress_every == 0:
+            if reporting:
                 done = step - first_step + 1
                 parts = ", ".join(f"{k.removeprefix('loss_')} {float(v.item()):.4g}" for k, v in losses.items()
                                   if k != "loss")
@@ -349,7 +354,7 @@ class MethodLoop:
                     + (f" ({parts})" if parts else "")
                     + f", {done * self.s.batch_size / max(seconds, 1e-9):.1f} rows/s"
                     + f", ETA {duration((self.s.steps - step) * (time.perf_counter() - began) / done)}")
-            if self.s.checkpoint_every and step % self.s.checkpoint_every == 0 and step < self.s.steps:
+            if saving:
                 save_checkpoint(step)
             if stop and "signal" in stop:
                 t1 = time.perf_counter()
