@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,16 +28,23 @@ def model_inputs(model: Any, inputs: dict[str, torch.Tensor]) -> dict[str, torch
     without padding no longer drops its mask for the flash kernel (batches of real sentences
     nearly always pad)."""
     mask = inputs.get("attention_mask")
-    if mask is None or mask.dim() != 2:
+    form = MASK_FORMS.get(getattr(getattr(model, "config", None), "_attn_implementation", None) or "")
+    if mask is None or mask.dim() != 2 or form is None:
         return inputs
-    kind = getattr(getattr(model, "config", None), "_attn_implementation", None)
-    keys = mask[:, None, None, :]
-    if kind == "sdpa":
-        return {**inputs, "attention_mask": keys.bool()}
-    if kind == "eager":
-        dtype = next(model.parameters()).dtype
-        return {**inputs, "attention_mask": (1.0 - keys.to(dtype)) * torch.finfo(dtype).min}
-    return inputs
+    return {**inputs, "attention_mask": form(mask[:, None, None, :], model)}
+
+
+def _boolean_mask(keys: torch.Tensor, model: Any) -> torch.Tensor:
+    return keys.bool()  # True: attend
+
+
+def _additive_mask(keys: torch.Tensor, model: Any) -> torch.Tensor:
+    dtype = next(model.parameters()).dtype
+    return (1.0 - keys.to(dtype)) * torch.finfo(dtype).min
+
+
+# a model's attention implementation -> the 4-D padding mask it takes (others: the 2-D mask)
+MASK_FORMS: dict[str, Callable[[torch.Tensor, Any], torch.Tensor]] = {"sdpa": _boolean_mask, "eager": _additive_mask}
 
 
 def autocast(device: torch.device, precision: str = "auto") -> Any:
