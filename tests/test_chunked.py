@@ -61,7 +61,8 @@ def _no_dropout(*modules: torch.nn.Module) -> None:
                 m.dropout = 0.0
 
 
-def _setup(tiny_bert: Path, objective: str, dropout: bool = False, **knobs: Any) -> tuple[MethodLoss, Encoder, dict[str, Any]]:
+def method_and_encoder(tiny_bert: Path, objective: str, **knobs: Any) -> tuple[Any, Encoder]:
+    """The objective's method (batch 13, length 32; knobs over those) and an encoder on the tiny BERT."""
     base: dict[str, Any] = {"steps": 2, "batch_size": 13, "max_length": 32}
     if objective in ("sup_simcse", "mnr"):
         base["train_data"] = "rows"
@@ -72,7 +73,11 @@ def _setup(tiny_bert: Path, objective: str, dropout: bool = False, **knobs: Any)
     s = method.settings
     t = load_transformer(str(tiny_bert), s.max_length)
     torch.manual_seed(0)
-    encoder = Encoder(t.model, t.tokenizer, s.pooling, s.first_layer, s.max_length, torch.device("cpu"))
+    return method, Encoder(t.model, t.tokenizer, s.pooling, s.first_layer, s.max_length, torch.device("cpu"))
+
+
+def _setup(tiny_bert: Path, objective: str, dropout: bool = False, **knobs: Any) -> tuple[MethodLoss, Encoder, dict[str, Any]]:
+    method, encoder = method_and_encoder(tiny_bert, objective, **knobs)
     loss = method.build_loss(encoder)
     loss.bind(SimpleNamespace(classes=["a", "b", "c"]))
     encoder.model.train()
