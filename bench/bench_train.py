@@ -12,18 +12,24 @@ prints the min and median seconds per step of each and their ratio (ours / plain
 loop's overhead; for ``simcse`` it is the loop's overhead alone. Ours includes the batch
 preparation on the prefetching thread (tokenization, augmentation draws, span masks); the
 plain step tokenizes inline. On CUDA both run under bf16 autocast with fused AdamW, and the
-report adds, for each side, sentences/s, host syncs and dispatched operators per step (one
-step under :class:`clinsent.train.syncs.SyncCounter`), step GPU memory (the peak above what was already
+report adds, for each side, sentences/s, real (non-pad) tokens/s and the real-token share of the
+encoder's input (each pass padded to its longest row, as the tokenizer pads a batch), host syncs
+and dispatched operators per step (one step under :class:`clinsent.train.syncs.SyncCounter`),
+the FLOP ratio of ours to the reference, step GPU memory (the peak above what was already
 allocated when its timed run began: activations, gradients, temporaries; every side's weights and
 optimiser state stay resident; the process-wide peak is in the header) and model FLOPs
-utilisation (6 x parameters x tokens per step, forward and backward, over the GPU's dense bf16
-peak; ``--peak-tflops`` to set it).
+utilisation on the real tokens (6 x non-embedding parameters per real token, plus attention's
+12 x layers x width x length, forward and backward, over the GPU's dense bf16 peak;
+``--peak-tflops`` to set it).
 
-The paper's setting by default: a BERT-base-sized encoder (12 layers, 768 wide, random weights
-from a config, so nothing is downloaded; the packaged MiniLM's BERT tokenizer), batch 32,
-every sentence long enough to fill 128 tokens. Figures go to ``bench/results/train.{json,md}``.
+Defaults: a BERT-base-sized encoder (12 layers, 768 wide, random weights from a config, so
+nothing is downloaded; the packaged MiniLM's BERT tokenizer), batch 32, length 128, the demo
+corpus's sentences (``--lengths demo``: real lengths, about 25 tokens on average; MED-SE's
+definitions are other demo sentences); ``--lengths full`` makes every sentence fill the length
+(the earlier setting, no padding at all). Figures go to ``bench/results/train.{json,md}``.
 
-Usage: python bench/bench_train.py [--rounds 5] [--steps 1] [--size base|small|tiny]
+Usage: python bench/bench_train.py [--rounds 5] [--steps 1] [--size base|small|tiny] [--batch-size 64]
+       [--lengths demo|full]
        [--methods simcse medse mixcse:instance_weighting=false simcse:augmentation=random_crop]
        (an objective, optionally with knobs after colons; or any base model: --model bert-base-uncased)
 """
@@ -59,6 +65,9 @@ from clinsent.train.core import pick_device
 from clinsent.train.trainer import MethodLoop
 
 REPO = Path(__file__).resolve().parents[1]
+DEMO_SENTENCES = REPO / "resources" / "demo" / "pubmed.demo.sentences.txt"
+# the batch columns an encoder reads, and how many passes each gets (SimCSE's two dropout views)
+PASSES = {"text": 2, "definition": 1, "anchor": 1, "positive": 1, "negative": 1}
 DISEASES = ["heart failure", "diabetes mellitus", "asthma", "pneumonia", "sepsis", "gout", "anemia", "migraine",
             "hypertension", "atrial fibrillation", "chronic kidney disease", "depression"]
 FILLER = ("the patient was seen on the ward today and reported that symptoms had improved overnight with the "
@@ -82,14 +91,29 @@ def build_model(path: Path, size: str) -> Path:
     return path
 
 
-def corpus(n: int) -> tuple[pd.DataFrame, pd.DataFrame, list[Candidate]]:
+def demo_sentences() -> list[str]:
+    """The demo corpus's sentences (real lengths: about 25 tokens on average, a tail to 60)."""
+    return [line.strip() for line in DEMO_SENTENCES.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def corpus(n: int, lengths: str = "demo") -> tuple[pd.DataFrame, pd.DataFrame, list[Candidate]]:
+    """``n`` sentences, each with one entity and its definition. ``demo``: the demo corpus's
+    sentences in turn (the entity: the sentence's first two words; the definition: another demo
+    sentence, as long as a definition); ``full``: every sentence and definition long enough to
+    fill the length (the papers' longest case, no padding at all)."""
     sents, ents = [], []
+    real = demo_sentences() if lengths == "demo" else []
     for i in range(n):
         d = DISEASES[i % len(DISEASES)]
-        text = f"Patient {i} has a history of {d} and " + FILLER * 4  # about 150 words: truncated at 128 tokens
-        start = text.index(d)
-        ents.append((i, 0, start, start + len(d), f"T{i}",  # distinct entities: replace can fill any batch
-                     f"{d.capitalize()} is a disease; " + FILLER))
+        if real:
+            text = real[i % len(real)]
+            span = " ".join(text.split()[:2])
+            ents.append((i, 0, 0, len(span), f"T{i}", real[(7 * i + 3) % len(real)]))
+        else:
+            text = f"Patient {i} has a history of {d} and " + FILLER * 4  # about 150 words: truncated at 128 tokens
+            start = text.index(d)
+            ents.append((i, 0, start, start + len(d), f"T{i}",  # distinct entities: replace can fill any batch
+                         f"{d.capitalize()} is a disease; " + FILLER))
         sents.append((i, text))
     sentences = pd.DataFrame(sents, columns=["sent_id", "text"])
     entities = pd.DataFrame(ents, columns=["sent_id", "ent_idx", "start", "end", "term_id", "definition"])
@@ -97,15 +121,50 @@ def corpus(n: int) -> tuple[pd.DataFrame, pd.DataFrame, list[Candidate]]:
     return sentences, entities, cands
 
 
+class Tokens:
+    """What a step's encoder passes hold, averaged over steps: real (non-pad) tokens, the tokens
+    fed (each pass padded to its longest row, as the tokenizer pads a batch), and the sum of
+    squared real lengths (attention's cost grows with it)."""
+
+    def __init__(self, real: float, fed: float, squares: float) -> None:
+        self.real, self.fed, self.squares = real, fed, squares
+
+    @classmethod
+    def of(cls, steps: list[list[list[str]]], tokenizer: Any, length: int) -> Tokens:
+        """``steps``: per step, the texts of each encoder pass."""
+        real = fed = squares = 0.0
+        for passes in steps:
+            for texts in passes:
+                if not texts:
+                    continue
+                n = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=length)["input_ids"]]
+                real += sum(n)
+                fed += len(n) * max(n)
+                squares += sum(k * k for k in n)
+        k = max(len(steps), 1)
+        return cls(real / k, fed / k, squares / k)
+
+    def flops(self, model_config: Any, non_embedding: int) -> float:
+        """Forward and backward FLOPs on the real tokens: 6 x non-embedding parameters per token
+        plus attention's 12 x layers x width x length per token (PaLM's count, appendix B)."""
+        return 6 * non_embedding * self.real + 12 * model_config.num_hidden_layers * model_config.hidden_size * self.squares
+
+
+def non_embedding_parameters(model: Any) -> int:
+    embeddings = getattr(model, "embeddings", None)
+    skip = {id(p) for p in embeddings.parameters()} if embeddings is not None else set()
+    return sum(p.numel() for p in model.parameters() if id(p) not in skip)
+
+
 class Ours:
     """The trainer's loop for one method: prefetched preparation, then ``MethodLoop.step``."""
 
-    def __init__(self, model: str, variant: str, batch: int, length: int, total_steps: int) -> None:
+    def __init__(self, model: str, variant: str, batch: int, length: int, total_steps: int, lengths: str) -> None:
         method_name, *extra = variant.split(":")
         knobs: dict[str, Any] = {"steps": total_steps, "batch_size": batch, "max_length": length,
                                  "checkpoint_every": 0}
         knobs.update({k: yaml.safe_load(v) for k, v in (e.split("=", 1) for e in extra)})
-        sentences, entities, cands = corpus(max(4 * batch, 64))
+        sentences, entities, cands = corpus(max(4 * batch, 64), lengths)
         data: Any
         if method_name in ROW_METHODS:
             knobs["train_data"] = "rows"
@@ -124,7 +183,9 @@ class Ours:
         self.encoder = Encoder(t.model, t.tokenizer, s.pooling, s.first_layer, length, self.device)
         self.loop = MethodLoop(self.method, self.encoder, seed=0)
         self.data, self.next_step, self.params = data, 1, sum(p.numel() for p in t.model.parameters())
-        self.tokens_per_step = (3 if method_name in ROW_METHODS else 2) * batch * length  # rows through the encoder
+        columns = [self.data.batch(step) for step in range(1, total_steps + 1)]  # every step's rows
+        self.tokens = Tokens.of([[list(rows[c].dropna().astype(str)) for c in PASSES if c in rows
+                                  for _ in range(PASSES[c])] for rows in columns], t.tokenizer, length)
 
     def counted(self) -> SyncCounter:
         """One more step (its batch prepared first, outside the count) under the sync counter."""
@@ -171,7 +232,7 @@ class PlainSimCSE(_Reference):
     """Unsupervised SimCSE written directly: tokenize, one pass over 2N rows, first-last pooling,
     InfoNCE, AdamW (fused on CUDA), gradient clipping at 1.0."""
 
-    def __init__(self, model: str, batch: int, length: int) -> None:
+    def __init__(self, model: str, batch: int, length: int, lengths: str) -> None:
         from transformers import AutoModel, AutoTokenizer
 
         from clinsent.models.base import resolve_model
@@ -182,8 +243,9 @@ class PlainSimCSE(_Reference):
         self.model = AutoModel.from_pretrained(path).to(self.device).train()
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=3e-5, weight_decay=0.0,
                                            fused=self.device.type == "cuda" or None)
-        self.texts = corpus(batch)[0]["text"].tolist()
+        self.texts = corpus(batch, lengths)[0]["text"].tolist()
         self.length = length
+        self.tokens = Tokens.of([[self.texts, self.texts]], self.tokenizer, length)
 
     def step(self) -> None:
         enc = self.tokenizer(self.texts, padding=True, truncation=True, max_length=self.length, return_tensors="pt")
@@ -204,7 +266,7 @@ class PlainMNR(_Reference):
     """sentence-transformers' own step on the same triplets: the library's model (the method's
     pooling), its MultipleNegativesRankingLoss (scale 20), AdamW, gradient clipping at 1.0."""
 
-    def __init__(self, model: str, batch: int, length: int, pooling: str) -> None:
+    def __init__(self, model: str, batch: int, length: int, pooling: str, lengths: str) -> None:
         from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
         from clinsent.models.base import sentence_transformer
@@ -215,8 +277,9 @@ class PlainMNR(_Reference):
         self.loss = MultipleNegativesRankingLoss(self.model, scale=20.0)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=3e-5, weight_decay=0.0,
                                            fused=self.device.type == "cuda" or None)
-        texts = corpus(max(4 * batch, 64))[0]["text"].tolist()[:batch]
+        texts = corpus(max(4 * batch, 64), lengths)[0]["text"].tolist()[:batch]
         self.columns = [texts, texts[1:] + texts[:1], texts[2:] + texts[:2]]
+        self.tokens = Tokens.of([self.columns], self.model.tokenizer, length)
 
     def step(self) -> None:
         from sentence_transformers.util import batch_to_device
@@ -236,6 +299,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1, help="steps timed per round and side")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--max-length", type=int, default=128)
+    ap.add_argument("--lengths", choices=["demo", "full"], default="demo",
+                    help="demo: the demo corpus's sentences (real lengths, dynamic padding); full: every sentence "
+                         "fills --max-length (no padding)")
     ap.add_argument("--size", choices=list(SIZES), default="base")
     ap.add_argument("--model", default=None, help="a base model (hub id or folder) instead of a random one")
     ap.add_argument("--methods", nargs="+", default=["simcse", "medse"])
@@ -247,13 +313,13 @@ def main() -> None:
     total = (args.rounds + 1) * args.steps + 1  # the warm-up, the timed rounds and one counted step
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or str(build_model(Path(tmp) / "model", args.size))
-        plain = PlainSimCSE(model, args.batch_size, args.max_length)
-        ours = {m: Ours(model, m, args.batch_size, args.max_length, total) for m in args.methods}
+        plain = PlainSimCSE(model, args.batch_size, args.max_length, args.lengths)
+        ours = {m: Ours(model, m, args.batch_size, args.max_length, total, args.lengths) for m in args.methods}
         # each method's reference: plain SimCSE, or (row methods) sentence-transformers' MNR step
         ref_of = {m: f"st_mnr:{ours[m].method.settings.pooling}" if m.split(":")[0] in ROW_METHODS else "plain"
                   for m in args.methods}
         refs: dict[str, Any] = {"plain": plain}
-        refs |= {r: PlainMNR(model, args.batch_size, args.max_length, r.split(":")[1])
+        refs |= {r: PlainMNR(model, args.batch_size, args.max_length, r.split(":")[1], args.lengths)
                  for r in set(ref_of.values()) if r != "plain"}
         times: dict[str, list[float]] = {m: [] for m in [*args.methods, *refs]}
         for ref in refs.values():
@@ -289,7 +355,10 @@ def main() -> None:
         ref = times[ref_of[m]]
         plain_med = statistics.median(ref)
         med, low = statistics.median(times[m]), min(times[m])
-        flops = 6 * ours[m].params * ours[m].tokens_per_step  # the reference pushes the same rows through
+        encoder = ours[m].encoder.model
+        non_embedding = non_embedding_parameters(encoder)
+        mine, theirs = ours[m].tokens, refs[ref_of[m]].tokens  # each side's own rows
+        flops, plain_flops = mine.flops(encoder.config, non_embedding), theirs.flops(encoder.config, non_embedding)
         rows_per_step = (3 if m.split(":")[0] in ROW_METHODS else 1) * args.batch_size
         on_gpu = bool(peak) and device.type == "cuda"
         rows.append({"method": m, "device": str(device), "model": args.model or f"random BERT-{args.size}",
@@ -301,8 +370,15 @@ def main() -> None:
                      "ratio_median": round(med / plain_med, 3), "ratio_min": round(low / min(ref), 3),
                      "sentences_per_second": round(rows_per_step / med, 2),
                      "plain_sentences_per_second": round(rows_per_step / plain_med, 2),
+                     "lengths": args.lengths, "real_tokens_per_step": round(mine.real, 1),
+                     "real_token_share": round(mine.real / mine.fed, 3),
+                     "plain_real_token_share": round(theirs.real / theirs.fed, 3),
+                     "real_tokens_per_second": round(mine.real / med, 1),
+                     "plain_real_tokens_per_second": round(theirs.real / plain_med, 1),
+                     "flops_per_step": flops, "non_embedding_parameters": non_embedding,
+                     "flop_ratio": round(flops / plain_flops, 3),
                      "mfu": round(flops / med / (peak * 1e12), 4) if on_gpu and peak else None,
-                     "plain_mfu": round(flops / plain_med / (peak * 1e12), 4) if on_gpu and peak else None,
+                     "plain_mfu": round(plain_flops / plain_med / (peak * 1e12), 4) if on_gpu and peak else None,
                      "host_syncs_per_step": sum(counts[m].syncs.values()), "ops_per_step": counts[m].ops,
                      "plain_host_syncs_per_step": sum(counts[ref_of[m]].syncs.values()),
                      "plain_ops_per_step": counts[ref_of[m]].ops,
@@ -319,16 +395,20 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "train.json").write_text(json.dumps({"meta": meta, "runs": rows, "seconds": times}, indent=2) + "\n")
     lines = ["| method | device | model | batch | length | ours s/step (median, min) | reference | reference s/step "
-             "(median, min) | ratio (median, min) | sentences/s (ours, ref.) | MFU (ours, ref.) "
+             "(median, min) | ratio (median, min) | sentences/s (ours, ref.) | real tokens/s (ours, ref.) "
+             "| real-token share (ours, ref.) | FLOP ratio to the reference | MFU on real tokens (ours, ref.) "
              "| host syncs/step (ours, ref.) | operators/step (ours, ref.) | step GPU MiB (ours, ref.) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['method']} | {r['device']} | {r['model']} | {r['batch_size']} | {r['max_length']} | "
               f"{r['ours_median_s']}, {r['ours_min_s']} | {r['reference']} | {r['plain_median_s']}, {r['plain_min_s']} | "
               f"{r['ratio_median']}, {r['ratio_min']} | {r['sentences_per_second']}, {r['plain_sentences_per_second']} | "
+              f"{r['real_tokens_per_second']}, {r['plain_real_tokens_per_second']} | "
+              f"{r['real_token_share']}, {r['plain_real_token_share']} | {r['flop_ratio']} | "
               f"{r['mfu'] or '–'}, {r['plain_mfu'] or '–'} | "
               f"{r['host_syncs_per_step']}, {r['plain_host_syncs_per_step']} | {r['ops_per_step']}, {r['plain_ops_per_step']} | "
               f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} |" for r in rows]
-    (out / "train.md").write_text(f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s).\n\n"
+    (out / "train.md").write_text(f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s), "
+                                  f"sentence lengths: {args.lengths}.\n\n"
                                   + "\n".join(lines) + "\n")
     print("\n".join(lines))
 
