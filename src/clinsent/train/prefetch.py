@@ -5,6 +5,9 @@ critical path they leave a GPU idle. ``prefetch(fn, steps, depth)`` yields ``(st
 in order, computing up to ``depth`` steps ahead. ``fn`` must draw its randomness from
 per-step generators (never the global ones), so the batches do not depend on the timing.
 An exception in ``fn`` is raised in the consumer at the step where it happened.
+
+On CUDA the trainer also pins each prepared batch's tensors (:func:`pinned`, on the prefetching
+thread), so the step's ``non_blocking`` copies to the GPU are truly asynchronous.
 """
 
 from __future__ import annotations
@@ -53,3 +56,18 @@ def prefetch(fn: Callable[[int], T], steps: Iterable[int], depth: int = 2) -> It
                 q.get_nowait()
             except queue.Empty:
                 thread.join(timeout=0.05)
+
+
+def pinned(batch: Any, pin: Callable[[Any], Any] | None = None) -> Any:
+    """``batch`` (nested dicts, lists and tuples) with every tensor in page-locked host memory
+    (``pin``: how one tensor is pinned; ``Tensor.pin_memory`` by default, which needs CUDA)."""
+    import torch
+
+    pin = pin or (lambda t: t.pin_memory())
+    if isinstance(batch, torch.Tensor):
+        return pin(batch) if batch.device.type == "cpu" else batch
+    if isinstance(batch, dict):
+        return {k: pinned(v, pin) for k, v in batch.items()}
+    if type(batch) in (list, tuple):
+        return type(batch)(pinned(v, pin) for v in batch)
+    return batch

@@ -51,7 +51,7 @@ from clinsent.tasks.base import Task
 from clinsent.train import checkpoint as ckpt
 from clinsent.train.chunked import accumulated_step, cached_step
 from clinsent.train.core import Optimisation, pick_device, seed_everything
-from clinsent.train.prefetch import prefetch
+from clinsent.train.prefetch import pinned, prefetch
 
 __all__ = ["MethodLoop", "Preempted", "TrainResult", "pick_device", "seed_everything", "steps_from_epochs", "train"]
 
@@ -320,7 +320,8 @@ class MethodLoop:
                 **{f"stat_{k}": v.detach() for k, v in self.loss.statistics().items()}}
 
     def prepare(self, data: TrainingData, step: int) -> dict[str, Any]:
-        return self.loss.prepare(data.batch(step), step_generator(self.seed, step))
+        batch = self.loss.prepare(data.batch(step), step_generator(self.seed, step))
+        return pinned(batch) if self.encoder.device.type == "cuda" else batch  # async host-to-GPU copies
 
     def run(self, data: TrainingData, evaluate: Callable[[int, dict[str, float]], None],
             save_checkpoint: Callable[[int], Path], first_step: int = 1, stop: Mapping[str, int] | None = None,
