@@ -51,7 +51,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     variant = args.method + (f":mini_batch={args.mini_batch}" if args.mini_batch else "")
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or str(build_model(Path(tmp) / "model", args.size))
-        ours = Ours(model, variant, args.batch_size, args.max_length, args.steps + 1)
+        ours = Ours(model, variant, args.batch_size, args.max_length, args.steps + 1, "full")  # sentences fill the length
         resident = rss_mb()  # the model, its tokenizer and the training data, before any step
         ours.run(1)  # warm-up: AdamW's states, the allocator's pools
         cuda = ours.device.type == "cuda"
