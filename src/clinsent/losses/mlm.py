@@ -121,9 +121,10 @@ class MlmLoss(MethodLoss):
         self.lm = MaskedLM(encoder)
 
     def masked(self, texts: list[str], generator: torch.Generator) -> dict[str, Any]:
-        """Tokenized ``texts`` with their masked input ids and MLM labels; ``n`` rows and
-        ``mlm_total``, the masked positions of the whole batch (a chunk's MLM loss is its mean
-        times its share of them, so the chunks' losses add up to the batch's)."""
+        """Tokenized ``texts`` with their masked input ids and MLM labels; ``mlm_chosen``, the
+        masked positions' flat indices (found here, on the host); ``n`` rows and ``mlm_total``,
+        the masked positions of the whole batch (a chunk's MLM loss is its mean times its share
+        of them, so the chunks' losses add up to the batch's)."""
         s = self.s
         features, special = tokenize_for_mlm(self.encoder, texts)
         ids, labels = mask_tokens(features["input_ids"], special, self.encoder.tokenizer, generator,
