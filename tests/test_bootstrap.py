@@ -4,6 +4,7 @@ items against its own score."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
