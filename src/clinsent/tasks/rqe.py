@@ -190,13 +190,20 @@ class Rqe(Task):
     def _cosines(self, part: RqeSet, texts: list[str], vectors: np.ndarray) -> np.ndarray:
         return cosine_rows(self.lookup(texts, vectors, part.questions1), self.lookup(texts, vectors, part.questions2))
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def _pair_scores(self, texts: list[str], vectors: np.ndarray) -> list[np.ndarray]:
+        """The cosines of the test pairs, then of the dev pairs (:meth:`pair_parts`' order)."""
         test, dev = self.data
-        return self.score_pairs([self._cosines(test, texts, vectors), self._cosines(dev, texts, vectors)])
+        return [self._cosines(test, texts, vectors), self._cosines(dev, texts, vectors)]
+
+    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+        return self.score_pairs(self._pair_scores(texts, vectors))
 
     def items(self, texts: list[str], vectors: np.ndarray) -> Items:
-        test, dev = self.data
-        return self.pair_items([self._cosines(test, texts, vectors), self._cosines(dev, texts, vectors)])
+        return self.pair_items(self._pair_scores(texts, vectors))
+
+    def score_and_items(self, texts: list[str], vectors: np.ndarray) -> tuple[dict[str, float], Items]:
+        scores = self._pair_scores(texts, vectors)  # the cosines once for both
+        return self.score_pairs(scores), self.pair_items(scores)
 
     def pair_items(self, scores: list[np.ndarray]) -> Items:
         """The test pairs, each right or wrong at the threshold chosen on the dev pairs (held fixed:
