@@ -33,39 +33,44 @@ install: $(VENV)/.installed
 
 dev: $(VENV)/.dev-installed
 
+# The demos' jobs are forked from one interpreter that has imported torch and transformers
+# (clinsent.warm; at demo scale importing them is most of a model job's time). `make demo WARM=`
+# runs every job in its own process, as a plain `snakemake` command does.
+WARM ?= $(BIN)/python -m clinsent warm --
+
 demo: install
-	$(BIN)/snakemake all --cores $(CORES) --resources gpu=1
+	$(WARM) $(BIN)/snakemake all --cores $(CORES) --resources gpu=1
 
 # MED-SE's tables and Figure 2 at demo scale (config/paper/medse-demo.yaml; README "Regenerating MED-SE")
 paper-demo: install
-	$(BIN)/snakemake all --configfile config/paper/medse-demo.yaml --cores $(CORES) --resources gpu=1
+	$(WARM) $(BIN)/snakemake all --configfile config/paper/medse-demo.yaml --cores $(CORES) --resources gpu=1
 
 # The augmentation paper's tables and Figure 1 at demo scale (config/paper/augment-demo.yaml;
 # README "Regenerating the augmentation paper")
 paper-demo-augment: install
-	$(BIN)/snakemake all --configfile config/paper/augment-demo.yaml --cores $(CORES) --resources gpu=1
+	$(WARM) $(BIN)/snakemake all --configfile config/paper/augment-demo.yaml --cores $(CORES) --resources gpu=1
 
 # BioSimCSE's Tables 1-2 and Figures 1-2 at demo scale (config/paper/biosimcse-demo.yaml; README "Regenerating BioSimCSE");
 # its second base model is the tiny random BERT, written locally from a seed first
 paper-demo-biosimcse: install
 	$(BIN)/python -m clinsent.demo.tiny_bert downloads/demo/tiny-bert >/dev/null
-	$(BIN)/snakemake all --configfile config/paper/biosimcse-demo.yaml --cores $(CORES) --resources gpu=1
+	$(WARM) $(BIN)/snakemake all --configfile config/paper/biosimcse-demo.yaml --cores $(CORES) --resources gpu=1
 
 # The clinical NLI study's tables and charts at demo scale (config/paper/clinical-nli-demo.yaml;
 # README "Regenerating the clinical NLI study")
 paper-demo-clinical-nli: install
-	$(BIN)/snakemake all --configfile config/paper/clinical-nli-demo.yaml --cores $(CORES) --resources gpu=1
+	$(WARM) $(BIN)/snakemake all --configfile config/paper/clinical-nli-demo.yaml --cores $(CORES) --resources gpu=1
 
 # The healthcare-LM paper's MIMIC-III tables and figures at demo scale (config/paper/healthcare-lm-demo.yaml;
 # README "Regenerating the healthcare-LM paper")
 paper-demo-healthcare-lm: install
-	$(BIN)/snakemake all --configfile config/paper/healthcare-lm-demo.yaml --cores $(CORES) --resources gpu=1
+	$(WARM) $(BIN)/snakemake all --configfile config/paper/healthcare-lm-demo.yaml --cores $(CORES) --resources gpu=1
 
 # The clinical embedding benchmark at demo scale (config/benchmark-demo.yaml; docs/benchmark.md): three
 # models on every task kind; the tiny random BERT is written locally from a seed first
 benchmark-demo: install
 	$(BIN)/python -m clinsent.demo.tiny_bert downloads/demo/tiny-bert >/dev/null
-	$(BIN)/snakemake all --configfile config/benchmark-demo.yaml --cores $(CORES) --resources gpu=1
+	$(WARM) $(BIN)/snakemake all --configfile config/benchmark-demo.yaml --cores $(CORES) --resources gpu=1
 
 # Start-up of every job kind (Snakemake's preamble + the script's imports + its model load) beside
 # numpy+pandas+pyarrow, torch+transformers and a bare AutoModel load; bench/results/startup.md. About 3 min.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,24 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_interpreter(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The workflow tests' jobs forked from one warm interpreter per pytest worker
+    (:mod:`clinsent.warm`): at demo scale most of a model job's time is importing torch and
+    transformers. Unit-test sessions start none; ``CLINSENT_COLD=1`` runs every job cold."""
+    if os.environ.get("CLINSENT_COLD") or not any(i.get_closest_marker("workflow") for i in request.session.items):
+        yield
+        return
+    from clinsent import warm
+
+    with warm.server() as path:
+        os.environ[warm.ENV] = str(path)
+        try:
+            yield
+        finally:
+            os.environ.pop(warm.ENV, None)
 
 
 @pytest.fixture(scope="session")

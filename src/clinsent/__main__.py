@@ -1,11 +1,12 @@
 """``python -m clinsent COMMAND``: ``new-config`` (a user's config on top of a paper's,
-:mod:`clinsent.newconfig`)."""
+:mod:`clinsent.newconfig`); ``warm -- COMMAND`` (COMMAND's jobs forked from one interpreter that
+has imported the heavy libraries, :mod:`clinsent.warm`)."""
 
 from __future__ import annotations
 
 import sys
 
-COMMANDS = {"new-config": "clinsent.newconfig"}
+COMMANDS = {"new-config": "clinsent.newconfig", "warm": "clinsent.warm"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,8 @@
 """Snakemake script: sentence sets -> one batch plan (corpus, mix, duplicate strategy) and seed."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 import pandas as pd
 
 from clinsent.batching import candidates, no_entities, none_slots, plan_batches, set_columns

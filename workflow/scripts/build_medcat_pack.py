@@ -1,4 +1,8 @@
 """Snakemake script: term table -> MedCAT v2 model pack (T047/T048 concepts)."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 import pandas as pd
 
 from clinsent.ner.cdb import build_model_pack

@@ -1,4 +1,8 @@
 """Snakemake script: the corpus manifest (counts per stage, versions, hashes)."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.corpus.manifest import EntityStage, build_manifest
 from clinsent.io import write_json
 from clinsent.smk import setup_logging

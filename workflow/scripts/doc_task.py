@@ -1,4 +1,8 @@
 """Snakemake script: one labelled document task from the downstream documents."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task, per_class_needs
 from clinsent.io import write_json, write_parquet
 from clinsent.smk import setup_logging

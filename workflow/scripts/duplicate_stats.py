@@ -1,4 +1,8 @@
 """Snakemake script: simulate naive batches on S_ent and report duplicate-entity statistics."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 import pandas as pd
 
 from clinsent.batching import candidates, duplicate_stats

@@ -1,4 +1,8 @@
 """Snakemake script: one eval set's size per split, task and metric."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.io import write_json
 from clinsent.smk import setup_logging
 from clinsent.tasks.config import task_from_params

@@ -1,4 +1,8 @@
 """Snakemake script: metrics of one eval set's embeddings (after the method's post-processing)."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 import time
 
 from clinsent.embed import encode_seconds, read_embeddings

@@ -1,4 +1,8 @@
 """Snakemake script: fine-tune one trained run on one `finetune` entry (bi-encoder), with its wall time."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.gpu_slots import slot_of
 from clinsent.smk import setup_logging
 

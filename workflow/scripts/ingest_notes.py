@@ -1,4 +1,8 @@
 """Snakemake script: notes (csv/csv.gz, .txt folder or parquet) -> N note shards, streamed."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.corpus.notes import NotesSpec, ReadStats, iter_notes
 from clinsent.corpus.shards import scatter_notes
 from clinsent.io import write_json

@@ -1,4 +1,8 @@
 """Snakemake script: one benchmark model's results in MTEB's format."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.benchmark.mteb import write_model
 from clinsent.smk import setup_logging
 

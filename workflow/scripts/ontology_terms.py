@@ -1,4 +1,8 @@
 """Snakemake script: ontology (OBO) -> term table and coverage report."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.io import write_csv, write_parquet
 from clinsent.ontology.obo import build_term_table, coverage
 from clinsent.smk import setup_logging

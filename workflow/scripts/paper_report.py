@@ -1,4 +1,8 @@
 """Snakemake script: the paper's tables, their training curves and its figures."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.report.build import build_paper_report
 from clinsent.smk import setup_logging
 

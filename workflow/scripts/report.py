@@ -1,4 +1,8 @@
 """Snakemake script: summary.csv, the results table (md/csv/tex), the curve figure and the corpus tables."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.report.build import build_report
 from clinsent.io import write_json
 from clinsent.report.corpus import write_corpus_report

@@ -1,4 +1,8 @@
 """Snakemake script: one shard's kept sentences -> MedCAT entities (character offsets, CUI, type)."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.ner.annotate import MedCATAnnotator, annotate_shard
 from clinsent.smk import setup_logging
 

@@ -1,4 +1,8 @@
 """Snakemake script: one sentence corpus (text lines or a parquet column), sampled -> sentences and stats."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.corpus.sentences import corpus_stats, read_sentence_corpus
 from clinsent.io import write_json, write_parquet
 from clinsent.smk import setup_logging

@@ -1,4 +1,8 @@
 """Snakemake script: sentence and entity shards + terms -> linked entities, sentence sets, counts."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 import pandas as pd
 
 from clinsent.corpus.gather import gather_sets

@@ -1,4 +1,8 @@
 """Snakemake script: one shard of notes -> sentences (ScispaCy + pysbd, offsets into the normalised note)."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.corpus.split import SentenceSplitter, split_shard
 from clinsent.smk import setup_logging
 

@@ -1,4 +1,8 @@
 """Snakemake script: train one method x base model x seed and keep the selected step."""
+from clinsent.warm import hand_off
+
+hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+
 from clinsent.gpu_slots import slot_of
 from clinsent.smk import setup_logging
 
