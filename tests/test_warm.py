@@ -2,7 +2,7 @@
 (status, streams, folder, environment, arguments, umask), in a child of the server, gets the
 signals its process gets, dies with it, and runs in its own process where no server serves it.
 
-The server here preloads nothing heavy (``json``), so each test takes a second.
+The server here preloads numpy alone, so each test takes a second.
 """
 
 from __future__ import annotations
@@ -32,15 +32,19 @@ print("to stderr", file=sys.stderr, flush=True)
 if sys.argv[1] == "wait":
     signal.signal(signal.SIGTERM, lambda *_: (print("checkpoint on TERM", flush=True), sys.exit(7)))
     time.sleep(60)
+if sys.argv[1] == "threads":
+    import numpy
+    from threadpoolctl import threadpool_info
+    print([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"], flush=True)
 if sys.argv[1] == "raise":
     raise ValueError("row 3, column text: bad")
-sys.exit(int(sys.argv[1]))
+sys.exit(int(sys.argv[1]) if sys.argv[1].isdigit() else 0)
 '''
 
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Path]:
-    with warm.server(preload=["json"]) as path:
+    with warm.server(preload=["numpy"]) as path:  # numpy's BLAS loads in the server
         yield path
 
 
@@ -73,6 +77,14 @@ def test_a_handed_job_runs_in_a_child_of_the_server_as_in_its_own_process(served
     assert int(ppid) != os.getpid()  # forked by the server, not started by us
     cold = _run(job, _env(None), "0")
     assert cold.returncode == 0 and int(_fields(cold)[1]) == os.getpid()
+
+
+def test_a_job_gets_the_blas_threads_its_environment_asks_for(served: Path, job: Path) -> None:
+    """Snakemake sets OPENBLAS_NUM_THREADS to the rule's threads; numpy loaded in the server read
+    the server's environment, so the child applies the job's."""
+    for threads in ("1", "2"):
+        run = _run(job, _env(served, OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads), "threads")
+        assert run.returncode == 0 and run.stdout.splitlines()[1] == f"[{threads}]", run.stdout + run.stderr
 
 
 def test_an_uncaught_exception_fails_the_job_with_its_traceback(served: Path, job: Path) -> None:
