@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from clinsent.augment.consert import cutoff_rows, shuffled_position_ids, zero_rows_after_embeddings
+from clinsent.augment.consert import EmbeddingCutoff, cutoff_rows, shuffled_position_ids
 from clinsent.batching import Candidate, none_slots, plan_batches
 from clinsent.losses.ct import ct_logits, ct_loss, ct_pairs
 from clinsent.models.entity_encoder import ENTITY_ENCODERS, entity_encoder
@@ -88,10 +88,12 @@ def test_token_cutoff_zeroes_only_chosen_real_rows() -> None:
     toy = Toy()
     ids = torch.arange(12).repeat(2, 1)
     plain = toy(ids)
-    with zero_rows_after_embeddings(toy, rows):
+    cutoff = EmbeddingCutoff(toy)
+    assert torch.equal(toy(ids), plain)  # no rows set: the embeddings as they are
+    with cutoff.applied(rows):
         cut = toy(ids)
     assert (cut[rows] == 0).all() and torch.equal(cut[~rows], plain[~rows])
-    assert torch.equal(toy(ids), plain)  # the hook is gone after the block
+    assert torch.equal(toy(ids), plain)  # rows unset after the block
 
 
 def test_token_shuffle_permutes_real_positions_only() -> None:

@@ -42,15 +42,26 @@ def cutoff_rows(attention_mask: torch.Tensor, rate: float, generator: torch.Gene
     return cut
 
 
-@contextmanager
-def zero_rows_after_embeddings(model: Any, rows: torch.Tensor) -> Iterator[None]:
-    """Within the block, the output of ``model.embeddings`` has ``rows`` ([n, T] bool) zeroed."""
+class EmbeddingCutoff:
+    """Zeroes the token rows ``rows`` ([n, T] bool) of ``model.embeddings``' output while
+    ``rows`` is set (None: the output as it is). Its hook is registered once, when the loss is
+    built: one registered inside every step would break a compiled step's graph
+    (:mod:`clinsent.train.compiled`)."""
 
-    def hook(_module: Any, _inputs: Any, output: torch.Tensor) -> torch.Tensor:
-        return output.masked_fill(rows.to(output.device).unsqueeze(-1), 0.0)
+    def __init__(self, model: Any) -> None:
+        self.rows: torch.Tensor | None = None
+        model.embeddings.register_forward_hook(self._hook)
 
-    handle = model.embeddings.register_forward_hook(hook)
-    try:
-        yield
-    finally:
-        handle.remove()
+    def _hook(self, _module: Any, _inputs: Any, output: torch.Tensor) -> torch.Tensor:
+        if self.rows is None:
+            return output
+        return output.masked_fill(self.rows.to(output.device, non_blocking=True).unsqueeze(-1), 0.0)
+
+    @contextmanager
+    def applied(self, rows: torch.Tensor) -> Iterator[None]:
+        """Within the block, the embeddings' output has ``rows`` zeroed."""
+        self.rows = rows
+        try:
+            yield
+        finally:
+            self.rows = None

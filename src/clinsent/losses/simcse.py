@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from clinsent.augment.consert import cutoff_rows, shuffled_position_ids, zero_rows_after_embeddings
+from clinsent.augment.consert import EmbeddingCutoff, cutoff_rows, shuffled_position_ids
 from clinsent.augment.text import TEXT_AUGMENTATIONS, augment
 from clinsent.losses.base import Embedded, MethodLoss, block_rows, take
 from clinsent.losses.contrastive import info_nce
@@ -29,6 +29,7 @@ class SimCSELoss(MethodLoss):
     def __init__(self, encoder: Encoder, settings: SimCSESettings) -> None:
         super().__init__()
         self.encoder, self.s = encoder, settings
+        self.cutoff = EmbeddingCutoff(encoder.model) if settings.augmentation == "token_cutoff" else None
         self.build_extras(encoder)
         dim = encoder.model.config.hidden_size
         self.mlp = encoder.training_head(dim)
@@ -67,8 +68,8 @@ class SimCSELoss(MethodLoss):
         enc, doubled, n = self.encoder, batch["doubled"], batch["n"]
         if "position_ids" in batch:
             hs = enc.hidden_states(doubled, position_ids=batch["position_ids"])
-        elif "cutoff" in batch:
-            with zero_rows_after_embeddings(enc.model, batch["cutoff"]):
+        elif "cutoff" in batch and self.cutoff is not None:
+            with self.cutoff.applied(batch["cutoff"]):
                 hs = enc.hidden_states(doubled)
         else:
             hs = enc.hidden_states(doubled)

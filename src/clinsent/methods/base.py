@@ -61,14 +61,19 @@ class TrainedSettings(MethodSettings):
                                 exclusiveMinimum=0)
     batch_size: int = knob(32, "rows (sentences, pairs, triplets) per batch", minimum=2)
     learning_rate: float = knob(3e-5, "peak learning rate; linear decay to 0", exclusiveMinimum=0)
-    optimizer: Literal["adamw", "rmsprop"] = knob("adamw", "adamw (weight decay 0; fused on CUDA) or rmsprop")
+    optimizer: Literal["adamw", "rmsprop"] = knob("adamw", "adamw (weight decay 0; fused) or rmsprop")
     warmup_ratio: float = knob(0.0, "share of the steps with a linear warm-up", minimum=0, maximum=1)
     grad_clip: float = knob(1.0, "clip the gradient norm to this (SimCSE's HF Trainer: 1.0); 0 switches it off",
                             minimum=0)
     eval_every: int = knob(25, "evaluate the curve sets every n steps (and at the last)", minimum=1)
     checkpoint_every: int = knob(250, "checkpoint every n steps (resumed after a kill); 0: none", minimum=0)
     dropout: bool = knob(True, "train with dropout (false: ConSERT's augmentations, the original CT)")
-    compile: bool = knob(False, "torch.compile the encoder for the training steps")
+    compile: bool = knob(False, "torch.compile the whole step's forward (encoder, pooling, loss, the loss's own "
+                                "encoders) as one graph, token lengths padded to multiples of 16 (few shapes); "
+                                "steps in chunks (mini_batch, accumulate) stay eager")
+    compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = knob(
+        "default", "torch.compile's mode with compile on: reduce-overhead replays each shape's step as a CUDA graph "
+                   "on CUDA (no effect on the CPU)")
     precision: Precision = knob("auto", PRECISION_DOC, aliases=PRECISION_ALIASES)
     mini_batch: int | None = knob(None, "memory: embed the batch in chunks of this many rows, without gradients, "
                                         "compute the loss over all of them, then re-run each chunk with gradients "

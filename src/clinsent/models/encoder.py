@@ -66,7 +66,7 @@ class Encoder:
         self.head = head  # a pooling's MLP kept at test time (``cls_mlp``): part of every embedding
         self.pooling, self.first_layer, self.max_length, self.device = pooling, first_layer, max_length, device
         self.precision = resolve(precision, device)  # bf16, fp16 or fp32: the forward pass's autocast
-        self.forward_model: Any = model  # torch.compile may replace it for training steps
+        self.pad_multiple: int | None = None  # token lengths padded to a multiple of this (compiled steps)
         self._background: Any = None
         self._lock = threading.Lock()
 
@@ -80,7 +80,7 @@ class Encoder:
 
     def tokenize(self, texts: list[str], offsets: bool = False, special_tokens_mask: bool = False) -> dict[str, torch.Tensor]:
         return dict(self._tokenizer()(texts, padding=True, truncation=True, max_length=self.max_length,
-                                      return_tensors="pt", return_offsets_mapping=offsets,
+                                      pad_to_multiple_of=self.pad_multiple, return_tensors="pt", return_offsets_mapping=offsets,
                                       return_special_tokens_mask=special_tokens_mask))
 
     def hidden_states(self, batch: dict[str, torch.Tensor], **extra: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -88,9 +88,8 @@ class Encoder:
         pooling converts only the layers it reads to float32."""
         inputs = {k: v.to(self.device, non_blocking=True) for k, v in {**batch, **extra}.items()
                   if k not in ("offset_mapping", "special_tokens_mask")}
-        model = self.forward_model if self.model.training else self.model
         with autocast(self.device, self.precision):
-            out = model(**model_inputs(self.model, inputs), output_hidden_states=True, return_dict=True)
+            out = self.model(**model_inputs(self.model, inputs), output_hidden_states=True, return_dict=True)
         return tuple(out.hidden_states)
 
     def embed_batch(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:

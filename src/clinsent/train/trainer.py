@@ -50,6 +50,7 @@ from clinsent.settings import to_config
 from clinsent.tasks.base import Task
 from clinsent.train import checkpoint as ckpt
 from clinsent.train.chunked import accumulated_step, cached_step
+from clinsent.train.compiled import compile_loss
 from clinsent.train.core import Optimisation, pick_device, seed_everything
 from clinsent.train.prefetch import pinned, prefetch
 
@@ -276,8 +277,10 @@ class MethodLoop:
         self.optimisation = Optimisation(self.params, s.learning_rate, s.steps, warmup_ratio=s.warmup_ratio,
                                          grad_clip=s.grad_clip, optimizer=s.optimizer, device=encoder.device,
                                          precision=encoder.precision)
+        # the plain step's forward: the loss module, or (``compile``) the whole of it compiled
+        self.forward: Callable[[dict[str, Any]], dict[str, torch.Tensor]] = self.loss
         if s.compile:
-            encoder.forward_model = torch.compile(encoder.model, dynamic=True)
+            self.forward = compile_loss(self.loss, encoder, s.compile_mode)
         torch.manual_seed(seed)  # dropout masks do not depend on which extra modules were built
 
     def state(self, step: int) -> dict[str, Any]:
@@ -298,8 +301,8 @@ class MethodLoop:
         than ``mini_batch`` is stepped in cached chunks, one with ``accumulate`` > 1 in
         micro-batches (:mod:`clinsent.train.chunked`); otherwise one pass."""
         s, opt = self.s, self.optimisation
+        self.loss.train()  # first: a loss holding the encoder's module (the MLM head's model) sets it too
         self.encoder.model.train(s.dropout or s.gradient_checkpointing)  # checkpointing: train mode, dropout p 0
-        self.loss.train()
         rows = self.loss.rows(batch) if s.mini_batch is not None or s.accumulate > 1 else 0  # a plain step never asks
         if s.mini_batch is not None and rows > s.mini_batch:
             opt.zero_grad()
@@ -308,7 +311,7 @@ class MethodLoop:
             opt.zero_grad()
             parts = accumulated_step(self.loss, batch, math.ceil(rows / s.accumulate), opt.scale)
         else:
-            parts = self.loss(batch)
+            parts = self.forward(batch)
             total = torch.stack(list(parts.values())).sum()
             opt.step(total)
             return self._record(total, parts)
