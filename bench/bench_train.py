@@ -183,9 +183,17 @@ class Ours:
         self.encoder = Encoder(t.model, t.tokenizer, s.pooling, s.first_layer, length, self.device)
         self.loop = MethodLoop(self.method, self.encoder, seed=0)
         self.data, self.next_step, self.params = data, 1, sum(p.numel() for p in t.model.parameters())
+        self.prep_seconds: list[float] = []  # each prepared batch's time (on the prefetching thread)
         columns = [self.data.batch(step) for step in range(1, total_steps + 1)]  # every step's rows
         self.tokens = Tokens.of([[list(rows[c].dropna().astype(str)) for c in PASSES if c in rows
                                   for _ in range(PASSES[c])] for rows in columns], t.tokenizer, length)
+
+    def prepared(self, step: int) -> dict[str, Any]:
+        """A step's batch as the trainer's prefetching thread prepares it, its time recorded."""
+        t0 = time.perf_counter()
+        batch = self.loop.prepare(self.data, step)
+        self.prep_seconds.append(time.perf_counter() - t0)
+        return batch
 
     def counted(self) -> SyncCounter:
         """One more step (its batch prepared first, outside the count) under the sync counter."""
@@ -199,7 +207,7 @@ class Ours:
         steps = range(self.next_step, self.next_step + n)
         self.next_step += n
         t0 = time.perf_counter()
-        for _, batch in prefetch(lambda step: self.loop.prepare(self.data, step), steps, depth=2):
+        for _, batch in prefetch(self.prepared, steps, depth=2):
             self.loop.step(batch)
         if self.device.type == "cuda":
             torch.cuda.synchronize()
@@ -379,6 +387,7 @@ def main() -> None:
                      "flop_ratio": round(flops / plain_flops, 3),
                      "mfu": round(flops / med / (peak * 1e12), 4) if on_gpu and peak else None,
                      "plain_mfu": round(plain_flops / plain_med / (peak * 1e12), 4) if on_gpu and peak else None,
+                     "prep_median_s": round(statistics.median(ours[m].prep_seconds), 4),
                      "host_syncs_per_step": sum(counts[m].syncs.values()), "ops_per_step": counts[m].ops,
                      "plain_host_syncs_per_step": sum(counts[ref_of[m]].syncs.values()),
                      "plain_ops_per_step": counts[ref_of[m]].ops,
@@ -397,8 +406,9 @@ def main() -> None:
     lines = ["| method | device | model | batch | length | ours s/step (median, min) | reference | reference s/step "
              "(median, min) | ratio (median, min) | sentences/s (ours, ref.) | real tokens/s (ours, ref.) "
              "| real-token share (ours, ref.) | FLOP ratio to the reference | MFU on real tokens (ours, ref.) "
-             "| host syncs/step (ours, ref.) | operators/step (ours, ref.) | step GPU MiB (ours, ref.) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| host syncs/step (ours, ref.) | operators/step (ours, ref.) | step GPU MiB (ours, ref.) "
+             "| batch preparation s/step (median, prefetching thread) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['method']} | {r['device']} | {r['model']} | {r['batch_size']} | {r['max_length']} | "
               f"{r['ours_median_s']}, {r['ours_min_s']} | {r['reference']} | {r['plain_median_s']}, {r['plain_min_s']} | "
               f"{r['ratio_median']}, {r['ratio_min']} | {r['sentences_per_second']}, {r['plain_sentences_per_second']} | "
@@ -406,7 +416,8 @@ def main() -> None:
               f"{r['real_token_share']}, {r['plain_real_token_share']} | {r['flop_ratio']} | "
               f"{r['mfu'] or '–'}, {r['plain_mfu'] or '–'} | "
               f"{r['host_syncs_per_step']}, {r['plain_host_syncs_per_step']} | {r['ops_per_step']}, {r['plain_ops_per_step']} | "
-              f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} |" for r in rows]
+              f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} | {r['prep_median_s']} |"
+              for r in rows]
     (out / "train.md").write_text(f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s), "
                                   f"sentence lengths: {args.lengths}.\n\n"
                                   + "\n".join(lines) + "\n")

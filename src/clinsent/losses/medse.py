@@ -122,7 +122,8 @@ class MedSELoss(SimCSELoss):
         batch["keep"] = keep
         if keep:
             batch["span_mask"] = torch.stack(masks)
-            batch["span_width"] = int(batch["span_mask"].sum(dim=1).max())  # on the host, not in the step
+            batch["span_lengths"] = batch["span_mask"].sum(dim=1)  # on the host, not in the step
+            batch["span_width"] = int(batch["span_lengths"].max())
             batch["definitions"] = self.definitions.tokenize(definitions)
             if self.s.perturbation == "shuffle_pairs":
                 batch["pairing"] = derangement(len(keep), generator)
@@ -137,7 +138,8 @@ class MedSELoss(SimCSELoss):
         if mine:
             index = torch.tensor(mine)
             out["span_mask"] = batch["span_mask"][index][:, :out["features"]["input_ids"].shape[1]]
-            out["span_width"] = int(out["span_mask"].sum(dim=1).max())
+            out["span_lengths"] = out["span_mask"].sum(dim=1)
+            out["span_width"] = int(out["span_lengths"].max())
             out["definitions"] = take(batch["definitions"], index)
         return out
 
@@ -156,7 +158,7 @@ class MedSELoss(SimCSELoss):
         rows = torch.as_tensor(keep).to(device, non_blocking=True)  # a list index would be copied blocking
         out.vectors["h_ent"] = self.entity_encoder(last.index_select(0, rows),
                                                    batch["span_mask"].to(device, non_blocking=True), attention,
-                                                   batch.get("span_width"))
+                                                   batch.get("span_width"), batch.get("span_lengths"))
         if self.s.definition_trainable:
             out.vectors["h_def"] = self.definitions.embed_batch(batch["definitions"])
         elif fixed:

@@ -53,25 +53,31 @@ class EntityEncoder(nn.Module):
 
     def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
                attention_mask: torch.Tensor | None) -> torch.Tensor:
-        """spans [n, S, d] (each entity's tokens at the front, ``valid`` [n, S] marks them) -> [n, S, d]."""
+        """spans [n, S, d] (each entity's tokens at the front, ``valid`` [n, S] marks them; ``lengths``
+        [n], their counts, on the host) -> [n, S, d]."""
         return spans
 
     def forward(self, token_states: torch.Tensor, span_mask: torch.Tensor,
-                attention_mask: torch.Tensor | None = None, width: int | None = None) -> torch.Tensor:
+                attention_mask: torch.Tensor | None = None, width: int | None = None,
+                lengths: torch.Tensor | None = None) -> torch.Tensor:
         """``token_states`` [n, T, d], ``span_mask`` [n, T] (True on the entity's tokens) and the
         sentences' ``attention_mask`` [n, T] (needed by ``cross_attention``) -> h_ent [n, d].
 
         The span is gathered to the front of a compact [n, S, d] tensor first, so the
-        span-only encoders see the entity's tokens and nothing else. ``width`` S, the longest
-        span's token count, as counted on the host when the batch was prepared (the step then
-        never waits for the device to count it); counted here when not given.
+        span-only encoders see the entity's tokens and nothing else. ``lengths`` [n], each span's
+        token count, and ``width`` S, their maximum, are counted on the host when the batch is
+        prepared (the bilstm packs its sequences by the lengths), so the step never waits for
+        the device to count them (and a compiled step sees S as a number); counted here when
+        not given.
         """
-        lengths = span_mask.sum(dim=1)
+        if lengths is None:
+            lengths = span_mask.sum(dim=1).cpu()
         if width is None:
-            width = int(lengths.max().item()) if len(lengths) else 0
+            width = int(lengths.max()) if len(lengths) else 0
         idx = torch.argsort((~span_mask).to(torch.int8), dim=1, stable=True)[:, :width]
         spans = torch.gather(token_states, 1, idx.unsqueeze(-1).expand(-1, -1, token_states.size(-1)))
-        valid = torch.arange(width, device=span_mask.device).unsqueeze(0) < lengths.unsqueeze(1)
+        valid = torch.arange(width, device=span_mask.device).unsqueeze(0) < \
+            lengths.to(span_mask.device, non_blocking=True).unsqueeze(1)
         spans = self.encode(spans, valid, lengths, token_states, attention_mask)
         mask = valid.unsqueeze(-1).to(spans.dtype)
         return (spans * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
@@ -105,7 +111,7 @@ class BiLSTMEncoder(EntityEncoder):
 
     def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
                attention_mask: torch.Tensor | None) -> torch.Tensor:
-        packed = nn.utils.rnn.pack_padded_sequence(spans, lengths.clamp(min=1).cpu(), batch_first=True,
+        packed = nn.utils.rnn.pack_padded_sequence(spans, lengths.clamp(min=1), batch_first=True,  # on the host
                                                    enforce_sorted=False)
         out, _ = self.encoder(packed)
         spans, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=spans.size(1))
