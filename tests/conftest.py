@@ -47,13 +47,13 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # (figures from `pytest --durations`), so the two workers end together.
 _LONGEST_FIRST = [
     "test_workflow_on_loopback_slurm",
-    "test_augment_demo_config_fills_every_table",
-    "test_paper_demo_config_fills_every_table",
-    "test_healthcare_lm_demo_config_fills_every_table_and_figure",
-    "test_biosimcse_demo_config_fills_every_table_and_figure",
-    "test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results",
-    "test_clinical_nli_demo_config_fills_every_table_and_chart",
     "test_whole_dag",
+    "test_clinical_nli_demo_config_fills_every_table_and_chart",
+    "test_augment_demo_config_fills_every_table",
+    "test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results",
+    "test_healthcare_lm_demo_config_fills_every_table_and_figure",
+    "test_paper_demo_config_fills_every_table",
+    "test_biosimcse_demo_config_fills_every_table_and_figure",
 ]
 
 
