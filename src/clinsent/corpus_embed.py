@@ -128,6 +128,7 @@ def _check_columns(path: Path, names: list[str], column: str | None, id_column: 
             raise InputError(path, f"no column {name!r} ({flag})", f"one of {', '.join(names) or '(none)'}")
 
 
+NEEDS_COLUMN = {"text": False, "csv": True, "tsv": True, "jsonl": True, "parquet": True}  # texts: a named column
 READERS = {"text": _text_chunks, "csv": _delimited_chunks(","), "tsv": _delimited_chunks("\t"),
            "jsonl": _jsonl_chunks, "parquet": _parquet_chunks}
 
@@ -135,7 +136,7 @@ READERS = {"text": _text_chunks, "csv": _delimited_chunks(","), "tsv": _delimite
 def chunks(path: Path, size: int = CHUNK, column: str | None = None, id_column: str | None = None) -> Iterator[Chunk]:
     """(ids, texts) of ``path``, ``size`` texts at a time; an empty text stops with its row number."""
     kind = input_format(path)
-    if kind != "text" and not column:
+    if NEEDS_COLUMN[kind] and not column:
         raise InputError(path, f"a {kind} input needs a column", "--column names the texts' column or field")
     seen = 0
     for ids, texts in READERS[kind](path, size, column, id_column):

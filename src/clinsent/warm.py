@@ -124,7 +124,7 @@ def hand_off() -> None:
     umask = os.umask(0o077)
     os.umask(umask)
     main = sys.modules["__main__"]  # Snakemake's preamble points __file__ at the rule's script
-    script = os.path.abspath(getattr(main, "__real_file__", None) or getattr(main, "__file__", sys.argv[0]))
+    script = os.path.abspath(str(getattr(main, "__real_file__", None) or getattr(main, "__file__", sys.argv[0])))
     request = {**_identity(), "script": script, "argv": [script, *sys.argv[1:]], "cwd": os.getcwd(),
                "env": dict(os.environ), "umask": umask, "sys_path": list(sys.path)}
     with sock:

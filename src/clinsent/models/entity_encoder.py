@@ -113,7 +113,10 @@ class BiLSTMEncoder(EntityEncoder):
                attention_mask: torch.Tensor | None) -> torch.Tensor:
         packed = nn.utils.rnn.pack_padded_sequence(spans, lengths.clamp(min=1), batch_first=True,  # on the host
                                                    enforce_sorted=False)
-        out, _ = self.encoder(packed)
+        # zero initial states sized here: left to the LSTM, it reads the batch size from the packed
+        # batch sizes with `.item()` (a host tensor, but the counter cannot tell it from a sync)
+        zeros = spans.new_zeros(2 * self.encoder.num_layers, spans.size(0), self.encoder.hidden_size)
+        out, _ = self.encoder(packed, (zeros, zeros))
         spans, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=spans.size(1))
         return self.lstm_out(spans)
 
