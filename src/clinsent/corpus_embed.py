@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import os
 import stat
@@ -51,42 +52,27 @@ def input_format(path: Path) -> str:
     return FORMATS[suffix]
 
 
-def _text_chunks(path: Path, size: int, column: str | None, id_column: str | None) -> Iterator[Chunk]:
-    ids: list[Any] = []
-    texts: list[str] = []
+Row = tuple[Any, str]  # (id, text)
+
+
+def _text_rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle):
-            ids.append(number)
-            texts.append(line.rstrip("\n").rstrip("\r"))
-            if len(texts) == size:
-                yield ids, texts
-                ids, texts = [], []
-    if texts:
-        yield ids, texts
+            yield number, line.rstrip("\n").rstrip("\r")
 
 
-def _delimited_chunks(delimiter: str) -> Any:
-    def chunks(path: Path, size: int, column: str | None, id_column: str | None) -> Iterator[Chunk]:
+def _delimited_rows(delimiter: str) -> Any:
+    def rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle, delimiter=delimiter)
             _check_columns(path, list(reader.fieldnames or []), column, id_column)
-            ids: list[Any] = []
-            texts: list[str] = []
             for number, row in enumerate(reader):
-                ids.append(row[id_column] if id_column else number)
-                texts.append(row[str(column)] or "")
-                if len(texts) == size:
-                    yield ids, texts
-                    ids, texts = [], []
-            if texts:
-                yield ids, texts
+                yield (row[id_column] if id_column else number), row[str(column)] or ""
 
-    return chunks
+    return rows
 
 
-def _jsonl_chunks(path: Path, size: int, column: str | None, id_column: str | None) -> Iterator[Chunk]:
-    ids: list[Any] = []
-    texts: list[str] = []
+def _jsonl_rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle):
             if not line.strip():
@@ -100,26 +86,20 @@ def _jsonl_chunks(path: Path, size: int, column: str | None, id_column: str | No
             if missing:
                 raise InputError(path, f"line {number + 1} has no field {missing[0]!r}",
                                  "--column and --id-column name fields every line has")
-            ids.append(record[id_column] if id_column else number)
-            texts.append(record[str(column)] or "")
-            if len(texts) == size:
-                yield ids, texts
-                ids, texts = [], []
-    if texts:
-        yield ids, texts
+            yield (record[id_column] if id_column else number), record[str(column)] or ""
 
 
-def _parquet_chunks(path: Path, size: int, column: str | None, id_column: str | None) -> Iterator[Chunk]:
+def _parquet_rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
     import pyarrow.parquet as pq
 
     table = pq.ParquetFile(path)
     _check_columns(path, table.schema_arrow.names, column, id_column)
-    start = 0
-    for batch in table.iter_batches(batch_size=size, columns=[c for c in (column, id_column) if c]):
-        texts = [t or "" for t in batch.column(str(column)).to_pylist()]
-        ids = batch.column(id_column).to_pylist() if id_column else list(range(start, start + len(texts)))
-        start += len(texts)
-        yield ids, texts
+    number = 0
+    for batch in table.iter_batches(batch_size=CHUNK, columns=[c for c in (column, id_column) if c]):
+        texts = batch.column(str(column)).to_pylist()
+        ids = batch.column(id_column).to_pylist() if id_column else range(number, number + len(texts))
+        number += len(texts)
+        yield from zip(ids, (t or "" for t in texts), strict=True)
 
 
 def _check_columns(path: Path, names: list[str], column: str | None, id_column: str | None) -> None:
@@ -129,8 +109,8 @@ def _check_columns(path: Path, names: list[str], column: str | None, id_column: 
 
 
 NEEDS_COLUMN = {"text": False, "csv": True, "tsv": True, "jsonl": True, "parquet": True}  # texts: a named column
-READERS = {"text": _text_chunks, "csv": _delimited_chunks(","), "tsv": _delimited_chunks("\t"),
-           "jsonl": _jsonl_chunks, "parquet": _parquet_chunks}
+READERS = {"text": _text_rows, "csv": _delimited_rows(","), "tsv": _delimited_rows("\t"), "jsonl": _jsonl_rows,
+           "parquet": _parquet_rows}
 
 
 def chunks(path: Path, size: int = CHUNK, column: str | None = None, id_column: str | None = None) -> Iterator[Chunk]:
@@ -138,8 +118,10 @@ def chunks(path: Path, size: int = CHUNK, column: str | None = None, id_column: 
     kind = input_format(path)
     if NEEDS_COLUMN[kind] and not column:
         raise InputError(path, f"a {kind} input needs a column", "--column names the texts' column or field")
+    rows = READERS[kind](path, column, id_column)
     seen = 0
-    for ids, texts in READERS[kind](path, size, column, id_column):
+    while chunk := list(itertools.islice(rows, size)):
+        ids, texts = [r[0] for r in chunk], [r[1] for r in chunk]
         empty = next((i for i, t in enumerate(texts) if not str(t).strip()), None)
         if empty is not None:
             raise InputError(path, f"row {seen + empty} ({column or 'line'}) is empty",
