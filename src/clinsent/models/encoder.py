@@ -80,8 +80,8 @@ class Encoder:
 
     def tokenize(self, texts: list[str], offsets: bool = False, special_tokens_mask: bool = False) -> dict[str, torch.Tensor]:
         return dict(self._tokenizer()(texts, padding=True, truncation=True, max_length=self.max_length,
-                                      pad_to_multiple_of=self.pad_multiple, return_tensors="pt", return_offsets_mapping=offsets,
-                                      return_special_tokens_mask=special_tokens_mask))
+                                      pad_to_multiple_of=self.pad_multiple, return_tensors="pt",
+                                      return_offsets_mapping=offsets, return_special_tokens_mask=special_tokens_mask))
 
     def hidden_states(self, batch: dict[str, torch.Tensor], **extra: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """Every layer's states as the model returns them (bf16 or fp16 under autocast): the
