@@ -132,8 +132,8 @@ def test_the_socket_is_the_owners_alone(served: Path) -> None:
 
 def test_the_command_form_serves_its_command_and_stops(job: Path) -> None:
     code = "import os; print(os.environ['CLINSENT_WARM'])"
-    run = subprocess.run([sys.executable, "-m", "clinsent", "warm", "--preload", "json", "--", sys.executable, "-c", code],
-                         capture_output=True, text=True, timeout=300, env=_env(None))
+    command = [sys.executable, "-m", "clinsent", "warm", "--preload", "json", "--", sys.executable, "-c", code]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300, env=_env(None))
     assert run.returncode == 0
     assert not Path(run.stdout.strip()).exists()  # stopped and removed once the command ended
 

@@ -74,7 +74,8 @@ def _snakemake_offline(workdir: Path, audit: Path, *args: str) -> subprocess.Com
     the environment), with the network namespace removed when the machine allows it, and an
     audit hook in every Python process that records any socket connection or lookup (so every job
     runs in its own process: no warm interpreter)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_", "MEDCAT_", "CLINSENT_WARM"))}
+    dropped = ("HF_", "TRANSFORMERS_", "MEDCAT_", "CLINSENT_WARM")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests" / "net_audit"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["CLINSENT_NET_AUDIT"] = str(audit)
