@@ -86,7 +86,7 @@ bench-documents: install
 # The whole suite: the fast part, then the end-to-end workflow runs (each test runs once).
 test: test-fast test-workflow
 
-# The inner loop: mypy and every test that runs no workflow (the `workflow` marker), about 5.5 min.
+# The inner loop: mypy and every test that runs no workflow (the `workflow` marker), about 4 min.
 # mypy runs on the core the (serial) tests leave idle; its report follows theirs, and either
 # failing fails the target. (pytest-xdist on these tests was slower here: 185 s against 146 s.)
 test-fast: dev docs
