@@ -31,6 +31,7 @@ print(os.getpid(), os.getppid(), os.getcwd(), os.environ.get("JOB_VALUE"), oct(o
 print("to stderr", file=sys.stderr, flush=True)
 if sys.argv[1] == "wait":
     signal.signal(signal.SIGTERM, lambda *_: (print("checkpoint on TERM", flush=True), sys.exit(7)))
+    print("waiting", flush=True)  # the handler is in place
     time.sleep(60)
 if sys.argv[1] == "threads":
     import numpy
@@ -97,6 +98,7 @@ def test_a_signal_to_the_job_reaches_its_child(served: Path, job: Path) -> None:
                             cwd=job.parent / "work")
     assert proc.stdout is not None
     proc.stdout.readline()
+    assert proc.stdout.readline().strip() == "waiting"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 7 and proc.stdout.read().strip() == "checkpoint on TERM"
 
@@ -130,7 +132,7 @@ def test_the_socket_is_the_owners_alone(served: Path) -> None:
     assert served.stat().st_mode & 0o077 == 0 and served.parent.stat().st_mode & 0o077 == 0
 
 
-def test_the_command_form_serves_its_command_and_stops(job: Path) -> None:
+def test_the_command_form_serves_its_command_and_stops() -> None:
     code = "import os; print(os.environ['CLINSENT_WARM'])"
     command = [sys.executable, "-m", "clinsent", "warm", "--preload", "json", "--", sys.executable, "-c", code]
     run = subprocess.run(command, capture_output=True, text=True, timeout=300, env=_env(None))

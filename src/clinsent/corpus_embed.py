@@ -16,8 +16,9 @@ CUDA when present (inside a Snakemake job, on the job's GPU slot). Within a chun
 encoded longest first, as ``SentenceTransformer.encode`` does, so a batch pads to lengths close
 to its own; the vectors are written in the input's order.
 
-Bad input stops before the model loads: a missing file or column, an empty text (named by its
-row number, never by its content), an unknown extension.
+Bad input stops before the model loads: a missing file, column or format, an empty input, an
+empty text in the first chunk (named by its row number, never by its content); an empty text in
+a later chunk stops the run when its chunk is read, and nothing is left half-written.
 """
 
 from __future__ import annotations
@@ -164,7 +165,9 @@ def embed_corpus(model_dir: Path, source: Path, out: Path, column: str | None = 
         raise InputError(model_dir, "not a saved sentence-transformers model (no modules.json)",
                          "--model names a trained run's model folder, e.g. results/models/<method>/<base>/seed0/model")
     batches = chunks(source, chunk, column, id_column)
-    first = next(batches, None)  # bad input stops here, before the model loads
+    first = next(batches, None)  # bad input in the first chunk stops here, before the model loads
+    if first is None:
+        raise InputError(source, "no texts", "an input with at least one row")
     private = _owner_only(source)
     if private:
         out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -174,7 +177,7 @@ def embed_corpus(model_dir: Path, source: Path, out: Path, column: str | None = 
     start, rows, writer = time.perf_counter(), 0, None
     with atomic_path(out, ".parquet") as tmp:
         try:
-            for ids, texts in _with_first(first, batches):
+            for ids, texts in itertools.chain([first], batches):
                 vectors = encode_in_length_order(model, texts, batch_size)
                 columns = {"id": pa.array(ids), "vector": pa.FixedSizeListArray.from_arrays(
                     pa.array(vectors.reshape(-1), pa.float32()), vectors.shape[1])}
@@ -192,8 +195,6 @@ def embed_corpus(model_dir: Path, source: Path, out: Path, column: str | None = 
         finally:
             if writer is not None:
                 writer.close()
-        if writer is None:
-            raise InputError(source, "no texts", "an input with at least one row")
     if private:
         os.chmod(out, 0o600)
     seconds = time.perf_counter() - start
@@ -210,15 +211,7 @@ def _pooling(model_dir: Path, modules: list[dict[str, Any]]) -> dict[str, Any]:
     return {}
 
 
-def _with_first(first: Chunk | None, rest: Iterator[Chunk]) -> Iterator[Chunk]:
-    if first is not None:
-        yield first
-    yield from rest
-
-
 def main(argv: list[str]) -> int:
-    from clinsent.errors import InputError as Bad
-
     ap = argparse.ArgumentParser(prog="python -m clinsent embed", description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True, type=Path, help="a saved model folder (a trained run's model/)")
     ap.add_argument("--input", required=True, type=Path, help="text (one per line), CSV, TSV, JSON lines or parquet")
@@ -233,7 +226,7 @@ def main(argv: list[str]) -> int:
     try:
         figures = embed_corpus(args.model, args.input, args.out, args.column, args.id_column, args.keep_text,
                                args.chunk, args.batch_size, args.device, log=lambda line: print(line, file=sys.stderr))
-    except Bad as exc:
+    except InputError as exc:
         print(f"embed: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(figures))

@@ -78,14 +78,12 @@ def _identity() -> dict[str, str]:
     return {"python": os.path.realpath(sys.executable), "package": os.path.realpath(clinsent.__file__)}
 
 
-def _send(sock: socket.socket, payload: dict[str, Any], fds: Sequence[int] = ()) -> None:
+def _send(sock: socket.socket, payload: dict[str, Any], fds: Sequence[int]) -> None:
+    """``payload`` (length-prefixed JSON) with the file descriptors ``fds`` passed alongside."""
     data = json.dumps(payload).encode()
     framed = struct.pack("!I", len(data)) + data
-    if fds:
-        sent = socket.send_fds(sock, [framed], list(fds))
-        sock.sendall(framed[sent:])
-    else:
-        sock.sendall(framed)
+    sent = socket.send_fds(sock, [framed], list(fds))
+    sock.sendall(framed[sent:])
 
 
 def _recv_exact(sock: socket.socket, n: int, head: bytes = b"") -> bytes:
