@@ -64,6 +64,8 @@ rule all:
         rules.paper_report.output if (TABLES or FIGURES) else [],
         rules.phi_scan.output if PHI_SCAN else [],
         [f"{R}/mteb/{m}" for m in BENCH_MODELS],
+        PLAN.release_dirs(),  # each trained run's release copy, its card with the eval metrics
+        PLAN.corpus_embedding_files(),
     default_target: True
 
 # dry runs and every cluster job's re-parse: Snakemake reads each input function's signature once

@@ -23,33 +23,33 @@ REPO = Path(__file__).resolve().parents[1]
 # from the dry runs before the planning moved out of common.smk; the plan must give the same)
 EXPECTED: dict[str, dict[str, int]] = {
     "augment-demo": {"all": 1, "batch_plan": 8, "embed": 118, "eval_set_stats": 3, "evaluate": 118,
-                     "paper_report": 1, "report": 1, "sentence_corpus": 2, "train": 59},
+                     "paper_report": 1, "report": 1, "sentence_corpus": 2, "train": 59, "release": 59},
     "augment": {"all": 1, "download_model": 2, "batch_plan": 70, "embed": 754, "eval_set_stats": 5, "evaluate": 754, "paper_report": 1,
-                "report": 1, "sentence_corpus": 2, "train": 246},
+                "report": 1, "sentence_corpus": 2, "train": 246, "release": 246},
     "biosimcse-demo": {"all": 1, "batch_plan": 2, "cross_encoder": 12, "embed": 30, "evaluate": 30, "finetune": 24,
-                       "paper_report": 1, "report": 1, "sentence_corpus": 1, "train": 10, "training_rows": 1},
+                       "paper_report": 1, "report": 1, "sentence_corpus": 1, "train": 10, "training_rows": 1, "release": 10},
     "biosimcse": {"all": 1, "download_model": 2, "batch_plan": 5, "cross_encoder": 30, "embed": 75, "evaluate": 75, "finetune": 60,
-                  "paper_report": 1, "report": 1, "sentence_corpus": 1, "train": 25, "training_rows": 1},
+                  "paper_report": 1, "report": 1, "sentence_corpus": 1, "train": 25, "training_rows": 1, "release": 25},
     "clinical-nli-demo": {"all": 1, "embed": 42, "evaluate": 42, "paper_report": 1, "report": 1, "train": 14,
-                          "training_rows": 2},
+                          "training_rows": 2, "release": 14},
     "clinical-nli": {"all": 1, "download_model": 2, "embed": 63, "evaluate": 63, "paper_report": 1, "report": 1, "train": 21,
-                     "training_rows": 2},
+                     "training_rows": 2, "release": 21},
     "healthcare-lm-demo": {"all": 1, "doc_task": 2, "documents": 1, "embed": 16, "evaluate": 64, "finetune": 48,
                            "ingest_notes": 1, "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1,
-                           "train": 8},
+                           "train": 8, "release": 8},
     "healthcare-lm": {"all": 1, "download_model": 4, "doc_task": 2, "documents": 1, "embed": 30, "evaluate": 198, "finetune": 300,
-                      "ingest_notes": 1, "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "train": 21},
+                      "ingest_notes": 1, "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "train": 21, "release": 21},
     "medse-demo": {"all": 1, "batch_plan": 12, "corpus_manifest": 1, "corpus_stats": 1, "duplicate_stats": 1,
                    "embed": 100, "evaluate": 100, "ingest_notes": 1, "medcat_pack": 1, "ner": 2, "ontology_terms": 1,
                    "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "sentence_sets": 1,
-                   "split_sentences": 2, "train": 50},
+                   "split_sentences": 2, "train": 50, "release": 50},
     "medse": {"all": 1, "download_model": 3, "batch_plan": 60, "corpus_manifest": 1, "corpus_stats": 1, "download_ontology": 1,
               "duplicate_stats": 1, "embed": 582, "evaluate": 582, "ingest_notes": 1, "ner": 64, "ontology_terms": 1,
               "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "sentence_sets": 1, "slim_pack": 1,
-              "split_sentences": 64, "train": 291},
+              "split_sentences": 64, "train": 291, "release": 291},
     "config": {"all": 1, "batch_plan": 2, "corpus_manifest": 1, "corpus_stats": 1, "duplicate_stats": 1, "embed": 12,
                "evaluate": 12, "ingest_notes": 1, "medcat_pack": 1, "ner": 1, "ontology_terms": 1, "phi_sample": 1,
-               "phi_scan": 1, "report": 1, "sentence_sets": 1, "split_sentences": 1, "train": 4, "training_rows": 1},
+               "phi_scan": 1, "report": 1, "sentence_sets": 1, "split_sentences": 1, "train": 4, "training_rows": 1, "release": 4, "corpus_embed": 1},
 }
 
 
@@ -132,7 +132,7 @@ def test_summary_command_prints_the_counts(capsys: pytest.CaptureFixture[str]) -
         os.chdir(cwd)
     out = capsys.readouterr().out
     counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", out, re.M)}
-    assert counts.pop("total") == sum(EXPECTED["medse"].values()) == 1659  # with the three base-model downloads
+    assert counts.pop("total") == sum(EXPECTED["medse"].values()) == 1950  # with the three base-model downloads
     assert counts == EXPECTED["medse"]
 
 
@@ -142,6 +142,7 @@ def _simcse_only(config: dict[str, Any]) -> dict[str, Any]:
     reduced["methods"] = {m: e for m, e in reduced["methods"].items() if m in ("none", "simcse")}
     assert reduced["methods"]["simcse"]["corpus"] == "s_all" and reduced["methods"]["simcse"]["duplicates"] == "naive"
     reduced["training_data"] = {}
+    reduced.pop("corpus_embeddings")  # it cites the demo's medse
     return reduced
 
 
@@ -461,3 +462,28 @@ def test_each_eval_files_columns_are_checked_at_dry_run(configs: dict[str, dict[
     with pytest.raises(InputError, match=message) as caught:
         _plan(config)
     assert "private" not in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str, dict[str, Any]]) -> None:
+    from clinsent.errors import InputError
+    from clinsent.overlay import keep_only
+
+    plan = _plan(configs["config"])
+    assert plan.corpus_run("demo_notes") == ("medse", "minilm", 0)
+    assert plan.corpus_input("demo_notes") == plan.sets_path()  # input: notes -> the notes' sentences, owner-only
+    assert plan.corpus_params("demo_notes") == {"column": "text", "id_column": "sent_id", "keep_text": False,
+                                                "batch_size": 64, "chunk": 10000, "private": True}
+    changed = copy.deepcopy(configs["config"])
+    changed["corpus_embeddings"]["demo_notes"]["run"] = "medse@nope"
+    with pytest.raises(InputError, match=r"corpus_embeddings.demo_notes.run: 'medse@nope' is not method@base_model"):
+        _plan(changed)
+    changed["corpus_embeddings"]["demo_notes"].update(run="medse@minilm", seed=3)
+    with pytest.raises(InputError, match=r"corpus_embeddings.demo_notes.seed: no run of medse@minilm with seed 3"):
+        _plan(changed)
+    changed["corpus_embeddings"]["demo_notes"].update(seed=None, input="missing.parquet", column="s")
+    changed["placeholders_ok"] = False
+    with pytest.raises(InputError, match=r"corpus_embeddings.demo_notes.input: missing.parquet does not exist"):
+        _plan(changed)
+    # an overlay that leaves the run's method out leaves the corpus embedding out too
+    assert "demo_notes" not in keep_only(configs["config"], {"methods": ["none", "simcse"]}, "base.yaml")[
+        "corpus_embeddings"]

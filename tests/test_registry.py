@@ -227,6 +227,7 @@ def test_sequential_training_is_a_dag_edge(tmp_path: Path) -> None:
     cfg = _cfg()
     cfg["methods"] = {"nli": {"objective": "sup_simcse", "train_data": "demo_nli"},
                       "then_simcse": {"objective": "simcse", "init_from": "nli"}}
+    cfg.pop("corpus_embeddings")  # it cites the demo's medse
     cfg["results"] = str(tmp_path / "results")
     run = _dry_run(tmp_path, cfg)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
 HEAVY = ("torch", "transformers", "sentence_transformers")
 # The jobs whose first work is loading a model (their own module is the only heavy one they import).
-MODEL_JOBS = {"train", "embed", "finetune", "cross_encoder"}
+MODEL_JOBS = {"train", "embed", "finetune", "cross_encoder", "corpus_embed"}
 NO_MODEL_JOBS = sorted(p.stem for p in SCRIPTS.glob("*.py") if p.stem not in MODEL_JOBS)
 
 

@@ -52,7 +52,7 @@ def _method(objective: str, **knobs: Any) -> Any:
 
 
 def _run(tiny_bert: Path, out: Path, objective: str, seed: int = 0, log: Any = None, progress_every: int = 0,
-         duplicates: str = "replace", **knobs: Any) -> tuple[pd.DataFrame, Any]:
+         duplicates: str = "replace", tracking: tuple[str, ...] = (), **knobs: Any) -> tuple[pd.DataFrame, Any]:
     sentences, entities = _corpus()
     cands = [Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()]
     method = _method(objective, **knobs)
@@ -61,7 +61,7 @@ def _run(tiny_bert: Path, out: Path, objective: str, seed: int = 0, log: Any = N
     eval_sets = {"sel": _sts("sel"), "test": _sts("test")}
     result = train(method, str(tiny_bert), out, eval_sets, "sel", data=data, seed=seed,
                    log=log or (lambda *_: None), checkpoint_dir=out.parent / f"{out.name}.ckpt",
-                   progress_every=progress_every)
+                   progress_every=progress_every, tracking=tracking)
     return result.curve, result
 
 
@@ -97,6 +97,43 @@ def test_training_logs_progress_every_n_steps(tiny_bert: Path, tmp_path: Path) -
     first = next(line for line in lines if line.startswith("step 0:"))
     assert "loss" not in first and "nan" not in first
     assert f"loss={step4['loss']:.4g}" in next(line for line in lines if line.startswith("step 4:"))
+
+
+def test_the_curve_grows_as_the_job_trains_and_tensorboard_reads_its_events(tiny_bert: Path, tmp_path: Path) -> None:
+    """curve.jsonl in the working folder holds each evaluation's rows when its line is logged;
+    with tracking [tensorboard] the run folder holds event files with the losses, each loss part,
+    the learning rate, the throughput and the curve sets' metric (read back by TensorBoard's reader)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    live = tmp_path / "run" / "model.ckpt" / "curve.jsonl"
+    seen: dict[int, int] = {}
+
+    def log(line: str) -> None:
+        if line.startswith("step "):
+            seen[int(line.split(":")[0].split()[1])] = len(pd.read_json(live, lines=True))
+
+    curve, result = _run(tiny_bert, tmp_path / "run" / "model", "medse", log=log, progress_every=1,
+                         tracking=("tensorboard",))
+    assert seen == {0: 2, 2: 4, 4: 6}  # two curve sets a step: the file grew with each evaluation
+    sentences, entities = _corpus()  # the plan _run trains on: its distinct sentences are the card's count
+    plan = plan_batches([Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()], "replace", 8,
+                        4, 0)
+    assert result.info["training_data"] == {"description": "sentences", "source": "", "unit": "distinct sentences",
+                                            "rows": plan["sent_id"].nunique()}
+    events = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {"train/loss", "train/loss_sentence", "train/loss_entity", "train/learning_rate",
+            "train/rows_per_second", "eval/sel/spearman", "eval/test/spearman"} <= tags
+    assert [e.step for e in events.Scalars("train/loss")] == [1, 2, 3, 4]  # every logged step
+    lr = [e.value for e in events.Scalars("train/learning_rate")]
+    assert lr[0] > lr[-1] and lr[-1] == pytest.approx(0.0)  # linear decay to 0
+    sel = curve[curve["eval_set"] == "sel"]  # step 0 too
+    logged = events.Scalars("eval/sel/spearman")
+    assert [e.step for e in logged] == sel["step"].tolist()
+    assert [e.value for e in logged] == pytest.approx(sel["score"].tolist(), abs=1e-6)
+    loss4 = curve.loc[curve["step"] == 4, "loss"].iloc[0]
+    assert events.Scalars("train/loss")[-1].value == pytest.approx(loss4, rel=1e-5)
 
 
 def test_cpu_training_is_deterministic(tiny_bert: Path, tmp_path: Path) -> None:

@@ -114,6 +114,8 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     """Run offline by construction: no offline switch in the environment, no network namespace
     where the machine allows it, and no Python process of the run tries a connection."""
     cfg = _config(tmp_path, tiny_bert)
+    cfg["corpus_embeddings"] = {"sentences": {"run": "simcse@tiny", "input": "notes"}}
+    cfg["tracking"] = ["tensorboard"]
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     audit = tmp_path / "network_attempts.log"
@@ -162,6 +164,18 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     for name in ("corpus", "sets", "batches", "checkpoints", "ner", "embeddings"):
         assert stat.S_IMODE((res / name).stat().st_mode) == 0o700, name
     assert json.loads((res / "stats/phi_scan.json").read_text())["leaks"] == 0
+    # each trained model's card, its release copy with the eval metrics, live curves, a corpus embedding
+    card = (res / "models/medse/tiny/seed0/model/README.md").read_text()
+    assert "**medse** objective: MED-SE" in card and f"selected step: {step} (best spearman on `sel`)" in card
+    assert "- Steps: 4 (batch size 8)" in card and "S_ent sentences" in card and "distinct sentences" in card
+    assert "credentialed data" in card and str(tiny_bert) not in card  # the notes' default; no path
+    release = (res / "release/medse/tiny/seed0/README.md").read_text()
+    assert "## Evaluation" in release and "| test | spearman |" in release
+    assert list((res / "models/medse/tiny/seed0/tensorboard").glob("events.out.tfevents.*"))
+    vectors = pd.read_parquet(res / "corpus_embeddings/sentences.parquet")
+    assert vectors["id"].tolist() == pd.read_parquet(res / "sets/sentences.parquet")["sent_id"].tolist()
+    assert stat.S_IMODE((res / "corpus_embeddings").stat().st_mode) == 0o700
+    assert stat.S_IMODE((res / "corpus_embeddings/sentences.parquet").stat().st_mode) == 0o600
     # `snakemake --report`: the summary, tables, curves and corpus tables, each under its category
     html = tmp_path / "report.html"
     rep = _snakemake(tmp_path, "--report", str(html), "--cores", "1")
@@ -210,7 +224,7 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     dry = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = _planned_outputs(dry.stdout)
-    assert set(jobs) == {"embed", "evaluate", "report", "phi_scan", "all"}, jobs
+    assert set(jobs) == {"embed", "evaluate", "release", "report", "phi_scan", "all"}, jobs
     assert len(jobs["embed"]) == 6 and all(o.endswith(("/extra.parquet", "/test.parquet")) for o in jobs["embed"])
 
     cfg["methods"]["medse"]["lambda"] = 0.5
@@ -218,8 +232,8 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     dry = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = _planned_outputs(dry.stdout)
-    assert set(jobs) == {"train", "embed", "evaluate", "report", "phi_scan", "all"}, jobs
-    for rule in ("train", "embed", "evaluate"):
+    assert set(jobs) == {"train", "embed", "evaluate", "release", "report", "phi_scan", "all"}, jobs
+    for rule in ("train", "embed", "evaluate", "release"):
         assert jobs[rule] and all("/medse/" in o for o in jobs[rule]), (rule, jobs[rule])
 
     # a failed shard (its output and the gather missing) reruns alone, not its sibling
@@ -804,7 +818,7 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
     for key, folder in (("minilm", "no_revision_available"), ("tiny", "no_revision_available"),
                         ("minilm_simcse", "seed0")):
         files = sorted((out / "mteb" / key / folder).glob("*.json"))
-        assert {f.stem for f in files} == {*tasks, "model_meta"}, key
+        assert {f.stem for f in files} == {*(f"ClinSent.{t}" for t in tasks), "model_meta"}, key
         run_ref = next(m["run"] for m in _cfg_rows(cfg) if m["key"] == key)
         method, base = run_ref.split("@")
         for f in files:
@@ -812,11 +826,12 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
                 continue
             result = mteb.TaskResult.from_disk(f)
             headline = summary[(summary["method"] == method) & (summary["base_model"] == base)
-                               & (summary["eval_set"] == f.stem)]
+                               & (summary["eval_set"] == f.stem.removeprefix("ClinSent."))]
             assert any(result.get_score() == pytest.approx(v) for v in headline["value"]), (key, f.stem)
             assert result.evaluation_time is not None and result.evaluation_time > 0, (key, f.stem)
         card = ModelCard.load(out / "mteb" / key / folder / "README.md")
-        assert {r.dataset_name for r in card.data.eval_results} == set(tasks)
+        assert {r.dataset_name for r in card.data.eval_results} == {f"ClinSent.{t}" for t in tasks}
+        assert "not MTEB's registered tasks" in card.text
     # a dry run after adding a model plans only its own jobs (and the tables); after adding a task, only that task's
     grown = copy.deepcopy(cfg)
     grown["models"]["tiny_cls"] = {"model": str(tiny_bert), "pooling": "cls_before_pooler"}

@@ -148,9 +148,11 @@ def _owner_only(path: Path) -> bool:
 
 def embed_corpus(model_dir: Path, source: Path, out: Path, column: str | None = None, id_column: str | None = None,
                  keep_text: bool = False, chunk: int = CHUNK, batch_size: int = 64, device: str | None = None,
-                 log: Any = print) -> dict[str, Any]:
+                 log: Any = print, private: bool | None = None) -> dict[str, Any]:
     """Embed ``source``'s texts with the model in ``model_dir`` into ``out`` (parquet); returns the
-    run's figures (rows, seconds, sentences per second, peak resident memory)."""
+    run's figures (rows, seconds, sentences per second, peak resident memory). ``private``: an
+    owner-only output (None: when others cannot read ``source``; the workflow passes True for
+    the notes' sentences)."""
     import resource
 
     import pyarrow as pa
@@ -168,7 +170,7 @@ def embed_corpus(model_dir: Path, source: Path, out: Path, column: str | None = 
     first = next(batches, None)  # bad input in the first chunk stops here, before the model loads
     if first is None:
         raise InputError(source, "no texts", "an input with at least one row")
-    private = _owner_only(source)
+    private = _owner_only(source) if private is None else private
     if private:
         out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(out.parent, 0o700)

@@ -9,7 +9,8 @@ Merging can add and change but not remove, so an overlay may also say which of t
 entries it keeps: ``keep: {methods: [lm, medse_replace], base_models: [biobert]}`` leaves the
 base's other methods and base models out, and with them every table cell and figure item that
 cites one (a cell becomes empty; an item, or a row whose cells are all empty, leaves; a table or
-figure left with an empty list of rows or items leaves). ``keep: {eval_sets: []}`` drops all of
+figure left with an empty list of rows or items leaves; so does a corpus embedding of a run left out).
+``keep: {eval_sets: []}`` drops all of
 the base's eval sets, so the overlay states its own whole; ``drop: {methods: [a, b]}`` is the
 complement (every entry but these). Both are applied to the base before the overlay is merged on
 top, and name entries of top-level mappings (methods, base_models, eval_sets, tables, figures,
@@ -82,6 +83,9 @@ def keep_only(base: dict[str, Any], keep: Mapping[str, Any], where: str, default
     for entry in (out.get("finetune") or {}).values():  # a fine-tune entry's `methods` names methods
         if isinstance(entry, dict) and isinstance(entry.get("methods"), list):
             entry["methods"] = [m for m in entry["methods"] if m not in gone_methods]
+    if isinstance(out.get("corpus_embeddings"), Mapping):  # a corpus embedding of a run left out leaves too
+        out["corpus_embeddings"] = {k: e for k, e in out["corpus_embeddings"].items()
+                                    if not (isinstance(e, Mapping) and gone(e.get("run")))}
     return out
 
 

@@ -45,7 +45,7 @@ import numpy as np
 
 # results folders (relative to `results`) that hold note text or text derived from it
 NOTE_DIRS = ("corpus", "sets", "ner", "batches", "checkpoints", "documents", "doc_tasks", "training_rows",
-             "sentence_corpora", "embeddings", "phi")
+             "sentence_corpora", "embeddings", "corpus_embeddings", "phi")
 # results folders whose files are made from the notes: an eval set read from one holds note text
 NOTES_DERIVED = ("corpus", "sets", "ner", "documents", "doc_tasks")
 
@@ -307,7 +307,8 @@ def _text_leaks(path: Path, text: str, sample: Sample, where: str) -> Iterator[L
 
 
 def shared_files(results: str | Path, extra: Iterable[str | Path] = ()) -> list[Path]:
-    """The files of a run meant for sharing: the SHARED folders and files, the model cards, and ``extra``."""
+    """The files of a run meant for sharing: the SHARED folders and files, the model folders and
+    release copies (their cards) but the weights, and ``extra``."""
     root = Path(results)
     found: list[Path] = []
     for name in SHARED:
@@ -316,8 +317,9 @@ def shared_files(results: str | Path, extra: Iterable[str | Path] = ()) -> list[
             found.append(p)
         elif p.is_dir():
             found += [f for f in sorted(p.rglob("*")) if f.is_file()]
-    if (root / "models").is_dir():
-        found += [f for f in sorted((root / "models").rglob("*")) if f.is_file() and f.suffix.lower() not in WEIGHTS]
+    for models in ("models", "release"):  # trained models and their release copies: all but the weights
+        if (root / models).is_dir():
+            found += [f for f in sorted((root / models).rglob("*")) if f.is_file() and f.suffix.lower() not in WEIGHTS]
     found += [Path(p) for p in extra if Path(p).is_file()]
     return found
 

@@ -45,6 +45,7 @@ from clinsent.report.kinds.base import entries as kind_entries
 from clinsent.tasks.config import EvalSetEntry, resolve_eval_sets
 
 Job = tuple[str, str, int]  # (method, base model, seed)
+NOTES_INPUT = "notes"  # corpus_embeddings.<name>.input: the notes' split sentences
 
 
 @dataclass
@@ -105,9 +106,50 @@ class Plan:
 
     @property
     def note_sentences(self) -> bool:
-        """The notes' sentence pipeline runs when a method trains on its sets or a table shows them."""
+        """The notes' sentence pipeline runs when a method trains on its sets, a table shows them or
+        a corpus embedding reads them."""
         return self.notes and (any(p["source"] == "notes" for p in self.plans.values())
-                               or any(kind.note_sentences for _, kind, _ in self.kinds()))
+                               or any(kind.note_sentences for _, kind, _ in self.kinds())
+                               or any(e["input"] == NOTES_INPUT for e in self.corpus_embeddings.values()))
+
+    # -- corpus embeddings (the corpus_embeddings target; clinsent.corpus_embed) ------------------------------
+    @property
+    def corpus_embeddings(self) -> dict[str, dict[str, Any]]:
+        return dict(self.config.get("corpus_embeddings") or {})
+
+    def corpus_run(self, name: str) -> tuple[str, str, int]:
+        """(method, base model, seed) of the run a corpus embedding uses."""
+        entry = self.corpus_embeddings[name]
+        method, _, base = str(entry["run"]).partition("@")
+        return method, base, int(entry["seed"] if entry.get("seed") is not None else self.seeds[0])
+
+    def corpus_input(self, name: str) -> str:
+        """The file a corpus embedding reads: ``notes`` is the notes' sentence sets."""
+        given = str(self.corpus_embeddings[name]["input"])
+        return self.sets_path() if given == NOTES_INPUT else given
+
+    def corpus_params(self, name: str) -> dict[str, Any]:
+        """The embed settings of one corpus embedding (the rule's params); ``private``: from the notes."""
+        entry = self.corpus_embeddings[name]
+        notes = entry["input"] == NOTES_INPUT
+        return {"column": "text" if notes else entry.get("column"), "id_column": "sent_id" if notes else
+                entry.get("id_column"), "keep_text": bool(entry.get("keep_text", False)),
+                "batch_size": int(entry.get("batch_size", 64)), "chunk": int(entry.get("chunk", 10_000)),
+                "private": notes}
+
+    def release_dir(self, method: str, base_model: str, seed: int | str) -> str:
+        return f"{self.results}/release/{method}/{base_model}/seed{seed}"
+
+    def release_metrics(self, method: str, base_model: str, seed: int | str) -> dict[str, str]:
+        """Eval set -> the metrics file of one run's zero-shot evaluation (its release card's table)."""
+        return {e: f"{self.results}/metrics/{m}/{b}/seed{s}/{e}.json" for m, b, s, e in self.zero_shot()
+                if (m, b, str(s)) == (method, base_model, str(seed))}
+
+    def release_dirs(self) -> list[str]:
+        return [self.release_dir(m, b, s) for m, b, s in self.trained_jobs()]
+
+    def corpus_embedding_files(self) -> list[str]:
+        return [f"{self.results}/corpus_embeddings/{name}.parquet" for name in self.corpus_embeddings]
 
     @property
     def note_entities(self) -> bool:
@@ -167,7 +209,7 @@ class Plan:
                 "shard": r"\d{3}", "eval_set": one_of(self.eval_sets), "plan": one_of(self.plans),
                 "source": one_of(self.training_data), "sentence_corpus": one_of(self.sentence_corpora),
                 "finetune": one_of(self.finetune), "task": one_of(self.doc_tasks),
-                "hub": one_of(hub_slug(m) for m in self.hub_models)}
+                "hub": one_of(hub_slug(m) for m in self.hub_models), "embedded_corpus": one_of(self.corpus_embeddings)}
 
     # -- paths ---------------------------------------------------------------------------------------------------
     def model_dir(self, method: str, base_model: str, seed: int | str) -> str:
@@ -258,6 +300,8 @@ class Plan:
             found += [(f"sentence_corpora.{name}.path", p) for p in corpus_paths(entry)]
         for name, entry in (self.config.get("doc_tasks") or {}).items():
             found += [(f"doc_tasks.{name}.{k}", entry[k]) for k in ("diagnoses", "mapping") if entry.get(k)]
+        found += [(f"corpus_embeddings.{n}.input", str(e["input"])) for n, e in self.corpus_embeddings.items()
+                  if e["input"] != NOTES_INPUT]
         return [(k, p) for k, p in found if not str(p).startswith(f"{self.results}/")]
 
     def eval_set_files(self, name: str) -> list[str]:
@@ -473,6 +517,8 @@ class Plan:
             counts["slim_pack"] = int(bool(self.config["ner"]["model_pack"] and self.config["ner"]["slim_pack"]))
         counts["ingest_notes"] = int(self.notes and (self.note_sentences or documents or self.phi_scan))
         counts["phi_sample"] = counts["phi_scan"] = int(self.phi_scan)
+        counts["corpus_embed"] = len(self.corpus_embeddings)
+        counts["release"] = len(trained)
         if self.config.get("models"):
             from clinsent.benchmark.plan import benchmark_models
 
@@ -523,6 +569,7 @@ def build_plan(config: dict[str, Any]) -> Plan:
                                  "sentence_corpora")
     plan = Plan(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
     check_model_folders(plan)
+    check_corpus_embeddings(plan)
     check_user_files(plan)
     check_eval_headers(plan)
     check_doc_task_categories(config)
@@ -580,6 +627,25 @@ def check_names(config: Mapping[str, Any]) -> None:
     from clinsent.names import check_names as check
 
     check(config)
+
+
+def check_corpus_embeddings(plan: Plan) -> None:
+    """Each corpus embedding names a trained run of this config (method@base_model, a seed among
+    ``seeds``), and ``notes`` only where the config reads notes."""
+    trained = set(plan.trained_jobs())
+    for name, entry in plan.corpus_embeddings.items():
+        where = f"config: corpus_embeddings.{name}"
+        method, _, base = str(entry["run"]).partition("@")
+        if method not in plan.methods or base not in plan.config["base_models"]:
+            raise InputError(f"{where}.run", f"{entry['run']!r} is not method@base_model of this config",
+                             f"write a key of methods, @, a key of base_models (e.g. {next(iter(plan.methods), 'm')}@"
+                             f"{next(iter(plan.config['base_models']), 'b')})")
+        if plan.corpus_run(name) not in trained:
+            raise InputError(f"{where}.seed", f"no run of {entry['run']} with seed {plan.corpus_run(name)[2]} is in "
+                             "this config (its seeds, or the base model's evaluation)", f"use one of seeds {plan.seeds}")
+        if entry["input"] == NOTES_INPUT and not plan.notes:
+            raise InputError(f"{where}.input", "notes, and the config has no `notes`",
+                             "add a `notes` block, or give a file")
 
 
 def check_user_files(plan: Plan) -> None:

@@ -23,3 +23,34 @@ rule embed:
         gpu=EMBED_GPU,  # 1 where the pool has a GPU (embed_device: auto), else 0: CPU runs keep their parallelism
     script:
         "../scripts/embed.py"
+
+
+rule corpus_embed:
+    """Embed one configured corpus (corpus_embeddings.<name>) with a trained run: (id, vector) parquet
+    written in chunks (memory flat whatever the corpus's size), the model and pooling in its metadata;
+    owner-only (the folder always, the file too when the texts are the notes')."""
+    input:
+        model=lambda wc: f"{PLAN.model_dir(*PLAN.corpus_run(wc.embedded_corpus))}/model",
+        texts=lambda wc: PLAN.corpus_input(wc.embedded_corpus),
+    output:
+        f"{R}/corpus_embeddings/{{embedded_corpus}}.parquet",
+    params:
+        entry=lambda wc: PLAN.corpus_params(wc.embedded_corpus),
+    log:
+        f"{LOGS}/corpus_embed/{{embedded_corpus}}.log",
+    benchmark:
+        f"{BENCH}/corpus_embed/{{embedded_corpus}}.tsv"
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        gpu=EMBED_GPU,  # a GPU slot of the pool where there is one (clinsent.gpu_slots), as the embed jobs
+    script:
+        "../scripts/corpus_embed.py"
+
+
+rule corpus_embeddings:
+    """Every configured corpus embedding (part of `all`; alone: snakemake corpus_embeddings)."""
+    input:
+        PLAN.corpus_embedding_files(),

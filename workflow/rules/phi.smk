@@ -55,6 +55,7 @@ rule phi_scan:
                  [f"{R}/mteb/{m}" for m in BENCH_MODELS]],  # the benchmark's results and model cards
         models=[f"{PLAN.model_dir(m, b, s)}/{f}" for m, b, s in PLAN.trained_jobs()
                 for f in ("model", "curve.csv", "selection.json")],  # the train rule's outputs, all scanned
+        releases=PLAN.release_dirs(),  # the release copies and their cards
     output:
         # one of the report's items: a report cannot be built before a passing scan
         report(f"{R}/stats/phi_scan.json", caption="../report/phi_scan.rst", category="PHI scan"),

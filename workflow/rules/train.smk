@@ -50,3 +50,33 @@ rule train:
         mem_mb=8000,
     script:
         "../scripts/train.py"
+
+
+localrules:
+    release,
+
+
+rule release:
+    """A trained run's release copy: its model's files hard-linked (a copy where links cannot be
+    made) and a card (README.md) with the zero-shot eval metrics added (clinsent.model_card). A
+    later rule than train, so evaluation never rewrites the model folder its own jobs read."""
+    input:
+        model=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/model",
+        selection=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/selection.json",
+        curve=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/curve.csv",
+        metrics=lambda wc: list(PLAN.release_metrics(wc.method, wc.base_model, wc.seed).values()),
+    output:
+        directory(f"{R}/release/{{method}}/{{base_model}}/seed{{seed}}"),
+    params:
+        eval_sets=lambda wc: list(PLAN.release_metrics(wc.method, wc.base_model, wc.seed)),
+        headlines=lambda wc: {e: PLAN.eval_sets[e].task.headline for e in PLAN.release_metrics(wc.method, wc.base_model, wc.seed)},
+        base_model=lambda wc: str(config["base_models"][wc.base_model]),
+        card=config.get("model_card") or {},
+    log:
+        f"{LOGS}/release/{{method}}_{{base_model}}_seed{{seed}}.log",
+    benchmark:
+        f"{BENCH}/release/{{method}}_{{base_model}}_seed{{seed}}.tsv"
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/release.py"

@@ -12,6 +12,7 @@ slot_of(smk, log.info)  # this job's GPU (CUDA_VISIBLE_DEVICES), before anything
 
 import torch  # noqa: E402
 
+from clinsent import model_card  # noqa: E402
 from clinsent.io import write_csv, write_json  # noqa: E402
 from clinsent.methods.config import method_from_params  # noqa: E402
 from clinsent.tasks.config import task_from_params  # noqa: E402
@@ -27,9 +28,12 @@ method = steps_from_epochs(method, data)  # epochs over training rows: steps fro
 try:
     result = train(method, smk.params.base_model, smk.output.model, eval_sets, smk.params.selection_set, data=data,
                    seed=seed, log=log.info, checkpoint_dir=smk.params.checkpoint_dir,
-                   progress_every=smk.config.get("progress", {}).get("train_steps", 50))  # logs only: not a param
+                   progress_every=smk.config.get("progress", {}).get("train_steps", 50),  # logs only: not a param
+                   tracking=smk.config.get("tracking") or [])  # event files beside the run: not a param either
 except Preempted as exc:  # SIGTERM (Slurm preemption or time limit): checkpointed; a retry resumes
     log.warning("%s", exc)
     raise SystemExit(143) from None
+model_card.write(smk.output.model, model_card.render(result.info, result.curve, method.reference,
+                                                     smk.params.base_model, smk.config.get("model_card")))
 write_csv(result.curve, smk.output.curve)
 write_json(result.info, smk.output.selection)

@@ -2,6 +2,12 @@
 package's own objects (``mteb.TaskResult.from_disk``) and sit beside MTEB results in one folder:
 ``<results>/mteb/<model name as path>/<revision>/<task name>.json`` plus ``model_meta.json``.
 
+Task names carry the prefix ``ClinSent.`` (file ``ClinSent.<eval set>.json``, ``task_name`` and
+the card's dataset names alike), and each card says so: these are this project's clinical tasks
+on the user's copies of the data, not MTEB's registered tasks of the same names (our BIOSSES is
+BLURB's 20-pair test split, MTEB's has 100 pairs), and not results for MTEB's leaderboard, which
+takes results for its own tasks through pull requests to its results repository.
+
 One file per model and task holds, for the task's reported split, one scores entry (subset
 ``default``): ``main_score`` (the task's headline metric), every numeric metric of our metrics
 JSON, ``hf_subset`` and ``languages`` (ISO 639-3 with script, MTEB's form). A trained run's seeds
@@ -22,6 +28,11 @@ from pathlib import Path
 from typing import Any
 
 NO_REVISION = "no_revision_available"  # MTEB's value for a model without a known revision
+TASK_PREFIX = "ClinSent."  # our tasks are not MTEB's registered tasks of the same names
+NOTICE = ("The tasks named `ClinSent.<name>` are the clinical sentence-embedding pipeline's own evaluation sets, "
+          "scored on local copies of their data (the dataset revision is a hash of those files). They are not MTEB's "
+          "registered tasks of the same or similar names (MTEB's BIOSSES has 100 pairs; ours is BLURB's 20-pair test "
+          "split) and these results are not submissions to MTEB's leaderboard.")
 FORMAT_VERSION = "2.26.24"  # the mteb release whose TaskResult our files are checked against
 LANGUAGES = {"en": "eng-Latn", "zh": "cmn-Hans"}
 # our task kinds -> the Hugging Face task id a model card's model-index names
@@ -79,10 +90,10 @@ def model_results(name: str, revision: str, tasks: Mapping[str, Mapping[str, Any
         metrics = job["metrics"] if isinstance(job.get("metrics"), Mapping) else job
         metrics = {k: v for k, v in metrics.items() if k != "seconds"}  # the job's time, not a score
         seconds = job.get("seconds")
-        result = task_result(task, str(spec["split"]), metrics, str(spec["metric"]),
+        result = task_result(f"{TASK_PREFIX}{task}", str(spec["split"]), metrics, str(spec["metric"]),
                              float(seconds) if seconds is not None else None, files_revision(spec["files"]),
                              list(spec["languages"]))
-        path = folder / f"{task}.json"
+        path = folder / f"{TASK_PREFIX}{task}.json"
         path.write_text(json.dumps(result, indent=2), encoding="utf-8")
         written.append(path)
     (folder / "model_meta.json").write_text(json.dumps(model_meta(name, revision), indent=2), encoding="utf-8")
@@ -96,6 +107,7 @@ def model_card(card_path: str | Path | None, name: str, results: list[dict[str, 
 
     text = Path(card_path).read_text(encoding="utf-8") if card_path and Path(card_path).is_file() else ""
     card = ModelCard(text) if text.startswith("---") else ModelCard(f"---\n---\n{text or f'# {name}'}\n")
+    card.text = f"{card.text.rstrip()}\n\n## Benchmark results\n\n{NOTICE}\n"
     data = card.data
     assert isinstance(data, ModelCardData)  # a ModelCard reads its front matter as model-card data
     data.model_name = name
@@ -130,7 +142,8 @@ def write_model(model: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]]
             scores = {task: json.loads(Path(paths[i]).read_text(encoding="utf-8")) for task, paths in metrics.items()}
             revision = model["revisions"].get(seed) or model["revisions"].get(str(seed)) or NO_REVISION
             files = model_results(str(model["name"]), str(revision), tasks, scores, staging)
-            results = [{**json.loads(f.read_text(encoding="utf-8")), "kind": tasks[f.stem].get("kind", "")} for f in files]
+            results = [{**json.loads(f.read_text(encoding="utf-8")),
+                        "kind": tasks[f.stem.removeprefix(TASK_PREFIX)].get("kind", "")} for f in files]
             model_card(cards[i] if cards else None, str(model["name"]), results, staging / str(revision) / "README.md")
             written += files
         shutil.rmtree(out_dir, ignore_errors=True)

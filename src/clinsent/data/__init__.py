@@ -39,6 +39,13 @@ class TrainingData(abc.ABC):
     def check(self, steps: int) -> None:
         """Raise when ``steps`` steps cannot be served."""
 
+    def summary(self) -> dict[str, Any]:
+        """What the model card says of this data (:mod:`clinsent.model_card`): ``description``
+        (its kind and source: names from the config, never a path or a row), ``rows`` (distinct
+        rows trained on), ``unit``, and ``source`` (``notes`` or the config key of the source,
+        where its data-use class is looked up)."""
+        return {"description": "training rows", "rows": len(self.identity()), "unit": "rows", "source": ""}
+
 
 class DataNeed(abc.ABC):
     """The training data a method declares."""

@@ -38,7 +38,8 @@ class DocumentRows(DataNeed):
     def load(self, inputs: Mapping[str, Any], seed: int) -> TrainingData:
         path = inputs["documents"]
         df = pd.read_parquet(path, columns=["row_id", "category", "n_words", "text"])
-        return DocumentData(self.select(df, str(path)), self.batch_size, seed)
+        about = {"description": f"whole notes (the documents' {self.partition} partition)", "source": "notes"}
+        return DocumentData(self.select(df, str(path)), self.batch_size, seed, about)
 
     def select(self, df: pd.DataFrame, where: str) -> pd.DataFrame:
         """The documents trained on (the checks above); ``where`` names the file in errors."""
@@ -68,8 +69,10 @@ class DocumentRows(DataNeed):
 class DocumentData(RowsData):
     """Documents in a seeded order; ``classes``: their sorted categories (the head's outputs)."""
 
-    def __init__(self, rows: pd.DataFrame, batch_size: int, seed: int) -> None:
-        super().__init__(rows, batch_size, seed)
+    unit = "notes"
+
+    def __init__(self, rows: pd.DataFrame, batch_size: int, seed: int, about: dict[str, str] | None = None) -> None:
+        super().__init__(rows, batch_size, seed, about)
         self.classes = sorted(rows["category"].fillna("").astype(str).unique())
 
     def identity(self) -> pd.DataFrame:

@@ -66,7 +66,21 @@ class SentencePlan(DataNeed):
     def load(self, inputs: Mapping[str, Any], seed: int) -> TrainingData:
         sentences = pd.read_parquet(inputs["sets"], columns=["sent_id", "text"])
         entities = pd.read_parquet(inputs["linked"]) if self.entities else None
-        return PlanData(pd.read_parquet(inputs["plan"]), sentences, entities)
+        return PlanData(pd.read_parquet(inputs["plan"]), sentences, entities, about=self.about())
+
+    def about(self) -> dict[str, str]:
+        """The card's words for these sentences (:meth:`PlanData.summary`)."""
+        s = self.settings()
+        if s["source"] != "notes":
+            return {"description": f"sentences of the sentence corpus `{s['source']}`", "source": s["source"]}
+        sets = CORPUS_WORDS[str(s["corpus"])]
+        if 0 < float(s["none_share"]) < 1:
+            sets += f", {float(s['none_share']):g} of each batch from S_none"
+        return {"description": f"{sets} of the notes", "source": "notes"}
+
+
+CORPUS_WORDS = {"s_all": "S_all sentences (every sentence)", "s_ent": "S_ent sentences (with a disease or mental "
+                "disorder entity)", "s_none": "S_none sentences (without such an entity)"}
 
 
 def sentence_corpus_path(results: str, name: str) -> str:
@@ -78,8 +92,10 @@ class PlanData(TrainingData):
     """Plan rows joined with their text (and the chosen entity's span and definition, where
     the entity has one)."""
 
-    def __init__(self, plan: pd.DataFrame, sentences: pd.DataFrame, entities: pd.DataFrame | None = None) -> None:
+    def __init__(self, plan: pd.DataFrame, sentences: pd.DataFrame, entities: pd.DataFrame | None = None,
+                 about: dict[str, str] | None = None) -> None:
         self.plan = plan
+        self.about = about or {"description": "sentences", "source": ""}
         df = plan.merge(sentences[["sent_id", "text"]].drop_duplicates("sent_id"), on="sent_id", how="left",
                         validate="many_to_one")
         if df["text"].isna().any():
@@ -97,6 +113,9 @@ class PlanData(TrainingData):
 
     def identity(self) -> pd.DataFrame:
         return self.plan
+
+    def summary(self) -> dict[str, Any]:
+        return {**self.about, "rows": int(self.plan["sent_id"].nunique()), "unit": "distinct sentences"}
 
     def check(self, steps: int) -> None:
         missing = [s for s in range(steps) if s not in self.steps]

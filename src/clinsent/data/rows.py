@@ -34,13 +34,18 @@ class TrainingRows(DataNeed):
         if missing:
             raise InputError(inputs["rows"], f"training rows of {self.source!r} lack column(s) {missing}; the method "
                              f"needs {list(self.columns)}", "give the method training data whose reader writes them")
-        return RowsData(df, self.batch_size, seed)
+        about = {"description": f"training rows of `training_data.{self.source}` ({', '.join(self.columns)})",
+                 "source": self.source}
+        return RowsData(df, self.batch_size, seed, about)
 
 
 class RowsData(TrainingData):
-    def __init__(self, rows: pd.DataFrame, batch_size: int, seed: int) -> None:
+    unit = "rows"  # what the model card counts
+
+    def __init__(self, rows: pd.DataFrame, batch_size: int, seed: int, about: dict[str, str] | None = None) -> None:
         if len(rows) == 0:
             raise ValueError("the training rows are empty")
+        self.about = about or {"description": "training rows", "source": ""}
         self.rows, self.seed = rows.reset_index(drop=True), seed
         self.batch_size = min(batch_size, len(rows))
         self.per_epoch = len(rows) // self.batch_size
@@ -60,3 +65,6 @@ class RowsData(TrainingData):
 
     def identity(self) -> pd.DataFrame:
         return self.rows.assign(_order_seed=self.seed, _batch=self.batch_size)
+
+    def summary(self) -> dict[str, Any]:
+        return {**self.about, "rows": len(self.rows), "unit": self.unit}

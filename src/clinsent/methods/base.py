@@ -109,6 +109,8 @@ class Method(abc.ABC):
 
     name: ClassVar[str] = ""
     settings_class: ClassVar[type[MethodSettings]] = MethodSettings
+    # the paper and its equation or section, as the model card cites it (clinsent.model_card)
+    reference: ClassVar[str] = ""
     # whether the loss contrasts each row with the other rows of its batch (in-batch negatives):
     # such a loss takes ``mini_batch`` for large batches; one without takes ``accumulate``
     in_batch_negatives: ClassVar[bool] = False

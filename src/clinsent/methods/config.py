@@ -245,3 +245,8 @@ def method_from_params(objective: str, settings: Mapping[str, Any]) -> Method:
     """Rebuild a method inside a job from its rule's params (already validated)."""
     cls = METHODS.get(objective)
     return cls(from_config(cls.settings_class, settings))
+
+
+def default_settings(objective: str) -> dict[str, Any]:
+    """An objective's knobs at their defaults, as config keys and values."""
+    return to_config(METHODS.get(objective).settings_class())

@@ -28,6 +28,7 @@ class CTSettings(TrainedSettings, SentencePlanSettings):
 
 @METHODS.register("ct")
 class ContrastiveTension(Method):
+    reference = "Contrastive Tension (Carlsson et al. 2021, ICLR, section 3)"
     name = "ct"
     in_batch_negatives = True
     steps_in_chunks = True

@@ -48,6 +48,8 @@ class DeclutrSettings(MlmSettings):
 
 @METHODS.register("declutr")
 class Declutr(DocumentMethod):
+    reference = ("DeCLUTR (Giorgi et al. 2021, ACL) as the healthcare-LM paper trains it (Taylor et al., section 2.3.2, "
+                 "eqs. 2-3 and 5)")
     name = "declutr"
     in_batch_negatives = True
     settings_class = DeclutrSettings

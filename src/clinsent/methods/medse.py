@@ -46,6 +46,7 @@ class MedSESettings(SimCSESettings):
 
 @METHODS.register("medse")
 class MedSE(SimCSE):
+    reference = "MED-SE (Hwang, Yoo, Choi 2022, arXiv 2212.04734, eq. 3: L = L_sen + lambda L_ent)"
     name = "medse"
     settings_class = MedSESettings
 

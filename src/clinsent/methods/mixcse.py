@@ -59,6 +59,8 @@ STATISTICS = ("zero_weight_share", "mean_weight")
 
 @METHODS.register("mixcse")
 class MixCSE(SimCSE):
+    reference = ("MixCSE with instance weighting (the biomedical augmentation paper, section 3.2, eqs. 3-5; Zhang et al. "
+                 "2022; Zhou et al. 2022)")
     name = "mixcse"
     settings_class = MixCSESettings
 

@@ -56,6 +56,7 @@ class DocumentMethod(Method):
 
 @METHODS.register("mlm")
 class ContinuedMLM(DocumentMethod):
+    reference = "continued masked language modelling (the healthcare-LM paper, Taylor et al., section 2.3.1, eq. 1)"
     name = "mlm"
     settings_class = MlmSettings
 

@@ -9,5 +9,6 @@ from clinsent.methods.base import METHODS, Method, MethodSettings
 
 @METHODS.register("none")
 class Untrained(Method):
+    reference = "the untrained base model (MED-SE Table 3's baseline rows)"
     name = "none"
     settings_class = MethodSettings

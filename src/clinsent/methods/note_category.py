@@ -33,6 +33,7 @@ class NoteCategorySettings(MlmSettings):
 
 @METHODS.register("note_category")
 class NoteCategory(DocumentMethod):
+    reference = "note-category pre-training (the healthcare-LM paper, Taylor et al., section 2.3.2, eqs. 4-5)"
     name = "note_category"
     settings_class = NoteCategorySettings
 

@@ -52,6 +52,7 @@ class SimCSESettings(TrainedSettings, SentencePlanSettings):
 
 @METHODS.register("simcse")
 class SimCSE(Method):
+    reference = "unsupervised SimCSE (Gao, Yao, Chen 2021, EMNLP, eq. 1)"
     name = "simcse"
     in_batch_negatives = True
     steps_in_chunks = True

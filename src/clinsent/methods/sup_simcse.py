@@ -39,6 +39,7 @@ class SupSimCSESettings(TrainedSettings):
 
 @METHODS.register("sup_simcse")
 class SupervisedSimCSE(Method):
+    reference = "supervised SimCSE (Gao, Yao, Chen 2021, EMNLP, section 4, eq. 5)"
     name = "sup_simcse"
     in_batch_negatives = True
     steps_in_chunks = True

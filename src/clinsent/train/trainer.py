@@ -28,7 +28,7 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ from clinsent.train.chunked import accumulated_step, cached_step
 from clinsent.train.compiled import compile_loss
 from clinsent.train.core import Optimisation, pick_device, seed_everything
 from clinsent.train.prefetch import pinned, prefetch
+from clinsent.tracking import LiveCurve, Trackers
 
 __all__ = ["MethodLoop", "Preempted", "TrainResult", "pick_device", "seed_everything", "steps_from_epochs", "train"]
 
@@ -140,7 +141,8 @@ def _sync(device: torch.device) -> None:
 
 def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mapping[str, Task], selection_set: str | None,
           data: TrainingData | None = None, seed: int = 0, log: Callable[[str], Any] = print,
-          checkpoint_dir: str | Path | None = None, progress_every: int = 0) -> TrainResult:
+          checkpoint_dir: str | Path | None = None, progress_every: int = 0, tracking: Sequence[str] = (),
+          tracking_dir: str | Path | None = None) -> TrainResult:
     """Train (or, for an untrained method, just wrap) one model and save the selected step to ``out_dir``.
 
     ``eval_sets``: the curve sets (the selection set among them); ``data``: the method's
@@ -148,6 +150,9 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     curve then holds the sets marked curve, or the loss alone). ``checkpoint_dir``: where checkpoints and the best
     model so far live (default: a hidden folder beside ``out_dir``); a matching checkpoint there
     is resumed. ``progress_every``: a progress line (loss parts, sentences/s, ETA) every n steps.
+    The curve grows in ``curve.jsonl`` of that folder as the job runs; ``tracking``: trackers
+    (:data:`clinsent.tracking.TRACKERS`) writing under ``tracking_dir`` (default: ``out_dir``'s
+    parent, the run's folder).
     """
     if selection_set is not None and selection_set not in eval_sets:
         raise ValueError(f"selection set {selection_set!r} is not among the eval sets {sorted(eval_sets)}")
@@ -184,15 +189,20 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     best_score, best_step = best if best else (-np.inf, 0)
     headline = {name: task.headline for name, task in eval_sets.items()}
     timing = {"eval_seconds": 0.0, "checkpoint_seconds": 0.0}
+    live = LiveCurve(work, curve)
+    trackers = Trackers(tracking, tracking_dir or out_dir.parent, resumed["step"] + 1 if resumed else 1)
 
     def evaluate(step: int, losses: dict[str, float]) -> None:
         nonlocal best_score, best_step
         t0 = time.perf_counter()
         scores = curve_scores(encoder, eval_sets, s.eval_batch_size)
-        for name, value in scores.items():
-            curve.append({"step": step, "eval_set": name, "metric": headline[name], "score": value, **losses})
-        if not scores:  # nothing to evaluate: the curve keeps the loss
-            curve.append({"step": step, "eval_set": "", "metric": "", "score": float("nan"), **losses})
+        rows = [{"step": step, "eval_set": name, "metric": headline[name], "score": value, **losses}
+                for name, value in scores.items()]
+        # nothing to evaluate: the curve keeps the loss
+        rows = rows or [{"step": step, "eval_set": "", "metric": "", "score": float("nan"), **losses}]
+        curve.extend(rows)
+        live.append(rows)
+        trackers.scalars(step, {f"eval/{name}/{headline[name]}": value for name, value in scores.items()})
         # before the first step there is no loss to show; losses in significant digits (a small one is not 0.0000)
         shown = ([f"{k} {headline[k]}={v:.4f}" for k, v in scores.items()]
                  + [f"{k}={v:.4g}" for k, v in losses.items() if not math.isnan(v)])
@@ -228,8 +238,9 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
         first = resumed["step"] + 1 if resumed else 1
         with sigterm_flag() as flag:
             train_seconds = loop.run(data, evaluate, save_checkpoint, first_step=first, stop=flag, log=log,
-                                     progress_every=progress_every)
+                                     progress_every=progress_every, track=trackers.scalars)
         steps_run = s.steps - first + 1
+    trackers.close()  # events are flushed as they are written: a killed job's are on disk too
     if not (work / ckpt.BEST).exists():  # no selection set, or no finite score at any step: the last model
         if selection_set is not None:
             log("no step had a finite selection-set score; saving the last model")
@@ -250,6 +261,7 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
         "resumed_from_step": resumed["step"] if resumed else None,
         "skipped_steps": loop.optimisation.skipped if loop is not None else 0,  # fp16 overflows
         "settings": settings,
+        "training_data": data.summary() if trained and data is not None else None,  # the model card's line
     }
     parts = [c for c in dict.fromkeys(k for row in curve for k in row) if c.startswith(("loss_", "stat_"))]
     return TrainResult(pd.DataFrame(curve, columns=CURVE_COLUMNS + parts), best_step, best_score, info)
@@ -328,17 +340,21 @@ class MethodLoop:
 
     def run(self, data: TrainingData, evaluate: Callable[[int, dict[str, float]], None],
             save_checkpoint: Callable[[int], Path], first_step: int = 1, stop: Mapping[str, int] | None = None,
-            log: Callable[[str], Any] = print, progress_every: int = 0) -> float:
+            log: Callable[[str], Any] = print, progress_every: int = 0,
+            track: Callable[[int, Mapping[str, float]], None] | None = None) -> float:
         """Steps ``first_step``..``steps``; returns the seconds spent in them. When ``stop`` gets a
         signal, the step under way finishes, a checkpoint is written and :class:`Preempted` raised.
         Every ``progress_every`` steps a line: the loss and its parts, rows (sentences, pairs or
-        documents) per second over the steps so far, and the ETA of the remaining steps."""
+        documents) per second over the steps so far, and the ETA of the remaining steps. At each of
+        these points ``track`` gets the losses, the learning rate and the rows per second since the
+        last one (:mod:`clinsent.tracking`)."""
         from clinsent.progress import duration
 
         seconds = 0.0
         device = self.encoder.device
         batches = prefetch(lambda step: self.prepare(data, step), range(first_step, self.s.steps + 1), depth=2)
         t0 = began = time.perf_counter()  # the ETA counts evaluations and checkpoints too
+        last, since = first_step - 1, 0.0  # the last logged step, and the step seconds after it
         for step, batch in batches:
             losses = self.step(batch)
             evaluating = step % self.s.eval_every == 0 or step == self.s.steps
@@ -348,6 +364,12 @@ class MethodLoop:
                 continue  # no host sync between these points: the steps queue on the device
             _sync(device)  # the steps since the last sync point, timed together
             seconds += time.perf_counter() - t0
+            since += time.perf_counter() - t0
+            if (evaluating or reporting) and track is not None:
+                track(step, {**{f"train/{k}": float(v.item()) for k, v in losses.items()},
+                             "train/learning_rate": float(self.optimisation.scheduler.get_last_lr()[0]),
+                             "train/rows_per_second": (step - last) * self.s.batch_size / max(since, 1e-9)})
+                last, since = step, 0.0
             if evaluating:
                 evaluate(step, {k: float(v.item()) for k, v in losses.items()})
             if reporting:

@@ -1,0 +1,206 @@
+"""A trained model's card (its ``README.md``): what the model is and what it was trained on.
+
+Sentence-transformers' stock card knows the modules only, so every saved model's ``README.md``
+is replaced by this one, written offline from the run's own record (``selection.json``, the
+curve) and nothing else:
+
+- the base model (a Hugging Face id, a package folder, or "a local folder <name>": never a
+  path, which would name the user's home), the method, its paper and equation
+  (:attr:`clinsent.methods.base.Method.reference`) and every knob that differs from the
+  method's defaults;
+- the training data by kind and size (:meth:`clinsent.data.TrainingData.summary`: e.g. "S_ent
+  sentences of the notes, 1,204 distinct sentences"), never a row or a path;
+- the steps, the selected step and the metrics the train job measured on its selection and
+  curve sets at that step; the hardware and software record (:mod:`clinsent.hardware`);
+- the data-use notice of each training source: ``model_card.data_use`` in the config
+  (``credentialed``, ``institutional``, ``open``, ``demo``; the notes default to
+  ``credentialed``, anything else to unstated), linked to ``docs/sharing.md``.
+
+The train job writes the card into the model folder; the ``release`` rule writes a release copy
+(the model's files hard-linked, the card with the eval metrics added), so evaluation never
+rewrites the model folder its own jobs read. The card holds counts, names from the config and
+numbers only; like every shared file it passes the PHI scan (:mod:`clinsent.phi`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+SHARING = "docs/sharing.md#releasing-weights"  # where the data-use notices point
+DATA_USE: dict[str, str] = {
+    "credentialed": "credentialed data (for example MIMIC-III, MedNLI or n2c2 through PhysioNet or DBMI). The weights "
+                    "are derived from it and fall under its data-use agreement: share them only where the agreement "
+                    "allows (PhysioNet hosts such weights as a credentialed Model project), never on an open hub",
+    "institutional": "your institution's clinical notes. Share the weights only as your data-use agreement and "
+                     "ethics approval allow",
+    "open": "data whose licence the config marks open. Check that it allows releasing derived weights",
+    "demo": "the pipeline's generated demo data (DEMO DATA: no patient's notes). The weights only test the pipeline",
+    "unstated": "data whose terms the config does not state (model_card.data_use). Check them before sharing",
+}
+DEFAULT_USE = {"notes": "credentialed"}  # conservative: the notes are MIMIC-III's layout
+MEMORISATION = ("A language model can reproduce rows of its training text (Lehman et al. 2021, arXiv 2104.07762, on "
+                "clinical BERT models): treat the weights of a model trained on notes like the notes.")
+
+
+def base_model_label(spec: str) -> str:
+    """The base model as the card names it: a hub id or a package folder as written, a local
+    folder by its last component only (its path would name the user's home)."""
+    from clinsent.models.base import PACKAGE_PREFIX, is_hub_id
+
+    if spec.startswith(PACKAGE_PREFIX) or is_hub_id(spec):
+        return spec
+    return f"a local folder named {Path(spec).expanduser().name or spec}"
+
+
+def changed_knobs(objective: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The knobs of ``settings`` (a ``selection.json``'s) that differ from the method's defaults."""
+    from clinsent.methods.config import default_settings
+
+    def as_json(values: Mapping[str, Any]) -> dict[str, Any]:  # tuples and lists alike, as selection.json has them
+        return dict(json.loads(json.dumps(values, default=list)))
+
+    defaults, given = as_json(default_settings(objective)), as_json(settings)
+    return {k: v for k, v in given.items() if k not in ("objective", "seed") and defaults.get(k, object()) != v}
+
+
+def data_use(source: str, config: Mapping[str, Any]) -> str:
+    """The data-use class of one training source (``notes`` or a ``training_data`` /
+    ``sentence_corpora`` key) from ``model_card.data_use``."""
+    given = dict(DEFAULT_USE, **((config or {}).get("data_use") or {}))
+    return str(given.get(source, "unstated"))
+
+
+def _number(value: Any) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+
+def train_metrics(curve: pd.DataFrame, step: int) -> list[tuple[str, str, str]]:
+    """(eval set, metric, value) at ``step`` from the train job's curve (selection and curve sets)."""
+    rows = curve[(curve["step"] == step) & (curve["eval_set"].fillna("") != "")]
+    return [(str(r.eval_set), str(r.metric), _number(r.score)) for r in rows.itertuples()]
+
+
+def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
+    return [f"| {' | '.join(header)} |", f"|{'---|' * len(header)}", *(f"| {' | '.join(r)} |" for r in rows)]
+
+
+def render(info: Mapping[str, Any], curve: pd.DataFrame, reference: str, base_model: str,
+           card_config: Mapping[str, Any] | None = None,
+           eval_metrics: list[tuple[str, str, str]] | None = None) -> str:
+    """The card's markdown, from a run's ``selection.json`` (``info``), its curve, the method's
+    reference and the base model entry; ``eval_metrics`` (eval set, metric, value) for a release copy."""
+    from clinsent.models.base import is_hub_id
+
+    settings = dict(info.get("settings") or {})
+    objective = str(info["objective"])
+    data = info.get("training_data")
+    label = base_model_label(base_model)
+    use = data_use(str(data["source"]), card_config or {}) if data else None
+    licence = (card_config or {}).get("licence") or "other"
+    tags = ["sentence-transformers", "sentence-similarity", "clinical", "clinsent", objective]
+    meta: dict[str, Any] = {"library_name": "sentence-transformers", "pipeline_tag": "sentence-similarity",
+                            "license": licence, "tags": tags}
+    if is_hub_id(base_model):
+        meta["base_model"] = base_model
+    if use == "credentialed":
+        tags.append("credentialed-data")
+    cited = f"see the {objective} method's module"
+    lines = ["---", *(f"{k}: {json.dumps(v)}" for k, v in meta.items()), "---", "",
+             f"# {objective} on {label}", "",
+             f"A sentence-embedding model trained by the clinical sentence-embedding pipeline (clinsent) with the "
+             f"**{objective}** objective: {reference or cited}.", "", "## Training", "",
+             f"- Base model: {label}",
+             f"- Method: `{objective}`, seed {settings.get('seed', 'n/a')}",
+             f"- Steps: {settings.get('steps', 0)} (batch size {settings.get('batch_size', 'n/a')}); "
+             f"selected step: {info.get('selected_step', 0)}"
+             + (f" (best {info['selection_metric']} on `{info['selection_set']}`)" if info.get("selection_set") else
+                " (the last step: no selection set)")]
+    if data:
+        lines.append(f"- Training data: {data['description']}, {int(data['rows']):,} {data['unit']}")
+    else:
+        lines.append("- Training data: none (the untrained base model with this pooling)")
+    changed = changed_knobs(objective, settings)
+    lines += ["", "Settings that differ from the method's defaults:", ""]
+    lines += ([f"- `{k}`: `{json.dumps(v)}`" for k, v in sorted(changed.items())] or ["- none"])
+    measured = train_metrics(curve, int(info.get("selected_step", 0)))
+    if measured:
+        lines += ["", "## Metrics measured while training (at the selected step)", "",
+                  *_table(("eval set", "metric", "value"), measured)]
+    if eval_metrics:
+        lines += ["", "## Evaluation", "", *_table(("eval set", "metric", "value"), eval_metrics)]
+    lines += ["", "## Hardware and software", "",
+              f"- Device: {info.get('device_name', 'n/a')} ({info.get('device', 'n/a')}), precision "
+              f"{info.get('precision', 'n/a')}",
+              f"- torch {info.get('torch')}, transformers {info.get('transformers')}, sentence-transformers "
+              f"{info.get('sentence_transformers')}",
+              f"- Training time: {info.get('train_seconds', 'n/a')} s"]
+    lines += ["", "## Data use and licence", ""]
+    if use:
+        lines += [f"This model was trained on {DATA_USE.get(use, DATA_USE['unstated'])}."]
+        lines += ["", MEMORISATION] if use != "demo" else []
+    else:
+        lines += ["This model has no training of its own: the base model's licence applies."]
+    lines += ["", f"See the pipeline's sharing guidance ({SHARING}) before releasing these weights.", "",
+              "## Usage", "", "```python", "from sentence_transformers import SentenceTransformer", "",
+              "model = SentenceTransformer(\"path/to/this/folder\")",
+              "vectors = model.encode([\"first sentence\", \"second sentence\"])", "```", ""]
+    return "\n".join(lines)
+
+
+def write(folder: str | Path, text: str) -> None:
+    """Write (replace) the card of a model folder."""
+    from clinsent.io import write_text
+
+    write_text(text, Path(folder) / "README.md")
+
+
+def _link(src: str, dst: str) -> None:
+    """Hard-link a model file into the release copy (a copy across file systems)."""
+    import os
+    import shutil
+
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def eval_rows(metrics: Mapping[str, str | Path], headlines: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(eval set, headline metric, value) from the evaluate jobs' metrics files."""
+    rows = []
+    for name, path in metrics.items():
+        values = json.loads(Path(path).read_text())
+        rows.append((name, headlines[name], _number(values.get(headlines[name]))))
+    return rows
+
+
+def release(model: str | Path, selection: str | Path, curve: str | Path, metrics: Mapping[str, str | Path],
+            headlines: Mapping[str, str], base_model: str, card_config: Mapping[str, Any],
+            out: str | Path) -> None:
+    """A run's release copy in ``out``: the model folder's files hard-linked, its card rewritten
+    with the eval metrics (``metrics``: eval set -> metrics file; ``headlines``: eval set -> metric).
+    Written beside ``out`` first and renamed, so a failed job leaves nothing half-written."""
+    import shutil
+
+    from clinsent.methods.base import METHODS
+
+    info = json.loads(Path(selection).read_text())
+    text = render(info, pd.read_csv(curve), METHODS.get(str(info["objective"])).reference, base_model, card_config,
+                  eval_rows(metrics, headlines))
+    out = Path(out)
+    staging = out.parent / f".{out.name}.release"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        shutil.copytree(model, staging, copy_function=_link)
+        write(staging, text)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
