@@ -99,6 +99,7 @@ def test_the_release_copy_links_the_model_and_adds_the_eval_metrics(tmp_path: Pa
     model.mkdir()
     (model / "model.safetensors").write_bytes(b"weights")
     (model / "README.md").write_text("the train job's card")
+    (model / ".snakemake_timestamp").write_text("")  # Snakemake's: touched in the copy, so never linked
     (tmp_path / "selection.json").write_text(json.dumps(_info()))
     _curve().to_csv(tmp_path / "curve.csv", index=False)
     (tmp_path / "test.json").write_text(json.dumps({"spearman": 0.654321, "pearson": 0.6}))
@@ -106,6 +107,7 @@ def test_the_release_copy_links_the_model_and_adds_the_eval_metrics(tmp_path: Pa
     model_card.release(model, tmp_path / "selection.json", tmp_path / "curve.csv", {"test": tmp_path / "test.json"},
                        {"test": "spearman"}, "bert-base-uncased", {"data_use": {"notes": "institutional"}}, out)
     assert os.stat(out / "model.safetensors").st_ino == os.stat(model / "model.safetensors").st_ino  # a link
+    assert not (out / ".snakemake_timestamp").exists()
     card = (out / "README.md").read_text()
     assert "## Evaluation" in card and "| test | spearman | 0.6543 |" in card and "institutional" not in card
     assert "your institution's clinical notes" in card

@@ -197,7 +197,9 @@ def release(model: str | Path, selection: str | Path, curve: str | Path, metrics
     staging = out.parent / f".{out.name}.release"
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        shutil.copytree(model, staging, copy_function=_link)
+        # not Snakemake's timestamp file: it touches the release copy's, which a link would share with the
+        # model folder's, making the model (and everything downstream of it) look newer than its outputs
+        shutil.copytree(model, staging, copy_function=_link, ignore=shutil.ignore_patterns(".snakemake*"))
         write(staging, text)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -146,7 +146,8 @@ class Plan:
                 if (m, b, str(s)) == (method, base_model, str(seed))}
 
     def release_dirs(self) -> list[str]:
-        return [self.release_dir(m, b, s) for m, b, s in self.trained_jobs()]
+        """A release copy of each run that trains (an untrained base model's is its own release)."""
+        return [self.release_dir(m, b, s) for m, b, s in self.trained_jobs() if self.methods[m].method.trains]
 
     def corpus_embedding_files(self) -> list[str]:
         return [f"{self.results}/corpus_embeddings/{name}.parquet" for name in self.corpus_embeddings]
@@ -518,7 +519,7 @@ class Plan:
         counts["ingest_notes"] = int(self.notes and (self.note_sentences or documents or self.phi_scan))
         counts["phi_sample"] = counts["phi_scan"] = int(self.phi_scan)
         counts["corpus_embed"] = len(self.corpus_embeddings)
-        counts["release"] = len(trained)
+        counts["release"] = len(self.release_dirs())
         if self.config.get("models"):
             from clinsent.benchmark.plan import benchmark_models
 
