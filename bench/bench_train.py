@@ -26,7 +26,10 @@ Defaults: a BERT-base-sized encoder (12 layers, 768 wide, random weights from a 
 nothing is downloaded; the packaged MiniLM's BERT tokenizer), batch 32, length 128, the demo
 corpus's sentences (``--lengths demo``: real lengths, about 25 tokens on average; MED-SE's
 definitions are other demo sentences); ``--lengths full`` makes every sentence fill the length
-(the earlier setting, no padding at all). Figures go to ``bench/results/train.{json,md}``.
+(the earlier setting, no padding at all). ``simcse:unpad=true`` runs a method on the unpadded
+forward (the encoder layers fed the real tokens only: its real-token share is 1 by
+construction of the packing, checked in ``tests/test_unpadded.py``). Figures go to
+``bench/results/train.{json,md}``.
 
 Usage: python bench/bench_train.py [--rounds 5] [--steps 1] [--size base|small|tiny] [--batch-size 64]
        [--lengths demo|full]
@@ -59,7 +62,7 @@ from clinsent.data.rows import RowsData
 from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, autocast
-from clinsent.train.prefetch import prefetch
+from clinsent.train.prefetch import prefetch, workers_for
 from clinsent.train.syncs import SyncCounter
 from clinsent.train.core import pick_device
 from clinsent.train.trainer import MethodLoop
@@ -130,8 +133,9 @@ class Tokens:
         self.real, self.fed, self.squares = real, fed, squares
 
     @classmethod
-    def of(cls, steps: list[list[list[str]]], tokenizer: Any, length: int) -> Tokens:
-        """``steps``: per step, the texts of each encoder pass."""
+    def of(cls, steps: list[list[list[str]]], tokenizer: Any, length: int, unpadded: bool = False) -> Tokens:
+        """``steps``: per step, the texts of each encoder pass; ``unpadded``: the encoder layers
+        are fed the real tokens alone (``unpad``, :mod:`clinsent.models.unpadded`)."""
         real = fed = squares = 0.0
         for passes in steps:
             for texts in passes:
@@ -139,7 +143,7 @@ class Tokens:
                     continue
                 n = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=length)["input_ids"]]
                 real += sum(n)
-                fed += len(n) * max(n)
+                fed += sum(n) if unpadded else len(n) * max(n)
                 squares += sum(k * k for k in n)
         k = max(len(steps), 1)
         return cls(real / k, fed / k, squares / k)
@@ -186,7 +190,8 @@ class Ours:
         self.prep_seconds: list[float] = []  # each prepared batch's time (on the prefetching thread)
         columns = [self.data.batch(step) for step in range(1, total_steps + 1)]  # every step's rows
         self.tokens = Tokens.of([[list(rows[c].dropna().astype(str)) for c in PASSES if c in rows
-                                  for _ in range(PASSES[c])] for rows in columns], t.tokenizer, length)
+                                  for _ in range(PASSES[c])] for rows in columns], t.tokenizer, length,
+                             unpadded=bool(getattr(self.method.settings, "unpad", False)))
 
     def prepared(self, step: int) -> dict[str, Any]:
         """A step's batch as the trainer's prefetching thread prepares it, its time recorded."""
@@ -207,7 +212,8 @@ class Ours:
         steps = range(self.next_step, self.next_step + n)
         self.next_step += n
         t0 = time.perf_counter()
-        for _, batch in prefetch(self.prepared, steps, depth=2):
+        workers = workers_for(self.device.type, torch.get_num_threads())  # as the trainer's loop
+        for _, batch in prefetch(self.prepared, steps, depth=2, workers=workers):
             self.loop.step(batch)
         if self.device.type == "cuda":
             torch.cuda.synchronize()
@@ -388,6 +394,7 @@ def main() -> None:
                      "mfu": round(flops / med / (peak * 1e12), 4) if on_gpu and peak else None,
                      "plain_mfu": round(plain_flops / plain_med / (peak * 1e12), 4) if on_gpu and peak else None,
                      "prep_median_s": round(statistics.median(ours[m].prep_seconds), 4),
+                     "prep_workers": workers_for(device.type, torch.get_num_threads()),
                      "host_syncs_per_step": sum(counts[m].syncs.values()), "ops_per_step": counts[m].ops,
                      "plain_host_syncs_per_step": sum(counts[ref_of[m]].syncs.values()),
                      "plain_ops_per_step": counts[ref_of[m]].ops,
@@ -416,7 +423,7 @@ def main() -> None:
               f"{r['real_token_share']}, {r['plain_real_token_share']} | {r['flop_ratio']} | "
               f"{r['mfu'] or '–'}, {r['plain_mfu'] or '–'} | "
               f"{r['host_syncs_per_step']}, {r['plain_host_syncs_per_step']} | {r['ops_per_step']}, {r['plain_ops_per_step']} | "
-              f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} | {r['prep_median_s']} |"
+              f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} | {r['prep_median_s']} on {r['prep_workers']} thread(s) |"
               for r in rows]
     (out / "train.md").write_text(f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s), "
                                   f"sentence lengths: {args.lengths}.\n\n"

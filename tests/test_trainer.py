@@ -378,16 +378,28 @@ def test_prefetched_batches_match_inline_preparation(tiny_bert: Path, tmp_path: 
     t = load_transformer(str(tiny_bert), 32)
     loop = MethodLoop(method, Encoder(t.model, t.tokenizer, "first_last", 1, 32, torch.device("cpu")), seed=0)
     ahead = list(prefetch(lambda step: loop.prepare(data, step), range(1, 5), depth=2))
-    for step, batch in ahead:
+    pooled = list(prefetch(lambda step: loop.prepare(data, step), range(1, 5), depth=3, workers=3))  # a GPU's pool
+    assert [s for s, _ in pooled] == [1, 2, 3, 4]
+    for (step, batch), (_, other) in zip(ahead, pooled, strict=True):
+        assert torch.equal(batch["doubled"]["input_ids"], other["doubled"]["input_ids"])
+        assert torch.equal(batch["cutoff"], other["cutoff"]) and torch.equal(batch["span_mask"], other["span_mask"])
         inline = loop.prepare(data, step)
         assert torch.equal(batch["cutoff"], inline["cutoff"]) and torch.equal(batch["span_mask"], inline["span_mask"])
         assert torch.equal(batch["doubled"]["input_ids"], inline["doubled"]["input_ids"])
 
 
-def test_prefetch_order_and_errors() -> None:
-    from clinsent.train.prefetch import prefetch
+@pytest.mark.parametrize("workers", [1, 3])
+def test_prefetch_order_and_errors(workers: int) -> None:
+    import time
 
-    assert [s for s, _ in prefetch(lambda s: s * s, range(1, 8), depth=2)] == list(range(1, 8))
+    from clinsent.train.prefetch import prefetch, workers_for
+
+    def slow_first(s: int) -> int:  # with a pool, later steps finish first: still yielded in order
+        time.sleep(0.05 if s == 1 else 0)
+        return s * s
+
+    assert list(prefetch(slow_first, range(1, 8), depth=2, workers=workers)) == [(s, s * s) for s in range(1, 8)]
+    assert workers_for("cpu", 16) == 1 and workers_for("cuda", 16) == 4 and workers_for("cuda", 2) == 1
 
     def fail_at_3(step: int) -> int:
         if step == 3:
@@ -396,7 +408,7 @@ def test_prefetch_order_and_errors() -> None:
 
     got = []
     with pytest.raises(ValueError, match="bad step"):
-        for step, _ in prefetch(fail_at_3, range(1, 6)):
+        for step, _ in prefetch(fail_at_3, range(1, 6), workers=workers):
             got.append(step)
     assert got == [1, 2]
 

@@ -87,6 +87,15 @@ class TrainedSettings(MethodSettings):
     gradient_checkpointing: bool = knob(False, "memory: recompute each encoder layer's activations in the backward "
                                                "pass (transformers' own; dropout replayed, so the same gradients) "
                                                "instead of storing them: about a third more compute")
+    unpad: bool = knob(False, "speed: every encoder layer's projections, feed-forward and layer norms run on the "
+                              "batch's real tokens only, attention on the padded layout with its mask and dropout "
+                              "(BERT-architecture encoders; clinsent.models.unpadded). Eval-mode embeddings equal the "
+                              "padded forward's within 1e-5; dropout masks fall on another layout, so curves differ "
+                              "by dropout noise")
+    varlen_attention: bool = knob(False, "with unpad, on CUDA: torch's variable-length flash attention over the "
+                                         "packed tokens (no padding anywhere). A departure: that kernel has no "
+                                         "attention-probability dropout, part of SimCSE's noise (fidelity page); on "
+                                         "the CPU attention stays padded, with dropout")
 
 
 @dataclass(frozen=True)
@@ -172,10 +181,18 @@ class Method(abc.ABC):
 
     def check_memory(self, where: str) -> None:
         """``accumulate`` only where no loss term compares rows across the batch, ``mini_batch``
-        only where one does (run for every method when the config is read)."""
+        only where one does (run for every method when the config is read); ``unpad`` without
+        gradient checkpointing (its forward is not transformers' checkpointed one),
+        ``varlen_attention`` only with ``unpad``."""
         s = self.settings
         if not isinstance(s, TrainedSettings):
             return
+        if s.unpad and s.gradient_checkpointing:
+            raise InputError(f"{where}.unpad", "the unpadded forward does not checkpoint its layers",
+                             "use one of unpad and gradient_checkpointing (mini_batch also bounds memory)")
+        if s.varlen_attention and not s.unpad:
+            raise InputError(f"{where}.varlen_attention", "variable-length attention runs on the unpadded forward",
+                             "add unpad: true, or remove varlen_attention")
         if not self.steps_in_chunks and (s.accumulate > 1 or s.mini_batch is not None):
             key = "accumulate" if s.accumulate > 1 else "mini_batch"
             raise InputError(f"{where}.{key}", f"objective {self.name}'s loss steps a batch in one pass (it has no "

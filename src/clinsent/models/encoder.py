@@ -1,9 +1,9 @@
 """An encoder in training: a Hugging Face model, its tokenizer and a pooling.
 
-Tokenization may run on the prefetching thread while the main thread evaluates: a fast
+Tokenization may run on the prefetching threads while the main thread evaluates: a fast
 tokenizer must not be called from two threads at once (its padding and truncation state is
-mutable), so the main thread uses the tokenizer and other threads one copy of it, made once
-(a deep copy takes about 50 ms). One background thread at a time (the trainer's prefetcher).
+mutable), so the main thread uses the tokenizer and every other thread its own copy, made once
+per thread (a deep copy takes about 50 ms).
 """
 
 from __future__ import annotations
@@ -67,16 +67,19 @@ class Encoder:
         self.pooling, self.first_layer, self.max_length, self.device = pooling, first_layer, max_length, device
         self.precision = resolve(precision, device)  # bf16, fp16 or fp32: the forward pass's autocast
         self.pad_multiple: int | None = None  # token lengths padded to a multiple of this (compiled steps)
-        self._background: Any = None
+        self.unpad = False  # the layers run on the real tokens only (clinsent.models.unpadded; ``unpad``)
+        self.varlen = False  # with unpad: variable-length flash attention on CUDA (``varlen_attention``)
+        self._own = threading.local()  # each background thread's copy of the tokenizer
         self._lock = threading.Lock()
 
     def _tokenizer(self) -> Any:
         if threading.current_thread() is threading.main_thread():
             return self.tokenizer
-        with self._lock:
-            if self._background is None:
-                self._background = copy.deepcopy(self.tokenizer)
-        return self._background
+        own = getattr(self._own, "tokenizer", None)
+        if own is None:
+            with self._lock:  # the copy reads the tokenizer's state: one copy at a time
+                own = self._own.tokenizer = copy.deepcopy(self.tokenizer)
+        return own
 
     def tokenize(self, texts: list[str], offsets: bool = False, special_tokens_mask: bool = False) -> dict[str, torch.Tensor]:
         return dict(self._tokenizer()(texts, padding=True, truncation=True, max_length=self.max_length,
@@ -87,7 +90,13 @@ class Encoder:
         """Every layer's states as the model returns them (bf16 or fp16 under autocast): the
         pooling converts only the layers it reads to float32."""
         inputs = {k: v.to(self.device, non_blocking=True) for k, v in {**batch, **extra}.items()
-                  if k not in ("offset_mapping", "special_tokens_mask")}
+                  if k not in ("offset_mapping", "special_tokens_mask", "packing")}
+        if self.unpad:  # the packing made with the batch on the CPU (clinsent.models.unpadded.attach)
+            from clinsent.models import unpadded
+
+            pack = unpadded.packing_of(batch)
+            with autocast(self.device, self.precision):
+                return unpadded.hidden_states(self.model, inputs, pack, self.varlen)
         with autocast(self.device, self.precision):
             out = self.model(**model_inputs(self.model, inputs), output_hidden_states=True, return_dict=True)
         return tuple(out.hidden_states)

@@ -38,12 +38,14 @@ import pandas as pd
 import torch
 
 from clinsent.data import TrainingData
+from clinsent.errors import InputError
 from clinsent.hardware import describe, hardware_record
 from clinsent.losses.base import MethodLoss
 from clinsent.methods.base import Method, TrainedSettings, rows_source
 from clinsent.models.base import load_transformer, resolve_model, sentence_transformer
 from clinsent.models.encoder import Encoder, checkpoint_layers
 from clinsent.models.pooling import MlpHead, pooling_spec
+from clinsent.models.unpadded import attach, varlen_fallback_note
 from clinsent.precision import resolve as resolve_precision
 from clinsent.precision import slow_on
 from clinsent.settings import to_config
@@ -52,7 +54,7 @@ from clinsent.train import checkpoint as ckpt
 from clinsent.train.chunked import accumulated_step, cached_step
 from clinsent.train.compiled import compile_loss
 from clinsent.train.core import Optimisation, pick_device, seed_everything
-from clinsent.train.prefetch import pinned, prefetch
+from clinsent.train.prefetch import pinned, prefetch, workers_for
 from clinsent.tracking import LiveCurve, Trackers
 
 __all__ = ["MethodLoop", "Preempted", "TrainResult", "pick_device", "seed_everything", "steps_from_epochs", "train"]
@@ -225,6 +227,8 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
         assert data is not None and isinstance(s, TrainedSettings)
         data.check(s.steps)
         loop = MethodLoop(method, encoder, seed, data)
+        if s.varlen_attention and (note := varlen_fallback_note(device)):
+            log(note)
         if resumed:
             loop.restore(resumed)
             log(f"resumed from the checkpoint at step {resumed['step']} in {work}")
@@ -289,6 +293,16 @@ class MethodLoop:
         self.optimisation = Optimisation(self.params, s.learning_rate, s.steps, warmup_ratio=s.warmup_ratio,
                                          grad_clip=s.grad_clip, optimizer=s.optimizer, device=encoder.device,
                                          precision=encoder.precision)
+        if s.unpad:  # every encoder of the loss (MED-SE's definitions, CT's twin) on its real tokens
+            from clinsent.models.unpadded import supports
+            from clinsent.train.compiled import encoders_of
+
+            for enc in encoders_of(self.loss, encoder):
+                if not supports(enc.model):
+                    raise InputError(f"methods: {method.name}.unpad", f"{type(enc.model).__name__} has not BERT's "
+                                     "layout (embeddings, encoder.layer[i].attention.self.query, ...)",
+                                     "remove unpad for this base model")
+                enc.unpad, enc.varlen = True, s.varlen_attention
         # the plain step's forward: the loss module, or (``compile``) the whole of it compiled
         self.forward: Callable[[dict[str, Any]], dict[str, torch.Tensor]] = self.loss
         if s.compile:
@@ -336,6 +350,8 @@ class MethodLoop:
 
     def prepare(self, data: TrainingData, step: int) -> dict[str, Any]:
         batch = self.loss.prepare(data.batch(step), step_generator(self.seed, step))
+        if self.s.unpad:  # where each batch's real tokens are, found here rather than in the step
+            attach(batch)
         return pinned(batch) if self.encoder.device.type == "cuda" else batch  # async host-to-GPU copies
 
     def run(self, data: TrainingData, evaluate: Callable[[int, dict[str, float]], None],
@@ -352,7 +368,8 @@ class MethodLoop:
 
         seconds = 0.0
         device = self.encoder.device
-        batches = prefetch(lambda step: self.prepare(data, step), range(first_step, self.s.steps + 1), depth=2)
+        batches = prefetch(lambda step: self.prepare(data, step), range(first_step, self.s.steps + 1), depth=2,
+                           workers=workers_for(device.type, torch.get_num_threads()))
         t0 = began = time.perf_counter()  # the ETA counts evaluations and checkpoints too
         last, since = first_step - 1, 0.0  # the last logged step, and the step seconds after it
         for step, batch in batches:

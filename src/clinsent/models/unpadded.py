@@ -1,0 +1,167 @@
+"""A BERT-architecture encoder's forward over the real tokens only (``unpad: true``).
+
+Real training sentences are short and uneven (the demo corpus: 24.7 tokens on average, p90 34):
+with dynamic padding 35-45% of a batch of 64 is padding, and every linear layer, layer norm and
+activation of every layer runs on it. Here the batch is packed once into a ``(tokens, hidden)``
+matrix of its real tokens (the packing, :func:`packing`, comes from the attention mask on the
+CPU: no host sync), every layer's projections, feed-forward, residuals, layer norms and dropout
+run on that matrix, and only attention sees sequences:
+
+- ``varlen_attention: false`` (the default with ``unpad``): each layer's queries, keys and
+  values are scattered back into ``(batch, heads, length, dim)`` and go through
+  ``scaled_dot_product_attention`` with the padding mask and the model's attention-probability
+  dropout, then gathered back. The attention matmuls still run over the padded length (at
+  BERT-base shapes and sentence lengths they are a few percent of the layer's FLOPs); the rest of
+  the layer does not.
+- ``varlen_attention: true`` (CUDA): torch's variable-length flash attention
+  (``torch.nn.attention.varlen.varlen_attn``) over the packed tokens with the sentences'
+  cumulative lengths, so nothing runs on padding at all. That kernel has **no attention-probability
+  dropout**: SimCSE's noise then lacks that part of it (a departure, named by this knob and on the
+  fidelity page). On the CPU it falls back to the padded attention above, saying so.
+
+Why this and not packing with a block-diagonal mask (attention over the whole packed row:
+quadratic in the batch's tokens) or nested tensors (transformers' BERT does not take them):
+this keeps transformers' own modules and weights (embeddings, each layer's ``attention.self``
+projections, ``attention.output``, ``intermediate``, ``output``), so any BERT-family checkpoint
+loads as before and the saved model is unchanged. The embeddings run on the padded layout (a
+lookup and a layer norm, cheap) through the model's own module, so its hooks (ConSERT's token
+cutoff) and explicit ``position_ids`` (token shuffle) work as in the padded forward.
+
+The hidden states come back padded, ``(batch, length, hidden)`` with zeros at the padding, one
+per layer as transformers returns them, so pooling and MED-SE's token states read them as
+before. In eval mode the pooled embeddings equal the padded forward's within 1e-5 (float32;
+``tests/test_unpadded.py``). With dropout the masks are drawn over another layout, so a curve
+differs from the padded one by dropout's noise: off by default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass(frozen=True)
+class Packing:
+    """Where a batch's real tokens are: ``index`` their positions in the flattened
+    ``(batch x length)`` layout, ``cu_lengths`` the cumulative sentence lengths (int32, ``batch + 1``),
+    ``max_length`` the longest sentence; all made on the CPU."""
+
+    index: torch.Tensor
+    cu_lengths: torch.Tensor
+    max_length: int
+    shape: tuple[int, int]
+
+    @property
+    def real_share(self) -> float:
+        return float(self.index.numel()) / max(self.shape[0] * self.shape[1], 1)
+
+
+def packing(attention_mask: torch.Tensor) -> Packing:
+    """The packing of a batch from its (CPU) attention mask."""
+    mask = attention_mask.to("cpu").bool()
+    lengths = mask.sum(dim=1)
+    cu = torch.zeros(mask.shape[0] + 1, dtype=torch.int32)
+    cu[1:] = torch.cumsum(lengths, 0)
+    return Packing(mask.reshape(-1).nonzero().squeeze(1), cu, int(lengths.max()) if len(lengths) else 0,
+                   (int(mask.shape[0]), int(mask.shape[1])))
+
+
+PACKING = "packing"  # the key of a tokenized batch's packing, attached when the batch is prepared
+
+
+def attach(batch: Any) -> Any:
+    """Every tokenized batch inside a prepared batch (a dict with a 2-D ``attention_mask``) given
+    its packing under :data:`PACKING`: made on the prefetching thread, so the step only reads it."""
+    if isinstance(batch, dict):
+        mask = batch.get("attention_mask")
+        if isinstance(mask, torch.Tensor) and mask.dim() == 2 and mask.device.type == "cpu":
+            batch[PACKING] = packing(mask)
+        for value in batch.values():
+            attach(value)
+    elif type(batch) in (list, tuple):
+        for value in batch:
+            attach(value)
+    return batch
+
+
+def packing_of(batch: dict[str, Any]) -> Packing:
+    """A tokenized batch's packing: the one attached when it was prepared, or (a chunk of it, a
+    batch built in the step) one made now from its mask."""
+    given = batch.get(PACKING)
+    mask = batch["attention_mask"]
+    return given if isinstance(given, Packing) and given.shape == tuple(mask.shape) else packing(mask)
+
+
+def supports(model: Any) -> bool:
+    """Whether ``model`` has BERT's layout (embeddings, encoder.layer[i].attention.self.query, ...)."""
+    layers = getattr(getattr(model, "encoder", None), "layer", None)
+    return (hasattr(model, "embeddings") and layers is not None and len(layers) > 0
+            and all(hasattr(layer, a) for layer in layers for a in ("attention", "intermediate", "output"))
+            and hasattr(layers[0].attention, "self") and hasattr(layers[0].attention.self, "query"))
+
+
+def _varlen_usable(device: torch.device) -> bool:
+    return device.type == "cuda"
+
+
+def _attention(self_attn: Any, hidden: torch.Tensor, pack: Packing, padded_mask: torch.Tensor, varlen: bool,
+               training: bool) -> torch.Tensor:
+    """One layer's self-attention over packed tokens ``(T, hidden)`` -> ``(T, hidden)``."""
+    heads, size = self_attn.num_attention_heads, self_attn.attention_head_size
+    scale = getattr(self_attn, "scaling", size ** -0.5)
+    q, k, v = (proj(hidden).view(-1, heads, size) for proj in (self_attn.query, self_attn.key, self_attn.value))
+    if varlen:
+        from torch.nn.attention.varlen import varlen_attn
+
+        cu = pack.cu_lengths.to(hidden.device, non_blocking=True)
+        out = varlen_attn(q, k, v, cu, cu, pack.max_length, pack.max_length, scale=scale)
+        assert isinstance(out, torch.Tensor)  # no auxiliary outputs asked
+        return out.reshape(-1, heads * size)
+    batch, length = pack.shape
+    index = pack.index.to(hidden.device, non_blocking=True)
+
+    def padded(x: torch.Tensor) -> torch.Tensor:  # (T, heads, size) -> (batch, heads, length, size)
+        full = x.new_zeros(batch * length, heads, size).index_copy(0, index, x)
+        return full.view(batch, length, heads, size).transpose(1, 2)
+
+    p = self_attn.dropout.p if training else 0.0
+    out = F.scaled_dot_product_attention(padded(q), padded(k), padded(v), attn_mask=padded_mask, dropout_p=p,
+                                         scale=scale)
+    return out.transpose(1, 2).reshape(batch * length, heads * size).index_select(0, index)
+
+
+def hidden_states(model: Any, inputs: dict[str, torch.Tensor], pack: Packing, varlen: bool = False
+                  ) -> tuple[torch.Tensor, ...]:
+    """Every layer's states (the embeddings' first), padded ``(batch, length, hidden)``, of a
+    BERT-architecture ``model`` run on the real tokens only (see the module)."""
+    device = inputs["input_ids"].device
+    varlen = varlen and _varlen_usable(device)
+    batch, length = pack.shape
+    index = pack.index.to(device, non_blocking=True)
+    embedded = model.embeddings(input_ids=inputs["input_ids"], token_type_ids=inputs.get("token_type_ids"),
+                                position_ids=inputs.get("position_ids"))
+    width = embedded.shape[-1]
+    hidden = embedded.reshape(batch * length, width).index_select(0, index)
+    mask = inputs["attention_mask"].bool()[:, None, None, :]  # True: attend
+    states = [embedded]
+
+    def repad(x: torch.Tensor) -> torch.Tensor:
+        return x.new_zeros(batch * length, width).index_copy(0, index, x).view(batch, length, width)
+
+    for layer in model.encoder.layer:
+        attn = _attention(layer.attention.self, hidden, pack, mask, varlen, model.training)
+        hidden = layer.attention.output(attn, hidden)  # dense, dropout, layer norm of the residual
+        hidden = layer.output(layer.intermediate(hidden), hidden)
+        states.append(repad(hidden))
+    return tuple(states)
+
+
+def varlen_fallback_note(device: torch.device) -> str | None:
+    """The log line when ``varlen_attention`` cannot run on ``device`` (None: it can)."""
+    if _varlen_usable(device):
+        return None
+    return (f"varlen_attention: torch's variable-length flash attention runs on CUDA only; on {device.type} "
+            "attention runs on the padded layout with its dropout (the rest of each layer still unpadded)")
