@@ -91,3 +91,18 @@ def test_the_knobs_are_checked_when_the_config_is_read() -> None:
         resolve_method("m", {"objective": "simcse", "unpad": True, "gradient_checkpointing": True}, {}, [0])
     with pytest.raises(InputError, match=r"methods.m.varlen_attention: variable-length attention runs on the unpadded"):
         resolve_method("m", {"objective": "simcse", "varlen_attention": True}, {}, [0])
+
+
+def test_the_unpadded_step_compiles_as_one_graph(tiny_bert: Path) -> None:
+    """``compile`` with ``unpad``: one graph (``fullgraph``), the eager loss (aot_eager; two batch
+    shapes, so the packing's sizes change between calls)."""
+    from clinsent.train.compiled import compile_loss
+
+    method, encoder = method_and_encoder(tiny_bert, "simcse", steps=10, checkpoint_every=0, unpad=True, dropout=False,
+                                         augmentation="token_shuffle")
+    loop = MethodLoop(method, encoder, seed=0, data=SimpleNamespace(classes=[]))  # type: ignore[arg-type]
+    compiled = compile_loss(loop.loss, encoder, backend="aot_eager", fullgraph=True)
+    for n in (13, 11):
+        batch = loop.prepare(SimpleNamespace(batch=lambda step, n=n: _rows("simcse", n)), 1)  # type: ignore[arg-type]
+        got, want = compiled(batch)["sentence"], loop.loss(batch)["sentence"]
+        assert abs(got.item() - want.item()) <= 1e-5
