@@ -86,10 +86,12 @@ bench-documents: install
 # The whole suite: the fast part, then the end-to-end workflow runs (each test runs once).
 test: test-fast test-workflow
 
-# The inner loop: mypy and every test that runs no workflow (the `workflow` marker), about 4 min.
+# The inner loop: ruff (lint and format check), mypy and every test that runs no workflow (the
+# `workflow` marker), about 5 min.
 # mypy runs on the core the (serial) tests leave idle; its report follows theirs, and either
 # failing fails the target. (pytest-xdist on these tests was slower here: 185 s against 146 s.)
 test-fast: dev docs
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	@$(BIN)/python -m mypy > .mypy.out 2>&1 & types=$$!; \
 	$(BIN)/python -m pytest -m "not workflow" --durations=10; tests=$$?; \
 	wait $$types; typed=$$?; cat .mypy.out; rm -f .mypy.out; \
@@ -109,7 +111,10 @@ docs: dev
 dry-run: install
 	$(BIN)/snakemake all -n --cores $(CORES) --resources gpu=1
 
-lint: install
+# Ruff's lint and format check ([tool.ruff] in pyproject.toml; `ruff format .` and `ruff check --fix .`
+# mend), then Snakemake's own lint of the rules.
+lint: dev
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/snakemake --lint
 
 # Regenerates the committed demo inputs under resources/demo (seeded, byte-stable).
