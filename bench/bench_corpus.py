@@ -52,14 +52,30 @@ def workflow_config(notes: Path, shards: int) -> dict[str, Any]:
     }
 
 
-def run_corpus(workdir: Path, notes: Path, shards: int, cores: int,
-               targets: tuple[str, ...] = ("results/sets/sentences.parquet", "results/stats/manifest.json")) -> dict[str, Any]:
+def run_corpus(
+    workdir: Path,
+    notes: Path,
+    shards: int,
+    cores: int,
+    targets: tuple[str, ...] = ("results/sets/sentences.parquet", "results/stats/manifest.json"),
+) -> dict[str, Any]:
     """Run the corpus stage; returns the wall time and the per-rule benchmark rows."""
     (workdir / "config").mkdir(parents=True, exist_ok=True)
     (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(workflow_config(notes, shards)))
     env = {**os.environ, "MEDCAT_DISABLE_VERSION_CHECK": "true", "HF_HUB_OFFLINE": "1"}
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-           *targets, "--cores", str(cores), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        *targets,
+        "--cores",
+        str(cores),
+        "--quiet",
+    ]
     t0 = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
@@ -69,8 +85,15 @@ def run_corpus(workdir: Path, notes: Path, shards: int, cores: int,
     for tsv in sorted((workdir / "results" / "benchmarks").rglob("*.tsv")):
         b = pd.read_csv(tsv, sep="\t").iloc[0]
         rule = tsv.parent.name if tsv.parent.name != "benchmarks" else tsv.stem
-        rows.append({"rule": rule, "job": tsv.stem, "s": float(b["s"]), "max_rss_mb": float(b["max_rss"]),
-                     "cpu_s": float(b["cpu_time"])})
+        rows.append(
+            {
+                "rule": rule,
+                "job": tsv.stem,
+                "s": float(b["s"]),
+                "max_rss_mb": float(b["max_rss"]),
+                "cpu_s": float(b["cpu_time"]),
+            }
+        )
     manifest_path = workdir / "results" / "stats" / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     return {"wall_s": wall, "jobs": rows, "manifest": manifest}
@@ -93,8 +116,11 @@ scatter_notes(iter_notes(NotesSpec({str(notes)!r}), ReadStats()), [{str(work / f
 print(json.dumps({{"s": time.perf_counter() - t, "import_rss_mb": base,
                   "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 """
-        res = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-                         .stdout.strip().splitlines()[-1])
+        res = json.loads(
+            subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+            .stdout.strip()
+            .splitlines()[-1]
+        )
         out.append({"size": size, "file_mb": notes.stat().st_size / 1e6, **res})
     return out
 
@@ -125,8 +151,12 @@ ner_s = time.perf_counter() - t
 print(json.dumps({{"notes": len(notes), "chars": int(notes["text"].str.len().sum()), "split_segments": n_split,
                   "split_s": split_s, "ner_sentences": len(kept), "ner_s": ner_s}}))
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "MEDCAT_DISABLE_VERSION_CHECK": "true"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MEDCAT_DISABLE_VERSION_CHECK": "true"},
+    )
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -165,8 +195,14 @@ def summarise(runs: dict[str, Any], raw: dict[str, float], onto: dict[str, float
     for key, run in runs.items():
         jobs = pd.DataFrame(run["jobs"])
         m = run["manifest"]
-        row: dict[str, Any] = {"run": key, "notes": m["notes"]["notes_kept"], "sentences": m["sentences"]["total"],
-                               "kept": m["sentences"]["kept"], "entities": m["entities"]["total"], "wall_s": run["wall_s"]}
+        row: dict[str, Any] = {
+            "run": key,
+            "notes": m["notes"]["notes_kept"],
+            "sentences": m["sentences"]["total"],
+            "kept": m["sentences"]["kept"],
+            "entities": m["entities"]["total"],
+            "wall_s": run["wall_s"],
+        }
         for rule in stage_rules:
             sub = jobs[jobs["rule"] == rule]
             row[f"{rule}_s"] = float(sub["s"].sum())
@@ -180,43 +216,70 @@ def summarise(runs: dict[str, Any], raw: dict[str, float], onto: dict[str, float
     largest = table[-1]
     raw_split = raw["chars"] / raw["split_s"] / 1e3
     raw_ner = raw["ner_sentences"] / raw["ner_s"]
-    overhead = {"split": raw_split / largest["split_kchar_per_s"] - 1, "ner": raw_ner / largest["ner_sentences_per_s"] - 1,
-                "raw_split_kchar_per_s": raw_split, "raw_ner_sentences_per_s": raw_ner,
-                "pipeline_split_kchar_per_s": largest["split_kchar_per_s"],
-                "pipeline_ner_sentences_per_s": largest["ner_sentences_per_s"]}
+    overhead = {
+        "split": raw_split / largest["split_kchar_per_s"] - 1,
+        "ner": raw_ner / largest["ner_sentences_per_s"] - 1,
+        "raw_split_kchar_per_s": raw_split,
+        "raw_ner_sentences_per_s": raw_ner,
+        "pipeline_split_kchar_per_s": largest["split_kchar_per_s"],
+        "pipeline_ner_sentences_per_s": largest["ner_sentences_per_s"],
+    }
     return {"runs": table, "raw": raw, "overhead": overhead, "ontology": onto}
 
 
 def to_markdown(summary: dict[str, Any]) -> str:
     runs = pd.DataFrame(summary["runs"])
     raw = summary["raw"]
-    lines = [f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.", ""]
+    lines = [
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.",
+        "",
+    ]
     lines += ["Per stage: job wall seconds (summed over shards) / peak RSS MB of the largest job.", ""]
-    lines += ["| run | notes | sentences (kept) | entities | wall s | split s / MB | NER s / MB | gather s / MB | sentences per core-second |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "| run | notes | sentences (kept) | entities | wall s | split s / MB | NER s / MB | gather s / MB | sentences per core-second |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in runs.itertuples(index=False):
-        lines.append(f"| {r.run} | {r.notes:,} | {r.sentences:,} ({r.kept:,}) | {r.entities:,} | {r.wall_s:.0f} | "
-                     f"{r.split_sentences_s:.1f} / "
-                     f"{r.split_sentences_max_rss_mb:.0f} | {r.ner_s:.1f} / {r.ner_max_rss_mb:.0f} | "
-                     f"{r.sentence_sets_s:.1f} / {r.sentence_sets_max_rss_mb:.0f} | {r.sentences_per_core_s:.0f} |")
-    lines += ["", f"Raw libraries on the first {raw['notes']:,} notes of the largest run ({raw['chars'] / 1e6:.1f} M chars): "
-              f"ScispaCy tokenizer + pysbd {raw['split_segments'] / raw['split_s']:.0f} segments/s "
-              f"({raw['chars'] / raw['split_s'] / 1e3:.0f} kchar/s); MedCAT get_entities "
-              f"{raw['ner_sentences'] / raw['ner_s']:.0f} sentences/s."]
+        lines.append(
+            f"| {r.run} | {r.notes:,} | {r.sentences:,} ({r.kept:,}) | {r.entities:,} | {r.wall_s:.0f} | "
+            f"{r.split_sentences_s:.1f} / "
+            f"{r.split_sentences_max_rss_mb:.0f} | {r.ner_s:.1f} / {r.ner_max_rss_mb:.0f} | "
+            f"{r.sentence_sets_s:.1f} / {r.sentence_sets_max_rss_mb:.0f} | {r.sentences_per_core_s:.0f} |"
+        )
+    lines += [
+        "",
+        f"Raw libraries on the first {raw['notes']:,} notes of the largest run ({raw['chars'] / 1e6:.1f} M chars): "
+        f"ScispaCy tokenizer + pysbd {raw['split_segments'] / raw['split_s']:.0f} segments/s "
+        f"({raw['chars'] / raw['split_s'] / 1e3:.0f} kchar/s); MedCAT get_entities "
+        f"{raw['ner_sentences'] / raw['ner_s']:.0f} sentences/s.",
+    ]
     if summary.get("ingest"):
-        lines += ["", "Ingest alone (the `ingest_notes` job's calls, one shard, default 1 MB blocks; exact peak RSS):", "",
-                  "| size | file MB | s | peak RSS MB (after imports: MB) |", "|---|---|---|---|"]
-        lines += [f"| {r['size']}x | {r['file_mb']:.0f} | {r['s']:.2f} | {r['max_rss_mb']:.0f} ({r['import_rss_mb']:.0f}) |"
-                  for r in summary["ingest"]]
+        lines += [
+            "",
+            "Ingest alone (the `ingest_notes` job's calls, one shard, default 1 MB blocks; exact peak RSS):",
+            "",
+            "| size | file MB | s | peak RSS MB (after imports: MB) |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['size']}x | {r['file_mb']:.0f} | {r['s']:.2f} | {r['max_rss_mb']:.0f} ({r['import_rss_mb']:.0f}) |"
+            for r in summary["ingest"]
+        ]
     ov = summary["overhead"]
-    lines += ["", f"Overhead of the pipeline over the raw calls (largest run; the pipeline's time includes process start, "
-              f"imports, normalisation, fragment merging and parquet I/O): splitting {ov['pipeline_split_kchar_per_s']:.0f} vs "
-              f"{ov['raw_split_kchar_per_s']:.0f} kchar/s raw = {100 * ov['split']:+.0f}%; NER "
-              f"{ov['pipeline_ner_sentences_per_s']:.0f} vs {ov['raw_ner_sentences_per_s']:.0f} sentences/s raw = "
-              f"{100 * ov['ner']:+.0f}%."]
+    lines += [
+        "",
+        f"Overhead of the pipeline over the raw calls (largest run; the pipeline's time includes process start, "
+        f"imports, normalisation, fragment merging and parquet I/O): splitting {ov['pipeline_split_kchar_per_s']:.0f} vs "
+        f"{ov['raw_split_kchar_per_s']:.0f} kchar/s raw = {100 * ov['split']:+.0f}%; NER "
+        f"{ov['pipeline_ner_sentences_per_s']:.0f} vs {ov['raw_ner_sentences_per_s']:.0f} sentences/s raw = "
+        f"{100 * ov['ner']:+.0f}%.",
+    ]
     o = summary["ontology"]
-    lines += ["", f"OBO parser on a synthetic EFO-sized file ({o['terms']:,} terms, {o['file_mb']:.0f} MB): "
-              f"{o['s']:.1f} s, peak RSS {o['max_rss_mb']:.0f} MB."]
+    lines += [
+        "",
+        f"OBO parser on a synthetic EFO-sized file ({o['terms']:,} terms, {o['file_mb']:.0f} MB): "
+        f"{o['s']:.1f} s, peak RSS {o['max_rss_mb']:.0f} MB.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -228,8 +291,12 @@ def main() -> None:
     parser.add_argument("--largest-shards", type=int, default=2, help="shards for the largest size")
     parser.add_argument("--work", type=Path, default=Path("/tmp/clinsent-bench"))
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
-    parser.add_argument("--only", choices=["ingest", "ontology"], nargs="+",
-                        help="re-measure only these parts and merge them into an existing corpus.json")
+    parser.add_argument(
+        "--only",
+        choices=["ingest", "ontology"],
+        nargs="+",
+        help="re-measure only these parts and merge them into an existing corpus.json",
+    )
     args = parser.parse_args()
     if args.only:
         summary = json.loads((args.out / "corpus.json").read_text())

@@ -42,21 +42,30 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_train import SIZES, build_model  # noqa: E402
 
-WORDS = ("patient admitted with chest pain shortness of breath fever cough renal failure heart rate blood pressure "
-         "stable improved overnight medications reviewed plan discussed family follow up clinic nursing assessment "
-         "radiology impression no acute process").split()
+WORDS = (
+    "patient admitted with chest pain shortness of breath fever cough renal failure heart rate blood pressure "
+    "stable improved overnight medications reviewed plan discussed family follow up clinic nursing assessment "
+    "radiology impression no acute process"
+).split()
 
 
 def documents(n: int, words: int, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     texts = [" ".join(rng.choice(WORDS, words)) for _ in range(n)]
-    return pd.DataFrame({"row_id": np.arange(n), "category": [["Nursing", "Radiology", "Physician"][i % 3] for i in range(n)],
-                         "n_words": words, "text": texts})
+    return pd.DataFrame(
+        {
+            "row_id": np.arange(n),
+            "category": [["Nursing", "Radiology", "Physician"][i % 3] for i in range(n)],
+            "n_words": words,
+            "text": texts,
+        }
+    )
 
 
 class Ours:
-    def __init__(self, model: str, objective: str, knobs: dict[str, Any], docs: pd.DataFrame, batch: int,
-                 length: int) -> None:
+    def __init__(
+        self, model: str, objective: str, knobs: dict[str, Any], docs: pd.DataFrame, batch: int, length: int
+    ) -> None:
         from clinsent.data.documents import DocumentData
         from clinsent.methods import METHODS
         from clinsent.models.base import load_transformer
@@ -66,8 +75,9 @@ class Ours:
         from clinsent.train.trainer import MethodLoop
 
         cls = METHODS.get(objective)
-        self.method = cls(from_config(cls.settings_class, {"batch_size": batch, "max_length": length, "steps": 10_000,
-                                                             **knobs}))
+        self.method = cls(
+            from_config(cls.settings_class, {"batch_size": batch, "max_length": length, "steps": 10_000, **knobs})
+        )
         device = pick_device()
         t = load_transformer(model, length)
         enc = Encoder(t.auto_model, t.tokenizer, self.method.settings.pooling, 1, length, device)
@@ -89,8 +99,13 @@ class Ours:
         if self.device.type == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - t0
-        self.tokens = int(sum(int(v["attention_mask"].sum()) for v in batch.values()  # the last batch, untimed
-                              if isinstance(v, dict) and "attention_mask" in v))
+        self.tokens = int(
+            sum(
+                int(v["attention_mask"].sum())
+                for v in batch.values()  # the last batch, untimed
+                if isinstance(v, dict) and "attention_mask" in v
+            )
+        )
         return seconds / n
 
 
@@ -133,10 +148,18 @@ def bench_steps(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
     model = str(build_model(tmp / "model", args.size))
     words = max(args.length, 2 * 2 * args.max_span)  # DeCLUTR needs 2 x anchors x max_span words
     docs = documents(max(64, 4 * args.batch), words)
-    ours = {"mlm": Ours(model, "mlm", {}, docs, args.batch, args.length),
-            "declutr": Ours(model, "declutr", {"max_span": args.max_span, "min_span": min(32, args.max_span)}, docs,
-                            args.batch, args.length),
-            "note_category": Ours(model, "note_category", {}, docs, args.batch, args.length)}
+    ours = {
+        "mlm": Ours(model, "mlm", {}, docs, args.batch, args.length),
+        "declutr": Ours(
+            model,
+            "declutr",
+            {"max_span": args.max_span, "min_span": min(32, args.max_span)},
+            docs,
+            args.batch,
+            args.length,
+        ),
+        "note_category": Ours(model, "note_category", {}, docs, args.batch, args.length),
+    }
     plain = PlainMLM(model, docs, args.batch, args.length)
     times: dict[str, list[float]] = {k: [] for k in [*ours, "plain"]}
     for name, o in ours.items():  # warm-up (lazy allocations, first-call kernels)
@@ -150,10 +173,18 @@ def bench_steps(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
     rows = []
     for name in ours:
         plain_med = statistics.median(times["plain"])
-        rows.append({"method": name, "median_s": statistics.median(times[name]), "min_s": min(times[name]),
-                     "plain_median_s": plain_med, "plain_min_s": min(times["plain"]),
-                     "ratio_median": statistics.median(times[name]) / plain_med,
-                     "ratio_min": min(times[name]) / min(times["plain"]), "tokens_per_step": ours[name].tokens})
+        rows.append(
+            {
+                "method": name,
+                "median_s": statistics.median(times[name]),
+                "min_s": min(times[name]),
+                "plain_median_s": plain_med,
+                "plain_min_s": min(times["plain"]),
+                "ratio_median": statistics.median(times[name]) / plain_med,
+                "ratio_min": min(times[name]) / min(times["plain"]),
+                "tokens_per_step": ours[name].tokens,
+            }
+        )
     return rows
 
 
@@ -195,11 +226,21 @@ def bench_analysis(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
         n = args.docs * scale
         for task in ("class_similarity", "class_alignment", "similarity_graph", "kmeans_clusters", "dense"):
             if task == "dense" and n > args.dense_max:
-                rows.append({"task": task, "documents": n, "seconds": None, "extra_mb": None,
-                             "note": f"n x n float32 = {n * n * 4 / 2**30:.1f} GiB: not run"})
+                rows.append(
+                    {
+                        "task": task,
+                        "documents": n,
+                        "seconds": None,
+                        "extra_mb": None,
+                        "note": f"n x n float32 = {n * n * 4 / 2**30:.1f} GiB: not run",
+                    }
+                )
                 continue
-            proc = subprocess.run([sys.executable, "-c", ANALYSIS_CHILD, str(n), str(args.dim), task,
-                                   str(tmp / f"docs{n}.parquet")], capture_output=True, text=True)
+            proc = subprocess.run(
+                [sys.executable, "-c", ANALYSIS_CHILD, str(n), str(args.dim), task, str(tmp / f"docs{n}.parquet")],
+                capture_output=True,
+                text=True,
+            )
             if proc.returncode:
                 raise SystemExit(proc.stderr[-3000:])
             res = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -233,23 +274,42 @@ def main() -> None:
         tmp = Path(d)
         steps = [] if args.skip_steps else bench_steps(args, tmp)
         analysis = [] if args.skip_analysis else bench_analysis(args, tmp)
-    device = "cuda: " + torch.cuda.get_device_name() if torch.cuda.is_available() else f"cpu ({torch.get_num_threads()} threads)"
+    device = (
+        "cuda: " + torch.cuda.get_device_name()
+        if torch.cuda.is_available()
+        else f"cpu ({torch.get_num_threads()} threads)"
+    )
     meta = {"device": device, "python": platform.python_version(), "torch": torch.__version__, **vars(args)}
     meta["out"] = str(meta["out"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{args.out}.json").write_text(json.dumps({"meta": meta, "steps": steps, "analysis": analysis}, indent=2))
-    lines = [f"# Document benchmarks ({device})", "", f"settings: {json.dumps({k: v for k, v in meta.items() if k != 'out'})}", ""]
+    lines = [
+        f"# Document benchmarks ({device})",
+        "",
+        f"settings: {json.dumps({k: v for k, v in meta.items() if k != 'out'})}",
+        "",
+    ]
     if steps:
-        lines += ["| method | median s/step | min s/step | plain MLM median | ratio (median) | ratio (min) | tokens/step |",
-                  "|---|---|---|---|---|---|---|"]
-        lines += [f"| {r['method']} | {r['median_s']:.3f} | {r['min_s']:.3f} | {r['plain_median_s']:.3f} | "
-                  f"{r['ratio_median']:.2f} | {r['ratio_min']:.2f} | {r['tokens_per_step']} |" for r in steps]
+        lines += [
+            "| method | median s/step | min s/step | plain MLM median | ratio (median) | ratio (min) | tokens/step |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['method']} | {r['median_s']:.3f} | {r['min_s']:.3f} | {r['plain_median_s']:.3f} | "
+            f"{r['ratio_median']:.2f} | {r['ratio_min']:.2f} | {r['tokens_per_step']} |"
+            for r in steps
+        ]
         lines.append("")
     if analysis:
-        lines += ["| task | documents | seconds | peak memory beyond the inputs, MB | vectors MB | note |",
-                  "|---|---|---|---|---|---|"]
-        lines += [f"| {r['task']} | {r['documents']} | {_fmt(r.get('seconds'), 2)} | {_fmt(r.get('extra_mb'), 0)} | "
-                  f"{_fmt(r.get('vectors_mb'), 0)} | {r.get('note', '')} |" for r in analysis]
+        lines += [
+            "| task | documents | seconds | peak memory beyond the inputs, MB | vectors MB | note |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['task']} | {r['documents']} | {_fmt(r.get('seconds'), 2)} | {_fmt(r.get('extra_mb'), 0)} | "
+            f"{_fmt(r.get('vectors_mb'), 0)} | {r.get('note', '')} |"
+            for r in analysis
+        ]
     Path(f"{args.out}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

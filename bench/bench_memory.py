@@ -51,7 +51,9 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     variant = args.method + (f":mini_batch={args.mini_batch}" if args.mini_batch else "")
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or str(build_model(Path(tmp) / "model", args.size))
-        ours = Ours(model, variant, args.batch_size, args.max_length, args.steps + 1, "full")  # sentences fill the length
+        ours = Ours(
+            model, variant, args.batch_size, args.max_length, args.steps + 1, "full"
+        )  # sentences fill the length
         resident = rss_mb()  # the model, its tokenizer and the training data, before any step
         ours.run(1)  # warm-up: AdamW's states, the allocator's pools
         cuda = ours.device.type == "cuda"
@@ -62,12 +64,20 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         before_rss = rss_mb()
         seconds = ours.run(args.steps)
         peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        out = {"method": args.method, "mini_batch": args.mini_batch or None, "device": str(ours.device),
-               "model": args.model or f"random BERT-{args.size}", "batch_size": args.batch_size,
-               "max_length": args.max_length, "seconds_per_step": round(seconds, 3),
-               "resident_rss_mb": round(resident, 1), "peak_rss_mb": round(peak_rss, 1),
-               "step_rss_mb": round(peak_rss - before_rss, 1), "after_warmup_rss_mb": round(before_rss, 1),
-               "gpu": torch.cuda.get_device_name(0) if cuda else None}
+        out = {
+            "method": args.method,
+            "mini_batch": args.mini_batch or None,
+            "device": str(ours.device),
+            "model": args.model or f"random BERT-{args.size}",
+            "batch_size": args.batch_size,
+            "max_length": args.max_length,
+            "seconds_per_step": round(seconds, 3),
+            "resident_rss_mb": round(resident, 1),
+            "peak_rss_mb": round(peak_rss, 1),
+            "step_rss_mb": round(peak_rss - before_rss, 1),
+            "after_warmup_rss_mb": round(before_rss, 1),
+            "gpu": torch.cuda.get_device_name(0) if cuda else None,
+        }
         if cuda:
             out["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
             out["step_gpu_mb"] = round(out["peak_gpu_mb"] - before, 1)
@@ -80,8 +90,12 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=512)
     ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--mini-batches", nargs="+", type=int, default=[0, 32], help="0: one pass")
-    ap.add_argument("--size", choices=["tiny", "small", "base"], default=None,
-                    help="the random BERT (default: base on CUDA, small on the CPU)")
+    ap.add_argument(
+        "--size",
+        choices=["tiny", "small", "base"],
+        default=None,
+        help="the random BERT (default: base on CUDA, small on the CPU)",
+    )
     ap.add_argument("--model", default=None, help="a base model (hub id or folder) instead of a random one")
     ap.add_argument("--steps", type=int, default=1, help="steps measured after the warm-up step")
     ap.add_argument("--out", default=None)
@@ -103,21 +117,42 @@ def main() -> None:
     runs = []
     for method in args.methods:
         for mb in args.mini_batches:
-            cmd = [sys.executable, __file__, "--method", method, "--mini-batch", str(mb), "--batch-size",
-                   str(args.batch_size), "--max-length", str(args.max_length), "--size", size, "--steps",
-                   str(args.steps), *(["--model", args.model] if args.model else [])]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--method",
+                method,
+                "--mini-batch",
+                str(mb),
+                "--batch-size",
+                str(args.batch_size),
+                "--max-length",
+                str(args.max_length),
+                "--size",
+                size,
+                "--steps",
+                str(args.steps),
+                *(["--model", args.model] if args.model else []),
+            ]
             t0 = time.perf_counter()
             done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode != 0:
-                print(f"{method} mini_batch {mb or '-'}: failed (exit {done.returncode})\n{done.stderr[-2000:]}",
-                      flush=True)
+                print(
+                    f"{method} mini_batch {mb or '-'}: failed (exit {done.returncode})\n{done.stderr[-2000:]}",
+                    flush=True,
+                )
                 runs.append({"method": method, "mini_batch": mb or None, "failed": done.returncode})
                 continue
             runs.append(json.loads(done.stdout.splitlines()[-1]))
             print(json.dumps(runs[-1]), f"({time.perf_counter() - t0:.0f} s with start-up)", flush=True)
-    meta = {"python": sys.version.split()[0], "torch": torch.__version__, "platform": platform.platform(),
-            "gpu": torch.cuda.get_device_name(0) if cuda else None, "model": args.model or f"random BERT-{size}",
-            "steps": args.steps}
+    meta = {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "gpu": torch.cuda.get_device_name(0) if cuda else None,
+        "model": args.model or f"random BERT-{size}",
+        "steps": args.steps,
+    }
     out.mkdir(parents=True, exist_ok=True)
     (out / "memory.json").write_text(json.dumps({"meta": meta, "runs": runs}, indent=2) + "\n")
     print(render(out / "memory.json"))
@@ -129,24 +164,34 @@ def render(path: Path) -> str:
     runs, meta = saved["runs"], saved["meta"]
     cuda = bool(meta.get("gpu"))
     key = "step_gpu_mb" if cuda else "step_rss_mb"
-    lines = ["| method | mini_batch | batch x length | s/step | resident RSS MiB | peak RSS MiB | step memory MiB "
-             "| peak GPU MiB | step memory / one pass | time / one pass |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| method | mini_batch | batch x length | s/step | resident RSS MiB | peak RSS MiB | step memory MiB "
+        "| peak GPU MiB | step memory / one pass | time / one pass |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in runs:
         if "failed" in r:
             lines.append(f"| {r['method']} | {r['mini_batch'] or '–'} | failed (exit {r['failed']}) |||||||")
             continue
-        plain = next((p for p in runs if p["method"] == r["method"] and not p.get("mini_batch") and "failed" not in p),
-                     None)
+        plain = next(
+            (p for p in runs if p["method"] == r["method"] and not p.get("mini_batch") and "failed" not in p), None
+        )
         ratio = f"{r[key] / plain[key]:.3f}" if plain and plain.get(key) else "–"
         speed = f"{r['seconds_per_step'] / plain['seconds_per_step']:.2f}" if plain else "–"
-        lines.append(f"| {r['method']} | {r['mini_batch'] or '–'} | {r['batch_size']} x {r['max_length']} | "
-                     f"{r['seconds_per_step']} | {r.get('resident_rss_mb', '–')} | {r['peak_rss_mb']} | {r.get(key, '–')} | "
-                     f"{r.get('peak_gpu_mb', '–')} | {ratio} | {speed} |")
-    where = ("the peak allocated over the measured steps above what was allocated before them (weights, AdamW's "
-             "states)" if cuda else "the peak resident size over the measured steps above the size after the warm-up "
-             "step (resident RSS: the model, tokenizer and data before any step)")
-    (path.parent / "memory.md").write_text(f"Measured on {meta}; one process per row; step memory: {where}.\n\n"
-                                           + "\n".join(lines) + "\n")
+        lines.append(
+            f"| {r['method']} | {r['mini_batch'] or '–'} | {r['batch_size']} x {r['max_length']} | "
+            f"{r['seconds_per_step']} | {r.get('resident_rss_mb', '–')} | {r['peak_rss_mb']} | {r.get(key, '–')} | "
+            f"{r.get('peak_gpu_mb', '–')} | {ratio} | {speed} |"
+        )
+    where = (
+        "the peak allocated over the measured steps above what was allocated before them (weights, AdamW's states)"
+        if cuda
+        else "the peak resident size over the measured steps above the size after the warm-up "
+        "step (resident RSS: the model, tokenizer and data before any step)"
+    )
+    (path.parent / "memory.md").write_text(
+        f"Measured on {meta}; one process per row; step memory: {where}.\n\n" + "\n".join(lines) + "\n"
+    )
     return "\n".join(lines)
 
 

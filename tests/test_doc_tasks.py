@@ -21,8 +21,13 @@ def _labelled(tmp_path: Path, n_per_class: int = 12, classes: int = 3, split: bo
     rows = []
     for c in range(classes):
         for i in range(n_per_class):
-            rows.append({"text": f"class{c} document {i} " + " ".join(rng.choice(["a", "b", "c"], 5)),
-                         "label": f"team{c}", "split": "test" if i % 3 == 0 else "train"})
+            rows.append(
+                {
+                    "text": f"class{c} document {i} " + " ".join(rng.choice(["a", "b", "c"], 5)),
+                    "label": f"team{c}",
+                    "split": "test" if i % 3 == 0 else "train",
+                }
+            )
     df = pd.DataFrame(rows)
     if not split:
         df = df.drop(columns="split")
@@ -64,7 +69,9 @@ def test_class_similarity_against_the_full_matrix(tmp_path: Path, small_blocks: 
     i, j = np.triu_indices(len(x), 1)
     cos = (x @ x.T)[i, j]
     same = labels[i] == labels[j]
-    assert got["within_mean"] == pytest.approx(cos[same].mean()) and got["between_mean"] == pytest.approx(cos[~same].mean())
+    assert got["within_mean"] == pytest.approx(cos[same].mean()) and got["between_mean"] == pytest.approx(
+        cos[~same].mean()
+    )
     q1, med, q3 = np.percentile(cos[same], [25, 50, 75])
     assert (got["within_q1"], got["within_med"], got["within_q3"]) == pytest.approx((q1, med, q3))
     assert got["separation"] == pytest.approx(cos[same].mean() - cos[~same].mean()) and got["separation"] > 0.5
@@ -97,8 +104,14 @@ def test_similarity_graph_figures_by_hand() -> None:
 
 @pytest.mark.parametrize("components", ["edges", "nodes"])
 def test_similarity_graph_against_networkx(tmp_path: Path, small_blocks: None, components: str) -> None:
-    task = _task("similarity_graph", _labelled(tmp_path, n_per_class=20), analysis_split="all",
-                 percentiles=[50, 90, 99], top_k=2, components=components)
+    task = _task(
+        "similarity_graph",
+        _labelled(tmp_path, n_per_class=20),
+        analysis_split="all",
+        percentiles=[50, 90, 99],
+        top_k=2,
+        components=components,
+    )
     texts = task.texts()
     got = task.score(texts, _vectors(texts, seed=3))
     x = _vectors(texts, seed=3)
@@ -202,8 +215,17 @@ def test_doc_classification_frozen_head_and_few_shot(tmp_path: Path) -> None:
     got = task.score(texts, vectors)
     e = task.examples()
     of = dict(zip(texts, vectors))
-    records, probas = train_head(np.array([of[t] for t in e.train_texts]), e.train_y,
-                                 np.array([of[t] for t in e.test_texts]), e.test_y, 3, 20, 0.05, 16, 0)
+    records, probas = train_head(
+        np.array([of[t] for t in e.train_texts]),
+        e.train_y,
+        np.array([of[t] for t in e.test_texts]),
+        e.test_y,
+        3,
+        20,
+        0.05,
+        16,
+        0,
+    )
     best = best_epoch(records)
     assert got["best_epoch"] == best and got["f1_macro"] == max(r["test"]["f1_macro"] for r in records)
     metrics, items = task.score_and_items(texts, vectors)  # the best epoch's test documents, one fit
@@ -253,20 +275,30 @@ def test_finetune_classifier_freezes_the_first_k_layers(tmp_path: Path, tiny_ber
         m = model()
         before = [p.detach().clone() for p in m.parameters()]
         layer_params = [list(layer.parameters()) for layer in transformer_layers(m[0].auto_model)]
-        result, record = finetune_classifier(m, task, FinetuneSettings(train="x", epochs=1, learning_rate=1e-2,
-                                                                        batch_size=4, freeze_layers=frozen_layers),
-                                             seed=0, log=lambda _: None)
+        result, record = finetune_classifier(
+            m,
+            task,
+            FinetuneSettings(train="x", epochs=1, learning_rate=1e-2, batch_size=4, freeze_layers=frozen_layers),
+            seed=0,
+            log=lambda _: None,
+        )
         changed = {id(p) for p, b in zip(m.parameters(), before) if not torch.equal(p, b)}
         frozen = [p for layer in layer_params[:frozen_layers] for p in layer]
         assert not any(id(p) in changed for p in frozen)
         assert all(id(p) not in changed for p in m[0].auto_model.get_input_embeddings().parameters())
         assert record["frozen"] == (frozen_layers == 2) and len(result.epochs) == 1
-        assert set(result.best_metrics()["ci"]) == {"f1_macro", "accuracy", "precision_macro", "recall_macro",
-                                                    "roc_auc"}
+        assert set(result.best_metrics()["ci"]) == {
+            "f1_macro",
+            "accuracy",
+            "precision_macro",
+            "recall_macro",
+            "roc_auc",
+        }
         if frozen_layers == 1:
             assert any(id(p) in changed for p in layer_params[1])
         else:  # every layer frozen: the encoder is not touched, only the head trains
             assert not changed
+
     def drawn(seed: int, **knobs: int) -> list[int]:
         s = FinetuneSettings(train="x", epochs=1, per_class=2, **knobs)
         return finetune_classifier(model(), task, s, seed=seed, log=lambda _: None)[1]["train_rows"]
@@ -283,13 +315,26 @@ def test_draw_seed_needs_a_few_shot_document_entry(tmp_path: Path) -> None:
 
     conll = tmp_path / "ner.conll"
     conll.write_text("fever B-problem\n. O\n\n", encoding="utf-8")
-    cfg = {"methods": {"simcse": {"objective": "simcse"}}, "base_models": {"b": "x"},
-           "eval_sets": {"docs": {"task": "doc_classification", "path": str(_labelled(tmp_path))},
-                         "ner": {"task": "token_classification", "path": str(conll), "test_path": str(conll)}}}
-    for entry, message in [({"train": "docs", "draw_seed": 0}, r"finetune\.f\.draw_seed: draws the few-shot "
-                                                               r"documents, but per_class is not set"),
-                           ({"train": "ner", "draw_seed": 0}, r"finetune\.f\.draw_seed: the few-shot draw applies "
-                                                              r"to document tasks")]:
+    cfg = {
+        "methods": {"simcse": {"objective": "simcse"}},
+        "base_models": {"b": "x"},
+        "eval_sets": {
+            "docs": {"task": "doc_classification", "path": str(_labelled(tmp_path))},
+            "ner": {"task": "token_classification", "path": str(conll), "test_path": str(conll)},
+        },
+    }
+    for entry, message in [
+        (
+            {"train": "docs", "draw_seed": 0},
+            r"finetune\.f\.draw_seed: draws the few-shot "
+            r"documents, but per_class is not set",
+        ),
+        (
+            {"train": "ner", "draw_seed": 0},
+            r"finetune\.f\.draw_seed: the few-shot draw applies "
+            r"to document tasks",
+        ),
+    ]:
         with pytest.raises(InputError, match=message):
             resolve_finetunes(cfg | {"finetune": {"f": entry}}, resolve_eval_sets(cfg))
     cfg["finetune"] = {"f": {"train": "docs", "per_class": 2, "draw_seed": 0}}

@@ -44,16 +44,29 @@ def test_a_long_heatmap_title_is_not_clipped(tmp_path: Path, monkeypatch: pytest
     drawn = _captured(monkeypatch)
     models = ["MiniLM-L6 (as is)", "tiny random BERT", "MiniLM + SimCSE (demo)"]
     points = pd.DataFrame({"model": models, "order": [0, 1, 2], "task": "biosses", "score": [0.3, 0.55, 0.8]})
-    heatmap_figure(points, "Clinical embedding benchmark at demo scale (DEMO DATA): scores, models by mean rank.",
-                   [tmp_path / "h.png"])
+    heatmap_figure(
+        points,
+        "Clinical embedding benchmark at demo scale (DEMO DATA): scores, models by mean rank.",
+        [tmp_path / "h.png"],
+    )
     assert _holds_every_artist(drawn[0], tmp_path / "h.png")
 
 
-def test_curve_axes_say_the_metric_and_an_empty_curve_is_not_drawn(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    curves = pd.DataFrame({"method": "m", "base_model": "b", "seed": 0, "step": [0, 1, 2, 0, 1, 2],
-                           "eval_set": ["sts"] * 3 + ["rqe"] * 3, "metric": ["spearman"] * 3 + ["accuracy"] * 3,
-                           "score": [0.1, 0.2, 0.3, 0.5, 0.6, 0.7], "selected_step": 2})
+def test_curve_axes_say_the_metric_and_an_empty_curve_is_not_drawn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    curves = pd.DataFrame(
+        {
+            "method": "m",
+            "base_model": "b",
+            "seed": 0,
+            "step": [0, 1, 2, 0, 1, 2],
+            "eval_set": ["sts"] * 3 + ["rqe"] * 3,
+            "metric": ["spearman"] * 3 + ["accuracy"] * 3,
+            "score": [0.1, 0.2, 0.3, 0.5, 0.6, 0.7],
+            "selected_step": 2,
+        }
+    )
     drawn = _captured(monkeypatch)
     curve_figure(curves, [tmp_path / "c.png"], "A title long enough to run past the panels of a two-panel figure " * 2)
     assert [ax.get_ylabel() for ax in drawn[0].axes] == ["spearman", "accuracy"]

@@ -24,8 +24,16 @@ STS_TRAIN = str(DEMO / "clinical_sts.demo.select.tsv")
 
 
 def _sts(split: str | None = None, share: float = 0.2, seed: int = 0) -> Sts:
-    return Sts("s", StsSettings(path=STS_TRAIN, format="n2c2_sts", split=split, validation_share=share if split else 0.0,
-                                validation_seed=seed))
+    return Sts(
+        "s",
+        StsSettings(
+            path=STS_TRAIN,
+            format="n2c2_sts",
+            split=split,
+            validation_share=share if split else 0.0,
+            validation_seed=seed,
+        ),
+    )
 
 
 def test_pearson_p_value_matches_scipy() -> None:
@@ -111,17 +119,23 @@ def test_finetune_job_picks_the_best_validation_epoch(kind: str, tiny_bert: Path
     if kind == "bi_encoder":  # a trained run is a saved SentenceTransformer
         sentence_transformer(load_transformer(path, 32), "mean").save(str(tmp_path / "st"))
         path = str(tmp_path / "st")
-    tasks = {"train": _sts("train"), "validation": _sts("validation"),
-             "test": Sts("t", StsSettings(path=str(DEMO / "clinical_sts.demo.test.tsv"), format="n2c2_sts"))}
-    s = FinetuneSettings(train="a", validation="b", test="c", epochs=3, batch_size=16, learning_rate=1e-3,
-                         max_length=32)
+    tasks = {
+        "train": _sts("train"),
+        "validation": _sts("validation"),
+        "test": Sts("t", StsSettings(path=str(DEMO / "clinical_sts.demo.test.tsv"), format="n2c2_sts")),
+    }
+    s = FinetuneSettings(
+        train="a", validation="b", test="c", epochs=3, batch_size=16, learning_rate=1e-3, max_length=32
+    )
     out = run_finetune(kind, path, tasks, s, seed=0, log=lambda *_: None)
     scores = [e["validation"]["spearman"] for e in out["epochs"]]
     assert len(out["epochs"]) == 3 and out["best_epoch"] == int(np.argmax(scores)) + 1
     best = out["epochs"][out["best_epoch"] - 1]["test"]
     assert {k: v for k, v in out["metrics"].items() if not k.startswith("ci")} == best
     # the reported epoch's intervals over the test pairs: they hold its figures
-    assert set(out["metrics"]["ci"]) == {"spearman", "pearson"} and out["metrics"]["ci_method"]["items"] == len(tasks["test"].data)
+    assert set(out["metrics"]["ci"]) == {"spearman", "pearson"} and out["metrics"]["ci_method"]["items"] == len(
+        tasks["test"].data
+    )
     for metric, (low, high) in out["metrics"]["ci"].items():
         assert low <= best[metric] <= high and len(out["metrics"]["ci_replicates"][metric]) == 1000
     assert out["train_pairs"] == len(tasks["train"].data) and out["sentences_per_s"] > 0
@@ -132,25 +146,32 @@ def test_finetune_job_picks_the_best_validation_epoch(kind: str, tiny_bert: Path
 
 
 def _config(**finetune: object) -> dict:
-    return {"methods": {"simcse": {"objective": "simcse"}},
-            "base_models": {"b": "x"},
-            "eval_sets": {"tr": {"format": "n2c2_sts", "path": STS_TRAIN, "validation_share": 0.2, "split": "train"},
-                          "va": {"format": "n2c2_sts", "path": STS_TRAIN, "validation_share": 0.2, "split": "validation"},
-                          "te": {"format": "n2c2_sts", "path": STS_TRAIN},
-                          "mrr": {"task": "retrieval", "path": str(DEMO / "mednli.demo.dev.jsonl")},
-                          "rq": {"task": "rqe", "path": "a.xml", "dev_path": "b.xml"}},
-            "finetune": {"ft": {"train": "tr", "validation": "va", "test": "te", **finetune}}}
+    return {
+        "methods": {"simcse": {"objective": "simcse"}},
+        "base_models": {"b": "x"},
+        "eval_sets": {
+            "tr": {"format": "n2c2_sts", "path": STS_TRAIN, "validation_share": 0.2, "split": "train"},
+            "va": {"format": "n2c2_sts", "path": STS_TRAIN, "validation_share": 0.2, "split": "validation"},
+            "te": {"format": "n2c2_sts", "path": STS_TRAIN},
+            "mrr": {"task": "retrieval", "path": str(DEMO / "mednli.demo.dev.jsonl")},
+            "rq": {"task": "rqe", "path": "a.xml", "dev_path": "b.xml"},
+        },
+        "finetune": {"ft": {"train": "tr", "validation": "va", "test": "te", **finetune}},
+    }
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"train": "mrr"}, r"different tasks"),
-    ({"train": "trr"}, r"finetune\.ft\.train: 'trr' is not a key of eval_sets \(closest: 'tr'\)"),
-    ({"train": "te"}, r"both trains and is scored"),
-    ({"methods": ["simcs"]}, r"'simcs' is not a key of methods"),
-    ({"epoch": 3}, r"epoch"),
-    ({"test": "rq"}, r"different tasks"),
-    ({"draw_seed": 0}, r"finetune\.ft\.draw_seed: applies to document and token classification entries only"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"train": "mrr"}, r"different tasks"),
+        ({"train": "trr"}, r"finetune\.ft\.train: 'trr' is not a key of eval_sets \(closest: 'tr'\)"),
+        ({"train": "te"}, r"both trains and is scored"),
+        ({"methods": ["simcs"]}, r"'simcs' is not a key of methods"),
+        ({"epoch": 3}, r"epoch"),
+        ({"test": "rq"}, r"different tasks"),
+        ({"draw_seed": 0}, r"finetune\.ft\.draw_seed: applies to document and token classification entries only"),
+    ],
+)
 def test_bad_finetune_entries_stop_the_config(change: dict, message: str) -> None:
     cfg = _config(**change)
     with pytest.raises(InputError, match=message):

@@ -17,8 +17,18 @@ from typing import Any
 import pytest
 
 from clinsent.errors import InputError
-from clinsent.gpu_slots import (EXPLICIT_ENV, LOCK_DIR_ENV, POOL_ENV, SLOT_ENV, VISIBLE, acquire, detect_devices,
-                                resolve_pool, take_slot, try_lock)
+from clinsent.gpu_slots import (
+    EXPLICIT_ENV,
+    LOCK_DIR_ENV,
+    POOL_ENV,
+    SLOT_ENV,
+    VISIBLE,
+    acquire,
+    detect_devices,
+    resolve_pool,
+    take_slot,
+    try_lock,
+)
 
 HOLD = """
 import json, os, sys, time
@@ -45,11 +55,13 @@ def test_the_pool_is_the_configs_indices_among_the_visible_devices() -> None:
     assert resolve_pool([1], {VISIBLE: "GPU-aa,GPU-bb"}) == ["GPU-bb"]
     assert resolve_pool([0, 1], none, detect=lambda: 0) == ["0", "1"]  # a CPU machine: slots as indices
     assert resolve_pool("0,1", none, detect=lambda: 4) == ["0", "1"] and resolve_pool([], none) == []
-    for gpus, env, message in (([2], {VISIBLE: "4,5"}, r"gpus: index 2 is beyond the 2 device\(s\)"),
-                               ([0, 4], none, r"gpus: device 4 is not among the 2 GPUs"),
-                               ([0, 0], none, r"gpus\[1\]: device 0 is listed twice"),
-                               (["x"], none, r"gpus\[0\]: is not a device index"),
-                               ({"a": 1}, none, r"gpus: a value of type dict")):
+    for gpus, env, message in (
+        ([2], {VISIBLE: "4,5"}, r"gpus: index 2 is beyond the 2 device\(s\)"),
+        ([0, 4], none, r"gpus: device 4 is not among the 2 GPUs"),
+        ([0, 0], none, r"gpus\[1\]: device 0 is listed twice"),
+        (["x"], none, r"gpus\[0\]: is not a device index"),
+        ({"a": 1}, none, r"gpus: a value of type dict"),
+    ):
         with pytest.raises(InputError, match=message):
             resolve_pool(gpus, env, detect=lambda: 2)
 
@@ -71,8 +83,10 @@ def test_concurrent_jobs_never_share_a_slot(tmp_path: Path) -> None:
     """Six jobs on a pool of two slots: both slots are used, no slot is held by two at once, and
     each job's CUDA_VISIBLE_DEVICES is its slot."""
     env = _env(tmp_path, "0,1")
-    procs = [subprocess.Popen([sys.executable, "-c", HOLD, "0.4"], env=env, stdout=subprocess.PIPE, text=True)
-             for _ in range(6)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", HOLD, "0.4"], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(6)
+    ]
     runs = [json.loads(p.communicate(timeout=60)[0].splitlines()[-1]) for p in procs]
     assert {r["slot"] for r in runs} == {"0", "1"} and all(r["visible"] == r["slot"] for r in runs)
     for slot in ("0", "1"):
@@ -111,8 +125,10 @@ def test_a_schedulers_choice_is_kept_and_a_cpu_job_sees_no_gpu(tmp_path: Path) -
     env = {POOL_ENV: "0,1", EXPLICIT_ENV: "0", LOCK_DIR_ENV: str(tmp_path / "locks"), VISIBLE: "3"}
     slot = take_slot(True, env, lines.append)
     assert slot.device == "3" and env[VISIBLE] == "3" and not (tmp_path / "locks").exists()  # no lock taken
-    assert lines == ["gpu slot: 3 (chosen by the scheduler: CUDA_VISIBLE_DEVICES=3)"] and env[SLOT_ENV] == "3 " \
-        "(chosen by the scheduler: CUDA_VISIBLE_DEVICES=3)"
+    assert (
+        lines == ["gpu slot: 3 (chosen by the scheduler: CUDA_VISIBLE_DEVICES=3)"]
+        and env[SLOT_ENV] == "3 (chosen by the scheduler: CUDA_VISIBLE_DEVICES=3)"
+    )
     cpu = {POOL_ENV: "0,1", VISIBLE: "0,1"}
     assert take_slot(False, cpu, lines.append).device is None and cpu[VISIBLE] == ""
     assert lines[-1] == "gpu slot: none (the rule declares no gpu: the job runs on the CPU)"

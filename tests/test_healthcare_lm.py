@@ -22,6 +22,7 @@ from clinsent.losses.mlm import mask_tokens
 
 # --- MLM masking ---------------------------------------------------------------------------
 
+
 def _encoder(path: Path, max_length: int = 64):
     from clinsent.models.base import load_transformer
     from clinsent.models.encoder import Encoder
@@ -60,12 +61,14 @@ def test_mlm_loss_is_cross_entropy_over_masked_positions(tiny_bert: Path) -> Non
     enc.model.eval()
     assert lm.model.get_output_embeddings().weight is enc.model.get_input_embeddings().weight  # shared, tied
     features, special = tokenize_for_mlm(enc, ["the patient has chest pain and fever today", "renal failure"])
-    ids, labels = mask_tokens(features["input_ids"], special, enc.tokenizer, torch.Generator().manual_seed(1),
-                              probability=0.5)
+    ids, labels = mask_tokens(
+        features["input_ids"], special, enc.tokenizer, torch.Generator().manual_seed(1), probability=0.5
+    )
     loss, hs = lm({**features, "input_ids": ids}, labels)
     with torch.no_grad():
-        logits = lm.model(input_ids=ids, attention_mask=features["attention_mask"],
-                          token_type_ids=features["token_type_ids"]).logits
+        logits = lm.model(
+            input_ids=ids, attention_mask=features["attention_mask"], token_type_ids=features["token_type_ids"]
+        ).logits
     keep = labels != -100
     hand = -torch.log_softmax(logits[keep], dim=-1).gather(1, labels[keep][:, None]).mean()
     assert float(loss.detach()) == pytest.approx(float(hand), rel=1e-5)
@@ -75,6 +78,7 @@ def test_mlm_loss_is_cross_entropy_over_masked_positions(tiny_bert: Path) -> Non
 
 
 # --- DeCLUTR spans -------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("strategy", ["any", "subsuming", "adjacent"])
 def test_declutr_spans_positions_lengths_and_anchors(strategy: str) -> None:
@@ -101,9 +105,11 @@ def test_declutr_spans_positions_lengths_and_anchors(strategy: str) -> None:
                 elif strategy == "adjacent":
                     assert q.end == anchor.start or q.start == anchor.end
                 else:
-                    assert plen <= hi and anchor.start - plen <= q.start <= anchor.end  # adjacent, overlapping or inside
+                    assert (
+                        plen <= hi and anchor.start - plen <= q.start <= anchor.end
+                    )  # adjacent, overlapping or inside
                     positive_u.append((plen - lo) / (hi - lo))
-        assert len(set(chunks)) == a and all(abs(x - y) > 1 for i, x in enumerate(chunks) for y in chunks[i + 1:])
+        assert len(set(chunks)) == a and all(abs(x - y) > 1 for i, x in enumerate(chunks) for y in chunks[i + 1 :])
     # lengths are floor(Beta x (max - min) + min): the scaled lengths sit at most one step below Beta draws
     step = 1 / (hi - lo)
     assert stats.kstest(np.array(anchor_u) + step / 2, stats.beta(4, 2).cdf).pvalue > 1e-3
@@ -118,6 +124,7 @@ def test_declutr_spans_refuse_short_documents() -> None:
 
 
 # --- losses --------------------------------------------------------------------------------
+
 
 def test_nt_xent_against_a_loop() -> None:
     g = torch.Generator().manual_seed(0)
@@ -143,8 +150,14 @@ def _method(name: str, **knobs):
 def _docs(n: int = 12, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     words = "patient pain chest fever cough renal failure heart rate blood pressure normal stable".split()
-    rows = [{"row_id": i, "category": ["Nursing", "Radiology", "ECG"][i % 3],
-             "text": " ".join(rng.choice(words, 40 + 3 * i))} for i in range(n)]
+    rows = [
+        {
+            "row_id": i,
+            "category": ["Nursing", "Radiology", "ECG"][i % 3],
+            "text": " ".join(rng.choice(words, 40 + 3 * i)),
+        }
+        for i in range(n)
+    ]
     df = pd.DataFrame(rows)
     return df.assign(n_words=df["text"].str.split().str.len())
 
@@ -159,10 +172,12 @@ def test_declutr_loss_parts_match_a_hand_computation(tiny_bert: Path) -> None:
     parts = loss(batch)
     assert batch["features"]["input_ids"].shape[0] == 6 and batch["positives"]["input_ids"].shape[0] == 12
     with torch.no_grad():  # independently: mean-pooled masked anchors, positives averaged per anchor
+
         def mean_pool(f):
             h = enc.model(**{k: v for k, v in f.items() if k != "special_tokens_mask"}).last_hidden_state
             m = f["attention_mask"][..., None].float()
             return (h * m).sum(1) / m.sum(1)
+
         a = mean_pool(batch["features"])
         p = mean_pool(batch["positives"]).view(6, 2, -1).mean(1)
     assert float(parts["contrastive"]) == pytest.approx(0.5 * float(nt_xent(a, p, 0.05)), rel=1e-4)
@@ -194,6 +209,7 @@ def test_note_category_loss_is_weighted_cross_entropy_of_the_head(tiny_bert: Pat
 
 
 # --- training data -------------------------------------------------------------------------
+
 
 def test_document_rows_skip_short_documents_and_check_categories(tmp_path: Path, caplog) -> None:
     from clinsent.data.documents import DocumentRows
@@ -231,14 +247,18 @@ def test_document_methods_train_save_and_load(tmp_path: Path, tiny_bert: Path) -
         assert method.settings.steps == 3  # 12 documents, 4 per batch
         out = tmp_path / name
         result = train(method, str(tiny_bert), out, {}, None, data=data, seed=0, log=lambda _: None)
-        parts = {"mlm": ["loss_mlm"], "declutr": ["loss_mlm", "loss_contrastive"],
-                 "note_category": ["loss_mlm", "loss_category"]}[name]
+        parts = {
+            "mlm": ["loss_mlm"],
+            "declutr": ["loss_mlm", "loss_contrastive"],
+            "note_category": ["loss_mlm", "loss_category"],
+        }[name]
         assert all(result.curve[p].iloc[1:].notna().all() for p in parts)
         assert SentenceTransformer(str(out), device="cpu").encode(["chest pain"]).shape == (1, 32)
         assert AutoModel.from_pretrained(str(out)).config.hidden_size == 32
 
 
 # --- documents stage -----------------------------------------------------------------------
+
 
 def _shard(tmp_path: Path, n: int = 60) -> Path:
     import pyarrow as pa
@@ -247,11 +267,15 @@ def _shard(tmp_path: Path, n: int = 60) -> Path:
     from clinsent.corpus.notes import NOTE_SCHEMA
 
     rng = np.random.default_rng(1)
-    rows = {"row_id": list(range(1, n + 1)), "note_id": [str(i) for i in range(1, n + 1)],
-            "subject_id": [int(i // 3) if i % 7 else None for i in range(n)], "hadm_id": [1000 + i // 2 for i in range(n)],
-            "category": [["Nursing", "Radiology", "Discharge summary"][i % 3] for i in range(n)],
-            "description": ["Report"] * n,
-            "text": [" \n".join(["word"] * int(rng.integers(1, 300))) + "\t end" for _ in range(n)]}
+    rows = {
+        "row_id": list(range(1, n + 1)),
+        "note_id": [str(i) for i in range(1, n + 1)],
+        "subject_id": [int(i // 3) if i % 7 else None for i in range(n)],
+        "hadm_id": [1000 + i // 2 for i in range(n)],
+        "category": [["Nursing", "Radiology", "Discharge summary"][i % 3] for i in range(n)],
+        "description": ["Report"] * n,
+        "text": [" \n".join(["word"] * int(rng.integers(1, 300))) + "\t end" for _ in range(n)],
+    }
     path = tmp_path / "000.parquet"
     pq.write_table(pa.Table.from_pydict(rows, schema=NOTE_SCHEMA), path)
     return path
@@ -274,8 +298,9 @@ def test_documents_partition_by_patient_sample_and_count_lengths(tmp_path: Path)
     for m in MIN_LENGTHS:
         assert st["pretrain"]["min_length_share"][str(m)] == pytest.approx((w >= m).mean())
     assert sum(st["pretrain"]["histogram"]["counts"]) == 20
-    again = build_documents([shard], {"pretrain": tmp_path / "p2.parquet", "downstream": tmp_path / "d2.parquet"}, s,
-                            log_fn=lambda _: None)
+    again = build_documents(
+        [shard], {"pretrain": tmp_path / "p2.parquet", "downstream": tmp_path / "d2.parquet"}, s, log_fn=lambda _: None
+    )
     assert again == st and pd.read_parquet(tmp_path / "p2.parquet").equals(pre)  # seeded
 
 
@@ -288,24 +313,47 @@ def test_icd9_triage_mapping_and_task_split(tmp_path: Path) -> None:
     assert icd9_team("V3000", mapping) is None and icd9_team("E8790", mapping) is None
     assert icd9_team("3659", mapping) is None  # glaucoma: sense organs are left out
     n = 80
-    docs = pd.DataFrame({"row_id": range(n), "subject_id": [i // 2 for i in range(n)], "hadm_id": range(500, 500 + n),
-                         "category": ["Discharge summary"] * n, "text": [f"doc {i}" for i in range(n)]})
+    docs = pd.DataFrame(
+        {
+            "row_id": range(n),
+            "subject_id": [i // 2 for i in range(n)],
+            "hadm_id": range(500, 500 + n),
+            "category": ["Discharge summary"] * n,
+            "text": [f"doc {i}" for i in range(n)],
+        }
+    )
     docs.to_parquet(tmp_path / "down.parquet")
     codes = ["41071", "486", "V3000"]
-    pd.DataFrame({"ROW_ID": range(2 * n), "SUBJECT_ID": 0, "HADM_ID": [500 + i // 2 for i in range(2 * n)],
-                  "SEQ_NUM": [1, 2] * n, "ICD9_CODE": [codes[(i // 2) % 3] if i % 2 == 0 else "41071"
-                                                       for i in range(2 * n)]}).to_csv(tmp_path / "dx.csv", index=False)
-    s = DocTaskSettings(label="icd9_triage", train_per_class=5, test_per_class=4, diagnoses=str(tmp_path / "dx.csv"),
-                        mapping=str(Path(__file__).resolve().parents[1] / "config" / "icd9_triage.yaml"))
+    pd.DataFrame(
+        {
+            "ROW_ID": range(2 * n),
+            "SUBJECT_ID": 0,
+            "HADM_ID": [500 + i // 2 for i in range(2 * n)],
+            "SEQ_NUM": [1, 2] * n,
+            "ICD9_CODE": [codes[(i // 2) % 3] if i % 2 == 0 else "41071" for i in range(2 * n)],
+        }
+    ).to_csv(tmp_path / "dx.csv", index=False)
+    s = DocTaskSettings(
+        label="icd9_triage",
+        train_per_class=5,
+        test_per_class=4,
+        diagnoses=str(tmp_path / "dx.csv"),
+        mapping=str(Path(__file__).resolve().parents[1] / "config" / "icd9_triage.yaml"),
+    )
     table, report = build_doc_task(tmp_path / "down.parquet", s, "mtri")
     assert report["unmapped_primary_diagnosis"] == len([i for i in range(n) if i % 3 == 2])  # V codes left out
     assert set(table["label"]) == {"Cardiology", "Respiratory Medicine"}
     assert report["classes"]["Cardiology"] == {"train": 5, "test": 4}
     with pytest.raises(InputError, match=r"eval_sets.mtri_fs6.per_class: 6 exceeds the training documents"):
         build_doc_task(tmp_path / "down.parquet", s, "mtri", {"eval_sets.mtri_fs6": 6})
-    cfg = {"eval_sets": {"a": {"path": "t.parquet", "per_class": 4}, "b": {"path": "t.parquet"},
-                         "c": {"path": "u.parquet", "per_class": 9}},
-           "finetune": {"f": {"train": "b", "per_class": 2}, "g": {"train": "c", "per_class": 3}}}
+    cfg = {
+        "eval_sets": {
+            "a": {"path": "t.parquet", "per_class": 4},
+            "b": {"path": "t.parquet"},
+            "c": {"path": "u.parquet", "per_class": 9},
+        },
+        "finetune": {"f": {"train": "b", "per_class": 2}, "g": {"train": "c", "per_class": 3}},
+    }
     assert per_class_needs(cfg, "t.parquet") == {"eval_sets.a": 4, "finetune.f": 2}
     subj = docs.set_index("row_id")["subject_id"]
     sides = table.assign(subject=table["row_id"].map(subj)).groupby("subject")["split"].nunique()
@@ -321,21 +369,46 @@ def test_a_document_task_category_the_documents_lack_stops_the_job_and_the_dry_r
 
     n = 40
     cats = ["Radiology", "Physician ", "Nursing"]
-    pd.DataFrame({"row_id": range(n), "subject_id": range(n), "hadm_id": range(n), "category": [cats[i % 3] for i in range(n)],
-                  "text": [f"doc {i}" for i in range(n)]}).to_parquet(tmp_path / "down.parquet")
+    pd.DataFrame(
+        {
+            "row_id": range(n),
+            "subject_id": range(n),
+            "hadm_id": range(n),
+            "category": [cats[i % 3] for i in range(n)],
+            "text": [f"doc {i}" for i in range(n)],
+        }
+    ).to_parquet(tmp_path / "down.parquet")
     s = DocTaskSettings(label="category", train_per_class=3, test_per_class=2, categories=("Radiologyy", "Physician"))
     with pytest.raises(InputError) as err:
         build_doc_task(tmp_path / "down.parquet", s, "mcat")
-    assert str(err.value).startswith("config: doc_tasks.mcat.categories[0]: 'Radiologyy' matches no document category "
-                                     "of the downstream documents (3 values seen; the closest is 'Radiology' (14 rows))")
-    table, report = build_doc_task(tmp_path / "down.parquet", DocTaskSettings(
-        label="category", train_per_class=3, test_per_class=2, categories=("Radiology", "Physician")), "mcat")
+    assert str(err.value).startswith(
+        "config: doc_tasks.mcat.categories[0]: 'Radiologyy' matches no document category "
+        "of the downstream documents (3 values seen; the closest is 'Radiology' (14 rows))"
+    )
+    table, report = build_doc_task(
+        tmp_path / "down.parquet",
+        DocTaskSettings(label="category", train_per_class=3, test_per_class=2, categories=("Radiology", "Physician")),
+        "mcat",
+    )
     assert set(table["label"]) == {"Radiology", "Physician"}  # compared without the trailing space
-    check_doc_task_categories({"notes": {"categories": ["Radiology", "Physician "]},
-                               "doc_tasks": {"mcat": {"label": "category", "categories": ["Radiology", "Physician"]}}})
-    with pytest.raises(InputError, match=r"^config: doc_tasks\.mcat\.categories\[1\]: 'Nursing' is not among "
-                                         r"notes\.categories \['Radiology'\]"):
-        check_doc_task_categories({"notes": {"categories": ["Radiology"]},
-                                   "doc_tasks": {"mcat": {"label": "category", "categories": ["Radiology", "Nursing"]}}})
+    check_doc_task_categories(
+        {
+            "notes": {"categories": ["Radiology", "Physician "]},
+            "doc_tasks": {"mcat": {"label": "category", "categories": ["Radiology", "Physician"]}},
+        }
+    )
+    with pytest.raises(
+        InputError,
+        match=r"^config: doc_tasks\.mcat\.categories\[1\]: 'Nursing' is not among "
+        r"notes\.categories \['Radiology'\]",
+    ):
+        check_doc_task_categories(
+            {
+                "notes": {"categories": ["Radiology"]},
+                "doc_tasks": {"mcat": {"label": "category", "categories": ["Radiology", "Nursing"]}},
+            }
+        )
     with pytest.raises(InputError, match=r"^config: doc_tasks\.mtri\.note_category: 'Discharge summary' is not among"):
-        check_doc_task_categories({"notes": {"categories": ["Radiology"]}, "doc_tasks": {"mtri": {"label": "icd9_triage"}}})
+        check_doc_task_categories(
+            {"notes": {"categories": ["Radiology"]}, "doc_tasks": {"mtri": {"label": "icd9_triage"}}}
+        )

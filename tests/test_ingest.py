@@ -30,18 +30,34 @@ def _csv(tmp_path: Path, rows: list[dict[str, str]], name: str = "NOTEEVENTS.csv
 
 
 def test_read_stats_count_every_skip(tmp_path: Path) -> None:
-    path = _csv(tmp_path, [_row(1, "Discharge summary", "First."), _row(2, "Radiology", "Film."),
-                           _row(3, "Discharge summary", "Flagged.", iserror="1"), _row(4, "Discharge summary", "  \n ")])
+    path = _csv(
+        tmp_path,
+        [
+            _row(1, "Discharge summary", "First."),
+            _row(2, "Radiology", "Film."),
+            _row(3, "Discharge summary", "Flagged.", iserror="1"),
+            _row(4, "Discharge summary", "  \n "),
+        ],
+    )
     stats = ReadStats()
     df = read_notes(NotesSpec(str(path)), stats)
     assert df["row_id"].tolist() == [1]
     assert df["note_id"].tolist() == ["1"]
-    assert stats.as_dict() == {"notes_read": 4, "notes_kept": 1, "skipped_category": 1, "skipped_iserror": 1,
-                               "skipped_empty": 1, "decoded_with_replacement": 0, "chars_kept": 6}
+    assert stats.as_dict() == {
+        "notes_read": 4,
+        "notes_kept": 1,
+        "skipped_category": 1,
+        "skipped_iserror": 1,
+        "skipped_empty": 1,
+        "decoded_with_replacement": 0,
+        "chars_kept": 6,
+    }
 
 
 def test_non_utf8_bytes_are_replaced_and_counted(tmp_path: Path) -> None:
-    path = _csv(tmp_path, [_row(1, "Discharge summary", "Fever of 38\u00b0C noted."), _row(2, "Discharge summary", "Fine.")])
+    path = _csv(
+        tmp_path, [_row(1, "Discharge summary", "Fever of 38\u00b0C noted."), _row(2, "Discharge summary", "Fine.")]
+    )
     raw = path.read_bytes().replace("38\u00b0C".encode(), b"38\xb0C")  # latin-1 degree sign
     path.write_bytes(raw)
     stats = ReadStats()
@@ -64,7 +80,7 @@ def test_truncated_gzip_names_the_file_and_writes_no_shard(tmp_path: Path) -> No
 
 
 def test_note_larger_than_the_block_names_the_key(tmp_path: Path) -> None:
-    big = ("The patient was admitted with chest pain and shortness of breath.\n" * 50_000)  # ~3.3 MB
+    big = "The patient was admitted with chest pain and shortness of breath.\n" * 50_000  # ~3.3 MB
     path = _csv(tmp_path, [_row(1, "Discharge summary", "Short."), _row(2, "Discharge summary", big)])
     with pytest.raises(InputError, match=r"notes\.block_mb"):
         read_notes(NotesSpec(str(path), block_mb=1))
@@ -145,27 +161,46 @@ SECRET = "Mr Zebulon Quartzfield"  # stands for note text: it must never appear 
 
 def _bad_notes(tmp_path: Path, name: str, tail: str, rows: int = 3) -> Path:
     """A NOTEEVENTS.csv of `rows` good notes (each naming SECRET) followed by `tail` as written."""
-    path = _csv(tmp_path, [_row(i, "Discharge summary", f"{SECRET} was seen, doing well.\nLine two.")
-                           for i in range(1, rows + 1)], name)
+    path = _csv(
+        tmp_path,
+        [_row(i, "Discharge summary", f"{SECRET} was seen, doing well.\nLine two.") for i in range(1, rows + 1)],
+        name,
+    )
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(tail)
     return path
 
 
-@pytest.mark.parametrize(("case", "tail", "message"), [
-    # an interrupted copy: the last quoted TEXT never closes (pyarrow keeps the cut note as a row)
-    ("cut_in_text", f'9,1,2,2100-01-01,,,"Discharge summary","Report",,,"{SECRET} was cut of',
-     r"row 5 \(the header is row 1\): the file ends inside this row's quoted field.*Fix: .*truncated.*re-copy"),
-    # cut before TEXT: a last row with too few fields
-    ("cut_in_fields", "9,1,2,2100-01-01,",
-     r"row 5 \(the header is row 1\): 5 field\(s\) where the header has 11.*Fix: .*cut short, re-copy"),
-    # unquoted TEXT: commas split the note into extra fields (pyarrow's own error prints the row)
-    ("unquoted_text", f'9,1,2,2100-01-01,,,"Discharge summary","Report",,,{SECRET}, seen, well\n',
-     r"row 5 \(the header is row 1\): 13 field\(s\) where the header has 11.*Fix: quote every TEXT field"),
-    # shifted columns: ROW_ID holds text
-    ("text_in_row_id", f'"{SECRET}",1,2,2100-01-01,,,"Discharge summary","Report",,,"x"\n',
-     r"row 5 \(the header is row 1\): ROW_ID is not an integer"),
-], ids=["cut_in_text", "cut_in_fields", "unquoted_text", "text_in_row_id"])
+@pytest.mark.parametrize(
+    ("case", "tail", "message"),
+    [
+        # an interrupted copy: the last quoted TEXT never closes (pyarrow keeps the cut note as a row)
+        (
+            "cut_in_text",
+            f'9,1,2,2100-01-01,,,"Discharge summary","Report",,,"{SECRET} was cut of',
+            r"row 5 \(the header is row 1\): the file ends inside this row's quoted field.*Fix: .*truncated.*re-copy",
+        ),
+        # cut before TEXT: a last row with too few fields
+        (
+            "cut_in_fields",
+            "9,1,2,2100-01-01,",
+            r"row 5 \(the header is row 1\): 5 field\(s\) where the header has 11.*Fix: .*cut short, re-copy",
+        ),
+        # unquoted TEXT: commas split the note into extra fields (pyarrow's own error prints the row)
+        (
+            "unquoted_text",
+            f'9,1,2,2100-01-01,,,"Discharge summary","Report",,,{SECRET}, seen, well\n',
+            r"row 5 \(the header is row 1\): 13 field\(s\) where the header has 11.*Fix: quote every TEXT field",
+        ),
+        # shifted columns: ROW_ID holds text
+        (
+            "text_in_row_id",
+            f'"{SECRET}",1,2,2100-01-01,,,"Discharge summary","Report",,,"x"\n',
+            r"row 5 \(the header is row 1\): ROW_ID is not an integer",
+        ),
+    ],
+    ids=["cut_in_text", "cut_in_fields", "unquoted_text", "text_in_row_id"],
+)
 def test_bad_notes_rows_name_file_and_row_never_the_text(tmp_path: Path, case: str, tail: str, message: str) -> None:
     path = _bad_notes(tmp_path, f"{case}.csv", tail)
     outs = [tmp_path / "shards" / f"{s}.parquet" for s in shard_names(2)]
@@ -197,14 +232,22 @@ def test_bad_row_in_a_later_block_is_numbered_from_the_header(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("categories", [["Discharge summary"], ["Nursing"]])
-def test_no_note_after_the_filter_stops_ingest_naming_file_and_categories(tmp_path: Path, categories: list[str]) -> None:
+def test_no_note_after_the_filter_stops_ingest_naming_file_and_categories(
+    tmp_path: Path, categories: list[str]
+) -> None:
     header_only = _csv(tmp_path, [], "header_only.csv")
-    with pytest.raises(InputError, match=rf"header_only\.csv: 0 notes after the category filter \('{categories[0]}'\): "
-                                         r"0 read.*Fix: .*notes\.categories"):
+    with pytest.raises(
+        InputError,
+        match=rf"header_only\.csv: 0 notes after the category filter \('{categories[0]}'\): "
+        r"0 read.*Fix: .*notes\.categories",
+    ):
         read_notes(NotesSpec(str(header_only), categories=tuple(categories)))
     other = _csv(tmp_path, [_row(1, "Radiology", "Film.")], "other.csv")
-    with pytest.raises(InputError, match=rf"^config: notes\.categories\[0\]: '{categories[0]}' matches no note CATEGORY "
-                                         r"of .*other\.csv \(1 values seen\)\. Fix: write the value exactly"):
+    with pytest.raises(
+        InputError,
+        match=rf"^config: notes\.categories\[0\]: '{categories[0]}' matches no note CATEGORY "
+        r"of .*other\.csv \(1 values seen\)\. Fix: write the value exactly",
+    ):
         read_notes(NotesSpec(str(other), categories=tuple(categories)))
 
 
@@ -216,9 +259,11 @@ def test_a_category_the_notes_lack_stops_ingest_with_the_closest_one_spaces_show
     path = _csv(tmp_path, rows, "notes.csv")
     with pytest.raises(InputError) as err:
         read_notes(NotesSpec(str(path), categories=("Radiology", "Physician")))
-    assert str(err.value).startswith(f"config: notes.categories[1]: 'Physician' matches no note CATEGORY of {path} "
-                                     "(2 values seen; the closest is 'Physician ' (1 row, it differs only "
-                                     "in spaces)). Fix: write the value exactly as in the data (spaces included)")
+    assert str(err.value).startswith(
+        f"config: notes.categories[1]: 'Physician' matches no note CATEGORY of {path} "
+        "(2 values seen; the closest is 'Physician ' (1 row, it differs only "
+        "in spaces)). Fix: write the value exactly as in the data (spaces included)"
+    )
     with pytest.raises(InputError, match=r"categories\[0\]: 'Radiologyy' .*the closest is 'Radiology' \(2 rows"):
         read_notes(NotesSpec(str(path), categories=("Radiologyy",)))
     stats = ReadStats()

@@ -11,13 +11,18 @@ SRC = REPO / "src"
 
 
 def _graph() -> dict[str, set[str]]:
-    modules = {".".join(p.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__"): p
-               for p in SRC.rglob("*.py")}
+    modules = {
+        ".".join(p.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__"): p for p in SRC.rglob("*.py")
+    }
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text())
-        typing_only = {id(sub) for node in ast.walk(tree)
-                       if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) for sub in ast.walk(node)}
+        typing_only = {
+            id(sub)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for sub in ast.walk(node)
+        }
         found: set[str] = set()
         for node in ast.walk(tree):
             if id(node) in typing_only:
@@ -44,8 +49,12 @@ def test_no_two_modules_import_each_other() -> None:
 
 def test_methods_do_not_import_the_training_loop() -> None:
     graph = _graph()
-    found = [(a, b) for a, deps in graph.items() for b in deps
-             if a.startswith("clinsent.methods") and b.startswith("clinsent.train")]
+    found = [
+        (a, b)
+        for a, deps in graph.items()
+        for b in deps
+        if a.startswith("clinsent.methods") and b.startswith("clinsent.train")
+    ]
     assert not found, found
 
 

@@ -16,19 +16,34 @@ from clinsent.report.leaderboard import scores
 from clinsent.report.tables import to_latex, to_markdown
 
 # model -> task -> per-seed scores; "c" lacks the rqe task
-SCORES = {"a": {"sts": [0.70, 0.74], "rqe": [0.60, 0.62]},
-          "b": {"sts": [0.80, 0.78], "rqe": [0.55, 0.55]},
-          "c": {"sts": [0.72, 0.72]}}
+SCORES = {
+    "a": {"sts": [0.70, 0.74], "rqe": [0.60, 0.62]},
+    "b": {"sts": [0.80, 0.78], "rqe": [0.55, 0.55]},
+    "c": {"sts": [0.72, 0.72]},
+}
 HEADLINES = {"sts": "spearman", "rqe": "accuracy"}
-ENTRY = {"kind": "leaderboard", "caption": "Leaderboard.", "eval_sets": ["sts", "rqe"],
-         "models": [{"label": "A", "run": "as_is@a", "paper": {"sts": "0.701"}}, {"label": "B", "run": "as_is@b"},
-                    {"label": "C", "run": "as_is@c"}]}
+ENTRY = {
+    "kind": "leaderboard",
+    "caption": "Leaderboard.",
+    "eval_sets": ["sts", "rqe"],
+    "models": [
+        {"label": "A", "run": "as_is@a", "paper": {"sts": "0.701"}},
+        {"label": "B", "run": "as_is@b"},
+        {"label": "C", "run": "as_is@c"},
+    ],
+}
 
 
 def _summary() -> pd.DataFrame:
-    rows = [{"method": "as_is", "base_model": m, "seed": s, "eval_set": t, "metric": HEADLINES[t], "value": v}
-            for m, tasks in SCORES.items() for t, values in tasks.items() for s, v in enumerate(values)]
-    rows.append({"method": "as_is", "base_model": "a", "seed": 0, "eval_set": "sts", "metric": "pearson", "value": 0.1})
+    rows = [
+        {"method": "as_is", "base_model": m, "seed": s, "eval_set": t, "metric": HEADLINES[t], "value": v}
+        for m, tasks in SCORES.items()
+        for t, values in tasks.items()
+        for s, v in enumerate(values)
+    ]
+    rows.append(
+        {"method": "as_is", "base_model": "a", "seed": 0, "eval_set": "sts", "metric": "pearson", "value": 0.1}
+    )
     return pd.DataFrame(rows)
 
 
@@ -88,11 +103,27 @@ def test_only_a_significant_best_is_bold_and_ties_are_marked() -> None:
 
     rng = np.random.default_rng(0)
     base = rng.normal(0, 0.02, 1000)
-    reps = {("b", "sts"): 0.79 + base, ("a", "sts"): 0.72 + base + rng.normal(0, 0.005, 1000),
-            ("c", "sts"): 0.72 + base + rng.normal(0, 0.005, 1000),
-            ("a", "rqe"): 0.61 + rng.normal(0, 0.05, 1000), ("b", "rqe"): 0.55 + rng.normal(0, 0.05, 1000)}
-    table = pd.DataFrame([{"method": "as_is", "base_model": m, "seed": s, "eval_set": t, "metric": HEADLINES[t],
-                           "replicates": list(r)} for (m, t), r in reps.items() for s in (0, 1)])
+    reps = {
+        ("b", "sts"): 0.79 + base,
+        ("a", "sts"): 0.72 + base + rng.normal(0, 0.005, 1000),
+        ("c", "sts"): 0.72 + base + rng.normal(0, 0.005, 1000),
+        ("a", "rqe"): 0.61 + rng.normal(0, 0.05, 1000),
+        ("b", "rqe"): 0.55 + rng.normal(0, 0.05, 1000),
+    }
+    table = pd.DataFrame(
+        [
+            {
+                "method": "as_is",
+                "base_model": m,
+                "seed": s,
+                "eval_set": t,
+                "metric": HEADLINES[t],
+                "replicates": list(r),
+            }
+            for (m, t), r in reps.items()
+            for s in (0, 1)
+        ]
+    )
     ctx = ReportContext(_summary(), pd.DataFrame(), HEADLINES, "a", "paper", paired=Paired(table))
     df = table_kind("lb", ENTRY).table("lb", ENTRY, ctx)
     rows = df.set_index("model")
@@ -101,5 +132,8 @@ def test_only_a_significant_best_is_bold_and_ties_are_marked() -> None:
     assert rows.loc["A", "rqe"].endswith(" ≈") and rows.loc["B", "rqe"].endswith(" ≈")
     assert not rows.loc["B", "sts"].endswith("≈") and {("B", "Mean"), ("B", "Mean rank")} <= bold
     # the decision is the 2.5th percentile of the paired differences (hand computation)
-    assert np.percentile(reps[("a", "rqe")] - reps[("b", "rqe")], 2.5) <= 0 < np.percentile(
-        reps[("b", "sts")] - reps[("a", "sts")], 2.5)
+    assert (
+        np.percentile(reps[("a", "rqe")] - reps[("b", "rqe")], 2.5)
+        <= 0
+        < np.percentile(reps[("b", "sts")] - reps[("a", "sts")], 2.5)
+    )

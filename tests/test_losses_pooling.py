@@ -99,12 +99,23 @@ def test_every_entity_encoder_a_config_can_name_is_built() -> None:
         assert out.shape == (2, 8) and torch.isfinite(out).all(), name
 
 
-@pytest.mark.parametrize(("pooling", "first_layer", "extra"), [
-    ("cls", 1, None), ("mean", 1, None), ("first_last", 1, None), ("first_last", 0, None), ("mean", 1, "normalize"),
-    ("mean", 1, "dense"), ("mean", 1, "relu_dense"), ("cls_mlp", 1, "head"), ("cls_mlp", 1, "head_normalize"),
-])
-def test_embed_loader_gives_the_vectors_of_sentence_transformers(tiny_bert: Path, tmp_path: Path, pooling: str,
-                                                                  first_layer: int, extra: str | None) -> None:
+@pytest.mark.parametrize(
+    ("pooling", "first_layer", "extra"),
+    [
+        ("cls", 1, None),
+        ("mean", 1, None),
+        ("first_last", 1, None),
+        ("first_last", 0, None),
+        ("mean", 1, "normalize"),
+        ("mean", 1, "dense"),
+        ("mean", 1, "relu_dense"),
+        ("cls_mlp", 1, "head"),
+        ("cls_mlp", 1, "head_normalize"),
+    ],
+)
+def test_embed_loader_gives_the_vectors_of_sentence_transformers(
+    tiny_bert: Path, tmp_path: Path, pooling: str, first_layer: int, extra: str | None
+) -> None:
     """The embed jobs' loader (transformers alone for the layouts we save) against
     SentenceTransformer(path) on the same saved model; other layouts go to the library."""
     import numpy as np
@@ -132,8 +143,12 @@ def test_embed_loader_gives_the_vectors_of_sentence_transformers(tiny_bert: Path
             if hasattr(module, "layer_weights"):
                 module.layer_weights.copy_(torch.rand_like(module.layer_weights) + 0.1)
     model.save(str(tmp_path / "m"))
-    texts = ["The patient has gout.", "History of asthma and a long sentence that is cut at the maximum length of "
-             "twenty-four tokens for sure.", "Fever.", "Chest pain radiating to the left arm."]
+    texts = [
+        "The patient has gout.",
+        "History of asthma and a long sentence that is cut at the maximum length of twenty-four tokens for sure.",
+        "Fever.",
+        "Chest pain radiating to the left arm.",
+    ]
     ours = load_encoder(tmp_path / "m", "cpu")
     assert isinstance(ours, SavedEncoder) == (extra != "relu_dense")
     reference = SentenceTransformer(str(tmp_path / "m"), device="cpu").encode(texts, batch_size=3)

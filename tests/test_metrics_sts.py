@@ -96,6 +96,10 @@ def test_undefined_metrics_are_written_as_null_and_logged(tmp_path: Path, caplog
 
     data = json.loads(out.read_text(), parse_constant=refuse)
     assert data["pearson"] is None and data["spearman"] is None and data["pearson_p"] is None
-    assert data["per_class"] == [{"f1": None}, {"f1": 0.5}] and data["uniformity"] == pytest.approx(metrics["uniformity"])
+    assert data["per_class"] == [{"f1": None}, {"f1": 0.5}] and data["uniformity"] == pytest.approx(
+        metrics["uniformity"]
+    )
     message = caplog.records[-1].getMessage()
-    assert "m.json" in message and "pearson" in message and "per_class.0.f1" in message and "written as null" in message
+    assert (
+        "m.json" in message and "pearson" in message and "per_class.0.f1" in message and "written as null" in message
+    )

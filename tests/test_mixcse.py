@@ -83,8 +83,9 @@ def test_method_settings_and_rows() -> None:
 
     with pytest.raises(InputError, match="mixing and instance_weighting are both off"):
         resolve_method("m", {"objective": "mixcse", "mixing": False, "instance_weighting": False}, {}, [0])
-    m = resolve_method("pm", {"objective": "mixcse", "augmentation": "punctuation_insertion",
-                              "augmentation_rate": 0.3}, {}, [0]).method
+    m = resolve_method(
+        "pm", {"objective": "mixcse", "augmentation": "punctuation_insertion", "augmentation_rate": 0.3}, {}, [0]
+    ).method
     assert m.settings.pooling == "cls" and m.settings.phi == 0.9 and m.settings.mix_lambda == 0.2
 
 
@@ -112,7 +113,7 @@ def test_paper_eq3_block_against_a_port() -> None:
             hand[i, n + j] = _cos(a[i], lam * b[i] + (1 - lam) * b[j]) / tau
         keep[i, n + i] = False  # m_ii is the positive itself
     ones = torch.ones(n, n)
-    (block, weight), = paper_form(z1, z2, _settings(mix_symmetric=False), ones)
+    ((block, weight),) = paper_form(z1, z2, _settings(mix_symmetric=False), ones)
     assert np.allclose(block.numpy()[~np.eye(n, dtype=bool)], hand[:, n:][~np.eye(n, dtype=bool)], atol=1e-4)
     loss = weighted_cross_entropy([cosine_logits(z1, z2, tau), block], [ones, weight])
     assert loss.item() == pytest.approx(_hand_loss(hand, keep), rel=1e-5)
@@ -135,7 +136,7 @@ def test_a_mixed_negative_takes_the_weight_of_its_dominant_sentence() -> None:
     for i in range(4):
         for j in range(4):
             assert w1[i, j] == alpha[i, (j + 1) % 4] and w2[i, j] == alpha[(i + 1) % 4, j]
-    (_, w), = paper_form(z, z, _settings(mix_symmetric=False), alpha)
+    ((_, w),) = paper_form(z, z, _settings(mix_symmetric=False), alpha)
     assert torch.equal(w, alpha * (1 - torch.eye(4)))
 
 
@@ -153,19 +154,24 @@ def test_the_complementary_model_can_be_a_trained_run() -> None:
     of the job and replaces the name in the job's settings; a wrong run is a config error."""
     from clinsent.methods.config import resolve_methods
 
-    cfg = {"seeds": [0, 1], "methods": {
-        "simcse": {"objective": "simcse"},
-        "iw": {"objective": "mixcse", "complementary_model": "simcse"}}}
+    cfg = {
+        "seeds": [0, 1],
+        "methods": {"simcse": {"objective": "simcse"}, "iw": {"objective": "mixcse", "complementary_model": "simcse"}},
+    }
     entries = resolve_methods(cfg)
     method = entries["iw"].method.with_run_models({"simcse": "results/models/simcse/b/seed1/model"})
     assert method.settings.complementary_model == "results/models/simcse/b/seed1/model"
     assert entries["iw"].method.with_run_models({}) is entries["iw"].method
-    bad = [({"objective": "none"}, r"methods\.iw: names 'simcse', which is not trained"),
-           ({"objective": "simcse", "seeds": [0]}, r"methods\.iw: names 'simcse', which has no run for seed\(s\) \[1\]"),
-           ({"objective": "simcse", "init_from": "iw"}, r"the chain (iw -> simcse -> iw|simcse -> iw -> simcse) is a cycle")]
+    bad = [
+        ({"objective": "none"}, r"methods\.iw: names 'simcse', which is not trained"),
+        ({"objective": "simcse", "seeds": [0]}, r"methods\.iw: names 'simcse', which has no run for seed\(s\) \[1\]"),
+        (
+            {"objective": "simcse", "init_from": "iw"},
+            r"the chain (iw -> simcse -> iw|simcse -> iw -> simcse) is a cycle",
+        ),
+    ]
     for upstream, message in bad:
         with pytest.raises(InputError, match=message):
             resolve_methods({**cfg, "methods": {**cfg["methods"], "simcse": upstream}})
     with pytest.raises(InputError, match=r"methods\.iw: names 'iw', which is itself"):
         resolve_methods({"methods": {"iw": {"objective": "mixcse", "complementary_model": "iw"}}})
-

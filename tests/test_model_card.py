@@ -21,23 +21,44 @@ def _info(**changes: Any) -> dict[str, Any]:
     # as the train job passes them: tuples where a knob holds a list (the stopwords)
     settings = {**default_settings("simcse"), "steps": 40, "batch_size": 16, "seed": 0, "objective": "simcse"}
     assert isinstance(settings["stopwords"], tuple)
-    info = {"objective": "simcse", "settings": settings, "selected_step": 20, "selection_set": "sel",
-            "selection_metric": "spearman", "device": "cpu", "device_name": "x86_64 (2 threads)", "precision": "fp32",
-            "torch": "2.13.0", "transformers": "5.23.0", "sentence_transformers": "6.2.0", "train_seconds": 12.5,
-            "training_data": {"description": "S_all sentences (every sentence) of the notes", "rows": 1204331,
-                              "unit": "distinct sentences", "source": "notes"}}
+    info = {
+        "objective": "simcse",
+        "settings": settings,
+        "selected_step": 20,
+        "selection_set": "sel",
+        "selection_metric": "spearman",
+        "device": "cpu",
+        "device_name": "x86_64 (2 threads)",
+        "precision": "fp32",
+        "torch": "2.13.0",
+        "transformers": "5.23.0",
+        "sentence_transformers": "6.2.0",
+        "train_seconds": 12.5,
+        "training_data": {
+            "description": "S_all sentences (every sentence) of the notes",
+            "rows": 1204331,
+            "unit": "distinct sentences",
+            "source": "notes",
+        },
+    }
     return {**info, **changes}
 
 
 def _curve() -> pd.DataFrame:
-    return pd.DataFrame({"step": [0, 0, 20, 20, 40, 40], "eval_set": ["sel", "test"] * 3,
-                         "metric": ["spearman"] * 6, "score": [0.1, 0.2, 0.71234, 0.65, 0.7, 0.66],
-                         "loss": [float("nan"), float("nan"), 1.5, 1.5, 1.2, 1.2]})
+    return pd.DataFrame(
+        {
+            "step": [0, 0, 20, 20, 40, 40],
+            "eval_set": ["sel", "test"] * 3,
+            "metric": ["spearman"] * 6,
+            "score": [0.1, 0.2, 0.71234, 0.65, 0.7, 0.66],
+            "loss": [float("nan"), float("nan"), 1.5, 1.5, 1.2, 1.2],
+        }
+    )
 
 
 def test_the_card_says_what_the_model_is_and_what_it_was_trained_on() -> None:
     card = model_card.render(_info(), _curve(), METHODS.get("simcse").reference, "emilyalsentzer/Bio_ClinicalBERT")
-    assert "base_model: \"emilyalsentzer/Bio_ClinicalBERT\"" in card  # a hub id goes into the card's metadata
+    assert 'base_model: "emilyalsentzer/Bio_ClinicalBERT"' in card  # a hub id goes into the card's metadata
     assert "unsupervised SimCSE (Gao, Yao, Chen 2021, EMNLP, eq. 1)" in card
     assert "- Steps: 40 (batch size 16); selected step: 20 (best spearman on `sel`)" in card
     assert "S_all sentences (every sentence) of the notes, 1,204,331 distinct sentences" in card
@@ -58,9 +79,15 @@ def test_a_local_base_model_is_named_by_its_folder_not_its_path(tmp_path: Path) 
     assert "base_model:" not in card
 
 
-@pytest.mark.parametrize(("source", "config", "expected"), [
-    ("notes", {}, "credentialed"), ("notes", {"data_use": {"notes": "demo"}}, "demo"),
-    ("demo_nli", {}, "unstated"), ("demo_nli", {"data_use": {"demo_nli": "open"}}, "open")])
+@pytest.mark.parametrize(
+    ("source", "config", "expected"),
+    [
+        ("notes", {}, "credentialed"),
+        ("notes", {"data_use": {"notes": "demo"}}, "demo"),
+        ("demo_nli", {}, "unstated"),
+        ("demo_nli", {"data_use": {"demo_nli": "open"}}, "open"),
+    ],
+)
 def test_data_use_follows_the_config(source: str, config: dict[str, Any], expected: str) -> None:
     assert model_card.data_use(source, config) == expected
     info = _info(training_data={"description": "rows", "rows": 3, "unit": "rows", "source": source})
@@ -71,8 +98,12 @@ def test_data_use_follows_the_config(source: str, config: dict[str, Any], expect
 
 def test_an_untrained_run_says_it_has_no_training_data() -> None:
     settings = {**default_settings("none"), "seed": 0, "objective": "none"}
-    card = model_card.render(_info(objective="none", settings=settings, training_data=None, selected_step=0),
-                             _curve(), METHODS.get("none").reference, "bert-base-uncased")
+    card = model_card.render(
+        _info(objective="none", settings=settings, training_data=None, selected_step=0),
+        _curve(),
+        METHODS.get("none").reference,
+        "bert-base-uncased",
+    )
     assert "Training data: none" in card and "base model's licence applies" in card and "- none" in card
 
 
@@ -85,9 +116,13 @@ def test_the_data_summaries_count_what_was_trained_on() -> None:
     sentences = pd.DataFrame({"sent_id": [1, 2, 3], "text": ["a b", "c d", "e f"]})
     about = SentencePlan("s_ent", "replace", 0.25, 2, 2).about()
     summary = PlanData(plan, sentences, about=about).summary()
-    assert summary == {"description": "S_ent sentences (with a disease or mental disorder entity), 0.25 of each "
-                                      "batch from S_none of the notes", "source": "notes", "rows": 3,
-                       "unit": "distinct sentences"}
+    assert summary == {
+        "description": "S_ent sentences (with a disease or mental disorder entity), 0.25 of each "
+        "batch from S_none of the notes",
+        "source": "notes",
+        "rows": 3,
+        "unit": "distinct sentences",
+    }
     corpus = SentencePlan("s_all", "naive", 0.0, 2, 2, source="pubmed").about()
     assert corpus == {"description": "sentences of the sentence corpus `pubmed`", "source": "pubmed"}
     rows = RowsData(pd.DataFrame({"anchor": list("abcde")}), 2, 0, {"description": "d", "source": "nli"})
@@ -104,8 +139,16 @@ def test_the_release_copy_links_the_model_and_adds_the_eval_metrics(tmp_path: Pa
     _curve().to_csv(tmp_path / "curve.csv", index=False)
     (tmp_path / "test.json").write_text(json.dumps({"spearman": 0.654321, "pearson": 0.6}))
     out = tmp_path / "release" / "seed0"
-    model_card.release(model, tmp_path / "selection.json", tmp_path / "curve.csv", {"test": tmp_path / "test.json"},
-                       {"test": "spearman"}, "bert-base-uncased", {"data_use": {"notes": "institutional"}}, out)
+    model_card.release(
+        model,
+        tmp_path / "selection.json",
+        tmp_path / "curve.csv",
+        {"test": tmp_path / "test.json"},
+        {"test": "spearman"},
+        "bert-base-uncased",
+        {"data_use": {"notes": "institutional"}},
+        out,
+    )
     assert os.stat(out / "model.safetensors").st_ino == os.stat(model / "model.safetensors").st_ino  # a link
     assert not (out / ".snakemake_timestamp").exists()
     card = (out / "README.md").read_text()

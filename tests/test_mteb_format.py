@@ -16,8 +16,14 @@ mteb = pytest.importorskip("mteb")  # a dev dependency (requirements-dev.lock)
 def test_a_task_result_loads_with_mteb_and_keeps_its_scores(tmp_path: Path) -> None:
     data = tmp_path / "biosses.tsv"
     data.write_text("s1\ts2\t3.0\n", encoding="utf-8")
-    metrics = {"spearman": 0.81, "pearson": 0.8, "pearson_p": 1e-5, "n_pairs": 20, "postprocess": None,
-               "nan_metric": float("nan")}
+    metrics = {
+        "spearman": 0.81,
+        "pearson": 0.8,
+        "pearson_p": 1e-5,
+        "n_pairs": 20,
+        "postprocess": None,
+        "nan_metric": float("nan"),
+    }
     result = task_result("ClinSent.biosses", "test", metrics, "spearman", 1.5, files_revision([data]), ["en"])
     folder = tmp_path / "mteb" / model_path_name("pkg minilm/as_is") / "no_revision_available"
     folder.mkdir(parents=True)

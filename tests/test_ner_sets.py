@@ -15,7 +15,15 @@ from clinsent.sets import assign_sets, link_entities, set_counts, table1, table2
 
 def _terms() -> pd.DataFrame:
     rows = [
-        ("EFO:1", "congestive heart failure", ["CHF", "heart failure"], "The heart pumps too little.", ["C0018802"], "disease", False),
+        (
+            "EFO:1",
+            "congestive heart failure",
+            ["CHF", "heart failure"],
+            "The heart pumps too little.",
+            ["C0018802"],
+            "disease",
+            False,
+        ),
         ("EFO:2", "major depressive disorder", ["MDD"], "Persistent low mood.", ["C1269683"], "mental", False),
         ("EFO:3", "hypertension", ["HTN"], None, ["C0020538"], "disease", False),
         ("EFO:4", "cardiovascular disease", [], "Disease of heart or vessels.", [], "disease", False),
@@ -41,12 +49,12 @@ def test_ner_offsets_and_types(pack: Path) -> None:
     ann = MedCATAnnotator(pack, ["T047", "T048"])
     text = "History of CHF and HTN, now with MDD and congestive heart failure; blood pressure stable."
     ents = ann.annotate(text)
-    found = [(text[e["start"]:e["end"]], e["cui"], e["type_id"]) for e in ents]
+    found = [(text[e["start"] : e["end"]], e["cui"], e["type_id"]) for e in ents]
     assert ("CHF", "C0018802", "T047") in found
     assert ("HTN", "C0020538", "T047") in found
     assert ("MDD", "C1269683", "T048") in found
     assert ("congestive heart failure", "C0018802", "T047") in found
-    assert all(text[e["start"]:e["end"]] == e["source_value"] for e in ents)
+    assert all(text[e["start"] : e["end"]] == e["source_value"] for e in ents)
     assert not any(e["cui"] == "C0005823" for e in ents)
 
 
@@ -70,7 +78,9 @@ def _entities() -> pd.DataFrame:
         (13, 0, 0, 13, "C9999999", "T048", "Major depressive disorder", "major depressive-disorder"),  # by name
         (13, 1, 20, 25, "C8888888", "T047", "zzz", "zzz"),  # not linked
     ]
-    return pd.DataFrame(rows, columns=["sent_id", "ent_idx", "start", "end", "cui", "type_id", "pretty_name", "source_value"])
+    return pd.DataFrame(
+        rows, columns=["sent_id", "ent_idx", "start", "end", "cui", "type_id", "pretty_name", "source_value"]
+    )
 
 
 def test_linking_order() -> None:
@@ -86,8 +96,9 @@ def test_linking_order() -> None:
 
 
 def test_sets_and_tables() -> None:
-    sentences = pd.DataFrame({"sent_id": [10, 11, 12, 13, 14, 15], "kept": [True, True, True, True, True, False],
-                              "text": list("abcdef")})
+    sentences = pd.DataFrame(
+        {"sent_id": [10, 11, 12, 13, 14, 15], "kept": [True, True, True, True, True, False], "text": list("abcdef")}
+    )
     linked = link_entities(_entities(), _terms())
     sets = assign_sets(sentences, linked).set_index("sent_id")
     assert sets["set"].to_dict() == {10: "ent", 11: "nodef", 12: "ent", 13: "ent", 14: "none"}
@@ -140,9 +151,19 @@ def test_gather_over_shards_equals_the_whole(tmp_path: Path) -> None:
     from clinsent.corpus.split import SENTENCE_SCHEMA
     from clinsent.ner.annotate import ENTITY_SCHEMA
 
-    sentences = pd.DataFrame({"sent_id": [10, 11, 12, 13, 14, 15], "row_id": [1, 1, 2, 2, 3, 3],
-                              "sent_idx": [0, 1, 0, 1, 0, 1], "start": 0, "end": 1, "text": ["x", "y", "x", "z", "x", "w"],
-                              "n_words": 10, "kept": [True, True, True, True, True, False], "norm_version": "v"})
+    sentences = pd.DataFrame(
+        {
+            "sent_id": [10, 11, 12, 13, 14, 15],
+            "row_id": [1, 1, 2, 2, 3, 3],
+            "sent_idx": [0, 1, 0, 1, 0, 1],
+            "start": 0,
+            "end": 1,
+            "text": ["x", "y", "x", "z", "x", "w"],
+            "n_words": 10,
+            "kept": [True, True, True, True, True, False],
+            "norm_version": "v",
+        }
+    )
     entities = _entities().assign(acc=1.0)
     paths_s, paths_e = [], []
     for i, ids in enumerate(([10, 11, 12], [13, 14, 15])):
@@ -152,8 +173,14 @@ def test_gather_over_shards_equals_the_whole(tmp_path: Path) -> None:
         e.to_parquet(tmp_path / f"e{i}.parquet", schema=ENTITY_SCHEMA, index=False)
         paths_s.append(str(tmp_path / f"s{i}.parquet"))
         paths_e.append(str(tmp_path / f"e{i}.parquet"))
-    out = gather_sets(paths_s, paths_e, _terms(), ["cui", "ontology_id", "name"], tmp_path / "sets.parquet",
-                      tmp_path / "linked.parquet")
+    out = gather_sets(
+        paths_s,
+        paths_e,
+        _terms(),
+        ["cui", "ontology_id", "name"],
+        tmp_path / "sets.parquet",
+        tmp_path / "linked.parquet",
+    )
     whole = assign_sets(sentences, link_entities(entities, _terms()))
     got = pd.read_parquet(tmp_path / "sets.parquet")
     assert got["sent_id"].tolist() == whole["sent_id"].tolist() and got["set"].tolist() == whole["set"].tolist()
@@ -167,4 +194,7 @@ def test_gather_over_shards_equals_the_whole(tmp_path: Path) -> None:
     s_all = pd.read_parquet(tmp_path / "s_all.parquet")
     assert s_all.drop(columns="text_hash").equals(got[list(SENTENCE_SCHEMA.names)])
     assert s_all["text_hash"].tolist() == got["text_hash"].tolist()
-    assert alone == {"counts": {"sentences": 6, "s_all": 5}, "exact_duplicates": {"s_all": out["exact_duplicates"]["s_all"]}}
+    assert alone == {
+        "counts": {"sentences": 6, "s_all": 5},
+        "exact_duplicates": {"s_all": out["exact_duplicates"]["s_all"]},
+    }

@@ -24,7 +24,9 @@ def test_merge_is_recursive_for_mappings_and_replaces_everything_else() -> None:
     assert base == {"a": {"b": 1, "c": [1, 2]}, "d": "x", "e": {"f": 1}}  # the base is not touched
 
 
-def test_a_base_chain_is_read_and_a_cycle_or_a_missing_base_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_base_chain_is_read_and_a_cycle_or_a_missing_base_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     Path("a.yaml").write_text("results: r\nnotes: {path: n.csv, categories: [X]}\n")
     Path("b.yaml").write_text("base: a.yaml\nnotes: {path: m.csv}\n")
@@ -38,16 +40,28 @@ def test_a_base_chain_is_read_and_a_cycle_or_a_missing_base_is_named(tmp_path: P
         resolve_base({"base": "nowhere.yaml"})
 
 
-BASE = {"base_models": {"bert": "b", "bio": "c"}, "methods": {"lm": {}, "simcse": {}, "medse": {}},
-        "report": {"base_model": "bio"},
-        "tables": {"t": {"rows": [{"label": "A", "cells": ["lm", "simcse@bert"]}, {"label": "B", "cells": ["medse@bert", None]},
-                                  {"label": "C", "cells": [None, "medse"]}]},
-                   "only_bert": {"rows": [{"label": "A", "cells": ["lm@bert"]}]},
-                   "cited": {"kind": "cited", "rows": [{"label": "X", "paper": [[None, "0.5"]]}]},
-                   "examples": {"kind": "retrieval_examples", "runs": ["lm", "medse@bert"]}},
-        "figures": {"f": {"points": [{"label": "p", "run": "simcse"}, {"label": "q", "run": "lm@bert"}]},
-                    "series": {"kind": "fraction", "series": [{"label": "s", "points": [{"x": 1, "run": "medse"}]}]}},
-        "finetune": {"ft": {"methods": ["lm", "medse"]}}}
+BASE = {
+    "base_models": {"bert": "b", "bio": "c"},
+    "methods": {"lm": {}, "simcse": {}, "medse": {}},
+    "report": {"base_model": "bio"},
+    "tables": {
+        "t": {
+            "rows": [
+                {"label": "A", "cells": ["lm", "simcse@bert"]},
+                {"label": "B", "cells": ["medse@bert", None]},
+                {"label": "C", "cells": [None, "medse"]},
+            ]
+        },
+        "only_bert": {"rows": [{"label": "A", "cells": ["lm@bert"]}]},
+        "cited": {"kind": "cited", "rows": [{"label": "X", "paper": [[None, "0.5"]]}]},
+        "examples": {"kind": "retrieval_examples", "runs": ["lm", "medse@bert"]},
+    },
+    "figures": {
+        "f": {"points": [{"label": "p", "run": "simcse"}, {"label": "q", "run": "lm@bert"}]},
+        "series": {"kind": "fraction", "series": [{"label": "s", "points": [{"x": 1, "run": "medse"}]}]},
+    },
+    "finetune": {"ft": {"methods": ["lm", "medse"]}},
+}
 
 
 def test_keep_and_drop_leave_entries_out_with_every_cell_and_item_citing_them() -> None:
@@ -64,13 +78,18 @@ def test_keep_and_drop_leave_entries_out_with_every_cell_and_item_citing_them() 
     # a cell without @ runs on the overlay's report.base_model when it names one
     moved = keep_only(BASE, {"base_models": ["bert"]}, "b.yaml", "bert")
     assert moved["tables"]["t"]["rows"][0]["cells"] == ["lm", "simcse@bert"]
-    assert keep_only(BASE, {"base_models": ["bert"]}, "b.yaml")["tables"]["t"]["rows"] == \
-        [{"label": "A", "cells": [None, "simcse@bert"]}, {"label": "B", "cells": ["medse@bert", None]}]
+    assert keep_only(BASE, {"base_models": ["bert"]}, "b.yaml")["tables"]["t"]["rows"] == [
+        {"label": "A", "cells": [None, "simcse@bert"]},
+        {"label": "B", "cells": ["medse@bert", None]},
+    ]
 
 
 def test_keep_names_what_the_base_lacks_and_needs_a_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(InputError, match=r"^config: keep\.methods: names 'simcce', which is not a key of the base's "
-                                         r"methods \(closest: 'simcse'\)\. Fix: "):
+    with pytest.raises(
+        InputError,
+        match=r"^config: keep\.methods: names 'simcce', which is not a key of the base's "
+        r"methods \(closest: 'simcse'\)\. Fix: ",
+    ):
         keep_only(BASE, {"methods": ["lm", "simcce"]}, "b.yaml")
     with pytest.raises(InputError, match=r"^config: drop\.seeds: the base has no mapping 'seeds'"):
         keep_only({**BASE, "seeds": [0]}, {}, "b.yaml", None, {"seeds": ["0"]})
@@ -87,13 +106,24 @@ def test_keep_names_what_the_base_lacks_and_needs_a_base(tmp_path: Path, monkeyp
 @pytest.mark.parametrize("paper", sorted(PAPERS))
 def test_every_paper_s_user_files_are_required_keys(paper: str) -> None:
     keys = [k for k, _ in required_files(paper)]
-    expected = {"demo": [], "medse": ["notes.path", "ner.model_pack", "eval_sets.medsts_train.path",
-                                      "eval_sets.medsts_test.path", "eval_sets.medsts_test.gold"]}
+    expected = {
+        "demo": [],
+        "medse": [
+            "notes.path",
+            "ner.model_pack",
+            "eval_sets.medsts_train.path",
+            "eval_sets.medsts_test.path",
+            "eval_sets.medsts_test.gold",
+        ],
+    }
     if paper in expected:
         assert keys == expected[paper]
     else:
-        assert keys and all(k.split(".")[0] in {"notes", "ner", "eval_sets", "training_data", "sentence_corpora",
-                                                  "doc_tasks", "ontology"} for k in keys)
+        assert keys and all(
+            k.split(".")[0]
+            in {"notes", "ner", "eval_sets", "training_data", "sentence_corpora", "doc_tasks", "ontology"}
+            for k in keys
+        )
 
 
 def test_new_config_then_a_dry_run_names_what_is_missing_and_plans_the_paper(tmp_path: Path) -> None:
@@ -110,16 +140,34 @@ def test_new_config_then_a_dry_run_names_what_is_missing_and_plans_the_paper(tmp
             build_plan(_load_config(str(out), {}))
         assert str(err.value).startswith("config: ner.model_pack: /path/to/medcat_v2_umls_pack.zip does not exist")
         assert "3 more missing: eval_sets.medsts_train.path: " in str(err.value)
-        demo = ["ner.model_pack=null", "ontology.path=resources/demo/efo.demo.obo",
-                "eval_sets.medsts_train.path=resources/demo/clinical_sts.demo.select.tsv",
-                "eval_sets.medsts_test.path=resources/demo/clinical_sts.demo.test.tsv", "eval_sets.medsts_test.gold=null"]
-        assert main(["medse", "--out", str(out), "--force", "--set", "notes.path=resources/demo/NOTEEVENTS.demo.csv",
-                     *(a for s in demo for a in ("--set", s))]) == 0
+        demo = [
+            "ner.model_pack=null",
+            "ontology.path=resources/demo/efo.demo.obo",
+            "eval_sets.medsts_train.path=resources/demo/clinical_sts.demo.select.tsv",
+            "eval_sets.medsts_test.path=resources/demo/clinical_sts.demo.test.tsv",
+            "eval_sets.medsts_test.gold=null",
+        ]
+        assert (
+            main(
+                [
+                    "medse",
+                    "--out",
+                    str(out),
+                    "--force",
+                    "--set",
+                    "notes.path=resources/demo/NOTEEVENTS.demo.csv",
+                    *(a for s in demo for a in ("--set", s)),
+                ]
+            )
+            == 0
+        )
         assert "# REQUIRED:" not in out.read_text()
         mine = build_plan(_load_config(str(out), {}))
         paper = build_plan(_load_config("config/paper/medse.yaml", {"placeholders_ok": True}))
         assert mine.jobs()["train"] == paper.jobs()["train"] and mine.results == "results-medse"
-        assert yaml.safe_load((REPO / "config" / "paper" / "medse.yaml").read_text())["notes"]["path"].startswith("/path/to/")
+        assert yaml.safe_load((REPO / "config" / "paper" / "medse.yaml").read_text())["notes"]["path"].startswith(
+            "/path/to/"
+        )
     finally:
         os.chdir(cwd)
 
@@ -128,8 +176,22 @@ def test_own_notes_and_eval_file_on_no_paper(tmp_path: Path) -> None:
     """`new-config own`: the notes and one STS table of one's own, the model's own pooling, and only
     the corpus stage SimCSE on S_all needs (no ontology, pack or NER)."""
     out = tmp_path / "mine.yaml"
-    assert main(["own", "--out", str(out), "--set", "notes.path=resources/demo/NOTEEVENTS.demo.csv",
-                 "--set", "eval_sets.mine.path=resources/demo/biosses.demo.tsv", "--set", "eval_sets.mine.scale_max=4"]) == 0
+    assert (
+        main(
+            [
+                "own",
+                "--out",
+                str(out),
+                "--set",
+                "notes.path=resources/demo/NOTEEVENTS.demo.csv",
+                "--set",
+                "eval_sets.mine.path=resources/demo/biosses.demo.tsv",
+                "--set",
+                "eval_sets.mine.scale_max=4",
+            ]
+        )
+        == 0
+    )
     cwd = os.getcwd()
     os.chdir(REPO)
     try:

@@ -21,9 +21,19 @@ import pytest
 from clinsent.errors import InputError
 
 # unique sentinel fields: any word of one showing up in a message is a leak
-SENTINELS = ["Quxvaj Wozbek Tilmarq", "Kifrum Yaltez Drobnil", "Pobnix Gerwuz Hamtrel", "Zelquon Vardip Cromtek",
-             "Julvest Omrazik Fendrup", "Wextral Bimquor Salvyne", "Yorvanth Glemtix Prudbal", "Dowquip Nestral Vyrmox",
-             "Harzept Cluvion Tresmok", "Lomfrid Ushtavel Kroqwin", "Bexturn Fyldrow Mazquel"]
+SENTINELS = [
+    "Quxvaj Wozbek Tilmarq",
+    "Kifrum Yaltez Drobnil",
+    "Pobnix Gerwuz Hamtrel",
+    "Zelquon Vardip Cromtek",
+    "Julvest Omrazik Fendrup",
+    "Wextral Bimquor Salvyne",
+    "Yorvanth Glemtix Prudbal",
+    "Dowquip Nestral Vyrmox",
+    "Harzept Cluvion Tresmok",
+    "Lomfrid Ushtavel Kroqwin",
+    "Bexturn Fyldrow Mazquel",
+]
 WORDS = {w.lower() for s in SENTINELS for w in s.split()}
 S = SENTINELS
 
@@ -35,6 +45,7 @@ def _write(path: Path, text: str | bytes) -> Path:
 
 
 # --- one case per reader: (registry, format) -> build the bad file, return the call that reads it
+
 
 def _notes(fmt: str) -> Callable[[Path], Callable[[], Any]]:
     def build(tmp: Path) -> Callable[[], Any]:
@@ -51,6 +62,7 @@ def _notes(fmt: str) -> Callable[[Path], Callable[[], Any]]:
         # txt_dir: bytes that are not UTF-8 are replaced and the note counted, with a warning
         _write(tmp / "notes" / "a.txt", f"{S[0]} caf\xe9 {S[1]}".encode("latin-1"))
         return lambda: read_notes(NotesSpec(str(tmp / "notes"), "txt_dir", categories=None))
+
     return build
 
 
@@ -62,9 +74,11 @@ def _sentences(fmt: str) -> Callable[[Path], Callable[[], Any]]:
             path = _write(tmp / "c.txt", f"{S[0]}\n".encode() + f"{S[1]} caf\xe9 {S[2]}\n".encode("latin-1"))
         else:  # a binary column whose second cell is not UTF-8
             path = tmp / "c.parquet"
-            pq.write_table(pa.table({"text": pa.array([S[0].encode(), f"{S[1]} caf\xe9".encode("latin-1")], pa.binary())}),
-                           path)
+            pq.write_table(
+                pa.table({"text": pa.array([S[0].encode(), f"{S[1]} caf\xe9".encode("latin-1")], pa.binary())}), path
+            )
         return lambda: read_sentence_corpus("c", {"path": str(path), "format": fmt})
+
     return build
 
 
@@ -73,11 +87,15 @@ def _sts(fmt: str) -> Callable[[Path], Callable[[], Any]]:
         from clinsent.evaluation.sts_data import STS_FORMATS
 
         if fmt == "table":  # a score that is not a number
-            path = _write(tmp / "sts.csv", f"sentence1,sentence2,score,split\nok one,ok two,1.0,test\n{S[0]},{S[1]},{S[2]},test\n")
+            path = _write(
+                tmp / "sts.csv",
+                f"sentence1,sentence2,score,split\nok one,ok two,1.0,test\n{S[0]},{S[1]},{S[2]},test\n",
+            )
             return lambda: STS_FORMATS.get(fmt).read("s", path, None, "test", None, 5.0)
         header = "sentence1\tsentence2\tscore\n" if fmt == "sts_tsv" else ""  # n2c2: no header line
         path = _write(tmp / "sts.tsv", f"{header}ok one\tok two\t1.0\n{S[0]}\t{S[1]}\t{S[2]}\n")
         return lambda: STS_FORMATS.get(fmt).read("s", path, None, None, None, 5.0)
+
     return build
 
 
@@ -86,11 +104,15 @@ def _rqe(fmt: str) -> Callable[[Path], Callable[[], Any]]:
         from clinsent.tasks.rqe import RQE_FORMATS
 
         if fmt == "mediqa_xml":
-            path = _write(tmp / "rqe.xml", f'<?xml version="1.0"?><pairs><pair pid="{S[0]}" value="{S[1]}"><chq>{S[2]}</chq>'
-                                           f"<faq>{S[3]}</faq></pair></pairs>")
+            path = _write(
+                tmp / "rqe.xml",
+                f'<?xml version="1.0"?><pairs><pair pid="{S[0]}" value="{S[1]}"><chq>{S[2]}</chq>'
+                f"<faq>{S[3]}</faq></pair></pairs>",
+            )
         else:
             path = _write(tmp / "rqe.tsv", f"question1\tquestion2\tlabel\n{S[0]}\t{S[1]}\t{S[2]}\n")
         return lambda: RQE_FORMATS.get(fmt)(path)
+
     return build
 
 
@@ -100,18 +122,27 @@ def _probe(fmt: str) -> Callable[[Path], Callable[[], Any]]:
 
         good = [("a b", "1", "train"), ("c d", "0", "train"), ("e f", "1", "dev"), ("g h", "0", "test")]
         if fmt == "tsv":
-            path = _write(tmp / "p.tsv", "text\tlabel\tsplit\n" + "".join("\t".join(r) + "\n" for r in good)
-                          + f"{S[0]}\t{S[1]}\t{S[2]}\n")
+            path = _write(
+                tmp / "p.tsv",
+                "text\tlabel\tsplit\n" + "".join("\t".join(r) + "\n" for r in good) + f"{S[0]}\t{S[1]}\t{S[2]}\n",
+            )
             return lambda: read_probe(path, ProbeSettings(path=str(path), format="tsv"))
         if fmt == "jsonl":
-            rows = [*({"text": t, "label": lab, "split": sp} for t, lab, sp in good), {"text": S[0], "label": S[1], "split": S[2]}]
+            rows = [
+                *({"text": t, "label": lab, "split": sp} for t, lab, sp in good),
+                {"text": S[0], "label": S[1], "split": S[2]},
+            ]
             path = _write(tmp / "p.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
             return lambda: read_probe(path, ProbeSettings(path=str(path), format="jsonl"))
-        files = [_write(tmp / f"{s}.jsonl", json.dumps({"sentence1": S[0], "sentence2": S[1], "gold_label": S[2]}) + "\n")
-                 for s in ("train", "dev", "test")]
-        settings = ProbeSettings(path=str(files[0]), format="nli_jsonl", inputs="pair", dev_path=str(files[1]),
-                                 test_path=str(files[2]))
+        files = [
+            _write(tmp / f"{s}.jsonl", json.dumps({"sentence1": S[0], "sentence2": S[1], "gold_label": S[2]}) + "\n")
+            for s in ("train", "dev", "test")
+        ]
+        settings = ProbeSettings(
+            path=str(files[0]), format="nli_jsonl", inputs="pair", dev_path=str(files[1]), test_path=str(files[2])
+        )
         return lambda: read_probe(files[0], settings)
+
     return build
 
 
@@ -121,12 +152,15 @@ def _nli(fmt: str, training: bool) -> Callable[[Path], Callable[[], Any]]:
         from clinsent.data.readers import READERS
 
         if fmt == "nli_jsonl":
-            path = _write(tmp / "nli.jsonl", json.dumps({"sentence1": S[0], "sentence2": S[1], "gold_label": S[2]}) + "\n")
+            path = _write(
+                tmp / "nli.jsonl", json.dumps({"sentence1": S[0], "sentence2": S[1], "gold_label": S[2]}) + "\n"
+            )
         else:
             path = _write(tmp / "nli.tsv", f"premise\thypothesis\tlabel\n{S[0]}\t{S[1]}\t{S[2]}\n")
         if training:
             return lambda: READERS.get(fmt)({"path": str(path), "format": fmt})
         return lambda: NLI_FORMATS.get(fmt)(path, {"no_gold_label": 0})
+
     return build
 
 
@@ -148,8 +182,10 @@ def _labelled_docs(tmp: Path) -> Callable[[], Any]:
 def _diagnoses(tmp: Path) -> Callable[[], Any]:
     from clinsent.corpus.doc_tasks import primary_diagnoses
 
-    path = _write(tmp / "DIAGNOSES_ICD.csv", "ROW_ID,SUBJECT_ID,HADM_ID,SEQ_NUM,ICD9_CODE\n"
-                  f'1,2,3,2,"{S[4]}"\n"{S[0]}","{S[1]}","{S[2]}",1,"{S[3]}"\n')
+    path = _write(
+        tmp / "DIAGNOSES_ICD.csv",
+        f'ROW_ID,SUBJECT_ID,HADM_ID,SEQ_NUM,ICD9_CODE\n1,2,3,2,"{S[4]}"\n"{S[0]}","{S[1]}","{S[2]}",1,"{S[3]}"\n',
+    )
     return lambda: primary_diagnoses(path)
 
 
@@ -177,8 +213,15 @@ def _registries() -> dict[str, Any]:
     from clinsent.tasks.probe import PROBE_FORMATS
     from clinsent.tasks.rqe import RQE_FORMATS
 
-    return {"notes": NOTE_READERS, "sentence corpus": SENTENCE_FORMATS, "sts": STS_FORMATS, "rqe": RQE_FORMATS,
-            "probe": PROBE_FORMATS, "nli": NLI_FORMATS, "training data": READERS}
+    return {
+        "notes": NOTE_READERS,
+        "sentence corpus": SENTENCE_FORMATS,
+        "sts": STS_FORMATS,
+        "rqe": RQE_FORMATS,
+        "probe": PROBE_FORMATS,
+        "nli": NLI_FORMATS,
+        "training data": READERS,
+    }
 
 
 def test_every_registered_format_has_a_case() -> None:
@@ -192,8 +235,9 @@ def _chain(exc: BaseException) -> str:
 
 
 @pytest.mark.parametrize("case", list(CASES), ids=["/".join(c) for c in CASES])
-def test_a_bad_row_of_sentinels_reaches_no_message(tmp_path: Path, case: tuple[str, str],
-                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_a_bad_row_of_sentinels_reaches_no_message(
+    tmp_path: Path, case: tuple[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
     read = CASES[case](tmp_path)
     caplog.set_level(logging.DEBUG)
     told = ""
@@ -215,6 +259,8 @@ def test_a_header_is_described_by_its_field_count_and_near_misses_only() -> None
     from clinsent.textfile import header_lacks
 
     told = header_lacks(["Sentence_1", "sentence 2", S[0]], ["sentence1", "sentence2", "score"])
-    assert told == ("the header line lacks ['sentence1', 'sentence2', 'score'] (3 field(s); the values are not shown, "
-                    "since a file without a header line would show a data row; near misses: 'Sentence_1' for "
-                    "'sentence1', 'sentence 2' for 'sentence2')")
+    assert told == (
+        "the header line lacks ['sentence1', 'sentence2', 'score'] (3 field(s); the values are not shown, "
+        "since a file without a header line would show a data row; near misses: 'Sentence_1' for "
+        "'sentence1', 'sentence 2' for 'sentence2')"
+    )

@@ -49,14 +49,16 @@ def test_unwrap_keeps_length_headers_and_list_items() -> None:
     lines = out.split("\n")
     assert "History of Present Illness:" in lines
     assert "1. Lisinopril 10 mg p.o. q.d." in lines and "2. Aspirin 81 mg p.o. daily" in lines
-    assert any(line.startswith("The patient is a 67 year old man") and line.endswith("next two days.") for line in lines)
+    assert any(
+        line.startswith("The patient is a 67 year old man") and line.endswith("next two days.") for line in lines
+    )
 
 
 def test_split_offsets_index_the_normalised_note(splitter: SentenceSplitter) -> None:
     norm, sents = splitter.split(NOTE)
     assert sents
     for s in sents:
-        assert norm[s.start:s.end] == s.text
+        assert norm[s.start : s.end] == s.text
         assert s.text == s.text.strip()
 
 
@@ -65,8 +67,14 @@ def test_split_keeps_abbreviations_and_boundaries(splitter: SentenceSplitter) ->
     texts = [s.text for s in sents]
     assert not any(t in {"p.o.", "b.i.d.", "q.d.", "p.o. b.i.d."} for t in texts), texts
     assert not any(t[0].islower() for t in texts), texts
-    assert "He was started on metoprolol 25 mg p.o. b.i.d. for rate control and his symptoms improved over the next two days." in texts
-    assert any(t.startswith("The patient is a 67 year old man with CHF and DM2 who was seen at HOSPITAL on DATE by Dr. NAME") for t in texts)
+    assert (
+        "He was started on metoprolol 25 mg p.o. b.i.d. for rate control and his symptoms improved over the next two days."
+        in texts
+    )
+    assert any(
+        t.startswith("The patient is a 67 year old man with CHF and DM2 who was seen at HOSPITAL on DATE by Dr. NAME")
+        for t in texts
+    )
     assert "History of Present Illness:" in texts and "Brief Hospital Course:" in texts
     assert "1. Lisinopril 10 mg p.o. q.d." in texts
 
@@ -85,7 +93,9 @@ def test_merge_fragments_rules() -> None:
 def test_split_notes_filter_and_ids(splitter: SentenceSplitter) -> None:
     import pandas as pd
 
-    notes = pd.DataFrame({"row_id": [7, 9], "text": [NOTE, "Short one.\n\nThis sentence has exactly ten words in it, you see."]})
+    notes = pd.DataFrame(
+        {"row_id": [7, 9], "text": [NOTE, "Short one.\n\nThis sentence has exactly ten words in it, you see."]}
+    )
     df = split_notes(notes, splitter, min_words=10)
     assert set(df["row_id"]) == {7, 9}
     assert (df["sent_id"] == df["row_id"] * 1_000_000 + df["sent_idx"]).all()
@@ -98,26 +108,35 @@ def test_split_notes_filter_and_ids(splitter: SentenceSplitter) -> None:
 
 def test_every_mimic_placeholder_kind_is_one_token_even_across_wraps() -> None:
     kinds = {
-        "[**2151-7-16**]": "DATE", "[**7-16**]": "DATE", "[**2150**]": "DATE",
-        "[**Known lastname 1234**]": "NAME", "[**First Name4 (NamePattern1) 8881**]": "NAME",
-        "[**Hospital1 18**]": "HOSPITAL", "[**Location (un) 86**]": "LOCATION",
-        "[**Telephone/Fax (1) 1234**]": "PHONE", "[**MD Number(1) 1234**]": "ID",
+        "[**2151-7-16**]": "DATE",
+        "[**7-16**]": "DATE",
+        "[**2150**]": "DATE",
+        "[**Known lastname 1234**]": "NAME",
+        "[**First Name4 (NamePattern1) 8881**]": "NAME",
+        "[**Hospital1 18**]": "HOSPITAL",
+        "[**Location (un) 86**]": "LOCATION",
+        "[**Telephone/Fax (1) 1234**]": "PHONE",
+        "[**MD Number(1) 1234**]": "ID",
     }
     for placeholder, word in kinds.items():
         assert replace_placeholders(f"seen {placeholder} today") == f"seen {word} today"
         cut = placeholder.index(" ") if " " in placeholder else 5
-        wrapped = placeholder[:cut] + "\n" + placeholder[cut + 1:] if " " in placeholder else placeholder
+        wrapped = placeholder[:cut] + "\n" + placeholder[cut + 1 :] if " " in placeholder else placeholder
         assert replace_placeholders(f"seen {wrapped} today") == f"seen {word} today", wrapped
 
 
 def test_sentences_never_split_inside_a_placeholder(splitter: SentenceSplitter) -> None:
-    note = ("Pt was transferred from [**Hospital1\n18**] on [**2151-7-16**] for management of CHF. "
-            "Dr. [**First Name4 (NamePattern1) 8881**] [**Known lastname 1234**] was consulted and recommended "
-            "continuing lasix 40 mg p.o. b.i.d. until follow up.\n")
+    note = (
+        "Pt was transferred from [**Hospital1\n18**] on [**2151-7-16**] for management of CHF. "
+        "Dr. [**First Name4 (NamePattern1) 8881**] [**Known lastname 1234**] was consulted and recommended "
+        "continuing lasix 40 mg p.o. b.i.d. until follow up.\n"
+    )
     _, sents = splitter.split(note)
     texts = [s.text for s in sents]
-    assert texts == ["Pt was transferred from HOSPITAL on DATE for management of CHF.",
-                     "Dr. NAME NAME was consulted and recommended continuing lasix 40 mg p.o. b.i.d. until follow up."]
+    assert texts == [
+        "Pt was transferred from HOSPITAL on DATE for management of CHF.",
+        "Dr. NAME NAME was consulted and recommended continuing lasix 40 mg p.o. b.i.d. until follow up.",
+    ]
 
 
 class _SpyNLP:
@@ -146,7 +165,7 @@ def test_an_overlong_line_is_cut_before_pysbd(splitter: SentenceSplitter) -> Non
     norm, sents = SentenceSplitter(spy, max_unit_chars=2000).split(line)
     assert len(spy.inputs) > 50 and max(len(u) for u in spy.inputs) <= 2000
     assert len(sents) == 2000
-    assert all(norm[s.start:s.end] == s.text and s.text.endswith("was stable on the ward.") for s in sents)
+    assert all(norm[s.start : s.end] == s.text and s.text.endswith("was stable on the ward.") for s in sents)
 
 
 def test_split_shard_streams_to_the_same_table(splitter: SentenceSplitter, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -158,8 +177,15 @@ def test_split_shard_streams_to_the_same_table(splitter: SentenceSplitter, tmp_p
     notes = pd.DataFrame([{"row_id": int(r["ROW_ID"]), "text": r["TEXT"]} for r in generate_notes(6, seed=11)])
     notes.to_parquet(tmp_path / "notes.parquet")
     lines: list[str] = []
-    counts = split_shard(tmp_path / "notes.parquet", tmp_path / "sents.parquet", splitter, 10, notes_per_batch=2,
-                         log=lines.append, every=0)
+    counts = split_shard(
+        tmp_path / "notes.parquet",
+        tmp_path / "sents.parquet",
+        splitter,
+        10,
+        notes_per_batch=2,
+        log=lines.append,
+        every=0,
+    )
     streamed = pd.read_parquet(tmp_path / "sents.parquet")
     whole = split_notes(notes, splitter, 10)
     pd.testing.assert_frame_equal(streamed, whole)

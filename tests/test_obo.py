@@ -113,10 +113,22 @@ def test_coverage_report(tmp_path: Path) -> None:
     path = tmp_path / "efo.obo"
     path.write_text(OBO)
     cov = coverage(build_term_table(path)).set_index("branch")
-    assert cov.loc["disease"].to_dict() == {"terms": 3, "obsolete": 0, "live": 3, "with_definition": 2,
-                                           "with_umls_cui": 2, "with_definition_and_cui": 2}
-    assert cov.loc["mental"].to_dict() == {"terms": 1, "obsolete": 0, "live": 1, "with_definition": 1,
-                                          "with_umls_cui": 1, "with_definition_and_cui": 1}
+    assert cov.loc["disease"].to_dict() == {
+        "terms": 3,
+        "obsolete": 0,
+        "live": 3,
+        "with_definition": 2,
+        "with_umls_cui": 2,
+        "with_definition_and_cui": 2,
+    }
+    assert cov.loc["mental"].to_dict() == {
+        "terms": 1,
+        "obsolete": 0,
+        "live": 1,
+        "with_definition": 1,
+        "with_umls_cui": 1,
+        "with_definition_and_cui": 1,
+    }
     assert cov.loc["all", "terms"] == 6 and cov.loc["all", "obsolete"] == 1 and cov.loc["all", "with_definition"] == 3
 
 

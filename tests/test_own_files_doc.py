@@ -18,9 +18,19 @@ BLOCKS = re.findall(r"```yaml\n(.*?)```", (REPO / "docs" / "own-files.md").read_
 
 def test_the_page_has_an_example_per_kind() -> None:
     text = "".join(BLOCKS)
-    for kind in ("format: table", "format: n2c2_sts", "task: rqe", "task: retrieval", "format: nli_jsonl",
-                 "task: probe", "task: token_classification", "task: doc_classification", "sentence_corpora",
-                 "training_data", "corpus: s_ent"):
+    for kind in (
+        "format: table",
+        "format: n2c2_sts",
+        "task: rqe",
+        "task: retrieval",
+        "format: nli_jsonl",
+        "task: probe",
+        "task: token_classification",
+        "task: doc_classification",
+        "sentence_corpora",
+        "training_data",
+        "corpus: s_ent",
+    ):
         assert kind in text, kind
 
 

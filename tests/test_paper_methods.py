@@ -58,7 +58,9 @@ def test_ct_pairs_groups_and_labels() -> None:
     for i, (a, b) in enumerate(zip(first, second, strict=True)):
         assert (a == b) == bool(labels[i])  # identical only for the positive of each group
     for g in range(4):  # same sentences per group, different order for the two models
-        assert sorted(first[8 * g:8 * g + 8]) == sorted(second[8 * g:8 * g + 8]) == sorted(texts[8 * g:8 * g + 8])
+        assert (
+            sorted(first[8 * g : 8 * g + 8]) == sorted(second[8 * g : 8 * g + 8]) == sorted(texts[8 * g : 8 * g + 8])
+        )
 
 
 def test_ct_loss_is_bce_on_dot_products() -> None:
@@ -67,7 +69,9 @@ def test_ct_loss_is_bce_on_dot_products() -> None:
     labels = torch.tensor([1.0, 0.0, 0.0])
     logits = ct_logits(e1, e2)
     assert logits.shape == (3,) and logits.tolist() == [3.0, 1.0, -3.0]
-    manual = -(np.log(1 / (1 + np.exp(-3.0))) + np.log(1 - 1 / (1 + np.exp(-1.0))) + np.log(1 - 1 / (1 + np.exp(3.0)))) / 3
+    manual = (
+        -(np.log(1 / (1 + np.exp(-3.0))) + np.log(1 - 1 / (1 + np.exp(-1.0))) + np.log(1 - 1 / (1 + np.exp(3.0)))) / 3
+    )
     assert ct_loss(e1, e2, labels).item() == pytest.approx(manual, rel=1e-6)
 
 

@@ -20,9 +20,12 @@ def _notes() -> list[str]:
 
 def _results(tmp_path: Path) -> Path:
     res = tmp_path / "results"
-    for rel, text in {"tables/results.md": "| method | sel |\n| simcse | 0.512 |\n", "summary.csv": "method,value\nsimcse,0.5\n",
-                      "logs/train/simcse.log": "step 2: sel spearman=0.5000, loss=1.2\n",
-                      "models/simcse/minilm/seed0/model/README.md": "# A sentence-transformers model\n"}.items():
+    for rel, text in {
+        "tables/results.md": "| method | sel |\n| simcse | 0.512 |\n",
+        "summary.csv": "method,value\nsimcse,0.5\n",
+        "logs/train/simcse.log": "step 2: sel spearman=0.5000, loss=1.2\n",
+        "models/simcse/minilm/seed0/model/README.md": "# A sentence-transformers model\n",
+    }.items():
         (res / rel).parent.mkdir(parents=True, exist_ok=True)
         (res / rel).write_text(text)
     return res
@@ -34,7 +37,11 @@ def test_a_planted_run_of_note_text_is_found_with_file_and_offset(tmp_path: Path
     res = _results(tmp_path)
     files = shared_files(res)
     assert {f.relative_to(res).as_posix() for f in files} == {
-        "tables/results.md", "summary.csv", "logs/train/simcse.log", "models/simcse/minilm/seed0/model/README.md"}
+        "tables/results.md",
+        "summary.csv",
+        "logs/train/simcse.log",
+        "models/simcse/minilm/seed0/model/README.md",
+    }
     assert scan(files, sample) == []
     # a log line that quotes twelve words of a note
     quoted = " ".join(notes[7].split()[20:32])
@@ -44,7 +51,10 @@ def test_a_planted_run_of_note_text_is_found_with_file_and_offset(tmp_path: Path
     leaks = scan(shared_files(res), sample)
     assert [leak.path for leak in leaks] == [log]
     start = len(prefix.encode())  # the offset is the first word of the first sampled n-gram in the quote
-    assert start <= leaks[0].offset < start + len(quoted) and log.read_bytes()[leaks[0].offset - 1:leaks[0].offset] in b" "
+    assert (
+        start <= leaks[0].offset < start + len(quoted)
+        and log.read_bytes()[leaks[0].offset - 1 : leaks[0].offset] in b" "
+    )
     sample.save(tmp_path / "ngrams.json")
     with pytest.raises(PhiLeak) as err:
         check_shared(res, tmp_path / "ngrams.json", out=tmp_path / "scan.json")
@@ -86,15 +96,21 @@ def test_the_note_text_folder_a_job_writes_into_is_owner_only(tmp_path: Path, mo
     (tmp_path / "results" / "corpus").mkdir(parents=True)
     os.chmod(tmp_path / "results" / "corpus", 0o755)
     params = SimpleNamespace(items=lambda: {"checkpoint_dir": "results/checkpoints/m/b/seed0", "lr": 0.1}.items())
-    job = SimpleNamespace(config={"results": "results"}, params=params,
-                          output=["results/corpus/shards2/notes/000.parquet", "results/tables/t.md"])
+    job = SimpleNamespace(
+        config={"results": "results"},
+        params=params,
+        output=["results/corpus/shards2/notes/000.parquet", "results/tables/t.md"],
+    )
     made = protect_job(job)
     assert [p.relative_to(tmp_path / "results").as_posix() for p in made] == ["corpus", "checkpoints"]
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o700 for p in made)
     assert not (tmp_path / "results" / "tables").exists() and not (tmp_path / "results" / "ner").exists()
     assert {"corpus", "sets", "batches", "checkpoints", "documents"} <= set(NOTE_DIRS)
-    open_job = SimpleNamespace(config={"results": "results", "phi": {"dir_mode": None}}, params=params,
-                               output=["results/sets/sentences.parquet"])
+    open_job = SimpleNamespace(
+        config={"results": "results", "phi": {"dir_mode": None}},
+        params=params,
+        output=["results/sets/sentences.parquet"],
+    )
     assert protect_job(open_job) == [] and not (tmp_path / "results" / "sets").exists()
     assert protect_dirs("results", ["results/sets/x.parquet"], 0o750)[0].stat().st_mode & 0o777 == 0o750
 
@@ -138,8 +154,9 @@ def test_note_text_is_found_in_every_place_a_person_could_read_it(tmp_path: Path
     quote = probe.read_bytes()
     probe.unlink()
     planted = {
-        "report.html": b"<html><script>var f = {'t': 'data:text/csv;charset=utf8;filename=table1.csv;base64," + base64.b64encode(
-            b"label,value\n" + quote + b",1\n") + b"'};</script></html>",
+        "report.html": b"<html><script>var f = {'t': 'data:text/csv;charset=utf8;filename=table1.csv;base64,"
+        + base64.b64encode(b"label,value\n" + quote + b",1\n")
+        + b"'};</script></html>",
         "tables/paper/table1.csv.gz": gzip.compress(b"label\n" + quote + b"\n"),
         "tables/paper/table2.md": b"\xff\xfe" + ("| " + quote.decode() + " |").encode("utf-16-le"),
         "tables/paper/table3.md": ("| " + quote.decode() + " |").encode("utf-16-le"),  # no mark
@@ -147,8 +164,9 @@ def test_note_text_is_found_in_every_place_a_person_could_read_it(tmp_path: Path
         "figures/paper/f2.png": _png_with_text(b"Title", quote, compressed=True),
         "figures/paper/f4.png": _png_with_text(b"Title", quote, compressed=True, international=True),
         "figures/paper/f5.png": _png_with_text(b"Title", quote, compressed=False, international=True),
-        "figures/paper/f3.pdf": b"%PDF-1.4\n1 0 obj\n<< /Filter /FlateDecode >>\nstream\n" + zlib.compress(
-            b"BT (" + quote + b") Tj ET") + b"\nendstream\nendobj\n%%EOF\n",
+        "figures/paper/f3.pdf": b"%PDF-1.4\n1 0 obj\n<< /Filter /FlateDecode >>\nstream\n"
+        + zlib.compress(b"BT (" + quote + b") Tj ET")
+        + b"\nendstream\nendobj\n%%EOF\n",
         "logs/train/simcse.err": b"Traceback: " + quote + b"\n",
         "models/simcse/minilm/seed0/model/config_sentence_transformers.json": b'{"prompts": {"q": "' + quote + b'"}}',
     }
@@ -173,7 +191,9 @@ def test_note_text_is_found_in_every_place_a_person_could_read_it(tmp_path: Path
     assert all(quote.split()[2].decode() not in str(leak) for leak in leaks.values())
 
 
-def test_a_failed_scan_moves_what_it_flagged_into_an_owner_only_quarantine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_scan_moves_what_it_flagged_into_an_owner_only_quarantine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A leak in a table moves the table; a leak in a model file moves that run's whole folder
     (the next run retrains it); a leak in a file outside the run (a report) moves it too. The
     record lists paths and offsets, never text; while it stands `--report` is refused, and a
@@ -204,7 +224,10 @@ def test_a_failed_scan_moves_what_it_flagged_into_an_owner_only_quarantine(tmp_p
     record = json.loads((res / FAILED).read_text())
     box = tmp_path / message.split("moved into ")[1].split(" (owner-only")[0]
     assert {tmp_path / leak["moved_to"] for leak in record["leaks"]} == {
-        box / "results/tables/results.md", box / "results/models/simcse/minilm/seed0", box / "workdir/report.html"}
+        box / "results/tables/results.md",
+        box / "results/models/simcse/minilm/seed0",
+        box / "workdir/report.html",
+    }
     assert (box / "results/models/simcse/minilm/seed0/model/model.safetensors").read_bytes() == b"\x00" * 8
     for path in [res / "phi" / "quarantine", box, *box.rglob("*")]:
         assert stat.S_IMODE(path.stat().st_mode) == (0o700 if path.is_dir() else 0o600), path

@@ -22,34 +22,178 @@ REPO = Path(__file__).resolve().parents[1]
 # `snakemake -n --config placeholders_ok=true` of each config from scratch, rule -> jobs (counted
 # from the dry runs before the planning moved out of common.smk; the plan must give the same)
 EXPECTED: dict[str, dict[str, int]] = {
-    "augment-demo": {"all": 1, "batch_plan": 8, "embed": 118, "eval_set_stats": 3, "evaluate": 118,
-                     "paper_report": 1, "report": 1, "sentence_corpus": 2, "train": 59, "release": 58},
-    "augment": {"all": 1, "download_model": 2, "batch_plan": 70, "embed": 754, "eval_set_stats": 5, "evaluate": 754, "paper_report": 1,
-                "report": 1, "sentence_corpus": 2, "train": 246, "release": 245},
-    "biosimcse-demo": {"all": 1, "batch_plan": 2, "cross_encoder": 12, "embed": 30, "evaluate": 30, "finetune": 24,
-                       "paper_report": 1, "report": 1, "sentence_corpus": 1, "train": 10, "training_rows": 1, "release": 8},
-    "biosimcse": {"all": 1, "download_model": 2, "batch_plan": 5, "cross_encoder": 30, "embed": 75, "evaluate": 75, "finetune": 60,
-                  "paper_report": 1, "report": 1, "sentence_corpus": 1, "train": 25, "training_rows": 1, "release": 20},
-    "clinical-nli-demo": {"all": 1, "embed": 42, "evaluate": 42, "paper_report": 1, "report": 1, "train": 14,
-                          "training_rows": 2, "release": 12},
-    "clinical-nli": {"all": 1, "download_model": 2, "embed": 63, "evaluate": 63, "paper_report": 1, "report": 1, "train": 21,
-                     "training_rows": 2, "release": 18},
-    "healthcare-lm-demo": {"all": 1, "doc_task": 2, "documents": 1, "embed": 16, "evaluate": 64, "finetune": 48,
-                           "ingest_notes": 1, "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1,
-                           "train": 8, "release": 6},
-    "healthcare-lm": {"all": 1, "download_model": 4, "doc_task": 2, "documents": 1, "embed": 30, "evaluate": 198, "finetune": 300,
-                      "ingest_notes": 1, "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "train": 21, "release": 9},
-    "medse-demo": {"all": 1, "batch_plan": 12, "corpus_manifest": 1, "corpus_stats": 1, "duplicate_stats": 1,
-                   "embed": 100, "evaluate": 100, "ingest_notes": 1, "medcat_pack": 1, "ner": 2, "ontology_terms": 1,
-                   "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "sentence_sets": 1,
-                   "split_sentences": 2, "train": 50, "release": 44},
-    "medse": {"all": 1, "download_model": 3, "batch_plan": 60, "corpus_manifest": 1, "corpus_stats": 1, "download_ontology": 1,
-              "duplicate_stats": 1, "embed": 582, "evaluate": 582, "ingest_notes": 1, "ner": 64, "ontology_terms": 1,
-              "paper_report": 1, "phi_sample": 1, "phi_scan": 1, "report": 1, "sentence_sets": 1, "slim_pack": 1,
-              "split_sentences": 64, "train": 291, "release": 275},
-    "config": {"all": 1, "batch_plan": 2, "corpus_manifest": 1, "corpus_stats": 1, "duplicate_stats": 1, "embed": 12,
-               "evaluate": 12, "ingest_notes": 1, "medcat_pack": 1, "ner": 1, "ontology_terms": 1, "phi_sample": 1,
-               "phi_scan": 1, "report": 1, "sentence_sets": 1, "split_sentences": 1, "train": 4, "training_rows": 1, "release": 3, "corpus_embed": 1},
+    "augment-demo": {
+        "all": 1,
+        "batch_plan": 8,
+        "embed": 118,
+        "eval_set_stats": 3,
+        "evaluate": 118,
+        "paper_report": 1,
+        "report": 1,
+        "sentence_corpus": 2,
+        "train": 59,
+        "release": 58,
+    },
+    "augment": {
+        "all": 1,
+        "download_model": 2,
+        "batch_plan": 70,
+        "embed": 754,
+        "eval_set_stats": 5,
+        "evaluate": 754,
+        "paper_report": 1,
+        "report": 1,
+        "sentence_corpus": 2,
+        "train": 246,
+        "release": 245,
+    },
+    "biosimcse-demo": {
+        "all": 1,
+        "batch_plan": 2,
+        "cross_encoder": 12,
+        "embed": 30,
+        "evaluate": 30,
+        "finetune": 24,
+        "paper_report": 1,
+        "report": 1,
+        "sentence_corpus": 1,
+        "train": 10,
+        "training_rows": 1,
+        "release": 8,
+    },
+    "biosimcse": {
+        "all": 1,
+        "download_model": 2,
+        "batch_plan": 5,
+        "cross_encoder": 30,
+        "embed": 75,
+        "evaluate": 75,
+        "finetune": 60,
+        "paper_report": 1,
+        "report": 1,
+        "sentence_corpus": 1,
+        "train": 25,
+        "training_rows": 1,
+        "release": 20,
+    },
+    "clinical-nli-demo": {
+        "all": 1,
+        "embed": 42,
+        "evaluate": 42,
+        "paper_report": 1,
+        "report": 1,
+        "train": 14,
+        "training_rows": 2,
+        "release": 12,
+    },
+    "clinical-nli": {
+        "all": 1,
+        "download_model": 2,
+        "embed": 63,
+        "evaluate": 63,
+        "paper_report": 1,
+        "report": 1,
+        "train": 21,
+        "training_rows": 2,
+        "release": 18,
+    },
+    "healthcare-lm-demo": {
+        "all": 1,
+        "doc_task": 2,
+        "documents": 1,
+        "embed": 16,
+        "evaluate": 64,
+        "finetune": 48,
+        "ingest_notes": 1,
+        "paper_report": 1,
+        "phi_sample": 1,
+        "phi_scan": 1,
+        "report": 1,
+        "train": 8,
+        "release": 6,
+    },
+    "healthcare-lm": {
+        "all": 1,
+        "download_model": 4,
+        "doc_task": 2,
+        "documents": 1,
+        "embed": 30,
+        "evaluate": 198,
+        "finetune": 300,
+        "ingest_notes": 1,
+        "paper_report": 1,
+        "phi_sample": 1,
+        "phi_scan": 1,
+        "report": 1,
+        "train": 21,
+        "release": 9,
+    },
+    "medse-demo": {
+        "all": 1,
+        "batch_plan": 12,
+        "corpus_manifest": 1,
+        "corpus_stats": 1,
+        "duplicate_stats": 1,
+        "embed": 100,
+        "evaluate": 100,
+        "ingest_notes": 1,
+        "medcat_pack": 1,
+        "ner": 2,
+        "ontology_terms": 1,
+        "paper_report": 1,
+        "phi_sample": 1,
+        "phi_scan": 1,
+        "report": 1,
+        "sentence_sets": 1,
+        "split_sentences": 2,
+        "train": 50,
+        "release": 44,
+    },
+    "medse": {
+        "all": 1,
+        "download_model": 3,
+        "batch_plan": 60,
+        "corpus_manifest": 1,
+        "corpus_stats": 1,
+        "download_ontology": 1,
+        "duplicate_stats": 1,
+        "embed": 582,
+        "evaluate": 582,
+        "ingest_notes": 1,
+        "ner": 64,
+        "ontology_terms": 1,
+        "paper_report": 1,
+        "phi_sample": 1,
+        "phi_scan": 1,
+        "report": 1,
+        "sentence_sets": 1,
+        "slim_pack": 1,
+        "split_sentences": 64,
+        "train": 291,
+        "release": 275,
+    },
+    "config": {
+        "all": 1,
+        "batch_plan": 2,
+        "corpus_manifest": 1,
+        "corpus_stats": 1,
+        "duplicate_stats": 1,
+        "embed": 12,
+        "evaluate": 12,
+        "ingest_notes": 1,
+        "medcat_pack": 1,
+        "ner": 1,
+        "ontology_terms": 1,
+        "phi_sample": 1,
+        "phi_scan": 1,
+        "report": 1,
+        "sentence_sets": 1,
+        "split_sentences": 1,
+        "train": 4,
+        "training_rows": 1,
+        "release": 3,
+        "corpus_embed": 1,
+    },
 }
 
 
@@ -89,8 +233,9 @@ def test_a_method_knob_replans_that_method_alone(configs: dict[str, dict[str, An
     changed["methods"][medse]["lambda"] = 0.5
     after = _plan(changed)
     assert after.trained_jobs() == before.trained_jobs()
-    differ = {(m, b, s) for m, b, s in before.trained_jobs()
-              if before.train_params(m, b, s) != after.train_params(m, b, s)}
+    differ = {
+        (m, b, s) for m, b, s in before.trained_jobs() if before.train_params(m, b, s) != after.train_params(m, b, s)
+    }
     assert differ and {m for m, _, _ in differ} == {medse}
     assert after.plans == before.plans  # the batches do not depend on lambda
 
@@ -101,8 +246,11 @@ def test_steps_change_the_batch_plan_and_every_method_on_it(configs: dict[str, d
     changed["training"]["batch_size"] = 8
     after = _plan(changed)
     assert set(after.plans) != set(before.plans)
-    assert all(after.train_inputs(m, b, s)["plan"] != before.train_inputs(m, b, s)["plan"]
-               for m, b, s in before.trained_jobs() if "plan" in before.train_inputs(m, b, s))
+    assert all(
+        after.train_inputs(m, b, s)["plan"] != before.train_inputs(m, b, s)["plan"]
+        for m, b, s in before.trained_jobs()
+        if "plan" in before.train_inputs(m, b, s)
+    )
 
 
 def test_an_eval_set_that_is_no_curve_set_leaves_training_alone(configs: dict[str, dict[str, Any]]) -> None:
@@ -146,8 +294,16 @@ def _simcse_only(config: dict[str, Any]) -> dict[str, Any]:
     return reduced
 
 
-ENTITY_STAGE = {"download_ontology", "ontology_terms", "medcat_pack", "slim_pack", "ner", "sentence_sets",
-                "corpus_stats", "duplicate_stats"}
+ENTITY_STAGE = {
+    "download_ontology",
+    "ontology_terms",
+    "medcat_pack",
+    "slim_pack",
+    "ner",
+    "sentence_sets",
+    "corpus_stats",
+    "duplicate_stats",
+}
 
 
 def test_only_what_the_methods_need_is_planned(configs: dict[str, dict[str, Any]]) -> None:
@@ -176,12 +332,37 @@ def test_the_plan_is_what_snakemake_runs(configs: dict[str, dict[str, Any]], tmp
     reduced = tmp_path / "simcse_only.yaml"
     reduced.write_text(yaml.safe_dump({**_simcse_only(configs["config"]), "results": str(tmp_path / "results")}))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    for config, expected in ((_path("healthcare-lm-demo"), EXPECTED["healthcare-lm-demo"]),
-                             (str(reduced), _plan(_simcse_only(configs["config"])).jobs())):
-        dry = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(REPO),
-                              "--configfile", config, "--config", "placeholders_ok=true", "-n",
-                              "--forceall", "--cores", "1", "--resources", "gpu=1", "--quiet", "rules"],
-                             capture_output=True, text=True, env=env, timeout=600)
+    for config, expected in (
+        (_path("healthcare-lm-demo"), EXPECTED["healthcare-lm-demo"]),
+        (str(reduced), _plan(_simcse_only(configs["config"])).jobs()),
+    ):
+        dry = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "-s",
+                str(REPO / "Snakefile"),
+                "-d",
+                str(REPO),
+                "--configfile",
+                config,
+                "--config",
+                "placeholders_ok=true",
+                "-n",
+                "--forceall",
+                "--cores",
+                "1",
+                "--resources",
+                "gpu=1",
+                "--quiet",
+                "rules",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
         assert dry.returncode == 0, dry.stderr[-3000:]
         counts = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", dry.stdout, re.M)}
         counts.pop("total", None)
@@ -197,8 +378,11 @@ def _with_table(config: dict[str, Any], key: str, entry: dict[str, Any]) -> dict
 def test_each_table_is_checked_against_its_kind(configs: dict[str, dict[str, Any]]) -> None:
     base = configs["augment-demo"]
     runs = {"caption": "c", "eval_sets": ["biosses"], "rows": [{"label": "x", "cells": ["simcse"]}]}
-    with pytest.raises(ValueError, match=r"^config: tables\.t: unknown key 'transpos' for kind runs \(closest: "
-                                         r"'transpose'\); allowed: .*average.*Fix: "):
+    with pytest.raises(
+        ValueError,
+        match=r"^config: tables\.t: unknown key 'transpos' for kind runs \(closest: "
+        r"'transpose'\); allowed: .*average.*Fix: ",
+    ):
         _plan(_with_table(base, "t", {**runs, "transpos": True}))
     with pytest.raises(ValueError, match=r"unknown key 'k' for kind runs"):  # another kind's key
         _plan(_with_table(base, "t", {**runs, "k": 3}))
@@ -206,7 +390,9 @@ def test_each_table_is_checked_against_its_kind(configs: dict[str, dict[str, Any
         _plan(_with_table(base, "t", {**runs, "kind": "runz"}))
     with pytest.raises(ValueError, match=r"^config: tables\.t\.rows\.0: 'cells' is a required property \(kind runs\)"):
         _plan(_with_table(base, "t", {**runs, "rows": [{"label": "x"}]}))
-    with pytest.raises(ValueError, match=r"^config: tables\.t: 'corpora' is a required property \(kind corpus_stats\)"):
+    with pytest.raises(
+        ValueError, match=r"^config: tables\.t: 'corpora' is a required property \(kind corpus_stats\)"
+    ):
         _plan(_with_table(base, "t", {"kind": "corpus_stats", "caption": "c"}))
     plan = _plan(_with_table(base, "t", runs))
     assert plan.tables["t"]["columns"] == [""] and plan.tables["t"]["transpose"] is False  # the kind's defaults
@@ -221,10 +407,14 @@ def test_kinds_plan_their_inputs(configs: dict[str, dict[str, Any]]) -> None:
     kinds = {key: kind.name for key, kind, _ in plan.kinds()}
     retrieval = next(k for k, name in kinds.items() if name == "retrieval_examples")
     stats = next(k for k, name in kinds.items() if name == "eval_stats")
-    assert all(p.startswith(f"{plan.results}/embeddings/") and p.endswith(".parquet")
-               for p in extras["tables"][retrieval]["inputs"]["embeddings"].values())
+    assert all(
+        p.startswith(f"{plan.results}/embeddings/") and p.endswith(".parquet")
+        for p in extras["tables"][retrieval]["inputs"]["embeddings"].values()
+    )
     assert set(extras["tables"][stats]["inputs"]["stats"]) == set(plan.tables[stats]["eval_sets"])
-    assert set(plan.kind_files()) >= {p for v in extras["tables"][retrieval]["inputs"]["embeddings"].values() for p in [v]}
+    assert set(plan.kind_files()) >= {
+        p for v in extras["tables"][retrieval]["inputs"]["embeddings"].values() for p in [v]
+    }
     # a runs table draws its curve figure where one of its runs evaluates a curve set: not the Chinese
     # tables (selection_set null, no curve: true set), which would be empty plots
     runs = [k for k, name in kinds.items() if name == "runs"]
@@ -242,21 +432,40 @@ def test_the_config_reference_is_generated() -> None:
 def test_nothing_outside_the_kinds_names_a_kind() -> None:
     """The rules, the plan, the grid and the report dispatch through the kind registries alone."""
     pattern = re.compile(r"""kind\s*(==|!=|in\s*\()|get\(\s*["']kind["']|\[\s*["']kind["']\s*\]""")
-    places = [*(REPO / "workflow").rglob("*.smk"), REPO / "Snakefile", REPO / "src/clinsent/plan.py",
-              REPO / "src/clinsent/experiments.py", *(REPO / "src/clinsent/report").glob("*.py")]
-    found = [f"{p.relative_to(REPO)}:{i + 1}" for p in places for i, line in enumerate(p.read_text().splitlines())
-             if pattern.search(line)]
+    places = [
+        *(REPO / "workflow").rglob("*.smk"),
+        REPO / "Snakefile",
+        REPO / "src/clinsent/plan.py",
+        REPO / "src/clinsent/experiments.py",
+        *(REPO / "src/clinsent/report").glob("*.py"),
+    ]
+    found = [
+        f"{p.relative_to(REPO)}:{i + 1}"
+        for p in places
+        for i, line in enumerate(p.read_text().splitlines())
+        if pattern.search(line)
+    ]
     assert not found, found
 
 
 def test_nothing_branches_on_a_kind_or_a_format_name() -> None:
     """No `if kind == ...` / `elif fmt == ...` (or a comparison of the like with a name) anywhere in
     the package or the workflow: kinds, formats, entity encoders and saved modules dispatch by table."""
-    pattern = re.compile(r"""\b(kind|format|fmt)\s*(==|!=)\s*["']|\b(if|elif)\s+[\w.]*\b(kind|format|fmt)\s*(==|!=|in\b)""")
-    places = [*(REPO / "workflow").rglob("*.smk"), *(REPO / "workflow").rglob("*.py"), REPO / "Snakefile",
-              *(REPO / "src").rglob("*.py")]
-    found = [f"{p.relative_to(REPO)}:{i + 1}" for p in places for i, line in enumerate(p.read_text().splitlines())
-             if pattern.search(line)]
+    pattern = re.compile(
+        r"""\b(kind|format|fmt)\s*(==|!=)\s*["']|\b(if|elif)\s+[\w.]*\b(kind|format|fmt)\s*(==|!=|in\b)"""
+    )
+    places = [
+        *(REPO / "workflow").rglob("*.smk"),
+        *(REPO / "workflow").rglob("*.py"),
+        REPO / "Snakefile",
+        *(REPO / "src").rglob("*.py"),
+    ]
+    found = [
+        f"{p.relative_to(REPO)}:{i + 1}"
+        for p in places
+        for i, line in enumerate(p.read_text().splitlines())
+        if pattern.search(line)
+    ]
     assert not found, found
 
 
@@ -265,8 +474,11 @@ def test_input_formats_are_registered_readers(configs: dict[str, dict[str, Any]]
     registry when the config is read, with the closest name."""
     changed = copy.deepcopy(configs["augment-demo"])
     changed["sentence_corpora"]["pubmed"]["format"] = "txt"
-    with pytest.raises(ValueError, match=r"^config: sentence_corpora\.pubmed\.format: unknown sentence corpus "
-                                         r"format 'txt' \(closest: 'text'\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^config: sentence_corpora\.pubmed\.format: unknown sentence corpus "
+        r"format 'txt' \(closest: 'text'\)",
+    ):
         _plan(changed)
     changed = copy.deepcopy(configs["clinical-nli-demo"])
     next(iter(changed["training_data"].values()))["format"] = "nli_json"
@@ -274,15 +486,20 @@ def test_input_formats_are_registered_readers(configs: dict[str, dict[str, Any]]
         _plan(changed)
     changed = copy.deepcopy(configs["augment-demo"])
     changed["eval_sets"]["cmedic"]["format"] = "csv"
-    with pytest.raises(ValueError, match=r"eval_sets\.cmedic\.format: 'csv' is not valid: 'csv' is not one of "
-                                         r"\['jsonl', 'nli_jsonl', 'tsv'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"eval_sets\.cmedic\.format: 'csv' is not valid: 'csv' is not one of "
+        r"\['jsonl', 'nli_jsonl', 'tsv'\]",
+    ):
         _plan(changed)
 
 
 def test_a_notes_format_is_a_registered_reader(configs: dict[str, dict[str, Any]]) -> None:
     changed = copy.deepcopy(configs["medse-demo"])
     changed["notes"]["format"] = "parquett"
-    with pytest.raises(ValueError, match=r"^config: notes\.format: unknown notes format 'parquett' \(closest: 'parquet'\)"):
+    with pytest.raises(
+        ValueError, match=r"^config: notes\.format: unknown notes format 'parquett' \(closest: 'parquet'\)"
+    ):
         _plan(changed)
 
 
@@ -319,8 +536,11 @@ def test_snakemake_checks_each_rules_script_once(monkeypatch: pytest.MonkeyPatch
     plain = SimpleNamespace(script="workflow/scripts/embed.py", basedir="/w")
     per_wildcard = SimpleNamespace(script="workflow/scripts/{kind}.py", basedir="/w")
     no_script = SimpleNamespace(script=None, basedir="/w")
-    jobs = [SimpleNamespace(name=f"{r}{i}", rule=rule) for r, rule in
-            (("plain", plain), ("wild", per_wildcard), ("none", no_script)) for i in range(3)]
+    jobs = [
+        SimpleNamespace(name=f"{r}{i}", rule=rule)
+        for r, rule in (("plain", plain), ("wild", per_wildcard), ("none", no_script))
+        for i in range(3)
+    ]
     processor = SimpleNamespace(script_type="script")
     for job in jobs:
         ScriptProcessor.process_job(processor, job)
@@ -350,32 +570,57 @@ def test_note_text_never_reaches_a_shared_table(configs: dict[str, dict[str, Any
 
     assert _plan(configs["augment-demo"]).eval_sets["cmedqq"].text_shareable
     health = copy.deepcopy(configs["healthcare-lm-demo"])
-    health["tables"]["leak"] = {"kind": "retrieval_examples", "caption": "neighbours", "eval_set": "mtri",
-                                "queries": 2, "runs": ["mlm"]}
-    with pytest.raises(InputError, match=r"tables\.leak\.eval_set: shows texts of eval set 'mtri', read from "
-                                         r"\S+/doc_tasks/mtri\.parquet, which is made from the notes"):
+    health["tables"]["leak"] = {
+        "kind": "retrieval_examples",
+        "caption": "neighbours",
+        "eval_set": "mtri",
+        "queries": 2,
+        "runs": ["mlm"],
+    }
+    with pytest.raises(
+        InputError,
+        match=r"tables\.leak\.eval_set: shows texts of eval set 'mtri', read from "
+        r"\S+/doc_tasks/mtri\.parquet, which is made from the notes",
+    ):
         _plan(health)
     health["eval_sets"]["mtri"]["text_shareable"] = True
     with pytest.raises(InputError, match=r"eval_sets\.mtri\.text_shareable: .*made from the notes"):
         _plan(health)
     private = copy.deepcopy(configs["augment-demo"])
     private["eval_sets"]["cmedqq"]["text_shareable"] = False
-    with pytest.raises(InputError, match=r"tables\.table7\.eval_set: shows texts of eval set 'cmedqq', which is not "
-                                         r"marked text_shareable\. Fix: set eval_sets\.cmedqq\.text_shareable: true"):
+    with pytest.raises(
+        InputError,
+        match=r"tables\.table7\.eval_set: shows texts of eval set 'cmedqq', which is not "
+        r"marked text_shareable\. Fix: set eval_sets\.cmedqq\.text_shareable: true",
+    ):
         _plan(private)
 
 
-@pytest.mark.parametrize(("change", "first_line"), [
-    (lambda c: c.update(seeds=[0, 1, 0]), "config: seeds: seed 0 is listed twice [0, 1, 0]. Fix: list each seed once"),
-    (lambda c: c["methods"]["simcse"].update(seeds=[2, 2]),
-     "config: methods.simcse.seeds: seed 2 is listed twice [2, 2]. Fix: list each seed once"),
-    (lambda c: c["methods"]["simcse"].update(steps=0),
-     "config: methods.simcse.steps: steps: 0 trains nothing, so objective simcse would be an untrained copy"),
-    (lambda c: c["base_models"].update(minilm="./models/not-there"),
-     "config: base_models.minilm: './models/not-there' is written as a path, and no such folder exists"),
-    (lambda c: c["base_models"].update(minilm="models/bert/not-there"),
-     "config: base_models.minilm: 'models/bert/not-there' is written as a path"),
-])
+@pytest.mark.parametrize(
+    ("change", "first_line"),
+    [
+        (
+            lambda c: c.update(seeds=[0, 1, 0]),
+            "config: seeds: seed 0 is listed twice [0, 1, 0]. Fix: list each seed once",
+        ),
+        (
+            lambda c: c["methods"]["simcse"].update(seeds=[2, 2]),
+            "config: methods.simcse.seeds: seed 2 is listed twice [2, 2]. Fix: list each seed once",
+        ),
+        (
+            lambda c: c["methods"]["simcse"].update(steps=0),
+            "config: methods.simcse.steps: steps: 0 trains nothing, so objective simcse would be an untrained copy",
+        ),
+        (
+            lambda c: c["base_models"].update(minilm="./models/not-there"),
+            "config: base_models.minilm: './models/not-there' is written as a path, and no such folder exists",
+        ),
+        (
+            lambda c: c["base_models"].update(minilm="models/bert/not-there"),
+            "config: base_models.minilm: 'models/bert/not-there' is written as a path",
+        ),
+    ],
+)
 def test_config_semantics_stop_the_dry_run(configs: dict[str, dict[str, Any]], change: Any, first_line: str) -> None:
     """Duplicate seeds, a trained objective with steps: 0, and a model entry written as a path that
     does not exist (never taken for a Hugging Face id) are errors when the config is read."""
@@ -397,7 +642,8 @@ def test_a_hub_id_is_name_or_owner_slash_name() -> None:
 
 
 def test_a_hub_model_is_fetched_by_a_local_rule_and_loaded_from_its_folder(
-        configs: dict[str, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    configs: dict[str, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A base or extra model named by a Hugging Face id is the output folder of download_model
     (hub_dir/<owner--name>), declared as an input of every job that loads it; jobs resolve the id
     to that folder, and every job's network switches stay off (the download turns them on for its
@@ -406,8 +652,7 @@ def test_a_hub_model_is_fetched_by_a_local_rule_and_loaded_from_its_folder(
     from clinsent.offline import OFFLINE, set_network_switches
 
     plan = _plan(configs["medse"])
-    assert plan.train_inputs("lm", "biobert", 0)["base_model"] == [
-        "downloads/hub/monologg--biobert_v1.0_pubmed_pmc"]
+    assert plan.train_inputs("lm", "biobert", 0)["base_model"] == ["downloads/hub/monologg--biobert_v1.0_pubmed_pmc"]
     bio = _plan(configs["biosimcse"])
     base, _, _ = bio.cross_encoder_jobs()[0]
     assert bio.model_inputs([bio.config["base_models"][base]])[0].startswith("downloads/hub/")
@@ -422,35 +667,63 @@ def test_a_hub_model_is_fetched_by_a_local_rule_and_loaded_from_its_folder(
     assert env == OFFLINE
 
 
-def test_a_split_asked_of_a_file_without_one_stops_the_dry_run(configs: dict[str, dict[str, Any]],
-                                                               tmp_path: Path) -> None:
+def test_a_split_asked_of_a_file_without_one_stops_the_dry_run(
+    configs: dict[str, dict[str, Any]], tmp_path: Path
+) -> None:
     """The eval file's header line is read while the config is read (not its rows): a `split`
     asked of a table without a split column fails before any job, naming the key and the fix;
     the same file without `split` scores every pair."""
     table = tmp_path / "mine.tsv"
     table.write_text("sentence1\tsentence2\tscore\nA private sentence.\tAnother one.\t3.0\n")
     config = copy.deepcopy(configs["config"])
-    config["eval_sets"]["mine"] = {"task": "sts", "format": "table", "path": str(table), "split": "test",
-                                   "scale_max": 4.0}
-    with pytest.raises(ValueError, match=r"^config: eval_sets\.mine\.split: asks for split 'test', and .*mine\.tsv has "
-                                         r"no split column.*add a `split` column") as caught:
+    config["eval_sets"]["mine"] = {
+        "task": "sts",
+        "format": "table",
+        "path": str(table),
+        "split": "test",
+        "scale_max": 4.0,
+    }
+    with pytest.raises(
+        ValueError,
+        match=r"^config: eval_sets\.mine\.split: asks for split 'test', and .*mine\.tsv has "
+        r"no split column.*add a `split` column",
+    ) as caught:
         _plan(config)
     assert "private" not in str(caught.value)
     del config["eval_sets"]["mine"]["split"]
     assert "mine" in _plan(config).eval_sets
     table.write_text("sentence_1\tsentence2\tscore\nA private sentence.\tAnother one.\t3.0\n")
-    with pytest.raises(ValueError, match=r"mine\.tsv:1: the header line lacks \['sentence1'\].*near misses: "
-                                         r"'sentence_1' for 'sentence1'"):
+    with pytest.raises(
+        ValueError,
+        match=r"mine\.tsv:1: the header line lacks \['sentence1'\].*near misses: "
+        r"'sentence_1' for 'sentence1'",
+    ):
         _plan(config)
 
 
-@pytest.mark.parametrize(("entry", "header", "message"), [
-    ({"task": "rqe", "format": "rqe_tsv"}, "question1\tquestion2\tlable", r"lacks \['label'\].*near misses: 'lable'|lacks \['label'\]"),
-    ({"task": "probe", "format": "tsv"}, "text\tlabel", r"lacks \['split'\].*give the file a header line with text, label, split"),
-    ({"task": "doc_classification", "label_column": "diagnosis"}, "text,label", r"lacks \['diagnosis'\].*set text_column"),
-])
-def test_each_eval_files_columns_are_checked_at_dry_run(configs: dict[str, dict[str, Any]], tmp_path: Path,
-                                                        entry: dict[str, Any], header: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("entry", "header", "message"),
+    [
+        (
+            {"task": "rqe", "format": "rqe_tsv"},
+            "question1\tquestion2\tlable",
+            r"lacks \['label'\].*near misses: 'lable'|lacks \['label'\]",
+        ),
+        (
+            {"task": "probe", "format": "tsv"},
+            "text\tlabel",
+            r"lacks \['split'\].*give the file a header line with text, label, split",
+        ),
+        (
+            {"task": "doc_classification", "label_column": "diagnosis"},
+            "text,label",
+            r"lacks \['diagnosis'\].*set text_column",
+        ),
+    ],
+)
+def test_each_eval_files_columns_are_checked_at_dry_run(
+    configs: dict[str, dict[str, Any]], tmp_path: Path, entry: dict[str, Any], header: str, message: str
+) -> None:
     """RQE tables, probe TSVs and labelled documents: a missing column stops the plan (the header
     line only is read; the private row below it is never shown)."""
     suffix = ".csv" if entry["task"] == "doc_classification" else ".tsv"
@@ -471,8 +744,14 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
     plan = _plan(configs["config"])
     assert plan.corpus_run("demo_notes") == ("medse", "minilm", 0)
     assert plan.corpus_input("demo_notes") == plan.sets_path()  # input: notes -> the notes' sentences, owner-only
-    assert plan.corpus_params("demo_notes") == {"column": "text", "id_column": "sent_id", "keep_text": False,
-                                                "batch_size": 64, "chunk": 10000, "private": True}
+    assert plan.corpus_params("demo_notes") == {
+        "column": "text",
+        "id_column": "sent_id",
+        "keep_text": False,
+        "batch_size": 64,
+        "chunk": 10000,
+        "private": True,
+    }
     changed = copy.deepcopy(configs["config"])
     changed["corpus_embeddings"]["demo_notes"]["run"] = "medse@nope"
     with pytest.raises(InputError, match=r"corpus_embeddings.demo_notes.run: 'medse@nope' is not method@base_model"):
@@ -485,5 +764,7 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
     with pytest.raises(InputError, match=r"corpus_embeddings.demo_notes.input: missing.parquet does not exist"):
         _plan(changed)
     # an overlay that leaves the run's method out leaves the corpus embedding out too
-    assert "demo_notes" not in keep_only(configs["config"], {"methods": ["none", "simcse"]}, "base.yaml")[
-        "corpus_embeddings"]
+    assert (
+        "demo_notes"
+        not in keep_only(configs["config"], {"methods": ["none", "simcse"]}, "base.yaml")["corpus_embeddings"]
+    )

@@ -20,12 +20,20 @@ def test_toy_method_and_task_through_the_workflow(tmp_path: Path, tiny_bert: Pat
     cfg = _resume_config(tiny_bert, "results")
     (tmp_path / "lines.txt").write_text("History of asthma.\nThe patient has gout.\nNo acute distress.\n")
     cfg["plugins"] = [str(REPO / "tests" / "plugins" / "toy.py")]
-    cfg["methods"] = {"none": {"objective": "none"},
-                      "spread": {"objective": "toy_spread", "scale": 2.0, "sentences": "pubmed"}}
+    cfg["methods"] = {
+        "none": {"objective": "none"},
+        "spread": {"objective": "toy_spread", "scale": 2.0, "sentences": "pubmed"},
+    }
     cfg["eval_sets"]["toy"] = {"task": "toy_norm", "path": "lines.txt", "curve": True}
     cfg["training"].update(steps=2, eval_every=1, checkpoint_every=2)
-    cfg["tables"] = {"ranked": {"kind": "toy_ranking", "caption": "Runs by mean norm.", "eval_set": "toy",
-                                "runs": ["spread", "none"]}}
+    cfg["tables"] = {
+        "ranked": {
+            "kind": "toy_ranking",
+            "caption": "Runs by mean norm.",
+            "eval_set": "toy",
+            "runs": ["spread", "none"],
+        }
+    }
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     run = _snakemake(tmp_path, "all", "--cores", "2", "--resources", "gpu=1")

@@ -31,8 +31,9 @@ def test_auto_is_fp32_on_the_cpu_and_follows_the_compute_capability_on_cuda(monk
         assert not torch.is_autocast_enabled("cpu")
 
 
-@pytest.mark.parametrize(("value", "meant"), [("half", "fp16"), ("float16", "fp16"), ("bfloat16", "bf16"),
-                                               ("float32", "fp32")])
+@pytest.mark.parametrize(
+    ("value", "meant"), [("half", "fp16"), ("float16", "fp16"), ("bfloat16", "bf16"), ("float32", "fp32")]
+)
 def test_other_names_are_refused_with_the_one_they_mean(value: str, meant: str) -> None:
     with pytest.raises(InputError) as err:
         resolve_method("m", {"objective": "simcse", "precision": value}, {}, [0])
@@ -47,7 +48,9 @@ def test_other_names_are_refused_with_the_one_they_mean(value: str, meant: str) 
 
 def test_a_fine_tune_entry_takes_precision_and_refuses_half() -> None:
     sets = {"tr": SimpleNamespace(task="sts"), "va": SimpleNamespace(task="sts"), "te": SimpleNamespace(task="sts")}
-    config: dict[str, Any] = {"finetune": {"ft": {"train": "tr", "validation": "va", "test": "te", "precision": "half"}}}
+    config: dict[str, Any] = {
+        "finetune": {"ft": {"train": "tr", "validation": "va", "test": "te", "precision": "half"}}
+    }
     with pytest.raises(InputError, match=r"finetune\.ft\.precision: 'half' .*means fp16"):
         resolve_finetunes(config, sets)
 

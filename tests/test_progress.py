@@ -8,15 +8,24 @@ from clinsent.progress import Progress, duration
 def test_progress_lines_are_at_most_one_per_interval_plus_the_last() -> None:
     now = [0.0]
     lines: list[str] = []
-    p = Progress("ner 000.parquet", 1000, lines.append, unit="sentence rows", every=30, rate_of="sentences",
-                 clock=lambda: now[0])
+    p = Progress(
+        "ner 000.parquet",
+        1000,
+        lines.append,
+        unit="sentence rows",
+        every=30,
+        rate_of="sentences",
+        clock=lambda: now[0],
+    )
     for step in range(1, 11):  # 10 updates, 10 s apart
         now[0] = 10.0 * step
         p.update(100 * step, sentences=80 * step, entities=7 * step)
     p.update(1000, final=True, sentences=800, entities=70)
     assert len(lines) == 4  # at 30, 60 and 90 s, and the last
-    assert lines[0] == ("ner 000.parquet: 300/1000 sentence rows (30%), 240 sentences, 21 entities, "
-                        "8.0 sentences/s, 0:00:30 elapsed, ETA 0:01:10")
+    assert lines[0] == (
+        "ner 000.parquet: 300/1000 sentence rows (30%), 240 sentences, 21 entities, "
+        "8.0 sentences/s, 0:00:30 elapsed, ETA 0:01:10"
+    )
     assert lines[-1].endswith("70 entities, 8.0 sentences/s, 0:01:40 elapsed, ETA 0:00:00")
     assert duration(3725.4) == "1:02:05"
 

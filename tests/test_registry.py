@@ -39,20 +39,33 @@ def _error_lines(run: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in run.stderr.splitlines() if not line.startswith("Using workflow specific profile")]
 
 
-@pytest.mark.parametrize(("entry", "message"), [
-    ({"objective": "medse", "lamda": 0.2},
-     r"methods\.bad: unknown key 'lamda' \(closest: 'lambda'\)\. Fix: remove it or use one of the allowed keys: .*lambda"),
-    ({"objective": "simcse", "lambda": 0.2},
-     r"methods\.bad: 'lambda' is a knob of objective medse, not of this one\. Fix: .*allowed keys: accumulate, augmentation,"),
-    ({"objective": "ct", "perturbation": "random_tokens"},
-     r"methods\.bad: 'perturbation' is a knob of objective medse, not of this one"),
-    ({"objective": "simcse", "dropout": False},
-     r"methods\.bad: augmentation dropout with dropout: false gives two identical views"),
-    ({"objective": "simsce"}, r"methods\.bad\.objective: unknown objective 'simsce' \(closest: 'simcse'\)"),
-    ({"objective": "medse", "entity_encoder": "lstm"}, r"methods\.bad\.entity_encoder: 'lstm' is not valid"),
-    ({"objective": "sup_simcse", "train_data": "demo_nil"},
-     r"methods\.bad\.train_data: 'demo_nil' is not a key of training_data \['demo_nli'\] \(closest: 'demo_nli'\)"),
-])
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"objective": "medse", "lamda": 0.2},
+            r"methods\.bad: unknown key 'lamda' \(closest: 'lambda'\)\. Fix: remove it or use one of the allowed keys: .*lambda",
+        ),
+        (
+            {"objective": "simcse", "lambda": 0.2},
+            r"methods\.bad: 'lambda' is a knob of objective medse, not of this one\. Fix: .*allowed keys: accumulate, augmentation,",
+        ),
+        (
+            {"objective": "ct", "perturbation": "random_tokens"},
+            r"methods\.bad: 'perturbation' is a knob of objective medse, not of this one",
+        ),
+        (
+            {"objective": "simcse", "dropout": False},
+            r"methods\.bad: augmentation dropout with dropout: false gives two identical views",
+        ),
+        ({"objective": "simsce"}, r"methods\.bad\.objective: unknown objective 'simsce' \(closest: 'simcse'\)"),
+        ({"objective": "medse", "entity_encoder": "lstm"}, r"methods\.bad\.entity_encoder: 'lstm' is not valid"),
+        (
+            {"objective": "sup_simcse", "train_data": "demo_nil"},
+            r"methods\.bad\.train_data: 'demo_nil' is not a key of training_data \['demo_nli'\] \(closest: 'demo_nli'\)",
+        ),
+    ],
+)
 def test_bad_method_entries(entry: dict[str, Any], message: str) -> None:
     with pytest.raises(InputError, match=message):
         resolve_methods(_cfg(bad=entry))
@@ -108,20 +121,50 @@ def test_schemas_come_from_the_settings() -> None:
         cls = METHODS.get(name).settings_class
         schema = settings_schema(cls)
         assert set(schema["properties"]) == set(keys(cls))
-        assert schema["properties"]["pooling"]["enum"] == [*POOLINGS, "model"]  # one pooling table, and the model's own
+        assert schema["properties"]["pooling"]["enum"] == [
+            *POOLINGS,
+            "model",
+        ]  # one pooling table, and the model's own
     assert settings_schema(MedSESettings)["properties"]["lambda"] == {
-        "type": "number", "minimum": 0, "description": "weight of the entity-level loss (eq. 3)", "default": 0.1}
+        "type": "number",
+        "minimum": 0,
+        "description": "weight of the entity-level loss (eq. 3)",
+        "default": 0.1,
+    }
     entry_schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"]["methods"]
-    assert set(entry_schema["additionalProperties"]["properties"]) == {"objective", "seeds", "postprocess",
-                                                                       "whitening_dims", "selection_set", "init_from"}
+    assert set(entry_schema["additionalProperties"]["properties"]) == {
+        "objective",
+        "seeds",
+        "postprocess",
+        "whitening_dims",
+        "selection_set",
+        "init_from",
+    }
 
 
 def _dry_run(tmp: Path, cfg: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     (tmp / "c.yaml").write_text(yaml.safe_dump(cfg))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(REPO),
-                           "--configfile", str(tmp / "c.yaml"), "-n", "--cores", "1"], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(REPO),
+            "--configfile",
+            str(tmp / "c.yaml"),
+            "-n",
+            "--cores",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def _error_lines(run: subprocess.CompletedProcess[str]) -> list[str]:
@@ -129,14 +172,26 @@ def _error_lines(run: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in run.stderr.splitlines() if not line.startswith("Using workflow specific profile")]
 
 
-@pytest.mark.parametrize(("entry", "message"), [
-    ({"objective": "medse", "lamda": 0.2}, "methods.bad: unknown key 'lamda' (closest: 'lambda')"),
-    ({"objective": "simcse", "entity_encoder": "mean"}, "methods.bad: 'entity_encoder' is a knob of objective medse"),
-    ({"objective": "ct", "perturbation": "random_tokens"}, "methods.bad: 'perturbation' is a knob of objective medse"),
-    ({"objective": "simcse", "precision": "half"}, "methods.bad.precision: 'half' is not one of the allowed values "
-                                                   "['auto', 'bf16', 'fp16', 'fp32'] ('half' means fp16). Fix: write "
-                                                   "precision: fp16"),
-])
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"objective": "medse", "lamda": 0.2}, "methods.bad: unknown key 'lamda' (closest: 'lambda')"),
+        (
+            {"objective": "simcse", "entity_encoder": "mean"},
+            "methods.bad: 'entity_encoder' is a knob of objective medse",
+        ),
+        (
+            {"objective": "ct", "perturbation": "random_tokens"},
+            "methods.bad: 'perturbation' is a knob of objective medse",
+        ),
+        (
+            {"objective": "simcse", "precision": "half"},
+            "methods.bad.precision: 'half' is not one of the allowed values "
+            "['auto', 'bf16', 'fp16', 'fp32'] ('half' means fp16). Fix: write "
+            "precision: fp16",
+        ),
+    ],
+)
 def test_dry_run_rejects_bad_methods_before_any_job(tmp_path: Path, entry: dict[str, Any], message: str) -> None:
     cfg = _cfg(bad=entry)
     cfg["results"] = str(tmp_path / "results")
@@ -147,10 +202,19 @@ def test_dry_run_rejects_bad_methods_before_any_job(tmp_path: Path, entry: dict[
     assert "rule ingest_notes" not in run.stdout and not (tmp_path / "results").exists()
 
 
-@pytest.mark.parametrize(("change", "first_line"), [
-    ({"seedz": [0]}, r"config: \(top level\): unknown key 'seedz' \(closest: 'seeds'\); allowed: base, base_models, .*seeds"),
-    ({"corpus": {"shards": "many"}}, r"config: corpus\.shards: 'many' is not of type 'integer'\. Fix: see config/README\.md"),
-])
+@pytest.mark.parametrize(
+    ("change", "first_line"),
+    [
+        (
+            {"seedz": [0]},
+            r"config: \(top level\): unknown key 'seedz' \(closest: 'seeds'\); allowed: base, base_models, .*seeds",
+        ),
+        (
+            {"corpus": {"shards": "many"}},
+            r"config: corpus\.shards: 'many' is not of type 'integer'\. Fix: see config/README\.md",
+        ),
+    ],
+)
 def test_a_schema_error_is_one_line_naming_the_key(tmp_path: Path, change: dict[str, Any], first_line: str) -> None:
     """A key the schema refuses: one line with the key, what is wrong and the closest allowed key
     (Snakemake's own report prints the whole schema, about 800 lines)."""
@@ -176,8 +240,16 @@ def test_train_jobs_depend_only_on_what_the_curve_reads() -> None:
     sets = resolve_eval_sets(cfg)
     curve = sets["demo_select"].curve_params()["settings"]
     # Spearman does not read positive_share (scale_max: the reader checks each score against it)
-    assert set(curve) == {"path", "format", "gold", "split", "split_file", "validation_share", "validation_seed",
-                          "scale_max"}
+    assert set(curve) == {
+        "path",
+        "format",
+        "gold",
+        "split",
+        "split_file",
+        "validation_share",
+        "validation_seed",
+        "scale_max",
+    }
     cfg["evaluation"] = {"positive_share": 0.5}
     changed = resolve_eval_sets(cfg)
     assert changed["demo_select"].curve_params() == sets["demo_select"].curve_params()
@@ -194,8 +266,10 @@ def test_local_extra_models_are_train_inputs(tmp_path: Path) -> None:
     (folder / "config.json").write_text("{}")  # a model folder (an empty one is refused at the dry run)
     cfg = _cfg()
     cfg["results"] = str(tmp_path / "results")
-    cfg["methods"] = {"medse": {"objective": "medse", "definition_model": str(folder)},
-                      "hub": {"objective": "medse", "definition_model": "dmis-lab/biobert-v1.1"}}
+    cfg["methods"] = {
+        "medse": {"objective": "medse", "definition_model": str(folder)},
+        "hub": {"objective": "medse", "definition_model": "dmis-lab/biobert-v1.1"},
+    }
     entries = resolve_methods(cfg)
     assert entries["medse"].method.extra_models() == [str(folder)]
     run = _dry_run(tmp_path, cfg)
@@ -208,13 +282,20 @@ def test_local_extra_models_are_train_inputs(tmp_path: Path) -> None:
     assert "output: downloads/hub/dmis-lab--biobert-v1.1" in run.stdout
 
 
-@pytest.mark.parametrize(("methods", "message"), [
-    ({"b": {"objective": "simcse", "init_from": "aa"}}, r"methods\.b\.init_from: 'aa' is not a key of methods"),
-    ({"u": {"objective": "none"}, "b": {"objective": "simcse", "init_from": "u"}},
-     r"methods\.b\.init_from: method 'u' is not trained \(objective none\)"),
-    ({"a": {"objective": "simcse", "init_from": "b"}, "b": {"objective": "simcse", "init_from": "a"}},
-     r"methods\.a\.init_from: the chain a -> b -> a is a cycle"),
-])
+@pytest.mark.parametrize(
+    ("methods", "message"),
+    [
+        ({"b": {"objective": "simcse", "init_from": "aa"}}, r"methods\.b\.init_from: 'aa' is not a key of methods"),
+        (
+            {"u": {"objective": "none"}, "b": {"objective": "simcse", "init_from": "u"}},
+            r"methods\.b\.init_from: method 'u' is not trained \(objective none\)",
+        ),
+        (
+            {"a": {"objective": "simcse", "init_from": "b"}, "b": {"objective": "simcse", "init_from": "a"}},
+            r"methods\.a\.init_from: the chain a -> b -> a is a cycle",
+        ),
+    ],
+)
 def test_init_from_must_name_a_trained_method(methods: dict[str, Any], message: str) -> None:
     cfg = _cfg()
     cfg["methods"] = methods
@@ -225,8 +306,10 @@ def test_init_from_must_name_a_trained_method(methods: dict[str, Any], message: 
 def test_sequential_training_is_a_dag_edge(tmp_path: Path) -> None:
     """init_from: the second job's input and start model are the first job's trained model."""
     cfg = _cfg()
-    cfg["methods"] = {"nli": {"objective": "sup_simcse", "train_data": "demo_nli"},
-                      "then_simcse": {"objective": "simcse", "init_from": "nli"}}
+    cfg["methods"] = {
+        "nli": {"objective": "sup_simcse", "train_data": "demo_nli"},
+        "then_simcse": {"objective": "simcse", "init_from": "nli"},
+    }
     cfg.pop("corpus_embeddings")  # it cites the demo's medse
     cfg["results"] = str(tmp_path / "results")
     run = _dry_run(tmp_path, cfg)

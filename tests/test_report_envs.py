@@ -18,10 +18,26 @@ def _records() -> list[dict]:
     out = []
     for seed, value in [(0, 0.70), (1, 0.74)]:
         for name in ["train", "test"]:
-            out.append({"method": "medse", "base_model": "bert", "seed": seed, "eval_set": name, "step": 25 * (seed + 1),
-                        "metrics": {"spearman": value, "pearson": 0.5, "alignment": 0.3, "uniformity": -2.0}})
-    out.append({"method": "none", "base_model": "bert", "seed": 0, "eval_set": "train", "step": 0,
-                "metrics": {"spearman": 0.6, "pearson": 0.5, "alignment": 0.3, "uniformity": -2.0}})
+            out.append(
+                {
+                    "method": "medse",
+                    "base_model": "bert",
+                    "seed": seed,
+                    "eval_set": name,
+                    "step": 25 * (seed + 1),
+                    "metrics": {"spearman": value, "pearson": 0.5, "alignment": 0.3, "uniformity": -2.0},
+                }
+            )
+    out.append(
+        {
+            "method": "none",
+            "base_model": "bert",
+            "seed": 0,
+            "eval_set": "train",
+            "step": 0,
+            "metrics": {"spearman": 0.6, "pearson": 0.5, "alignment": 0.3, "uniformity": -2.0},
+        }
+    )
     return out
 
 
@@ -30,8 +46,11 @@ STS = ["spearman", "pearson", "alignment", "uniformity"]
 
 def test_summary_columns_and_rows() -> None:
     df = summary_rows(_records(), {"train": STS, "test": STS})
-    assert list(df.columns) == SUMMARY_COLUMNS == ["method", "base_model", "seed", "eval_set", "metric", "value", "step",
-                                                   "ci_low", "ci_high"]
+    assert (
+        list(df.columns)
+        == SUMMARY_COLUMNS
+        == ["method", "base_model", "seed", "eval_set", "metric", "value", "step", "ci_low", "ci_high"]
+    )
     assert len(df) == 5 * 4
     assert df["ci_low"].isna().all()  # these results carry no intervals: the cells stay empty
     with_ci = _records()[:1]
@@ -44,8 +63,11 @@ def test_summary_columns_and_rows() -> None:
 
 
 def test_table_mean_std_over_seeds() -> None:
-    table = results_table(summary_rows(_records(), {"train": STS, "test": STS}), {"train": "spearman", "test": "spearman"},
-                          ["none", "medse"])
+    table = results_table(
+        summary_rows(_records(), {"train": STS, "test": STS}),
+        {"train": "spearman", "test": "spearman"},
+        ["none", "medse"],
+    )
     assert table["method"].tolist() == ["none", "medse"]
     row = table.set_index("method").loc["medse"]
     assert row["train"] == "0.720 ± 0.028"  # mean 0.72, sample std of (0.70, 0.74) = 0.0283

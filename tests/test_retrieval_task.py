@@ -21,7 +21,9 @@ def _nli(tmp: Path) -> Path:
     for i in range(12):
         rows.append({"sentence1": f"premise {i}", "sentence2": f"entailed {i}", "gold_label": "entailment"})
         rows.append({"sentence1": f"premise {i}", "sentence2": f"contradicted {i}", "gold_label": "contradiction"})
-        rows.append({"sentence1": f"premise {i}", "sentence2": f"neutral {i}", "gold_label": "neutral" if i % 4 else "-"})
+        rows.append(
+            {"sentence1": f"premise {i}", "sentence2": f"neutral {i}", "gold_label": "neutral" if i % 4 else "-"}
+        )
     rows.append({"sentence1": "premise 0", "sentence2": "entailed again 0", "gold_label": "entailment"})
     path = tmp / "dev.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))

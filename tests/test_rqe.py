@@ -87,7 +87,9 @@ def test_ties_in_accuracy_take_the_midpoint_of_the_tied_interval(seed: int) -> N
     assert best_threshold(scores, labels) == (pytest.approx(0.6), 0.75)
     # best cuts apart (a worse one between): the run with the highest scores, (0.7, 0.9]
     assert best_threshold(np.array([0.9, 0.7, 0.5, 0.3]), np.array([True, False, True, False])) == (
-        pytest.approx(0.8), 0.75)
+        pytest.approx(0.8),
+        0.75,
+    )
 
 
 def test_threshold_edges() -> None:
@@ -99,12 +101,21 @@ def test_score_applies_the_dev_threshold_to_test() -> None:
     dev = RqeSet(["a", "b", "c", "d"], ["A", "B", "C", "D"], np.array([True, True, False, False]))
     test = RqeSet(["a", "c"], ["B", "D"], np.array([True, True]))
     task = Rqe.from_data("rqe", (test, dev), RqeSettings())
+
     # 2-d vectors at chosen angles: cos(a,A)=1, cos(b,B)=0.8, cos(c,C)=0.2, cos(d,D)=0
     def unit(deg: float) -> list[float]:
         return [np.cos(np.radians(deg)), np.sin(np.radians(deg))]
 
-    angles = {"a": 0, "A": 0, "b": 0, "B": np.degrees(np.arccos(0.8)), "c": 0, "C": np.degrees(np.arccos(0.2)),
-              "d": 0, "D": 90}
+    angles = {
+        "a": 0,
+        "A": 0,
+        "b": 0,
+        "B": np.degrees(np.arccos(0.8)),
+        "c": 0,
+        "C": np.degrees(np.arccos(0.2)),
+        "d": 0,
+        "D": 90,
+    }
     texts = task.texts()
     vectors = np.array([unit(angles[t]) for t in texts])
     m = task.score(texts, vectors)

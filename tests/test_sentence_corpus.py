@@ -11,7 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from clinsent.corpus.sentences import corpus_size, corpus_stats, fraction_subset, read_sentence_corpus, steps_for_epochs
+from clinsent.corpus.sentences import (
+    corpus_size,
+    corpus_stats,
+    fraction_subset,
+    read_sentence_corpus,
+    steps_for_epochs,
+)
 from clinsent.errors import InputError
 from clinsent.methods.config import resolve_methods
 
@@ -84,31 +90,63 @@ def test_steps_and_stats() -> None:
 
 
 def _cfg(path: str, **methods: dict[str, Any]) -> dict[str, Any]:
-    return {"sentence_corpora": {"pubmed": {"path": path}}, "eval_sets": {"dev": {}}, "selection_set": "dev",
-            "training": {"epochs": 1, "batch_size": 8}, "methods": copy.deepcopy(methods)}
+    return {
+        "sentence_corpora": {"pubmed": {"path": path}},
+        "eval_sets": {"dev": {}},
+        "selection_set": "dev",
+        "training": {"epochs": 1, "batch_size": 8},
+        "methods": copy.deepcopy(methods),
+    }
 
 
 def test_epochs_derive_steps_from_the_corpus(tmp_path: Path) -> None:
     path = _text(tmp_path, [f"s {i}" for i in range(50)])
-    entries = resolve_methods(_cfg(path, a={"objective": "simcse", "sentences": "pubmed"},
-                                   b={"objective": "simcse", "sentences": "pubmed", "steps": 3},
-                                   c={"objective": "simcse", "sentences": "pubmed", "epochs": 2, "fraction": 0.2}))
+    entries = resolve_methods(
+        _cfg(
+            path,
+            a={"objective": "simcse", "sentences": "pubmed"},
+            b={"objective": "simcse", "sentences": "pubmed", "steps": 3},
+            c={"objective": "simcse", "sentences": "pubmed", "epochs": 2, "fraction": 0.2},
+        )
+    )
     assert entries["a"].method.settings.steps == 7 and "= 7 steps" in entries["a"].derived  # ceil(50 / 8)
-    assert entries["b"].method.settings.steps == 3 and entries["b"].method.settings.epochs is None and not entries["b"].derived
+    assert (
+        entries["b"].method.settings.steps == 3
+        and entries["b"].method.settings.epochs is None
+        and not entries["b"].derived
+    )
     assert entries["c"].method.settings.steps == 13  # the full corpus' steps, whatever the fraction
     plan = entries["c"].method.data_need()
     assert plan.key() == "pubmed-naive-none0-b8-n13-f0.2"
 
 
-@pytest.mark.parametrize(("method", "message"), [
-    ({"objective": "simcse", "sentences": "pubmed", "steps": 3, "epochs": 1}, r"methods\.m: sets both steps and epochs"),
-    ({"objective": "simcse", "sentences": "pubmd"}, r"methods\.m\.sentences: 'pubmd' is neither notes nor a key .*closest: 'pubmed'"),
-    ({"objective": "simcse", "sentences": "pubmed", "corpus": "s_ent"}, r"corpus s_ent.* sentence corpus 'pubmed' has none"),
-    ({"objective": "medse", "sentences": "pubmed"}, r"objective medse needs linked entities"),
-    ({"objective": "simcse", "sentences": "pubmed", "fraction": 0.1}, r"fraction 0\.1 of sentence corpus 'pubmed' is 5 sentences, fewer than a batch of 8"),
-    ({"objective": "simcse"}, r"methods\.m\.epochs: epochs needs a sentence corpus"),
-    ({"objective": "simcse", "sentences": "pubmed", "selection_set": "tset"}, r"methods\.m\.selection_set: 'tset' is not a key"),
-])
+@pytest.mark.parametrize(
+    ("method", "message"),
+    [
+        (
+            {"objective": "simcse", "sentences": "pubmed", "steps": 3, "epochs": 1},
+            r"methods\.m: sets both steps and epochs",
+        ),
+        (
+            {"objective": "simcse", "sentences": "pubmd"},
+            r"methods\.m\.sentences: 'pubmd' is neither notes nor a key .*closest: 'pubmed'",
+        ),
+        (
+            {"objective": "simcse", "sentences": "pubmed", "corpus": "s_ent"},
+            r"corpus s_ent.* sentence corpus 'pubmed' has none",
+        ),
+        ({"objective": "medse", "sentences": "pubmed"}, r"objective medse needs linked entities"),
+        (
+            {"objective": "simcse", "sentences": "pubmed", "fraction": 0.1},
+            r"fraction 0\.1 of sentence corpus 'pubmed' is 5 sentences, fewer than a batch of 8",
+        ),
+        ({"objective": "simcse"}, r"methods\.m\.epochs: epochs needs a sentence corpus"),
+        (
+            {"objective": "simcse", "sentences": "pubmed", "selection_set": "tset"},
+            r"methods\.m\.selection_set: 'tset' is not a key",
+        ),
+    ],
+)
 def test_bad_sources_stop_when_the_config_is_read(tmp_path: Path, method: dict[str, Any], message: str) -> None:
     path = _text(tmp_path, [f"s {i}" for i in range(50)])
     with pytest.raises(InputError, match=message):
@@ -118,17 +156,28 @@ def test_bad_sources_stop_when_the_config_is_read(tmp_path: Path, method: dict[s
 def test_abstracts_are_split_into_sentences(tmp_path: Path) -> None:
     """``split: true``: each line is a document (a PubMed abstract), split by our ScispaCy splitter."""
     abstracts = tmp_path / "abstracts.txt"
-    abstracts.write_text("Aspirin reduced pain in 40 patients. The effect lasted 4 h. No adverse events were seen.\n\n"
-                         "We studied sepsis in the ICU (n = 12). Mortality was 25%.\n")
+    abstracts.write_text(
+        "Aspirin reduced pain in 40 patients. The effect lasted 4 h. No adverse events were seen.\n\n"
+        "We studied sepsis in the ICU (n = 12). Mortality was 25%.\n"
+    )
     df, report = read_sentence_corpus("pmc", {"path": str(abstracts), "split": True})
-    assert df["text"].tolist() == ["Aspirin reduced pain in 40 patients.", "The effect lasted 4 h.",
-                                   "No adverse events were seen.", "We studied sepsis in the ICU (n = 12).",
-                                   "Mortality was 25%."]
+    assert df["text"].tolist() == [
+        "Aspirin reduced pain in 40 patients.",
+        "The effect lasted 4 h.",
+        "No adverse events were seen.",
+        "We studied sepsis in the ICU (n = 12).",
+        "Mortality was 25%.",
+    ]
     assert report["files"][0]["documents"] == 2 and report["files"][0]["skipped_blank"] == 1
     assert corpus_size("pmc", {"path": str(abstracts), "split": True}) is None  # known only after splitting
     assert corpus_size("pmc", {"path": str(abstracts), "split": True, "sample": 3}) == 3
-    cfg = {"sentence_corpora": {"pmc": {"path": str(abstracts), "split": True}},
-           "methods": {"m": {"objective": "simcse", "sentences": "pmc", "epochs": 1}}}
-    with pytest.raises(InputError, match=r"not known when the config is read .*documents to split.*Fix: give "
-                                         r"sentence_corpora\.pmc\.sample"):
+    cfg = {
+        "sentence_corpora": {"pmc": {"path": str(abstracts), "split": True}},
+        "methods": {"m": {"objective": "simcse", "sentences": "pmc", "epochs": 1}},
+    }
+    with pytest.raises(
+        InputError,
+        match=r"not known when the config is read .*documents to split.*Fix: give "
+        r"sentence_corpora\.pmc\.sample",
+    ):
         resolve_methods(cfg)

@@ -76,13 +76,33 @@ def _slurm_env() -> dict[str, str]:
 
 def _slurm_command(workdir: Path, *args: str, timeout: int = 1200) -> list[str]:
     # SIGINT, not SIGTERM: the executor only stops waiting for jobs on an interrupt
-    return ["timeout", "-s", "INT", str(timeout), sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"),
-            "--directory", str(workdir), "--profile", str(PROFILE), "--verbose", *args]
+    return [
+        "timeout",
+        "-s",
+        "INT",
+        str(timeout),
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--profile",
+        str(PROFILE),
+        "--verbose",
+        *args,
+    ]
 
 
 def _slurm_run(workdir: Path, *args: str, timeout: int = 1200) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(_slurm_command(workdir, *args, timeout=timeout), capture_output=True, text=True,
-                          env=_slurm_env(), timeout=timeout + 60)
+    return subprocess.run(
+        _slurm_command(workdir, *args, timeout=timeout),
+        capture_output=True,
+        text=True,
+        env=_slurm_env(),
+        timeout=timeout + 60,
+    )
 
 
 def _reduced(cfg: dict) -> dict:
@@ -99,8 +119,9 @@ def _preempt_when_training(run: subprocess.Popen[str], workdir: Path, method: st
     while run.poll() is None and time.monotonic() < deadline:
         if log.exists() and "step 2:" in log.read_text(errors="replace"):
             queue = subprocess.run(["squeue", "-h", "-o", "%i|%k"], capture_output=True, text=True).stdout
-            job = next((line.split("|")[0] for line in queue.splitlines()
-                        if "rule_train" in line and method in line), None)
+            job = next(
+                (line.split("|")[0] for line in queue.splitlines() if "rule_train" in line and method in line), None
+            )
             if job:
                 subprocess.run(["scancel", "--signal=TERM", job], check=True)
                 return job
@@ -127,16 +148,22 @@ def _preempted_run_matches_local(tmp_path: Path, tiny_bert: Path) -> None:
         cfg = _reduced(_config(d, tiny_bert))
         cfg["training"].update(steps=24, eval_every=2)  # long enough to be preempted mid-training
         # the ontology "downloaded" (a file:// URL: no network here) by its local rule, never on the cluster
-        cfg["ontology"] = {"path": None, "release": {"url": (REPO / "resources/demo/efo.demo.obo").as_uri(),
-                                                     "version": "demo", "dir": "downloads"}}
+        cfg["ontology"] = {
+            "path": None,
+            "release": {"url": (REPO / "resources/demo/efo.demo.obo").as_uri(), "version": "demo", "dir": "downloads"},
+        }
         (d / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     local = _snakemake(local_dir, "all", "--cores", "2", "--resources", "gpu=1")
     assert local.returncode == 0, local.stderr[-3000:]
 
     t0 = time.perf_counter()
     output = tmp_path / "slurm_run.txt"  # a file, not a pipe: --verbose fills a pipe nobody reads while polling
-    with open(output, "w") as sink, subprocess.Popen(_slurm_command(slurm_dir, "all"), stdout=sink,
-                                                     stderr=subprocess.STDOUT, text=True, env=_slurm_env()) as run:
+    with (
+        open(output, "w") as sink,
+        subprocess.Popen(
+            _slurm_command(slurm_dir, "all"), stdout=sink, stderr=subprocess.STDOUT, text=True, env=_slurm_env()
+        ) as run,
+    ):
         preempted = _preempt_when_training(run, slurm_dir, "medse")
         run.wait(timeout=1500)
     wall = time.perf_counter() - t0
@@ -162,8 +189,10 @@ def _preempted_run_matches_local(tmp_path: Path, tiny_bert: Path) -> None:
     # the profile's groups: each model's embed and evaluate jobs (two eval sets: four jobs) are one
     # submission, the untrained baseline's too; none is submitted alone
     groups = [line for line in sbatch if "rule_score_" in line]
-    assert sorted(re.search(r"rule_(score_\w+?_seed0)_embed_evaluate", line).group(1) for line in groups) == \
-        ["score_medse_tiny_seed0", "score_none_tiny_seed0"], groups
+    assert sorted(re.search(r"rule_(score_\w+?_seed0)_embed_evaluate", line).group(1) for line in groups) == [
+        "score_medse_tiny_seed0",
+        "score_none_tiny_seed0",
+    ], groups
     assert not any(re.search(r"rule_(embed|evaluate)\b", line) for line in sbatch)
     print(f"sbatch submissions: {len(sbatch)} ({len(groups)} embed+evaluate groups in place of 8 jobs)")
 
@@ -195,14 +224,35 @@ def test_slurm_profile_dry_run_of_the_paper_config(tmp_path: Path) -> None:
     """The profile plans config/paper/medse.yaml: 64 corpus shards and the full MED-SE grid, with
     the GPU asked for by the training jobs only, and each model's embed and evaluate jobs grouped."""
     env_path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
-    dry = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-                          "--profile", str(PROFILE), "--configfile", str(REPO / "config" / "paper" / "medse.yaml"),
-                          "--config", "placeholders_ok=true", "-n", "all"], capture_output=True, text=True,
-                         env={**os.environ, "PATH": env_path}, timeout=600)
+    dry = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(tmp_path),
+            "--profile",
+            str(PROFILE),
+            "--configfile",
+            str(REPO / "config" / "paper" / "medse.yaml"),
+            "--config",
+            "placeholders_ok=true",
+            "-n",
+            "all",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": env_path},
+        timeout=600,
+    )
     assert dry.returncode == 0, dry.stderr[-3000:]
     jobs = _planned_outputs(dry.stdout)
     assert len(jobs["split_sentences"]) == 64 and len(jobs["ner"]) == 64
-    assert len(jobs["train"]) == 291 and len(jobs["embed"]) == 582 and len(jobs["evaluate"]) == 582  # per model and eval set
+    assert (
+        len(jobs["train"]) == 291 and len(jobs["embed"]) == 582 and len(jobs["evaluate"]) == 582
+    )  # per model and eval set
     assert len(jobs["batch_plan"]) == 60  # plans are shared by methods with the same batches, per seed
     # one submission per model for its embed and evaluate jobs: 291 in place of 1,164
     groups = re.findall(r"Group job (score_\S+) \(", dry.stdout + dry.stderr)
@@ -210,8 +260,10 @@ def test_slurm_profile_dry_run_of_the_paper_config(tmp_path: Path) -> None:
     # the downloads (three base models by Hugging Face id, the EFO release) are local rules: they run on
     # the submitting host, and every cluster job loads local files offline
     assert len(jobs["download_model"]) == 3 and len(jobs["download_ontology"]) == 1
-    assert "downloads as local rules, on this host before any job that needs them: download_model (3), " \
-           "download_ontology (1)" in dry.stderr, dry.stderr[-2000:]
+    assert (
+        "downloads as local rules, on this host before any job that needs them: download_model (3), "
+        "download_ontology (1)" in dry.stderr
+    ), dry.stderr[-2000:]
 
 
 def test_the_default_workflow_profile_never_overrides_the_slurm_profile() -> None:

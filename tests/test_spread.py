@@ -58,16 +58,24 @@ def test_a_single_row_is_judged_on_its_bounds_only() -> None:
     assert not check(_cells(a=[0.999]), {"col": "accuracy"}).ok
 
 
-SUMMARY = pd.DataFrame([
-    {"method": m, "base_model": "b", "seed": s, "eval_set": "sts", "metric": "spearman", "value": v, "step": 0}
-    for m, vals in {"none": [0.30, 0.30], "simcse": [0.40, 0.42], "medse": [0.41, 0.43]}.items()
-    for s, v in enumerate(vals)])
+SUMMARY = pd.DataFrame(
+    [
+        {"method": m, "base_model": "b", "seed": s, "eval_set": "sts", "metric": "spearman", "value": v, "step": 0}
+        for m, vals in {"none": [0.30, 0.30], "simcse": [0.40, 0.42], "medse": [0.41, 0.43]}.items()
+        for s, v in enumerate(vals)
+    ]
+)
 
 
 def test_cells_of_a_runs_table_and_of_the_results_table() -> None:
-    table = {"rows": [{"label": "None", "cells": ["none", None]}, {"label": "SimCSE", "cells": ["simcse", "medse"]},
-                      {"group": "g", "label": "SimCSE", "cells": ["medse", None]}],  # a label again, in a group
-             "columns": ["x", "y"]}
+    table = {
+        "rows": [
+            {"label": "None", "cells": ["none", None]},
+            {"label": "SimCSE", "cells": ["simcse", "medse"]},
+            {"group": "g", "label": "SimCSE", "cells": ["medse", None]},
+        ],  # a label again, in a group
+        "columns": ["x", "y"],
+    }
     cells, metrics = paper_cells(SUMMARY, table, {"sts": "spearman"}, "b")
     assert metrics == {"sts x": "spearman", "sts y": "spearman"}
     assert cells["sts x"]["None"].tolist() == [0.30, 0.30] and list(cells["sts y"]) == ["SimCSE"]
@@ -86,17 +94,34 @@ def test_the_paper_report_logs_one_spread_line_per_runs_table(tmp_path, caplog) 
     SUMMARY.to_csv(summary, index=False)
     curve = tmp_path / "curve.csv"
     pd.DataFrame({"step": [0], "eval_set": ["sts"], "metric": ["spearman"], "score": [0.3], "loss": [1.0]}).to_csv(
-        curve, index=False)
+        curve, index=False
+    )
     jobs = [{"method": m, "base_model": "b", "seed": s} for m in ("none", "simcse", "medse") for s in (0, 1)]
-    tables = {"good": {"caption": "c", "rows": [{"label": "None", "cells": ["none"]},
-                                                  {"label": "SimCSE", "cells": ["simcse"]}]},
-              "flat": {"caption": "c", "rows": [{"label": "SimCSE", "cells": ["simcse"]},
-                                                  {"label": "MED-SE", "cells": ["medse"]}]}}
+    tables = {
+        "good": {
+            "caption": "c",
+            "rows": [{"label": "None", "cells": ["none"]}, {"label": "SimCSE", "cells": ["simcse"]}],
+        },
+        "flat": {
+            "caption": "c",
+            "rows": [{"label": "SimCSE", "cells": ["simcse"]}, {"label": "MED-SE", "cells": ["medse"]}],
+        },
+    }
     (tmp_path / "t").mkdir()
     (tmp_path / "f").mkdir()
     with caplog.at_level(logging.INFO, logger="clinsent.report"):
-        build_paper_report(str(summary), jobs, [str(curve)] * len(jobs), tables, {}, {"sts": "spearman"}, "b", "paper",
-                           str(tmp_path / "t"), str(tmp_path / "f"))
+        build_paper_report(
+            str(summary),
+            jobs,
+            [str(curve)] * len(jobs),
+            tables,
+            {},
+            {"sts": "spearman"},
+            "b",
+            "paper",
+            str(tmp_path / "t"),
+            str(tmp_path / "f"),
+        )
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("spread:")]
     assert lines[0].startswith("spread: tables.good: rows told apart")
     assert lines[1].startswith("spread: tables.flat: no two rows differ") and len(lines) == 2
@@ -113,7 +138,9 @@ def test_a_spread_line_warns_only_when_its_table_fails(caplog) -> None:
         passing.log(log, "tables/results")
         failing.log(log, "tables/results")
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
-        ("INFO", passing.line("tables/results")), ("WARNING", failing.line("tables/results"))]
+        ("INFO", passing.line("tables/results")),
+        ("WARNING", failing.line("tables/results")),
+    ]
 
 
 def test_one_seed_uses_the_paired_bootstrap_where_there_are_replicates() -> None:
@@ -125,13 +152,25 @@ def test_one_seed_uses_the_paired_bootstrap_where_there_are_replicates() -> None
     rng = np.random.default_rng(1)
     noise = rng.normal(0, 0.03, 1000)
     cells = {"sts": {"none@m": np.array([0.700]), "simcse@m": np.array([0.718])}}
-    close = pd.DataFrame([{"method": m, "base_model": "m", "seed": 0, "eval_set": "sts", "metric": "spearman",
-                           "replicates": list(v + noise + rng.normal(0, 0.03, 1000))}
-                          for m, v in (("none", 0.700), ("simcse", 0.718))])
+    close = pd.DataFrame(
+        [
+            {
+                "method": m,
+                "base_model": "m",
+                "seed": 0,
+                "eval_set": "sts",
+                "metric": "spearman",
+                "replicates": list(v + noise + rng.normal(0, 0.03, 1000)),
+            }
+            for m, v in (("none", 0.700), ("simcse", 0.718))
+        ]
+    )
     assert not check(cells, {"sts": "spearman"}).problems  # the gap alone: told apart
     told = check(cells, {"sts": "spearman"}, paired=paired_rows(Paired(close), {"sts": "spearman"}))
-    assert told.problems == ["no two rows differ by more than the seeds' standard deviation or, with one seed, "
-                             "by a paired bootstrap on the items"]
+    assert told.problems == [
+        "no two rows differ by more than the seeds' standard deviation or, with one seed, "
+        "by a paired bootstrap on the items"
+    ]
     apart = close.assign(replicates=[list(0.700 + noise), list(0.718 + noise)])  # the same resamples, a fixed gap
     assert check(cells, {"sts": "spearman"}, paired=paired_rows(Paired(apart), {"sts": "spearman"})).ok
     assert check(cells, {"sts": "spearman"}, paired=paired_rows(Paired(None), {"sts": "spearman"})).ok

@@ -28,7 +28,7 @@ def _loaded_after(code: str) -> list[str]:
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     line = next(x for x in reversed(run.stdout.splitlines()) if x.startswith("loaded:"))
-    return [m for m in line[len("loaded:"):].split(",") if m]
+    return [m for m in line[len("loaded:") :].split(",") if m]
 
 
 def _imports(script: str) -> str:
@@ -59,7 +59,7 @@ def test_a_model_job_takes_its_gpu_slot_before_anything_loads_torch(script: str)
     body = ast.parse((SCRIPTS / f"{script}.py").read_text()).body
     calls = [i for i, n in enumerate(body) if "slot_of(" in ast.unparse(n) and not isinstance(n, ast.ImportFrom)]
     assert calls, f"{script}.py takes no GPU slot"
-    before = "\n".join(ast.unparse(n) for n in body[:calls[0]] if isinstance(n, (ast.Import, ast.ImportFrom)))
+    before = "\n".join(ast.unparse(n) for n in body[: calls[0]] if isinstance(n, (ast.Import, ast.ImportFrom)))
     assert _loaded_after(before) == []
 
 
@@ -87,16 +87,26 @@ def test_every_package_the_code_imports_is_declared() -> None:
     import re
     import tomllib
 
-    declared = {re.split(r"[<>=!\[ ]", d, maxsplit=1)[0].lower().replace("_", "-")
-                for d in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]}
-    declared |= {line.split("==")[0].strip().lower() for line in (REPO / "requirements-nodeps.txt").read_text().splitlines()
-                 if line.strip() and not line.startswith("#")}
+    declared = {
+        re.split(r"[<>=!\[ ]", d, maxsplit=1)[0].lower().replace("_", "-")
+        for d in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    }
+    declared |= {
+        line.split("==")[0].strip().lower()
+        for line in (REPO / "requirements-nodeps.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
     owners = importlib.metadata.packages_distributions()
     missing: dict[str, str] = {}
     for path in [*(REPO / "src").rglob("*.py"), *(REPO / "bench").glob("*.py"), *SCRIPTS.glob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                else []
+            )
             for name in names:
                 top = name.split(".")[0]
                 for dist in owners.get(top, []):

@@ -44,8 +44,9 @@ def test_loss_equals_hand_computation(weight: float) -> None:
     a, p, n = (torch.randn(4, 6, generator=g) for _ in range(3))
     got = supervised_info_nce(a, p, n, 0.05, weight).item()
     assert got == pytest.approx(_by_hand(a.numpy(), p.numpy(), n.numpy(), 0.05, weight), rel=1e-5)
-    assert supervised_info_nce(a, p, None, 0.1).item() == pytest.approx(_by_hand(a.numpy(), p.numpy(), None, 0.1),
-                                                                        rel=1e-5)
+    assert supervised_info_nce(a, p, None, 0.1).item() == pytest.approx(
+        _by_hand(a.numpy(), p.numpy(), None, 0.1), rel=1e-5
+    )
 
 
 def test_loss_agrees_with_sentence_transformers_mnrl() -> None:
@@ -61,12 +62,24 @@ def test_loss_agrees_with_sentence_transformers_mnrl() -> None:
 
 
 def test_nli_jsonl_triplets_and_counts(tmp_path: Path) -> None:
-    rows = [("P1", "E1", "entailment"), ("P1", "C1", "contradiction"), ("P1", "E2", "entailment"),
-            ("P1", "N1", "neutral"), ("P2", "E3", "entailment"), ("P3", "C3", "contradiction"),
-            ("P4", "X", "-"), ("P4", "E4", "Entailment"), ("P4", "C4", "CONTRADICTION")]
+    rows = [
+        ("P1", "E1", "entailment"),
+        ("P1", "C1", "contradiction"),
+        ("P1", "E2", "entailment"),
+        ("P1", "N1", "neutral"),
+        ("P2", "E3", "entailment"),
+        ("P3", "C3", "contradiction"),
+        ("P4", "X", "-"),
+        ("P4", "E4", "Entailment"),
+        ("P4", "C4", "CONTRADICTION"),
+    ]
     path = tmp_path / "mli_train_v1.jsonl"
-    path.write_text("".join(json.dumps({"sentence1": s1, "sentence2": s2, "gold_label": g, "pairID": str(i)}) + "\n"
-                            for i, (s1, s2, g) in enumerate(rows)))
+    path.write_text(
+        "".join(
+            json.dumps({"sentence1": s1, "sentence2": s2, "gold_label": g, "pairID": str(i)}) + "\n"
+            for i, (s1, s2, g) in enumerate(rows)
+        )
+    )
     df, report = read_training_rows("nli", {"format": "nli_jsonl", "path": str(path)})
     assert df.values.tolist() == [["P1", "E1", "C1"], ["P1", "E2", "C1"], ["P4", "E4", "C4"]]
     assert report["premises_dropped"] == {"no_entailment": 1, "no_contradiction": 1}
@@ -85,8 +98,11 @@ def test_nli_tsv_and_bad_labels(tmp_path: Path) -> None:
     good = json.dumps({"sentence1": "a", "sentence2": "b", "gold_label": "neutral"}) + "\n"
     wrong = json.dumps({"sentence1": "secret note text", "sentence2": "b", "gold_label": "maybe"}) + "\n"
     bad.write_text(good + wrong + good + wrong * 6)
-    with pytest.raises(InputError, match=r"bad\.jsonl:2: the label is not one of .*\(7 bad row\(s\), at lines "
-                                         r"2, 4, 5, 6, 7, \.\.\.\)") as err:
+    with pytest.raises(
+        InputError,
+        match=r"bad\.jsonl:2: the label is not one of .*\(7 bad row\(s\), at lines "
+        r"2, 4, 5, 6, 7, \.\.\.\)",
+    ) as err:
         read_nli_jsonl(bad, {"no_gold_label": 0})
     assert "secret" not in str(err.value) and "maybe" not in str(err.value)
     missing = tmp_path / "missing.jsonl"
@@ -111,21 +127,36 @@ def test_rows_batches_are_seeded_epochs() -> None:
 
 
 def test_sup_simcse_trains_on_rows(tiny_bert: Path, tmp_path: Path) -> None:
-    nli = pd.DataFrame(triplets([(f"Patient {i} has disease {i}.", f"Disease {i} is present.", "entailment")
-                                 for i in range(12)] +
-                                [(f"Patient {i} has disease {i}.", f"There is no disease {i}.", "contradiction")
-                                 for i in range(12)])[0])
-    cfg = {"methods": {"sup": {"objective": "sup_simcse", "train_data": "nli", "steps": 3, "batch_size": 4,
-                               "max_length": 32, "eval_every": 3, "checkpoint_every": 0, "learning_rate": 1e-3}},
-           "training_data": {"nli": {"format": "nli_jsonl", "path": "x"}}}
+    nli = pd.DataFrame(
+        triplets(
+            [(f"Patient {i} has disease {i}.", f"Disease {i} is present.", "entailment") for i in range(12)]
+            + [(f"Patient {i} has disease {i}.", f"There is no disease {i}.", "contradiction") for i in range(12)]
+        )[0]
+    )
+    cfg = {
+        "methods": {
+            "sup": {
+                "objective": "sup_simcse",
+                "train_data": "nli",
+                "steps": 3,
+                "batch_size": 4,
+                "max_length": 32,
+                "eval_every": 3,
+                "checkpoint_every": 0,
+                "learning_rate": 1e-3,
+            }
+        },
+        "training_data": {"nli": {"format": "nli_jsonl", "path": "x"}},
+    }
     method = resolve_methods(cfg)["sup"].method
     need = method.data_need()
     assert isinstance(need, TrainingRows) and need.columns == ("anchor", "positive", "negative")
     rows_path = tmp_path / "rows.parquet"
     nli.to_parquet(rows_path)
     data = need.load({"rows": str(rows_path)}, seed=0)
-    sts = Sts.from_data("sel", StsSet("sel", [f"disease {i}" for i in range(6)], [f"illness {i}" for i in range(6)],
-                                      np.arange(6.0)))
+    sts = Sts.from_data(
+        "sel", StsSet("sel", [f"disease {i}" for i in range(6)], [f"illness {i}" for i in range(6)], np.arange(6.0))
+    )
     result = train(method, str(tiny_bert), tmp_path / "m", {"sel": sts}, "sel", data=data, log=lambda *_: None)
     trained = result.curve[result.curve["step"] > 0]
     assert (trained["loss_supervised"] > 0).all() and result.selected_step == 3
@@ -141,14 +172,28 @@ def test_cls_mlp_keeps_the_trained_mlp_in_the_saved_model(tiny_bert: Path, tmp_p
     from clinsent.embed import load_encoder
     from clinsent.models.saved import SavedEncoder
 
-    nli = pd.DataFrame(triplets([(f"Patient {i} has disease {i}.", f"Disease {i} is present.", "entailment")
-                                 for i in range(12)] +
-                                [(f"Patient {i} has disease {i}.", f"There is no disease {i}.", "contradiction")
-                                 for i in range(12)])[0])
-    cfg = {"methods": {"sup": {"objective": "sup_simcse", "train_data": "nli", "steps": 3, "batch_size": 4,
-                               "max_length": 32, "eval_every": 1, "checkpoint_every": 0, "learning_rate": 1e-3,
-                               "pooling": "cls_mlp"}},
-           "training_data": {"nli": {"format": "nli_jsonl", "path": "x"}}}
+    nli = pd.DataFrame(
+        triplets(
+            [(f"Patient {i} has disease {i}.", f"Disease {i} is present.", "entailment") for i in range(12)]
+            + [(f"Patient {i} has disease {i}.", f"There is no disease {i}.", "contradiction") for i in range(12)]
+        )[0]
+    )
+    cfg = {
+        "methods": {
+            "sup": {
+                "objective": "sup_simcse",
+                "train_data": "nli",
+                "steps": 3,
+                "batch_size": 4,
+                "max_length": 32,
+                "eval_every": 1,
+                "checkpoint_every": 0,
+                "learning_rate": 1e-3,
+                "pooling": "cls_mlp",
+            }
+        },
+        "training_data": {"nli": {"format": "nli_jsonl", "path": "x"}},
+    }
     method = resolve_methods(cfg)["sup"].method
     nli.to_parquet(tmp_path / "rows.parquet")
     data = method.data_need().load({"rows": str(tmp_path / "rows.parquet")}, seed=0)

@@ -82,8 +82,9 @@ def test_the_4d_mask_gives_the_2d_masks_states(tiny_bert: Path, attention: str) 
 
     model = AutoModel.from_pretrained(str(tiny_bert), attn_implementation=attention).eval()
     tok = AutoTokenizer.from_pretrained(str(tiny_bert))
-    inputs = dict(tok(["a short one", "a much longer sentence with more words in it"], padding=True,
-                      return_tensors="pt"))
+    inputs = dict(
+        tok(["a short one", "a much longer sentence with more words in it"], padding=True, return_tensors="pt")
+    )
     prepared = model_inputs(model, inputs)
     assert prepared["attention_mask"].dim() == 4
     with torch.no_grad():

@@ -9,8 +9,16 @@ import numpy as np
 import pytest
 import torch
 
-from clinsent.augment.text import (PUNCTUATION, STOPWORDS, augment, punctuation_insertion, random_crop, random_swap,
-                                   stopword_insertion, word_deletion)
+from clinsent.augment.text import (
+    PUNCTUATION,
+    STOPWORDS,
+    augment,
+    punctuation_insertion,
+    random_crop,
+    random_swap,
+    stopword_insertion,
+    word_deletion,
+)
 from clinsent.errors import InputError
 
 WORDS = "During the 1970s initial clinical experience with bioprostheses determined their worldwide use".split()
@@ -98,7 +106,9 @@ def test_punctuation_insertion_has_aedas_distribution() -> None:
     rng, port_rng = np.random.default_rng(0), random.Random(0)
     ours = profile([punctuation_insertion(WORDS, 0.3, rng) for _ in range(4000)])
     theirs = profile([_aeda_port(WORDS, port_rng) for _ in range(4000)])
-    assert ours[0][0] == theirs[0][0] == 0 and max(i for i, c in enumerate(theirs[0]) if c) == int(0.3 * len(WORDS) + 1)
+    assert ours[0][0] == theirs[0][0] == 0 and max(i for i, c in enumerate(theirs[0]) if c) == int(
+        0.3 * len(WORDS) + 1
+    )
     for a, b in zip(ours, theirs, strict=True):
         table = [[x for x, y in zip(a, b, strict=True) if x + y], [y for x, y in zip(a, b, strict=True) if x + y]]
         assert chi2_contingency(table)[1] > 1e-3, (a, b)
@@ -144,8 +154,10 @@ def test_word_deletion_and_random_swap_have_edas_distribution() -> None:
     four, three = ["a", "b", "c", "d"], ["x", "y", "z"]
     rng, port = np.random.default_rng(0), random.Random(0)
     n = 6000
-    _same_distribution([" ".join(word_deletion(four, 0.5, rng)) for _ in range(n)],
-                       [" ".join(_eda_random_deletion(four, 0.5, port)) for _ in range(n)])
+    _same_distribution(
+        [" ".join(word_deletion(four, 0.5, rng)) for _ in range(n)],
+        [" ".join(_eda_random_deletion(four, 0.5, port)) for _ in range(n)],
+    )
     ours = [" ".join(random_swap(three, rng)) for _ in range(n)]
     theirs = [" ".join(_eda_random_swap(three, port)) for _ in range(n)]
     _same_distribution(ours, theirs)
@@ -171,8 +183,12 @@ def test_second_view_is_seeded_by_step(tiny_bert: object) -> None:
     from clinsent.models.encoder import Encoder
     from clinsent.train.trainer import step_generator
 
-    method = resolve_method("m", {"objective": "simcse", "augmentation": "random_crop", "augmentation_rate": 0.3,
-                                  "max_length": 32}, {}, [0]).method
+    method = resolve_method(
+        "m",
+        {"objective": "simcse", "augmentation": "random_crop", "augmentation_rate": 0.3, "max_length": 32},
+        {},
+        [0],
+    ).method
     t = load_transformer(str(tiny_bert), 32)
     loss = method.build_loss(Encoder(t.model, t.tokenizer, "first_last", 1, 32, torch.device("cpu")))
     rows = pd.DataFrame({"text": [" ".join(WORDS), "The patient has a history of heart failure and gout."]})
@@ -185,11 +201,13 @@ def test_second_view_is_seeded_by_step(tiny_bert: object) -> None:
     mask_id = t.tokenizer.mask_token_id
     assert (ids[:2] != mask_id).all() and (ids[2:] == mask_id).sum(dim=1).tolist() == [4, 3]  # 30% of 12 and 10 words
     plain = t.tokenizer(rows["text"].tolist(), padding=True, return_tensors="pt")["input_ids"]
-    assert torch.equal(ids[:2, :plain.shape[1]], plain)
+    assert torch.equal(ids[:2, : plain.shape[1]], plain)
 
 
 def test_rate_outside_zero_one_is_a_config_error() -> None:
     from clinsent.methods.config import resolve_method
 
     with pytest.raises(InputError, match=r"methods\.m\.augmentation_rate: 1\.0 is not valid"):
-        resolve_method("m", {"objective": "simcse", "augmentation": "word_deletion", "augmentation_rate": 1.0}, {}, [0])
+        resolve_method(
+            "m", {"objective": "simcse", "augmentation": "word_deletion", "augmentation_rate": 1.0}, {}, [0]
+        )

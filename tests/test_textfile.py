@@ -63,8 +63,11 @@ def test_a_conll_token_with_whitespace_inside_is_refused(tmp_path: Path) -> None
     """Split on whitespace, 'left<TAB>half' would keep 'left' and drop 'half' silently."""
     path = tmp_path / "tab.conll"
     path.write_text("The O\nleft\thalf B-problem\nends O\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"1 line\(s\) with another number of columns than the first token line's 2 "
-                                         r"\(lines \[2\]\) \(a space or tab inside a token\)"):
+    with pytest.raises(
+        InputError,
+        match=r"1 line\(s\) with another number of columns than the first token line's 2 "
+        r"\(lines \[2\]\) \(a space or tab inside a token\)",
+    ):
         read_conll(path)
     path.write_text("The O\nleft B-problem\nends O\n", encoding="utf-8")
     assert [s.tokens for s in read_conll(path)] == [["The", "left", "ends"]]
@@ -77,33 +80,47 @@ def test_null_or_empty_nli_texts_are_errors_naming_the_lines(tmp_path: Path) -> 
 
     from clinsent.data.nli import read_nli_jsonl, read_nli_tsv
 
-    rows = [{"sentence1": SENTINEL, "sentence2": "fine", "gold_label": "entailment"},
-            {"sentence1": SENTINEL, "sentence2": None, "gold_label": "entailment"},
-            {"sentence1": "  ", "sentence2": SENTINEL, "gold_label": "contradiction"}]
+    rows = [
+        {"sentence1": SENTINEL, "sentence2": "fine", "gold_label": "entailment"},
+        {"sentence1": SENTINEL, "sentence2": None, "gold_label": "entailment"},
+        {"sentence1": "  ", "sentence2": SENTINEL, "gold_label": "contradiction"},
+    ]
     path = tmp_path / "nli.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     with pytest.raises(InputError) as error:
         read_nli_jsonl(path, {"no_gold_label": 0})
-    assert str(error.value).startswith(f"{path}:2: field(s) ['sentence2'] null, empty or not text (2 bad row(s), at "
-                                       "lines 2, 3)") and "Zyxwv" not in str(error.value)
+    assert str(error.value).startswith(
+        f"{path}:2: field(s) ['sentence2'] null, empty or not text (2 bad row(s), at lines 2, 3)"
+    ) and "Zyxwv" not in str(error.value)
     tsv = tmp_path / "nli.tsv"
-    tsv.write_text(f"premise\thypothesis\tlabel\n\t{SENTINEL}\tentailment\n{SENTINEL}\tx\ty\tneutral\n",
-                   encoding="utf-8")
+    tsv.write_text(
+        f"premise\thypothesis\tlabel\n\t{SENTINEL}\tentailment\n{SENTINEL}\tx\ty\tneutral\n", encoding="utf-8"
+    )
     with pytest.raises(InputError) as error:
         read_nli_tsv(tsv, {"no_gold_label": 0})
-    assert str(error.value).startswith(f"{tsv}:2: the premise or the hypothesis is empty (2 bad row(s), at lines 2, 3)")
+    assert str(error.value).startswith(
+        f"{tsv}:2: the premise or the hypothesis is empty (2 bad row(s), at lines 2, 3)"
+    )
     assert "Zyxwv" not in str(error.value)
 
 
-@pytest.mark.parametrize(("content", "first_line"), [
-    ("text\tlabel\tsplit\na\t1\ttrain\nb\t0\ttrain\nc\t1\tdev\nd\t0\tTest\ne\t1\ttest\n",
-     "probe.tsv:5: 1 row(s) have a split that is not one of ['train', 'dev', 'test'] (the values are not shown; 1 of "
-     "them differ from one only in case)"),
-    (f"text1\ttext2\tlabel\tsplit\na\tb\t1\ttrain\n{SENTINEL}\tin\ttwo\t0\ttrain\n",
-     "probe.tsv:3: 5 fields, the header has 4 (a tab inside a text?)"),
-])
-def test_probe_rows_outside_the_splits_or_with_a_tab_in_a_text_are_errors(tmp_path: Path, content: str,
-                                                                          first_line: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "first_line"),
+    [
+        (
+            "text\tlabel\tsplit\na\t1\ttrain\nb\t0\ttrain\nc\t1\tdev\nd\t0\tTest\ne\t1\ttest\n",
+            "probe.tsv:5: 1 row(s) have a split that is not one of ['train', 'dev', 'test'] (the values are not shown; 1 of "
+            "them differ from one only in case)",
+        ),
+        (
+            f"text1\ttext2\tlabel\tsplit\na\tb\t1\ttrain\n{SENTINEL}\tin\ttwo\t0\ttrain\n",
+            "probe.tsv:3: 5 fields, the header has 4 (a tab inside a text?)",
+        ),
+    ],
+)
+def test_probe_rows_outside_the_splits_or_with_a_tab_in_a_text_are_errors(
+    tmp_path: Path, content: str, first_line: str
+) -> None:
     """A split 'Test' (not 'test') would be left out of every split; a tab inside a pair's text
     would shift the row's columns: each stops the reader, naming the row, never its text."""
     from clinsent.tasks.probe import Probe, ProbeSettings

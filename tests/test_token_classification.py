@@ -20,7 +20,10 @@ def test_entity_scores_match_seqeval_on_random_tags() -> None:
 
     rng = np.random.default_rng(0)
     tags = ["O", "B-problem", "I-problem", "B-test", "I-test", "B-treatment", "I-treatment"]
-    gold = [[str(t) for t in rng.choice(tags, rng.integers(1, 15), p=[.4, .15, .15, .1, .05, .1, .05])] for _ in range(300)]
+    gold = [
+        [str(t) for t in rng.choice(tags, rng.integers(1, 15), p=[0.4, 0.15, 0.15, 0.1, 0.05, 0.1, 0.05])]
+        for _ in range(300)
+    ]
     pred = [[t if rng.random() < 0.7 else str(rng.choice(tags)) for t in g] for g in gold]
     got = entity_scores(gold, pred)
     assert got["f1_micro"] == pytest.approx(f1_score(gold, pred))
@@ -29,8 +32,12 @@ def test_entity_scores_match_seqeval_on_random_tags() -> None:
 
 
 def test_entities_by_hand() -> None:
-    assert entities(["B-a", "I-a", "O", "I-b", "I-b", "B-b", "I-a"]) == {("a", 0, 2), ("b", 3, 5), ("b", 5, 6),
-                                                                         ("a", 6, 7)}
+    assert entities(["B-a", "I-a", "O", "I-b", "I-b", "B-b", "I-a"]) == {
+        ("a", 0, 2),
+        ("b", 3, 5),
+        ("b", 5, 6),
+        ("a", 6, 7),
+    }
     s = entity_scores([["B-a", "I-a", "O", "B-b"]], [["B-a", "O", "O", "B-b"]])
     assert (s["precision_micro"], s["recall_micro"], s["entities"]) == (0.5, 0.5, 2.0)  # a truncated span misses
 
@@ -70,8 +77,13 @@ def test_token_finetune_frozen_and_full(tmp_path: Path, tiny_bert: Path) -> None
     from clinsent.tasks import TASKS
 
     cls = TASKS.get("token_classification")
-    task = cls("ner", from_config(cls.settings_class, {"path": str(DEMO / "i2b2_2010.demo.train.conll"),
-                                                       "test_path": str(DEMO / "i2b2_2010.demo.test.conll")}))
+    task = cls(
+        "ner",
+        from_config(
+            cls.settings_class,
+            {"path": str(DEMO / "i2b2_2010.demo.train.conll"), "test_path": str(DEMO / "i2b2_2010.demo.test.conll")},
+        ),
+    )
     encoder = sum(p.numel() for p in AutoModel.from_pretrained(str(tiny_bert), add_pooling_layer=False).parameters())
     for frozen in (True, False):
         s = FinetuneSettings(train="ner", epochs=2, batch_size=16, learning_rate=5e-3, frozen=frozen)

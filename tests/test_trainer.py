@@ -31,8 +31,10 @@ def _corpus() -> tuple[pd.DataFrame, pd.DataFrame]:
         sents.append((i, text))
         start = text.index(d)
         ents.append((i, 0, start, start + len(d), f"T{i % len(DISEASES)}", f"A disease called {d}."))
-    return (pd.DataFrame(sents, columns=["sent_id", "text"]),
-            pd.DataFrame(ents, columns=["sent_id", "ent_idx", "start", "end", "term_id", "definition"]))
+    return (
+        pd.DataFrame(sents, columns=["sent_id", "text"]),
+        pd.DataFrame(ents, columns=["sent_id", "ent_idx", "start", "end", "term_id", "definition"]),
+    )
 
 
 def _sts(name: str) -> Task:
@@ -42,8 +44,14 @@ def _sts(name: str) -> Task:
 
 
 def _method(objective: str, **knobs: Any) -> Any:
-    base: dict[str, Any] = {"steps": 4, "batch_size": 8, "max_length": 32, "learning_rate": 1e-3, "eval_every": 2,
-                            "checkpoint_every": 0}
+    base: dict[str, Any] = {
+        "steps": 4,
+        "batch_size": 8,
+        "max_length": 32,
+        "learning_rate": 1e-3,
+        "eval_every": 2,
+        "checkpoint_every": 0,
+    }
     if objective == "medse":
         base.update({"lambda": 0.5, "entity_encoder": "transformer"})
     if objective == "none":
@@ -51,17 +59,36 @@ def _method(objective: str, **knobs: Any) -> Any:
     return resolve_method("m", {"objective": objective, **base, **knobs}, {}, [0]).method
 
 
-def _run(tiny_bert: Path, out: Path, objective: str, seed: int = 0, log: Any = None, progress_every: int = 0,
-         duplicates: str = "replace", tracking: tuple[str, ...] = (), **knobs: Any) -> tuple[pd.DataFrame, Any]:
+def _run(
+    tiny_bert: Path,
+    out: Path,
+    objective: str,
+    seed: int = 0,
+    log: Any = None,
+    progress_every: int = 0,
+    duplicates: str = "replace",
+    tracking: tuple[str, ...] = (),
+    **knobs: Any,
+) -> tuple[pd.DataFrame, Any]:
     sentences, entities = _corpus()
     cands = [Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()]
     method = _method(objective, **knobs)
     plan = plan_batches(cands, duplicates, method.settings.batch_size, method.settings.steps, seed)
     data = PlanData(plan, sentences, entities if objective == "medse" else None)
     eval_sets = {"sel": _sts("sel"), "test": _sts("test")}
-    result = train(method, str(tiny_bert), out, eval_sets, "sel", data=data, seed=seed,
-                   log=log or (lambda *_: None), checkpoint_dir=out.parent / f"{out.name}.ckpt",
-                   progress_every=progress_every, tracking=tracking)
+    result = train(
+        method,
+        str(tiny_bert),
+        out,
+        eval_sets,
+        "sel",
+        data=data,
+        seed=seed,
+        log=log or (lambda *_: None),
+        checkpoint_dir=out.parent / f"{out.name}.ckpt",
+        progress_every=progress_every,
+        tracking=tracking,
+    )
     return result.curve, result
 
 
@@ -90,8 +117,10 @@ def test_training_logs_progress_every_n_steps(tiny_bert: Path, tmp_path: Path) -
     progress = [line for line in lines if line.startswith("progress:")]
     assert [line.split(",")[0] for line in progress] == ["progress: step 2/4", "progress: step 4/4"]
     step4 = curve[(curve["step"] == 4)].iloc[0]
-    assert f"loss {step4['loss']:.4g} (sentence {step4['loss_sentence']:.4g}, entity {step4['loss_entity']:.4g})" \
+    assert (
+        f"loss {step4['loss']:.4g} (sentence {step4['loss_sentence']:.4g}, entity {step4['loss_entity']:.4g})"
         in progress[1]
+    )
     assert " rows/s, ETA " in progress[0] and progress[1].endswith("ETA 0:00:00")
     # no loss before the first step (not `loss=nan`), and a loss in significant digits, never 0.0000 for a small one
     first = next(line for line in lines if line.startswith("step 0:"))
@@ -112,19 +141,32 @@ def test_the_curve_grows_as_the_job_trains_and_tensorboard_reads_its_events(tiny
         if line.startswith("step "):
             seen[int(line.split(":")[0].split()[1])] = len(pd.read_json(live, lines=True))
 
-    curve, result = _run(tiny_bert, tmp_path / "run" / "model", "medse", log=log, progress_every=1,
-                         tracking=("tensorboard",))
+    curve, result = _run(
+        tiny_bert, tmp_path / "run" / "model", "medse", log=log, progress_every=1, tracking=("tensorboard",)
+    )
     assert seen == {0: 2, 2: 4, 4: 6}  # two curve sets a step: the file grew with each evaluation
     sentences, entities = _corpus()  # the plan _run trains on: its distinct sentences are the card's count
-    plan = plan_batches([Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()], "replace", 8,
-                        4, 0)
-    assert result.info["training_data"] == {"description": "sentences", "source": "", "unit": "distinct sentences",
-                                            "rows": plan["sent_id"].nunique()}
+    plan = plan_batches(
+        [Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()], "replace", 8, 4, 0
+    )
+    assert result.info["training_data"] == {
+        "description": "sentences",
+        "source": "",
+        "unit": "distinct sentences",
+        "rows": plan["sent_id"].nunique(),
+    }
     events = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
     events.Reload()
     tags = set(events.Tags()["scalars"])
-    assert {"train/loss", "train/loss_sentence", "train/loss_entity", "train/learning_rate",
-            "train/rows_per_second", "eval/sel/spearman", "eval/test/spearman"} <= tags
+    assert {
+        "train/loss",
+        "train/loss_sentence",
+        "train/loss_entity",
+        "train/learning_rate",
+        "train/rows_per_second",
+        "eval/sel/spearman",
+        "eval/test/spearman",
+    } <= tags
     assert [e.step for e in events.Scalars("train/loss")] == [1, 2, 3, 4]  # every logged step
     lr = [e.value for e in events.Scalars("train/learning_rate")]
     assert lr[0] > lr[-1] and lr[-1] == pytest.approx(0.0)  # linear decay to 0
@@ -151,8 +193,9 @@ def test_no_selection_set_keeps_the_last_step(tiny_bert: Path, tmp_path: Path) -
     sentences, _ = _corpus()
     method = _method("simcse", pooling="cls")
     plan = plan_batches([Candidate(int(i), (), ()) for i in sentences["sent_id"]], "naive", 8, 4, 0)
-    result = train(method, str(tiny_bert), tmp_path / "m", {}, None, data=PlanData(plan, sentences), seed=0,
-                   log=lambda *_: None)
+    result = train(
+        method, str(tiny_bert), tmp_path / "m", {}, None, data=PlanData(plan, sentences), seed=0, log=lambda *_: None
+    )
     assert result.selected_step == 4 and result.info["selection_set"] is None
     assert result.curve["step"].tolist() == [0, 2, 4] and result.curve["loss"].iloc[1:].gt(0).all()
     assert result.curve["eval_set"].eq("").all() and (tmp_path / "m").is_dir()
@@ -164,12 +207,20 @@ def test_a_trained_model_is_a_start_model(tiny_bert: Path, tmp_path: Path) -> No
     sentences, _ = _corpus()
     plan = plan_batches([Candidate(int(i), (), ()) for i in sentences["sent_id"]], "naive", 8, 2, 0)
     method = _method("none")  # steps: 0 of a trained objective is refused when the config is read
-    result = train(method, str(tmp_path / "first"), tmp_path / "second", {"sel": _sts("sel")}, "sel",
-                   data=PlanData(plan, sentences), log=lambda *_: None)
+    result = train(
+        method,
+        str(tmp_path / "first"),
+        tmp_path / "second",
+        {"sel": _sts("sel")},
+        "sel",
+        data=PlanData(plan, sentences),
+        log=lambda *_: None,
+    )
     first, second = load_model(tmp_path / "first"), load_model(tmp_path / "second")
     texts = ["History of asthma.", "The patient has gout."]
-    np.testing.assert_allclose(embed_texts(first, texts)["vector"].iloc[0], embed_texts(second, texts)["vector"].iloc[0],
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        embed_texts(first, texts)["vector"].iloc[0], embed_texts(second, texts)["vector"].iloc[0], rtol=1e-5
+    )
     assert result.selected_step == 0
 
 
@@ -182,8 +233,12 @@ def test_none_objective_is_step_zero(tiny_bert: Path, tmp_path: Path) -> None:
 
 
 def test_settings_from_config_overrides() -> None:
-    entry = resolve_method("m", {"objective": "medse", "lambda": 0.25, "steps": 20, "corpus": "s_ent"},
-                           {"steps": 10, "batch_size": 8, "learning_rate": 1e-5, "threads": 4}, [2])
+    entry = resolve_method(
+        "m",
+        {"objective": "medse", "lambda": 0.25, "steps": 20, "corpus": "s_ent"},
+        {"steps": 10, "batch_size": 8, "learning_rate": 1e-5, "threads": 4},
+        [2],
+    )
     s = entry.method.settings
     assert (s.steps, s.batch_size, s.lam, entry.seeds, entry.objective) == (20, 8, 0.25, [2], "medse")
 
@@ -192,20 +247,36 @@ def test_settings_from_config_overrides() -> None:
 # visibly only once the clipped elements fall below AdamW's eps (1e-8); 0.01 passed on CPU but
 # not under CUDA's bf16 autocast (H100, 2026-11-24), 1e-7 changes the step-2 loss on both.
 KNOBS = [
-    ("medse", {"entity_encoder": "mean"}), ("medse", {"entity_encoder": "bilstm"}), ("medse", {"entity_encoder": "fc"}),
-    ("medse", {"entity_encoder": "cross_attention"}), ("medse", {"lambda": 0.1}), ("medse", {"definition_trainable": False}),
-    ("medse", {"definition_pooling": "cls_before_pooler"}), ("medse", {"perturbation": "random_tokens"}),
-    ("medse", {"perturbation": "shuffle_pairs"}), ("medse", {"perturbation": "sentence_pooling"}),
-    ("medse", {"pooling": "cls"}), ("simcse", {"augmentation": "token_cutoff", "dropout": False}),
-    ("simcse", {"augmentation": "token_shuffle", "dropout": False}), ("simcse", {"pooling": "cls"}),
-    ("simcse", {"first_layer": 0}), ("ct", {"optimizer": "rmsprop"}), ("ct", {"pooling": "cls_before_pooler"}),
-    ("simcse", {"grad_clip": 1e-7}), ("simcse", {"warmup_ratio": 0.5}), ("ct", {"learning_rate": 1e-2}),
-    ("simcse", {"augmentation": "random_crop"}), ("simcse", {"augmentation": "word_deletion"}),
-    ("simcse", {"augmentation": "random_swap"}), ("simcse", {"augmentation": "stopword_insertion"}),
+    ("medse", {"entity_encoder": "mean"}),
+    ("medse", {"entity_encoder": "bilstm"}),
+    ("medse", {"entity_encoder": "fc"}),
+    ("medse", {"entity_encoder": "cross_attention"}),
+    ("medse", {"lambda": 0.1}),
+    ("medse", {"definition_trainable": False}),
+    ("medse", {"definition_pooling": "cls_before_pooler"}),
+    ("medse", {"perturbation": "random_tokens"}),
+    ("medse", {"perturbation": "shuffle_pairs"}),
+    ("medse", {"perturbation": "sentence_pooling"}),
+    ("medse", {"pooling": "cls"}),
+    ("simcse", {"augmentation": "token_cutoff", "dropout": False}),
+    ("simcse", {"augmentation": "token_shuffle", "dropout": False}),
+    ("simcse", {"pooling": "cls"}),
+    ("simcse", {"first_layer": 0}),
+    ("ct", {"optimizer": "rmsprop"}),
+    ("ct", {"pooling": "cls_before_pooler"}),
+    ("simcse", {"grad_clip": 1e-7}),
+    ("simcse", {"warmup_ratio": 0.5}),
+    ("ct", {"learning_rate": 1e-2}),
+    ("simcse", {"augmentation": "random_crop"}),
+    ("simcse", {"augmentation": "word_deletion"}),
+    ("simcse", {"augmentation": "random_swap"}),
+    ("simcse", {"augmentation": "stopword_insertion"}),
     ("simcse", {"augmentation": "punctuation_insertion", "augmentation_rate": 0.3}),
     ("medse", {"augmentation": "punctuation_insertion", "augmentation_rate": 0.3}),
-    ("mixcse", {"phi": 0.0}), ("mixcse", {"mixing": False, "phi": 0.0}),
-    ("mixcse", {"mix_lambda": 0.5}), ("mixcse", {"mix_symmetric": False}),
+    ("mixcse", {"phi": 0.0}),
+    ("mixcse", {"mixing": False, "phi": 0.0}),
+    ("mixcse", {"mix_lambda": 0.5}),
+    ("mixcse", {"mix_symmetric": False}),
     ("mixcse", {"mix_form": "paper_eq3", "mix_symmetric": False}),
 ]
 # MixCSE's reference keeps every negative (phi 1): the tiny random BERT's frozen copy finds every
@@ -217,29 +288,39 @@ REFERENCE_KNOBS: dict[str, dict[str, Any]] = {"mixcse": {"phi": 1.0}}
 @pytest.fixture(scope="module")
 def reference_losses(tiny_bert: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
     out = tmp_path_factory.mktemp("reference")
-    return {obj: _run(tiny_bert, out / obj, obj, steps=2, eval_every=1, **REFERENCE_KNOBS.get(obj, {}))[0]
-            for obj in ("medse", "simcse", "ct", "mixcse")}
+    return {
+        obj: _run(tiny_bert, out / obj, obj, steps=2, eval_every=1, **REFERENCE_KNOBS.get(obj, {}))[0]
+        for obj in ("medse", "simcse", "ct", "mixcse")
+    }
 
 
 @pytest.mark.parametrize(("objective", "knob"), KNOBS, ids=[f"{o}-{next(iter(k.items()))}" for o, k in KNOBS])
-def test_each_knob_changes_the_training(objective: str, knob: dict[str, Any], tiny_bert: Path, tmp_path: Path,
-                                        reference_losses: dict[str, pd.DataFrame]) -> None:
+def test_each_knob_changes_the_training(
+    objective: str, knob: dict[str, Any], tiny_bert: Path, tmp_path: Path, reference_losses: dict[str, pd.DataFrame]
+) -> None:
     """Same seed and plan: a knob changes the losses of the very first steps (or, for a
     pooling, the step-0 evaluation), and only the entity-level knobs change L_ent."""
-    curve, _ = _run(tiny_bert, tmp_path / "m", objective, steps=2, eval_every=1,
-                    **{**REFERENCE_KNOBS.get(objective, {}), **knob})
+    curve, _ = _run(
+        tiny_bert, tmp_path / "m", objective, steps=2, eval_every=1, **{**REFERENCE_KNOBS.get(objective, {}), **knob}
+    )
     ref = reference_losses[objective]
     trained = curve["step"] > 0
     changed_total = not np.allclose(curve.loc[trained, "loss"], ref.loc[trained, "loss"])
     changed_eval = not np.allclose(curve.loc[~trained, "score"], ref.loc[~trained, "score"])
     assert changed_total or changed_eval
-    if objective == "medse" and set(knob) & {"entity_encoder", "perturbation", "definition_trainable",
-                                             "definition_pooling"}:
+    if objective == "medse" and set(knob) & {
+        "entity_encoder",
+        "perturbation",
+        "definition_trainable",
+        "definition_pooling",
+    }:
         assert np.allclose(curve.loc[trained, "loss_sentence"].iloc[0], ref.loc[trained, "loss_sentence"].iloc[0])
         assert not np.allclose(curve.loc[trained, "loss_entity"], ref.loc[trained, "loss_entity"])
 
 
-def test_frozen_definition_encoder_is_not_updated(tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_frozen_definition_encoder_is_not_updated(
+    tiny_bert: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from clinsent.losses import medse
 
     seen: dict[str, Any] = {}
@@ -279,7 +360,10 @@ def test_killed_job_resumes_from_its_checkpoint(tiny_bert: Path, tmp_path: Path)
 
     with pytest.raises(KeyboardInterrupt):
         _run(tiny_bert, tmp_path / "m", "medse", steps=6, checkpoint_every=2, log=kill_at_step_4)
-    assert [p.name for p in sorted((tmp_path / "m.ckpt").glob("state-*"))] == ["state-00000002.json", "state-00000002.pt"]
+    assert [p.name for p in sorted((tmp_path / "m.ckpt").glob("state-*"))] == [
+        "state-00000002.json",
+        "state-00000002.pt",
+    ]
     assert not (tmp_path / "m").exists()
     messages: list[str] = []
     resumed, result = _run(tiny_bert, tmp_path / "m", "medse", steps=6, checkpoint_every=2, log=messages.append)
@@ -298,12 +382,14 @@ def _kill_at(step: int) -> Callable[[str], None]:
     def log(message: str) -> None:
         if message.startswith(f"step {step}:"):
             raise KeyboardInterrupt
+
     return log
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "no_checksum"])
-def test_a_corrupt_checkpoint_is_set_aside_and_the_previous_one_resumed(tiny_bert: Path, tmp_path: Path,
-                                                                        damage: str) -> None:
+def test_a_corrupt_checkpoint_is_set_aside_and_the_previous_one_resumed(
+    tiny_bert: Path, tmp_path: Path, damage: str
+) -> None:
     """A checkpoint cut short (a full disk), with a flipped byte, or without its checksum file is
     reported with its path, moved aside, and the job resumes from the one before; with none left,
     from step 0. Either way the result equals an uninterrupted run."""
@@ -323,7 +409,10 @@ def test_a_corrupt_checkpoint_is_set_aside_and_the_previous_one_resumed(tiny_ber
     messages: list[str] = []
     resumed, result = _run(tiny_bert, tmp_path / "m", "medse", steps=8, checkpoint_every=2, log=messages.append)
     warning = next(m for m in messages if "unusable" in m)
-    assert warning.startswith(f"checkpoint {newest} is unusable (") and f"moved to {tmp_path / 'm.ckpt.corrupt'}/" in warning
+    assert (
+        warning.startswith(f"checkpoint {newest} is unusable (")
+        and f"moved to {tmp_path / 'm.ckpt.corrupt'}/" in warning
+    )
     assert (tmp_path / "m.ckpt.corrupt" / newest.name).exists() and not work.exists()
     assert result.info["resumed_from_step"] == 2
     pd.testing.assert_frame_equal(resumed, full)
@@ -355,8 +444,14 @@ def test_sigterm_checkpoints_the_step_and_stops_then_resumes(tiny_bert: Path, tm
 
     messages: list[str] = []
     with pytest.raises(Preempted, match=r"stopped by signal 15 after step 2; checkpoint .*state-00000002\.pt"):
-        _run(tiny_bert, tmp_path / "m", "medse", steps=6, checkpoint_every=100,
-             log=lambda m: (messages.append(m), term_while_logging_step_2(m)))
+        _run(
+            tiny_bert,
+            tmp_path / "m",
+            "medse",
+            steps=6,
+            checkpoint_every=100,
+            log=lambda m: (messages.append(m), term_while_logging_step_2(m)),
+        )
     assert any(m.startswith("signal 15 at step 2: checkpoint") for m in messages)
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     resumed, result = _run(tiny_bert, tmp_path / "m", "medse", steps=6, checkpoint_every=100)
@@ -424,8 +519,13 @@ def test_pinned_reaches_every_host_tensor_of_a_batch() -> None:
         seen.append(t)
         return t + 1
 
-    batch = {"features": {"input_ids": torch.zeros(2, 3)}, "keep": [0, 2], "n": 2,
-             "parts": (torch.ones(1), "text"), "chunks": [torch.zeros(1)]}
+    batch = {
+        "features": {"input_ids": torch.zeros(2, 3)},
+        "keep": [0, 2],
+        "n": 2,
+        "parts": (torch.ones(1), "text"),
+        "chunks": [torch.zeros(1)],
+    }
     got = pinned(batch, mark)
     assert len(seen) == 3 and got["keep"] == [0, 2] and got["n"] == 2 and got["parts"][1] == "text"
     assert float(got["features"]["input_ids"].sum()) == 6 and isinstance(got["parts"], tuple)
@@ -433,10 +533,19 @@ def test_pinned_reaches_every_host_tensor_of_a_batch() -> None:
 
 def test_compile_knob_trains_like_eager(tiny_bert: Path, tmp_path: Path) -> None:
     """torch.compile (CPU inductor here) gives the same curve as eager mode, to float tolerance."""
-    eager, _ = _run(tiny_bert, tmp_path / "e", "simcse", steps=2, eval_every=1, dropout=False,
-                    augmentation="token_shuffle")
-    compiled, result = _run(tiny_bert, tmp_path / "c", "simcse", steps=2, eval_every=1, dropout=False,
-                            augmentation="token_shuffle", compile=True)
+    eager, _ = _run(
+        tiny_bert, tmp_path / "e", "simcse", steps=2, eval_every=1, dropout=False, augmentation="token_shuffle"
+    )
+    compiled, result = _run(
+        tiny_bert,
+        tmp_path / "c",
+        "simcse",
+        steps=2,
+        eval_every=1,
+        dropout=False,
+        augmentation="token_shuffle",
+        compile=True,
+    )
     assert result.info["settings"]["compile"] is True
     assert np.allclose(eager["loss"].dropna(), compiled["loss"].dropna(), atol=1e-4)
 
@@ -451,8 +560,9 @@ def test_mixcse_iw_logs_the_share_of_removed_negatives(tiny_bert: Path, tmp_path
         assert len(trained) and set(trained["stat_zero_weight_share"]) == {share}
         assert set(trained["stat_mean_weight"]) == {1.0 - share}
         declared = resolve_methods({"methods": {"m": {"objective": "mixcse", "phi": phi}}})["m"].method
-        assert [c for c in curves[phi].columns if c.startswith("stat_")] == [f"stat_{n}" for n in
-                                                                             declared.curve_statistics()]
+        assert [c for c in curves[phi].columns if c.startswith("stat_")] == [
+            f"stat_{n}" for n in declared.curve_statistics()
+        ]
     no_iw, _ = _run(tiny_bert, tmp_path / "off", "mixcse", instance_weighting=False)
     assert np.allclose(curves[1.0]["loss"].dropna(), no_iw["loss"].dropna())  # weights all 1 = no weighting
     assert not [c for c in no_iw.columns if c.startswith("stat_")]
@@ -463,8 +573,13 @@ def test_mixcse_iw_logs_the_share_of_removed_negatives(tiny_bert: Path, tmp_path
 def test_mini_batch_gives_the_one_pass_loss_curve(tiny_bert: Path, tmp_path: Path) -> None:
     """SimCSE, 16 sentences a batch in chunks of 4 (GradCache), deterministic views (word deletion,
     no dropout): every logged loss within 1e-4 of the one-pass run's, and so the same selection."""
-    knobs: dict[str, Any] = {"batch_size": 16, "augmentation": "word_deletion", "dropout": False, "steps": 4,
-                             "eval_every": 1}
+    knobs: dict[str, Any] = {
+        "batch_size": 16,
+        "augmentation": "word_deletion",
+        "dropout": False,
+        "steps": 4,
+        "eval_every": 1,
+    }
     plain, one = _run(tiny_bert, tmp_path / "plain", "simcse", duplicates="naive", **knobs)
     chunked, cached = _run(tiny_bert, tmp_path / "chunked", "simcse", duplicates="naive", mini_batch=4, **knobs)
     assert cached.info["settings"]["mini_batch"] == 4
@@ -485,7 +600,17 @@ def test_the_record_says_what_the_run_ran_on_and_bf16_trains_on_cpu(tiny_bert: P
     a, b = fp32["loss"].dropna().to_numpy(), bf16["loss"].dropna().to_numpy()
     assert np.isfinite(b).all() and not np.array_equal(a, b) and np.allclose(a, b, rtol=0.05)
     record = r32.info
-    assert {"device", "device_name", "compute_capability", "cuda", "cudnn", "torch", "transformers",
-            "sentence_transformers", "precision", "gpu_slot"} <= record.keys()
+    assert {
+        "device",
+        "device_name",
+        "compute_capability",
+        "cuda",
+        "cudnn",
+        "torch",
+        "transformers",
+        "sentence_transformers",
+        "precision",
+        "gpu_slot",
+    } <= record.keys()
     assert record["device"] == "cpu" and record["torch"] == torch.__version__ and record["transformers"]
     assert lines[0].startswith("device: cpu (") and "precision fp32" in lines[0] and "gpu slot " in lines[0]

@@ -56,7 +56,8 @@ def test_every_layer_is_fed_the_real_tokens_only_and_the_gradients_match(tiny_be
     batch = padded.tokenize(texts)
     fed: list[int] = []
     handle = unpadded.model.encoder.layer[0].intermediate.dense.register_forward_hook(
-        lambda _m, args, _out: fed.append(args[0].reshape(-1, args[0].shape[-1]).shape[0]))
+        lambda _m, args, _out: fed.append(args[0].reshape(-1, args[0].shape[-1]).shape[0])
+    )
     grads = []
     for enc in (padded, unpadded):
         enc.model.eval()  # no dropout: the two forwards are the same function
@@ -89,7 +90,9 @@ def test_an_unpadded_training_step_makes_no_host_sync(tiny_bert: Path, objective
 def test_the_knobs_are_checked_when_the_config_is_read() -> None:
     with pytest.raises(InputError, match=r"methods.m.unpad: the unpadded forward does not checkpoint"):
         resolve_method("m", {"objective": "simcse", "unpad": True, "gradient_checkpointing": True}, {}, [0])
-    with pytest.raises(InputError, match=r"methods.m.varlen_attention: variable-length attention runs on the unpadded"):
+    with pytest.raises(
+        InputError, match=r"methods.m.varlen_attention: variable-length attention runs on the unpadded"
+    ):
         resolve_method("m", {"objective": "simcse", "varlen_attention": True}, {}, [0])
 
 
@@ -98,8 +101,9 @@ def test_the_unpadded_step_compiles_as_one_graph(tiny_bert: Path) -> None:
     shapes, so the packing's sizes change between calls)."""
     from clinsent.train.compiled import compile_loss
 
-    method, encoder = method_and_encoder(tiny_bert, "simcse", steps=10, checkpoint_every=0, unpad=True, dropout=False,
-                                         augmentation="token_shuffle")
+    method, encoder = method_and_encoder(
+        tiny_bert, "simcse", steps=10, checkpoint_every=0, unpad=True, dropout=False, augmentation="token_shuffle"
+    )
     loop = MethodLoop(method, encoder, seed=0, data=SimpleNamespace(classes=[]))  # type: ignore[arg-type]
     compiled = compile_loss(loop.loss, encoder, backend="aot_eager", fullgraph=True)
     for n in (13, 11):

@@ -62,8 +62,15 @@ def _env(served: Path | None, **extra: str) -> dict[str, str]:
 
 
 def _run(job: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(job), *args], capture_output=True, text=True, env=env,
-                          cwd=job.parent / "work", timeout=60, preexec_fn=lambda: os.umask(0o027))
+    return subprocess.run(
+        [sys.executable, str(job), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=job.parent / "work",
+        timeout=60,
+        preexec_fn=lambda: os.umask(0o027),
+    )
 
 
 def _fields(run: subprocess.CompletedProcess[str]) -> list[str]:
@@ -94,8 +101,13 @@ def test_an_uncaught_exception_fails_the_job_with_its_traceback(served: Path, jo
 
 
 def test_a_signal_to_the_job_reaches_its_child(served: Path, job: Path) -> None:
-    proc = subprocess.Popen([sys.executable, str(job), "wait"], stdout=subprocess.PIPE, text=True, env=_env(served),
-                            cwd=job.parent / "work")
+    proc = subprocess.Popen(
+        [sys.executable, str(job), "wait"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(served),
+        cwd=job.parent / "work",
+    )
     assert proc.stdout is not None
     proc.stdout.readline()
     assert proc.stdout.readline().strip() == "waiting"
@@ -104,8 +116,13 @@ def test_a_signal_to_the_job_reaches_its_child(served: Path, job: Path) -> None:
 
 
 def test_a_child_dies_with_its_job(served: Path, job: Path) -> None:
-    proc = subprocess.Popen([sys.executable, str(job), "wait"], stdout=subprocess.PIPE, text=True, env=_env(served),
-                            cwd=job.parent / "work")
+    proc = subprocess.Popen(
+        [sys.executable, str(job), "wait"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(served),
+        cwd=job.parent / "work",
+    )
     assert proc.stdout is not None
     child = int(proc.stdout.readline().split()[0])
     assert child != proc.pid
@@ -117,8 +134,9 @@ def test_a_child_dies_with_its_job(served: Path, job: Path) -> None:
         time.sleep(0.1)
 
 
-def test_no_server_a_slurm_job_or_another_python_runs_the_job_in_its_own_process(served: Path, job: Path,
-                                                                                  tmp_path: Path) -> None:
+def test_no_server_a_slurm_job_or_another_python_runs_the_job_in_its_own_process(
+    served: Path, job: Path, tmp_path: Path
+) -> None:
     for env in (_env(tmp_path / "nothing-serves-here"), _env(served, SLURM_JOB_ID="12")):
         run = _run(job, env, "0")
         assert run.returncode == 0 and int(_fields(run)[1]) == os.getpid()

@@ -41,8 +41,10 @@ def _config(tmp: Path, tiny_bert: Path) -> dict:
         "ontology": {"path": str(DEMO / "efo.demo.obo")},
         "batching": {"duplicate_sim_batches": 50, "duplicate_sim_batch_size": 8},
         "base_models": {"tiny": str(tiny_bert)},
-        "eval_sets": {"sel": {"path": "select.tsv", "format": "n2c2_sts"},
-                      "test": {"path": "test.tsv", "format": "n2c2_sts"}},
+        "eval_sets": {
+            "sel": {"path": "select.tsv", "format": "n2c2_sts"},
+            "test": {"path": "test.tsv", "format": "n2c2_sts"},
+        },
         "selection_set": "sel",
         "seeds": [0],
         "training": {"steps": 4, "batch_size": 8, "max_length": 32, "eval_every": 2, "learning_rate": 1e-4},
@@ -57,8 +59,9 @@ def _config(tmp: Path, tiny_bert: Path) -> dict:
 def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MEDCAT_DISABLE_VERSION_CHECK": "true"}
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
-    return subprocess.run([*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True, env=env,
-                          timeout=1500)
+    return subprocess.run(
+        [*SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True, env=env, timeout=1500
+    )
 
 
 def _unshare_works() -> bool:
@@ -77,11 +80,18 @@ def _snakemake_offline(workdir: Path, audit: Path, *args: str) -> subprocess.Com
     dropped = ("HF_", "TRANSFORMERS_", "MEDCAT_", "CLINSENT_WARM")
     env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests" / "net_audit"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests" / "net_audit"), env.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep
+    )
     env["CLINSENT_NET_AUDIT"] = str(audit)
     prefix = ["unshare", "-n"] if _unshare_works() else []
-    return subprocess.run([*prefix, *SNAKEMAKE, "--directory", str(workdir), *args], capture_output=True, text=True,
-                          env=env, timeout=1500)
+    return subprocess.run(
+        [*prefix, *SNAKEMAKE, "--directory", str(workdir), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1500,
+    )
 
 
 def _twin(name: str) -> dict:
@@ -125,10 +135,22 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
 
     res = tmp_path / "results"
     summary = pd.read_csv(res / "summary.csv")
-    assert list(summary.columns) == ["method", "base_model", "seed", "eval_set", "metric", "value", "step", "ci_low", "ci_high"]
+    assert list(summary.columns) == [
+        "method",
+        "base_model",
+        "seed",
+        "eval_set",
+        "metric",
+        "value",
+        "step",
+        "ci_low",
+        "ci_high",
+    ]
     scored = summary["metric"].isin(["spearman", "pearson"])  # a 95% interval around every score, none for geometry
     assert (summary.loc[scored, "ci_low"] <= summary.loc[scored, "value"]).all()
-    assert (summary.loc[scored, "value"] <= summary.loc[scored, "ci_high"]).all() and summary.loc[~scored, "ci_low"].isna().all()
+    assert (summary.loc[scored, "value"] <= summary.loc[scored, "ci_high"]).all() and summary.loc[
+        ~scored, "ci_low"
+    ].isna().all()
     assert set(summary["method"]) == {"none", "simcse", "medse"}
     assert set(summary["metric"]) == {"spearman", "pearson", "pearson_p", "alignment", "uniformity"}
     assert len(summary) == 3 * 2 * 5  # methods x eval sets x metrics
@@ -140,13 +162,28 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     logged = curve[(curve["step"] == step) & (curve["eval_set"] == "sel")]["score"].item()
     got = summary[(summary["method"] == "medse") & (summary["eval_set"] == "sel") & (summary["metric"] == "spearman")]
     assert got["value"].item() == pytest.approx(logged, abs=1e-4)
-    for out in ["tables/results.md", "tables/results.csv", "tables/results.tex", "figures/curves.png",
-                "figures/curves.pdf", "stats/table1_entities.csv", "stats/table2_sets.csv", "stats/duplicate_entities.json",
-                "stats/exact_duplicates.csv", "tables/corpus.md", "tables/corpus.tex", "ontology/coverage.csv"]:
+    for out in [
+        "tables/results.md",
+        "tables/results.csv",
+        "tables/results.tex",
+        "figures/curves.png",
+        "figures/curves.pdf",
+        "stats/table1_entities.csv",
+        "stats/table2_sets.csv",
+        "stats/duplicate_entities.json",
+        "stats/exact_duplicates.csv",
+        "tables/corpus.md",
+        "tables/corpus.tex",
+        "ontology/coverage.csv",
+    ]:
         assert (res / out).stat().st_size > 0, out
     manifest = json.loads((res / "stats/manifest.json").read_text())
     assert manifest["shards"] == 2 and len(manifest["sentences"]["per_shard"]) == 2
-    assert manifest["sets"]["s_all"] == manifest["sentences"]["kept"] == len(pd.read_parquet(res / "sets/sentences.parquet"))
+    assert (
+        manifest["sets"]["s_all"]
+        == manifest["sentences"]["kept"]
+        == len(pd.read_parquet(res / "sets/sentences.parquet"))
+    )
     assert manifest["ner"]["type_ids"] == ["T047", "T048"] and len(manifest["ner"]["pack_sha256"]) == 64
     assert {"spacy", "scispacy", "pysbd", "medcat"} <= set(manifest["tools"])
     assert "| simulated naive batches | 50 |" in (res / "tables/corpus.md").read_text()
@@ -155,8 +192,12 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
         assert (notes["row_id"] % 2 == int(shard)).all() and len(notes) > 0
     table = pd.read_csv(res / "tables/results.csv")
     assert table["method"].tolist() == ["none", "simcse", "medse"]
-    spread = [line for line in (res / "logs" / "report.log").read_text().splitlines() if "spread: tables/results:" in line]
-    assert len(spread) == 1 and ("rows told apart" in spread[0] or "paired bootstrap on the items" in spread[0]), spread
+    spread = [
+        line for line in (res / "logs" / "report.log").read_text().splitlines() if "spread: tables/results:" in line
+    ]
+    assert len(spread) == 1 and ("rows told apart" in spread[0] or "paired bootstrap on the items" in spread[0]), (
+        spread
+    )
     for rule in ["ingest_notes", "split_sentences", "ner", "train", "report"]:
         assert any((res / "benchmarks").rglob(f"{rule}*.tsv")) or (res / "benchmarks" / rule).exists(), rule
 
@@ -185,12 +226,18 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     assert categories == {
         "Results": ["results/summary.csv", "results/tables/results.csv"],
         "Training curves": ["results/figures/curves.png"],
-        "Corpus": ["results/stats/exact_duplicates.csv", "results/stats/table1_entities.csv",
-                   "results/stats/table2_sets.csv", "results/tables/corpus.md"],
-        "PHI scan": ["results/stats/phi_scan.json"]}, categories
+        "Corpus": [
+            "results/stats/exact_duplicates.csv",
+            "results/stats/table1_entities.csv",
+            "results/stats/table2_sets.csv",
+            "results/tables/corpus.md",
+        ],
+        "PHI scan": ["results/stats/phi_scan.json"],
+    }, categories
     assert "The tidy result of the run" in page  # captions
-    scan = subprocess.run([sys.executable, "-m", "clinsent.phi", str(res), str(html)], capture_output=True, text=True,
-                          cwd=tmp_path)
+    scan = subprocess.run(
+        [sys.executable, "-m", "clinsent.phi", str(res), str(html)], capture_output=True, text=True, cwd=tmp_path
+    )
     assert scan.returncode == 0, scan.stdout
     # a planted leak: a note's words in a shared table stop the scan, naming the file and offset
     note = pd.read_parquet(res / "corpus/shards2/notes/000.parquet")["text"].iloc[0]
@@ -198,19 +245,28 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     table_md = leaked.read_text()
     leaked.write_text(table_md + "\n" + " ".join(note.split()[:40]) + "\n")
     planted = _snakemake(tmp_path, "results/stats/phi_scan.json", "--forcerun", "phi_scan", "--cores", "1")
-    assert planted.returncode != 0 and f"{leaked.relative_to(tmp_path)}: byte " in planted.stderr, planted.stderr[-3000:]
+    assert planted.returncode != 0 and f"{leaked.relative_to(tmp_path)}: byte " in planted.stderr, planted.stderr[
+        -3000:
+    ]
     assert not (res / "stats/phi_scan.json").exists()
     # the flagged file is moved into the owner-only quarantine, and `snakemake --report` refuses
     assert not leaked.exists()
     record = json.loads((res / "phi/scan_failed.json").read_text())
     moved = tmp_path / record["leaks"][0]["moved_to"]
     assert moved.read_text().startswith(table_md) and moved.is_relative_to(res / "phi" / "quarantine")
-    assert stat.S_IMODE((res / "phi" / "quarantine").stat().st_mode) == 0o700 and stat.S_IMODE(moved.stat().st_mode) == 0o600
+    assert (
+        stat.S_IMODE((res / "phi" / "quarantine").stat().st_mode) == 0o700
+        and stat.S_IMODE(moved.stat().st_mode) == 0o600
+    )
     refused = _snakemake(tmp_path, "--report", str(tmp_path / "leaky.html"), "--cores", "1")
     assert refused.returncode != 0 and not (tmp_path / "leaky.html").exists()
-    assert any(line.startswith(f"{res.relative_to(tmp_path)}/phi/scan_failed.json: the last PHI scan found note text")
-               for line in refused.stderr.splitlines()), refused.stderr[-3000:]  # after Snakemake's profile line
-    clean = _snakemake(tmp_path, "all", "--cores", "1", "--resources", "gpu=1")  # the moved table is rebuilt, the scan passes
+    assert any(
+        line.startswith(f"{res.relative_to(tmp_path)}/phi/scan_failed.json: the last PHI scan found note text")
+        for line in refused.stderr.splitlines()
+    ), refused.stderr[-3000:]  # after Snakemake's profile line
+    clean = _snakemake(
+        tmp_path, "all", "--cores", "1", "--resources", "gpu=1"
+    )  # the moved table is rebuilt, the scan passes
     assert clean.returncode == 0 and (res / "stats/phi_scan.json").exists(), clean.stderr[-3000:]
     assert leaked.read_text() == table_md and not (res / "phi/scan_failed.json").exists()
     noop = _snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
@@ -248,20 +304,33 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     # the same corpus through one shard gives the same sentence sets
     cfg1 = {**cfg, "results": "results1", "corpus": {"shards": 1}}
     (tmp_path / "config" / "one_shard.yaml").write_text(yaml.safe_dump(cfg1, sort_keys=False))
-    one = _snakemake(tmp_path, "results1/sets/sentences.parquet", "--cores", "2", "--configfile", str(tmp_path / "config" / "one_shard.yaml"))
+    one = _snakemake(
+        tmp_path,
+        "results1/sets/sentences.parquet",
+        "--cores",
+        "2",
+        "--configfile",
+        str(tmp_path / "config" / "one_shard.yaml"),
+    )
     assert one.returncode == 0, one.stderr[-3000:]
     sets_one = pd.read_parquet(tmp_path / "results1/sets/sentences.parquet")
     cols = ["sent_id", "text", "set", "n_entities", "n_defined"]
-    pd.testing.assert_frame_equal(sets_one.sort_values("sent_id")[cols].reset_index(drop=True),
-                                  sets_before.sort_values("sent_id")[cols].reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        sets_one.sort_values("sent_id")[cols].reset_index(drop=True),
+        sets_before.sort_values("sent_id")[cols].reset_index(drop=True),
+    )
 
     # methods that need no entities: S_all from the split sentences alone, the same sentences in the same order
     cfg_all = {**cfg, "methods": {m: e for m, e in cfg["methods"].items() if m != "medse"}}
     (tmp_path / "config" / "s_all.yaml").write_text(yaml.safe_dump(cfg_all, sort_keys=False))
-    alone = _snakemake(tmp_path, "results/sets/s_all.parquet", "--cores", "1", "--configfile", str(tmp_path / "config" / "s_all.yaml"))
+    alone = _snakemake(
+        tmp_path, "results/sets/s_all.parquet", "--cores", "1", "--configfile", str(tmp_path / "config" / "s_all.yaml")
+    )
     assert alone.returncode == 0 and "rule sentence_set_all:" in alone.stdout + alone.stderr, alone.stderr[-3000:]
     s_all = pd.read_parquet(res / "sets/s_all.parquet")
-    pd.testing.assert_frame_equal(s_all[["sent_id", "text", "text_hash"]], sets_before[["sent_id", "text", "text_hash"]])
+    pd.testing.assert_frame_equal(
+        s_all[["sent_id", "text", "text_hash"]], sets_before[["sent_id", "text", "text_hash"]]
+    )
 
 
 def test_user_model_pack_replaces_the_built_one(tmp_path: Path, tiny_bert: Path) -> None:
@@ -319,16 +388,27 @@ def test_paper_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) ->
     cfg = _twin("medse-demo.yaml")
     cfg.update({k: small[k] for k in ("notes", "corpus", "ontology", "batching")})
     cfg.update(eval_sets={"test": small["eval_sets"]["test"]}, selection_set="test")
-    cfg.update(results="results", base_models={"minilm": str(tiny_bert)}, seeds=[0],
-               training={"steps": 2, "batch_size": 8, "max_length": 32, "eval_every": 1, "checkpoint_every": 1,
-                         "threads": 1})
+    cfg.update(
+        results="results",
+        base_models={"minilm": str(tiny_bert)},
+        seeds=[0],
+        training={"steps": 2, "batch_size": 8, "max_length": 32, "eval_every": 1, "checkpoint_every": 1, "threads": 1},
+    )
     cfg["methods"]["lm_flow"]["seeds"] = [0]
     cfg["figures"]["figure2"]["eval_set"] = "test"
     _hot(cfg)
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
-                     "--resources", "gpu=1")
+    run = _snakemake(
+        tmp_path,
+        "all",
+        "--configfile",
+        str(tmp_path / "config" / "paper.yaml"),
+        "--cores",
+        "2",
+        "--resources",
+        "gpu=1",
+    )
     assert run.returncode == 0, run.stderr[-5000:]
     for tid, table in cfg["tables"].items():
         df = pd.read_csv(tmp_path / "results" / "tables" / "paper" / f"{tid}.csv", dtype=str)
@@ -342,7 +422,10 @@ def test_paper_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path) ->
                     assert (value != "–") == bool(cell), (tid, row["label"], groups[g], name, value)
         assert (tmp_path / "results" / "figures" / "paper" / f"curves_{tid}.png").exists()
     points = pd.read_csv(tmp_path / "results" / "figures" / "paper" / "figure2.csv")
-    assert len(points) == len(cfg["figures"]["figure2"]["points"]) and points[["alignment", "uniformity"]].notna().all().all()
+    assert (
+        len(points) == len(cfg["figures"]["figure2"]["points"])
+        and points[["alignment", "uniformity"]].notna().all().all()
+    )
     summary = pd.read_csv(tmp_path / "results" / "summary.csv")
     assert summary.groupby(["method", "base_model"]).ngroups == 27
     assert not list((tmp_path / "results" / "checkpoints").rglob("state.pt"))
@@ -369,7 +452,9 @@ def _slot_spans(logs: Path) -> dict[str, list[tuple[str, str, str]]]:
     return spans
 
 
-def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_augment_demo_config_fills_every_table(
+    tmp_path: Path, tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """config/paper/augment-demo.yaml end to end (tiny BERT for both languages, one seed, epochs
     over a 160-sentence sample): every cited cell and every table of the other kinds is filled,
     Figure 1 has every point, Chinese text reaches the retrieval table untouched, and eval sets
@@ -382,8 +467,21 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path, 
     cfg = _twin("augment-demo.yaml")
     del cfg["eval_sets"]["biosses_dev"]
     cfg["selection_set"] = "biosses"
-    repeats = {"wd20", "wd30", "rc20", "rc30", "si", "rs", "pi", "wd10_zh", "wd20_zh", "wd30_zh", "rc10_zh", "rc20_zh",
-               "rc30_zh"}
+    repeats = {
+        "wd20",
+        "wd30",
+        "rc20",
+        "rc30",
+        "si",
+        "rs",
+        "pi",
+        "wd10_zh",
+        "wd20_zh",
+        "wd30_zh",
+        "rc10_zh",
+        "rc20_zh",
+        "rc30_zh",
+    }
     for tid in ("table4", "table5"):
         rows = cfg["tables"][tid]["rows"]
         cfg["tables"][tid]["rows"] = [r for r in rows if r["cells"][0].split("@")[0] not in repeats]
@@ -400,8 +498,16 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path, 
     monkeypatch.setenv("CLINSENT_GPU_LOCK_DIR", str(tmp_path / "gpu-locks"))
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
-    run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
-                     "--resources", "gpu=2")  # two single-thread train jobs at once on two cores
+    run = _snakemake(
+        tmp_path,
+        "all",
+        "--configfile",
+        str(tmp_path / "config" / "paper.yaml"),
+        "--cores",
+        "2",
+        "--resources",
+        "gpu=2",
+    )  # two single-thread train jobs at once on two cores
     assert run.returncode == 0, run.stderr[-5000:]
     assert "epochs 1 over sentence corpus 'pubmed' (160 sentences, batch 16) = 10 steps" in run.stderr
     # every model job (train, embed) logged its slot; both slots were used, and no slot was held
@@ -411,8 +517,9 @@ def test_augment_demo_config_fills_every_table(tmp_path: Path, tiny_bert: Path, 
     for slot, held in spans.items():
         held.sort()
         assert all(a[1] <= b[0] for a, b in zip(held, held[1:])), (slot, held)
-    assert sum(map(len, spans.values())) == sum(len(list((tmp_path / "results" / "logs" / rule).glob("*.log")))
-                                                for rule in ("train", "embed"))
+    assert sum(map(len, spans.values())) == sum(
+        len(list((tmp_path / "results" / "logs" / rule).glob("*.log"))) for rule in ("train", "embed")
+    )
     out = tmp_path / "results" / "tables" / "paper"
     for tid, table in cfg["tables"].items():
         df = pd.read_csv(out / f"{tid}.csv", dtype=str, keep_default_na=False)
@@ -452,9 +559,12 @@ def _paper_heads(table: dict) -> list[str]:
     return table["eval_sets"] + (["Avg."] if table.get("average") else [])
 
 
-def _absolute(cfg: dict, keys: tuple[str, ...] = ("path", "dev_path", "test_path", "gold", "diagnoses", "mapping")) -> dict:
+def _absolute(
+    cfg: dict, keys: tuple[str, ...] = ("path", "dev_path", "test_path", "gold", "diagnoses", "mapping")
+) -> dict:
     """The config's repository paths made absolute (the test runs in its own folder); paths under
     its results folder are the DAG's own and stay."""
+
     def moved(value: str) -> str:
         return str(REPO / value) if not value.startswith(f"{cfg['results']}/") and (REPO / value).exists() else value
 
@@ -494,8 +604,17 @@ def _replan(tmp_path: Path, cfg: dict) -> dict[str, list[str]]:
 
 
 def _replan_as(tmp_path: Path, cfg: dict, name: str) -> dict[str, list[str]]:
-    dry = _snakemake(tmp_path, "all", "--configfile", str(_write_config(tmp_path, cfg, name)), "-n", "--cores", "1",
-                     "--resources", "gpu=1")
+    dry = _snakemake(
+        tmp_path,
+        "all",
+        "--configfile",
+        str(_write_config(tmp_path, cfg, name)),
+        "-n",
+        "--cores",
+        "1",
+        "--resources",
+        "gpu=1",
+    )
     assert dry.returncode == 0, dry.stderr[-3000:]
     return _planned_outputs(dry.stdout)
 
@@ -521,8 +640,20 @@ def _hot(cfg: dict, factor: float = 30.0) -> dict:
 
 
 # the score metrics of the tasks the twins run (correlations, accuracy, F1, precision / recall, MRR, AUC)
-SCORE_METRICS = {"spearman", "pearson", "accuracy", "f1", "f1_macro", "precision_macro", "recall_macro", "roc_auc",
-                 "f1_micro", "precision_micro", "recall_micro", "mrr"}
+SCORE_METRICS = {
+    "spearman",
+    "pearson",
+    "accuracy",
+    "f1",
+    "f1_macro",
+    "precision_macro",
+    "recall_macro",
+    "roc_auc",
+    "f1_micro",
+    "precision_micro",
+    "recall_micro",
+    "mrr",
+}
 
 
 def _check_intervals(results: Path) -> None:
@@ -551,8 +682,10 @@ def _check_spread(results: Path, cfg: dict) -> None:
         if table.get("kind", "runs") == "runs":
             lines = [line for line in log.splitlines() if f"spread: tables.{tid}:" in line]
             assert len(lines) == 1 and "ceiling" not in lines[0] and "floor" not in lines[0], (tid, lines)
-            assert ("rows told apart" in lines[0] or "with one seed, by a paired bootstrap on the items" in lines[0]), \
-                (tid, lines)
+            assert "rows told apart" in lines[0] or "with one seed, by a paired bootstrap on the items" in lines[0], (
+                tid,
+                lines,
+            )
 
 
 def _check_paper_tables(out: Path, cfg: dict) -> None:
@@ -573,25 +706,43 @@ def test_biosimcse_demo_config_fills_every_table_and_figure(tmp_path: Path, tiny
     zero-shot, fine-tuned and cross-encoder cells filled, BioSentVec shown as the paper's alone,
     the fine-tune jobs' recorded 80/20 split, and the t-SNE figure's points."""
     cfg = _pair_paper_config(tmp_path, "biosimcse-demo.yaml", tiny_bert)
-    cfg["base_models"]["biolinkbert"] = str(make_tiny_bert(tmp_path / "tiny_bert_1", seed=1))  # a second model, as the demo
+    cfg["base_models"]["biolinkbert"] = str(
+        make_tiny_bert(tmp_path / "tiny_bert_1", seed=1)
+    )  # a second model, as the demo
     cfg["sentence_corpora"]["pmc"]["sample"] = 96
     for entry in cfg["finetune"].values():
         entry.update(epochs=1)
     (tmp_path / "config" / "paper.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
-                     "--resources", "gpu=2")  # two single-thread train jobs at once on two cores
+    run = _snakemake(
+        tmp_path,
+        "all",
+        "--configfile",
+        str(tmp_path / "config" / "paper.yaml"),
+        "--cores",
+        "2",
+        "--resources",
+        "gpu=2",
+    )  # two single-thread train jobs at once on two cores
     assert run.returncode == 0, run.stderr[-5000:]
     out = tmp_path / "results"
     _check_paper_tables(out / "tables" / "paper", cfg)
     summary = pd.read_csv(out / "summary.csv")
     assert set(summary["eval_set"]) == {"biosses", "clinical_sts", "rqe", "biosses_ft", "clinical_sts_ft", "rqe_ft"}
-    assert set(summary.loc[summary["method"] == "cross_encoder", "eval_set"]) == {"biosses_ft", "clinical_sts_ft", "rqe_ft"}
+    assert set(summary.loc[summary["method"] == "cross_encoder", "eval_set"]) == {
+        "biosses_ft",
+        "clinical_sts_ft",
+        "rqe_ft",
+    }
     ft = json.loads((out / "finetune/unsup/biolinkbert/seed0/clinical_sts_ft.json").read_text())
     n = len(ft["pairs_used"]["train"]) + len(ft["pairs_used"]["validation"])
     assert n == 130 and len(ft["pairs_used"]["validation"]) == 26 and ft["sentences_per_s"] > 0
-    assert summary.loc[(summary["method"] == "unsup") & (summary["base_model"] == "biolinkbert")
-                       & (summary["eval_set"] == "clinical_sts_ft") & (summary["metric"] == "spearman"),
-                       "value"].item() == pytest.approx(ft["metrics"]["spearman"])
+    assert summary.loc[
+        (summary["method"] == "unsup")
+        & (summary["base_model"] == "biolinkbert")
+        & (summary["eval_set"] == "clinical_sts_ft")
+        & (summary["metric"] == "spearman"),
+        "value",
+    ].item() == pytest.approx(ft["metrics"]["spearman"])
     _check_spread(out, cfg)
     points = pd.read_csv(out / "figures" / "paper" / "figure1_2.csv")
     assert set(points["role"]) == {"before", "after"} and len(points) == 2 * 12
@@ -608,8 +759,16 @@ def test_clinical_nli_demo_config_fills_every_table_and_chart(tmp_path: Path, ti
     classification and BIOSSES tables, both bar charts and the confusion matrices; epochs over
     the training rows become steps; the sequential condition starts from the SNLI+MultiNLI model."""
     cfg = _pair_paper_config(tmp_path, "clinical-nli-demo.yaml", tiny_bert)
-    run = _snakemake(tmp_path, "all", "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "2",
-                     "--resources", "gpu=2")  # two single-thread train jobs at once on two cores
+    run = _snakemake(
+        tmp_path,
+        "all",
+        "--configfile",
+        str(tmp_path / "config" / "paper.yaml"),
+        "--cores",
+        "2",
+        "--resources",
+        "gpu=2",
+    )  # two single-thread train jobs at once on two cores
     assert run.returncode == 0, run.stderr[-5000:]
     assert "epochs 10 over training rows 'mednli'" in run.stderr
     out = tmp_path / "results"
@@ -626,17 +785,26 @@ def test_clinical_nli_demo_config_fills_every_table_and_chart(tmp_path: Path, ti
     for fid in ("mrr_bar", "biosses_bar", "confusion_matrices"):
         assert (figures / f"{fid}.png").stat().st_size > 0
     confusion = pd.read_csv(figures / "confusion_matrices.csv")
-    test_pairs = sum(1 for line in (REPO / "resources/demo/mednli.demo.test.jsonl").read_text().splitlines()
-                     if json.loads(line)["gold_label"] != "-")
+    test_pairs = sum(
+        1
+        for line in (REPO / "resources/demo/mednli.demo.test.jsonl").read_text().splitlines()
+        if json.loads(line)["gold_label"] != "-"
+    )
     assert (confusion.groupby("label")["count"].sum() == test_pairs).all()
     bars = pd.read_csv(figures / "mrr_bar.csv")
     assert bars["mean"].notna().all() and bars["paper"].notna().all()
     # the sequential condition's train job reads the SNLI+MultiNLI model: retraining that reruns it
     cfg["methods"]["allnli"]["learning_rate"] = 1.0e-4
     planned = _replan(tmp_path, cfg)
-    trained = sorted(o.split("/models/")[1] for p in planned["train"] for o in p.split(", ") if o.endswith("curve.csv"))
-    assert trained == ["allnli/clinicalbert/seed0/curve.csv", "allnli/general/seed0/curve.csv",
-                       "sequential/clinicalbert/seed0/curve.csv", "sequential/general/seed0/curve.csv"]
+    trained = sorted(
+        o.split("/models/")[1] for p in planned["train"] for o in p.split(", ") if o.endswith("curve.csv")
+    )
+    assert trained == [
+        "allnli/clinicalbert/seed0/curve.csv",
+        "allnli/general/seed0/curve.csv",
+        "sequential/clinicalbert/seed0/curve.csv",
+        "sequential/general/seed0/curve.csv",
+    ]
 
 
 def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, tiny_bert: Path) -> None:
@@ -650,11 +818,22 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     for entry in cfg["eval_sets"].values():
         entry["path"] = entry["path"].replace(old, "results")
     cfg["finetune"]["mtri_frz3"]["freeze_layers"] = 1  # the tiny BERT has 2 layers
-    cfg["figures"]["figure4"]["xs"] = [{"x": 0, "eval_set": "mtri_ft"}, {"x": 1, "eval_set": "mtri_frz3"},
-                                       {"x": 2, "eval_set": "mtri"}]
+    cfg["figures"]["figure4"]["xs"] = [
+        {"x": 0, "eval_set": "mtri_ft"},
+        {"x": 1, "eval_set": "mtri_frz3"},
+        {"x": 2, "eval_set": "mtri"},
+    ]
     cfg["training"].update(threads=1)
-    run = _snakemake(tmp_path, "all", "--configfile", str(_write_config(tmp_path, _hot(cfg))), "--cores", "2",
-                     "--resources", "gpu=2")
+    run = _snakemake(
+        tmp_path,
+        "all",
+        "--configfile",
+        str(_write_config(tmp_path, _hot(cfg))),
+        "--cores",
+        "2",
+        "--resources",
+        "gpu=2",
+    )
     assert run.returncode == 0, run.stderr[-5000:]
     out = tmp_path / "results"
     assert not (out / "corpus" / "shards1" / "sentences").exists() and not (out / "ner").exists()
@@ -663,8 +842,9 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     _check_spread(out, cfg)
     lengths = pd.read_csv(out / "tables" / "paper" / "table12.csv", dtype=str)
     stats = json.loads((out / "documents" / "stats.json").read_text())
-    assert lengths["ours: documents"].tolist() == [str(stats["pretrain"]["min_length_count"][r["label"]])
-                                                   for r in cfg["tables"]["table12"]["rows"]]
+    assert lengths["ours: documents"].tolist() == [
+        str(stats["pretrain"]["min_length_count"][r["label"]]) for r in cfg["tables"]["table12"]["rows"]
+    ]
     private = pd.read_csv(out / "tables" / "paper" / "table3_private.csv", dtype=str)
     assert private["O-Tri (paper)"].tolist()[:2] == ["0.423", "0.552"]
     psir = pd.read_csv(out / "tables" / "paper" / "table5.csv", dtype=str)
@@ -677,8 +857,9 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     assert (box["q1"] <= box["med"]).all() and (box["med"] <= box["q3"]).all()
     # DeCLUTR skipped the documents shorter than 2 x 2 x 32 words, and said how many
     log = (out / "logs" / "train" / "declutr_roberta_seed0.log").read_text()
-    short = sum(v for k, v in zip(stats["pretrain"]["histogram"]["edges"], stats["pretrain"]["histogram"]["counts"])
-                if k < 128)
+    short = sum(
+        v for k, v in zip(stats["pretrain"]["histogram"]["edges"], stats["pretrain"]["histogram"]["counts"]) if k < 128
+    )
     assert f"{short} of {stats['pretrain']['documents']} documents are shorter than 128 words: skipped" in log
     assert not re.search(r"step 0: *$", log, re.M)  # no curve set: no empty line before the first step
     few = json.loads((out / "finetune" / "mlm" / "roberta" / "seed0" / "mtri_ft_fs4.json").read_text())
@@ -689,8 +870,9 @@ def test_healthcare_lm_demo_config_fills_every_table_and_figure(tmp_path: Path, 
     assert json.loads((out / "stats" / "phi_scan.json").read_text())["leaks"] == 0
     # `snakemake --report`: every paper table and figure under the paper's category
     html = tmp_path / "report.html"
-    rep = _snakemake(tmp_path, "--report", str(html), "--configfile", str(tmp_path / "config" / "paper.yaml"),
-                     "--cores", "1")
+    rep = _snakemake(
+        tmp_path, "--report", str(html), "--configfile", str(tmp_path / "config" / "paper.yaml"), "--cores", "1"
+    )
     assert rep.returncode == 0, rep.stderr[-3000:]
     categories = _report_categories(html)
     assert categories["Tables: paper"] == sorted(f"results/tables/paper/{t}.csv" for t in cfg["tables"])
@@ -712,11 +894,20 @@ def _resume_config(tiny_bert: Path, results: str) -> dict:
         "results": results,
         "sentence_corpora": {"pubmed": {"path": str(DEMO / "pubmed.demo.sentences.txt"), "sample": 480}},
         "base_models": {"tiny": str(tiny_bert)},
-        "eval_sets": {"sel": {"format": "table", "path": str(DEMO / "biosses.demo.tsv"), "split": "dev", "scale_max": 4}},
+        "eval_sets": {
+            "sel": {"format": "table", "path": str(DEMO / "biosses.demo.tsv"), "split": "dev", "scale_max": 4}
+        },
         "selection_set": "sel",
         "seeds": [0],
-        "training": {"steps": 60, "batch_size": 8, "max_length": 32, "eval_every": 1, "checkpoint_every": 4,
-                     "learning_rate": 1e-4, "threads": 1},
+        "training": {
+            "steps": 60,
+            "batch_size": 8,
+            "max_length": 32,
+            "eval_every": 1,
+            "checkpoint_every": 4,
+            "learning_rate": 1e-4,
+            "threads": 1,
+        },
         "methods": {"simcse": {"objective": "simcse", "pooling": "cls", "sentences": "pubmed"}},
     }
 
@@ -735,8 +926,13 @@ def test_kill_9_of_the_whole_run_then_unlock_resumes_to_the_same_model(tmp_path:
     (tmp_path / "config" / "plain.yaml").write_text(yaml.safe_dump(_resume_config(tiny_bert, "plain")))
     target = ["--cores", "2", "--resources", "gpu=1"]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    run = subprocess.Popen([*SNAKEMAKE, "--directory", str(tmp_path), "all", *target], env=env, start_new_session=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run = subprocess.Popen(
+        [*SNAKEMAKE, "--directory", str(tmp_path), "all", *target],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     work = tmp_path / "killed" / "checkpoints" / "simcse" / "tiny" / "seed0"
     deadline = time.monotonic() + 600
     while not list(work.glob("state-*.json")) and run.poll() is None and time.monotonic() < deadline:
@@ -760,7 +956,10 @@ def test_kill_9_of_the_whole_run_then_unlock_resumes_to_the_same_model(tmp_path:
     assert plain.returncode == 0, plain.stderr[-3000:]
     reference = tmp_path / "plain" / "models" / "simcse" / "tiny" / "seed0"
     pd.testing.assert_frame_equal(pd.read_csv(model / "curve.csv"), pd.read_csv(reference / "curve.csv"))
-    ours, theirs = load_file(str(model / "model" / "model.safetensors")), load_file(str(reference / "model" / "model.safetensors"))
+    ours, theirs = (
+        load_file(str(model / "model" / "model.safetensors")),
+        load_file(str(reference / "model" / "model.safetensors")),
+    )
     assert ours.keys() == theirs.keys() and all(bool((ours[k] == theirs[k]).all()) for k in ours)
 
 
@@ -775,8 +974,11 @@ def test_a_malformed_notes_row_stops_ingest_and_no_log_holds_its_text(tmp_path: 
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     run = _snakemake(tmp_path, "results/corpus/shards2/ingest.json", "--cores", "1")
     assert run.returncode != 0
-    assert re.search(r"notes\.csv, row \d+ \(the header is row 1\): 12 field\(s\) where the header has 11\. "
-                     r"Fix: quote every TEXT field", run.stderr), run.stderr[-3000:]
+    assert re.search(
+        r"notes\.csv, row \d+ \(the header is row 1\): 12 field\(s\) where the header has 11\. "
+        r"Fix: quote every TEXT field",
+        run.stderr,
+    ), run.stderr[-3000:]
     logs = [tmp_path / "results/logs/ingest_notes.log", *(tmp_path / ".snakemake" / "log").glob("*.log")]
     for text in [run.stdout, run.stderr, *(p.read_text() for p in logs)]:
         assert "Zebulon" not in text and "Quartzfield" not in text
@@ -798,8 +1000,16 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
     cfg["finetune"]["i2b2_2010_frozen"]["epochs"] = 1
     for name in ("mcat", "mtri"):
         cfg["eval_sets"][name].update(epochs=1)  # {results}/doc_tasks/<name>.parquet: this run's own folder
-    run = _snakemake(tmp_path, "all", "--configfile", str(_write_config(tmp_path, cfg, "bench.yaml")), "--cores", "2",
-                     "--resources", "gpu=2")
+    run = _snakemake(
+        tmp_path,
+        "all",
+        "--configfile",
+        str(_write_config(tmp_path, cfg, "bench.yaml")),
+        "--cores",
+        "2",
+        "--resources",
+        "gpu=2",
+    )
     assert run.returncode == 0, run.stderr[-5000:]
     out = tmp_path / "results"
     tasks = cfg["benchmark"]["tasks"]
@@ -815,8 +1025,11 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
     mteb = pytest.importorskip("mteb")
     from huggingface_hub import ModelCard
 
-    for key, folder in (("minilm", "no_revision_available"), ("tiny", "no_revision_available"),
-                        ("minilm_simcse", "seed0")):
+    for key, folder in (
+        ("minilm", "no_revision_available"),
+        ("tiny", "no_revision_available"),
+        ("minilm_simcse", "seed0"),
+    ):
         files = sorted((out / "mteb" / key / folder).glob("*.json"))
         assert {f.stem for f in files} == {*(f"ClinSent.{t}" for t in tasks), "model_meta"}, key
         run_ref = next(m["run"] for m in _cfg_rows(cfg) if m["key"] == key)
@@ -825,8 +1038,11 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
             if f.stem == "model_meta":
                 continue
             result = mteb.TaskResult.from_disk(f)
-            headline = summary[(summary["method"] == method) & (summary["base_model"] == base)
-                               & (summary["eval_set"] == f.stem.removeprefix("ClinSent."))]
+            headline = summary[
+                (summary["method"] == method)
+                & (summary["base_model"] == base)
+                & (summary["eval_set"] == f.stem.removeprefix("ClinSent."))
+            ]
             assert any(result.get_score() == pytest.approx(v) for v in headline["value"]), (key, f.stem)
             assert result.evaluation_time is not None and result.evaluation_time > 0, (key, f.stem)
         card = ModelCard.load(out / "mteb" / key / folder / "README.md")
@@ -836,15 +1052,23 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
     grown = copy.deepcopy(cfg)
     grown["models"]["tiny_cls"] = {"model": str(tiny_bert), "pooling": "cls_before_pooler"}
     planned = _replan_as(tmp_path, grown, "bench.yaml")
-    assert all("as_is_cls_before_pooler/tiny" in p for rule in ("train", "embed", "evaluate", "finetune")
-               for p in planned.get(rule, [])) and len(planned["evaluate"]) == 7, planned
+    assert (
+        all(
+            "as_is_cls_before_pooler/tiny" in p
+            for rule in ("train", "embed", "evaluate", "finetune")
+            for p in planned.get(rule, [])
+        )
+        and len(planned["evaluate"]) == 7
+    ), planned
     assert planned["mteb_results"] == [str(Path("results") / "mteb" / "tiny_cls")]
     grown = copy.deepcopy(cfg)
     grown["eval_sets"]["biosses_dev"] = {**cfg["eval_sets"]["biosses"], "split": "dev"}
     grown["benchmark"]["tasks"].append("biosses_dev")
     planned = _replan_as(tmp_path, grown, "bench.yaml")
-    assert sorted(planned["evaluate"]) == sorted(f"results/metrics/{r}/seed0/biosses_dev.json"
-                                                 for r in ("as_is_model/minilm", "as_is_mean/tiny", "simcse/minilm"))
+    assert sorted(planned["evaluate"]) == sorted(
+        f"results/metrics/{r}/seed0/biosses_dev.json"
+        for r in ("as_is_model/minilm", "as_is_mean/tiny", "simcse/minilm")
+    )
     assert "train" not in planned and "finetune" not in planned
     # the same model, pooling and file through a paper config gives the same figures
     (tmp_path / "nli").mkdir()
@@ -853,8 +1077,16 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
     nli["eval_sets"]["biosses"].update(split="test")
     nli["training"]["max_length"] = 128  # the benchmark demo's (the default)
     target = "results/metrics/base/general/seed0/biosses.json"
-    run = _snakemake(tmp_path / "nli", target, "--configfile", str(_write_config(tmp_path / "nli", nli)),
-                     "--cores", "2", "--resources", "gpu=1")
+    run = _snakemake(
+        tmp_path / "nli",
+        target,
+        "--configfile",
+        str(_write_config(tmp_path / "nli", nli)),
+        "--cores",
+        "2",
+        "--resources",
+        "gpu=1",
+    )
     assert run.returncode == 0, run.stderr[-5000:]
     theirs = json.loads((tmp_path / "nli" / target).read_text())
     ours = json.loads((out / "metrics" / "as_is_model" / "minilm" / "seed0" / "biosses.json").read_text())

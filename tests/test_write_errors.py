@@ -80,11 +80,14 @@ def test_a_refused_write_names_the_output_and_leaves_nothing(tmp_path: Path, wri
     out = tmp_path / "results" / ("checkpoints" if writer == "checkpoint" else f"table.{writer}")
     last = _capped(tmp_path, WRITERS[writer], out)
     target = out / "state-00000003.pt" if writer == "checkpoint" else out
-    assert last.startswith(f"clinsent.errors.OutputError: {target}: could not be written (the file is larger than "
-                           "the system allows"), last
+    assert last.startswith(
+        f"clinsent.errors.OutputError: {target}: could not be written (the file is larger than the system allows"
+    ), last
     assert "nothing was left half-written. Fix: check the disk and the limits, then rerun" in last
     folder = out if writer == "checkpoint" else out.parent
-    assert sorted(p.name for p in folder.iterdir()) == [], list(folder.iterdir())  # no temporary file, no partial output
+    assert sorted(p.name for p in folder.iterdir()) == [], list(
+        folder.iterdir()
+    )  # no temporary file, no partial output
 
 
 def test_a_full_disk_names_the_output_and_how_to_go_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,7 +102,8 @@ def test_a_full_disk_names_the_output_and_how_to_go_on(tmp_path: Path, monkeypat
     assert str(err.value) == (
         f"{out}: could not be written (no space left on the device); nothing was left half-written. Fix: free space "
         f"on the file system that holds {out.parent} (df -h {out.parent}), or set `results` on a larger one; a rerun "
-        "starts the job again (a training job from its last checkpoint)")
+        "starts the job again (a training job from its last checkpoint)"
+    )
     assert err.value.errno == errno.ENOSPC and list(out.parent.iterdir()) == []
     # pyarrow names the errno only in its message
     assert _write_errno(OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")) == 28

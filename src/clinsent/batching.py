@@ -68,8 +68,14 @@ def set_columns(plan: Mapping[str, Any]) -> list[str]:
 
 def no_entities() -> pd.DataFrame:
     """The linked-entity table of a corpus without entities (a plain sentence corpus)."""
-    return pd.DataFrame({"sent_id": pd.Series(dtype="int64"), "ent_idx": pd.Series(dtype="int32"),
-                         "term_id": pd.Series(dtype="object"), "definition": pd.Series(dtype="object")})
+    return pd.DataFrame(
+        {
+            "sent_id": pd.Series(dtype="int64"),
+            "ent_idx": pd.Series(dtype="int32"),
+            "term_id": pd.Series(dtype="object"),
+            "definition": pd.Series(dtype="object"),
+        }
+    )
 
 
 def _stream(n: int, rng: np.random.Generator) -> Iterator[int]:
@@ -91,27 +97,43 @@ def none_slots(batch_size: int, none_share: float) -> int:
     return int(round(none_share * batch_size))
 
 
-def plan_batches(cands: list[Candidate], strategy: str, batch_size: int, n_steps: int, seed: int,
-                 max_tries: int = 1000, none_cands: list[Candidate] | None = None,
-                 none_share: float = 0.0) -> pd.DataFrame:
+def plan_batches(
+    cands: list[Candidate],
+    strategy: str,
+    batch_size: int,
+    n_steps: int,
+    seed: int,
+    max_tries: int = 1000,
+    none_cands: list[Candidate] | None = None,
+    none_share: float = 0.0,
+) -> pd.DataFrame:
     """A plan with one row per (step, slot); see the module docstring for the strategies and mixes."""
     k_none = none_slots(batch_size, none_share)
     if k_none:
         if not none_cands or len(none_cands) < k_none:
-            raise InputError("sentence sets", f"the mix needs {k_none} S_none sentences per batch, "
-                             f"S_none has {len(none_cands or [])}", "lower `none_share` or use more notes")
+            raise InputError(
+                "sentence sets",
+                f"the mix needs {k_none} S_none sentences per batch, S_none has {len(none_cands or [])}",
+                "lower `none_share` or use more notes",
+            )
         if k_none == batch_size:
             return plan_batches(none_cands, "naive", batch_size, n_steps, seed, max_tries)
     if strategy not in STRATEGIES:
         raise InputError("config", f"unknown duplicate strategy {strategy!r}", f"use one of {', '.join(STRATEGIES)}")
     if not cands:
-        raise InputError("sentence sets", "the training corpus is empty",
-                         "check the notes, the NER output and `min_words`; or choose corpus s_all")
+        raise InputError(
+            "sentence sets",
+            "the training corpus is empty",
+            "check the notes, the NER output and `min_words`; or choose corpus s_all",
+        )
     if batch_size < 1 or n_steps < 0:
         raise InputError("config", f"batch_size={batch_size}, steps={n_steps}", "use batch_size >= 1 and steps >= 0")
     if len(cands) < batch_size - k_none:
-        raise InputError("sentence sets", f"the training corpus has {len(cands)} sentences, fewer than a batch of {batch_size - k_none}",
-                         "lower `training.batch_size` or use more notes")
+        raise InputError(
+            "sentence sets",
+            f"the training corpus has {len(cands)} sentences, fewer than a batch of {batch_size - k_none}",
+            "lower `training.batch_size` or use more notes",
+        )
     rng = np.random.default_rng(seed)
     with_entity = [c for c in cands if c.ent_idx]
     order = _stream(len(cands), rng)
@@ -145,8 +167,14 @@ def plan_batches(cands: list[Candidate], strategy: str, batch_size: int, n_steps
     return df.astype({"step": "int32", "slot": "int32", "sent_id": "int64", "ent_idx": "int32"})
 
 
-def _replacement(with_entity: list[Candidate], cands: list[Candidate], used: set[str], in_batch: set[int],
-                 rng: np.random.Generator, max_tries: int) -> tuple[Candidate, int, str | None]:
+def _replacement(
+    with_entity: list[Candidate],
+    cands: list[Candidate],
+    used: set[str],
+    in_batch: set[int],
+    rng: np.random.Generator,
+    max_tries: int,
+) -> tuple[Candidate, int, str | None]:
     """A random sentence not yet in the batch, with a chosen entity not yet in the batch."""
     pool = with_entity if with_entity else cands
     for _ in range(max_tries):
@@ -161,8 +189,11 @@ def _replacement(with_entity: list[Candidate], cands: list[Candidate], used: set
     if plain:
         c = plain[int(rng.integers(len(plain)))]
         return c, NO_ENTITY, None
-    raise InputError("sentence sets", f"no sentence with an unused entity after {max_tries} draws",
-                     "lower `training.batch_size` or use a larger corpus")
+    raise InputError(
+        "sentence sets",
+        f"no sentence with an unused entity after {max_tries} draws",
+        "lower `training.batch_size` or use a larger corpus",
+    )
 
 
 def duplicate_stats(cands: list[Candidate], batch_size: int, n_batches: int, seed: int) -> dict[str, float]:
@@ -177,8 +208,14 @@ def duplicate_stats(cands: list[Candidate], batch_size: int, n_batches: int, see
     ents = [c for c in cands if c.ent_idx]
     nan = float("nan")
     if len(ents) < batch_size or n_batches <= 0:
-        return {"batches": 0, "batch_size": batch_size, "sentences": len(ents), "share_with_duplicate": nan,
-                "mean_unique_share": nan, "mean_unique_entities": nan}
+        return {
+            "batches": 0,
+            "batch_size": batch_size,
+            "sentences": len(ents),
+            "share_with_duplicate": nan,
+            "mean_unique_share": nan,
+            "mean_unique_entities": nan,
+        }
     vocab: dict[str, int] = {}
     counts = np.array([len(c.term_ids) for c in ents], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])

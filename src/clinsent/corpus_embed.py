@@ -48,8 +48,11 @@ Chunk = tuple[list[Any], list[str]]  # (ids, texts)
 def input_format(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
-        raise InputError(path, f"unknown input format {suffix or '(no extension)'}",
-                         f"an input ending in one of {', '.join(sorted(FORMATS))}")
+        raise InputError(
+            path,
+            f"unknown input format {suffix or '(no extension)'}",
+            f"an input ending in one of {', '.join(sorted(FORMATS))}",
+        )
     return FORMATS[suffix]
 
 
@@ -81,12 +84,16 @@ def _jsonl_rows(path: Path, column: str | None, id_column: str | None) -> Iterat
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(path, f"line {number + 1} is not JSON ({exc.msg})", "one JSON object per line") \
-                    from None
+                raise InputError(
+                    path, f"line {number + 1} is not JSON ({exc.msg})", "one JSON object per line"
+                ) from None
             missing = [c for c in (column, id_column) if c and c not in record]
             if missing:
-                raise InputError(path, f"line {number + 1} has no field {missing[0]!r}",
-                                 "--column and --id-column name fields every line has")
+                raise InputError(
+                    path,
+                    f"line {number + 1} has no field {missing[0]!r}",
+                    "--column and --id-column name fields every line has",
+                )
             yield (record[id_column] if id_column else number), record[str(column)] or ""
 
 
@@ -110,8 +117,13 @@ def _check_columns(path: Path, names: list[str], column: str | None, id_column: 
 
 
 NEEDS_COLUMN = {"text": False, "csv": True, "tsv": True, "jsonl": True, "parquet": True}  # texts: a named column
-READERS = {"text": _text_rows, "csv": _delimited_rows(","), "tsv": _delimited_rows("\t"), "jsonl": _jsonl_rows,
-           "parquet": _parquet_rows}
+READERS = {
+    "text": _text_rows,
+    "csv": _delimited_rows(","),
+    "tsv": _delimited_rows("\t"),
+    "jsonl": _jsonl_rows,
+    "parquet": _parquet_rows,
+}
 
 
 def chunks(path: Path, size: int = CHUNK, column: str | None = None, id_column: str | None = None) -> Iterator[Chunk]:
@@ -125,8 +137,11 @@ def chunks(path: Path, size: int = CHUNK, column: str | None = None, id_column: 
         ids, texts = [r[0] for r in chunk], [r[1] for r in chunk]
         empty = next((i for i, t in enumerate(texts) if not str(t).strip()), None)
         if empty is not None:
-            raise InputError(path, f"row {seen + empty} ({column or 'line'}) is empty",
-                             "drop empty rows (rows are numbered from 0, after any header)")
+            raise InputError(
+                path,
+                f"row {seen + empty} ({column or 'line'}) is empty",
+                "drop empty rows (rows are numbered from 0, after any header)",
+            )
         seen += len(texts)
         yield ids, texts
 
@@ -146,9 +161,19 @@ def _owner_only(path: Path) -> bool:
     return not path.stat().st_mode & (stat.S_IROTH | stat.S_IRGRP)
 
 
-def embed_corpus(model_dir: Path, source: Path, out: Path, column: str | None = None, id_column: str | None = None,
-                 keep_text: bool = False, chunk: int = CHUNK, batch_size: int = 64, device: str | None = None,
-                 log: Any = print, private: bool | None = None) -> dict[str, Any]:
+def embed_corpus(
+    model_dir: Path,
+    source: Path,
+    out: Path,
+    column: str | None = None,
+    id_column: str | None = None,
+    keep_text: bool = False,
+    chunk: int = CHUNK,
+    batch_size: int = 64,
+    device: str | None = None,
+    log: Any = print,
+    private: bool | None = None,
+) -> dict[str, Any]:
     """Embed ``source``'s texts with the model in ``model_dir`` into ``out`` (parquet); returns the
     run's figures (rows, seconds, sentences per second, peak resident memory). ``private``: an
     owner-only output (None: when others cannot read ``source``; the workflow passes True for
@@ -164,8 +189,11 @@ def embed_corpus(model_dir: Path, source: Path, out: Path, column: str | None = 
     if not source.is_file():
         raise InputError(source, "no such file", "--input names a text, CSV, TSV, JSON lines or parquet file")
     if not (model_dir / "modules.json").is_file():
-        raise InputError(model_dir, "not a saved sentence-transformers model (no modules.json)",
-                         "--model names a trained run's model folder, e.g. results/models/<method>/<base>/seed0/model")
+        raise InputError(
+            model_dir,
+            "not a saved sentence-transformers model (no modules.json)",
+            "--model names a trained run's model folder, e.g. results/models/<method>/<base>/seed0/model",
+        )
     batches = chunks(source, chunk, column, id_column)
     first = next(batches, None)  # bad input in the first chunk stops here, before the model loads
     if first is None:
@@ -181,15 +209,22 @@ def embed_corpus(model_dir: Path, source: Path, out: Path, column: str | None = 
         try:
             for ids, texts in itertools.chain([first], batches):
                 vectors = encode_in_length_order(model, texts, batch_size)
-                columns = {"id": pa.array(ids), "vector": pa.FixedSizeListArray.from_arrays(
-                    pa.array(vectors.reshape(-1), pa.float32()), vectors.shape[1])}
+                columns = {
+                    "id": pa.array(ids),
+                    "vector": pa.FixedSizeListArray.from_arrays(
+                        pa.array(vectors.reshape(-1), pa.float32()), vectors.shape[1]
+                    ),
+                }
                 if keep_text:
                     columns["text"] = pa.array(texts, pa.string())
                 table = pa.table(columns)
                 if writer is None:
-                    meta = {"clinsent.model": str(model_dir), "clinsent.modules": json.dumps(modules),
-                            "clinsent.pooling": json.dumps(_pooling(model_dir, modules)),
-                            "clinsent.dim": str(vectors.shape[1])}
+                    meta = {
+                        "clinsent.model": str(model_dir),
+                        "clinsent.modules": json.dumps(modules),
+                        "clinsent.pooling": json.dumps(_pooling(model_dir, modules)),
+                        "clinsent.dim": str(vectors.shape[1]),
+                    }
                     writer = pq.ParquetWriter(tmp, table.schema.with_metadata(meta))
                 writer.write_table(table)
                 rows += len(texts)
@@ -200,8 +235,12 @@ def embed_corpus(model_dir: Path, source: Path, out: Path, column: str | None = 
     if private:
         os.chmod(out, 0o600)
     seconds = time.perf_counter() - start
-    return {"rows": rows, "seconds": round(seconds, 3), "sentences_per_second": round(rows / seconds, 1),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    return {
+        "rows": rows,
+        "seconds": round(seconds, 3),
+        "sentences_per_second": round(rows / seconds, 1),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
 
 
 def _pooling(model_dir: Path, modules: list[dict[str, Any]]) -> dict[str, Any]:
@@ -226,8 +265,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when present)")
     args = ap.parse_args(argv)
     try:
-        figures = embed_corpus(args.model, args.input, args.out, args.column, args.id_column, args.keep_text,
-                               args.chunk, args.batch_size, args.device, log=lambda line: print(line, file=sys.stderr))
+        figures = embed_corpus(
+            args.model,
+            args.input,
+            args.out,
+            args.column,
+            args.id_column,
+            args.keep_text,
+            args.chunk,
+            args.batch_size,
+            args.device,
+            log=lambda line: print(line, file=sys.stderr),
+        )
     except InputError as exc:
         print(f"embed: {exc}", file=sys.stderr)
         return 2

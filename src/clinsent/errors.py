@@ -18,10 +18,13 @@ class InputError(ValueError):
 
 # errno -> what a failed write means, for the errors a full, read-only or failing disk gives
 WRITE_ERRORS = {
-    errno.ENOSPC: "no space left on the device", errno.EDQUOT: "the disk quota is exceeded",
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "the disk quota is exceeded",
     errno.EFBIG: "the file is larger than the system allows (ulimit -f, or the file system's limit)",
-    errno.EROFS: "the file system is read-only", errno.EIO: "an I/O error of the disk",
-    errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+    errno.EROFS: "the file system is read-only",
+    errno.EIO: "an I/O error of the disk",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
 }
 
 
@@ -31,12 +34,17 @@ class OutputError(OSError):
 
     def __init__(self, path: str | Path, code: int) -> None:
         folder = Path(path).parent
-        fix = ("make the folder writable, or set `results` to a folder you can write"
-               if code in (errno.EACCES, errno.EPERM, errno.EROFS) else
-               f"free space on the file system that holds {folder} (df -h {folder}), or set `results` on a larger one"
-               if code in (errno.ENOSPC, errno.EDQUOT) else "check the disk and the limits, then rerun")
-        super().__init__(f"{path}: could not be written ({WRITE_ERRORS.get(code, 'an I/O error')}); nothing was left "
-                         f"half-written. Fix: {fix}; a rerun starts the job again (a training job from its last "
-                         "checkpoint)")
+        fix = (
+            "make the folder writable, or set `results` to a folder you can write"
+            if code in (errno.EACCES, errno.EPERM, errno.EROFS)
+            else f"free space on the file system that holds {folder} (df -h {folder}), or set `results` on a larger one"
+            if code in (errno.ENOSPC, errno.EDQUOT)
+            else "check the disk and the limits, then rerun"
+        )
+        super().__init__(
+            f"{path}: could not be written ({WRITE_ERRORS.get(code, 'an I/O error')}); nothing was left "
+            f"half-written. Fix: {fix}; a rerun starts the job again (a training job from its last "
+            "checkpoint)"
+        )
         self.errno = code
         self.path = str(path)

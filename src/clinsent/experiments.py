@@ -44,8 +44,11 @@ class Grid:
         methods, bases = config["methods"], list(config["base_models"])
         default_base = (config.get("report") or {}).get("base_model") or bases[0]
         if default_base not in bases:
-            raise InputError("config: report.base_model", f"{default_base!r} is not a key of base_models {bases}",
-                             "name one of them")
+            raise InputError(
+                "config: report.base_model",
+                f"{default_base!r} is not a key of base_models {bases}",
+                "name one of them",
+            )
         check_references(config)
         refs = cited_runs(config)
         if refs:
@@ -70,15 +73,20 @@ def cited_runs(config: dict[str, Any]) -> list[tuple[str, str]]:
 
 def check_references(config: dict[str, Any]) -> None:
     """Names that tables and figures cite (each kind says which): eval sets, sentence corpora, methods."""
-    known = {"eval_sets": [*(config.get("eval_sets") or {}), *(config.get("finetune") or {})],
-             "corpora": list(config.get("sentence_corpora") or {}),
-             "methods": list(config.get("methods") or {})}
+    known = {
+        "eval_sets": [*(config.get("eval_sets") or {}), *(config.get("finetune") or {})],
+        "corpora": list(config.get("sentence_corpora") or {}),
+        "methods": list(config.get("methods") or {}),
+    }
     for key, kind, entry in kind_entries(config):
         for where, name, what in kind.names(key, entry):
             if name not in known[what]:
                 section = {"corpora": "sentence_corpora"}.get(what, what)
-                raise InputError(f"config: {where}", f"names {name!r}, which is not a key of {section} {known[what]}"
-                                 f"{did_you_mean(name, known[what])}", f"add it under {section} or correct the name")
+                raise InputError(
+                    f"config: {where}",
+                    f"names {name!r}, which is not a key of {section} {known[what]}{did_you_mean(name, known[what])}",
+                    f"add it under {section} or correct the name",
+                )
 
 
 def split_run(ref: str, default_base: str) -> Run:
@@ -90,9 +98,15 @@ def split_run(ref: str, default_base: str) -> Run:
 def parse_run(ref: str, where: str, methods: dict[str, Any], bases: list[str], default_base: str) -> Run:
     method, base = split_run(ref, default_base)
     if method not in methods:
-        raise InputError(f"config: {where}", f"cites method {method!r}, which is not a key of methods"
-                         f"{did_you_mean(method, methods)}", "add it under methods or correct the name")
+        raise InputError(
+            f"config: {where}",
+            f"cites method {method!r}, which is not a key of methods{did_you_mean(method, methods)}",
+            "add it under methods or correct the name",
+        )
     if base not in bases:
-        raise InputError(f"config: {where}", f"cites base model {base!r}, which is not a key of base_models {bases}"
-                         f"{did_you_mean(base, bases)}", "add it under base_models or correct the name")
+        raise InputError(
+            f"config: {where}",
+            f"cites base model {base!r}, which is not a key of base_models {bases}{did_you_mean(base, bases)}",
+            "add it under base_models or correct the name",
+        )
     return method, base

@@ -79,8 +79,9 @@ def detect_devices(proc: str | Path = "/proc/driver/nvidia/gpus", run: Callable[
     return sum(1 for line in str(out.stdout).splitlines() if line.startswith("GPU "))
 
 
-def resolve_pool(gpus: Any, environ: Mapping[str, str] = os.environ,
-                 detect: Callable[[], int] = detect_devices) -> list[str]:
+def resolve_pool(
+    gpus: Any, environ: Mapping[str, str] = os.environ, detect: Callable[[], int] = detect_devices
+) -> list[str]:
     """The devices of the pool (what ``CUDA_VISIBLE_DEVICES`` will be set to, one per job) from
     the config's ``gpus`` (None or "auto": every visible device; a list of indices among the
     visible devices; a comma-separated string of them; ``[]``: none)."""
@@ -91,13 +92,19 @@ def resolve_pool(gpus: Any, environ: Mapping[str, str] = os.environ,
     if visible is None:  # the driver's own numbering; a CPU machine may list slots it does not have
         found = detect()
         if found and (bad := [i for i in items if i >= found]):
-            raise InputError("config: gpus", f"device {bad[0]} is not among the {found} GPUs the driver lists "
-                             f"(0-{found - 1})", "list indices of this machine's GPUs, or leave gpus out for all")
+            raise InputError(
+                "config: gpus",
+                f"device {bad[0]} is not among the {found} GPUs the driver lists (0-{found - 1})",
+                "list indices of this machine's GPUs, or leave gpus out for all",
+            )
         return [str(i) for i in items]
     if bad := [i for i in items if i >= len(visible)]:
-        raise InputError("config: gpus", f"index {bad[0]} is beyond the {len(visible)} device(s) "
-                         f"CUDA_VISIBLE_DEVICES makes visible ({','.join(visible)})",
-                         "give indices among the visible devices (0 is the first), or leave gpus out for all")
+        raise InputError(
+            "config: gpus",
+            f"index {bad[0]} is beyond the {len(visible)} device(s) "
+            f"CUDA_VISIBLE_DEVICES makes visible ({','.join(visible)})",
+            "give indices among the visible devices (0 is the first), or leave gpus out for all",
+        )
     return [visible[i] for i in items]
 
 
@@ -107,8 +114,11 @@ def _indices(gpus: Any) -> list[int]:
     if isinstance(gpus, int) and not isinstance(gpus, bool):
         gpus = [gpus]
     if not isinstance(gpus, (list, tuple)):
-        raise InputError("config: gpus", f"a value of type {type(gpus).__name__}",
-                         "give a list of device indices ([0, 1]), [] for none, or leave it out for every visible GPU")
+        raise InputError(
+            "config: gpus",
+            f"a value of type {type(gpus).__name__}",
+            "give a list of device indices ([0, 1]), [] for none, or leave it out for every visible GPU",
+        )
     out: list[int] = []
     for i, g in enumerate(gpus):
         try:
@@ -116,8 +126,11 @@ def _indices(gpus: Any) -> list[int]:
         except (TypeError, ValueError):
             value = -1
         if isinstance(g, bool) or value < 0 or (isinstance(g, str) and not g.strip().isdigit()):
-            raise InputError(f"config: gpus[{i}]", "is not a device index (0, 1, ...)",
-                             "list device indices among the visible devices, e.g. gpus: [0, 1]")
+            raise InputError(
+                f"config: gpus[{i}]",
+                "is not a device index (0, 1, ...)",
+                "list device indices among the visible devices, e.g. gpus: [0, 1]",
+            )
         if value in out:
             raise InputError(f"config: gpus[{i}]", f"device {value} is listed twice", "list each device once")
         out.append(value)
@@ -137,7 +150,9 @@ class Slot:
     handle: IO[bytes] | None = None
 
     def describe(self) -> str:
-        return f"{self.device}{f' ({self.why})' if self.why else ''}" if self.device is not None else f"none ({self.why})"
+        return (
+            f"{self.device}{f' ({self.why})' if self.why else ''}" if self.device is not None else f"none ({self.why})"
+        )
 
     def release(self) -> None:
         """Free the slot now (the end of the process frees it in any case)."""
@@ -153,8 +168,11 @@ def _open_lock(folder: Path, device: str) -> IO[bytes]:
             os.chmod(folder, 0o1777)  # every user of the machine shares the pool (sticky, as /tmp)
         fd = os.open(folder / f"gpu-{device}.lock", os.O_RDONLY | os.O_CREAT, 0o666)
     except OSError as exc:
-        raise InputError(folder, f"cannot create a GPU lock file here ({exc.strerror})",
-                         f"set {LOCK_DIR_ENV} to a folder every user of this machine can write") from None
+        raise InputError(
+            folder,
+            f"cannot create a GPU lock file here ({exc.strerror})",
+            f"set {LOCK_DIR_ENV} to a folder every user of this machine can write",
+        ) from None
     return os.fdopen(fd, "rb")
 
 
@@ -171,8 +189,14 @@ def try_lock(folder: Path, device: str) -> IO[bytes] | None:
     return handle
 
 
-def acquire(pool: Sequence[str], folder: Path, log: Callable[[str], Any] = print, poll: float = 0.5,
-            clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], Any] = time.sleep) -> Slot:
+def acquire(
+    pool: Sequence[str],
+    folder: Path,
+    log: Callable[[str], Any] = print,
+    poll: float = 0.5,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], Any] = time.sleep,
+) -> Slot:
     """Lock the first free device of ``pool``; wait (polling) while every one is taken."""
     started, told = clock(), 0.0
     while True:
@@ -182,14 +206,20 @@ def acquire(pool: Sequence[str], folder: Path, log: Callable[[str], Any] = print
                 return Slot(device, handle=handle)
         waited = clock() - started
         if waited >= told:
-            log(f"gpu slot: waiting, every device of the pool {','.join(pool)} is taken by another job "
-                f"(locks in {folder}); --resources gpu larger than the pool makes jobs wait here")
+            log(
+                f"gpu slot: waiting, every device of the pool {','.join(pool)} is taken by another job "
+                f"(locks in {folder}); --resources gpu larger than the pool makes jobs wait here"
+            )
             told = waited + 60.0
         sleep(poll)
 
 
-def take_slot(declares_gpu: bool, environ: MutableMapping[str, str] = os.environ,
-              log: Callable[[str], Any] = print, poll: float = 0.5) -> Slot:
+def take_slot(
+    declares_gpu: bool,
+    environ: MutableMapping[str, str] = os.environ,
+    log: Callable[[str], Any] = print,
+    poll: float = 0.5,
+) -> Slot:
     """Choose this job's device before torch is imported, set ``CUDA_VISIBLE_DEVICES`` and log it.
 
     ``declares_gpu``: whether the job's rule counts it against ``gpu`` (``resources.gpu`` > 0)."""

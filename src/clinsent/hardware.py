@@ -37,18 +37,31 @@ def hardware_record(device: Any, precision: str) -> dict[str, Any]:
         name, capability = f"{platform.processor() or platform.machine()} ({torch.get_num_threads()} threads)", None
     cudnn = torch.backends.cudnn.version() if cuda and torch.backends.cudnn.is_available() else None
     return {
-        "device": "cuda" if cuda else "cpu", "device_name": name, "compute_capability": capability,
-        "cuda": torch.version.cuda if cuda else None, "cudnn": cudnn, "torch": torch.__version__,
-        "transformers": _version("transformers"), "sentence_transformers": _version("sentence-transformers"),
-        "precision": precision, "gpu_slot": os.environ.get(SLOT_ENV, "none (not recorded)"),
+        "device": "cuda" if cuda else "cpu",
+        "device_name": name,
+        "compute_capability": capability,
+        "cuda": torch.version.cuda if cuda else None,
+        "cudnn": cudnn,
+        "torch": torch.__version__,
+        "transformers": _version("transformers"),
+        "sentence_transformers": _version("sentence-transformers"),
+        "precision": precision,
+        "gpu_slot": os.environ.get(SLOT_ENV, "none (not recorded)"),
     }
 
 
 def describe(record: dict[str, Any]) -> str:
     """One log line of a record."""
-    where = record["device_name"] if record["device"] == "cpu" else (
-        f"{record['device_name']}, compute capability {record['compute_capability']}, CUDA {record['cuda']}, "
-        f"cuDNN {record['cudnn']}")
-    return (f"device: {record['device']} ({where}), precision {record['precision']}, torch {record['torch']}, "
-            f"transformers {record['transformers']}, sentence-transformers {record['sentence_transformers']}, "
-            f"gpu slot {record['gpu_slot']}")
+    where = (
+        record["device_name"]
+        if record["device"] == "cpu"
+        else (
+            f"{record['device_name']}, compute capability {record['compute_capability']}, CUDA {record['cuda']}, "
+            f"cuDNN {record['cudnn']}"
+        )
+    )
+    return (
+        f"device: {record['device']} ({where}), precision {record['precision']}, torch {record['torch']}, "
+        f"transformers {record['transformers']}, sentence-transformers {record['sentence_transformers']}, "
+        f"gpu slot {record['gpu_slot']}"
+    )

@@ -114,8 +114,12 @@ def write_json(obj: Any, path: str | Path) -> None:
     an absent class) rather than a number."""
     clean, bad = finite_json(obj)
     if bad:
-        log.warning("%s: %s not a finite number (undefined, e.g. a correlation of constant scores or a metric "
-                    "of an absent class); written as null", path, ", ".join(bad[:10]) + (" ..." if len(bad) > 10 else ""))
+        log.warning(
+            "%s: %s not a finite number (undefined, e.g. a correlation of constant scores or a metric "
+            "of an absent class); written as null",
+            path,
+            ", ".join(bad[:10]) + (" ..." if len(bad) > 10 else ""),
+        )
     write_text(json.dumps(clean, indent=2, sort_keys=True, default=str, allow_nan=False) + "\n", path)
 
 
@@ -220,8 +224,9 @@ def jsonl_objects(path: str | Path, fix: str) -> Iterator[tuple[int, dict[str, A
         yield line_no, obj
 
 
-def check_writable(folder: str | Path, where: str = "config: results",
-                   probe: Any = tempfile.NamedTemporaryFile) -> None:
+def check_writable(
+    folder: str | Path, where: str = "config: results", probe: Any = tempfile.NamedTemporaryFile
+) -> None:
     """Stop (the dry run) unless ``folder`` can be written: a temporary file is created and
     removed in it, or, while it does not exist yet, in its nearest existing parent. The probe
     writes rather than reading permission bits, which root ignores."""
@@ -237,5 +242,8 @@ def check_writable(folder: str | Path, where: str = "config: results",
             pass
     except OSError as exc:
         reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
-        raise InputError(where, f"{folder} cannot be written ({reason}, in {target})", "set results to a folder you "
-                         "can write, or make this one writable; nothing was run") from None
+        raise InputError(
+            where,
+            f"{folder} cannot be written ({reason}, in {target})",
+            "set results to a folder you can write, or make this one writable; nothing was run",
+        ) from None

@@ -35,17 +35,19 @@ import pandas as pd
 SHARING = "docs/sharing.md#releasing-weights"  # where the data-use notices point
 DATA_USE: dict[str, str] = {
     "credentialed": "credentialed data (for example MIMIC-III, MedNLI or n2c2 through PhysioNet or DBMI). The weights "
-                    "are derived from it and fall under its data-use agreement: share them only where the agreement "
-                    "allows (PhysioNet hosts such weights as a credentialed Model project), never on an open hub",
+    "are derived from it and fall under its data-use agreement: share them only where the agreement "
+    "allows (PhysioNet hosts such weights as a credentialed Model project), never on an open hub",
     "institutional": "your institution's clinical notes. Share the weights only as your data-use agreement and "
-                     "ethics approval allow",
+    "ethics approval allow",
     "open": "data whose licence the config marks open. Check that it allows releasing derived weights",
     "demo": "the pipeline's generated demo data (DEMO DATA: no patient's notes). The weights only test the pipeline",
     "unstated": "data whose terms the config does not state (model_card.data_use). Check them before sharing",
 }
 DEFAULT_USE = {"notes": "credentialed"}  # conservative: the notes are MIMIC-III's layout
-MEMORISATION = ("A language model can reproduce rows of its training text (Lehman et al. 2021, arXiv 2104.07762, on "
-                "clinical BERT models): treat the weights of a model trained on notes like the notes.")
+MEMORISATION = (
+    "A language model can reproduce rows of its training text (Lehman et al. 2021, arXiv 2104.07762, on "
+    "clinical BERT models): treat the weights of a model trained on notes like the notes."
+)
 
 
 def base_model_label(spec: str) -> str:
@@ -90,9 +92,14 @@ def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str
     return [f"| {' | '.join(header)} |", f"|{'---|' * len(header)}", *(f"| {' | '.join(r)} |" for r in rows)]
 
 
-def render(info: Mapping[str, Any], curve: pd.DataFrame, reference: str, base_model: str,
-           card_config: Mapping[str, Any] | None = None,
-           eval_metrics: list[tuple[str, str, str]] | None = None) -> str:
+def render(
+    info: Mapping[str, Any],
+    curve: pd.DataFrame,
+    reference: str,
+    base_model: str,
+    card_config: Mapping[str, Any] | None = None,
+    eval_metrics: list[tuple[str, str, str]] | None = None,
+) -> str:
     """The card's markdown, from a run's ``selection.json`` (``info``), its curve, the method's
     reference and the base model entry; ``eval_metrics`` (eval set, metric, value) for a release copy."""
     from clinsent.models.base import is_hub_id
@@ -104,52 +111,86 @@ def render(info: Mapping[str, Any], curve: pd.DataFrame, reference: str, base_mo
     use = data_use(str(data["source"]), card_config or {}) if data else None
     licence = (card_config or {}).get("licence") or "other"
     tags = ["sentence-transformers", "sentence-similarity", "clinical", "clinsent", objective]
-    meta: dict[str, Any] = {"library_name": "sentence-transformers", "pipeline_tag": "sentence-similarity",
-                            "license": licence, "tags": tags}
+    meta: dict[str, Any] = {
+        "library_name": "sentence-transformers",
+        "pipeline_tag": "sentence-similarity",
+        "license": licence,
+        "tags": tags,
+    }
     if is_hub_id(base_model):
         meta["base_model"] = base_model
     if use == "credentialed":
         tags.append("credentialed-data")
     cited = f"see the {objective} method's module"
-    lines = ["---", *(f"{k}: {json.dumps(v)}" for k, v in meta.items()), "---", "",
-             f"# {objective} on {label}", "",
-             f"A sentence-embedding model trained by the clinical sentence-embedding pipeline (clinsent) with the "
-             f"**{objective}** objective: {reference or cited}.", "", "## Training", "",
-             f"- Base model: {label}",
-             f"- Method: `{objective}`, seed {settings.get('seed', 'n/a')}",
-             f"- Steps: {settings.get('steps', 0)} (batch size {settings.get('batch_size', 'n/a')}); "
-             f"selected step: {info.get('selected_step', 0)}"
-             + (f" (best {info['selection_metric']} on `{info['selection_set']}`)" if info.get("selection_set") else
-                " (the last step: no selection set)")]
+    lines = [
+        "---",
+        *(f"{k}: {json.dumps(v)}" for k, v in meta.items()),
+        "---",
+        "",
+        f"# {objective} on {label}",
+        "",
+        f"A sentence-embedding model trained by the clinical sentence-embedding pipeline (clinsent) with the "
+        f"**{objective}** objective: {reference or cited}.",
+        "",
+        "## Training",
+        "",
+        f"- Base model: {label}",
+        f"- Method: `{objective}`, seed {settings.get('seed', 'n/a')}",
+        f"- Steps: {settings.get('steps', 0)} (batch size {settings.get('batch_size', 'n/a')}); "
+        f"selected step: {info.get('selected_step', 0)}"
+        + (
+            f" (best {info['selection_metric']} on `{info['selection_set']}`)"
+            if info.get("selection_set")
+            else " (the last step: no selection set)"
+        ),
+    ]
     if data:
         lines.append(f"- Training data: {data['description']}, {int(data['rows']):,} {data['unit']}")
     else:
         lines.append("- Training data: none (the untrained base model with this pooling)")
     changed = changed_knobs(objective, settings)
     lines += ["", "Settings that differ from the method's defaults:", ""]
-    lines += ([f"- `{k}`: `{json.dumps(v)}`" for k, v in sorted(changed.items())] or ["- none"])
+    lines += [f"- `{k}`: `{json.dumps(v)}`" for k, v in sorted(changed.items())] or ["- none"]
     measured = train_metrics(curve, int(info.get("selected_step", 0)))
     if measured:
-        lines += ["", "## Metrics measured while training (at the selected step)", "",
-                  *_table(("eval set", "metric", "value"), measured)]
+        lines += [
+            "",
+            "## Metrics measured while training (at the selected step)",
+            "",
+            *_table(("eval set", "metric", "value"), measured),
+        ]
     if eval_metrics:
         lines += ["", "## Evaluation", "", *_table(("eval set", "metric", "value"), eval_metrics)]
-    lines += ["", "## Hardware and software", "",
-              f"- Device: {info.get('device_name', 'n/a')} ({info.get('device', 'n/a')}), precision "
-              f"{info.get('precision', 'n/a')}",
-              f"- torch {info.get('torch')}, transformers {info.get('transformers')}, sentence-transformers "
-              f"{info.get('sentence_transformers')}",
-              f"- Training time: {info.get('train_seconds', 'n/a')} s"]
+    lines += [
+        "",
+        "## Hardware and software",
+        "",
+        f"- Device: {info.get('device_name', 'n/a')} ({info.get('device', 'n/a')}), precision "
+        f"{info.get('precision', 'n/a')}",
+        f"- torch {info.get('torch')}, transformers {info.get('transformers')}, sentence-transformers "
+        f"{info.get('sentence_transformers')}",
+        f"- Training time: {info.get('train_seconds', 'n/a')} s",
+    ]
     lines += ["", "## Data use and licence", ""]
     if use:
         lines += [f"This model was trained on {DATA_USE.get(use, DATA_USE['unstated'])}."]
         lines += ["", MEMORISATION] if use != "demo" else []
     else:
         lines += ["This model has no training of its own: the base model's licence applies."]
-    lines += ["", f"See the pipeline's sharing guidance ({SHARING}) before releasing these weights.", "",
-              "## Usage", "", "```python", "from sentence_transformers import SentenceTransformer", "",
-              "model = SentenceTransformer(\"path/to/this/folder\")",
-              "vectors = model.encode([\"first sentence\", \"second sentence\"])", "```", ""]
+    lines += [
+        "",
+        f"See the pipeline's sharing guidance ({SHARING}) before releasing these weights.",
+        "",
+        "## Usage",
+        "",
+        "```python",
+        "from sentence_transformers import SentenceTransformer",
+        "",
+        'model = SentenceTransformer("path/to/this/folder")',
+        'vectors = model.encode(["first sentence", "second sentence"])',
+        "```",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -180,9 +221,16 @@ def eval_rows(metrics: Mapping[str, str | Path], headlines: Mapping[str, str]) -
     return rows
 
 
-def release(model: str | Path, selection: str | Path, curve: str | Path, metrics: Mapping[str, str | Path],
-            headlines: Mapping[str, str], base_model: str, card_config: Mapping[str, Any],
-            out: str | Path) -> None:
+def release(
+    model: str | Path,
+    selection: str | Path,
+    curve: str | Path,
+    metrics: Mapping[str, str | Path],
+    headlines: Mapping[str, str],
+    base_model: str,
+    card_config: Mapping[str, Any],
+    out: str | Path,
+) -> None:
     """A run's release copy in ``out``: the model folder's files hard-linked, its card rewritten
     with the eval metrics (``metrics``: eval set -> metrics file; ``headlines``: eval set -> metric).
     Written beside ``out`` first and renamed, so a failed job leaves nothing half-written."""
@@ -191,8 +239,14 @@ def release(model: str | Path, selection: str | Path, curve: str | Path, metrics
     from clinsent.methods.base import METHODS
 
     info = json.loads(Path(selection).read_text())
-    text = render(info, pd.read_csv(curve), METHODS.get(str(info["objective"])).reference, base_model, card_config,
-                  eval_rows(metrics, headlines))
+    text = render(
+        info,
+        pd.read_csv(curve),
+        METHODS.get(str(info["objective"])).reference,
+        base_model,
+        card_config,
+        eval_rows(metrics, headlines),
+    )
     out = Path(out)
     staging = out.parent / f".{out.name}.release"
     shutil.rmtree(staging, ignore_errors=True)

@@ -30,8 +30,18 @@ from clinsent.safe_yaml import shown, shown_value
 NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$")
 HUB_PART = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?$")
 # the config sections whose entry names become path parts
-SECTIONS = ("methods", "base_models", "eval_sets", "tables", "figures", "finetune", "training_data",
-            "sentence_corpora", "doc_tasks", "models")
+SECTIONS = (
+    "methods",
+    "base_models",
+    "eval_sets",
+    "tables",
+    "figures",
+    "finetune",
+    "training_data",
+    "sentence_corpora",
+    "doc_tasks",
+    "models",
+)
 
 
 def is_name(text: str) -> bool:
@@ -41,8 +51,11 @@ def is_name(text: str) -> bool:
 def check_name(name: Any, where: str) -> None:
     """Stop unless ``name`` is a name (the message never quotes a name that is not one)."""
     if not is_name(str(name)):
-        raise InputError(where, "cannot name a file or folder: a name is letters, digits, _, - and . (not first, "
-                         "never ..)", "rename the entry (and where tables, figures or other entries cite it)")
+        raise InputError(
+            where,
+            "cannot name a file or folder: a name is letters, digits, _, - and . (not first, never ..)",
+            "rename the entry (and where tables, figures or other entries cite it)",
+        )
 
 
 def check_names(config: Mapping[str, Any]) -> None:
@@ -62,9 +75,12 @@ def is_hub_id(spec: str) -> bool:
 
 def check_hub_id(spec: str, where: str) -> None:
     if not is_hub_id(spec):
-        raise InputError(where, f"{shown_value(spec)} is neither an existing folder nor a Hugging Face id (name or "
-                         "owner/name: letters, digits, _, - and .; no -- or ..; no part starts or ends with - or .)",
-                         "give the folder of a model on this machine, or the model's id as the Hub writes it")
+        raise InputError(
+            where,
+            f"{shown_value(spec)} is neither an existing folder nor a Hugging Face id (name or "
+            "owner/name: letters, digits, _, - and .; no -- or ..; no part starts or ends with - or .)",
+            "give the folder of a model on this machine, or the model's id as the Hub writes it",
+        )
 
 
 def inside(path: str | Path, owner: str | Path) -> Path:
@@ -72,6 +88,10 @@ def inside(path: str | Path, owner: str | Path) -> Path:
     the check before a writer deletes or replaces a folder."""
     resolved, root = Path(path).resolve(), Path(owner).resolve()
     if resolved == root or not resolved.is_relative_to(root) or ".." in Path(path).parts:
-        raise InputError(path, f"is not inside {owner}, the folder this step writes", "refusing to delete or replace "
-                         "it; check the entry names of the config (a name is letters, digits, _, - and .)")
+        raise InputError(
+            path,
+            f"is not inside {owner}, the folder this step writes",
+            "refusing to delete or replace "
+            "it; check the entry names of the config (a name is letters, digits, _, - and .)",
+        )
     return Path(path)

@@ -23,10 +23,16 @@ from typing import Any
 from clinsent.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]
-PAPERS = {"medse": "config/paper/medse.yaml", "augment": "config/paper/augment.yaml",
-          "biosimcse": "config/paper/biosimcse.yaml", "clinical-nli": "config/paper/clinical-nli.yaml",
-          "healthcare-lm": "config/paper/healthcare-lm.yaml", "demo": "config/config.yaml",
-          "benchmark": "config/benchmark.yaml", "own": "config/own.yaml"}
+PAPERS = {
+    "medse": "config/paper/medse.yaml",
+    "augment": "config/paper/augment.yaml",
+    "biosimcse": "config/paper/biosimcse.yaml",
+    "clinical-nli": "config/paper/clinical-nli.yaml",
+    "healthcare-lm": "config/paper/healthcare-lm.yaml",
+    "demo": "config/config.yaml",
+    "benchmark": "config/benchmark.yaml",
+    "own": "config/own.yaml",
+}
 
 
 def required_files(paper: str) -> list[tuple[str, str]]:
@@ -74,8 +80,11 @@ def _parse_set(item: str) -> tuple[str, Any]:
     if not sep or not key:
         raise InputError("--set", "an item is not key=value", "write e.g. --set notes.path=/data/NOTEEVENTS.csv.gz")
     if not all(is_name(part) for part in key.split(".")):
-        raise InputError("--set", f"a key ({len(key)} characters) is not dotted names (letters, digits, _, - and .)",
-                         "write a config key, e.g. --set eval_sets.medsts_train.path=/data/train.txt")
+        raise InputError(
+            "--set",
+            f"a key ({len(key)} characters) is not dotted names (letters, digits, _, - and .)",
+            "write a config key, e.g. --set eval_sets.medsts_train.path=/data/train.txt",
+        )
     return key, _value(value)
 
 
@@ -119,8 +128,11 @@ def tracked(path: Path) -> bool:
     if not resolved.is_relative_to(REPO):
         return False
     try:
-        run = subprocess.run(["git", "-C", str(REPO), "ls-files", "--error-unmatch", str(resolved.relative_to(REPO))],
-                             capture_output=True, timeout=30)
+        run = subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", "--error-unmatch", str(resolved.relative_to(REPO))],
+            capture_output=True,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return run.returncode == 0
@@ -146,16 +158,20 @@ def check_overlay(text: str, base: str, values: dict[str, Any]) -> None:
         os.chdir(cwd)
 
 
-def render(paper: str, base: str, values: dict[str, Any], required: dict[str, str], optional: set[str] | None = None) -> str:
+def render(
+    paper: str, base: str, values: dict[str, Any], required: dict[str, str], optional: set[str] | None = None
+) -> str:
     """The overlay's YAML: ``base``, then every key (nested), each value written by the YAML
     library, a REQUIRED (or, for an optional eval set's, OPTIONAL) mark on user files not set."""
     optional = optional or set()
-    lines = [f"# Your {paper} run: {base} (tracked, never edited) with your own files on top.",
-             "# Keys marked REQUIRED still hold the paper config's placeholder: set each to your copy",
-             "# (or rerun new-config with --set KEY=PATH). Then:",
-             "#   snakemake all --configfile THIS_FILE -n        # a dry run names any file still missing",
-             "#   snakemake all --configfile THIS_FILE --profile profiles/slurm",
-             _dump({"base": base})]
+    lines = [
+        f"# Your {paper} run: {base} (tracked, never edited) with your own files on top.",
+        "# Keys marked REQUIRED still hold the paper config's placeholder: set each to your copy",
+        "# (or rerun new-config with --set KEY=PATH). Then:",
+        "#   snakemake all --configfile THIS_FILE -n        # a dry run names any file still missing",
+        "#   snakemake all --configfile THIS_FILE --profile profiles/slurm",
+        _dump({"base": base}),
+    ]
 
     def emit(tree: dict[str, Any], prefix: str, indent: int) -> None:
         for key, value in tree.items():
@@ -165,8 +181,13 @@ def render(paper: str, base: str, values: dict[str, Any], required: dict[str, st
                 emit(value, f"{dotted}.", indent + 2)
                 continue
             unset = dotted in required and value == required[dotted]
-            mark = ("  # OPTIONAL: your file, or leave it and the task leaves the DAG" if unset and dotted in optional
-                    else "  # REQUIRED: your file (the paper config's placeholder)" if unset else "")
+            mark = (
+                "  # OPTIONAL: your file, or leave it and the task leaves the DAG"
+                if unset and dotted in optional
+                else "  # REQUIRED: your file (the paper config's placeholder)"
+                if unset
+                else ""
+            )
             lines.append(f"{' ' * indent}{_dump({key: value})}{mark}")
 
     emit(_nest(list(values.items())), "", 0)
@@ -186,8 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m clinsent new-config", description=__doc__.splitlines()[0])
     parser.add_argument("paper", choices=sorted(PAPERS))
     parser.add_argument("--out", required=True, help="the config to write (outside config/paper/)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a key of the config, dotted (notes.path, eval_sets.medsts_train.path); repeatable")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a key of the config, dotted (notes.path, eval_sets.medsts_train.path); repeatable",
+    )
     parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     args = parser.parse_args(argv)
     out = Path(args.out)
@@ -195,9 +221,12 @@ def main(argv: list[str] | None = None) -> int:
         if out.exists() and not args.force:
             raise InputError(out, "exists", "choose another --out, or add --force to overwrite it")
         if out.resolve().is_relative_to(REPO / "config") or tracked(out):
-            raise InputError(out, "is a file of the repository (config/ or tracked by git), which updates replace",
-                             "write your config elsewhere, e.g. --out my-config.yaml (it reads the tracked one "
-                             "underneath with base:)")
+            raise InputError(
+                out,
+                "is a file of the repository (config/ or tracked by git), which updates replace",
+                "write your config elsewhere, e.g. --out my-config.yaml (it reads the tracked one "
+                "underneath with base:)",
+            )
         required = dict(required_files(args.paper))
         values: dict[str, Any] = dict(required)
         for item in args.set:
@@ -213,5 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     left = [k for k, p in required.items() if values[k] == p and k not in optional]
-    print(f"wrote {out}: {len(required)} user file(s), {len(left)} still to set" + (f" ({', '.join(left)})" if left else ""))
+    print(
+        f"wrote {out}: {len(required)} user file(s), {len(left)} still to set"
+        + (f" ({', '.join(left)})" if left else "")
+    )
     return 0

@@ -45,8 +45,13 @@ def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def keep_only(base: dict[str, Any], keep: Mapping[str, Any], where: str, default_base: str | None = None,
-              drop: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def keep_only(
+    base: dict[str, Any],
+    keep: Mapping[str, Any],
+    where: str,
+    default_base: str | None = None,
+    drop: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """``base`` with only the entries ``keep`` names (and without those ``drop`` names) in each
     section they name, and the table cells and figure items that cite a method or base model
     left out pruned (see the module). ``default_base`` is the overlay's ``report.base_model`` (a
@@ -58,8 +63,11 @@ def keep_only(base: dict[str, Any], keep: Mapping[str, Any], where: str, default
     for section in set(specs["keep"]) & set(specs["drop"]):
         both = [n for n in specs["keep"][section] if n in specs["drop"][section]]
         if both:
-            raise InputError(f"config: keep.{section} and drop.{section}", f"both name {shown(both[0])}",
-                             "name it in one of them (keep: only these entries; drop: every entry but these)")
+            raise InputError(
+                f"config: keep.{section} and drop.{section}",
+                f"both name {shown(both[0])}",
+                "name it in one of them (keep: only these entries; drop: every entry but these)",
+            )
     for word, spec in specs.items():
         for section, names in spec.items():
             out[section] = {k: v for k, v in out[section].items() if (k in names) == (word == "keep")}
@@ -84,29 +92,38 @@ def keep_only(base: dict[str, Any], keep: Mapping[str, Any], where: str, default
         if isinstance(entry, dict) and isinstance(entry.get("methods"), list):
             entry["methods"] = [m for m in entry["methods"] if m not in gone_methods]
     if isinstance(out.get("corpus_embeddings"), Mapping):  # a corpus embedding of a run left out leaves too
-        out["corpus_embeddings"] = {k: e for k, e in out["corpus_embeddings"].items()
-                                    if not (isinstance(e, Mapping) and gone(e.get("run")))}
+        out["corpus_embeddings"] = {
+            k: e for k, e in out["corpus_embeddings"].items() if not (isinstance(e, Mapping) and gone(e.get("run")))
+        }
     return out
 
 
 def _check_names(word: str, spec: Any, base: Mapping[str, Any], where: str) -> None:
     """``keep`` or ``drop``: a mapping of sections of the base (``where``) to lists of names it has."""
     if not isinstance(spec, Mapping):
-        raise InputError(f"config: {word} ({where})", "is not a mapping of section -> names", f"write {word}: {{methods: [a, b]}}")
+        raise InputError(
+            f"config: {word} ({where})", "is not a mapping of section -> names", f"write {word}: {{methods: [a, b]}}"
+        )
     for section, names in spec.items():
         have = base.get(section)
         if not isinstance(have, Mapping):
             label = section if is_name(str(section)) else f"({shown(section)})"
-            raise InputError(f"config: {word}.{label}", f"the base has no mapping {shown(section)} to {word} "
-                             "entries of", "name a top-level section of the base that is a mapping (methods, "
-                             "base_models, eval_sets, ...)")
+            raise InputError(
+                f"config: {word}.{label}",
+                f"the base has no mapping {shown(section)} to {word} entries of",
+                "name a top-level section of the base that is a mapping (methods, base_models, eval_sets, ...)",
+            )
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-            raise InputError(f"config: {word}.{section}", "is not a list of names", "write a list, e.g. [a, b] (or [] for none)")
+            raise InputError(
+                f"config: {word}.{section}", "is not a list of names", "write a list, e.g. [a, b] (or [] for none)"
+            )
         for name in names:
             if name not in have:
-                raise InputError(f"config: {word}.{section}", f"names {shown(name)}, which is not a key of the base's "
-                                 f"{section}{did_you_mean(name, list(have))}", "name an entry of the base config or "
-                                 "correct the name")
+                raise InputError(
+                    f"config: {word}.{section}",
+                    f"names {shown(name)}, which is not a key of the base's {section}{did_you_mean(name, list(have))}",
+                    "name an entry of the base config or correct the name",
+                )
 
 
 def _prune(node: Any, gone: Any) -> Any:
@@ -131,8 +148,12 @@ def _prune(node: Any, gone: Any) -> Any:
         for item in node:
             if isinstance(item, dict) and gone(item.get("run")):
                 continue
-            if isinstance(item, dict) and isinstance(item.get("cells"), list) and any(item["cells"]) \
-                    and not any(c for c in item["cells"] if not gone(c)):
+            if (
+                isinstance(item, dict)
+                and isinstance(item.get("cells"), list)
+                and any(item["cells"])
+                and not any(c for c in item["cells"] if not gone(c))
+            ):
                 continue
             pruned = _prune(item, gone)
             if pruned is _EMPTIED:
@@ -153,19 +174,31 @@ def resolve_base(config: dict[str, Any], seen: tuple[str, ...] = (), root: Path 
     if not name:
         for word in ("keep", "drop"):
             if config.get(word):
-                raise InputError(f"config: {word}", f"has no base config to {word} entries of", f"add base: <a config file> or remove {word}")
+                raise InputError(
+                    f"config: {word}",
+                    f"has no base config to {word} entries of",
+                    f"add base: <a config file> or remove {word}",
+                )
             config.pop(word, None)
         return config
     path = Path(str(name)) if root is None else root / str(name)
     if str(path) in seen:
         raise InputError("config: base", f"{path} is its own base (through {' -> '.join(seen)})", "break the cycle")
     if not path.is_file():
-        raise InputError("config: base", f"{path} does not exist (from {Path.cwd()})",
-                         "name a config file, e.g. config/paper/medse.yaml (paths are from the workflow's directory)")
+        raise InputError(
+            "config: base",
+            f"{path} does not exist (from {Path.cwd()})",
+            "name a config file, e.g. config/paper/medse.yaml (paths are from the workflow's directory)",
+        )
     under = load_mapping(path, "base")  # never quoted back: a file given by mistake may be a note
     under = resolve_base(under, (*seen, str(path)), root)
-    under = keep_only(under, config.get("keep") or {}, str(path), (config.get("report") or {}).get("base_model"),
-                      config.get("drop") or {})
+    under = keep_only(
+        under,
+        config.get("keep") or {},
+        str(path),
+        (config.get("report") or {}).get("base_model"),
+        config.get("drop") or {},
+    )
     merged = merge(under, {k: v for k, v in config.items() if k not in ("base", "keep", "drop")})
     config.clear()
     config.update(merged)
@@ -190,11 +223,15 @@ def fill_results(config: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(path, str):
             continue
         if path.startswith(f"{RESULTS}/"):
-            entry["path"] = results + path[len(RESULTS):]
+            entry["path"] = results + path[len(RESULTS) :]
             continue
         built = re.fullmatch(r"(.+)/doc_tasks/([A-Za-z0-9_.-]+)\.parquet", path)
         if built and built.group(2) in tasks and built.group(1) != results:
-            raise InputError(f"config: eval_sets.{name}.path", f"reads doc_tasks/{built.group(2)}.parquet of the results "
-                             f"folder {built.group(1)}, not this run's ({results}): a document task's table is built "
-                             "from this run's notes", f"write {RESULTS}/doc_tasks/{built.group(2)}.parquet")
+            raise InputError(
+                f"config: eval_sets.{name}.path",
+                f"reads doc_tasks/{built.group(2)}.parquet of the results "
+                f"folder {built.group(1)}, not this run's ({results}): a document task's table is built "
+                "from this run's notes",
+                f"write {RESULTS}/doc_tasks/{built.group(2)}.parquet",
+            )
     return config

@@ -44,8 +44,20 @@ from typing import Any
 import numpy as np
 
 # results folders (relative to `results`) that hold note text or text derived from it
-NOTE_DIRS = ("corpus", "sets", "ner", "batches", "checkpoints", "documents", "doc_tasks", "training_rows",
-             "sentence_corpora", "embeddings", "corpus_embeddings", "phi")
+NOTE_DIRS = (
+    "corpus",
+    "sets",
+    "ner",
+    "batches",
+    "checkpoints",
+    "documents",
+    "doc_tasks",
+    "training_rows",
+    "sentence_corpora",
+    "embeddings",
+    "corpus_embeddings",
+    "phi",
+)
 # results folders whose files are made from the notes: an eval set read from one holds note text
 NOTES_DERIVED = ("corpus", "sets", "ner", "documents", "doc_tasks")
 
@@ -127,8 +139,15 @@ class Sample:
         return cls(int(data["n"]), bytes.fromhex(data["salt"]), frozenset(bytes.fromhex(h) for h in data["hashes"]))
 
 
-def sample_ngrams(texts: Iterable[str], n: int, size: int, seed: int, notes: int = 500, min_letters: int = 20,
-                  max_share: float = 0.05) -> Sample:
+def sample_ngrams(
+    texts: Iterable[str],
+    n: int,
+    size: int,
+    seed: int,
+    notes: int = 500,
+    min_letters: int = 20,
+    max_share: float = 0.05,
+) -> Sample:
     """``size`` n-grams of ``notes`` notes drawn over the stream (a reservoir: one pass, bounded
     memory), boilerplate left out: n-grams with fewer than ``min_letters`` letters, or found in
     more than ``max_share`` of the drawn notes (when at least 20 are drawn)."""
@@ -143,11 +162,14 @@ def sample_ngrams(texts: Iterable[str], n: int, size: int, seed: int, notes: int
     per_note: Counter[bytes] = Counter()
     for text in drawn:
         w = words(text)
-        per_note.update({_hash(w[i:i + n], salt) for i in range(len(w) - n + 1)
-                         if sum(map(len, w[i:i + n])) >= min_letters})
+        per_note.update(
+            {_hash(w[i : i + n], salt) for i in range(len(w) - n + 1) if sum(map(len, w[i : i + n])) >= min_letters}
+        )
     limit = max_share * len(drawn) if len(drawn) >= 20 else float("inf")
     pool = sorted(g for g, c in per_note.items() if c <= limit)
-    picked: list[int] = [int(k) for k in rng.choice(len(pool), size=min(size, len(pool)), replace=False)] if pool else []
+    picked: list[int] = (
+        [int(k) for k in rng.choice(len(pool), size=min(size, len(pool)), replace=False)] if pool else []
+    )
     return Sample(n, salt, frozenset(pool[k] for k in picked))
 
 
@@ -207,8 +229,11 @@ def _png_itext(body: bytes) -> bytes:
 
 
 _PDF_TEXT_OBJECT = re.compile(rb"BT\b(.*?)\bET\b", re.S)
-_PDF_SHOWN = re.compile(rb"\[((?:\s*(?:\((?:[^)\\]|\\.)*\)|<[0-9A-Fa-f\s]*>|[-+]?[\d.]+))*)\s*\]\s*TJ"
-                        rb"|\(((?:[^)\\]|\\.)*)\)\s*(?:Tj|'|\")", re.S)
+_PDF_SHOWN = re.compile(
+    rb"\[((?:\s*(?:\((?:[^)\\]|\\.)*\)|<[0-9A-Fa-f\s]*>|[-+]?[\d.]+))*)\s*\]\s*TJ"
+    rb"|\(((?:[^)\\]|\\.)*)\)\s*(?:Tj|'|\")",
+    re.S,
+)
 _PDF_STRING = re.compile(rb"\(((?:[^)\\]|\\.)*)\)", re.S)
 _PDF_ESCAPE = re.compile(rb"\\([0-7]{1,3}|.)", re.S)
 _PDF_ESCAPES = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"b": b"\b", b"f": b"\f"}
@@ -261,10 +286,10 @@ def _inner(data: bytes, depth: int = 0) -> Iterator[tuple[str, bytes]]:
     if data[:8] == b"\x89PNG\r\n\x1a\n":
         pos = 8
         while pos + 8 <= len(data):
-            size, chunk_type = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+            size, chunk_type = int.from_bytes(data[pos : pos + 4], "big"), data[pos + 4 : pos + 8]
             read = _PNG_TEXT.get(chunk_type)
             if read is not None:
-                yield f"png text chunk at {pos}", read(data[pos + 8:pos + 8 + size])
+                yield f"png text chunk at {pos}", read(data[pos + 8 : pos + 8 + size])
             pos += 12 + size
         return
     if data[:5] == b"%PDF-":
@@ -302,8 +327,8 @@ def _text_leaks(path: Path, text: str, sample: Sample, where: str) -> Iterator[L
     spans = [(m.start(), m.group().lower()) for m in _WORD.finditer(text)]
     n = sample.n
     for i in range(len(spans) - n + 1):
-        if _hash((w for _, w in spans[i:i + n]), sample.salt) in sample.hashes:
-            yield Leak(path, len(text[:spans[i][0]].encode("utf-8", errors="replace")), where)
+        if _hash((w for _, w in spans[i : i + n]), sample.salt) in sample.hashes:
+            yield Leak(path, len(text[: spans[i][0]].encode("utf-8", errors="replace")), where)
 
 
 def shared_files(results: str | Path, extra: Iterable[str | Path] = ()) -> list[Path]:
@@ -394,9 +419,21 @@ def quarantine(leaks: list[Leak], results: str | Path, mode: int = 0o700) -> Pat
     for f in box.rglob("*"):  # folders made on the way and the moved files: owner-only too
         os.chmod(f, mode if f.is_dir() else 0o600)
     record = root / FAILED
-    write_json({"quarantine": str(box), "leaks": [
-        {"file": str(leak.path), "inside": leak.inside, "byte": leak.offset,
-         "moved_to": str(moved.get(_unit(leak.path, root), ""))} for leak in leaks]}, record)
+    write_json(
+        {
+            "quarantine": str(box),
+            "leaks": [
+                {
+                    "file": str(leak.path),
+                    "inside": leak.inside,
+                    "byte": leak.offset,
+                    "moved_to": str(moved.get(_unit(leak.path, root), "")),
+                }
+                for leak in leaks
+            ],
+        },
+        record,
+    )
     os.chmod(record, 0o600)
     return box
 
@@ -407,14 +444,21 @@ def refuse_report(results: str | Path, argv: Iterable[str]) -> None:
     of the report's own items, so a report of a run whose scan never passed cannot be built.)"""
     record = Path(results) / FAILED
     if any(a == "--report" or a.startswith("--report=") for a in argv) and record.exists():
-        raise PhiLeak(f"{record}: the last PHI scan found note text in a file meant for sharing, so the report is "
-                      "not built. Fix: change what wrote it (see the moved files listed there), rerun the workflow "
-                      "until the scan passes (a passing scan removes this record), then build the report")
+        raise PhiLeak(
+            f"{record}: the last PHI scan found note text in a file meant for sharing, so the report is "
+            "not built. Fix: change what wrote it (see the moved files listed there), rerun the workflow "
+            "until the scan passes (a passing scan removes this record), then build the report"
+        )
 
 
-def check_shared(results: str | Path, sample_path: str | Path, out: str | Path | None = None,
-                 extra: Iterable[str | Path] = (), log: Callable[[str], Any] = print,
-                 move: bool = True) -> list[Path]:
+def check_shared(
+    results: str | Path,
+    sample_path: str | Path,
+    out: str | Path | None = None,
+    extra: Iterable[str | Path] = (),
+    log: Callable[[str], Any] = print,
+    move: bool = True,
+) -> list[Path]:
     """Scan the shared files of ``results`` (and ``extra``, and Snakemake's own logs in the working
     folder); on a leak move the flagged files into the quarantine (unless not ``move``) and raise
     :class:`PhiLeak` naming every leaking file and offset, else write the count to ``out`` and
@@ -426,16 +470,23 @@ def check_shared(results: str | Path, sample_path: str | Path, out: str | Path |
     leaks = scan(files, sample)
     if leaks:
         where = "; ".join(str(leak) for leak in leaks[:20])
-        moved = (f" They were moved into {quarantine(leaks, results)} (owner-only; "
-                 f"{Path(results) / FAILED} lists them), and `snakemake --report` refuses until a scan passes."
-                 if move else "")
-        raise PhiLeak(f"{where}: a run of {sample.n} words of note text is in {len(leaks)} file(s) meant for sharing."
-                      f"{moved} Fix: remove it from what writes that file (a table label, a caption, a log line) and "
-                      f"rerun; never share {'the moved files' if move else 'these files as they are'}")
+        moved = (
+            f" They were moved into {quarantine(leaks, results)} (owner-only; "
+            f"{Path(results) / FAILED} lists them), and `snakemake --report` refuses until a scan passes."
+            if move
+            else ""
+        )
+        raise PhiLeak(
+            f"{where}: a run of {sample.n} words of note text is in {len(leaks)} file(s) meant for sharing."
+            f"{moved} Fix: remove it from what writes that file (a table label, a caption, a log line) and "
+            f"rerun; never share {'the moved files' if move else 'these files as they are'}"
+        )
     (Path(results) / FAILED).unlink(missing_ok=True)
     log(f"no sampled note n-gram ({len(sample.hashes)} of {sample.n} words) in {len(files)} shared files")
     if out is not None:
-        write_json({"shared_files": len(files), "ngrams": len(sample.hashes), "ngram_words": sample.n, "leaks": 0}, out)
+        write_json(
+            {"shared_files": len(files), "ngrams": len(sample.hashes), "ngram_words": sample.n, "leaks": 0}, out
+        )
     return files
 
 
@@ -447,8 +498,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m clinsent.phi", description=main.__doc__)
     parser.add_argument("results")
     parser.add_argument("files", nargs="*")
-    parser.add_argument("--keep", action="store_true", help="leave flagged files where they are (default: move them "
-                                                            "into RESULTS/phi/quarantine)")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave flagged files where they are (default: move them into RESULTS/phi/quarantine)",
+    )
     args = parser.parse_args(argv)
     try:
         check_shared(args.results, Path(args.results) / "phi" / "ngrams.json", extra=args.files, move=not args.keep)

@@ -108,9 +108,11 @@ class Plan:
     def note_sentences(self) -> bool:
         """The notes' sentence pipeline runs when a method trains on its sets, a table shows them or
         a corpus embedding reads them."""
-        return self.notes and (any(p["source"] == "notes" for p in self.plans.values())
-                               or any(kind.note_sentences for _, kind, _ in self.kinds())
-                               or any(e["input"] == NOTES_INPUT for e in self.corpus_embeddings.values()))
+        return self.notes and (
+            any(p["source"] == "notes" for p in self.plans.values())
+            or any(kind.note_sentences for _, kind, _ in self.kinds())
+            or any(e["input"] == NOTES_INPUT for e in self.corpus_embeddings.values())
+        )
 
     # -- corpus embeddings (the corpus_embeddings target; clinsent.corpus_embed) ------------------------------
     @property
@@ -132,18 +134,25 @@ class Plan:
         """The embed settings of one corpus embedding (the rule's params); ``private``: from the notes."""
         entry = self.corpus_embeddings[name]
         notes = entry["input"] == NOTES_INPUT
-        return {"column": "text" if notes else entry.get("column"), "id_column": "sent_id" if notes else
-                entry.get("id_column"), "keep_text": bool(entry.get("keep_text", False)),
-                "batch_size": int(entry.get("batch_size", 64)), "chunk": int(entry.get("chunk", 10_000)),
-                "private": notes}
+        return {
+            "column": "text" if notes else entry.get("column"),
+            "id_column": "sent_id" if notes else entry.get("id_column"),
+            "keep_text": bool(entry.get("keep_text", False)),
+            "batch_size": int(entry.get("batch_size", 64)),
+            "chunk": int(entry.get("chunk", 10_000)),
+            "private": notes,
+        }
 
     def release_dir(self, method: str, base_model: str, seed: int | str) -> str:
         return f"{self.results}/release/{method}/{base_model}/seed{seed}"
 
     def release_metrics(self, method: str, base_model: str, seed: int | str) -> dict[str, str]:
         """Eval set -> the metrics file of one run's zero-shot evaluation (its release card's table)."""
-        return {e: f"{self.results}/metrics/{m}/{b}/seed{s}/{e}.json" for m, b, s, e in self.zero_shot()
-                if (m, b, str(s)) == (method, base_model, str(seed))}
+        return {
+            e: f"{self.results}/metrics/{m}/{b}/seed{s}/{e}.json"
+            for m, b, s, e in self.zero_shot()
+            if (m, b, str(s)) == (method, base_model, str(seed))
+        }
 
     def release_dirs(self) -> list[str]:
         """A release copy of each run that trains (an untrained base model's is its own release)."""
@@ -190,9 +199,15 @@ class Plan:
     def model_specs(self) -> list[tuple[str, Any]]:
         """(config key, spec) of every model a run loads that is not one of its own trained runs:
         the base models and the methods' extra models (e.g. a frozen complementary model)."""
-        return [*((f"base_models.{b}", spec) for b, spec in self.config["base_models"].items()),
-                *((f"methods.{m}", x) for m, e in self.methods.items() for x in e.method.extra_models()
-                  if x not in self.methods)]
+        return [
+            *((f"base_models.{b}", spec) for b, spec in self.config["base_models"].items()),
+            *(
+                (f"methods.{m}", x)
+                for m, e in self.methods.items()
+                for x in e.method.extra_models()
+                if x not in self.methods
+            ),
+        ]
 
     @property
     def hub_models(self) -> list[str]:
@@ -206,11 +221,20 @@ class Plan:
             names = list(names)
             return "|".join(map(re.escape, names)) if names else "x^"
 
-        return {"method": one_of(self.methods), "base_model": one_of(self.config["base_models"]), "seed": r"\d+",
-                "shard": r"\d{3}", "eval_set": one_of(self.eval_sets), "plan": one_of(self.plans),
-                "source": one_of(self.training_data), "sentence_corpus": one_of(self.sentence_corpora),
-                "finetune": one_of(self.finetune), "task": one_of(self.doc_tasks),
-                "hub": one_of(hub_slug(m) for m in self.hub_models), "embedded_corpus": one_of(self.corpus_embeddings)}
+        return {
+            "method": one_of(self.methods),
+            "base_model": one_of(self.config["base_models"]),
+            "seed": r"\d+",
+            "shard": r"\d{3}",
+            "eval_set": one_of(self.eval_sets),
+            "plan": one_of(self.plans),
+            "source": one_of(self.training_data),
+            "sentence_corpus": one_of(self.sentence_corpora),
+            "finetune": one_of(self.finetune),
+            "task": one_of(self.doc_tasks),
+            "hub": one_of(hub_slug(m) for m in self.hub_models),
+            "embedded_corpus": one_of(self.corpus_embeddings),
+        }
 
     # -- paths ---------------------------------------------------------------------------------------------------
     def model_dir(self, method: str, base_model: str, seed: int | str) -> str:
@@ -246,14 +270,19 @@ class Plan:
         """Where the training data of the DAG lives (the notes pipeline's sets; sentence corpora under results)."""
         if not self.notes:
             return {"results": self.results, "sets": "", "linked": ""}
-        return {"results": self.results, "sets": self.sets_path(),
-                "linked": self.linked_path() if self.note_entities else ""}
+        return {
+            "results": self.results,
+            "sets": self.sets_path(),
+            "linked": self.linked_path() if self.note_entities else "",
+        }
 
     # -- user files ----------------------------------------------------------------------------------------------
     def external(self, paths: Iterable[str]) -> list[str]:
         """Input files the user supplies; with placeholders_ok, missing ones are left out (dry runs).
         Files under the results folder (e.g. a doc_task's table as an eval set's path) are the DAG's own."""
-        return [p for p in paths if not self.placeholders_ok or os.path.exists(p) or str(p).startswith(f"{self.results}/")]
+        return [
+            p for p in paths if not self.placeholders_ok or os.path.exists(p) or str(p).startswith(f"{self.results}/")
+        ]
 
     def external_file(self, path: str) -> str | list[str]:
         """One user-supplied input file, or none when it is a placeholder of a dry run."""
@@ -277,8 +306,12 @@ class Plan:
         ``download_model`` fetches a Hugging Face id into (a DAG edge: the download, a local rule,
         runs on the submitting host before any job that loads the model; a folder under the results
         folder, a model this config trains: the benchmark's). Packaged models are not the DAG's."""
-        return [self.hub_folder(s) if is_hub_id(s) else s for s in specs
-                if not s.startswith(PACKAGE_PREFIX) and (is_hub_id(s) or os.path.exists(s) or s.startswith(f"{self.results}/"))]
+        return [
+            self.hub_folder(s) if is_hub_id(s) else s
+            for s in specs
+            if not s.startswith(PACKAGE_PREFIX)
+            and (is_hub_id(s) or os.path.exists(s) or s.startswith(f"{self.results}/"))
+        ]
 
     def user_files(self) -> list[tuple[str, str]]:
         """(config key, path) of every input file the user supplies: the notes, the MedCAT pack and a
@@ -288,8 +321,11 @@ class Plan:
 
         found = [("notes.path", p) for p in self.notes_paths]
         if self.note_entities:  # read only where the entity stage runs
-            found += [(f"{section}.{key}", p) for section, key in (("ner", "model_pack"), ("ontology", "path"))
-                      for p in _as_paths((self.config.get(section) or {}).get(key))]
+            found += [
+                (f"{section}.{key}", p)
+                for section, key in (("ner", "model_pack"), ("ontology", "path"))
+                for p in _as_paths((self.config.get(section) or {}).get(key))
+            ]
         for name, e in self.eval_sets.items():
             entry = self.config["eval_sets"][name]
             for f in e.task.files():
@@ -301,8 +337,11 @@ class Plan:
             found += [(f"sentence_corpora.{name}.path", p) for p in corpus_paths(entry)]
         for name, entry in (self.config.get("doc_tasks") or {}).items():
             found += [(f"doc_tasks.{name}.{k}", entry[k]) for k in ("diagnoses", "mapping") if entry.get(k)]
-        found += [(f"corpus_embeddings.{n}.input", str(e["input"])) for n, e in self.corpus_embeddings.items()
-                  if e["input"] != NOTES_INPUT]
+        found += [
+            (f"corpus_embeddings.{n}.input", str(e["input"]))
+            for n, e in self.corpus_embeddings.items()
+            if e["input"] != NOTES_INPUT
+        ]
         return [(k, p) for k, p in found if not str(p).startswith(f"{self.results}/")]
 
     def eval_set_files(self, name: str) -> list[str]:
@@ -334,7 +373,9 @@ class Plan:
     def curve_sets(self, method: str) -> list[str]:
         """The sets a train job evaluates: its selection set (if any) and those marked curve: true."""
         selection = self.methods[method].selection_set
-        return ([selection] if selection else []) + [n for n, e in self.eval_sets.items() if e.curve and n != selection]
+        return ([selection] if selection else []) + [
+            n for n, e in self.eval_sets.items() if e.curve and n != selection
+        ]
 
     def start_model(self, method: str, base_model: str, seed: int | str) -> str:
         """The base model, or with ``init_from`` the trained model of that method (same base model and
@@ -376,7 +417,8 @@ class Plan:
                 "base_model": self.start_model(method, base_model, seed),
                 "eval_sets": {name: self.eval_sets[name].curve_params() for name in self.curve_sets(method)},
                 "selection_set": entry.selection_set,
-                "checkpoint_dir": f"{self.results}/checkpoints/{method}/{base_model}/seed{seed}"}
+                "checkpoint_dir": f"{self.results}/checkpoints/{method}/{base_model}/seed{seed}",
+            }
         return dict(self._cache[key])
 
     def eval_params(self, name: str) -> dict[str, Any]:
@@ -399,14 +441,24 @@ class Plan:
     def finetune_jobs(self) -> list[tuple[str, str, int, str]]:
         """(method, base model, seed, entry): each trained run of an entry's methods whose base model
         the entry's test set evaluates."""
-        return [(m, b, s, f) for m, b, s in self.trained_jobs() for f, e in self.finetune.items()
-                if e.runs(m, b) and self.eval_sets[e.settings.test].evaluates(b)]
+        return [
+            (m, b, s, f)
+            for m, b, s in self.trained_jobs()
+            for f, e in self.finetune.items()
+            if e.runs(m, b) and self.eval_sets[e.settings.test].evaluates(b)
+        ]
 
     def cross_encoder_jobs(self) -> list[tuple[str, int, str]]:
         """(base model, seed, entry): the cross-encoder baseline for every base model of the grid."""
         bases = list(dict.fromkeys(b for _, b, _ in self.trained_jobs()))
-        return [(b, s, f) for f, e in self.finetune.items() if e.settings.cross_encoder for b in bases
-                if self.eval_sets[e.settings.test].evaluates(b) and e.on_base(b) for s in self.seeds]
+        return [
+            (b, s, f)
+            for f, e in self.finetune.items()
+            if e.settings.cross_encoder
+            for b in bases
+            if self.eval_sets[e.settings.test].evaluates(b) and e.on_base(b)
+            for s in self.seeds
+        ]
 
     def finetune_files(self, name: str) -> list[str]:
         s = self.finetune[name].settings
@@ -414,36 +466,54 @@ class Plan:
 
     def finetune_params(self, name: str) -> dict[str, Any]:
         s = self.finetune[name].settings
-        return {"settings": self.finetune[name].params(),
-                "eval_sets": {role: self.eval_sets[getattr(s, role)].params() for role in ("train", "validation", "test")}}
+        return {
+            "settings": self.finetune[name].params(),
+            "eval_sets": {role: self.eval_sets[getattr(s, role)].params() for role in ("train", "validation", "test")},
+        }
 
     # -- scoring and the report ----------------------------------------------------------------------------------
     def zero_shot(self) -> list[tuple[str, str, int, str]]:
         """(method, base model, seed, eval set) of every evaluate job."""
-        return [(m, b, s, e) for m, b, s in self.trained_jobs() for e, entry in self.eval_sets.items()
-                if entry.evaluate and entry.evaluates(b)]
+        return [
+            (m, b, s, e)
+            for m, b, s in self.trained_jobs()
+            for e, entry in self.eval_sets.items()
+            if entry.evaluate and entry.evaluates(b)
+        ]
 
     def evaluations(self) -> list[tuple[str, str, int, str]]:
         """Every scored row of the summary: zero-shot, fine-tuned and cross-encoder."""
-        return [*self.zero_shot(), *self.finetune_jobs(), *[(CROSS_ENCODER, b, s, f) for b, s, f in self.cross_encoder_jobs()]]
+        return [
+            *self.zero_shot(),
+            *self.finetune_jobs(),
+            *[(CROSS_ENCODER, b, s, f) for b, s, f in self.cross_encoder_jobs()],
+        ]
 
     def evaluation_paths(self) -> list[str]:
         r = self.results
-        return ([f"{r}/metrics/{m}/{b}/seed{s}/{e}.json" for m, b, s, e in self.zero_shot()]
-                + [f"{r}/finetune/{m}/{b}/seed{s}/{f}.json" for m, b, s, f in self.finetune_jobs()]
-                + [f"{r}/cross_encoder/{b}/seed{s}/{f}.json" for b, s, f in self.cross_encoder_jobs()])
+        return (
+            [f"{r}/metrics/{m}/{b}/seed{s}/{e}.json" for m, b, s, e in self.zero_shot()]
+            + [f"{r}/finetune/{m}/{b}/seed{s}/{f}.json" for m, b, s, f in self.finetune_jobs()]
+            + [f"{r}/cross_encoder/{b}/seed{s}/{f}.json" for b, s, f in self.cross_encoder_jobs()]
+        )
 
     def scored_tasks(self) -> dict[str, Any]:
         """Eval set or fine-tune entry -> the task its rows are scored by."""
-        return {n: e.task for n, e in self.eval_sets.items()} | \
-            {f: self.eval_sets[e.settings.test].task for f, e in self.finetune.items()}
+        return {n: e.task for n, e in self.eval_sets.items()} | {
+            f: self.eval_sets[e.settings.test].task for f, e in self.finetune.items()
+        }
 
     def run_tables(self) -> list[str]:
         """Tables whose kind also draws their runs' training curves, where one of those runs has a
         curve set to draw (a figure with nothing on it is not drawn)."""
         default = self.grid.default_base
-        return [t for t, kind, entry in self.kinds() if isinstance(kind, TableKind) and kind.curves
-                and self.has_curves(split_run(ref, default)[0] for _, ref in kind.runs(t, entry))]
+        return [
+            t
+            for t, kind, entry in self.kinds()
+            if isinstance(kind, TableKind)
+            and kind.curves
+            and self.has_curves(split_run(ref, default)[0] for _, ref in kind.runs(t, entry))
+        ]
 
     def has_curves(self, methods: Iterable[str] | None = None) -> bool:
         """Whether a training curve has points to draw: some run (of ``methods``) evaluates a curve
@@ -502,15 +572,18 @@ class Plan:
         files |= {f for name in self.eval_sets for f in self.eval_set_files(name)}
         counts["training_rows"] = len({f for f in files if f.startswith(f"{r}/training_rows/")})
         models = [self.model_inputs([str(self.config["base_models"][b])]) for b, _, _ in self.cross_encoder_jobs()]
-        counts["download_model"] = len({f for f in [*files, *(f for m in models for f in m)]
-                                        if f.startswith(f"{self.hub_dir}/")})
+        counts["download_model"] = len(
+            {f for f in [*files, *(f for m in models for f in m)] if f.startswith(f"{self.hub_dir}/")}
+        )
         counts["sentence_corpus"] = len(self.sentence_corpora)
         counts["eval_set_stats"] = len({f for f in report_files if f.startswith(f"{r}/stats/eval_sets/")})
         counts["doc_task"] = len({f for f in files if f.startswith(f"{r}/doc_tasks/")})
         documents = counts["doc_task"] > 0 or any(f.startswith(f"{r}/documents/") for f in [*files, *report_files])
         counts["documents"] = int(documents)
         if self.note_sentences:
-            counts.update(split_sentences=self.n_shards, corpus_manifest=1, sentence_set_all=int(not self.note_entities))
+            counts.update(
+                split_sentences=self.n_shards, corpus_manifest=1, sentence_set_all=int(not self.note_entities)
+            )
         if self.note_entities:
             counts.update(ner=self.n_shards, sentence_sets=1, corpus_stats=1, duplicate_stats=1, ontology_terms=1)
             counts["download_ontology"] = int(not self.config["ontology"]["path"])
@@ -548,12 +621,18 @@ def build_plan(config: dict[str, Any]) -> Plan:
     config.setdefault("notes", {})
     check_names(config)  # entry names become path parts: ../phi, spaces, : and / are refused
     if config["selection_set"] is not None and config["selection_set"] not in config["eval_sets"]:
-        raise InputError("config: selection_set", f"{config['selection_set']!r} is not a key of eval_sets "
-                         f"{list(config['eval_sets'])}", "name one of the eval sets, or null to keep each run's last step")
+        raise InputError(
+            "config: selection_set",
+            f"{config['selection_set']!r} is not a key of eval_sets {list(config['eval_sets'])}",
+            "name one of the eval sets, or null to keep each run's last step",
+        )
     for name in config.get("sentence_corpora") or {}:
         if name in RESERVED:
-            raise InputError(f"config: sentence_corpora.{name}", "the name is taken by the notes pipeline's sets",
-                             "rename the corpus")
+            raise InputError(
+                f"config: sentence_corpora.{name}",
+                "the name is taken by the notes pipeline's sets",
+                "rename the corpus",
+            )
     # `plugins` (Python files or modules) may register more methods and tasks; every job script imports them too
     load_plugins(config.get("plugins"))
     check_formats(config)
@@ -565,9 +644,11 @@ def build_plan(config: dict[str, Any]) -> Plan:
     if not config.get("notes"):
         for m, key in grid.plan_of.items():
             if grid.plans[key]["source"] == "notes":
-                raise InputError(f"config: methods.{m}", "trains on the notes pipeline's sets (sentences: notes), and "
-                                 "the config has no `notes`", "add a `notes` block, or set `sentences` to a key of "
-                                 "sentence_corpora")
+                raise InputError(
+                    f"config: methods.{m}",
+                    "trains on the notes pipeline's sets (sentences: notes), and the config has no `notes`",
+                    "add a `notes` block, or set `sentences` to a key of sentence_corpora",
+                )
     plan = Plan(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
     check_model_folders(plan)
     check_corpus_embeddings(plan)
@@ -596,8 +677,9 @@ def check_model_folders(plan: Plan) -> None:
     benchmark = plan.config.get("models") or {}
     # `pooling: model` reads the folder's own pooling: a benchmark model's own entry says whether it
     # asks for it; any other base model is read with every method of the grid
-    own_for_all = any(e.method.settings.pooling == "model" for n, e in plan.methods.items()
-                      if not n.startswith(METHOD_PREFIX))
+    own_for_all = any(
+        e.method.settings.pooling == "model" for n, e in plan.methods.items() if not n.startswith(METHOD_PREFIX)
+    )
 
     def own_pooling(name: str) -> bool:
         entry = benchmark.get(name)
@@ -610,12 +692,19 @@ def check_model_folders(plan: Plan) -> None:
             continue
         section, _, name = where.partition(".")
         key = f"models.{name}" if section == "base_models" and name in benchmark else where
-        if not spec.startswith(PACKAGE_PREFIX) and looks_like_path(spec) and not os.path.isdir(os.path.expanduser(spec)):
+        if (
+            not spec.startswith(PACKAGE_PREFIX)
+            and looks_like_path(spec)
+            and not os.path.isdir(os.path.expanduser(spec))
+        ):
             if plan.placeholders_ok:
                 continue
-            raise InputError(f"config: {key}", f"{spec!r} is written as a path, and no such folder exists "
-                             f"(from {os.getcwd()})", "correct the path (relative paths are from the workflow's "
-                             "directory); a Hugging Face id is `name` or `owner/name`")
+            raise InputError(
+                f"config: {key}",
+                f"{spec!r} is written as a path, and no such folder exists (from {os.getcwd()})",
+                "correct the path (relative paths are from the workflow's "
+                "directory); a Hugging Face id is `name` or `owner/name`",
+            )
         if is_hub_id(spec):
             check_hub_id(spec, f"config: {key}")
             continue
@@ -638,15 +727,23 @@ def check_corpus_embeddings(plan: Plan) -> None:
         where = f"config: corpus_embeddings.{name}"
         method, _, base = str(entry["run"]).partition("@")
         if method not in plan.methods or base not in plan.config["base_models"]:
-            raise InputError(f"{where}.run", f"{entry['run']!r} is not method@base_model of this config",
-                             f"write a key of methods, @, a key of base_models (e.g. {next(iter(plan.methods), 'm')}@"
-                             f"{next(iter(plan.config['base_models']), 'b')})")
+            raise InputError(
+                f"{where}.run",
+                f"{entry['run']!r} is not method@base_model of this config",
+                f"write a key of methods, @, a key of base_models (e.g. {next(iter(plan.methods), 'm')}@"
+                f"{next(iter(plan.config['base_models']), 'b')})",
+            )
         if plan.corpus_run(name) not in trained:
-            raise InputError(f"{where}.seed", f"no run of {entry['run']} with seed {plan.corpus_run(name)[2]} is in "
-                             "this config (its seeds, or the base model's evaluation)", f"use one of seeds {plan.seeds}")
+            raise InputError(
+                f"{where}.seed",
+                f"no run of {entry['run']} with seed {plan.corpus_run(name)[2]} is in "
+                "this config (its seeds, or the base model's evaluation)",
+                f"use one of seeds {plan.seeds}",
+            )
         if entry["input"] == NOTES_INPUT and not plan.notes:
-            raise InputError(f"{where}.input", "notes, and the config has no `notes`",
-                             "add a `notes` block, or give a file")
+            raise InputError(
+                f"{where}.input", "notes, and the config has no `notes`", "add a `notes` block, or give a file"
+            )
 
 
 def check_user_files(plan: Plan) -> None:
@@ -658,11 +755,14 @@ def check_user_files(plan: Plan) -> None:
     missing = [(k, p) for k, p in plan.user_files() if not os.path.exists(os.path.expanduser(p))]
     if missing:
         more = "; ".join(f"{k}: {p}" for k, p in missing[1:])
-        raise InputError(f"config: {missing[0][0]}", f"{missing[0][1]} does not exist (from {os.getcwd()})"
-                         + (f"; {len(missing) - 1} more missing: {more}" if more else ""),
-                         "set each of these keys to your copy of the file (relative paths are from the workflow's "
-                         "directory); to see the jobs before the data is there, dry-run with "
-                         "--config placeholders_ok=true")
+        raise InputError(
+            f"config: {missing[0][0]}",
+            f"{missing[0][1]} does not exist (from {os.getcwd()})"
+            + (f"; {len(missing) - 1} more missing: {more}" if more else ""),
+            "set each of these keys to your copy of the file (relative paths are from the workflow's "
+            "directory); to see the jobs before the data is there, dry-run with "
+            "--config placeholders_ok=true",
+        )
 
 
 def check_eval_headers(plan: Plan) -> None:
@@ -688,13 +788,17 @@ def check_doc_task_categories(config: Mapping[str, Any]) -> None:
     for name, entry in (config.get("doc_tasks") or {}).items():
         by_category = entry.get("label", "category") == "category"
         key = "categories" if by_category else "note_category"
-        wanted = list(entry.get("categories") or []) if by_category else [entry.get("note_category", "Discharge summary")]
+        wanted = (
+            list(entry.get("categories") or []) if by_category else [entry.get("note_category", "Discharge summary")]
+        )
         for i, category in enumerate(wanted):
             if str(category).strip() not in kept:
-                raise InputError(f"config: doc_tasks.{name}.{key}" + (f"[{i}]" if key == "categories" else ""),
-                                 f"{category!r} is not among notes.categories {list(ingested)}: no note of it is "
-                                 "ingested, so the class would be empty", "add it to notes.categories (or set that "
-                                 "to null to keep every category), or remove it here")
+                raise InputError(
+                    f"config: doc_tasks.{name}.{key}" + (f"[{i}]" if key == "categories" else ""),
+                    f"{category!r} is not among notes.categories {list(ingested)}: no note of it is "
+                    "ingested, so the class would be empty",
+                    "add it to notes.categories (or set that to null to keep every category), or remove it here",
+                )
 
 
 def check_shown_texts(plan: Plan) -> None:
@@ -704,22 +808,33 @@ def check_shown_texts(plan: Plan) -> None:
     read, before any job; the scan of the shared files (:mod:`clinsent.phi`) stays as a tripwire."""
     from clinsent.phi import derived_from_notes
 
-    derived = {name: next((f for f in e.task.files() if derived_from_notes(f, plan.results, plan.notes_paths)), None)
-               for name, e in plan.eval_sets.items()}
+    derived = {
+        name: next((f for f in e.task.files() if derived_from_notes(f, plan.results, plan.notes_paths)), None)
+        for name, e in plan.eval_sets.items()
+    }
     for name, e in plan.eval_sets.items():
         if e.text_shareable and derived[name]:
-            raise InputError(f"config: eval_sets.{name}.text_shareable", f"the set is read from {derived[name]}, which "
-                             "is made from the notes: its texts are never shared", "drop text_shareable")
+            raise InputError(
+                f"config: eval_sets.{name}.text_shareable",
+                f"the set is read from {derived[name]}, which is made from the notes: its texts are never shared",
+                "drop text_shareable",
+            )
     for key, kind, entry in plan.kinds():
         for where, name in kind.shown_texts(key, entry):
             if derived.get(name):
-                raise InputError(f"config: {where}", f"shows texts of eval set {name!r}, read from {derived[name]}, "
-                                 "which is made from the notes: note text never goes into a shared table",
-                                 "show an eval set of public texts, or drop the entry")
+                raise InputError(
+                    f"config: {where}",
+                    f"shows texts of eval set {name!r}, read from {derived[name]}, "
+                    "which is made from the notes: note text never goes into a shared table",
+                    "show an eval set of public texts, or drop the entry",
+                )
             if name in plan.eval_sets and not plan.eval_sets[name].text_shareable:
-                raise InputError(f"config: {where}", f"shows texts of eval set {name!r}, which is not marked "
-                                 "text_shareable", f"set eval_sets.{name}.text_shareable: true if its texts are "
-                                 "public (never for credentialed data such as MedNLI or ClinicalSTS), or drop the entry")
+                raise InputError(
+                    f"config: {where}",
+                    f"shows texts of eval set {name!r}, which is not marked text_shareable",
+                    f"set eval_sets.{name}.text_shareable: true if its texts are "
+                    "public (never for credentialed data such as MedNLI or ClinicalSTS), or drop the entry",
+                )
 
 
 def _as_paths(value: Any) -> list[str]:
@@ -768,8 +883,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m clinsent.plan", description="Plan a config without Snakemake.")
     parser.add_argument("config", help="a config file (e.g. config/paper/medse.yaml)")
     parser.add_argument("--summary", action="store_true", help="print the job counts by rule (the default)")
-    parser.add_argument("--placeholders-ok", action="store_true",
-                        help="leave missing user files out, as `--config placeholders_ok=true` does")
+    parser.add_argument(
+        "--placeholders-ok",
+        action="store_true",
+        help="leave missing user files out, as `--config placeholders_ok=true` does",
+    )
     args = parser.parse_args(argv)
     try:
         plan = build_plan(_load_config(args.config, {"placeholders_ok": True} if args.placeholders_ok else {}))

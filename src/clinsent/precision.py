@@ -21,10 +21,22 @@ from typing import Any, Literal
 
 Precision = Literal["auto", "bf16", "fp16", "fp32"]
 # what users write for a precision -> the name this knob uses (named in the error, not accepted silently)
-ALIASES = {"half": "fp16", "float16": "fp16", "16": "fp16", "bfloat16": "bf16", "float32": "fp32", "full": "fp32",
-           "32": "fp32", "single": "fp32", "amp": "auto", "mixed": "auto"}
-PRECISION_DOC = ("auto (bf16 on a GPU of compute capability >= 8.0, fp16 with a gradient scaler below, fp32 on the "
-                 "CPU), bf16, fp16 or fp32")
+ALIASES = {
+    "half": "fp16",
+    "float16": "fp16",
+    "16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "full": "fp32",
+    "32": "fp32",
+    "single": "fp32",
+    "amp": "auto",
+    "mixed": "auto",
+}
+PRECISION_DOC = (
+    "auto (bf16 on a GPU of compute capability >= 8.0, fp16 with a gradient scaler below, fp32 on the "
+    "CPU), bf16, fp16 or fp32"
+)
 
 
 def resolve(setting: str, device: Any) -> str:
@@ -67,5 +79,7 @@ def slow_on(device: Any, precision: str) -> str | None:
     major, minor = torch.cuda.get_device_capability(device)
     if major >= 8:
         return None
-    return (f"precision bf16 on a GPU of compute capability {major}.{minor}: bf16 is emulated there and slow; "
-            "precision: auto (fp16 with a gradient scaler) is the usual choice")
+    return (
+        f"precision bf16 on a GPU of compute capability {major}.{minor}: bf16 is emulated there and slow; "
+        "precision: auto (fp16 with a gradient scaler) is the usual choice"
+    )

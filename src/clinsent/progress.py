@@ -18,8 +18,16 @@ class Progress:
     """``update(done, **counts)`` with cumulative counts; ``done`` is in ``unit`` out of ``total``.
     The rate is that of ``rate_of`` (a key of ``counts``, default ``done``) per second."""
 
-    def __init__(self, what: str, total: int | None, log: Callable[[str], Any], unit: str = "notes",
-                 every: float = 30.0, rate_of: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        what: str,
+        total: int | None,
+        log: Callable[[str], Any],
+        unit: str = "notes",
+        every: float = 30.0,
+        rate_of: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.what, self.total, self.log, self.unit, self.every, self.rate_of = what, total, log, unit, every, rate_of
         self.clock = clock
         self.start = clock()

@@ -54,9 +54,15 @@ def kinds_markdown() -> str:
     from clinsent.report.kinds import FIGURE_KINDS, TABLE_KINDS
     from clinsent.report.kinds.base import COMMON, DEFAULT_FIGURE, DEFAULT_TABLE
 
-    lines = ["Every table and figure has `caption` (required) and `kind`; the kind's own keys follow. A key",
-             "of another kind, or a misspelt one, stops the dry run naming the key and the closest match.", ""]
-    for section, registry, default in (("tables", TABLE_KINDS, DEFAULT_TABLE), ("figures", FIGURE_KINDS, DEFAULT_FIGURE)):
+    lines = [
+        "Every table and figure has `caption` (required) and `kind`; the kind's own keys follow. A key",
+        "of another kind, or a misspelt one, stops the dry run naming the key and the closest match.",
+        "",
+    ]
+    for section, registry, default in (
+        ("tables", TABLE_KINDS, DEFAULT_TABLE),
+        ("figures", FIGURE_KINDS, DEFAULT_FIGURE),
+    ):
         for name in registry.names():
             cls = registry.get(name)
             module = sys.modules[cls.__module__]
@@ -68,8 +74,10 @@ def kinds_markdown() -> str:
                 continue
             lines += ["| key | default | type | meaning |", "|---|---|---|---|"]
             for key, spec in keys.items():
-                lines.append(f"| `{key}` | {_default(key, spec, cls.required)} | {_type(spec)} | "
-                             f"{spec.get('description', '')} |")
+                lines.append(
+                    f"| `{key}` | {_default(key, spec, cls.required)} | {_type(spec)} | "
+                    f"{spec.get('description', '')} |"
+                )
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -83,23 +91,31 @@ def _settings_table(cls: type, skip: tuple[str, ...] = ()) -> list[str]:
     lines = ["| key | default | type | meaning |", "|---|---|---|---|"]
     for key, spec in schema["properties"].items():
         if key not in skip:
-            lines.append(f"| `{key}` | {_default(key, spec, required)} | {_type(spec)} | "
-                         f"{spec.get('description', '')} |")
+            lines.append(
+                f"| `{key}` | {_default(key, spec, required)} | {_type(spec)} | {spec.get('description', '')} |"
+            )
     return lines + [""]
 
 
 def methods_markdown() -> str:
     from clinsent.methods import METHODS
 
-    lines = ["Each objective's knobs as its settings dataclass declares them (`methods.<name>.<key>`; a shared",
-             "value may sit in `training`). Generated from `clinsent.methods`; the explanations follow below.", ""]
+    lines = [
+        "Each objective's knobs as its settings dataclass declares them (`methods.<name>.<key>`; a shared",
+        "value may sit in `training`). Generated from `clinsent.methods`; the explanations follow below.",
+        "",
+    ]
     for name in METHODS.names():
         cls = METHODS.get(name)
         lines += [f"#### `objective: {name}`", "", _summary(sys.modules[cls.__module__].__doc__), ""]
         logged = cls(cls.settings_class()).curve_statistics()  # with its defaults
         if logged:
-            lines += ["Logs at each eval step (training-curve columns, a `curve_column` figure plots them): "
-                      + ", ".join(f"`stat_{n}`" for n in logged) + ".", ""]
+            lines += [
+                "Logs at each eval step (training-curve columns, a `curve_column` figure plots them): "
+                + ", ".join(f"`stat_{n}`" for n in logged)
+                + ".",
+                "",
+            ]
         lines += _settings_table(cls.settings_class)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -107,14 +123,23 @@ def methods_markdown() -> str:
 def tasks_markdown() -> str:
     from clinsent.tasks import TASKS
 
-    lines = ["Each evaluation task's keys (`eval_sets.<name>.<key>`, beside `task`, `curve`, `evaluate`,",
-             "`base_models`, `embed_from` and `text_shareable`) and its metrics. Generated from `clinsent.tasks`.", ""]
+    lines = [
+        "Each evaluation task's keys (`eval_sets.<name>.<key>`, beside `task`, `curve`, `evaluate`,",
+        "`base_models`, `embed_from` and `text_shareable`) and its metrics. Generated from `clinsent.tasks`.",
+        "",
+    ]
     for name in TASKS.names():
         cls = TASKS.get(name)
         metrics = ", ".join(f"`{m}`" for m in cls.metrics)
-        lines += [f"#### `task: {name}`", "", _summary(sys.modules[cls.__module__].__doc__), "",
-                  f"Metrics: {metrics}; " + (f"headline `{cls.headline}`." if cls.headline else
-                                             "headline: the `headline` key."), ""]
+        lines += [
+            f"#### `task: {name}`",
+            "",
+            _summary(sys.modules[cls.__module__].__doc__),
+            "",
+            f"Metrics: {metrics}; "
+            + (f"headline `{cls.headline}`." if cls.headline else "headline: the `headline` key."),
+            "",
+        ]
         lines += _settings_table(cls.settings_class)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -128,17 +153,22 @@ def formats_markdown() -> str:
     from clinsent.tasks.probe import PROBE_FORMATS
     from clinsent.tasks.rqe import RQE_FORMATS
 
-    lines = ["Every input format is one registered reader; the names below are the registries' (a plugin",
-             "adds one with `@REGISTRY.register(\"name\")`). Generated.", "",
-             "| config key | registry | formats |", "|---|---|---|"]
+    lines = [
+        "Every input format is one registered reader; the names below are the registries' (a plugin",
+        'adds one with `@REGISTRY.register("name")`). Generated.',
+        "",
+        "| config key | registry | formats |",
+        "|---|---|---|",
+    ]
     for key, where, registry in (
-            ("notes.format", "clinsent.corpus.notes.NOTE_READERS", NOTE_READERS),
-            ("sentence_corpora.<name>.format", "clinsent.corpus.sentences.SENTENCE_FORMATS", SENTENCE_FORMATS),
-            ("training_data.<name>.format", "clinsent.data.readers.READERS", READERS),
-            ("eval_sets.<name>.format (task sts)", "clinsent.evaluation.sts_data.STS_FORMATS", STS_FORMATS),
-            ("eval_sets.<name>.format (task retrieval)", "clinsent.data.nli.NLI_FORMATS", NLI_FORMATS),
-            ("eval_sets.<name>.format (task probe)", "clinsent.tasks.probe.PROBE_FORMATS", PROBE_FORMATS),
-            ("eval_sets.<name>.format (task rqe)", "clinsent.tasks.rqe.RQE_FORMATS", RQE_FORMATS)):
+        ("notes.format", "clinsent.corpus.notes.NOTE_READERS", NOTE_READERS),
+        ("sentence_corpora.<name>.format", "clinsent.corpus.sentences.SENTENCE_FORMATS", SENTENCE_FORMATS),
+        ("training_data.<name>.format", "clinsent.data.readers.READERS", READERS),
+        ("eval_sets.<name>.format (task sts)", "clinsent.evaluation.sts_data.STS_FORMATS", STS_FORMATS),
+        ("eval_sets.<name>.format (task retrieval)", "clinsent.data.nli.NLI_FORMATS", NLI_FORMATS),
+        ("eval_sets.<name>.format (task probe)", "clinsent.tasks.probe.PROBE_FORMATS", PROBE_FORMATS),
+        ("eval_sets.<name>.format (task rqe)", "clinsent.tasks.rqe.RQE_FORMATS", RQE_FORMATS),
+    ):
         lines.append(f"| `{key}` | `{where}` | {', '.join(f'`{n}`' for n in registry.names())} |")
     return "\n".join(lines) + "\n"
 
@@ -150,8 +180,13 @@ def finetune_markdown() -> str:
     return "\n".join(lines + _settings_table(FinetuneSettings)).rstrip() + "\n"
 
 
-PARTS: dict[str, Callable[[], str]] = {"kinds": kinds_markdown, "methods": methods_markdown, "tasks": tasks_markdown,
-                                       "formats": formats_markdown, "finetune": finetune_markdown}
+PARTS: dict[str, Callable[[], str]] = {
+    "kinds": kinds_markdown,
+    "methods": methods_markdown,
+    "tasks": tasks_markdown,
+    "formats": formats_markdown,
+    "finetune": finetune_markdown,
+}
 
 
 def render(text: str) -> str:

@@ -37,12 +37,18 @@ def check_values(wanted: Iterable[str], seen: dict[str, int], key: str, source: 
             continue
         spaced = [v for v in seen if v.strip() == value.strip()]
         match = spaced[0] if spaced else closest(value, seen)
-        hint = (f"; the closest is {match!r} ({seen[match]} row{'' if seen[match] == 1 else 's'}"
-                f"{', it differs only in spaces' if spaced else ''})" if match is not None else "")
-        raise InputError(f"config: {key}[{i}]", f"{value!r} matches no {what} of {source} "
-                         f"({len(seen)} values seen{hint})",
-                         "write the value exactly as in the data (spaces included), or remove it: a class that "
-                         "matches nothing would silently be left out")
+        hint = (
+            f"; the closest is {match!r} ({seen[match]} row{'' if seen[match] == 1 else 's'}"
+            f"{', it differs only in spaces' if spaced else ''})"
+            if match is not None
+            else ""
+        )
+        raise InputError(
+            f"config: {key}[{i}]",
+            f"{value!r} matches no {what} of {source} ({len(seen)} values seen{hint})",
+            "write the value exactly as in the data (spaces included), or remove it: a class that "
+            "matches nothing would silently be left out",
+        )
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -71,9 +77,11 @@ class Registry(Generic[T]):
         if name not in self._entries:
             from clinsent.safe_yaml import shown
 
-            raise InputError(where or f"config: {self.config_key}", f"unknown {self.what} {shown(name)}{did_you_mean(name, self._entries)}",
-                             f"use one of {', '.join(self.names())}, or add a module that registers it "
-                             "(see docs/extending.md)")
+            raise InputError(
+                where or f"config: {self.config_key}",
+                f"unknown {self.what} {shown(name)}{did_you_mean(name, self._entries)}",
+                f"use one of {', '.join(self.names())}, or add a module that registers it (see docs/extending.md)",
+            )
         return self._entries[name]
 
 

@@ -39,7 +39,7 @@ def shown(key: Any) -> str:
 
 
 def unknown_key(key: Any) -> str:
-    """"unknown key 'name'", or for a key that may not be shown "an unknown key (a key of N characters)"."""
+    """ "unknown key 'name'", or for a key that may not be shown "an unknown key (a key of N characters)"."""
     hidden = isinstance(key, str) and not KEY.match(key)
     return f"an unknown key ({shown(key)})" if hidden else f"unknown key {shown(key)}"
 
@@ -83,9 +83,13 @@ class _Loader(yaml.SafeLoader):
                     continue
                 line = key_node.start_mark.line + 1
                 if first is not None:
-                    raise _Refused(line, key_node.start_mark.column + 1,
-                                   f"{shown(key)} is given twice in one mapping (lines {first} and {line}); YAML keeps "
-                                   "the last without a word", "keep one of them")
+                    raise _Refused(
+                        line,
+                        key_node.start_mark.column + 1,
+                        f"{shown(key)} is given twice in one mapping (lines {first} and {line}); YAML keeps "
+                        "the last without a word",
+                        "keep one of them",
+                    )
                 lines[key] = line
         return super().construct_mapping(node, deep=deep)
 
@@ -101,8 +105,12 @@ def _check_expansion(root: Any) -> None:
             return sizes[key]
         if key in active:
             mark = node.start_mark
-            raise _Refused(mark.line + 1, mark.column + 1, "an alias refers to a node that contains it",
-                           "write the values out instead of the recursive alias")
+            raise _Refused(
+                mark.line + 1,
+                mark.column + 1,
+                "an alias refers to a node that contains it",
+                "write the values out instead of the recursive alias",
+            )
         active.add(key)
         children: list[Any] = []
         if isinstance(node, yaml.SequenceNode):
@@ -114,8 +122,12 @@ def _check_expansion(root: Any) -> None:
             total += size(child)
             if total > MAX_NODES:
                 mark = node.start_mark
-                raise _Refused(mark.line + 1, mark.column + 1, f"its aliases expand to more than {MAX_NODES:,} values",
-                               "write the config without nested aliases (a config this large is a mistake or an attack)")
+                raise _Refused(
+                    mark.line + 1,
+                    mark.column + 1,
+                    f"its aliases expand to more than {MAX_NODES:,} values",
+                    "write the config without nested aliases (a config this large is a mistake or an attack)",
+                )
         active.discard(key)
         sizes[key] = total
         return total
@@ -132,8 +144,11 @@ def loads(text: str, where: str | Path) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         at = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise InputError(f"{where}{at}", "is not valid YAML (the text is not shown: the file may not be a config)",
-                         "give a YAML config file; if it is one, check the indentation and quoting there") from None
+        raise InputError(
+            f"{where}{at}",
+            "is not valid YAML (the text is not shown: the file may not be a config)",
+            "give a YAML config file; if it is one, check the indentation and quoting there",
+        ) from None
     except yaml.YAMLError:
         raise InputError(where, "is not valid YAML", "give a YAML config file") from None
     except RecursionError:
@@ -152,8 +167,9 @@ def load(path: str | Path) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(path, f"is not UTF-8 text (a byte at offset {exc.start})", "give a YAML config file saved as "
-                         "UTF-8") from None
+        raise InputError(
+            path, f"is not UTF-8 text (a byte at offset {exc.start})", "give a YAML config file saved as UTF-8"
+        ) from None
     return loads(text, path)
 
 
@@ -163,6 +179,9 @@ def load_mapping(path: str | Path, what: str = "config") -> dict[str, Any]:
     if data is None:
         raise InputError(path, f"the {what} is empty", f"give a {what} file with keys, e.g. base:, notes:, methods:")
     if not isinstance(data, dict):
-        raise InputError(path, f"is not a mapping of config keys (its top level is a {type(data).__name__})",
-                         f"give a {what} file: key: value lines at the top level")
+        raise InputError(
+            path,
+            f"is not a mapping of config keys (its top level is a {type(data).__name__})",
+            f"give a {what} file: key: value lines at the top level",
+        )
     return data

@@ -27,7 +27,8 @@ def normalise_name(name: str) -> str:
 def _rank(terms: pd.DataFrame) -> pd.DataFrame:
     # live before obsolete, defined before undefined, disease branches before others, then id
     return terms.assign(
-        _r=terms["obsolete"].astype(int) * 4 + terms["definition"].isna().astype(int) * 2
+        _r=terms["obsolete"].astype(int) * 4
+        + terms["definition"].isna().astype(int) * 2
         + (~terms["branch"].isin(["disease", "mental"])).astype(int)
     ).sort_values(["_r", "id"], kind="stable")
 
@@ -50,7 +51,9 @@ def build_lookups(terms: pd.DataFrame) -> tuple[dict[str, str], dict[str, str], 
 LINK_BY = ("cui", "ontology_id", "name")
 
 
-def link_entities(entities: pd.DataFrame, terms: pd.DataFrame, link_by: tuple[str, ...] | list[str] = LINK_BY) -> pd.DataFrame:
+def link_entities(
+    entities: pd.DataFrame, terms: pd.DataFrame, link_by: tuple[str, ...] | list[str] = LINK_BY
+) -> pd.DataFrame:
     """Entities with ``term_id``, ``linked_by``, ``label`` and ``definition`` (null when not linked).
 
     ``link_by`` lists the linking steps to use, in order (a subset of ``LINK_BY``).
@@ -117,8 +120,13 @@ def table2(counts: dict[str, int]) -> pd.DataFrame:
         ("S_nodef (entities, none defined)", counts["nodef"]),
         ("Discharge summaries (all sentences)", total),
     ]
-    return pd.DataFrame({"set": [r[0] for r in rows], "sentences": [r[1] for r in rows],
-                         "percent": [round(100.0 * r[1] / total, 2) if total else 0.0 for r in rows]})
+    return pd.DataFrame(
+        {
+            "set": [r[0] for r in rows],
+            "sentences": [r[1] for r in rows],
+            "percent": [round(100.0 * r[1] / total, 2) if total else 0.0 for r in rows],
+        }
+    )
 
 
 def exact_duplicates_table(dups: dict[str, dict[str, int]]) -> pd.DataFrame:
@@ -127,8 +135,15 @@ def exact_duplicates_table(dups: dict[str, dict[str, int]]) -> pd.DataFrame:
     for name, label in (("s_all", "S_all"), ("s_ent", "S_ent")):
         d = dups[name]
         share = round(100.0 * d["exact_duplicates"] / d["sentences"], 2) if d["sentences"] else 0.0
-        rows.append({"set": label, "sentences": d["sentences"], "unique_texts": d["unique"],
-                     "exact_duplicates": d["exact_duplicates"], "duplicate_percent": share})
+        rows.append(
+            {
+                "set": label,
+                "sentences": d["sentences"],
+                "unique_texts": d["unique"],
+                "exact_duplicates": d["exact_duplicates"],
+                "duplicate_percent": share,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -146,11 +161,18 @@ def table1(sets: pd.DataFrame, linked: pd.DataFrame, top_fraction: float = 0.1) 
     per_sent = ent_sents["n_defined"].to_numpy(dtype=float)
     rows = [
         ("# of unique entities", str(len(freq))),
-        (f"# of occurrences of the top {top_fraction:.0%} entities", str(int(freq.iloc[:n_top].sum())) if n_top else "0"),
-        (f"share of occurrences of the top {top_fraction:.0%} entities (%)",
-         f"{100.0 * freq.iloc[:n_top].sum() / max(1, freq.sum()):.2f}" if n_top else "0.00"),
+        (
+            f"# of occurrences of the top {top_fraction:.0%} entities",
+            str(int(freq.iloc[:n_top].sum())) if n_top else "0",
+        ),
+        (
+            f"share of occurrences of the top {top_fraction:.0%} entities (%)",
+            f"{100.0 * freq.iloc[:n_top].sum() / max(1, freq.sum()):.2f}" if n_top else "0.00",
+        ),
         ("total # of entities", str(int(freq.sum()))),
-        ("per-sentence # of entities (mean ± std)",
-         f"{per_sent.mean():.2f} ± {per_sent.std(ddof=0):.2f}" if len(per_sent) else "0.00 ± 0.00"),
+        (
+            "per-sentence # of entities (mean ± std)",
+            f"{per_sent.mean():.2f} ± {per_sent.std(ddof=0):.2f}" if len(per_sent) else "0.00 ± 0.00",
+        ),
     ]
     return pd.DataFrame(rows, columns=["statistic", "value"])

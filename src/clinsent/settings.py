@@ -24,8 +24,15 @@ from clinsent.safe_yaml import shown, shown_value, unknown_key
 S = TypeVar("S")
 
 
-def knob(default: Any, doc: str, key: str | None = None, required: bool = False, names: Any = None,
-         aliases: Mapping[str, str] | None = None, **schema: Any) -> Any:
+def knob(
+    default: Any,
+    doc: str,
+    key: str | None = None,
+    required: bool = False,
+    names: Any = None,
+    aliases: Mapping[str, str] | None = None,
+    **schema: Any,
+) -> Any:
     """A settings field: its default, one line of documentation, its config key, whether the
     entry must give it (the default is then a placeholder), the registry whose names are its
     allowed values (a reader's format: the names live in the registry alone, plugins included),
@@ -96,8 +103,7 @@ def _checks(cls: type) -> tuple[dict[str, Any], dict[str, Any]]:
     return settings_schema(cls), typing.get_type_hints(cls)
 
 
-def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
-                   foreign: Mapping[str, str] | None = None) -> S:
+def parse_settings(cls: type[S], values: Mapping[str, Any], where: str, foreign: Mapping[str, str] | None = None) -> S:
     """Build ``cls`` from a config entry; unknown keys and bad values are an :class:`InputError`.
 
     ``foreign`` maps keys that belong to other kinds (another objective's knobs) to their owner,
@@ -109,8 +115,11 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
     for key in values:
         if key not in allowed:
             owner = (foreign or {}).get(key)
-            problem = (f"{shown(key)} is a knob of {owner}, not of this one{did_you_mean(key, allowed)}" if owner
-                       else f"{unknown_key(key)}{did_you_mean(key, allowed)}")
+            problem = (
+                f"{shown(key)} is a knob of {owner}, not of this one{did_you_mean(key, allowed)}"
+                if owner
+                else f"{unknown_key(key)}{did_you_mean(key, allowed)}"
+            )
             raise InputError(where, problem, f"remove it or use one of the allowed keys: {', '.join(sorted(allowed))}")
     required = [config_key(f) for f in dataclasses.fields(cls) if f.metadata.get("required")]  # type: ignore[arg-type]
     lacking = [k for k in required if k not in values]
@@ -123,13 +132,19 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str,
         if isinstance(value, (str, int)) and str(value).lower() in aliases:
             meant = aliases[str(value).lower()]
             allowed_values = schema["properties"][key].get("enum", [])
-            raise InputError(f"{where}.{key}", f"{value!r} is not one of the allowed values {allowed_values} "
-                             f"({value!r} means {meant})", f"write {key}: {meant}")
+            raise InputError(
+                f"{where}.{key}",
+                f"{value!r} is not one of the allowed values {allowed_values} ({value!r} means {meant})",
+                f"write {key}: {meant}",
+            )
         errors = list(jsonschema.Draft202012Validator(schema["properties"][key]).iter_errors(value))
         if errors:
             message = errors[0].message if shown_value(value) == repr(value) else "not valid here"
-            raise InputError(f"{where}.{key}", f"{shown_value(value)} is not valid: {message}",
-                             f"give a value that fits {_describe(schema['properties'][key])}")
+            raise InputError(
+                f"{where}.{key}",
+                f"{shown_value(value)} is not valid: {message}",
+                f"give a value that fits {_describe(schema['properties'][key])}",
+            )
     kwargs = {}
     for key, value in values.items():
         f = by_key[key]
@@ -166,8 +181,11 @@ def check_shared(block: Mapping[str, Any], where: str, known: Iterable[str], ext
     allowed = sorted({*known, *extra})
     for key in block:
         if key not in allowed:
-            raise InputError(f"config: {where}", f"{unknown_key(key)}{did_you_mean(key, allowed)}",
-                             f"use one of {', '.join(allowed)}")
+            raise InputError(
+                f"config: {where}",
+                f"{unknown_key(key)}{did_you_mean(key, allowed)}",
+                f"use one of {', '.join(allowed)}",
+            )
 
 
 def to_config(settings: Any) -> dict[str, Any]:

@@ -33,8 +33,9 @@ def setup_logging(smk: Any) -> logging.Logger:
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_path, mode="w"))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s",
-                        handlers=handlers, force=True)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", handlers=handlers, force=True
+    )
     logging.captureWarnings(True)
     logger = logging.getLogger(f"clinsent.{smk.rule}")
 
@@ -75,14 +76,21 @@ def schema_message(exc: BaseException) -> str:
 
     where = ".".join(str(p) if KEY.match(str(p)) else f"<{shown(p)}>" for p in error.absolute_path)
     instance = error.instance  # jsonschema's message quotes it: only a number or a plain name is shown
-    plain = not isinstance(instance, (str, dict, list)) or (isinstance(instance, str) and shown_value(instance) == repr(instance))
-    problem = error.message if plain or error.validator == "required" else \
-        f"{shown_value(instance)} is not valid here ({error.validator}: {error.validator_value!r})"
+    plain = not isinstance(instance, (str, dict, list)) or (
+        isinstance(instance, str) and shown_value(instance) == repr(instance)
+    )
+    problem = (
+        error.message
+        if plain or error.validator == "required"
+        else f"{shown_value(instance)} is not valid here ({error.validator}: {error.validator_value!r})"
+    )
     if error.validator == "additionalProperties":
         allowed = sorted((error.schema.get("properties") or {}))
         unknown = [k for k in error.instance if k not in allowed] if isinstance(error.instance, dict) else []
         if unknown:
-            problem = f"{unknown_key(unknown[0])}{did_you_mean(str(unknown[0]), allowed)}; allowed: {', '.join(allowed)}"
+            problem = (
+                f"{unknown_key(unknown[0])}{did_you_mean(str(unknown[0]), allowed)}; allowed: {', '.join(allowed)}"
+            )
     return f"config: {where or '(top level)'}: {problem}. Fix: see config/README.md for every key and its values"
 
 

@@ -41,8 +41,9 @@ def text_lines(path: str | Path) -> Generator[str, None, None]:
             yield from _utf16(fh, path)
             return
         if b"\x00" in head:
-            raise InputError(path, "holds NUL bytes: UTF-16 or UTF-32 saved without a byte-order mark, or not a text "
-                             "file", _FIX)
+            raise InputError(
+                path, "holds NUL bytes: UTF-16 or UTF-32 saved without a byte-order mark, or not a text file", _FIX
+            )
         if head.startswith(codecs.BOM_UTF8):
             fh.read(len(codecs.BOM_UTF8))
             log.info("%s: a UTF-8 byte-order mark at the start was dropped", path)
@@ -64,8 +65,9 @@ def _utf16(fh: io.BufferedReader, path: str | Path) -> Iterator[str]:
         for number, line in enumerate(text, start=1):  # noqa: B007  (number names the bad line below)
             yield line
     except UnicodeDecodeError:
-        raise InputError(f"{path}:{number + 1}", "not valid UTF-16 although the file starts with its byte-order mark",
-                         _FIX) from None
+        raise InputError(
+            f"{path}:{number + 1}", "not valid UTF-16 although the file starts with its byte-order mark", _FIX
+        ) from None
     finally:
         text.detach()
 
@@ -80,8 +82,10 @@ def header_lacks(header: list[str], missing: list[str]) -> str:
     near miss of a wanted name (case, spaces, ``_`` or ``-`` apart), which is a name, not text."""
     keys = {_name_key(m): m for m in missing}
     near = [f"{h!r} for {keys[_name_key(h)]!r}" for h in header if _name_key(h) in keys]
-    return (f"the header line lacks {missing} ({len(header)} field(s); the values are not shown, since a file without "
-            f"a header line would show a data row{'; near misses: ' + ', '.join(near) if near else ''})")
+    return (
+        f"the header line lacks {missing} ({len(header)} field(s); the values are not shown, since a file without "
+        f"a header line would show a data row{'; near misses: ' + ', '.join(near) if near else ''})"
+    )
 
 
 def table_header(path: str | Path) -> list[str]:

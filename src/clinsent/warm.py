@@ -123,8 +123,15 @@ def hand_off() -> None:
     os.umask(umask)
     main = sys.modules["__main__"]  # Snakemake's preamble points __file__ at the rule's script
     script = os.path.abspath(str(getattr(main, "__real_file__", None) or getattr(main, "__file__", sys.argv[0])))
-    request = {**_identity(), "script": script, "argv": [script, *sys.argv[1:]], "cwd": os.getcwd(),
-               "env": dict(os.environ), "umask": umask, "sys_path": list(sys.path)}
+    request = {
+        **_identity(),
+        "script": script,
+        "argv": [script, *sys.argv[1:]],
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "umask": umask,
+        "sys_path": list(sys.path),
+    }
     with sock:
         _send(sock, request, fds=(0, 1, 2))
         reader = sock.makefile("rb")
@@ -281,8 +288,9 @@ def server(preload: Sequence[str] = PRELOAD, timeout_s: float = READY_TIMEOUT_S)
     """A server in a subprocess for the ``with`` block; yields its socket once it accepts jobs."""
     folder = Path(tempfile.mkdtemp(prefix="clinsent-warm-"))  # owner-only; short (socket paths: 107 bytes)
     path = folder / "socket"
-    proc = subprocess.Popen([sys.executable, "-m", "clinsent", "warm", "--preload", ",".join(preload), "--serve",
-                             str(path)])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clinsent", "warm", "--preload", ",".join(preload), "--serve", str(path)]
+    )
     try:
         deadline = time.monotonic() + timeout_s
         while not path.exists():

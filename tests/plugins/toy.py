@@ -73,7 +73,9 @@ class MeanNorm(Task):
     def texts(self) -> list[str]:
         return list(dict.fromkeys(self.data))
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         return {"mean_norm": float(np.linalg.norm(vectors, axis=1).mean())}
 
 
@@ -84,8 +86,11 @@ class RankingTable(TableKind):
     rule, schema or report module names."""
 
     name = "toy_ranking"
-    keys = {"eval_set": {"type": "string"}, "runs": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-            "descending": {"type": "boolean", "default": True}}
+    keys = {
+        "eval_set": {"type": "string"},
+        "runs": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "descending": {"type": "boolean", "default": True},
+    }
     required = ("eval_set", "runs")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -103,5 +108,11 @@ class RankingTable(TableKind):
         means = {run: float(s.loc[s["method"] == run.partition("@")[0], "value"].mean()) for run in entry["runs"]}
         order = sorted(means, key=means.__getitem__, reverse=entry["descending"])
         lines = sum(len(Path(p).read_text().splitlines()) for p in ctx.inputs["lines"])
-        return pd.DataFrame({"rank": range(1, len(order) + 1), "run": order, metric: [f"{means[r]:.4f}" for r in order],
-                             "lines": lines})
+        return pd.DataFrame(
+            {
+                "rank": range(1, len(order) + 1),
+                "run": order,
+                metric: [f"{means[r]:.4f}" for r in order],
+                "lines": lines,
+            }
+        )

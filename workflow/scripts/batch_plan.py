@@ -1,4 +1,5 @@
 """Snakemake script: sentence sets -> one batch plan (corpus, mix, duplicate strategy) and seed."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
@@ -18,9 +19,23 @@ linked = pd.read_parquet(smk.input.linked) if "linked" in smk.input.keys() else 
 sets = sets[sets["sent_id"].isin(fraction_subset(sets["sent_id"].to_numpy(), p["fraction"]))]
 cands = candidates(sets, linked, p["corpus"])
 none_cands = candidates(sets, linked, "s_none") if p["none_share"] > 0 else None
-plan = plan_batches(cands, p["duplicates"], p["batch_size"], p["steps"], int(smk.wildcards.seed),
-                    none_cands=none_cands, none_share=p["none_share"])
+plan = plan_batches(
+    cands,
+    p["duplicates"],
+    p["batch_size"],
+    p["steps"],
+    int(smk.wildcards.seed),
+    none_cands=none_cands,
+    none_share=p["none_share"],
+)
 k = none_slots(p["batch_size"], p["none_share"])
-log.info("plan %s: %d steps, %d rows from %d candidate sentences; %d S_none per batch (share %.4f)",
-         smk.wildcards.plan, p["steps"], len(plan), len(cands), k, k / p["batch_size"])
+log.info(
+    "plan %s: %d steps, %d rows from %d candidate sentences; %d S_none per batch (share %.4f)",
+    smk.wildcards.plan,
+    p["steps"],
+    len(plan),
+    len(cands),
+    k,
+    k / p["batch_size"],
+)
 write_parquet(plan, smk.output[0])

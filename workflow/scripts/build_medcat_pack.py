@@ -1,4 +1,5 @@
 """Snakemake script: term table -> MedCAT v2 model pack (T047/T048 concepts)."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it

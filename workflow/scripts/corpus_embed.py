@@ -1,4 +1,5 @@
 """Snakemake script: embed one configured corpus (corpus_embeddings.<name>) with a trained run, in chunks."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
@@ -18,7 +19,22 @@ from clinsent.corpus_embed import embed_corpus  # noqa: E402
 
 torch.set_num_threads(smk.threads)
 p = smk.params.entry
-figures = embed_corpus(Path(smk.input.model), Path(smk.input.texts), Path(smk.output[0]), p["column"], p["id_column"],
-                       p["keep_text"], p["chunk"], p["batch_size"], log=log.info, private=p["private"])
-log.info("embedded %s texts in %s s (%s per second; peak resident memory %s MB)", figures["rows"],
-         figures["seconds"], figures["sentences_per_second"], figures["peak_rss_mb"])
+figures = embed_corpus(
+    Path(smk.input.model),
+    Path(smk.input.texts),
+    Path(smk.output[0]),
+    p["column"],
+    p["id_column"],
+    p["keep_text"],
+    p["chunk"],
+    p["batch_size"],
+    log=log.info,
+    private=p["private"],
+)
+log.info(
+    "embedded %s texts in %s s (%s per second; peak resident memory %s MB)",
+    figures["rows"],
+    figures["seconds"],
+    figures["sentences_per_second"],
+    figures["peak_rss_mb"],
+)

@@ -1,4 +1,5 @@
 """Snakemake script: MED-SE Tables 1 and 2 for this corpus, and the exact-duplicate counts."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it

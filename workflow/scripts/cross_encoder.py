@@ -1,4 +1,5 @@
 """Snakemake script: fine-tune a cross-encoder from one base model on one `finetune` entry."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
@@ -14,5 +15,14 @@ from clinsent.finetune.job import job_from_params  # noqa: E402
 from clinsent.io import write_json  # noqa: E402
 from clinsent.models.base import resolve_model  # noqa: E402
 
-write_json(job_from_params("cross_encoder", resolve_model(smk.params.base_model), smk.params.finetune,
-                           int(smk.wildcards.seed), smk.threads, log.info), smk.output[0])
+write_json(
+    job_from_params(
+        "cross_encoder",
+        resolve_model(smk.params.base_model),
+        smk.params.finetune,
+        int(smk.wildcards.seed),
+        smk.threads,
+        log.info,
+    ),
+    smk.output[0],
+)

@@ -1,4 +1,5 @@
 """Snakemake script: one labelled document task from the downstream documents."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
@@ -11,8 +12,9 @@ smk = snakemake  # noqa: F821
 log = setup_logging(smk)
 # the few-shot sizes asked of this table: checked here, first; not params (they do not change the table)
 needs = per_class_needs(smk.config, smk.output.table)
-table, report = build_doc_task(smk.input.documents, DocTaskSettings.from_config(smk.params.task), smk.wildcards.task,
-                               needs)
+table, report = build_doc_task(
+    smk.input.documents, DocTaskSettings.from_config(smk.params.task), smk.wildcards.task, needs
+)
 log.info("%d documents in %d classes (%s)", len(table), table["label"].nunique(), report["classes"])
 write_parquet(table, smk.output.table)
 write_json(report, smk.output.report)

@@ -1,4 +1,5 @@
 """Snakemake script: whole notes as documents (pre-training and downstream partitions)."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
@@ -9,6 +10,10 @@ from clinsent.smk import setup_logging
 
 smk = snakemake  # noqa: F821
 log = setup_logging(smk)
-stats = build_documents(list(smk.input), {"pretrain": smk.output.pretrain, "downstream": smk.output.downstream},
-                        DocumentSettings.from_config(smk.params.documents), log.info)
+stats = build_documents(
+    list(smk.input),
+    {"pretrain": smk.output.pretrain, "downstream": smk.output.downstream},
+    DocumentSettings.from_config(smk.params.documents),
+    log.info,
+)
 write_json(stats, smk.output.stats)

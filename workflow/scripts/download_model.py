@@ -1,4 +1,5 @@
 """Snakemake script: fetch one Hugging Face model into its hub_dir folder (the only job online)."""
+
 from clinsent.models.download import download_hub_model
 from clinsent.smk import setup_logging
 

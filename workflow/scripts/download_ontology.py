@@ -1,4 +1,5 @@
 """Snakemake script: download the pinned ontology release and check its sha256."""
+
 from clinsent.ontology.download import download_release
 from clinsent.smk import setup_logging
 

@@ -1,4 +1,5 @@
 """Snakemake script: simulate naive batches on S_ent and report duplicate-entity statistics."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it

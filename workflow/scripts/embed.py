@@ -1,4 +1,5 @@
 """Snakemake script: embeddings of one eval set's texts with one selected model (and the encoding time)."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it

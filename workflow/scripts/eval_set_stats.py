@@ -1,4 +1,5 @@
 """Snakemake script: one eval set's size per split, task and metric."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it

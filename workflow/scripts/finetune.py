@@ -1,4 +1,5 @@
 """Snakemake script: fine-tune one trained run on one `finetune` entry (bi-encoder), with its wall time."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
@@ -16,6 +17,7 @@ from clinsent.finetune.job import job_from_params  # noqa: E402
 from clinsent.io import write_json  # noqa: E402
 
 start = time.perf_counter()
-result = job_from_params("bi_encoder", smk.input.model, smk.params.finetune, int(smk.wildcards.seed), smk.threads,
-                         log.info)
+result = job_from_params(
+    "bi_encoder", smk.input.model, smk.params.finetune, int(smk.wildcards.seed), smk.threads, log.info
+)
 write_json({**result, "seconds": round(time.perf_counter() - start, 4)}, smk.output[0])

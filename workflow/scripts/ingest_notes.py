@@ -1,4 +1,5 @@
 """Snakemake script: notes (csv/csv.gz, .txt folder or parquet) -> N note shards, streamed."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
@@ -13,5 +14,13 @@ log = setup_logging(smk)
 spec, stats = NotesSpec.from_config(smk.params.notes), ReadStats()
 per_shard = scatter_notes(iter_notes(spec, stats), list(smk.output.shards), source=spec.path)
 log.info("read %s; notes per shard %s; notes per category %s", stats.as_dict(), per_shard, stats.categories)
-write_json({**stats.as_dict(), "category_counts": stats.categories, "notes_per_shard": per_shard, "source": spec.path,
-            "format": spec.format}, smk.output.stats)
+write_json(
+    {
+        **stats.as_dict(),
+        "category_counts": stats.categories,
+        "notes_per_shard": per_shard,
+        "source": spec.path,
+        "format": spec.format,
+    },
+    smk.output.stats,
+)

@@ -1,4 +1,5 @@
 """Snakemake script: the paper's tables, their training curves and its figures."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
@@ -9,6 +10,18 @@ from clinsent.smk import setup_logging
 smk = snakemake  # noqa: F821
 setup_logging(smk)
 p = smk.params
-build_paper_report(smk.input.summary, p.jobs, list(smk.input.curves), p.tables, p.figures, p.eval_sets,
-                   p.default_base, p.paper_label, p.tables_dir, p.figures_dir, p.extras, p.curve_tables,
-                   smk.input.replicates)
+build_paper_report(
+    smk.input.summary,
+    p.jobs,
+    list(smk.input.curves),
+    p.tables,
+    p.figures,
+    p.eval_sets,
+    p.default_base,
+    p.paper_label,
+    p.tables_dir,
+    p.figures_dir,
+    p.extras,
+    p.curve_tables,
+    smk.input.replicates,
+)

@@ -1,4 +1,5 @@
 """Snakemake script: a seeded sample of the notes' word n-grams, as salted hashes."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it

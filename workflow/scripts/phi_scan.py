@@ -1,4 +1,5 @@
 """Snakemake script: search the files meant for sharing for sampled note n-grams."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it

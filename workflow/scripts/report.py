@@ -1,4 +1,5 @@
 """Snakemake script: summary.csv, the results table (md/csv/tex), the curve figure and the corpus tables."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
@@ -12,9 +13,23 @@ from clinsent.smk import setup_logging
 smk = snakemake  # noqa: F821
 setup_logging(smk)
 p, inp, out = smk.params, smk.input, smk.output
-build_report(p.jobs, p.evaluations, p.eval_sets, p.methods, list(inp.metrics), list(inp.selections), list(inp.curves),
-             dict(out.items()), p.title)
+build_report(
+    p.jobs,
+    p.evaluations,
+    p.eval_sets,
+    p.methods,
+    list(inp.metrics),
+    list(inp.selections),
+    list(inp.curves),
+    dict(out.items()),
+    p.title,
+)
 notes = [inp.table1, inp.table2, inp.exact_duplicates, inp.duplicate_simulation] if "table1" in inp.keys() else None
-write_corpus_report(notes, dict(zip(p.sentence_corpora, inp.sentence_corpora, strict=True)), out.corpus_md, out.corpus_tex,
-                    s_all=inp.s_all_counts if "s_all_counts" in inp.keys() else None)
+write_corpus_report(
+    notes,
+    dict(zip(p.sentence_corpora, inp.sentence_corpora, strict=True)),
+    out.corpus_md,
+    out.corpus_tex,
+    s_all=inp.s_all_counts if "s_all_counts" in inp.keys() else None,
+)
 write_json(record(p.fingerprint, p.configfiles), out.run)

@@ -1,4 +1,5 @@
 """Snakemake script: the user's MedCAT pack -> a copy restricted to the kept UMLS types."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it

@@ -1,4 +1,5 @@
 """Snakemake script: train one method x base model x seed and keep the selected step."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
@@ -26,14 +27,27 @@ eval_sets = {name: task_from_params(name, p) for name, p in smk.params.eval_sets
 data = method.data_need().load(dict(smk.input.items()), seed) if method.trains else None
 method = steps_from_epochs(method, data)  # epochs over training rows: steps from the rows read
 try:
-    result = train(method, smk.params.base_model, smk.output.model, eval_sets, smk.params.selection_set, data=data,
-                   seed=seed, log=log.info, checkpoint_dir=smk.params.checkpoint_dir,
-                   progress_every=smk.config.get("progress", {}).get("train_steps", 50),  # logs only: not a param
-                   tracking=smk.config.get("tracking") or [])  # event files beside the run: not a param either
+    result = train(
+        method,
+        smk.params.base_model,
+        smk.output.model,
+        eval_sets,
+        smk.params.selection_set,
+        data=data,
+        seed=seed,
+        log=log.info,
+        checkpoint_dir=smk.params.checkpoint_dir,
+        progress_every=smk.config.get("progress", {}).get("train_steps", 50),  # logs only: not a param
+        tracking=smk.config.get("tracking") or [],
+    )  # event files beside the run: not a param either
 except Preempted as exc:  # SIGTERM (Slurm preemption or time limit): checkpointed; a retry resumes
     log.warning("%s", exc)
     raise SystemExit(143) from None
-model_card.write(smk.output.model, model_card.render(result.info, result.curve, method.reference,
-                                                     smk.params.base_model, smk.config.get("model_card")))
+model_card.write(
+    smk.output.model,
+    model_card.render(
+        result.info, result.curve, method.reference, smk.params.base_model, smk.config.get("model_card")
+    ),
+)
 write_csv(result.curve, smk.output.curve)
 write_json(result.info, smk.output.selection)

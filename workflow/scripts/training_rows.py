@@ -1,4 +1,5 @@
 """Snakemake script: one training_data entry as distributed -> training rows (parquet) and a report."""
+
 from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it

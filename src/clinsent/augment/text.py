@@ -34,8 +34,36 @@ import numpy as np
 
 PUNCTUATION = (".", ";", "?", ":", "!", ",")
 # Our fixed list of short English function words (the paper gives "and, the, of, etc.").
-STOPWORDS = ("a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is",
-             "was", "be", "it", "this", "that", "which", "there", "then", "so", "but", "also", "very")
+STOPWORDS = (
+    "a",
+    "an",
+    "the",
+    "and",
+    "or",
+    "of",
+    "to",
+    "in",
+    "on",
+    "at",
+    "by",
+    "for",
+    "with",
+    "from",
+    "as",
+    "is",
+    "was",
+    "be",
+    "it",
+    "this",
+    "that",
+    "which",
+    "there",
+    "then",
+    "so",
+    "but",
+    "also",
+    "very",
+)
 
 
 def units(text: str, unit: str) -> list[str]:
@@ -52,7 +80,7 @@ def random_crop(parts: list[str], rate: float, rng: np.random.Generator, mask_to
     if k == 0:
         return list(parts)
     start = int(rng.integers(0, n - k + 1))
-    return parts[:start] + [mask_token] * k + parts[start + k:]
+    return parts[:start] + [mask_token] * k + parts[start + k :]
 
 
 def word_deletion(parts: list[str], rate: float, rng: np.random.Generator) -> list[str]:
@@ -91,8 +119,9 @@ def _insert(parts: list[str], items: list[str], rng: np.random.Generator) -> lis
     return out
 
 
-def stopword_insertion(parts: list[str], rate: float, rng: np.random.Generator,
-                       stopwords: Sequence[str] = STOPWORDS) -> list[str]:
+def stopword_insertion(
+    parts: list[str], rate: float, rng: np.random.Generator, stopwords: Sequence[str] = STOPWORDS
+) -> list[str]:
     k = max(1, round(rate * len(parts)))
     words = [str(stopwords[int(i)]) for i in rng.integers(0, len(stopwords), size=k)]
     return _insert(parts, words, rng)
@@ -123,8 +152,15 @@ TEXT_AUGMENTATIONS: dict[str, Augmentation] = {
 }
 
 
-def augment(text: str, kind: str, rate: float, rng: np.random.Generator, mask_token: str = "[MASK]",
-            unit: str = "words", stopwords: Sequence[str] = STOPWORDS) -> str:
+def augment(
+    text: str,
+    kind: str,
+    rate: float,
+    rng: np.random.Generator,
+    mask_token: str = "[MASK]",
+    unit: str = "words",
+    stopwords: Sequence[str] = STOPWORDS,
+) -> str:
     """One augmented view of ``text`` by the augmentation named ``kind``."""
     if kind not in TEXT_AUGMENTATIONS:
         raise ValueError(f"unknown text augmentation {kind!r}; use one of {', '.join(TEXT_AUGMENTATIONS)}")

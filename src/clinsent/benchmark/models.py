@@ -78,18 +78,24 @@ def leave_out_missing(config: dict[str, Any], warn: Callable[[str], Any] = _stde
             gone.append(name)
             del config["finetune"][name]
     if gone:
-        warn(f"clinsent: left out {len(gone)} optional eval set(s) whose files are missing: {', '.join(gone)} "
-             f"(point eval_sets.<name>.path at your copies to score them)")
+        warn(
+            f"clinsent: left out {len(gone)} optional eval set(s) whose files are missing: {', '.join(gone)} "
+            f"(point eval_sets.<name>.path at your copies to score them)"
+        )
     unrun = []  # a benchmark model trained by a paper config that has not been run (its results folder lacks it)
     for name, entry in list((config.get("models") or {}).items()):
         if isinstance(entry, Mapping) and entry.get("run") and entry.get("results"):
-            folder = run_folder(str(entry["results"]), str(entry["run"]), int(entry.get("seed", 0)), f"config: models.{name}")
+            folder = run_folder(
+                str(entry["results"]), str(entry["run"]), int(entry.get("seed", 0)), f"config: models.{name}"
+            )
             if not os.path.isdir(folder):
                 unrun.append(name)
                 del config["models"][name]
     if unrun:
-        warn(f"clinsent: left out {len(unrun)} model(s) whose paper config has not been run: {', '.join(unrun)} "
-             f"(run that config first, or correct models.<name>.results)")
+        warn(
+            f"clinsent: left out {len(unrun)} model(s) whose paper config has not been run: {', '.join(unrun)} "
+            f"(run that config first, or correct models.<name>.results)"
+        )
     return gone
 
 
@@ -104,8 +110,11 @@ def check_tasks(config: Mapping[str, Any]) -> None:
     known = [*(config.get("eval_sets") or {}), *(config.get("finetune") or {})]
     for i, task in enumerate(tasks):
         if task not in known:
-            raise InputError(f"config: benchmark.tasks[{i}]", f"{shown(task)} is neither an eval set nor a fine-tune "
-                             f"entry{did_you_mean(str(task), known)}", "name one of eval_sets or finetune, or remove it")
+            raise InputError(
+                f"config: benchmark.tasks[{i}]",
+                f"{shown(task)} is neither an eval set nor a fine-tune entry{did_you_mean(str(task), known)}",
+                "name one of eval_sets or finetune, or remove it",
+            )
 
 
 def same_models(runs: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -134,8 +143,11 @@ def doc_task_sets(config: Mapping[str, Any]) -> dict[str, str]:
     from the notes) is its file."""
     results = str(config.get("results") or "results")
     tables = {f"{results}/doc_tasks/{task}.parquet": task for task in config.get("doc_tasks") or {}}
-    return {name: tables[str(e.get("path"))] for name, e in (config.get("eval_sets") or {}).items()
-            if isinstance(e, Mapping) and str(e.get("path")) in tables}
+    return {
+        name: tables[str(e.get("path"))]
+        for name, e in (config.get("eval_sets") or {}).items()
+        if isinstance(e, Mapping) and str(e.get("path")) in tables
+    }
 
 
 def _notes(config: Mapping[str, Any]) -> list[str]:
@@ -164,16 +176,22 @@ def model_runs(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         where = f"config: models.{name}"
         entry = {"model": spec} if isinstance(spec, str) else dict(spec or {})
         if bool(entry.get("model")) == bool(entry.get("run")):
-            raise InputError(where, "needs exactly one of model (an id or a folder) and run (method@base_model)",
-                             "give model: <id or folder>, or run: <method@base_model> with results: <folder>")
+            raise InputError(
+                where,
+                "needs exactly one of model (an id or a folder) and run (method@base_model)",
+                "give model: <id or folder>, or run: <method@base_model> with results: <folder>",
+            )
         row: dict[str, Any] = {"label": str(entry.get("label") or name)}
         if entry.get("paper"):
             row["paper"] = dict(cast(Mapping[str, Any], entry["paper"]))
         if entry.get("run") and not entry.get("results"):  # a run of this config's own methods: cited as it is
             out[name] = {"row": {**row, "run": str(entry["run"])}}
             continue
-        path = run_folder(str(entry["results"]), str(entry["run"]), int(entry.get("seed", 0)), where) \
-            if entry.get("run") else str(entry["model"])
+        path = (
+            run_folder(str(entry["results"]), str(entry["run"]), int(entry.get("seed", 0)), where)
+            if entry.get("run")
+            else str(entry["model"])
+        )
         pooling = str(entry.get("pooling") or "model")
         out[name] = {"row": {**row, "run": f"{METHOD_PREFIX}{pooling}@{name}"}, "path": path, "pooling": pooling}
     return out
@@ -186,8 +204,10 @@ def expand(config: dict[str, Any]) -> dict[str, Any]:
     if not runs:
         return config
     for first, again in same_models(runs):
-        _stderr(f"clinsent: models {first} and {again} are the same model with the same pooling: both are scored "
-                "(twice the jobs for one result); remove one, or give one another pooling")
+        _stderr(
+            f"clinsent: models {first} and {again} are the same model with the same pooling: both are scored "
+            "(twice the jobs for one result); remove one, or give one another pooling"
+        )
     bench = dict(config.get("benchmark") or {})
     base_models = config.setdefault("base_models", {})
     methods = config.setdefault("methods", {})
@@ -195,14 +215,20 @@ def expand(config: dict[str, Any]) -> dict[str, Any]:
         if "path" not in model:
             continue
         if name in base_models and base_models[name] != model["path"]:
-            raise InputError(f"config: models.{name}", f"is also a base model ({base_models[name]})",
-                             "rename the model or the base model")
+            raise InputError(
+                f"config: models.{name}",
+                f"is also a base model ({base_models[name]})",
+                "rename the model or the base model",
+            )
         base_models[name] = model["path"]
-        methods.setdefault(f"{METHOD_PREFIX}{model['pooling']}",
-                           {"objective": "none", "pooling": model["pooling"], "seeds": [0]})
+        methods.setdefault(
+            f"{METHOD_PREFIX}{model['pooling']}", {"objective": "none", "pooling": model["pooling"], "seeds": [0]}
+        )
     rows = [m["row"] for m in runs.values()]
-    tasks = list(bench.get("tasks") or [n for n, e in (config.get("eval_sets") or {}).items()
-                                         if (e or {}).get("evaluate", True)])
+    tasks = list(
+        bench.get("tasks")
+        or [n for n, e in (config.get("eval_sets") or {}).items() if (e or {}).get("evaluate", True)]
+    )
     tasks = [t for t in tasks if t in (config.get("eval_sets") or {}) or t in (config.get("finetune") or {})]
     config.setdefault("selection_set", None)
     config.setdefault("seeds", [0])
@@ -212,8 +238,22 @@ def expand(config: dict[str, Any]) -> dict[str, Any]:
     report.setdefault("paper_label", "published")
     if tasks:
         tables, figures = config.setdefault("tables", {}), config.setdefault("figures", {})
-        tables.setdefault("leaderboard", {"kind": "leaderboard", "caption": str(bench.get("caption") or report["title"]),
-                                          "eval_sets": tasks, "models": rows})
-        figures.setdefault("heatmap", {"kind": "heatmap", "caption": f"{report['title']}: scores, models by mean rank.",
-                                       "eval_sets": tasks, "models": rows})
+        tables.setdefault(
+            "leaderboard",
+            {
+                "kind": "leaderboard",
+                "caption": str(bench.get("caption") or report["title"]),
+                "eval_sets": tasks,
+                "models": rows,
+            },
+        )
+        figures.setdefault(
+            "heatmap",
+            {
+                "kind": "heatmap",
+                "caption": f"{report['title']}: scores, models by mean rank.",
+                "eval_sets": tasks,
+                "models": rows,
+            },
+        )
     return config

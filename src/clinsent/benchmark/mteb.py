@@ -29,16 +29,23 @@ from typing import Any
 
 NO_REVISION = "no_revision_available"  # MTEB's value for a model without a known revision
 TASK_PREFIX = "ClinSent."  # our tasks are not MTEB's registered tasks of the same names
-NOTICE = ("The tasks named `ClinSent.<name>` are the clinical sentence-embedding pipeline's own evaluation sets, "
-          "scored on local copies of their data (the dataset revision is a hash of those files). They are not MTEB's "
-          "registered tasks of the same or similar names (MTEB's BIOSSES has 100 pairs; ours is BLURB's 20-pair test "
-          "split) and these results are not submissions to MTEB's leaderboard.")
+NOTICE = (
+    "The tasks named `ClinSent.<name>` are the clinical sentence-embedding pipeline's own evaluation sets, "
+    "scored on local copies of their data (the dataset revision is a hash of those files). They are not MTEB's "
+    "registered tasks of the same or similar names (MTEB's BIOSSES has 100 pairs; ours is BLURB's 20-pair test "
+    "split) and these results are not submissions to MTEB's leaderboard."
+)
 FORMAT_VERSION = "2.26.24"  # the mteb release whose TaskResult our files are checked against
 LANGUAGES = {"en": "eng-Latn", "zh": "cmn-Hans"}
 # our task kinds -> the Hugging Face task id a model card's model-index names
-HF_TASKS = {"sts": "sentence-similarity", "rqe": "text-classification", "probe": "text-classification",
-            "retrieval": "sentence-similarity", "doc_classification": "text-classification",
-            "token_classification": "token-classification"}
+HF_TASKS = {
+    "sts": "sentence-similarity",
+    "rqe": "text-classification",
+    "probe": "text-classification",
+    "retrieval": "sentence-similarity",
+    "doc_classification": "text-classification",
+    "token_classification": "token-classification",
+}
 
 
 def files_revision(paths: Iterable[str | Path]) -> str:
@@ -56,17 +63,39 @@ def model_path_name(name: str) -> str:
     return name.replace("/", "__").replace(" ", "_")
 
 
-def task_result(task_name: str, split: str, metrics: Mapping[str, Any], main_metric: str, evaluation_seconds: float | None,
-                dataset_revision: str, languages: list[str], date: float | None = None) -> dict[str, Any]:
+def task_result(
+    task_name: str,
+    split: str,
+    metrics: Mapping[str, Any],
+    main_metric: str,
+    evaluation_seconds: float | None,
+    dataset_revision: str,
+    languages: list[str],
+    date: float | None = None,
+) -> dict[str, Any]:
     """One task's results in MTEB's TaskResult layout (``metrics``: our metrics JSON; numbers only)."""
     if main_metric not in metrics:
         raise KeyError(f"the headline metric {main_metric!r} is not among the task's metrics {sorted(metrics)}")
-    scores = {k: float(v) for k, v in metrics.items()
-              if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))}
-    entry = {**scores, "main_score": float(metrics[main_metric]), "hf_subset": "default",
-             "languages": [LANGUAGES.get(code, code) for code in languages]}
-    return {"dataset_revision": dataset_revision, "task_name": task_name, "mteb_version": FORMAT_VERSION,
-            "scores": {split: [entry]}, "evaluation_time": evaluation_seconds, "kg_co2_emissions": None, "date": date}
+    scores = {
+        k: float(v)
+        for k, v in metrics.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+    }
+    entry = {
+        **scores,
+        "main_score": float(metrics[main_metric]),
+        "hf_subset": "default",
+        "languages": [LANGUAGES.get(code, code) for code in languages],
+    }
+    return {
+        "dataset_revision": dataset_revision,
+        "task_name": task_name,
+        "mteb_version": FORMAT_VERSION,
+        "scores": {split: [entry]},
+        "evaluation_time": evaluation_seconds,
+        "kg_co2_emissions": None,
+        "date": date,
+    }
 
 
 def model_meta(name: str, revision: str) -> dict[str, Any]:
@@ -74,8 +103,13 @@ def model_meta(name: str, revision: str) -> dict[str, Any]:
     return {"name": name, "revision": revision}
 
 
-def model_results(name: str, revision: str, tasks: Mapping[str, Mapping[str, Any]],
-                  scores: Mapping[str, Mapping[str, Any]], out_dir: str | Path) -> list[Path]:
+def model_results(
+    name: str,
+    revision: str,
+    tasks: Mapping[str, Mapping[str, Any]],
+    scores: Mapping[str, Mapping[str, Any]],
+    out_dir: str | Path,
+) -> list[Path]:
     """Write ``<out_dir>/<revision>/<task>.json`` for each task of ``scores`` (task -> the job's
     metrics JSON: an evaluate job's, or a fine-tune job's with its test metrics under ``metrics``)
     and ``model_meta.json`` beside them. ``tasks``: name -> metric (its headline), split,
@@ -90,9 +124,15 @@ def model_results(name: str, revision: str, tasks: Mapping[str, Mapping[str, Any
         metrics = job["metrics"] if isinstance(job.get("metrics"), Mapping) else job
         metrics = {k: v for k, v in metrics.items() if k != "seconds"}  # the job's time, not a score
         seconds = job.get("seconds")
-        result = task_result(f"{TASK_PREFIX}{task}", str(spec["split"]), metrics, str(spec["metric"]),
-                             float(seconds) if seconds is not None else None, files_revision(spec["files"]),
-                             list(spec["languages"]))
+        result = task_result(
+            f"{TASK_PREFIX}{task}",
+            str(spec["split"]),
+            metrics,
+            str(spec["metric"]),
+            float(seconds) if seconds is not None else None,
+            files_revision(spec["files"]),
+            list(spec["languages"]),
+        )
         path = folder / f"{TASK_PREFIX}{task}.json"
         path.write_text(json.dumps(result, indent=2), encoding="utf-8")
         written.append(path)
@@ -112,17 +152,32 @@ def model_card(card_path: str | Path | None, name: str, results: list[dict[str, 
     assert isinstance(data, ModelCardData)  # a ModelCard reads its front matter as model-card data
     data.model_name = name
     data.eval_results = [
-        EvalResult(task_type=HF_TASKS.get(str(r["kind"]), "feature-extraction"), dataset_type=str(r["task_name"]),
-                   dataset_name=str(r["task_name"]), dataset_split=split, dataset_revision=str(r["dataset_revision"]),
-                   metric_type=str(metric), metric_value=float(value), metric_name=f"{r['task_name']} {metric}")
-        for r in results for split, entries in r["scores"].items() for entry in entries
-        for metric, value in entry.items() if metric not in ("hf_subset", "languages", "mteb_version")
-        and isinstance(value, (int, float))]
+        EvalResult(
+            task_type=HF_TASKS.get(str(r["kind"]), "feature-extraction"),
+            dataset_type=str(r["task_name"]),
+            dataset_name=str(r["task_name"]),
+            dataset_split=split,
+            dataset_revision=str(r["dataset_revision"]),
+            metric_type=str(metric),
+            metric_value=float(value),
+            metric_name=f"{r['task_name']} {metric}",
+        )
+        for r in results
+        for split, entries in r["scores"].items()
+        for entry in entries
+        for metric, value in entry.items()
+        if metric not in ("hf_subset", "languages", "mteb_version") and isinstance(value, (int, float))
+    ]
     card.save(str(out_path))
 
 
-def write_model(model: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]], metrics: Mapping[str, list[str]],
-                out_dir: str | Path, cards: list[str] | None = None) -> list[Path]:
+def write_model(
+    model: Mapping[str, Any],
+    tasks: Mapping[str, Mapping[str, Any]],
+    metrics: Mapping[str, list[str]],
+    out_dir: str | Path,
+    cards: list[str] | None = None,
+) -> list[Path]:
     """Every seed's results of one model (``clinsent.benchmark.plan``'s view of it), from its jobs'
     metrics files (``metrics``: task -> one file per seed; the scores and the evaluation time,
     ``seconds``), and the model's card (``cards``: each seed's model folder's README.md) with them
@@ -142,8 +197,13 @@ def write_model(model: Mapping[str, Any], tasks: Mapping[str, Mapping[str, Any]]
             scores = {task: json.loads(Path(paths[i]).read_text(encoding="utf-8")) for task, paths in metrics.items()}
             revision = model["revisions"].get(seed) or model["revisions"].get(str(seed)) or NO_REVISION
             files = model_results(str(model["name"]), str(revision), tasks, scores, staging)
-            results = [{**json.loads(f.read_text(encoding="utf-8")),
-                        "kind": tasks[f.stem.removeprefix(TASK_PREFIX)].get("kind", "")} for f in files]
+            results = [
+                {
+                    **json.loads(f.read_text(encoding="utf-8")),
+                    "kind": tasks[f.stem.removeprefix(TASK_PREFIX)].get("kind", ""),
+                }
+                for f in files
+            ]
             model_card(cards[i] if cards else None, str(model["name"]), results, staging / str(revision) / "README.md")
             written += files
         shutil.rmtree(out_dir, ignore_errors=True)

@@ -26,8 +26,12 @@ def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
         as_is = "path" in model
         name = model["path"] if as_is and is_hub_id(model["path"]) else key
         seeds = plan.grid.seeds_of[method]
-        out[key] = {"run": [method, base], "name": name, "seeds": seeds,
-                    "revisions": {s: NO_REVISION if as_is else f"seed{s}" for s in seeds}}
+        out[key] = {
+            "run": [method, base],
+            "name": name,
+            "seeds": seeds,
+            "revisions": {s: NO_REVISION if as_is else f"seed{s}" for s in seeds},
+        }
     return out
 
 
@@ -42,8 +46,13 @@ def benchmark_tasks(plan: Plan) -> dict[str, dict[str, Any]]:
         # the split scored: an STS table's `split`, or "all" when it scores every pair of the file; a task
         # without splits scores its file, which the config names as the test file (e.g. RQE's `path`)
         split = getattr(settings, "split", "test") or "all"
-        out[task] = {"metric": scored[task].headline, "split": split,
-                     "languages": ["en"], "files": plan.eval_set_files(test), "kind": scored[task].name}
+        out[task] = {
+            "metric": scored[task].headline,
+            "split": split,
+            "languages": ["en"],
+            "files": plan.eval_set_files(test),
+            "kind": scored[task].name,
+        }
     return out
 
 
@@ -58,6 +67,12 @@ def metrics_files(plan: Plan, model: Mapping[str, Any], tasks: Iterable[str]) ->
     """Task -> the metrics file of each seed of the model's run (zero-shot or fine-tuned)."""
     method, base = model["run"]
     r = plan.results
-    return {task: [f"{r}/finetune/{method}/{base}/seed{s}/{task}.json" if task in plan.finetune
-                   else f"{r}/metrics/{method}/{base}/seed{s}/{task}.json" for s in model["seeds"]]
-            for task in tasks}
+    return {
+        task: [
+            f"{r}/finetune/{method}/{base}/seed{s}/{task}.json"
+            if task in plan.finetune
+            else f"{r}/metrics/{method}/{base}/seed{s}/{task}.json"
+            for s in model["seeds"]
+        ]
+        for task in tasks
+    }

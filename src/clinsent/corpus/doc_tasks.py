@@ -46,10 +46,16 @@ class DocTaskSettings:
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> DocTaskSettings:
         cats = cfg.get("categories")
-        return cls(label=str(cfg["label"]), train_per_class=int(cfg.get("train_per_class", 200)),
-                   test_per_class=int(cfg.get("test_per_class", 500)), seed=int(cfg.get("seed", 0)),
-                   categories=tuple(cats) if cats else None, diagnoses=cfg.get("diagnoses"),
-                   mapping=cfg.get("mapping"), note_category=str(cfg.get("note_category", "Discharge summary")))
+        return cls(
+            label=str(cfg["label"]),
+            train_per_class=int(cfg.get("train_per_class", 200)),
+            test_per_class=int(cfg.get("test_per_class", 500)),
+            seed=int(cfg.get("seed", 0)),
+            categories=tuple(cats) if cats else None,
+            diagnoses=cfg.get("diagnoses"),
+            mapping=cfg.get("mapping"),
+            note_category=str(cfg.get("note_category", "Discharge summary")),
+        )
 
 
 def read_mapping(path: str | Path) -> list[tuple[str, int, int]]:
@@ -60,7 +66,7 @@ def read_mapping(path: str | Path) -> list[tuple[str, int, int]]:
     data = load(path) or {}
     teams = data.get("teams") if isinstance(data, dict) else None
     if not isinstance(teams, dict) or not teams:
-        raise InputError(path, "no `teams` mapping", "give teams: {<team>: [\"390-459\", ...]}")
+        raise InputError(path, "no `teams` mapping", 'give teams: {<team>: ["390-459", ...]}')
     out = []
     for team, ranges in teams.items():
         for i, r in enumerate(ranges if isinstance(ranges, list) else [] if ranges is None else [ranges]):
@@ -68,8 +74,11 @@ def read_mapping(path: str | Path) -> list[tuple[str, int, int]]:
             try:
                 out.append((str(team), int(lo), int(hi or lo)))
             except ValueError:
-                raise InputError(f"{path}: teams.{shown(team)}[{i}]", "is not <first>-<last> of 3-digit ICD-9 "
-                                 "categories", "write e.g. \"390-459\" or \"785\"") from None
+                raise InputError(
+                    f"{path}: teams.{shown(team)}[{i}]",
+                    "is not <first>-<last> of 3-digit ICD-9 categories",
+                    'write e.g. "390-459" or "785"',
+                ) from None
     return out
 
 
@@ -99,8 +108,11 @@ def primary_diagnoses(path: str | Path) -> pd.DataFrame:
     bad = pd.to_numeric(first["HADM_ID"], errors="coerce").isna()
     if bad.any():
         first_bad = int(first.index[np.flatnonzero(bad.to_numpy())[0]]) + 2  # the file's row, the header row 1
-        raise InputError(f"{path}, row {first_bad} (the header is row 1)", f"{int(bad.sum())} primary-diagnosis row(s) "
-                         "with a non-numeric HADM_ID", "check that the file is MIMIC-III's DIAGNOSES_ICD.csv(.gz)")
+        raise InputError(
+            f"{path}, row {first_bad} (the header is row 1)",
+            f"{int(bad.sum())} primary-diagnosis row(s) with a non-numeric HADM_ID",
+            "check that the file is MIMIC-III's DIAGNOSES_ICD.csv(.gz)",
+        )
     return pd.DataFrame({"hadm_id": first["HADM_ID"].astype(np.int64), "code": first["ICD9_CODE"].str.strip()})
 
 
@@ -111,26 +123,44 @@ def label_documents(docs: pd.DataFrame, s: DocTaskSettings, name: str) -> tuple[
         out = docs.assign(label=docs["category"].fillna("").astype(str).str.strip())
         out = out[out["label"] != ""]
         if s.categories is not None:  # compared without surrounding spaces; a typo stops here
-            check_values([c.strip() for c in s.categories], out["label"].value_counts().to_dict(),
-                         f"doc_tasks.{name}.categories", "the downstream documents", "document category")
+            check_values(
+                [c.strip() for c in s.categories],
+                out["label"].value_counts().to_dict(),
+                f"doc_tasks.{name}.categories",
+                "the downstream documents",
+                "document category",
+            )
             out = out[out["label"].isin([c.strip() for c in s.categories])]
         report["unlabelled"] = int(len(docs) - len(out))
         return out, report
     if s.label != "icd9_triage":
         raise InputError("config: doc_tasks", f"unknown label {s.label!r}", "use category or icd9_triage")
     if not s.diagnoses or not s.mapping:
-        raise InputError("config: doc_tasks", "icd9_triage needs diagnoses and mapping",
-                         "point diagnoses at DIAGNOSES_ICD.csv and mapping at config/icd9_triage.yaml")
+        raise InputError(
+            "config: doc_tasks",
+            "icd9_triage needs diagnoses and mapping",
+            "point diagnoses at DIAGNOSES_ICD.csv and mapping at config/icd9_triage.yaml",
+        )
     mapping = read_mapping(s.mapping)
-    check_values([s.note_category], docs["category"].fillna("").astype(str).value_counts().to_dict(),
-                 f"doc_tasks.{name}.note_category", "the downstream documents", "document category")
+    check_values(
+        [s.note_category],
+        docs["category"].fillna("").astype(str).value_counts().to_dict(),
+        f"doc_tasks.{name}.note_category",
+        "the downstream documents",
+        "document category",
+    )
     notes = docs[docs["category"] == s.note_category].dropna(subset=["hadm_id"])
     notes = notes.sort_values("row_id").drop_duplicates("hadm_id")
     primary = primary_diagnoses(s.diagnoses)
     merged = notes.merge(primary, on="hadm_id", how="left")
     merged["label"] = [icd9_team(c, mapping) if isinstance(c, str) else None for c in merged["code"]]
-    report.update({"labelled_notes": int(len(notes)), "no_primary_diagnosis": int(merged["code"].isna().sum()),
-                   "unmapped_primary_diagnosis": int((merged["code"].notna() & merged["label"].isna()).sum())})
+    report.update(
+        {
+            "labelled_notes": int(len(notes)),
+            "no_primary_diagnosis": int(merged["code"].isna().sum()),
+            "unmapped_primary_diagnosis": int((merged["code"].notna() & merged["label"].isna()).sum()),
+        }
+    )
     return merged[merged["label"].notna()].drop(columns=["code"]), report
 
 
@@ -149,16 +179,20 @@ def draw(labelled: pd.DataFrame, s: DocTaskSettings, where: str) -> tuple[pd.Dat
         parts += [tr, te]
     empty = [c for c, k in counts.items() if not k["train"] or not k["test"]]
     if empty:
-        raise InputError(where, f"class(es) {empty} have no train or no test document ({counts})",
-                         "lower the per-class counts, add notes, or drop those classes")
+        raise InputError(
+            where,
+            f"class(es) {empty} have no train or no test document ({counts})",
+            "lower the per-class counts, add notes, or drop those classes",
+        )
     if len(counts) < 2:
         raise InputError(where, f"one class only ({list(counts)})", "a classification task needs two or more")
     out = pd.concat(parts).sort_values(["split", "label", "_key"], kind="stable")
     return out[["row_id", "text", "label", "split"]].reset_index(drop=True), counts
 
 
-def build_doc_task(documents: str | Path, s: DocTaskSettings, name: str,
-                   per_class: Mapping[str, int] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def build_doc_task(
+    documents: str | Path, s: DocTaskSettings, name: str, per_class: Mapping[str, int] | None = None
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """``per_class``: the few-shot sizes asked of this task (eval set or finetune entry -> n),
     checked here, before any model trains on or is scored against the table."""
     docs = pd.read_parquet(documents, columns=["row_id", "subject_id", "hadm_id", "category", "text"])
@@ -167,11 +201,15 @@ def build_doc_task(documents: str | Path, s: DocTaskSettings, name: str,
     for user, n in (per_class or {}).items():
         short = {c: k["train"] for c, k in counts.items() if k["train"] < n}
         if short:
-            raise InputError(f"config: {user}.per_class", f"{n} exceeds the training documents of class(es) {short} "
-                             f"in doc_tasks.{name}", "lower per_class, or raise train_per_class (with more notes)")
+            raise InputError(
+                f"config: {user}.per_class",
+                f"{n} exceeds the training documents of class(es) {short} in doc_tasks.{name}",
+                "lower per_class, or raise train_per_class (with more notes)",
+            )
     report["classes"] = counts
-    report["short_classes"] = sorted(c for c, k in counts.items()
-                                     if k["train"] < s.train_per_class or k["test"] < s.test_per_class)
+    report["short_classes"] = sorted(
+        c for c, k in counts.items() if k["train"] < s.train_per_class or k["test"] < s.test_per_class
+    )
     return task, report
 
 
@@ -179,8 +217,9 @@ def per_class_needs(config: Mapping[str, Any], table: str) -> dict[str, int]:
     """Eval sets and finetune entries of ``config`` that draw n documents per class of ``table``
     (config key -> n)."""
     sets = config.get("eval_sets") or {}
-    out = {f"eval_sets.{n}": int(e["per_class"]) for n, e in sets.items()
-           if e.get("path") == table and e.get("per_class")}
+    out = {
+        f"eval_sets.{n}": int(e["per_class"]) for n, e in sets.items() if e.get("path") == table and e.get("per_class")
+    }
     for n, f in (config.get("finetune") or {}).items():
         if f.get("per_class") and (sets.get(f.get("train")) or {}).get("path") == table:
             out[f"finetune.{n}"] = int(f["per_class"])

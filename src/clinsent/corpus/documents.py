@@ -36,10 +36,16 @@ from clinsent.io import ParquetSink
 
 log = logging.getLogger(__name__)
 
-DOCUMENT_SCHEMA = pa.schema([
-    ("row_id", pa.int64()), ("subject_id", pa.int64()), ("hadm_id", pa.int64()), ("category", pa.string()),
-    ("n_words", pa.int64()), ("text", pa.string()),
-])
+DOCUMENT_SCHEMA = pa.schema(
+    [
+        ("row_id", pa.int64()),
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("category", pa.string()),
+        ("n_words", pa.int64()),
+        ("text", pa.string()),
+    ]
+)
 PARTITIONS = ("pretrain", "downstream")
 MIN_LENGTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)  # the paper's Table 12 rows
 HIST_EDGES = (0, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)  # Figure 7's bins (words); the last is open
@@ -56,14 +62,19 @@ class DocumentSettings:
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> DocumentSettings:
-        return cls(max_documents=cfg.get("max_documents"), downstream_share=float(cfg.get("downstream_share", 0.2)),
-                   seed=int(cfg.get("seed", 0)), min_words=int(cfg.get("min_words", 1)))
+        return cls(
+            max_documents=cfg.get("max_documents"),
+            downstream_share=float(cfg.get("downstream_share", 0.2)),
+            seed=int(cfg.get("seed", 0)),
+            min_words=int(cfg.get("min_words", 1)),
+        )
 
 
 def word_counts(text: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Whitespace tokens per text (DeCLUTR's ``text.split()``)."""
-    return np.asarray(pc.list_value_length(pc.utf8_split_whitespace(text)).to_numpy(zero_copy_only=False),
-                      dtype=np.int64)
+    return np.asarray(
+        pc.list_value_length(pc.utf8_split_whitespace(text)).to_numpy(zero_copy_only=False), dtype=np.int64
+    )
 
 
 def unit_hash(keys: np.ndarray, seed: int, salt: int) -> np.ndarray:
@@ -85,7 +96,9 @@ def patient_keys(subject_id: np.ndarray, row_id: np.ndarray) -> np.ndarray:
     return np.where(subject_id >= 0, subject_id, -row_id - 1).astype(np.int64)
 
 
-def choose(row_id: np.ndarray, subject_id: np.ndarray, n_words: np.ndarray, s: DocumentSettings) -> dict[str, np.ndarray]:
+def choose(
+    row_id: np.ndarray, subject_id: np.ndarray, n_words: np.ndarray, s: DocumentSettings
+) -> dict[str, np.ndarray]:
     """Which notes each partition keeps (boolean masks over the inputs)."""
     downstream = unit_hash(patient_keys(subject_id, row_id), s.seed, 1) < s.downstream_share
     long_enough = n_words >= s.min_words
@@ -116,8 +129,12 @@ def length_statistics(n_words: np.ndarray, categories: Sequence[str]) -> dict[st
     }
 
 
-def build_documents(shards: Sequence[str | Path], out: dict[str, str | Path], s: DocumentSettings,
-                    log_fn: Callable[[str], Any] = log.info) -> dict[str, Any]:
+def build_documents(
+    shards: Sequence[str | Path],
+    out: dict[str, str | Path],
+    s: DocumentSettings,
+    log_fn: Callable[[str], Any] = log.info,
+) -> dict[str, Any]:
     """Write ``out['pretrain']`` and ``out['downstream']`` (parquet, :data:`DOCUMENT_SCHEMA`)
     from the note shards; returns the statistics. Both files appear together, or neither."""
     meta: dict[str, list[np.ndarray]] = {"row_id": [], "subject_id": [], "n_words": []}
@@ -128,8 +145,11 @@ def build_documents(shards: Sequence[str | Path], out: dict[str, str | Path], s:
         meta["n_words"].append(word_counts(table["text"]))  # whitespace runs split alike, collapsed or not
     row_id, subject_id, n_words = (np.concatenate(v) if v else np.zeros(0, np.int64) for v in meta.values())
     if len(row_id) == 0:
-        raise InputError("the ingested notes", "0 notes reach the documents stage",
-                         "check notes.path and notes.categories (null keeps every category)")
+        raise InputError(
+            "the ingested notes",
+            "0 notes reach the documents stage",
+            "check notes.path and notes.categories (null keeps every category)",
+        )
     masks = choose(row_id, subject_id, n_words, s)
     chosen = {part: row_id[m] for part, m in masks.items()}
     sinks = {part: ParquetSink(out[part], DOCUMENT_SCHEMA) for part in PARTITIONS}
@@ -156,9 +176,16 @@ def build_documents(shards: Sequence[str | Path], out: dict[str, str | Path], s:
         for part in PARTITIONS:
             Path(out[part]).unlink(missing_ok=True)
         raise
-    stats: dict[str, Any] = {"notes": int(len(row_id)), "too_short": int((n_words < s.min_words).sum()),
-                             "settings": {"max_documents": s.max_documents, "downstream_share": s.downstream_share,
-                                          "seed": s.seed, "min_words": s.min_words}}
+    stats: dict[str, Any] = {
+        "notes": int(len(row_id)),
+        "too_short": int((n_words < s.min_words).sum()),
+        "settings": {
+            "max_documents": s.max_documents,
+            "downstream_share": s.downstream_share,
+            "seed": s.seed,
+            "min_words": s.min_words,
+        },
+    }
     for part in PARTITIONS:
         w = np.concatenate(words[part]) if words[part] else np.zeros(0, np.int64)
         stats[part] = length_statistics(w, cats[part])

@@ -23,11 +23,25 @@ from clinsent.io import ParquetSink
 from clinsent.ner.annotate import ENTITY_SCHEMA
 from clinsent.sets import assign_sets, link_entities
 
-SETS_SCHEMA = pa.schema([*SENTENCE_SCHEMA, ("n_entities", pa.int32()), ("n_defined", pa.int32()),
-                         ("set", pa.string()), ("text_hash", pa.uint64())])
+SETS_SCHEMA = pa.schema(
+    [
+        *SENTENCE_SCHEMA,
+        ("n_entities", pa.int32()),
+        ("n_defined", pa.int32()),
+        ("set", pa.string()),
+        ("text_hash", pa.uint64()),
+    ]
+)
 S_ALL_SCHEMA = pa.schema([*SENTENCE_SCHEMA, ("text_hash", pa.uint64())])
-LINKED_SCHEMA = pa.schema([*ENTITY_SCHEMA, ("term_id", pa.string()), ("linked_by", pa.string()),
-                           ("label", pa.string()), ("definition", pa.string())])
+LINKED_SCHEMA = pa.schema(
+    [
+        *ENTITY_SCHEMA,
+        ("term_id", pa.string()),
+        ("linked_by", pa.string()),
+        ("label", pa.string()),
+        ("definition", pa.string()),
+    ]
+)
 
 
 def text_hashes(texts: pd.Series) -> np.ndarray:
@@ -41,8 +55,14 @@ def _duplicates(hashes: list[np.ndarray]) -> dict[str, int]:
     return {"sentences": int(h.size), "unique": unique, "exact_duplicates": int(h.size) - unique}
 
 
-def gather_sets(sentence_paths: list[str], entity_paths: list[str], terms: pd.DataFrame,
-                link_by: list[str] | tuple[str, ...], out_sets: str | Path, out_linked: str | Path) -> dict[str, Any]:
+def gather_sets(
+    sentence_paths: list[str],
+    entity_paths: list[str],
+    terms: pd.DataFrame,
+    link_by: list[str] | tuple[str, ...],
+    out_sets: str | Path,
+    out_linked: str | Path,
+) -> dict[str, Any]:
     """Write the gathered sets and linked entities; returns per-set and duplicate counts."""
     if len(sentence_paths) != len(entity_paths):
         raise ValueError("one entity file per sentence shard is expected")
@@ -67,8 +87,11 @@ def gather_sets(sentence_paths: list[str], entity_paths: list[str], terms: pd.Da
                 counts[str(name)] += int(n)
             for how, n in linked["linked_by"].value_counts().items():
                 linked_by[str(how)] = linked_by.get(str(how), 0) + int(n)
-    return {"counts": counts, "linked_by": linked_by,
-            "exact_duplicates": {"s_all": _duplicates(all_hashes), "s_ent": _duplicates(ent_hashes)}}
+    return {
+        "counts": counts,
+        "linked_by": linked_by,
+        "exact_duplicates": {"s_all": _duplicates(all_hashes), "s_ent": _duplicates(ent_hashes)},
+    }
 
 
 def gather_s_all(sentence_paths: list[str], out_sets: str | Path) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from clinsent.corpus.normalize import NORM_VERSION
 from clinsent.ner.pack import pack_hash
 from clinsent.io import sha256_file
 
+
 @dataclass(frozen=True)
 class EntityStage:
     """The entity stage's files (where it ran): entity shards, the term table and its coverage, the
@@ -53,8 +54,14 @@ def _rows(paths: list[str]) -> list[int]:
     return [pq.ParquetFile(p).metadata.num_rows for p in paths]
 
 
-def build_manifest(ingest_json: str, sentence_paths: list[str], counts_json: str, shards: int,
-                   notes_cfg: dict[str, Any], entity_stage: EntityStage | None = None) -> dict[str, Any]:
+def build_manifest(
+    ingest_json: str,
+    sentence_paths: list[str],
+    counts_json: str,
+    shards: int,
+    notes_cfg: dict[str, Any],
+    entity_stage: EntityStage | None = None,
+) -> dict[str, Any]:
     """The manifest; ``entity_stage`` is None where no method needs entities (no ontology, pack or NER ran)."""
     ingest = json.loads(Path(ingest_json).read_text())
     sets = json.loads(Path(counts_json).read_text())
@@ -62,8 +69,12 @@ def build_manifest(ingest_json: str, sentence_paths: list[str], counts_json: str
     out: dict[str, Any] = {
         "normalisation_version": NORM_VERSION,
         "shards": shards,
-        "notes": {"path": notes_cfg["path"], "format": notes_cfg["format"], "categories": notes_cfg.get("categories"),
-                  **{k: v for k, v in ingest.items() if k not in ("source", "format")}},
+        "notes": {
+            "path": notes_cfg["path"],
+            "format": notes_cfg["format"],
+            "categories": notes_cfg.get("categories"),
+            **{k: v for k, v in ingest.items() if k not in ("source", "format")},
+        },
         "sentences": {"total": sum(sentences), "kept": sets["counts"]["s_all"], "per_shard": sentences},
         "sets": sets["counts"],
         "exact_duplicates": sets["exact_duplicates"],
@@ -75,8 +86,14 @@ def build_manifest(ingest_json: str, sentence_paths: list[str], counts_json: str
     entities = _rows(e.entity_paths)
     terms = pd.read_parquet(e.terms_path, columns=["ontology_version"])
     version = str(terms["ontology_version"].iloc[0]) if len(terms) else "unknown"
-    return {**out,
-            "entities": {"total": sum(entities), "per_shard": entities, "linked_by": sets["linked_by"]},
-            "ontology": {"path": e.ontology_path, "version": version, "sha256": sha256_file(e.ontology_path),
-                         "coverage": pd.read_csv(e.coverage_csv).to_dict(orient="records")},
-            "ner": {"pack": e.pack, "pack_sha256": pack_hash(e.pack), "type_ids": list(e.type_ids)}}
+    return {
+        **out,
+        "entities": {"total": sum(entities), "per_shard": entities, "linked_by": sets["linked_by"]},
+        "ontology": {
+            "path": e.ontology_path,
+            "version": version,
+            "sha256": sha256_file(e.ontology_path),
+            "coverage": pd.read_csv(e.coverage_csv).to_dict(orient="records"),
+        },
+        "ner": {"pack": e.pack, "pack_sha256": pack_hash(e.pack), "type_ids": list(e.type_ids)},
+    }

@@ -47,10 +47,17 @@ NoteReader = Callable[["NotesSpec", "ReadStats"], Iterator[pa.Table]]
 NOTE_READERS: Registry[NoteReader] = Registry("notes format", "notes.format")
 REQUIRED = ("ROW_ID", "CATEGORY", "TEXT")
 OPTIONAL = ("SUBJECT_ID", "HADM_ID", "DESCRIPTION", "ISERROR")
-NOTE_SCHEMA = pa.schema([
-    ("row_id", pa.int64()), ("note_id", pa.string()), ("subject_id", pa.int64()), ("hadm_id", pa.int64()),
-    ("category", pa.string()), ("description", pa.string()), ("text", pa.string()),
-])
+NOTE_SCHEMA = pa.schema(
+    [
+        ("row_id", pa.int64()),
+        ("note_id", pa.string()),
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("category", pa.string()),
+        ("description", pa.string()),
+        ("text", pa.string()),
+    ]
+)
 NOTE_COLUMNS = NOTE_SCHEMA.names
 
 
@@ -93,11 +100,16 @@ class NotesSpec:
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> NotesSpec:
         cats = cfg.get("categories")
-        return cls(path=str(cfg["path"]), format=cfg.get("format", "noteevents_csv"),
-                   categories=tuple(cats) if cats else None, drop_errors=bool(cfg.get("drop_errors", True)),
-                   id_column=cfg.get("id_column", "id"), text_column=cfg.get("text_column", "text"),
-                   category_column=cfg.get("category_column"),
-                   block_mb=int(cfg.get("block_mb", 1)))
+        return cls(
+            path=str(cfg["path"]),
+            format=cfg.get("format", "noteevents_csv"),
+            categories=tuple(cats) if cats else None,
+            drop_errors=bool(cfg.get("drop_errors", True)),
+            id_column=cfg.get("id_column", "id"),
+            text_column=cfg.get("text_column", "text"),
+            category_column=cfg.get("category_column"),
+            block_mb=int(cfg.get("block_mb", 1)),
+        )
 
 
 def _decode(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, int]:
@@ -120,16 +132,30 @@ def _decode(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, int]:
         return pa.array(out, pa.string()), bad
 
 
-def _table(row_id: pa.Array, note_id: pa.Array, text: pa.Array, n: int, subject_id: pa.Array | None = None,
-           hadm_id: pa.Array | None = None, category: pa.Array | None = None,
-           description: pa.Array | None = None) -> pa.Table:
+def _table(
+    row_id: pa.Array,
+    note_id: pa.Array,
+    text: pa.Array,
+    n: int,
+    subject_id: pa.Array | None = None,
+    hadm_id: pa.Array | None = None,
+    category: pa.Array | None = None,
+    description: pa.Array | None = None,
+) -> pa.Table:
     null_int = pa.nulls(n, pa.int64())
     empty = pa.array([""] * n, pa.string())
-    return pa.Table.from_arrays([
-        row_id, note_id, subject_id if subject_id is not None else null_int,
-        hadm_id if hadm_id is not None else null_int, category if category is not None else empty,
-        description if description is not None else empty, text,
-    ], schema=NOTE_SCHEMA)
+    return pa.Table.from_arrays(
+        [
+            row_id,
+            note_id,
+            subject_id if subject_id is not None else null_int,
+            hadm_id if hadm_id is not None else null_int,
+            category if category is not None else empty,
+            description if description is not None else empty,
+            text,
+        ],
+        schema=NOTE_SCHEMA,
+    )
 
 
 def _csv_header(path: Path) -> list[str]:
@@ -138,8 +164,11 @@ def _csv_header(path: Path) -> list[str]:
         with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
             header_line = fh.readline()
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(path, f"cannot read the notes file ({exc})",
-                         "check that the file is a complete .csv or .csv.gz (re-copy or re-download it)") from exc
+        raise InputError(
+            path,
+            f"cannot read the notes file ({exc})",
+            "check that the file is a complete .csv or .csv.gz (re-copy or re-download it)",
+        ) from exc
     return [c.strip().strip('"') for c in header_line.strip().split(",")] if header_line.strip() else []
 
 
@@ -163,7 +192,7 @@ class _QuoteCounter(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         data = self.read(len(buffer))
-        buffer[:len(data)] = data
+        buffer[: len(data)] = data
         return len(data)
 
     def close(self) -> None:
@@ -213,9 +242,11 @@ def _int_column(values: pa.Array, path: Path, column: str, records: np.ndarray) 
     stripped, ok = _digits(values)
     if not pc.all(ok).as_py():
         row = int(records[int(np.flatnonzero(~ok.to_numpy(zero_copy_only=False))[0])])
-        raise InputError(f"{path}, row {row} (the header is row 1)", f"{column} is not an integer",
-                         "check that the file is NOTEEVENTS.csv (ROW_ID is a number) and that every TEXT "
-                         "field is in double quotes")
+        raise InputError(
+            f"{path}, row {row} (the header is row 1)",
+            f"{column} is not an integer",
+            "check that the file is NOTEEVENTS.csv (ROW_ID is a number) and that every TEXT field is in double quotes",
+        )
     return stripped.cast(pa.int64())
 
 
@@ -229,13 +260,17 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     path = Path(spec.path)
     names = _csv_header(path)
     if not names:
-        raise InputError(path, "the notes file is empty (no header row)",
-                         "point `notes.path` at a NOTEEVENTS.csv with a header row")
+        raise InputError(
+            path, "the notes file is empty (no header row)", "point `notes.path` at a NOTEEVENTS.csv with a header row"
+        )
     missing = [c for c in REQUIRED if c not in names]
     if missing:
-        raise InputError(path, header_lacks(names, missing),
-                         "use the MIMIC-III NOTEEVENTS.csv layout (ROW_ID, ..., CATEGORY, ..., ISERROR, TEXT), "
-                         "or set `notes.format` to parquet/txt_dir for other layouts")
+        raise InputError(
+            path,
+            header_lacks(names, missing),
+            "use the MIMIC-III NOTEEVENTS.csv layout (ROW_ID, ..., CATEGORY, ..., ISERROR, TEXT), "
+            "or set `notes.format` to parquet/txt_dir for other layouts",
+        )
     include = [c for c in (*REQUIRED, *OPTIONAL) if c in names]
     bad = _BadRow()
     source = _QuoteCounter(pa.input_stream(str(path)))  # .gz decompressed by extension
@@ -244,12 +279,16 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
             source,
             read_options=pacsv.ReadOptions(block_size=spec.block_mb << 20, use_threads=False),
             parse_options=pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=bad.handler),
-            convert_options=pacsv.ConvertOptions(column_types={c: pa.binary() for c in include},
-                                                 include_columns=include, strings_can_be_null=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types={c: pa.binary() for c in include}, include_columns=include, strings_can_be_null=False
+            ),
         )
     except (pa.ArrowInvalid, OSError, EOFError, zlib.error) as exc:
-        raise InputError(path, f"cannot open the notes CSV ({_reason(exc)})",
-                         "check that the file is a complete NOTEEVENTS.csv(.gz): re-copy or re-download it") from None
+        raise InputError(
+            path,
+            f"cannot open the notes CSV ({_reason(exc)})",
+            "check that the file is a complete NOTEEVENTS.csv(.gz): re-copy or re-download it",
+        ) from None
     wanted = pa.array(list(spec.categories), pa.string()) if spec.categories else None
     stats.filtered_by = spec.categories
     records = 1  # CSV records read so far, the header included
@@ -261,17 +300,25 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
         except (pa.ArrowInvalid, OSError, EOFError, zlib.error) as exc:
             reason = _reason(exc)
             if reason == "a row straddles the read block":
-                raise InputError(path, f"a note is larger than the read block of {spec.block_mb} MB ({reason})",
-                                 "raise `notes.block_mb` above the size of the largest note") from None
-            raise InputError(path, f"cannot parse the notes CSV after {stats.notes_read} rows ({reason})",
-                             "the file must be a complete CSV (or .csv.gz) with quoted multi-line TEXT; "
-                             "re-copy a truncated file, or fix the rows after the last one read") from None
+                raise InputError(
+                    path,
+                    f"a note is larger than the read block of {spec.block_mb} MB ({reason})",
+                    "raise `notes.block_mb` above the size of the largest note",
+                ) from None
+            raise InputError(
+                path,
+                f"cannot parse the notes CSV after {stats.notes_read} rows ({reason})",
+                "the file must be a complete CSV (or .csv.gz) with quoted multi-line TEXT; "
+                "re-copy a truncated file, or fix the rows after the last one read",
+            ) from None
         if bad.number is not None:
-            raise InputError(f"{path}, row {bad.number} (the header is row 1)",
-                             f"{bad.actual} field(s) where the header has {bad.expected}",
-                             "quote every TEXT field in double quotes, doubling quotes inside it (as MIMIC-III's "
-                             "NOTEEVENTS.csv does: unquoted commas split a note into extra fields); if the file was "
-                             "cut short, re-copy it")
+            raise InputError(
+                f"{path}, row {bad.number} (the header is row 1)",
+                f"{bad.actual} field(s) where the header has {bad.expected}",
+                "quote every TEXT field in double quotes, doubling quotes inside it (as MIMIC-III's "
+                "NOTEEVENTS.csv does: unquoted commas split a note into extra fields); if the file was "
+                "cut short, re-copy it",
+            )
         n = batch.num_rows
         row_numbers = np.arange(records + 1, records + n + 1, dtype=np.int64)
         records += n
@@ -297,16 +344,24 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
         if m == 0:
             continue
         row_id = _int_column(cols["ROW_ID"], path, "ROW_ID", row_numbers[keep.to_numpy(zero_copy_only=False)])
-        table = _table(row_id, pc.utf8_trim_whitespace(cols["ROW_ID"]), cols["TEXT"], m,
-                       _optional_int(cols["SUBJECT_ID"]) if "SUBJECT_ID" in cols else None,
-                       _optional_int(cols["HADM_ID"]) if "HADM_ID" in cols else None,
-                       cols["CATEGORY"], cols.get("DESCRIPTION"))
+        table = _table(
+            row_id,
+            pc.utf8_trim_whitespace(cols["ROW_ID"]),
+            cols["TEXT"],
+            m,
+            _optional_int(cols["SUBJECT_ID"]) if "SUBJECT_ID" in cols else None,
+            _optional_int(cols["HADM_ID"]) if "HADM_ID" in cols else None,
+            cols["CATEGORY"],
+            cols.get("DESCRIPTION"),
+        )
         yield table
     source.close()
     if source.quotes % 2:
-        raise InputError(f"{path}, row {records} (the header is row 1)",
-                         "the file ends inside this row's quoted field: the note is cut off",
-                         "the file is truncated (an interrupted copy or download): re-copy it")
+        raise InputError(
+            f"{path}, row {records} (the header is row 1)",
+            "the file ends inside this row's quoted field: the note is cut off",
+            "the file is truncated (an interrupted copy or download): re-copy it",
+        )
 
 
 @NOTE_READERS.register("txt_dir")
@@ -336,7 +391,9 @@ def iter_txt_dir(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
         texts.append(text)
         size += len(raw)
         if size >= budget:
-            yield _table(pa.array(ids, pa.int64()), pa.array(names, pa.string()), pa.array(texts, pa.string()), len(ids))
+            yield _table(
+                pa.array(ids, pa.int64()), pa.array(names, pa.string()), pa.array(texts, pa.string()), len(ids)
+            )
             ids, names, texts, size = [], [], [], 0
     if ids:
         yield _table(pa.array(ids, pa.int64()), pa.array(names, pa.string()), pa.array(texts, pa.string()), len(ids))
@@ -348,14 +405,19 @@ def iter_parquet(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     try:
         pf = pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(path, f"cannot read the parquet file ({exc})", "check that the file is complete parquet") from exc
+        raise InputError(
+            path, f"cannot read the parquet file ({exc})", "check that the file is complete parquet"
+        ) from exc
     names = pf.schema_arrow.names
     wanted = [spec.id_column, spec.text_column] + ([spec.category_column] if spec.category_column else [])
     missing = [c for c in wanted if c not in names]
     if missing:
-        raise InputError(path, f"missing column(s) {missing} (columns: {names})",
-                         "set `notes.id_column`, `notes.text_column` (and `notes.category_column`) to the id, text "
-                         "(and category) columns")
+        raise InputError(
+            path,
+            f"missing column(s) {missing} (columns: {names})",
+            "set `notes.id_column`, `notes.text_column` (and `notes.category_column`) to the id, text "
+            "(and category) columns",
+        )
     id_type = pf.schema_arrow.field(spec.id_column).type
     integer_ids = pa.types.is_integer(id_type)
     offset = 0
@@ -387,8 +449,11 @@ def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.T
     path = Path(spec.path)
     source = NOTE_READERS.get(spec.format, where="config: notes.format")
     if not path.exists():
-        raise InputError(path, "the notes path does not exist",
-                         "set `notes.path` in the config to your NOTEEVENTS.csv(.gz), notes folder or parquet file")
+        raise InputError(
+            path,
+            "the notes path does not exist",
+            "set `notes.path` in the config to your NOTEEVENTS.csv(.gz), notes folder or parquet file",
+        )
     for table in source(spec, stats):
         nonempty = pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(pc.fill_null(table["text"], ""))), 0)
         kept = table.filter(nonempty)
@@ -400,14 +465,20 @@ def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.T
     if stats.filtered_by and stats.notes_read:  # a category that matches no note would silently drop a class
         check_values(stats.filtered_by, stats.categories, "notes.categories", path, "note CATEGORY")
     if stats.notes_kept == 0:
-        raise InputError(path, f"0 notes after the category filter ({_categories(stats)}): {stats.notes_read} read, "
-                               f"{stats.skipped_category} of other categories, {stats.skipped_iserror} marked ISERROR, "
-                               f"{stats.skipped_empty} empty",
-                         "point `notes.path` at a file with notes, and set `notes.categories` to categories the file "
-                         "has (MIMIC-III: e.g. 'Discharge summary', 'Nursing', 'Radiology'), or null for all")
+        raise InputError(
+            path,
+            f"0 notes after the category filter ({_categories(stats)}): {stats.notes_read} read, "
+            f"{stats.skipped_category} of other categories, {stats.skipped_iserror} marked ISERROR, "
+            f"{stats.skipped_empty} empty",
+            "point `notes.path` at a file with notes, and set `notes.categories` to categories the file "
+            "has (MIMIC-III: e.g. 'Discharge summary', 'Nursing', 'Radiology'), or null for all",
+        )
     if stats.decoded_with_replacement:
-        log.warning("%s: %d note(s) had bytes that are not UTF-8; they were replaced by U+FFFD",
-                    path, stats.decoded_with_replacement)
+        log.warning(
+            "%s: %d note(s) had bytes that are not UTF-8; they were replaced by U+FFFD",
+            path,
+            stats.decoded_with_replacement,
+        )
 
 
 def _categories(stats: ReadStats) -> str:
@@ -421,8 +492,12 @@ def read_notes(spec: NotesSpec, stats: ReadStats | None = None) -> pd.DataFrame:
     return table.to_pandas().sort_values("row_id", kind="stable").reset_index(drop=True)
 
 
-def read_noteevents(path: str | Path, categories: list[str] | None, drop_errors: bool = True,
-                    block_mb: int = 1) -> pd.DataFrame:
+def read_noteevents(
+    path: str | Path, categories: list[str] | None, drop_errors: bool = True, block_mb: int = 1
+) -> pd.DataFrame:
     """NOTEEVENTS.csv(.gz) as one DataFrame (see :func:`read_notes`)."""
-    return read_notes(NotesSpec(str(path), "noteevents_csv", tuple(categories) if categories else None,
-                                drop_errors, block_mb=block_mb))
+    return read_notes(
+        NotesSpec(
+            str(path), "noteevents_csv", tuple(categories) if categories else None, drop_errors, block_mb=block_mb
+        )
+    )

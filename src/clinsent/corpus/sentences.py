@@ -73,12 +73,18 @@ def _column(path: str, column: str, where: str) -> list[str]:
                 try:
                     cell is None or cell.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise InputError(f"{path}: column {column!r}, row {row}", f"byte {exc.start + 1} of the cell is "
-                                     "not UTF-8", "write the column as UTF-8 text") from None
+                    raise InputError(
+                        f"{path}: column {column!r}, row {row}",
+                        f"byte {exc.start + 1} of the cell is not UTF-8",
+                        "write the column as UTF-8 text",
+                    ) from None
             raise
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type) or pa.types.is_null(values.type)):
-        raise InputError(f"{path}: column {column!r}", f"holds {values.type}, not text", f"point `{where}.column` at "
-                         "the column of sentences")
+        raise InputError(
+            f"{path}: column {column!r}",
+            f"holds {values.type}, not text",
+            f"point `{where}.column` at the column of sentences",
+        )
     return [v.strip() if isinstance(v, str) else "" for v in values.to_pylist()]
 
 
@@ -95,7 +101,8 @@ def _parquet(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str]
 # sentence corpus layouts (``sentence_corpora.<name>.format``): name -> the sentences of one file and
 # the number of blank lines or empty cells skipped
 SENTENCE_FORMATS: Registry[Callable[[str, Mapping[str, Any], str], tuple[list[str], int]]] = Registry(
-    "sentence corpus format", "sentence_corpora.<name>.format")
+    "sentence corpus format", "sentence_corpora.<name>.format"
+)
 SENTENCE_FORMATS.register("text")(_text)  # UTF-8, one sentence per line
 SENTENCE_FORMATS.register("parquet")(_parquet)  # one sentence per cell of `column`
 
@@ -126,17 +133,31 @@ def read_sentence_corpus(name: str, entry: Mapping[str, Any]) -> tuple[pd.DataFr
     total = len(texts)
     sample = entry.get("sample")
     if sample is not None and int(sample) > total:
-        raise InputError(f"{where}.sample", f"asks for {int(sample)} sentences, the corpus has {total}",
-                         "lower `sample`, or remove it to train on the whole corpus")
+        raise InputError(
+            f"{where}.sample",
+            f"asks for {int(sample)} sentences, the corpus has {total}",
+            "lower `sample`, or remove it to train on the whole corpus",
+        )
     if sample is not None:
-        keep = np.sort(np.random.default_rng(int(entry.get("sample_seed", 0))).choice(total, int(sample), replace=False))
+        keep = np.sort(
+            np.random.default_rng(int(entry.get("sample_seed", 0))).choice(total, int(sample), replace=False)
+        )
     else:
         keep = np.arange(total)
     if len(keep) == 0:
-        raise InputError(", ".join(corpus_paths(entry)), "the sentence corpus is empty after sampling",
-                         f"point `{where}.path` at a file with sentences, or raise `sample`")
-    df = pd.DataFrame({"sent_id": np.arange(len(keep), dtype=np.int64), "text": [texts[k] for k in keep],
-                       "set": "all", "source": np.asarray(sources, dtype=np.int32)[keep]})
+        raise InputError(
+            ", ".join(corpus_paths(entry)),
+            "the sentence corpus is empty after sampling",
+            f"point `{where}.path` at a file with sentences, or raise `sample`",
+        )
+    df = pd.DataFrame(
+        {
+            "sent_id": np.arange(len(keep), dtype=np.int64),
+            "text": [texts[k] for k in keep],
+            "set": "all",
+            "source": np.asarray(sources, dtype=np.int32)[keep],
+        }
+    )
     for i, f in enumerate(files):
         f["sampled"] = int((df["source"] == i).sum())
     return df, {"sentences_read": total, "sentences": len(df), "sample": sample, "files": files}
@@ -166,9 +187,13 @@ def corpus_stats(df: pd.DataFrame) -> dict[str, float]:
     words = df["text"].str.split().str.len()
     chars = df["text"].str.len()
     n = len(df)
-    return {"sentences": n, "words": int(words.sum()), "characters": int(chars.sum()),
-            "mean_words": float(words.mean()) if n else float("nan"),
-            "mean_characters": float(chars.mean()) if n else float("nan")}
+    return {
+        "sentences": n,
+        "words": int(words.sum()),
+        "characters": int(chars.sum()),
+        "mean_words": float(words.mean()) if n else float("nan"),
+        "mean_characters": float(chars.mean()) if n else float("nan"),
+    }
 
 
 def fraction_subset(sent_ids: np.ndarray, fraction: float, seed: int = 0) -> np.ndarray:

@@ -31,8 +31,9 @@ def assign_shards(row_ids: pa.Array, n_shards: int) -> np.ndarray:
     return np.asarray(row_ids.to_numpy(zero_copy_only=False) % n_shards, dtype=np.int64)
 
 
-def scatter_notes(tables: Iterable[pa.Table], out_paths: list[str | Path], source: str = "notes",
-                  buffer_bytes: int = 8 << 20) -> list[int]:
+def scatter_notes(
+    tables: Iterable[pa.Table], out_paths: list[str | Path], source: str = "notes", buffer_bytes: int = 8 << 20
+) -> list[int]:
     """Write the notes to ``out_paths`` (one per shard); returns the note count per shard.
 
     ``buffer_bytes`` is shared by all shards (each writes a row group when its share is
@@ -57,9 +58,12 @@ def scatter_notes(tables: Iterable[pa.Table], out_paths: list[str | Path], sourc
         uniq, counts = np.unique(ids, return_counts=True)
         if (counts > 1).any():
             dup = int(uniq[counts > 1][0])
-            raise InputError(source, f"note id {dup} occurs {int(counts[counts > 1][0])} times "
-                             f"({int((counts > 1).sum())} repeated id(s) in all)",
-                             "note ids must be unique: de-duplicate the input or use a unique id column")
+            raise InputError(
+                source,
+                f"note id {dup} occurs {int(counts[counts > 1][0])} times "
+                f"({int((counts > 1).sum())} repeated id(s) in all)",
+                "note ids must be unique: de-duplicate the input or use a unique id column",
+            )
     except BaseException:
         for sink in sinks:
             sink.abort()

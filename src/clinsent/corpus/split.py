@@ -53,19 +53,14 @@ def build_nlp() -> Any:
 
 def _should_merge(prev: str, seg: str) -> bool:
     first = seg[:1]
-    return bool(
-        first.islower()
-        or first in ",;:)]%"
-        or _FRAGMENT.match(seg)
-        or _NEVER_FINAL.search(prev)
-    )
+    return bool(first.islower() or first in ",;:)]%" or _FRAGMENT.match(seg) or _NEVER_FINAL.search(prev))
 
 
 def merge_fragments(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
     """Merge a span into the one before it where the cut was an abbreviation, not a sentence end."""
     merged: list[tuple[int, int]] = []
     for start, end in spans:
-        if merged and _should_merge(text[merged[-1][0]:merged[-1][1]], text[start:end]):
+        if merged and _should_merge(text[merged[-1][0] : merged[-1][1]], text[start:end]):
             merged[-1] = (merged[-1][0], end)
         else:
             merged.append((start, end))
@@ -81,7 +76,7 @@ _CUT = re.compile(r"[.!?]\s+(?=[A-Z0-9])")
 def _pieces(start: int, end: int, text: str, limit: int) -> Iterator[tuple[int, int]]:
     """Cut ``text[start:end]`` into pieces of at most ``limit`` chars, at a sentence end or space."""
     while end - start > limit:
-        window = text[start:start + limit]
+        window = text[start : start + limit]
         cuts = [m.end() for m in _CUT.finditer(window)]
         cut = cuts[-1] if cuts and cuts[-1] > limit // 2 else window.rfind(" ") + 1
         if cut <= 0:
@@ -136,11 +131,19 @@ class SentenceSplitter:
         return norm, self.split_normalized(norm)
 
 
-SENTENCE_SCHEMA = pa.schema([
-    ("sent_id", pa.int64()), ("row_id", pa.int64()), ("sent_idx", pa.int32()), ("start", pa.int32()),
-    ("end", pa.int32()), ("text", pa.string()), ("n_words", pa.int32()), ("kept", pa.bool_()),
-    ("norm_version", pa.string()),
-])
+SENTENCE_SCHEMA = pa.schema(
+    [
+        ("sent_id", pa.int64()),
+        ("row_id", pa.int64()),
+        ("sent_idx", pa.int32()),
+        ("start", pa.int32()),
+        ("end", pa.int32()),
+        ("text", pa.string()),
+        ("n_words", pa.int32()),
+        ("kept", pa.bool_()),
+        ("norm_version", pa.string()),
+    ]
+)
 SENTENCE_COLUMNS = SENTENCE_SCHEMA.names
 #: sent_id = row_id * SENT_ID_BASE + sent_idx (a note has fewer than a million sentences).
 SENT_ID_BASE = 1_000_000
@@ -156,24 +159,55 @@ def split_notes(notes: pd.DataFrame, splitter: SentenceSplitter, min_words: int)
     for row_id, text in zip(notes["row_id"], notes["text"], strict=True):
         _, sents = splitter.split(text)
         for idx, s in enumerate(sents):
-            rows.append((int(row_id) * SENT_ID_BASE + idx, int(row_id), idx, s.start, s.end, s.text, s.n_words,
-                         s.n_words >= min_words, splitter.norm_version))
+            rows.append(
+                (
+                    int(row_id) * SENT_ID_BASE + idx,
+                    int(row_id),
+                    idx,
+                    s.start,
+                    s.end,
+                    s.text,
+                    s.n_words,
+                    s.n_words >= min_words,
+                    splitter.norm_version,
+                )
+            )
     df = pd.DataFrame(rows, columns=SENTENCE_COLUMNS)
-    return df.astype({"sent_id": "int64", "row_id": "int64", "sent_idx": "int32", "start": "int32", "end": "int32",
-                      "n_words": "int32", "kept": "bool"})
+    return df.astype(
+        {
+            "sent_id": "int64",
+            "row_id": "int64",
+            "sent_idx": "int32",
+            "start": "int32",
+            "end": "int32",
+            "n_words": "int32",
+            "kept": "bool",
+        }
+    )
 
 
-def split_shard(notes_path: str | Path, out_path: str | Path, splitter: SentenceSplitter, min_words: int,
-                notes_per_batch: int = 256, log: Callable[[str], Any] | None = None,
-                every: float = 30.0) -> dict[str, int]:
+def split_shard(
+    notes_path: str | Path,
+    out_path: str | Path,
+    splitter: SentenceSplitter,
+    min_words: int,
+    notes_per_batch: int = 256,
+    log: Callable[[str], Any] | None = None,
+    every: float = 30.0,
+) -> dict[str, int]:
     """Split one shard of notes, streaming: ``notes_per_batch`` notes in memory at a time; with
     ``log``, a progress line (notes done, sentences/s, ETA) at most every ``every`` seconds."""
     from clinsent.progress import Progress
 
     counts = {"notes": 0, "sentences": 0, "kept": 0}
     notes = pq.ParquetFile(notes_path)
-    progress = Progress(f"split {Path(notes_path).name}", notes.metadata.num_rows, log or (lambda _: None),
-                        every=every, rate_of="sentences")
+    progress = Progress(
+        f"split {Path(notes_path).name}",
+        notes.metadata.num_rows,
+        log or (lambda _: None),
+        every=every,
+        rate_of="sentences",
+    )
     with ParquetSink(out_path, SENTENCE_SCHEMA) as sink:
         for batch in notes.iter_batches(batch_size=notes_per_batch, columns=["row_id", "text"]):
             df = split_notes(batch.to_pandas(), splitter, min_words)

@@ -45,23 +45,34 @@ class DocumentRows(DataNeed):
         """The documents trained on (the checks above); ``where`` names the file in errors."""
         short = df["n_words"] < self.min_words
         if short.any():
-            log.info("%d of %d documents are shorter than %d words: skipped", int(short.sum()), len(df), self.min_words)
+            log.info(
+                "%d of %d documents are shorter than %d words: skipped", int(short.sum()), len(df), self.min_words
+            )
         df = df.loc[~short].reset_index(drop=True)
         if df.empty:
-            raise InputError(where, f"no document has at least {self.min_words} words",
-                             "lower max_span or num_anchors (a document needs 2 x num_anchors x max_span words), "
-                             "or check notes.categories")
+            raise InputError(
+                where,
+                f"no document has at least {self.min_words} words",
+                "lower max_span or num_anchors (a document needs 2 x num_anchors x max_span words), "
+                "or check notes.categories",
+            )
         if self.categories:
             cats = df["category"].fillna("").astype(str).str.strip()
             if (cats == "").any():
-                raise InputError(where, f"{int((cats == '').sum())} of {len(df)} documents have no category",
-                                 "note-category pre-training needs NOTEEVENTS' CATEGORY (format noteevents_csv) or "
-                                 "notes.category_column (format parquet)")
+                raise InputError(
+                    where,
+                    f"{int((cats == '').sum())} of {len(df)} documents have no category",
+                    "note-category pre-training needs NOTEEVENTS' CATEGORY (format noteevents_csv) or "
+                    "notes.category_column (format parquet)",
+                )
             counts = cats.value_counts()
             once = sorted(counts[counts < 2].index)
             if once:
-                raise InputError(where, f"categor{'y' if len(once) == 1 else 'ies'} {once} occur in a single document",
-                                 "drop them with notes.categories, or add documents")
+                raise InputError(
+                    where,
+                    f"categor{'y' if len(once) == 1 else 'ies'} {once} occur in a single document",
+                    "drop them with notes.categories, or add documents",
+                )
             df = df.assign(category=cats)
         return df
 

@@ -50,8 +50,11 @@ class _Problems:
     def raise_any(self) -> None:
         if self.lines:
             shown = ", ".join(map(str, self.lines[:5])) + (", ..." if len(self.lines) > 5 else "")
-            raise InputError(f"{self.path}:{self.lines[0]}", f"{self.first[0]} ({len(self.lines)} bad row(s), at "
-                             f"lines {shown})", self.first[1])
+            raise InputError(
+                f"{self.path}:{self.lines[0]}",
+                f"{self.first[0]} ({len(self.lines)} bad row(s), at lines {shown})",
+                self.first[1],
+            )
 
 
 def _label(value: Any, line: int, skipped: dict[str, int], problems: _Problems) -> str | None:
@@ -60,8 +63,12 @@ def _label(value: Any, line: int, skipped: dict[str, int], problems: _Problems) 
         skipped["no_gold_label"] += 1
         return None
     if label not in LABELS:
-        problems.add(line, f"the label is not one of {', '.join(LABELS)} (the value is not shown: in a file with "
-                           "swapped columns it is text)", "fix the rows, or check the file's `format`")
+        problems.add(
+            line,
+            f"the label is not one of {', '.join(LABELS)} (the value is not shown: in a file with "
+            "swapped columns it is text)",
+            "fix the rows, or check the file's `format`",
+        )
         return None
     return label
 
@@ -136,18 +143,27 @@ def _read(entry: dict[str, Any], read_one: Any) -> tuple[pd.DataFrame, dict[str,
         pairs += read_one(path, skipped)
     df, dropped = triplets(pairs)
     premises = len({p for p, _, _ in pairs})
-    report = {"pairs": len(pairs), "premises": premises, "premises_dropped": dropped,
-              "triplets": len(df), "pairs_skipped": skipped,
-              "labels": {k: sum(1 for *_, lab in pairs if lab == k) for k in LABELS}}
+    report = {
+        "pairs": len(pairs),
+        "premises": premises,
+        "premises_dropped": dropped,
+        "triplets": len(df),
+        "pairs_skipped": skipped,
+        "labels": {k: sum(1 for *_, lab in pairs if lab == k) for k in LABELS},
+    }
     if df.empty:
-        raise InputError(", ".join(entry_paths(entry)), f"no premise has both an entailment and a contradiction "
-                         f"hypothesis ({premises} premises)", "check the labels, or use another file")
+        raise InputError(
+            ", ".join(entry_paths(entry)),
+            f"no premise has both an entailment and a contradiction hypothesis ({premises} premises)",
+            "check the labels, or use another file",
+        )
     return df, report
 
 
 # NLI pair files as distributed (the retrieval task's and the training rows' formats): name -> reader
 NLI_FORMATS: Registry[Callable[[str | Path, dict[str, int]], list[tuple[str, str, str]]]] = Registry(
-    "NLI format", "eval_sets.<name>.format")
+    "NLI format", "eval_sets.<name>.format"
+)
 NLI_FORMATS.register("nli_jsonl")(read_nli_jsonl)
 NLI_FORMATS.register("nli_tsv")(read_nli_tsv)
 

@@ -41,15 +41,15 @@ class SentencePlan(DataNeed):
         S_none, or to keep a chosen entity once per batch; SimCSE-style S_all with ``naive``
         batches needs the split sentences alone."""
         s = self.settings()
-        return self.source == "notes" and (self.entities or s["corpus"] != "s_all" or s["duplicates"] != "naive"
-                                           or s["none_share"] > 0)
+        return self.source == "notes" and (
+            self.entities or s["corpus"] != "s_all" or s["duplicates"] != "naive" or s["none_share"] > 0
+        )
 
     def key(self) -> str:
         s = self.settings()
         corpus = s["corpus"] if s["source"] == "notes" else s["source"]
         fraction = f"-f{s['fraction']:g}" if s["fraction"] < 1.0 else ""
-        return (f"{corpus}-{s['duplicates']}-none{s['none_share']:g}"
-                f"-b{s['batch_size']}-n{s['steps']}{fraction}")
+        return f"{corpus}-{s['duplicates']}-none{s['none_share']:g}-b{s['batch_size']}-n{s['steps']}{fraction}"
 
     def sets_path(self, paths: Mapping[str, str]) -> str:
         """The sentences this plan draws from: the notes pipeline's sets or a sentence corpus."""
@@ -79,8 +79,11 @@ class SentencePlan(DataNeed):
         return {"description": f"{sets} of the notes", "source": "notes"}
 
 
-CORPUS_WORDS = {"s_all": "S_all sentences (every sentence)", "s_ent": "S_ent sentences (with a disease or mental "
-                "disorder entity)", "s_none": "S_none sentences (without such an entity)"}
+CORPUS_WORDS = {
+    "s_all": "S_all sentences (every sentence)",
+    "s_ent": "S_ent sentences (with a disease or mental disorder entity)",
+    "s_none": "S_none sentences (without such an entity)",
+}
 
 
 def sentence_corpus_path(results: str, name: str) -> str:
@@ -92,19 +95,29 @@ class PlanData(TrainingData):
     """Plan rows joined with their text (and the chosen entity's span and definition, where
     the entity has one)."""
 
-    def __init__(self, plan: pd.DataFrame, sentences: pd.DataFrame, entities: pd.DataFrame | None = None,
-                 about: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        plan: pd.DataFrame,
+        sentences: pd.DataFrame,
+        entities: pd.DataFrame | None = None,
+        about: dict[str, str] | None = None,
+    ) -> None:
         self.plan = plan
         self.about = about or {"description": "sentences", "source": ""}
-        df = plan.merge(sentences[["sent_id", "text"]].drop_duplicates("sent_id"), on="sent_id", how="left",
-                        validate="many_to_one")
+        df = plan.merge(
+            sentences[["sent_id", "text"]].drop_duplicates("sent_id"), on="sent_id", how="left", validate="many_to_one"
+        )
         if df["text"].isna().any():
             missing = df.loc[df["text"].isna(), "sent_id"].head(3).tolist()
-            raise ValueError(f"the batch plan cites sentence ids without a sentence, e.g. {missing}; "
-                             "rebuild the plan from the current sentence sets")
+            raise ValueError(
+                f"the batch plan cites sentence ids without a sentence, e.g. {missing}; "
+                "rebuild the plan from the current sentence sets"
+            )
         if entities is not None:
             defined = entities[entities["definition"].map(lambda d: isinstance(d, str))]
-            spans = defined[["sent_id", "ent_idx", "start", "end", "definition"]].drop_duplicates(["sent_id", "ent_idx"])
+            spans = defined[["sent_id", "ent_idx", "start", "end", "definition"]].drop_duplicates(
+                ["sent_id", "ent_idx"]
+            )
             df = df.merge(spans, on=["sent_id", "ent_idx"], how="left", validate="many_to_one")
         self.steps = {int(s): g.reset_index(drop=True) for s, g in df.groupby("step", sort=True)}
 

@@ -32,10 +32,15 @@ class TrainingRows(DataNeed):
         df = pd.read_parquet(inputs["rows"])
         missing = [c for c in self.columns if c not in df.columns]
         if missing:
-            raise InputError(inputs["rows"], f"training rows of {self.source!r} lack column(s) {missing}; the method "
-                             f"needs {list(self.columns)}", "give the method training data whose reader writes them")
-        about = {"description": f"training rows of `training_data.{self.source}` ({', '.join(self.columns)})",
-                 "source": self.source}
+            raise InputError(
+                inputs["rows"],
+                f"training rows of {self.source!r} lack column(s) {missing}; the method needs {list(self.columns)}",
+                "give the method training data whose reader writes them",
+            )
+        about = {
+            "description": f"training rows of `training_data.{self.source}` ({', '.join(self.columns)})",
+            "source": self.source,
+        }
         return RowsData(df, self.batch_size, seed, about)
 
 
@@ -58,7 +63,7 @@ class RowsData(TrainingData):
 
     def indices(self, step: int) -> Sequence[int]:
         epoch, k = divmod(step - 1, self.per_epoch)
-        return self._order(epoch)[k * self.batch_size:(k + 1) * self.batch_size].tolist()
+        return self._order(epoch)[k * self.batch_size : (k + 1) * self.batch_size].tolist()
 
     def batch(self, step: int) -> pd.DataFrame:
         return self.rows.iloc[self.indices(step)].reset_index(drop=True)

@@ -37,8 +37,24 @@ _ABSTRACT = [
 ]
 
 # Chinese disease names and question frames (intent -> frames), written for the demo.
-_ZH_DISEASES = ["高血压", "糖尿病", "肾病", "哮喘", "肺炎", "冠心病", "胃炎", "肝炎", "抑郁症", "贫血", "痛风",
-                "偏头痛", "甲状腺炎", "关节炎", "湿疹", "白内障"]
+_ZH_DISEASES = [
+    "高血压",
+    "糖尿病",
+    "肾病",
+    "哮喘",
+    "肺炎",
+    "冠心病",
+    "胃炎",
+    "肝炎",
+    "抑郁症",
+    "贫血",
+    "痛风",
+    "偏头痛",
+    "甲状腺炎",
+    "关节炎",
+    "湿疹",
+    "白内障",
+]
 _ZH_INTENTS: dict[str, list[str]] = {
     "definition": ["什么是{d}？", "{d}是什么病？", "{d}是什么意思？", "请问{d}是怎么回事？"],
     "symptom": ["{d}有哪些症状？", "{d}的早期表现是什么？", "得了{d}会有什么感觉？", "{d}的症状是什么？"],
@@ -78,8 +94,10 @@ def generate_biosses(n: int = 100, seed: int = 31) -> list[dict[str, object]]:
     order = list(range(n))
     random.Random(seed).shuffle(order)
     split = {i: ("train" if k < 0.64 * n else "dev" if k < 0.8 * n else "test") for k, i in enumerate(order)}
-    return [{"id": i + 1, "sentence1": a, "sentence2": b, "score": round(s * 0.8, 1), "split": split[i]}
-            for i, (a, b, s) in enumerate(pairs)]
+    return [
+        {"id": i + 1, "sentence1": a, "sentence2": b, "score": round(s * 0.8, 1), "split": split[i]}
+        for i, (a, b, s) in enumerate(pairs)
+    ]
 
 
 def write_biosses_tsv(path: Path, rows: list[dict[str, object]]) -> None:
@@ -101,8 +119,13 @@ def generate_intents(n: int = 200, seed: int = 37) -> list[dict[str, str]]:
     rows = []
     for split in _splits(n, rng):
         intent = rng.choice(list(_ZH_INTENTS))
-        rows.append({"text": rng.choice(_ZH_INTENTS[intent]).replace("{d}", rng.choice(_ZH_DISEASES)),
-                     "label": intent, "split": split})
+        rows.append(
+            {
+                "text": rng.choice(_ZH_INTENTS[intent]).replace("{d}", rng.choice(_ZH_DISEASES)),
+                "label": intent,
+                "split": split,
+            }
+        )
     return rows
 
 
@@ -122,7 +145,9 @@ def generate_question_pairs(n: int = 200, seed: int = 41) -> list[dict[str, str]
         intent, disease = rng.choice(intents), rng.choice(_ZH_DISEASES)
         q1 = rng.choice(_ZH_INTENTS[intent]).replace("{d}", disease)
         if rng.random() < 0.5:
-            q2 = rng.choice([f for f in _ZH_INTENTS[intent] if f.replace("{d}", disease) != q1]).replace("{d}", disease)
+            q2 = rng.choice([f for f in _ZH_INTENTS[intent] if f.replace("{d}", disease) != q1]).replace(
+                "{d}", disease
+            )
             label = "1"
         elif rng.random() < 0.5:  # same disease, another intent
             other = rng.choice([i for i in intents if i != intent])

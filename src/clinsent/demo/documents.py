@@ -57,19 +57,33 @@ _CATEGORY_SENTENCES = {
         "The visualized osseous structures are intact without acute fracture.",
     ],
     "ECG": [
-        "Sinus rhythm.", "Sinus tachycardia.", "Atrial fibrillation with rapid ventricular response.",
-        "Left axis deviation.", "Nonspecific ST-T wave changes.", "Normal ECG.", "Low QRS voltages in limb leads.",
-        "No significant change from prior tracing.", "Possible inferior infarct, age undetermined.",
+        "Sinus rhythm.",
+        "Sinus tachycardia.",
+        "Atrial fibrillation with rapid ventricular response.",
+        "Left axis deviation.",
+        "Nonspecific ST-T wave changes.",
+        "Normal ECG.",
+        "Low QRS voltages in limb leads.",
+        "No significant change from prior tracing.",
+        "Possible inferior infarct, age undetermined.",
     ],
 }
 # sentences every category writes (a note draws 55% of its sentences here, and 20% from
 # another category), so the categories overlap in vocabulary and a classifier must weigh the rest
 _SHARED = [
-    "Patient seen and examined.", "Vital signs stable overnight.", "No acute events overnight.",
-    "Heart rate and blood pressure within normal limits.", "Plan discussed with the patient and family.",
-    "Will continue to monitor.", "Comparison is made to the prior study.", "Findings discussed with the team.",
-    "Atrial fibrillation noted.", "Lungs with crackles at the bases.", "Pain controlled on current regimen.",
-    "Labs reviewed and notable for mild anemia.", "No significant change from prior.",
+    "Patient seen and examined.",
+    "Vital signs stable overnight.",
+    "No acute events overnight.",
+    "Heart rate and blood pressure within normal limits.",
+    "Plan discussed with the patient and family.",
+    "Will continue to monitor.",
+    "Comparison is made to the prior study.",
+    "Findings discussed with the team.",
+    "Atrial fibrillation noted.",
+    "Lungs with crackles at the bases.",
+    "Pain controlled on current regimen.",
+    "Labs reviewed and notable for mild anemia.",
+    "No significant change from prior.",
 ]
 _SHARED_SHARE, _OTHER_SHARE = 0.55, 0.2
 _LENGTHS = {"Nursing": (4, 20), "Physician ": (8, 30), "Radiology": (3, 12), "ECG": (2, 7)}
@@ -78,13 +92,21 @@ _LENGTHS = {"Nursing": (4, 20), "Physician ": (8, 30), "Radiology": (3, 12), "EC
 # No obstetric codes: the demo admissions are medical ones (their conditions come from the demo
 # vocabulary, which has no pregnancy), so the demo triage task has six classes.
 _TEAM_CODES = {
-    "Cardiology": ["41071", "4280", "42731", "41401"], "Neurology": ["34590", "3320", "3310"],
-    "Respiratory Medicine": ["486", "49121", "51881"], "Gastroenterology": ["5789", "5715", "5770"],
-    "Acute or Internal Medicine": ["0389", "25080", "5849"], "Oncology": ["1629", "1970", "2041"],
+    "Cardiology": ["41071", "4280", "42731", "41401"],
+    "Neurology": ["34590", "3320", "3310"],
+    "Respiratory Medicine": ["486", "49121", "51881"],
+    "Gastroenterology": ["5789", "5715", "5770"],
+    "Acute or Internal Medicine": ["0389", "25080", "5849"],
+    "Oncology": ["1629", "1970", "2041"],
 }
 # the team a demo disease category (clinsent.demo.vocabulary) is admitted under; the rest: internal medicine
-_CATEGORY_TEAMS = {"cardio": "Cardiology", "neuro": "Neurology", "resp": "Respiratory Medicine",
-                   "gi": "Gastroenterology", "onc": "Oncology"}
+_CATEGORY_TEAMS = {
+    "cardio": "Cardiology",
+    "neuro": "Neurology",
+    "resp": "Respiratory Medicine",
+    "gi": "Gastroenterology",
+    "onc": "Oncology",
+}
 _FOLLOWS_NOTE = 0.85  # share of admissions whose primary team is that of one of the summary's conditions
 _SECONDARY = ["4019", "2724", "25000", "V5861", "E8798", "2859", "5990"]
 
@@ -117,12 +139,21 @@ def add_category_notes(rows: list[dict[str, str]], per_category: int = 100, seed
             subject, hadm = rng.choice(admissions)
             row_id += 1
             text = " ".join(_sentence(rng, category) for _ in range(rng.randint(lo, hi)))
-            out.append({
-                "ROW_ID": str(row_id), "SUBJECT_ID": subject, "HADM_ID": hadm,
-                "CHARTDATE": "2150-01-02", "CHARTTIME": "2150-01-02 08:00:00", "STORETIME": "",
-                "CATEGORY": category, "DESCRIPTION": "Report", "CGID": str(rng.randint(14000, 21000)), "ISERROR": "",
-                "TEXT": _wrap(text, rng) + "\n",
-            })
+            out.append(
+                {
+                    "ROW_ID": str(row_id),
+                    "SUBJECT_ID": subject,
+                    "HADM_ID": hadm,
+                    "CHARTDATE": "2150-01-02",
+                    "CHARTTIME": "2150-01-02 08:00:00",
+                    "STORETIME": "",
+                    "CATEGORY": category,
+                    "DESCRIPTION": "Report",
+                    "CGID": str(rng.randint(14000, 21000)),
+                    "ISERROR": "",
+                    "TEXT": _wrap(text, rng) + "\n",
+                }
+            )
     return out
 
 
@@ -133,8 +164,9 @@ def generate_diagnoses(rows: list[dict[str, str]], seed: int = 13) -> list[dict[
     team drawn uniformly (coding noise), then one to three secondary codes. A classifier can learn
     the label from the conditions a summary names, but not every time: a summary names three to
     six conditions of several teams."""
-    mentions = {m: _CATEGORY_TEAMS.get(t.category, "Acute or Internal Medicine")
-                for t in load_terms() for m in t.mentions}
+    mentions = {
+        m: _CATEGORY_TEAMS.get(t.category, "Acute or Internal Medicine") for t in load_terms() for m in t.mentions
+    }
     rng = random.Random(seed)
     out: list[dict[str, str]] = []
     seen: set[str] = set()
@@ -151,16 +183,27 @@ def generate_diagnoses(rows: list[dict[str, str]], seed: int = 13) -> list[dict[
         used[team] += 1
         codes = [rng.choice(_TEAM_CODES[team])] + rng.sample(_SECONDARY, rng.randint(1, 3))
         for seq, code in enumerate(codes, 1):
-            out.append({"ROW_ID": str(len(out) + 1), "SUBJECT_ID": r["SUBJECT_ID"], "HADM_ID": r["HADM_ID"],
-                        "SEQ_NUM": str(seq), "ICD9_CODE": code})
+            out.append(
+                {
+                    "ROW_ID": str(len(out) + 1),
+                    "SUBJECT_ID": r["SUBJECT_ID"],
+                    "HADM_ID": r["HADM_ID"],
+                    "SEQ_NUM": str(seq),
+                    "ICD9_CODE": code,
+                }
+            )
     return out
 
 
 def write_diagnoses(path: Path, rows: list[dict[str, str]]) -> None:
     """As MIMIC-III writes DIAGNOSES_ICD.csv: every field quoted."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=["ROW_ID", "SUBJECT_ID", "HADM_ID", "SEQ_NUM", "ICD9_CODE"],
-                            quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer = csv.DictWriter(
+        buf,
+        fieldnames=["ROW_ID", "SUBJECT_ID", "HADM_ID", "SEQ_NUM", "ICD9_CODE"],
+        quoting=csv.QUOTE_ALL,
+        lineterminator="\n",
+    )
     writer.writeheader()
     writer.writerows(rows)
     path.write_text(buf.getvalue(), encoding="utf-8")

@@ -17,23 +17,49 @@ from pathlib import Path
 
 from clinsent.demo.vocabulary import DemoTerm, load_terms
 
-COLUMNS = ["ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CHARTTIME", "STORETIME",
-           "CATEGORY", "DESCRIPTION", "CGID", "ISERROR", "TEXT"]
+COLUMNS = [
+    "ROW_ID",
+    "SUBJECT_ID",
+    "HADM_ID",
+    "CHARTDATE",
+    "CHARTTIME",
+    "STORETIME",
+    "CATEGORY",
+    "DESCRIPTION",
+    "CGID",
+    "ISERROR",
+    "TEXT",
+]
 
-_MEDS = [("Metoprolol tartrate", "25 mg", "p.o. b.i.d."), ("Lisinopril", "10 mg", "p.o. q.d."),
-         ("Furosemide", "40 mg", "p.o. daily"), ("Metformin", "500 mg", "p.o. b.i.d."),
-         ("Atorvastatin", "80 mg", "p.o. q.h.s."), ("Aspirin", "81 mg", "p.o. q.d."),
-         ("Insulin glargine", "20 units", "subcutaneously q.h.s."), ("Warfarin", "5 mg", "p.o. daily"),
-         ("Sertraline", "50 mg", "p.o. q.d."), ("Quetiapine", "25 mg", "p.o. q.h.s. p.r.n."),
-         ("Levothyroxine", "75 mcg", "p.o. q.d."), ("Pantoprazole", "40 mg", "p.o. q.12h."),
-         ("Albuterol", "2 puffs", "inhaled q.4-6h. p.r.n."), ("Lactulose", "30 mL", "p.o. t.i.d."),
-         ("Vancomycin", "1 g", "IV q.12h."), ("Ceftriaxone", "1 g", "IV q.24h."),
-         ("Prednisone", "40 mg", "p.o. daily"), ("Tiotropium", "18 mcg", "inhaled q.d.")]
+_MEDS = [
+    ("Metoprolol tartrate", "25 mg", "p.o. b.i.d."),
+    ("Lisinopril", "10 mg", "p.o. q.d."),
+    ("Furosemide", "40 mg", "p.o. daily"),
+    ("Metformin", "500 mg", "p.o. b.i.d."),
+    ("Atorvastatin", "80 mg", "p.o. q.h.s."),
+    ("Aspirin", "81 mg", "p.o. q.d."),
+    ("Insulin glargine", "20 units", "subcutaneously q.h.s."),
+    ("Warfarin", "5 mg", "p.o. daily"),
+    ("Sertraline", "50 mg", "p.o. q.d."),
+    ("Quetiapine", "25 mg", "p.o. q.h.s. p.r.n."),
+    ("Levothyroxine", "75 mcg", "p.o. q.d."),
+    ("Pantoprazole", "40 mg", "p.o. q.12h."),
+    ("Albuterol", "2 puffs", "inhaled q.4-6h. p.r.n."),
+    ("Lactulose", "30 mL", "p.o. t.i.d."),
+    ("Vancomycin", "1 g", "IV q.12h."),
+    ("Ceftriaxone", "1 g", "IV q.24h."),
+    ("Prednisone", "40 mg", "p.o. daily"),
+    ("Tiotropium", "18 mcg", "inhaled q.d."),
+]
 
 _PLACEHOLDERS = {
     "date": ["[**{y}-{m}-{d}**]", "[**{m}-{d}**]", "[**{y}**]"],
-    "name": ["[**Known lastname {n}**]", "[**First Name4 (NamePattern1) {n}**]", "[**Last Name (NamePattern4) {n}**]",
-             "[**Name (NI) {n}**]"],
+    "name": [
+        "[**Known lastname {n}**]",
+        "[**First Name4 (NamePattern1) {n}**]",
+        "[**Last Name (NamePattern4) {n}**]",
+        "[**Name (NI) {n}**]",
+    ],
     "hosp": ["[**Hospital1 {k}**]", "[**Hospital 1{k}**]", "[**Location (un) {n}**]"],
     "phone": ["[**Telephone/Fax (1) {n}**]"],
     "md": ["[**MD Number(1) {n}**]"],
@@ -81,12 +107,30 @@ _PLAIN_SENTENCES = [
     "Her home medications were continued except as noted below, and new prescriptions were sent to the pharmacy.",
 ]
 
-_SHORT_LINES = ["Pt doing well.", "No acute events overnight.", "Stable.", "Afebrile.", "Tolerating PO.",
-                "Cont. current meds.", "Will f/u as outpt."]
+_SHORT_LINES = [
+    "Pt doing well.",
+    "No acute events overnight.",
+    "Stable.",
+    "Afebrile.",
+    "Tolerating PO.",
+    "Cont. current meds.",
+    "Will f/u as outpt.",
+]
 
-_COMMON = ["hypertension", "congestive heart failure", "type 2 diabetes mellitus", "coronary artery disease",
-           "atrial fibrillation", "chronic kidney disease", "chronic obstructive pulmonary disease", "hyperlipidemia",
-           "pneumonia", "major depressive disorder", "sepsis", "acute kidney injury"]
+_COMMON = [
+    "hypertension",
+    "congestive heart failure",
+    "type 2 diabetes mellitus",
+    "coronary artery disease",
+    "atrial fibrillation",
+    "chronic kidney disease",
+    "chronic obstructive pulmonary disease",
+    "hyperlipidemia",
+    "pneumonia",
+    "major depressive disorder",
+    "sepsis",
+    "acute kidney injury",
+]
 
 _BOILERPLATE = (
     "Please call your doctor or return to the emergency department if you experience chest pain, "
@@ -108,9 +152,18 @@ class _Filler:
     def fill(self, template: str, d: str = "", e: str = "") -> str:
         r = self.rng
         return template.format(
-            d=d, e=e, age=r.randint(35, 92), sex=r.choice(["man", "woman"]), hosp=self.placeholder("hosp"),
-            date=self.placeholder("date"), name=self.placeholder("name"), hr=r.randint(60, 120),
-            sbp=r.randint(95, 170), dbp=r.randint(50, 95), wbc=r.randint(4, 19), cr=r.randint(0, 9),
+            d=d,
+            e=e,
+            age=r.randint(35, 92),
+            sex=r.choice(["man", "woman"]),
+            hosp=self.placeholder("hosp"),
+            date=self.placeholder("date"),
+            name=self.placeholder("name"),
+            hr=r.randint(60, 120),
+            sbp=r.randint(95, 170),
+            dbp=r.randint(50, 95),
+            wbc=r.randint(4, 19),
+            cr=r.randint(0, 9),
             ef=r.choice([20, 25, 35, 45, 55, 60]),
         )
 
@@ -139,9 +192,14 @@ def _pick_terms(terms: list[DemoTerm], rng: random.Random) -> list[DemoTerm]:
 def _discharge_summary(f: _Filler, problems: list[DemoTerm], pmh_block: str, hpi_history: str) -> str:
     r = f.rng
     m = lambda t: _mention(t, r)  # noqa: E731
-    hpi = [hpi_history] + [
-        f.fill(r.choice(_DISEASE_SENTENCES), m(r.choice(problems)), m(r.choice(problems))) for _ in range(r.randint(2, 4))
-    ] + [f.fill(r.choice(_PLAIN_SENTENCES)) for _ in range(r.randint(1, 3))]
+    hpi = (
+        [hpi_history]
+        + [
+            f.fill(r.choice(_DISEASE_SENTENCES), m(r.choice(problems)), m(r.choice(problems)))
+            for _ in range(r.randint(2, 4))
+        ]
+        + [f.fill(r.choice(_PLAIN_SENTENCES)) for _ in range(r.randint(1, 3))]
+    )
     course_parts = []
     for t in problems[: r.randint(2, len(problems))]:
         body = " ".join(
@@ -179,8 +237,10 @@ def _discharge_summary(f: _Filler, problems: list[DemoTerm], pmh_block: str, hpi
 def _other_note(f: _Filler, category: str, problems: list[DemoTerm]) -> str:
     r = f.rng
     if category == "Radiology":
-        return (f"{f.placeholder('date')} CHEST (PA & LAT)\nREASON FOR EXAM: eval for "
-                f"{_mention(problems[0], r)}\nIMPRESSION: No acute cardiopulmonary process.\n")
+        return (
+            f"{f.placeholder('date')} CHEST (PA & LAT)\nREASON FOR EXAM: eval for "
+            f"{_mention(problems[0], r)}\nIMPRESSION: No acute cardiopulmonary process.\n"
+        )
     if category == "ECG":
         return "Sinus rhythm. Normal ECG. No significant change from prior.\n"
     return _wrap(f"Pt resting comfortably, hx of {_mention(problems[0], r)}. " + f.fill(r.choice(_PLAIN_SENTENCES)), r)
@@ -204,30 +264,48 @@ def generate_notes(n_discharge: int = 320, seed: int = 7) -> list[dict[str, str]
         problems = _pick_terms(terms, rng)
         # Copy-paste: the same PMH block and history sentence reappear in this patient's notes.
         pmh = "\n".join(f"{i}. {_mention(t, rng)}" for i, t in enumerate(problems, 1))
-        hpi_history = f.fill(rng.choice(_DISEASE_SENTENCES[:2]), _mention(problems[0], rng), _mention(problems[1], rng))
+        hpi_history = f.fill(
+            rng.choice(_DISEASE_SENTENCES[:2]), _mention(problems[0], rng), _mention(problems[1], rng)
+        )
         for _ in range(rng.choice([1, 1, 2, 2, 3])):
             if n_done >= n_discharge:
                 break
             row_id += 1
             n_done += 1
             hadm = 100000 + row_id
-            rows.append({
-                "ROW_ID": str(row_id), "SUBJECT_ID": str(subject), "HADM_ID": str(hadm),
-                "CHARTDATE": f"21{rng.randint(0, 99):02d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
-                "CHARTTIME": "", "STORETIME": "", "CATEGORY": "Discharge summary",
-                "DESCRIPTION": "Report" if rng.random() > 0.08 else "Addendum", "CGID": "",
-                "ISERROR": "1" if rng.random() < 0.02 else "",
-                "TEXT": _discharge_summary(f, problems, pmh, hpi_history),
-            })
+            rows.append(
+                {
+                    "ROW_ID": str(row_id),
+                    "SUBJECT_ID": str(subject),
+                    "HADM_ID": str(hadm),
+                    "CHARTDATE": f"21{rng.randint(0, 99):02d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+                    "CHARTTIME": "",
+                    "STORETIME": "",
+                    "CATEGORY": "Discharge summary",
+                    "DESCRIPTION": "Report" if rng.random() > 0.08 else "Addendum",
+                    "CGID": "",
+                    "ISERROR": "1" if rng.random() < 0.02 else "",
+                    "TEXT": _discharge_summary(f, problems, pmh, hpi_history),
+                }
+            )
             if rng.random() < 0.12:
                 row_id += 1
                 category = rng.choice(["Radiology", "ECG", "Nursing/other"])
-                rows.append({
-                    "ROW_ID": str(row_id), "SUBJECT_ID": str(subject), "HADM_ID": str(hadm),
-                    "CHARTDATE": "2150-01-01", "CHARTTIME": "2150-01-01 10:00:00", "STORETIME": "",
-                    "CATEGORY": category, "DESCRIPTION": "Report", "CGID": str(rng.randint(14000, 21000)),
-                    "ISERROR": "", "TEXT": _other_note(f, category, problems),
-                })
+                rows.append(
+                    {
+                        "ROW_ID": str(row_id),
+                        "SUBJECT_ID": str(subject),
+                        "HADM_ID": str(hadm),
+                        "CHARTDATE": "2150-01-01",
+                        "CHARTTIME": "2150-01-01 10:00:00",
+                        "STORETIME": "",
+                        "CATEGORY": category,
+                        "DESCRIPTION": "Report",
+                        "CGID": str(rng.randint(14000, 21000)),
+                        "ISERROR": "",
+                        "TEXT": _other_note(f, category, problems),
+                    }
+                )
     return rows
 
 

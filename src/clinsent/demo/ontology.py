@@ -101,8 +101,12 @@ def render_demo_obo(seed: int = 13) -> str:
     # Obsolete terms: one shares a CUI with a live term and has a misleading definition.
     by_label = {t.label: t for t in terms}
     for i, (label, live) in enumerate(
-        [("diabetes type II", "type 2 diabetes mellitus"), ("cardiac insufficiency", "congestive heart failure"),
-         ("manic-depressive illness", "bipolar disorder"), ("renal insufficiency", "chronic kidney disease")]
+        [
+            ("diabetes type II", "type 2 diabetes mellitus"),
+            ("cardiac insufficiency", "congestive heart failure"),
+            ("manic-depressive illness", "bipolar disorder"),
+            ("renal insufficiency", "chronic kidney disease"),
+        ]
     ):
         target = by_label[live]
         out.append(

@@ -23,24 +23,36 @@ from xml.sax.saxutils import escape, quoteattr
 from clinsent.demo.vocabulary import DemoTerm, load_terms
 
 _CHQ = {
-    "treatment": ["My father was told he has {d} & I'd like to know what treatments are available for it.",
-                  "I was diagnosed with {d} last month. What are my options for treating it?",
-                  "What can I do about my {d}? The medicine I take does not seem to help."],
-    "symptoms": ["My sister thinks she might have {d}. What signs should we look out for?",
-                 "How do I know if the pain I have is {d}? What does it feel like?",
-                 "My son keeps feeling unwell and the doctor mentioned {d}. How does it show up?"],
-    "cause": ["Why do people get {d}? My mother has it and I'm worried about the cause.",
-              "What causes {d}? I'm 45 and was just told I have it.",
-              "My doctor says I have {d} but could not tell me why. Where does it come from?"],
-    "prognosis": ["My husband has {d}. Will he get better, and how long does it last?",
-                  "What is the outlook for someone with {d}? Can it be cured?",
-                  "I have had {d} for a year. Is it going to get worse over time?"],
-    "prevention": ["My brother has {d}. How can I avoid getting it too?",
-                   "Is there anything I can do to keep from getting {d}? It runs in my family.",
-                   "Can {d} be prevented? My father had it and I'm worried."],
-    "diagnosis": ["My doctor thinks I have {d}. What tests will they do to find out?",
-                  "How is {d} diagnosed? I've had symptoms for weeks.",
-                  "What kind of test shows whether my daughter has {d}?"],
+    "treatment": [
+        "My father was told he has {d} & I'd like to know what treatments are available for it.",
+        "I was diagnosed with {d} last month. What are my options for treating it?",
+        "What can I do about my {d}? The medicine I take does not seem to help.",
+    ],
+    "symptoms": [
+        "My sister thinks she might have {d}. What signs should we look out for?",
+        "How do I know if the pain I have is {d}? What does it feel like?",
+        "My son keeps feeling unwell and the doctor mentioned {d}. How does it show up?",
+    ],
+    "cause": [
+        "Why do people get {d}? My mother has it and I'm worried about the cause.",
+        "What causes {d}? I'm 45 and was just told I have it.",
+        "My doctor says I have {d} but could not tell me why. Where does it come from?",
+    ],
+    "prognosis": [
+        "My husband has {d}. Will he get better, and how long does it last?",
+        "What is the outlook for someone with {d}? Can it be cured?",
+        "I have had {d} for a year. Is it going to get worse over time?",
+    ],
+    "prevention": [
+        "My brother has {d}. How can I avoid getting it too?",
+        "Is there anything I can do to keep from getting {d}? It runs in my family.",
+        "Can {d} be prevented? My father had it and I'm worried.",
+    ],
+    "diagnosis": [
+        "My doctor thinks I have {d}. What tests will they do to find out?",
+        "How is {d} diagnosed? I've had symptoms for weeks.",
+        "What kind of test shows whether my daughter has {d}?",
+    ],
 }
 # per intent: FAQs that ask it, and near-miss FAQs of another intent that reuse the intent's words
 _FAQ = {
@@ -65,7 +77,9 @@ def _faq_same(rng: random.Random, terms: list[DemoTerm], term: DemoTerm, intent:
     return rng.choice(_FAQ[intent]), term, True
 
 
-def _faq_near_miss(rng: random.Random, terms: list[DemoTerm], term: DemoTerm, intent: str) -> tuple[str, DemoTerm, bool]:
+def _faq_near_miss(
+    rng: random.Random, terms: list[DemoTerm], term: DemoTerm, intent: str
+) -> tuple[str, DemoTerm, bool]:
     return rng.choice(_NEAR_MISS[intent]), term, False
 
 
@@ -76,7 +90,10 @@ def _faq_related(rng: random.Random, terms: list[DemoTerm], term: DemoTerm, inte
 
 # how a pair's FAQ is made -> (template, the FAQ's disease, entailed); drawn with these weights
 _FAQ_OF: dict[str, Callable[[random.Random, list[DemoTerm], DemoTerm, str], tuple[str, DemoTerm, bool]]] = {
-    "same": _faq_same, "near_miss": _faq_near_miss, "related": _faq_related}
+    "same": _faq_same,
+    "near_miss": _faq_near_miss,
+    "related": _faq_related,
+}
 _DRAW = ["same", "same", "near_miss", "related"]
 
 
@@ -97,7 +114,11 @@ def generate_rqe(n_pairs: int, seed: int, noise: float = 0.04) -> list[tuple[str
 def write_rqe_xml(path: Path, pairs: list[tuple[str, str, bool]], root: str = "RQE_Dataset") -> None:
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', f"<{root}>"]
     for i, (chq, faq, value) in enumerate(pairs, start=1):
-        lines += [f"<pair pid={quoteattr(str(i))} value={quoteattr('true' if value else 'false')}>",
-                  f"<chq>{escape(chq)}</chq>", f"<faq>{escape(faq)}</faq>", "</pair>"]
+        lines += [
+            f"<pair pid={quoteattr(str(i))} value={quoteattr('true' if value else 'false')}>",
+            f"<chq>{escape(chq)}</chq>",
+            f"<faq>{escape(faq)}</faq>",
+            "</pair>",
+        ]
     lines.append(f"</{root}>")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

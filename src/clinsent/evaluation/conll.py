@@ -68,14 +68,22 @@ def read_conll(path: str | Path) -> list[TaggedSentence]:
     if tokens:
         out.append(TaggedSentence(tokens, tags, first))
     if bad:
-        raise InputError(path, f"{len(bad)} line(s) without a token and a BIO tag (O, B-<type>, I-<type>) last "
-                         f"(lines {bad[:10]})", "convert the file to one token per line, its tag in the last column")
+        raise InputError(
+            path,
+            f"{len(bad)} line(s) without a token and a BIO tag (O, B-<type>, I-<type>) last (lines {bad[:10]})",
+            "convert the file to one token per line, its tag in the last column",
+        )
     if uneven:
-        raise InputError(path, f"{len(uneven)} line(s) with another number of columns than the first token line's "
-                         f"{width} (lines {uneven[:10]}) (a space or tab inside a token)",
-                         "give every line the same columns; a token holds no space or tab")
+        raise InputError(
+            path,
+            f"{len(uneven)} line(s) with another number of columns than the first token line's "
+            f"{width} (lines {uneven[:10]}) (a space or tab inside a token)",
+            "give every line the same columns; a token holds no space or tab",
+        )
     if not out:
-        raise InputError(path, "no tagged sentence", "check the file (one token per line, blank lines between sentences)")
+        raise InputError(
+            path, "no tagged sentence", "check the file (one token per line, blank lines between sentences)"
+        )
     return out
 
 

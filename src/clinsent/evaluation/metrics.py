@@ -78,8 +78,14 @@ def uniformity(x: np.ndarray, t: float = 2.0) -> float:
     return float(m + np.log(np.mean(np.exp(vals - m))))
 
 
-def sts_metrics(emb1: np.ndarray, emb2: np.ndarray, gold: np.ndarray, all_sentences: np.ndarray,
-                scale_max: float, positive_share: float = 0.8) -> dict[str, float]:
+def sts_metrics(
+    emb1: np.ndarray,
+    emb2: np.ndarray,
+    gold: np.ndarray,
+    all_sentences: np.ndarray,
+    scale_max: float,
+    positive_share: float = 0.8,
+) -> dict[str, float]:
     """Spearman/Pearson of cosine vs gold; alignment over pairs with gold > share * scale max;
     uniformity over every distinct sentence of the set."""
     cos = cosine_rows(emb1, emb2)

@@ -86,8 +86,14 @@ def box_stats(values: np.ndarray) -> dict[str, float]:
     q1, med, q3 = np.percentile(values, [25, 50, 75])
     iqr = q3 - q1
     inside = values[(values >= q1 - 1.5 * iqr) & (values <= q3 + 1.5 * iqr)]
-    return {"mean": float(values.mean()), "whislo": float(inside.min()), "q1": float(q1), "med": float(med),
-            "q3": float(q3), "whishi": float(inside.max())}
+    return {
+        "mean": float(values.mean()),
+        "whislo": float(inside.min()),
+        "q1": float(q1),
+        "med": float(med),
+        "q3": float(q3),
+        "whishi": float(inside.max()),
+    }
 
 
 def graph_components(x: np.ndarray, thresholds: list[float]) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -29,7 +29,6 @@ from clinsent.registry import Registry
 from clinsent.textfile import header_lacks, table_header, text_lines
 
 
-
 @dataclass(frozen=True)
 class StsSet:
     name: str
@@ -49,9 +48,15 @@ class StsSet:
 
 def _rows(path: Path) -> list[list[str]]:
     try:
-        return [r for r in csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE) if any(c.strip() for c in r)]
+        return [
+            r
+            for r in csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE)
+            if any(c.strip() for c in r)
+        ]
     except FileNotFoundError as exc:
-        raise InputError(path, "the evaluation file does not exist", "fix `eval_sets.<name>.path` in the config") from exc
+        raise InputError(
+            path, "the evaluation file does not exist", "fix `eval_sets.<name>.path` in the config"
+        ) from exc
 
 
 def _score(value: str, path: Path, line: int) -> float:
@@ -86,8 +91,11 @@ def _check_pair_columns(path: str | Path, header: list[str]) -> None:
     """A pair table's header line names sentence1, sentence2 and score (the job's read and the dry run's check)."""
     missing = [c for c in ("sentence1", "sentence2", "score") if c not in header]
     if missing:
-        raise InputError(f"{path}:1", header_lacks(header, missing),
-                         "name the columns sentence1, sentence2 and score (optional: id, split)")
+        raise InputError(
+            f"{path}:1",
+            header_lacks(header, missing),
+            "name the columns sentence1, sentence2 and score (optional: id, split)",
+        )
 
 
 def check_table_header(name: str, path: str | Path, split: str | None, split_file: str | Path | None) -> None:
@@ -97,30 +105,39 @@ def check_table_header(name: str, path: str | Path, split: str | None, split_fil
     header = table_header(path)
     _check_pair_columns(path, header)
     if split is not None and split_file is None and "split" not in header:
-        raise InputError(f"config: eval_sets.{name}.split",
-                         f"asks for split {split!r}, and {path} has no split column",
-                         "add a `split` column (train/dev/test) to the file, give `split_file` (columns id, split), "
-                         "or leave `split` out to score every pair")
+        raise InputError(
+            f"config: eval_sets.{name}.split",
+            f"asks for split {split!r}, and {path} has no split column",
+            "add a `split` column (train/dev/test) to the file, give `split_file` (columns id, split), "
+            "or leave `split` out to score every pair",
+        )
 
 
 def _split_file(path: str | Path, ids: set[str]) -> dict[str, str]:
     header, rows, names = read_table(path, "split")
     if "id" not in header or "split" not in header:
-        raise InputError(f"{path}:1", header_lacks(header, [c for c in ("id", "split") if c not in header]),
-                         "give the split file a header `id, split`")
+        raise InputError(
+            f"{path}:1",
+            header_lacks(header, [c for c in ("id", "split") if c not in header]),
+            "give the split file a header `id, split`",
+        )
     i, j = header.index("id"), header.index("split")
     out = {}
     for r, where in zip(rows, names, strict=True):
         pair = r[i].strip()
         if pair not in ids:
-            raise InputError(where, f"pair id {pair!r} is not an id of the pair file",
-                             "use the split file that belongs to this pair file (ids: its `id` column, else 1-based rows)")
+            raise InputError(
+                where,
+                f"pair id {pair!r} is not an id of the pair file",
+                "use the split file that belongs to this pair file (ids: its `id` column, else 1-based rows)",
+            )
         out[pair] = r[j].strip()
     return out
 
 
-def read_sts_table(name: str, path: str | Path, split: str | None, split_file: str | Path | None,
-                   scale_max: float) -> tuple[StsSet, dict[str, int]]:
+def read_sts_table(
+    name: str, path: str | Path, split: str | None, split_file: str | Path | None, scale_max: float
+) -> tuple[StsSet, dict[str, int]]:
     """One split (or all rows) of a pair table, and the number of pairs per split of the whole file."""
     header, rows, names = read_table(path)
     _check_pair_columns(path, header)
@@ -138,14 +155,19 @@ def read_sts_table(name: str, path: str | Path, split: str | None, split_file: s
     else:
         splits = [None] * len(rows)
     if split is not None and all(s is None for s in splits):
-        raise InputError(path, f"eval_sets.{name} asks for split {split!r}, the file has no split column",
-                         "add a `split` column (train/dev/test), or give `split_file` (columns id, split)")
+        raise InputError(
+            path,
+            f"eval_sets.{name} asks for split {split!r}, the file has no split column",
+            "add a `split` column (train/dev/test), or give `split_file` (columns id, split)",
+        )
     counts: dict[str, int] = {}
     for s in splits:
         counts[s or "all"] = counts.get(s or "all", 0) + 1
     keep = [k for k, s in enumerate(splits) if split is None or s == split]
     if not keep:
-        raise InputError(path, f"no pair is in split {split!r} (splits: {sorted(counts)})", "fix `split` in the config")
+        raise InputError(
+            path, f"no pair is in split {split!r} (splits: {sorted(counts)})", "fix `split` in the config"
+        )
     s1 = [rows[k][col["sentence1"]].strip() for k in keep]
     s2 = [rows[k][col["sentence2"]].strip() for k in keep]
     scores = [_cell_score(rows[k][col["score"]], names[k]) for k in keep]
@@ -168,19 +190,27 @@ def _cell_score(value: str, where: str, fix: str = "fix the row") -> float:
 def _check_scale(scores: list[float], where: list[str], scale_max: float, name: str) -> None:
     for value, at in zip(scores, where, strict=True):
         if not 0.0 <= value <= scale_max:
-            raise InputError(at, f"score {value:g} is outside the scale [0, {scale_max:g}]",
-                             f"fix the row, or set eval_sets.{name}.scale_max to the file's scale")
+            raise InputError(
+                at,
+                f"score {value:g} is outside the scale [0, {scale_max:g}]",
+                f"fix the row, or set eval_sets.{name}.scale_max to the file's scale",
+            )
 
 
-Pairs = tuple[list[str], list[str], list[float], list[str]]  # sentences 1 and 2, scores, where each score is (file:line)
+Pairs = tuple[
+    list[str], list[str], list[float], list[str]
+]  # sentences 1 and 2, scores, where each score is (file:line)
 
 
 def _sts_tsv(path: Path, rows: list[list[str]], gold: str | Path | None) -> Pairs:
     header = [h.strip() for h in rows[0]]
     missing = [c for c in ("sentence1", "sentence2", "score") if c not in header]
     if missing:
-        raise InputError(f"{path}:1", header_lacks(header, missing),
-                         "add a header `sentence1<TAB>sentence2<TAB>score`, or use format n2c2_sts")
+        raise InputError(
+            f"{path}:1",
+            header_lacks(header, missing),
+            "add a header `sentence1<TAB>sentence2<TAB>score`, or use format n2c2_sts",
+        )
     i1, i2, i3 = (header.index(c) for c in ("sentence1", "sentence2", "score"))
     s1: list[str] = []
     s2: list[str] = []
@@ -200,16 +230,22 @@ def _n2c2_sts(path: Path, rows: list[list[str]], gold: str | Path | None) -> Pai
         gold_rows = [r for r in _rows(Path(gold))]
         gold_scores = [_score(r[0], Path(gold), i) for i, r in enumerate(gold_rows, start=1)]
         if len(gold_scores) != len(rows):
-            raise InputError(gold, f"{len(gold_scores)} gold scores for {len(rows)} pairs in {path}",
-                             "use the gold file that belongs to this test file")
+            raise InputError(
+                gold,
+                f"{len(gold_scores)} gold scores for {len(rows)} pairs in {path}",
+                "use the gold file that belongs to this test file",
+            )
     s1: list[str] = []
     s2: list[str] = []
     scores: list[float] = []
     for line, r in enumerate(rows, start=1):
         want = 2 if gold_scores is not None else 3
         if len(r) < want:
-            raise InputError(f"{path}:{line}", f"{len(r)} field(s), expected {want} (s1, s2{', score' if want == 3 else ''})",
-                             "fix the row, or give the gold file as `gold` for a test file without scores")
+            raise InputError(
+                f"{path}:{line}",
+                f"{len(r)} field(s), expected {want} (s1, s2{', score' if want == 3 else ''})",
+                "fix the row, or give the gold file as `gold` for a test file without scores",
+            )
         s1.append(r[0].strip())
         s2.append(r[1].strip())
         scores.append(gold_scores[line - 1] if gold_scores is not None else _score(r[2], path, line))
@@ -234,8 +270,14 @@ STS_FORMATS: Registry[StsFormat] = Registry("STS format", "eval_sets.<name>.form
 
 
 def _whole_file(pairs: Callable[[Path, list[list[str]], str | Path | None], Pairs]) -> StsFormat:
-    def read(name: str, path: Path, gold: str | Path | None, split: str | None, split_file: str | Path | None,
-             scale_max: float) -> tuple[StsSet, dict[str, int]]:
+    def read(
+        name: str,
+        path: Path,
+        gold: str | Path | None,
+        split: str | None,
+        split_file: str | Path | None,
+        scale_max: float,
+    ) -> tuple[StsSet, dict[str, int]]:
         rows = _rows(path)
         if not rows:
             raise InputError(path, "the evaluation file is empty", "point the eval set at a non-empty STS file")
@@ -248,9 +290,15 @@ def _whole_file(pairs: Callable[[Path, list[list[str]], str | Path | None], Pair
 
 STS_FORMATS.register("sts_tsv")(_whole_file(_sts_tsv))
 STS_FORMATS.register("n2c2_sts")(_whole_file(_n2c2_sts))
-STS_FORMATS.register("table")(StsFormat(own_splits=True, read=lambda name, path, gold, split, split_file, scale_max:
-                                        read_sts_table(name, path, split, split_file, scale_max),
-                                        check_header=check_table_header))
+STS_FORMATS.register("table")(
+    StsFormat(
+        own_splits=True,
+        read=lambda name, path, gold, split, split_file, scale_max: read_sts_table(
+            name, path, split, split_file, scale_max
+        ),
+        check_header=check_table_header,
+    )
+)
 
 
 def sts_format(name: str, fmt: str) -> StsFormat:
@@ -260,4 +308,3 @@ def sts_format(name: str, fmt: str) -> StsFormat:
 def read_sts(name: str, path: str | Path, fmt: str, gold: str | Path | None = None, scale_max: float = 5.0) -> StsSet:
     """Every pair of a file whose layout holds no splits (``sts_tsv``, ``n2c2_sts``, or a registered one)."""
     return sts_format(name, fmt).read(name, Path(path), gold, None, None, scale_max)[0]
-

@@ -42,8 +42,9 @@ def pair_loss(model: Any, kind: str, margin: float) -> torch.nn.Module:
 def embed_and_score(model: Any, task: Task, batch_size: int = 64) -> tuple[dict[str, float], Items | None]:
     """The task's metrics on the model's embeddings, and its items (for the intervals)."""
     texts = task.texts()
-    vectors = np.asarray(model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
-                         dtype=np.float32)
+    vectors = np.asarray(
+        model.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False), dtype=np.float32
+    )
     return task.score_and_items(texts, vectors)
 
 
@@ -51,8 +52,15 @@ def _evaluation(model: Any, validation: Task, test: Task) -> Evaluation:
     return (embed_and_score(model, validation)[0], *embed_and_score(model, test))
 
 
-def finetune_bi_encoder(model: Any, train: Task, validation: Task, test: Task, s: FinetuneSettings, seed: int,
-                        log: Callable[[str], None] = print) -> tuple[FitResult, PairTargets]:
+def finetune_bi_encoder(
+    model: Any,
+    train: Task,
+    validation: Task,
+    test: Task,
+    s: FinetuneSettings,
+    seed: int,
+    log: Callable[[str], None] = print,
+) -> tuple[FitResult, PairTargets]:
     from sentence_transformers.util import batch_to_device
 
     pairs = train.training_pairs()
@@ -66,6 +74,14 @@ def finetune_bi_encoder(model: Any, train: Task, validation: Task, test: Task, s
         features = [batch_to_device(model.preprocess(t), model.device) for t in texts]
         return loss(features, targets[idx].to(model.device))
 
-    return fit(len(pairs.targets), s, seed, [p for p in loss.parameters() if p.requires_grad], step,
-               lambda: _evaluation(model, validation, test), validation.headline,
-               model.train, log), pairs
+    return fit(
+        len(pairs.targets),
+        s,
+        seed,
+        [p for p in loss.parameters() if p.requires_grad],
+        step,
+        lambda: _evaluation(model, validation, test),
+        validation.headline,
+        model.train,
+        log,
+    ), pairs

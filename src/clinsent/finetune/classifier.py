@@ -42,13 +42,14 @@ def freeze(model: Any, layers: int) -> int:
     """Freeze the embedding layer and the first ``layers`` layers; returns the trainable count."""
     stack = transformer_layers(model)
     if layers > len(stack):
-        raise InputError("finetune: freeze_layers", f"{layers} exceeds the model's {len(stack)} layers",
-                         f"use 0..{len(stack)}")
+        raise InputError(
+            "finetune: freeze_layers", f"{layers} exceeds the model's {len(stack)} layers", f"use 0..{len(stack)}"
+        )
     if layers > 0:
         for p in model.get_input_embeddings().parameters():
             p.requires_grad_(False)
         emb = getattr(model, "embeddings", None)
-        for p in (emb.parameters() if emb is not None else []):
+        for p in emb.parameters() if emb is not None else []:
             p.requires_grad_(False)
         for layer in stack[:layers]:
             for p in layer.parameters():
@@ -56,8 +57,9 @@ def freeze(model: Any, layers: int) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-def finetune_classifier(model: Any, task: Any, s: FinetuneSettings, seed: int,
-                        log: Callable[[str], None] = print) -> tuple[FitResult, dict[str, Any]]:
+def finetune_classifier(
+    model: Any, task: Any, s: FinetuneSettings, seed: int, log: Callable[[str], None] = print
+) -> tuple[FitResult, dict[str, Any]]:
     """Returns the fit and a record: classes, training rows used, trainable parameters."""
     from sentence_transformers.util import batch_to_device
 
@@ -95,6 +97,10 @@ def finetune_classifier(model: Any, task: Any, s: FinetuneSettings, seed: int,
 
     params = [p for p in [*model.parameters(), *head.parameters()] if p.requires_grad]
     result = fit(len(e.train_texts), s, seed, params, step, evaluate, task.headline, set_train, log, texts_per_row=1)
-    record = {"classes": e.classes, "train_rows": e.train_rows, "trainable_parameters": trainable + sum(
-        p.numel() for p in head.parameters()), "frozen": frozen}
+    record = {
+        "classes": e.classes,
+        "train_rows": e.train_rows,
+        "trainable_parameters": trainable + sum(p.numel() for p in head.parameters()),
+        "frozen": frozen,
+    }
     return result, record

@@ -26,9 +26,15 @@ def load_cross_encoder(path: str, max_length: int, device: str) -> Any:
 
 def predict_and_score(model: Any, task: Task, batch_size: int = 64) -> tuple[dict[str, float], Items | None]:
     """The task's metrics on the cross-encoder's pair scores, and its items (for the intervals)."""
-    scores = [np.asarray(model.predict(list(zip(a, b, strict=True)), batch_size=batch_size, convert_to_numpy=True,
-                                       show_progress_bar=False),
-                         dtype=np.float64).reshape(-1) for a, b in task.pair_parts()]
+    scores = [
+        np.asarray(
+            model.predict(
+                list(zip(a, b, strict=True)), batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+            ),
+            dtype=np.float64,
+        ).reshape(-1)
+        for a, b in task.pair_parts()
+    ]
     return task.score_pairs(scores), task.pair_items(scores)
 
 
@@ -36,8 +42,15 @@ def _evaluation(model: Any, validation: Task, test: Task) -> Evaluation:
     return (predict_and_score(model, validation)[0], *predict_and_score(model, test))
 
 
-def finetune_cross_encoder(model: Any, train: Task, validation: Task, test: Task, s: FinetuneSettings, seed: int,
-                           log: Callable[[str], None] = print) -> tuple[FitResult, PairTargets]:
+def finetune_cross_encoder(
+    model: Any,
+    train: Task,
+    validation: Task,
+    test: Task,
+    s: FinetuneSettings,
+    seed: int,
+    log: Callable[[str], None] = print,
+) -> tuple[FitResult, PairTargets]:
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
     pairs = train.training_pairs()
@@ -48,6 +61,14 @@ def finetune_cross_encoder(model: Any, train: Task, validation: Task, test: Task
     def step(idx: list[int]) -> torch.Tensor:
         return loss([[pairs.texts1[i] for i in idx], [pairs.texts2[i] for i in idx]], targets[idx].to(model.device))
 
-    return fit(len(pairs.targets), s, seed, [p for p in loss.parameters() if p.requires_grad], step,
-               lambda: _evaluation(model, validation, test), validation.headline,
-               model.train, log), pairs
+    return fit(
+        len(pairs.targets),
+        s,
+        seed,
+        [p for p in loss.parameters() if p.requires_grad],
+        step,
+        lambda: _evaluation(model, validation, test),
+        validation.headline,
+        model.train,
+        log,
+    ), pairs

@@ -46,11 +46,18 @@ class FitResult:
         return {**self.best()["test"], **interval_record(self.test_items[self.best_epoch - 1])}
 
 
-def fit(n: int, s: FinetuneSettings, seed: int, parameters: list[torch.nn.Parameter],
-        step: Callable[[list[int]], torch.Tensor],
-        evaluate: Callable[[], Evaluation], headline: str,
-        set_train: Callable[[bool], None], log: Callable[[str], None] = print,
-        texts_per_row: int = 2) -> FitResult:
+def fit(
+    n: int,
+    s: FinetuneSettings,
+    seed: int,
+    parameters: list[torch.nn.Parameter],
+    step: Callable[[list[int]], torch.Tensor],
+    evaluate: Callable[[], Evaluation],
+    headline: str,
+    set_train: Callable[[bool], None],
+    log: Callable[[str], None] = print,
+    texts_per_row: int = 2,
+) -> FitResult:
     """``n`` training rows (pairs, documents); ``step(rows)`` returns the loss of those rows (run
     under the entry's ``precision``: autocast, and a gradient scaler for fp16);
     ``evaluate()`` returns (validation metrics, test metrics, test items) with the model in eval mode.
@@ -61,9 +68,16 @@ def fit(n: int, s: FinetuneSettings, seed: int, parameters: list[torch.nn.Parame
     if n == 0:
         raise ValueError("no training rows")
     device = parameters[0].device if parameters else torch.device("cpu")
-    optimisation = Optimisation(parameters, s.learning_rate, math.ceil(n / s.batch_size) * s.epochs,
-                                warmup_ratio=s.warmup_ratio, weight_decay=s.weight_decay, grad_clip=1.0,
-                                device=device, precision=s.precision)
+    optimisation = Optimisation(
+        parameters,
+        s.learning_rate,
+        math.ceil(n / s.batch_size) * s.epochs,
+        warmup_ratio=s.warmup_ratio,
+        weight_decay=s.weight_decay,
+        grad_clip=1.0,
+        device=device,
+        precision=s.precision,
+    )
     result, best = FitResult(), -math.inf
 
     def scored() -> dict[str, Any]:

@@ -16,8 +16,14 @@ from clinsent.tasks.base import Task
 from clinsent.train.core import pick_device, seed_everything
 
 
-def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: FinetuneSettings, seed: int,
-                 log: Callable[[str], None] = print) -> dict[str, Any]:
+def run_finetune(
+    kind: str,
+    model_path: str,
+    tasks: Mapping[str, Task],
+    s: FinetuneSettings,
+    seed: int,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """``kind``: bi_encoder (``model_path``: a trained model) or cross_encoder (a base model);
     ``tasks``: train, validation and test."""
     device = str(pick_device())
@@ -31,12 +37,21 @@ def run_finetune(kind: str, model_path: str, tasks: Mapping[str, Task], s: Finet
         return (_classifier if train.doc_training else _token_classifier)(model_path, train, s, seed, device, log)
     result, pairs = PAIR_FITS[kind](model_path, device, train, validation, test, s, seed, log)
     best = result.best()
-    log(f"best epoch {result.best_epoch}: test {test.headline} {best['test'][test.headline]:.4f} "
-        f"({len(pairs.targets)} training pairs, {result.sentences_per_s:.1f} sentences/s on {device})")
-    return {"kind": kind, **_record(device, s), "best_epoch": result.best_epoch,
-            "metrics": result.best_metrics(), "validation": best["validation"], "epochs": result.epochs,
-            "train_pairs": len(pairs.targets), "sentences_per_s": result.sentences_per_s,
-            "pairs_used": {"train": pairs.rows, "validation": validation.training_pairs().rows}}  # one task: both have pairs
+    log(
+        f"best epoch {result.best_epoch}: test {test.headline} {best['test'][test.headline]:.4f} "
+        f"({len(pairs.targets)} training pairs, {result.sentences_per_s:.1f} sentences/s on {device})"
+    )
+    return {
+        "kind": kind,
+        **_record(device, s),
+        "best_epoch": result.best_epoch,
+        "metrics": result.best_metrics(),
+        "validation": best["validation"],
+        "epochs": result.epochs,
+        "train_pairs": len(pairs.targets),
+        "sentences_per_s": result.sentences_per_s,
+        "pairs_used": {"train": pairs.rows, "validation": validation.training_pairs().rows},
+    }  # one task: both have pairs
 
 
 def _record(device: str, s: FinetuneSettings) -> dict[str, Any]:
@@ -46,16 +61,32 @@ def _record(device: str, s: FinetuneSettings) -> dict[str, Any]:
     return hardware_record(torch.device(device), resolve(s.precision, torch.device(device)))
 
 
-def _bi_encoder(model_path: str, device: str, train: Task, validation: Task, test: Task, s: FinetuneSettings,
-                seed: int, log: Callable[[str], None]) -> tuple[Any, Any]:
+def _bi_encoder(
+    model_path: str,
+    device: str,
+    train: Task,
+    validation: Task,
+    test: Task,
+    s: FinetuneSettings,
+    seed: int,
+    log: Callable[[str], None],
+) -> tuple[Any, Any]:
     from clinsent.embed import load_model
     from clinsent.finetune.bi_encoder import finetune_bi_encoder
 
     return finetune_bi_encoder(load_model(model_path, device), train, validation, test, s, seed, log)
 
 
-def _cross_encoder(model_path: str, device: str, train: Task, validation: Task, test: Task, s: FinetuneSettings,
-                   seed: int, log: Callable[[str], None]) -> tuple[Any, Any]:
+def _cross_encoder(
+    model_path: str,
+    device: str,
+    train: Task,
+    validation: Task,
+    test: Task,
+    s: FinetuneSettings,
+    seed: int,
+    log: Callable[[str], None],
+) -> tuple[Any, Any]:
     from clinsent.finetune.cross_encoder import finetune_cross_encoder, load_cross_encoder
 
     model = load_cross_encoder(model_path, s.max_length, device)
@@ -66,34 +97,55 @@ def _cross_encoder(model_path: str, device: str, train: Task, validation: Task, 
 PAIR_FITS: dict[str, Callable[..., tuple[Any, Any]]] = {"bi_encoder": _bi_encoder, "cross_encoder": _cross_encoder}
 
 
-def _classifier(model_path: str, task: Task, s: FinetuneSettings, seed: int, device: str,
-                log: Callable[[str], None]) -> dict[str, Any]:
+def _classifier(
+    model_path: str, task: Task, s: FinetuneSettings, seed: int, device: str, log: Callable[[str], None]
+) -> dict[str, Any]:
     from clinsent.embed import load_model
     from clinsent.finetune.classifier import finetune_classifier
 
     result, record = finetune_classifier(load_model(model_path, device), task, s, seed, log)
     best = result.best()
-    log(f"best epoch {result.best_epoch}: test {task.headline} {best['test'][task.headline]:.4f} "
-        f"({len(record['train_rows'])} training documents, {result.sentences_per_s:.1f} documents/s on {device})")
-    return {"kind": "classifier", **_record(device, s), "best_epoch": result.best_epoch,
-            "metrics": result.best_metrics(), "epochs": result.epochs, "train_documents": len(record["train_rows"]),
-            "documents_per_s": result.sentences_per_s, **record}
+    log(
+        f"best epoch {result.best_epoch}: test {task.headline} {best['test'][task.headline]:.4f} "
+        f"({len(record['train_rows'])} training documents, {result.sentences_per_s:.1f} documents/s on {device})"
+    )
+    return {
+        "kind": "classifier",
+        **_record(device, s),
+        "best_epoch": result.best_epoch,
+        "metrics": result.best_metrics(),
+        "epochs": result.epochs,
+        "train_documents": len(record["train_rows"]),
+        "documents_per_s": result.sentences_per_s,
+        **record,
+    }
 
 
-def _token_classifier(model_path: str, task: Task, s: FinetuneSettings, seed: int, device: str,
-                      log: Callable[[str], None]) -> dict[str, Any]:
+def _token_classifier(
+    model_path: str, task: Task, s: FinetuneSettings, seed: int, device: str, log: Callable[[str], None]
+) -> dict[str, Any]:
     from clinsent.finetune.token_classifier import finetune_token_classifier
 
     result, record = finetune_token_classifier(model_path, task, s, seed, device, log)
     best = result.best()
-    log(f"best epoch {result.best_epoch}: test {task.headline} {best['test'][task.headline]:.4f} "
-        f"({record['train_sentences']} training sentences, {result.sentences_per_s:.1f} sentences/s on {device})")
-    return {"kind": "token_classifier", **_record(device, s), "best_epoch": result.best_epoch,
-            "metrics": result.best_metrics(), "epochs": result.epochs, "sentences_per_s": result.sentences_per_s, **record}
+    log(
+        f"best epoch {result.best_epoch}: test {task.headline} {best['test'][task.headline]:.4f} "
+        f"({record['train_sentences']} training sentences, {result.sentences_per_s:.1f} sentences/s on {device})"
+    )
+    return {
+        "kind": "token_classifier",
+        **_record(device, s),
+        "best_epoch": result.best_epoch,
+        "metrics": result.best_metrics(),
+        "epochs": result.epochs,
+        "sentences_per_s": result.sentences_per_s,
+        **record,
+    }
 
 
-def job_from_params(kind: str, model_path: str, params: Mapping[str, Any], seed: int, threads: int,
-                    log: Callable[[str], None] = print) -> dict[str, Any]:
+def job_from_params(
+    kind: str, model_path: str, params: Mapping[str, Any], seed: int, threads: int, log: Callable[[str], None] = print
+) -> dict[str, Any]:
     """Rebuild the entry and its three tasks from a rule's params (already validated) and run it."""
     from clinsent.settings import from_config
     from clinsent.tasks.config import task_from_params

@@ -22,12 +22,19 @@ from clinsent.finetune.config import FinetuneSettings
 from clinsent.finetune.fit import Evaluation, FitResult, fit
 
 
-def encode_words(tokenizer: Any, sentences: list[TaggedSentence], label_ids: dict[str, int] | None,
-                 max_length: int) -> tuple[dict[str, torch.Tensor], list[list[int]]]:
+def encode_words(
+    tokenizer: Any, sentences: list[TaggedSentence], label_ids: dict[str, int] | None, max_length: int
+) -> tuple[dict[str, torch.Tensor], list[list[int]]]:
     """Features of ``sentences`` (words pre-split) with labels at each word's first sub-token
     (``label_ids`` None: no labels), and per sentence the token index of each word (-1: cut)."""
-    enc = tokenizer([s.tokens for s in sentences], is_split_into_words=True, truncation=True,
-                    max_length=max_length, padding=True, return_tensors="pt")
+    enc = tokenizer(
+        [s.tokens for s in sentences],
+        is_split_into_words=True,
+        truncation=True,
+        max_length=max_length,
+        padding=True,
+        return_tensors="pt",
+    )
     firsts: list[list[int]] = []
     labels = torch.full(enc["input_ids"].shape, -100, dtype=torch.long)
     for b, s in enumerate(sentences):
@@ -46,8 +53,9 @@ def encode_words(tokenizer: Any, sentences: list[TaggedSentence], label_ids: dic
     return features, firsts
 
 
-def finetune_token_classifier(model_path: str, task: Any, s: FinetuneSettings, seed: int, device: str,
-                              log: Callable[[str], None] = print) -> tuple[FitResult, dict[str, Any]]:
+def finetune_token_classifier(
+    model_path: str, task: Any, s: FinetuneSettings, seed: int, device: str, log: Callable[[str], None] = print
+) -> tuple[FitResult, dict[str, Any]]:
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
     splits = task.data
@@ -55,7 +63,8 @@ def finetune_token_classifier(model_path: str, task: Any, s: FinetuneSettings, s
     ids = {t: i for i, t in enumerate(labels)}
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     model = AutoModelForTokenClassification.from_pretrained(
-        model_path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=ids).to(device)
+        model_path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=ids
+    ).to(device)
     base = getattr(model, model.base_model_prefix)
     depth = len(transformer_layers(base))
     frozen = s.frozen or s.freeze_layers >= depth
@@ -74,9 +83,9 @@ def finetune_token_classifier(model_path: str, task: Any, s: FinetuneSettings, s
     def evaluate() -> Evaluation:
         predicted: list[list[str]] = []
         for k in range(0, len(splits.test), 64):
-            batch = {key: v[k:k + 64].to(device) for key, v in test_features.items()}
+            batch = {key: v[k : k + 64].to(device) for key, v in test_features.items()}
             best = model(**batch).logits.argmax(-1).cpu().numpy()
-            for row, where in zip(best, test_firsts[k:k + 64]):
+            for row, where in zip(best, test_firsts[k : k + 64]):
                 predicted.append([labels[int(row[t])] if t >= 0 else "O" for t in where])
         gold = [x.tags for x in splits.test]
         scores = entity_scores(gold, predicted)
@@ -84,7 +93,13 @@ def finetune_token_classifier(model_path: str, task: Any, s: FinetuneSettings, s
 
     params = [p for p in model.parameters() if p.requires_grad]
     result = fit(len(train), s, seed, params, step, evaluate, task.headline, model.train, log, texts_per_row=1)
-    record = {"labels": labels, "train_sentences": len(train), "test_sentences": len(splits.test),
-              "test_words": int(sum(len(x.tokens) for x in splits.test)), "test_words_cut": int(cut),
-              "frozen": frozen, "trainable_parameters": int(sum(p.numel() for p in params))}
+    record = {
+        "labels": labels,
+        "train_sentences": len(train),
+        "test_sentences": len(splits.test),
+        "test_words": int(sum(len(x.tokens) for x in splits.test)),
+        "test_words_cut": int(cut),
+        "frozen": frozen,
+        "trainable_parameters": int(sum(p.numel() for p in params)),
+    }
     return result, record

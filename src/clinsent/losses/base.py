@@ -82,8 +82,9 @@ class MethodLoss(nn.Module):
         return {}
 
 
-def take(features: Mapping[str, torch.Tensor], index: torch.Tensor | slice,
-         mask: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+def take(
+    features: Mapping[str, torch.Tensor], index: torch.Tensor | slice, mask: torch.Tensor | None = None
+) -> dict[str, torch.Tensor]:
     """Rows ``index`` of a tokenized batch, its token axis cut to the longest of them (by its own
     ``attention_mask``, or ``mask`` when given): padding no chosen row needs is dropped."""
     rows = {k: v[index] for k, v in features.items() if k != "packing"}  # a chunk's packing is its own

@@ -28,7 +28,9 @@ if TYPE_CHECKING:  # settings are annotations here: the method module imports th
 GROUP_SIZE = 8  # one positive and seven negatives
 
 
-def ct_pairs(texts: list[str], rng: np.random.Generator, group_size: int = GROUP_SIZE) -> tuple[list[str], list[str], torch.Tensor]:
+def ct_pairs(
+    texts: list[str], rng: np.random.Generator, group_size: int = GROUP_SIZE
+) -> tuple[list[str], list[str], torch.Tensor]:
     """(texts for model 1, texts for model 2, labels) from one batch of distinct sentences.
 
     The batch is cut into groups of ``group_size`` sentences (a short last group is kept when it
@@ -40,7 +42,7 @@ def ct_pairs(texts: list[str], rng: np.random.Generator, group_size: int = GROUP
     second: list[str] = []
     labels: list[float] = []
     for g in range(0, len(texts), group_size):
-        group = texts[g:g + group_size]
+        group = texts[g : g + group_size]
         if len(group) < 3:  # one anchor plus at least two negatives, so a derangement exists
             break
         anchor, negatives = group[0], group[1:]
@@ -67,8 +69,15 @@ class CTLoss(MethodLoss):
         super().__init__()
         self.encoder, self.s = encoder, settings
         self.twin_model = copy.deepcopy(encoder.model)
-        self.twin = Encoder(self.twin_model, encoder.tokenizer, settings.pooling, settings.first_layer,
-                            settings.max_length, encoder.device, precision=encoder.precision)
+        self.twin = Encoder(
+            self.twin_model,
+            encoder.tokenizer,
+            settings.pooling,
+            settings.first_layer,
+            settings.max_length,
+            encoder.device,
+            precision=encoder.precision,
+        )
 
     def train(self, mode: bool = True) -> CTLoss:
         super().train(mode)
@@ -78,14 +87,22 @@ class CTLoss(MethodLoss):
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
         rng = np.random.default_rng(int(torch.randint(2**62, (1,), generator=generator)))
         first, second, labels = ct_pairs(rows["text"].tolist(), rng)
-        return {"n": len(labels), "first": self.twin.tokenize(first), "second": self.encoder.tokenize(second),
-                "labels": labels}
+        return {
+            "n": len(labels),
+            "first": self.twin.tokenize(first),
+            "second": self.encoder.tokenize(second),
+            "labels": labels,
+        }
 
     def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
         """Pairs ``start..stop-1`` (the groups were drawn from the whole batch)."""
         part = slice(start, stop)
-        return {"n": stop - start, "first": take(batch["first"], part), "second": take(batch["second"], part),
-                "labels": batch["labels"][part]}
+        return {
+            "n": stop - start,
+            "first": take(batch["first"], part),
+            "second": take(batch["second"], part),
+            "labels": batch["labels"][part],
+        }
 
     def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
         """Each pair's first text through the twin (``e1``), its second through the kept model (``e2``)."""

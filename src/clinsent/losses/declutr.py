@@ -36,11 +36,12 @@ class DeclutrLoss(MethodLoss):
         positives: list[str] = []
         for text in rows["text"].astype(str):
             tokens = text.split()
-            a_spans, p_spans = sample_spans(len(tokens), s.num_anchors, s.num_positives, s.min_span, s.max_span, rng,
-                                            s.strategy)
+            a_spans, p_spans = sample_spans(
+                len(tokens), s.num_anchors, s.num_positives, s.min_span, s.max_span, rng, s.strategy
+            )
             for a, ps in zip(a_spans, p_spans):
-                anchors.append(" ".join(tokens[a.start:a.end]))
-                positives.extend(" ".join(tokens[p.start:p.end]) for p in ps)
+                anchors.append(" ".join(tokens[a.start : a.end]))
+                positives.extend(" ".join(tokens[p.start : p.end]) for p in ps)
         return anchors, positives
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
@@ -51,16 +52,26 @@ class DeclutrLoss(MethodLoss):
     def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
         """Anchors ``start..stop-1`` (masked, with their MLM share) and their positives."""
         p = self.s.num_positives
-        return {**self.mlm.chunk(batch, start, stop), "positives": take(batch["positives"], slice(start * p, stop * p))}
+        return {
+            **self.mlm.chunk(batch, start, stop),
+            "positives": take(batch["positives"], slice(start * p, stop * p)),
+        }
 
     def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
         """The MLM loss of the masked anchors (a part), the anchors' embeddings from that pass and
         the positives' averaged per anchor."""
         s, enc = self.s, self.encoder
         mlm_loss, hs = self.mlm.loss_and_states(batch)
-        anchors = pool(hs, batch["features"]["attention_mask"].to(enc.device, non_blocking=True), s.pooling, s.first_layer)
+        anchors = pool(
+            hs, batch["features"]["attention_mask"].to(enc.device, non_blocking=True), s.pooling, s.first_layer
+        )
         positives = batch["positives"]
-        p = pool(enc.hidden_states(positives), positives["attention_mask"].to(enc.device, non_blocking=True), s.pooling, s.first_layer)
+        p = pool(
+            enc.hidden_states(positives),
+            positives["attention_mask"].to(enc.device, non_blocking=True),
+            s.pooling,
+            s.first_layer,
+        )
         p = p.view(len(anchors), s.num_positives, -1).mean(dim=1)
         return Embedded({"anchor": anchors, "positive": p}, parts={"mlm": mlm_loss})
 

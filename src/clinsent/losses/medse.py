@@ -40,7 +40,9 @@ def span_token_mask(offsets: torch.Tensor, start: int, end: int) -> torch.Tensor
     return (tok_end > tok_start) & (tok_end > start) & (tok_start < end)
 
 
-def random_token_mask(span_mask: torch.Tensor, attention_mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+def random_token_mask(
+    span_mask: torch.Tensor, attention_mask: torch.Tensor, generator: torch.Generator
+) -> torch.Tensor:
     """Bool [n, T] with, per row, as many random positions among tokens 1..L-2 as the span has."""
     out = torch.zeros_like(span_mask, dtype=torch.bool)
     for i in range(span_mask.size(0)):
@@ -70,8 +72,9 @@ def entity_loss(h_ent: torch.Tensor, h_def: torch.Tensor, temperature: float) ->
     return info_nce(h_ent, h_def, temperature)
 
 
-def medse_loss(z1: torch.Tensor, z2: torch.Tensor, h_ent: torch.Tensor, h_def: torch.Tensor,
-               temperature: float, lam: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def medse_loss(
+    z1: torch.Tensor, z2: torch.Tensor, h_ent: torch.Tensor, h_def: torch.Tensor, temperature: float, lam: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(total, L_sen, L_ent) for one batch (eq. 3)."""
     l_sen = info_nce(z1, z2, temperature)
     l_ent = entity_loss(h_ent, h_def, temperature)
@@ -91,10 +94,19 @@ class MedSELoss(SimCSELoss):
         else:
             self.definition_model, tokenizer = copy.deepcopy(encoder.model), encoder.tokenizer
         if self.definition_model.config.hidden_size != dim:
-            raise ValueError(f"definition model width {self.definition_model.config.hidden_size} != encoder width {dim}")
+            raise ValueError(
+                f"definition model width {self.definition_model.config.hidden_size} != encoder width {dim}"
+            )
         self.definition_model.requires_grad_(s.definition_trainable)
-        self.definitions = Encoder(self.definition_model, tokenizer, s.definition_pooling or s.pooling, s.first_layer,
-                                   s.definition_max_length, encoder.device, precision=encoder.precision)
+        self.definitions = Encoder(
+            self.definition_model,
+            tokenizer,
+            s.definition_pooling or s.pooling,
+            s.first_layer,
+            s.definition_max_length,
+            encoder.device,
+            precision=encoder.precision,
+        )
 
     def train(self, mode: bool = True) -> MedSELoss:
         super().train(mode)
@@ -137,7 +149,7 @@ class MedSELoss(SimCSELoss):
         out["keep"] = [batch["keep"][j] - start for j in mine]
         if mine:
             index = torch.tensor(mine)
-            out["span_mask"] = batch["span_mask"][index][:, :out["features"]["input_ids"].shape[1]]
+            out["span_mask"] = batch["span_mask"][index][:, : out["features"]["input_ids"].shape[1]]
             out["span_lengths"] = out["span_mask"].sum(dim=1)
             out["span_width"] = int(out["span_lengths"].max())
             out["definitions"] = take(batch["definitions"], index)
@@ -152,13 +164,17 @@ class MedSELoss(SimCSELoss):
         keep = batch["keep"]
         if not keep:
             return out
-        last = hs[-1][:batch["n"]].float()
+        last = hs[-1][: batch["n"]].float()
         device = last.device
         attention = batch["features"]["attention_mask"][keep].to(device, non_blocking=True)
         rows = torch.as_tensor(keep).to(device, non_blocking=True)  # a list index would be copied blocking
-        out.vectors["h_ent"] = self.entity_encoder(last.index_select(0, rows),
-                                                   batch["span_mask"].to(device, non_blocking=True), attention,
-                                                   batch.get("span_width"), batch.get("span_lengths"))
+        out.vectors["h_ent"] = self.entity_encoder(
+            last.index_select(0, rows),
+            batch["span_mask"].to(device, non_blocking=True),
+            attention,
+            batch.get("span_width"),
+            batch.get("span_lengths"),
+        )
         if self.s.definition_trainable:
             out.vectors["h_def"] = self.definitions.embed_batch(batch["definitions"])
         elif fixed:

@@ -46,8 +46,9 @@ if TYPE_CHECKING:  # settings are annotations here: the method module imports th
     from clinsent.methods.mixcse import MixCSESettings
 
 
-def mixed_blocks(z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: float,
-                 symmetric: bool = True) -> list[torch.Tensor]:
+def mixed_blocks(
+    z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: float, symmetric: bool = True
+) -> list[torch.Tensor]:
     """Block 1 (and block 2 when ``symmetric``) of MixCSE's logits, [N, N] each."""
     z1, z2 = z1.float(), z2.float()
     n = len(z1)
@@ -69,7 +70,7 @@ def paper_block(z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: flo
     cross, gram = z1 @ z2.T, z2 @ z2.T
     sq = gram.diagonal()
     dot = lam * cross.diagonal().unsqueeze(1) + (1 - lam) * cross
-    norm_m = (lam ** 2 * sq.unsqueeze(1) + 2 * lam * (1 - lam) * gram + (1 - lam) ** 2 * sq.unsqueeze(0)).clamp_min(0)
+    norm_m = (lam**2 * sq.unsqueeze(1) + 2 * lam * (1 - lam) * gram + (1 - lam) ** 2 * sq.unsqueeze(0)).clamp_min(0)
     norm = z1.norm(dim=-1, keepdim=True) * norm_m.sqrt()
     return dot / norm.clamp_min(1e-8) / temperature
 
@@ -80,7 +81,7 @@ Blocks = list[tuple[torch.Tensor, torch.Tensor]]  # (logits, keep weights) of ea
 def reference_form(z1: torch.Tensor, z2: torch.Tensor, s: MixCSESettings, alpha: torch.Tensor) -> Blocks:
     blocks = mixed_blocks(z1, z2, s.temperature, s.mix_lambda, s.mix_symmetric)
     weights = [alpha.roll(-1, dims=1), alpha.roll(-1, dims=0)]  # the dominant sentence's weight (see above)
-    return list(zip(blocks, weights[:len(blocks)], strict=True))
+    return list(zip(blocks, weights[: len(blocks)], strict=True))
 
 
 def paper_form(z1: torch.Tensor, z2: torch.Tensor, s: MixCSESettings, alpha: torch.Tensor) -> Blocks:
@@ -127,8 +128,9 @@ class MixCSELoss(SimCSELoss):
         else:
             model, tokenizer = copy.deepcopy(encoder.model), encoder.tokenizer
         self.complementary_model = model.requires_grad_(False)
-        self.complementary = Encoder(model, tokenizer, s.pooling, s.first_layer, s.max_length, encoder.device,
-                                     precision=encoder.precision)
+        self.complementary = Encoder(
+            model, tokenizer, s.pooling, s.first_layer, s.max_length, encoder.device, precision=encoder.precision
+        )
 
     def train(self, mode: bool = True) -> MixCSELoss:
         super().train(mode)
@@ -166,8 +168,10 @@ class MixCSELoss(SimCSELoss):
                 n = len(alpha)  # the off-diagonal weights' statistics, by sums (a boolean index waits on the device)
                 off = 1.0 - torch.eye(n, device=alpha.device)
                 pairs = n * (n - 1) if n > 1 else float("nan")
-                self._stats = {"zero_weight_share": ((alpha == 0).float() * off).sum() / pairs,
-                               "mean_weight": (alpha * off).sum() / pairs}
+                self._stats = {
+                    "zero_weight_share": ((alpha == 0).float() * off).sum() / pairs,
+                    "mean_weight": (alpha * off).sum() / pairs,
+                }
         else:
             alpha = torch.ones(len(z1), len(z1), device=z1.device)
         blocks: Blocks = [(cosine_logits(z1.float(), z2.float(), s.temperature), alpha)]

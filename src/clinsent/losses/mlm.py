@@ -31,16 +31,25 @@ if TYPE_CHECKING:  # settings are annotations here: the method module imports th
 log = logging.getLogger(__name__)
 
 
-def mask_tokens(input_ids: torch.Tensor, special_tokens_mask: torch.Tensor, tokenizer: Any,
-                generator: torch.Generator, probability: float = 0.15, mask_replace_prob: float = 0.8,
-                random_replace_prob: float = 0.1) -> tuple[torch.Tensor, torch.Tensor]:
+def mask_tokens(
+    input_ids: torch.Tensor,
+    special_tokens_mask: torch.Tensor,
+    tokenizer: Any,
+    generator: torch.Generator,
+    probability: float = 0.15,
+    mask_replace_prob: float = 0.8,
+    random_replace_prob: float = 0.1,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(masked input ids, labels with -100 where no prediction is asked); special tokens and
     padding (``special_tokens_mask`` 1) are never chosen."""
     from transformers import DataCollatorForLanguageModeling
 
-    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=probability,
-                                               mask_replace_prob=mask_replace_prob,
-                                               random_replace_prob=random_replace_prob)
+    collator = DataCollatorForLanguageModeling(
+        tokenizer,
+        mlm_probability=probability,
+        mask_replace_prob=mask_replace_prob,
+        random_replace_prob=random_replace_prob,
+    )
     collator.generator = generator
     return collator.torch_mask_tokens(input_ids.clone(), special_tokens_mask.clone())
 
@@ -62,8 +71,11 @@ class MaskedLM(nn.Module):
             hf_logging.set_verbosity(verbosity)
         fresh = [k for k in info.get("missing_keys", []) if not k.startswith(full.base_model_prefix)]
         if fresh:
-            log.info("the masked-LM head of %s starts from random weights (%d tensors not in the checkpoint)",
-                     source, len(fresh))
+            log.info(
+                "the masked-LM head of %s starts from random weights (%d tensors not in the checkpoint)",
+                source,
+                len(fresh),
+            )
         setattr(full, full.base_model_prefix, encoder.model)
         full.tie_weights()  # the output embeddings follow the shared encoder's input embeddings
         self.model = full
@@ -74,8 +86,9 @@ class MaskedLM(nn.Module):
         # most of an MLM step's cost); other layouts run the model's own forward
         self.head = heads[0] if len(heads) == 1 else None
 
-    def forward(self, features: dict[str, torch.Tensor], labels: torch.Tensor,
-                chosen: torch.Tensor | None = None) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+    def forward(
+        self, features: dict[str, torch.Tensor], labels: torch.Tensor, chosen: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
         """(MLM loss, hidden states of every layer) of one pass over ``features``; the loss is 0
         when no position is masked (a short batch), not NaN. ``chosen``: the flat indices of the
         masked positions (:func:`masked_positions`, on the host when the batch is prepared, so
@@ -83,19 +96,24 @@ class MaskedLM(nn.Module):
         device = self.encoder.device
         if chosen is None:
             chosen = masked_positions(labels)
-        inputs = {k: v.to(device, non_blocking=True) for k, v in features.items()
-                  if k in ("input_ids", "attention_mask", "token_type_ids")}
+        inputs = {
+            k: v.to(device, non_blocking=True)
+            for k, v in features.items()
+            if k in ("input_ids", "attention_mask", "token_type_ids")
+        }
         labels = labels.to(device, non_blocking=True)
         if self.head is None:
             with autocast(device, self.encoder.precision):
-                out = self.model(**model_inputs(self.model, inputs), labels=labels, output_hidden_states=True,
-                                 return_dict=True)
+                out = self.model(
+                    **model_inputs(self.model, inputs), labels=labels, output_hidden_states=True, return_dict=True
+                )
             loss = out.loss.float() if len(chosen) else out.logits.float().sum() * 0.0
             return loss, tuple(out.hidden_states)
         index = chosen.to(device, non_blocking=True)
         with autocast(device, self.encoder.precision):
-            hs = self.encoder.model(**model_inputs(self.encoder.model, inputs), output_hidden_states=True,
-                                    return_dict=True).hidden_states
+            hs = self.encoder.model(
+                **model_inputs(self.encoder.model, inputs), output_hidden_states=True, return_dict=True
+            ).hidden_states
             logits = self.head(hs[-1].flatten(0, 1).index_select(0, index))
         if not len(chosen):
             return logits.float().sum() * 0.0, tuple(hs)
@@ -127,11 +145,23 @@ class MlmLoss(MethodLoss):
         of them, so the chunks' losses add up to the batch's)."""
         s = self.s
         features, special = tokenize_for_mlm(self.encoder, texts)
-        ids, labels = mask_tokens(features["input_ids"], special, self.encoder.tokenizer, generator,
-                                  s.mlm_probability, s.mask_replace_prob, s.random_replace_prob)
+        ids, labels = mask_tokens(
+            features["input_ids"],
+            special,
+            self.encoder.tokenizer,
+            generator,
+            s.mlm_probability,
+            s.mask_replace_prob,
+            s.random_replace_prob,
+        )
         chosen = masked_positions(labels)
-        return {"n": len(texts), "features": {**features, "input_ids": ids}, "labels": labels, "mlm_chosen": chosen,
-                "mlm_total": len(chosen)}
+        return {
+            "n": len(texts),
+            "features": {**features, "input_ids": ids},
+            "labels": labels,
+            "mlm_chosen": chosen,
+            "mlm_total": len(chosen),
+        }
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
         return self.masked(rows["text"].astype(str).tolist(), generator)
@@ -141,8 +171,13 @@ class MlmLoss(MethodLoss):
         part = slice(start, stop)
         features = take({**batch["features"], "labels": batch["labels"]}, part)
         labels = features.pop("labels")
-        return {"n": stop - start, "features": features, "labels": labels, "mlm_chosen": masked_positions(labels),
-                "mlm_total": batch["mlm_total"]}
+        return {
+            "n": stop - start,
+            "features": features,
+            "labels": labels,
+            "mlm_chosen": masked_positions(labels),
+            "mlm_total": batch["mlm_total"],
+        }
 
     def loss_and_states(self, batch: dict[str, Any]) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
         """(the MLM loss of ``batch``'s share of the whole batch's masked positions, every layer's states)."""

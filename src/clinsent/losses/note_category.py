@@ -37,12 +37,18 @@ class NoteCategoryLoss(MethodLoss):
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
         index = {c: i for i, c in enumerate(self.classes)}
         target = torch.tensor([index[c] for c in rows["category"].astype(str)], dtype=torch.long)
-        return {**self.mlm.masked(rows["text"].astype(str).tolist(), generator), "category": target,
-                "rows_total": len(rows)}
+        return {
+            **self.mlm.masked(rows["text"].astype(str).tolist(), generator),
+            "category": target,
+            "rows_total": len(rows),
+        }
 
     def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
-        return {**self.mlm.chunk(batch, start, stop), "category": batch["category"][start:stop],
-                "rows_total": batch["rows_total"]}
+        return {
+            **self.mlm.chunk(batch, start, stop),
+            "category": batch["category"][start:stop],
+            "rows_total": batch["rows_total"],
+        }
 
     def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
         """Both parts add up over documents: the MLM loss (its share of the masked positions) and

@@ -42,8 +42,9 @@ class SimCSELoss(MethodLoss):
         s = self.s
         rng = np.random.default_rng(int(torch.randint(2**62, (1,), generator=generator)))
         mask = self.encoder.tokenizer.mask_token or "[MASK]"
-        return [augment(t, s.augmentation, s.augmentation_rate, rng, mask, s.augmentation_unit, s.stopwords)
-                for t in texts]
+        return [
+            augment(t, s.augmentation, s.augmentation_rate, rng, mask, s.augmentation_unit, s.stopwords) for t in texts
+        ]
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator, offsets: bool = False) -> dict[str, Any]:
         texts = rows["text"].tolist()
@@ -84,8 +85,11 @@ class SimCSELoss(MethodLoss):
         both = block_rows(batch["n"], 2, start, stop)
         doubled = take(batch["doubled"], both)
         width = doubled["input_ids"].shape[1]  # the first view's rows are among them: one width for all
-        out: dict[str, Any] = {"n": stop - start, "doubled": doubled,
-                               "features": {k: v[start:stop, :width] for k, v in batch["features"].items()}}
+        out: dict[str, Any] = {
+            "n": stop - start,
+            "doubled": doubled,
+            "features": {k: v[start:stop, :width] for k, v in batch["features"].items()},
+        }
         for key in ("position_ids", "cutoff"):
             if key in batch:
                 out[key] = batch[key][both][:, :width]

@@ -25,8 +25,13 @@ if TYPE_CHECKING:  # settings are annotations here: the method module imports th
     from clinsent.methods.sup_simcse import SupSimCSESettings
 
 
-def supervised_info_nce(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor | None,
-                        temperature: float, hard_negative_weight: float = 0.0) -> torch.Tensor:
+def supervised_info_nce(
+    anchor: torch.Tensor,
+    positive: torch.Tensor,
+    negative: torch.Tensor | None,
+    temperature: float,
+    hard_negative_weight: float = 0.0,
+) -> torch.Tensor:
     logits = cosine_logits(anchor.float(), positive.float(), temperature)
     if negative is not None:
         neg = cosine_logits(anchor.float(), negative.float(), temperature)
@@ -59,15 +64,22 @@ class SupSimCSELoss(MethodLoss):
         """The anchors', positives' (and negatives') embeddings of one pass over all three."""
         enc, n, features = self.encoder, batch["n"], batch["features"]
         hs = enc.hidden_states(features)
-        emb = pool(hs, features["attention_mask"].to(enc.device, non_blocking=True), self.s.pooling, self.s.first_layer)
+        emb = pool(
+            hs, features["attention_mask"].to(enc.device, non_blocking=True), self.s.pooling, self.s.first_layer
+        )
         if self.mlp is not None:
             emb = self.mlp(emb)
-        out = {"anchor": emb[:n], "positive": emb[n:2 * n]}
+        out = {"anchor": emb[:n], "positive": emb[n : 2 * n]}
         if self.s.hard_negatives:
-            out["negative"] = emb[2 * n:3 * n]
+            out["negative"] = emb[2 * n : 3 * n]
         return Embedded(out)
 
     def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        loss = supervised_info_nce(vectors["anchor"], vectors["positive"], vectors.get("negative"),
-                                   self.s.temperature, self.s.hard_negative_weight)
+        loss = supervised_info_nce(
+            vectors["anchor"],
+            vectors["positive"],
+            vectors.get("negative"),
+            self.s.temperature,
+            self.s.hard_negative_weight,
+        )
         return {"supervised": loss}

@@ -40,11 +40,14 @@ TRAINED_HEAD_POOLINGS = ("cls_mlp",)  # poolings whose MLP is part of the model:
 class MethodSettings:
     """Knobs every method has (the untrained baseline too): how sentences become vectors."""
 
-    pooling: Pooling = knob("first_last", "cls (SimCSE-family objectives train it through an MLP that is not saved), "
-                                          "cls_mlp (that MLP trained and kept at test: SimCSE's supervised recipe), "
-                                          "cls_before_pooler, mean, first_last (mean of layer first_layer and the last), "
-                                          "model (the base model's own sentence-transformers pooling, cls or mean: "
-                                          "clinsent.models.st_config)")
+    pooling: Pooling = knob(
+        "first_last",
+        "cls (SimCSE-family objectives train it through an MLP that is not saved), "
+        "cls_mlp (that MLP trained and kept at test: SimCSE's supervised recipe), "
+        "cls_before_pooler, mean, first_last (mean of layer first_layer and the last), "
+        "model (the base model's own sentence-transformers pooling, cls or mean: "
+        "clinsent.models.st_config)",
+    )
     first_layer: int = knob(1, "first layer of first_last; 0 is the embedding layer (SimCSE's early code)", minimum=0)
     max_length: int = knob(128, "tokens per sentence", minimum=8)
     eval_batch_size: int = knob(64, "batch size when the trainer embeds the curve sets", minimum=1)
@@ -55,47 +58,73 @@ class TrainedSettings(MethodSettings):
     """Knobs of every trained method: optimisation, schedule, step selection and checkpoints."""
 
     steps: int = knob(2000, "training steps", minimum=0)
-    epochs: float | None = knob(None, "instead of steps: passes over a sentence corpus (steps = ceil(epochs x "
-                                      "corpus size / batch_size), derived when the config is read) or over training "
-                                      "rows (epochs x full batches, derived when the train job reads them)",
-                                exclusiveMinimum=0)
+    epochs: float | None = knob(
+        None,
+        "instead of steps: passes over a sentence corpus (steps = ceil(epochs x "
+        "corpus size / batch_size), derived when the config is read) or over training "
+        "rows (epochs x full batches, derived when the train job reads them)",
+        exclusiveMinimum=0,
+    )
     batch_size: int = knob(32, "rows (sentences, pairs, triplets) per batch", minimum=2)
     learning_rate: float = knob(3e-5, "peak learning rate; linear decay to 0", exclusiveMinimum=0)
     optimizer: Literal["adamw", "rmsprop"] = knob("adamw", "adamw (weight decay 0; fused) or rmsprop")
     warmup_ratio: float = knob(0.0, "share of the steps with a linear warm-up", minimum=0, maximum=1)
-    grad_clip: float = knob(1.0, "clip the gradient norm to this (SimCSE's HF Trainer: 1.0); 0 switches it off",
-                            minimum=0)
+    grad_clip: float = knob(
+        1.0, "clip the gradient norm to this (SimCSE's HF Trainer: 1.0); 0 switches it off", minimum=0
+    )
     eval_every: int = knob(25, "evaluate the curve sets every n steps (and at the last)", minimum=1)
     checkpoint_every: int = knob(250, "checkpoint every n steps (resumed after a kill); 0: none", minimum=0)
     dropout: bool = knob(True, "train with dropout (false: ConSERT's augmentations, the original CT)")
-    compile: bool = knob(False, "torch.compile the whole step's forward (encoder, pooling, loss, the loss's own "
-                                "encoders) as one graph, token lengths padded to multiples of 16 (few shapes); "
-                                "steps in chunks (mini_batch, accumulate) stay eager")
+    compile: bool = knob(
+        False,
+        "torch.compile the whole step's forward (encoder, pooling, loss, the loss's own "
+        "encoders) as one graph, token lengths padded to multiples of 16 (few shapes); "
+        "steps in chunks (mini_batch, accumulate) stay eager",
+    )
     compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = knob(
-        "default", "torch.compile's mode with compile on: reduce-overhead replays each shape's step as a CUDA graph "
-                   "on CUDA (no effect on the CPU)")
+        "default",
+        "torch.compile's mode with compile on: reduce-overhead replays each shape's step as a CUDA graph "
+        "on CUDA (no effect on the CPU)",
+    )
     precision: Precision = knob("auto", PRECISION_DOC, aliases=PRECISION_ALIASES)
-    mini_batch: int | None = knob(None, "memory: embed the batch in chunks of this many rows, without gradients, "
-                                        "compute the loss over all of them, then re-run each chunk with gradients "
-                                        "and the same dropout masks (GradCache): every in-batch negative kept, the "
-                                        "full batch's gradients (equal with deterministic views, equal in "
-                                        "distribution with dropout), the memory of one chunk; objectives with "
-                                        "in-batch negatives; null or >= batch_size: one pass", minimum=1)
-    accumulate: int = knob(1, "accumulate the gradients of this many micro-batches into one step (batch_size rows in "
-                              "all, the full batch's gradient); objectives without in-batch negatives (mlm, "
-                              "note_category; the others: mini_batch)", minimum=1)
-    gradient_checkpointing: bool = knob(False, "memory: recompute each encoder layer's activations in the backward "
-                                               "pass (transformers' own; dropout replayed, so the same gradients) "
-                                               "instead of storing them: about a third more compute")
-    unpad: bool = knob(False, "speed: every encoder layer's projections, feed-forward and layer norms run on the "
-                              "batch's real tokens only, attention on the padded layout with its mask and dropout "
-                              "(BERT-architecture encoders; clinsent.models.unpadded). Eval-mode embeddings equal the "
-                              "padded forward's within 1e-5; dropout masks fall on another layout, so curves differ "
-                              "by dropout noise")
-    varlen_attention: bool = knob(False, "with unpad, on CUDA: torch's variable-length flash attention over the "
-                                         "packed tokens (no padding anywhere). A departure: that kernel has no "
-                                         "attention-probability dropout, part of SimCSE's noise (fidelity page); on "
-                                         "the CPU attention stays padded, with dropout")
+    mini_batch: int | None = knob(
+        None,
+        "memory: embed the batch in chunks of this many rows, without gradients, "
+        "compute the loss over all of them, then re-run each chunk with gradients "
+        "and the same dropout masks (GradCache): every in-batch negative kept, the "
+        "full batch's gradients (equal with deterministic views, equal in "
+        "distribution with dropout), the memory of one chunk; objectives with "
+        "in-batch negatives; null or >= batch_size: one pass",
+        minimum=1,
+    )
+    accumulate: int = knob(
+        1,
+        "accumulate the gradients of this many micro-batches into one step (batch_size rows in "
+        "all, the full batch's gradient); objectives without in-batch negatives (mlm, "
+        "note_category; the others: mini_batch)",
+        minimum=1,
+    )
+    gradient_checkpointing: bool = knob(
+        False,
+        "memory: recompute each encoder layer's activations in the backward "
+        "pass (transformers' own; dropout replayed, so the same gradients) "
+        "instead of storing them: about a third more compute",
+    )
+    unpad: bool = knob(
+        False,
+        "speed: every encoder layer's projections, feed-forward and layer norms run on the "
+        "batch's real tokens only, attention on the padded layout with its mask and dropout "
+        "(BERT-architecture encoders; clinsent.models.unpadded). Eval-mode embeddings equal the "
+        "padded forward's within 1e-5; dropout masks fall on another layout, so curves differ "
+        "by dropout noise",
+    )
+    varlen_attention: bool = knob(
+        False,
+        "with unpad, on CUDA: torch's variable-length flash attention over the "
+        "packed tokens (no padding anywhere). A departure: that kernel has no "
+        "attention-probability dropout, part of SimCSE's noise (fidelity page); on "
+        "the CPU attention stays padded, with dropout",
+    )
 
 
 @dataclass(frozen=True)
@@ -103,14 +132,27 @@ class SentencePlanSettings:
     """Knobs of methods trained on the sentence sets through a batch plan."""
 
     corpus: Literal["s_all", "s_ent", "s_none"] = knob("s_all", "training sentences: S_all, S_ent or S_none")
-    none_share: float = knob(0.0, "with s_ent: exactly round(share x batch) S_none sentences per batch; 1: S_none alone",
-                             minimum=0, maximum=1)
-    duplicates: Literal["naive", "remove", "replace"] = knob("naive", "duplicate entities in a batch: naive, remove "
-                                                                      "(the batch shrinks) or replace")
-    sentences: str = knob("notes", "the sentence source: notes (the notes pipeline's sets) or a key of "
-                                   "sentence_corpora (plain sentences: corpus s_all only)")
-    fraction: float = knob(1.0, "train on this share of the corpus (a fixed, nested subset), same number of steps "
-                                "(the augmentation paper's Figure 1)", exclusiveMinimum=0, maximum=1)
+    none_share: float = knob(
+        0.0,
+        "with s_ent: exactly round(share x batch) S_none sentences per batch; 1: S_none alone",
+        minimum=0,
+        maximum=1,
+    )
+    duplicates: Literal["naive", "remove", "replace"] = knob(
+        "naive", "duplicate entities in a batch: naive, remove (the batch shrinks) or replace"
+    )
+    sentences: str = knob(
+        "notes",
+        "the sentence source: notes (the notes pipeline's sets) or a key of "
+        "sentence_corpora (plain sentences: corpus s_all only)",
+    )
+    fraction: float = knob(
+        1.0,
+        "train on this share of the corpus (a fixed, nested subset), same number of steps "
+        "(the augmentation paper's Figure 1)",
+        exclusiveMinimum=0,
+        maximum=1,
+    )
 
 
 class Method(abc.ABC):
@@ -139,8 +181,15 @@ class Method(abc.ABC):
         s = self.settings
         if not isinstance(s, TrainedSettings) or not isinstance(s, SentencePlanSettings):
             return None
-        return SentencePlan(s.corpus, s.duplicates, float(s.none_share), s.batch_size, s.steps,
-                            source=s.sentences, fraction=float(s.fraction))
+        return SentencePlan(
+            s.corpus,
+            s.duplicates,
+            float(s.none_share),
+            s.batch_size,
+            s.steps,
+            source=s.sentences,
+            fraction=float(s.fraction),
+        )
 
     def extra_models(self) -> list[str]:
         """Models the loss loads besides the base model (base_models forms, or a key of methods:
@@ -151,8 +200,11 @@ class Method(abc.ABC):
     def with_run_models(self, paths: Mapping[str, str]) -> Method:
         """This method with each settings value that names a run (a key of ``paths``: a method of
         the config) replaced by that run's saved model folder (the train job does this)."""
-        changes: dict[str, Any] = {f.name: paths[v] for f in dataclasses.fields(self.settings)
-                                   if isinstance(v := getattr(self.settings, f.name), str) and v in paths}
+        changes: dict[str, Any] = {
+            f.name: paths[v]
+            for f in dataclasses.fields(self.settings)
+            if isinstance(v := getattr(self.settings, f.name), str) and v in paths
+        }
         return type(self)(dataclasses.replace(self.settings, **changes)) if changes else self
 
     def with_own_pooling(self, folder: str) -> Method:
@@ -188,28 +240,47 @@ class Method(abc.ABC):
         if not isinstance(s, TrainedSettings):
             return
         if s.unpad and s.gradient_checkpointing:
-            raise InputError(f"{where}.unpad", "the unpadded forward does not checkpoint its layers",
-                             "use one of unpad and gradient_checkpointing (mini_batch also bounds memory)")
+            raise InputError(
+                f"{where}.unpad",
+                "the unpadded forward does not checkpoint its layers",
+                "use one of unpad and gradient_checkpointing (mini_batch also bounds memory)",
+            )
         if s.varlen_attention and not s.unpad:
-            raise InputError(f"{where}.varlen_attention", "variable-length attention runs on the unpadded forward",
-                             "add unpad: true, or remove varlen_attention")
+            raise InputError(
+                f"{where}.varlen_attention",
+                "variable-length attention runs on the unpadded forward",
+                "add unpad: true, or remove varlen_attention",
+            )
         if not self.steps_in_chunks and (s.accumulate > 1 or s.mini_batch is not None):
             key = "accumulate" if s.accumulate > 1 else "mini_batch"
-            raise InputError(f"{where}.{key}", f"objective {self.name}'s loss steps a batch in one pass (it has no "
-                             "embed/score halves and no chunk, see clinsent.losses.base)",
-                             f"remove {key}, or give the loss those methods and set steps_in_chunks = True on {self.name}")
+            raise InputError(
+                f"{where}.{key}",
+                f"objective {self.name}'s loss steps a batch in one pass (it has no "
+                "embed/score halves and no chunk, see clinsent.losses.base)",
+                f"remove {key}, or give the loss those methods and set steps_in_chunks = True on {self.name}",
+            )
         if self.in_batch_negatives and s.accumulate > 1:
-            raise InputError(f"{where}.accumulate", f"objective {self.name} contrasts each row with the other rows "
-                             f"of its batch: {s.accumulate} accumulated micro-batches would each have 1/{s.accumulate} "
-                             "of the negatives", f"use mini_batch: {max(1, s.batch_size // s.accumulate)} instead (every "
-                             "negative of the batch and its gradients, the memory of that many rows)")
+            raise InputError(
+                f"{where}.accumulate",
+                f"objective {self.name} contrasts each row with the other rows "
+                f"of its batch: {s.accumulate} accumulated micro-batches would each have 1/{s.accumulate} "
+                "of the negatives",
+                f"use mini_batch: {max(1, s.batch_size // s.accumulate)} instead (every "
+                "negative of the batch and its gradients, the memory of that many rows)",
+            )
         if not self.in_batch_negatives and s.mini_batch is not None:
-            raise InputError(f"{where}.mini_batch", f"objective {self.name} has no in-batch negatives, so chunks "
-                             "need no second pass", f"use accumulate: {max(1, s.batch_size // s.mini_batch)} instead "
-                             "(micro-batches, one optimiser step, the full batch's gradient)")
+            raise InputError(
+                f"{where}.mini_batch",
+                f"objective {self.name} has no in-batch negatives, so chunks need no second pass",
+                f"use accumulate: {max(1, s.batch_size // s.mini_batch)} instead "
+                "(micro-batches, one optimiser step, the full batch's gradient)",
+            )
         if s.accumulate > s.batch_size:
-            raise InputError(f"{where}.accumulate", f"{s.accumulate} micro-batches of a batch of {s.batch_size}",
-                             "give accumulate at most batch_size")
+            raise InputError(
+                f"{where}.accumulate",
+                f"{s.accumulate} micro-batches of a batch of {s.batch_size}",
+                "give accumulate at most batch_size",
+            )
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         """The method's loss module (imported here, so reading settings never imports torch)."""

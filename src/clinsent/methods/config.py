@@ -62,14 +62,20 @@ def chunk_keys(cls: type[Method]) -> set[str]:
     return {"accumulate" if cls.in_batch_negatives else "mini_batch"}
 
 
-def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, Any],
-                   default_seeds: list[int], config: Mapping[str, Any] | None = None) -> MethodEntry:
+def resolve_method(
+    name: str,
+    entry: Mapping[str, Any],
+    training: Mapping[str, Any],
+    default_seeds: list[int],
+    config: Mapping[str, Any] | None = None,
+) -> MethodEntry:
     where = f"config: methods.{name}"
     cls = METHODS.get(str(entry.get("objective")), where=f"{where}.objective")
     knobs = {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
     allowed = set(keys(cls.settings_class))
-    shared = {k: v for k, v in training.items() if k in allowed and k not in NOT_SETTINGS
-              and k not in chunk_keys(cls)}  # each applies where it can
+    shared = {
+        k: v for k, v in training.items() if k in allowed and k not in NOT_SETTINGS and k not in chunk_keys(cls)
+    }  # each applies where it can
     parse_settings(cls.settings_class, knobs, where, foreign=foreign_keys(cls.settings_class, _owners(), "objective"))
     settings = parse_settings(cls.settings_class, {**shared, **knobs}, where)
     config = config or {}
@@ -77,11 +83,17 @@ def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, A
     settings, derived = _resolve_epochs(where, settings, knobs, shared, config)
     method = cls(settings)
     if settings.pooling in TRAINED_HEAD_POOLINGS and not method.trains:
-        raise InputError(f"{where}.pooling", f"{settings.pooling} keeps an MLP head that objective {cls.name} would "
-                         "leave untrained (random)", "use cls or cls_before_pooler for an untrained model")
+        raise InputError(
+            f"{where}.pooling",
+            f"{settings.pooling} keeps an MLP head that objective {cls.name} would leave untrained (random)",
+            "use cls or cls_before_pooler for an untrained model",
+        )
     if isinstance(need := method.data_need(), SentencePlan) and need.entities and need.source != "notes":
-        raise InputError(f"{where}.sentences", f"objective {cls.name} needs linked entities, a sentence corpus "
-                         "has none", "train it on the notes pipeline's sets (sentences: notes)")
+        raise InputError(
+            f"{where}.sentences",
+            f"objective {cls.name} needs linked entities, a sentence corpus has none",
+            "train it on the notes pipeline's sets (sentences: notes)",
+        )
     method.check(where, config)
     method.check_memory(where)
     seeds = [int(s) for s in (entry.get("seeds") or default_seeds)]
@@ -90,16 +102,29 @@ def resolve_method(name: str, entry: Mapping[str, Any], training: Mapping[str, A
         key = f"{where}.seeds" if entry.get("seeds") else "config: seeds"
         raise InputError(key, f"seed {twice} is listed twice {seeds}", "list each seed once")
     if isinstance(settings, TrainedSettings) and settings.steps == 0:
-        raise InputError(f"{where}.steps", f"steps: 0 trains nothing, so objective {cls.name} would be an untrained "
-                         "copy of the base model", "give steps > 0 (or epochs), or use objective: none for the "
-                         "untrained baseline")
+        raise InputError(
+            f"{where}.steps",
+            f"steps: 0 trains nothing, so objective {cls.name} would be an untrained copy of the base model",
+            "give steps > 0 (or epochs), or use objective: none for the untrained baseline",
+        )
     selection = entry.get("selection_set", config.get("selection_set"))
     if selection is not None and selection not in (config.get("eval_sets") or {}):
         sets = list(config.get("eval_sets") or {})
-        raise InputError(f"{where}.selection_set", f"{selection!r} is not a key of eval_sets {sets}"
-                         f"{did_you_mean(str(selection), sets)}", "name an eval set, or null to keep the last step")
-    return MethodEntry(name, method, seeds, str(entry.get("postprocess", "none")), entry.get("whitening_dims"),
-                       selection, derived, entry.get("init_from"))
+        raise InputError(
+            f"{where}.selection_set",
+            f"{selection!r} is not a key of eval_sets {sets}{did_you_mean(str(selection), sets)}",
+            "name an eval set, or null to keep the last step",
+        )
+    return MethodEntry(
+        name,
+        method,
+        seeds,
+        str(entry.get("postprocess", "none")),
+        entry.get("whitening_dims"),
+        selection,
+        derived,
+        entry.get("init_from"),
+    )
 
 
 def _check_source(where: str, s: Any, config: Mapping[str, Any]) -> None:
@@ -110,18 +135,28 @@ def _check_source(where: str, s: Any, config: Mapping[str, Any]) -> None:
         return
     corpora = list(config.get("sentence_corpora") or {})
     if s.sentences not in corpora:
-        raise InputError(f"{where}.sentences", f"{s.sentences!r} is neither notes nor a key of sentence_corpora "
-                         f"{corpora}{did_you_mean(s.sentences, corpora)}", "name a sentence_corpora entry, or notes")
+        raise InputError(
+            f"{where}.sentences",
+            f"{s.sentences!r} is neither notes nor a key of sentence_corpora "
+            f"{corpora}{did_you_mean(s.sentences, corpora)}",
+            "name a sentence_corpora entry, or notes",
+        )
     if s.corpus != "s_all" or s.none_share > 0 or s.duplicates != "naive":
-        raise InputError(where, f"corpus {s.corpus}, none_share {s.none_share}, duplicates {s.duplicates} need "
-                         f"entities; sentence corpus {s.sentences!r} has none",
-                         "leave corpus, none_share and duplicates at their defaults (s_all, 0, naive)")
+        raise InputError(
+            where,
+            f"corpus {s.corpus}, none_share {s.none_share}, duplicates {s.duplicates} need "
+            f"entities; sentence corpus {s.sentences!r} has none",
+            "leave corpus, none_share and duplicates at their defaults (s_all, 0, naive)",
+        )
     if isinstance(s, TrainedSettings) and s.steps > 0:
         size = _size(s.sentences, config)
         if size is not None and math.ceil(s.fraction * size) < s.batch_size:
-            raise InputError(where, f"fraction {s.fraction:g} of sentence corpus {s.sentences!r} is "
-                             f"{math.ceil(s.fraction * size)} sentences, fewer than a batch of {s.batch_size}",
-                             "raise fraction or the corpus' sample, or lower batch_size")
+            raise InputError(
+                where,
+                f"fraction {s.fraction:g} of sentence corpus {s.sentences!r} is "
+                f"{math.ceil(s.fraction * size)} sentences, fewer than a batch of {s.batch_size}",
+                "raise fraction or the corpus' sample, or lower batch_size",
+            )
 
 
 def _size(name: str, config: Mapping[str, Any]) -> int | None:
@@ -137,8 +172,9 @@ def _size(name: str, config: Mapping[str, Any]) -> int | None:
 _SIZES: dict[tuple[str, str, bool], int | None] = {}
 
 
-def _resolve_epochs(where: str, s: Any, knobs: Mapping[str, Any], shared: Mapping[str, Any],
-                    config: Mapping[str, Any]) -> tuple[Any, str]:
+def _resolve_epochs(
+    where: str, s: Any, knobs: Mapping[str, Any], shared: Mapping[str, Any], config: Mapping[str, Any]
+) -> tuple[Any, str]:
     """Steps from ``epochs`` over the sentence corpus (the method's own steps/epochs win over the
     training block's); epochs is kept in the settings beside the derived steps. Over training
     rows (``train_data``) the steps are derived in the train job
@@ -152,20 +188,30 @@ def _resolve_epochs(where: str, s: Any, knobs: Mapping[str, Any], shared: Mappin
     if not uses_epochs:
         return (replace(s, epochs=None) if s.epochs is not None else s), ""
     if rows_source(s):  # training rows (e.g. NLI triplets) or documents
-        return s, (f"{where}: epochs {s.epochs:g} over training rows {rows_source(s)!r} (batch "
-                   f"{s.batch_size}): steps counted when the train job reads the rows")
+        return s, (
+            f"{where}: epochs {s.epochs:g} over training rows {rows_source(s)!r} (batch "
+            f"{s.batch_size}): steps counted when the train job reads the rows"
+        )
     if not isinstance(s, SentencePlanSettings) or s.sentences == "notes":
-        raise InputError(f"{where}.epochs", "epochs needs a sentence corpus whose size is known when the config is "
-                         "read (sentences: a key of sentence_corpora), or training rows (train_data)",
-                         "give steps instead")
+        raise InputError(
+            f"{where}.epochs",
+            "epochs needs a sentence corpus whose size is known when the config is "
+            "read (sentences: a key of sentence_corpora), or training rows (train_data)",
+            "give steps instead",
+        )
     size = _size(s.sentences, config)
     if size is None:
-        raise InputError(f"{where}.epochs", f"the size of sentence corpus {s.sentences!r} is not known when the config "
-                         "is read (a dry run with placeholders, or documents to split)",
-                         f"give sentence_corpora.{s.sentences}.sample, or steps")
+        raise InputError(
+            f"{where}.epochs",
+            f"the size of sentence corpus {s.sentences!r} is not known when the config "
+            "is read (a dry run with placeholders, or documents to split)",
+            f"give sentence_corpora.{s.sentences}.sample, or steps",
+        )
     steps = steps_for_epochs(float(s.epochs or 0), size, s.batch_size)
-    note = (f"{where}: epochs {s.epochs:g} over sentence corpus {s.sentences!r} ({size} sentences, "
-            f"batch {s.batch_size}) = {steps} steps")
+    note = (
+        f"{where}: epochs {s.epochs:g} over sentence corpus {s.sentences!r} ({size} sentences, "
+        f"batch {s.batch_size}) = {steps} steps"
+    )
     return replace(s, steps=steps), note
 
 
@@ -192,12 +238,18 @@ def check_run_models(entries: Mapping[str, MethodEntry]) -> None:
             where = f"config: methods.{name}"
             upstream = entries[run]
             if run == name or not upstream.method.trains:
-                raise InputError(where, f"names {run!r}, which is {'itself' if run == name else 'not trained'}",
-                                 "name a trained method (its model of the same base model and seed is loaded)")
+                raise InputError(
+                    where,
+                    f"names {run!r}, which is {'itself' if run == name else 'not trained'}",
+                    "name a trained method (its model of the same base model and seed is loaded)",
+                )
             missing = sorted(set(e.seeds) - set(upstream.seeds))
             if missing:
-                raise InputError(where, f"names {run!r}, which has no run for seed(s) {missing}",
-                                 f"give {run!r} these seeds too, or give {name!r} the seeds of {run!r}")
+                raise InputError(
+                    where,
+                    f"names {run!r}, which has no run for seed(s) {missing}",
+                    f"give {run!r} these seeds too, or give {name!r} the seeds of {run!r}",
+                )
     check_cycles(entries)
 
 
@@ -218,8 +270,11 @@ def check_cycles(entries: Mapping[str, MethodEntry]) -> None:
                 if nxt == name:
                     first = path[1] if len(path) > 1 else nxt  # the chain's first step from `name`
                     key = ".init_from" if first == entries[name].init_from else ""
-                    raise InputError(f"config: methods.{name}{key}", f"the chain {' -> '.join([*path, nxt])} is a "
-                                     "cycle", "break the chain")
+                    raise InputError(
+                        f"config: methods.{name}{key}",
+                        f"the chain {' -> '.join([*path, nxt])} is a cycle",
+                        "break the chain",
+                    )
                 if nxt not in seen:
                     seen.add(nxt)
                     stack.append((nxt, [*path, nxt]))
@@ -234,11 +289,17 @@ def check_init_from(entries: Mapping[str, MethodEntry]) -> None:
             continue
         where = f"config: methods.{name}.init_from"
         if e.init_from not in entries:
-            raise InputError(where, f"{e.init_from!r} is not a key of methods{did_you_mean(e.init_from, names)}",
-                             "name the method whose trained model this one starts from")
+            raise InputError(
+                where,
+                f"{e.init_from!r} is not a key of methods{did_you_mean(e.init_from, names)}",
+                "name the method whose trained model this one starts from",
+            )
         if not entries[e.init_from].method.trains:
-            raise InputError(where, f"method {e.init_from!r} is not trained (objective "
-                             f"{entries[e.init_from].objective})", "name a trained method, or start from a base model")
+            raise InputError(
+                where,
+                f"method {e.init_from!r} is not trained (objective {entries[e.init_from].objective})",
+                "name a trained method, or start from a base model",
+            )
 
 
 def method_from_params(objective: str, settings: Mapping[str, Any]) -> Method:

@@ -40,16 +40,21 @@ class DeclutrSettings(MlmSettings):
     num_positives: int = knob(2, "positive spans per anchor (P), averaged into one embedding", minimum=1)
     min_span: int = knob(32, "shortest span in whitespace tokens", minimum=1)
     max_span: int = knob(512, "longest span; documents need 2 x num_anchors x max_span words", minimum=1)
-    strategy: Strategy = knob("adjacent", "where positives lie: any (adjacent, overlapping or subsumed: DeCLUTR's "
-                                          "default), subsuming, or adjacent (the paper)")
+    strategy: Strategy = knob(
+        "adjacent",
+        "where positives lie: any (adjacent, overlapping or subsumed: DeCLUTR's "
+        "default), subsuming, or adjacent (the paper)",
+    )
     temperature: float = knob(0.05, "tau of NT-Xent", exclusiveMinimum=0)
     contrastive_weight: float = knob(1.0, "w of eq. 5", minimum=0)
 
 
 @METHODS.register("declutr")
 class Declutr(DocumentMethod):
-    reference = ("DeCLUTR (Giorgi et al. 2021, ACL) as the healthcare-LM paper trains it (Taylor et al., section 2.3.2, "
-                 "eqs. 2-3 and 5)")
+    reference = (
+        "DeCLUTR (Giorgi et al. 2021, ACL) as the healthcare-LM paper trains it (Taylor et al., section 2.3.2, "
+        "eqs. 2-3 and 5)"
+    )
     name = "declutr"
     in_batch_negatives = True
     settings_class = DeclutrSettings
@@ -65,8 +70,11 @@ class Declutr(DocumentMethod):
         s = self.settings
         assert isinstance(s, DeclutrSettings)
         if s.min_span > s.max_span:
-            raise InputError(f"{where}.min_span", f"min_span {s.min_span} exceeds max_span {s.max_span}",
-                             "make min_span at most max_span")
+            raise InputError(
+                f"{where}.min_span",
+                f"min_span {s.min_span} exceeds max_span {s.max_span}",
+                "make min_span at most max_span",
+            )
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.declutr import DeclutrLoss

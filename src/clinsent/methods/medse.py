@@ -34,11 +34,15 @@ if TYPE_CHECKING:
 class MedSESettings(SimCSESettings):
     lam: float = knob(0.1, "weight of the entity-level loss (eq. 3)", key="lambda", minimum=0)
     entity_encoder: Literal["mean", "bilstm", "fc", "transformer", "cross_attention"] = knob(
-        "transformer", "entity encoder over the span (Table 8)")
+        "transformer", "entity encoder over the span (Table 8)"
+    )
     entity_layers: int = knob(1, "layers of the entity encoder", minimum=1)
     perturbation: Literal["none", "random_tokens", "shuffle_pairs", "sentence_pooling"] = knob(
-        "none", "Table 5's controls")
-    definition_model: str | None = knob(None, "the definition encoder (a base_models form); null: a copy of the base model")
+        "none", "Table 5's controls"
+    )
+    definition_model: str | None = knob(
+        None, "the definition encoder (a base_models form); null: a copy of the base model"
+    )
     definition_pooling: Pooling | None = knob(None, "the definition encoder's pooling; null: the sentence pooling")
     definition_trainable: bool = knob(True, "train the definition encoder (false: no gradient, no dropout)")
     definition_max_length: int = knob(64, "tokens per definition", minimum=8)

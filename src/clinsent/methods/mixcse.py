@@ -41,16 +41,22 @@ class MixCSESettings(SimCSESettings):
     mixing: bool = knob(True, "add MixCSE's mixed hard negatives")
     mix_lambda: float = knob(0.2, "lambda of the mixing (MixCSE's --lambdas)", minimum=0, maximum=1)
     mix_form: Literal["reference_code", "paper_eq3"] = knob(
-        "reference_code", "reference_code: MixCSE's code (mixed from the next in-batch positive, zeroed entries; the "
-                          "MixCSE runs the papers report were trained with it); paper_eq3: MixCSE's eq. 3, one mixed "
-                          "negative per anchor and negative from the anchor's own positive (harder)")
-    mix_symmetric: bool = knob(True, "reference_code: also the second block (mixed anchors against the positives), "
-                                     "as the code")
+        "reference_code",
+        "reference_code: MixCSE's code (mixed from the next in-batch positive, zeroed entries; the "
+        "MixCSE runs the papers report were trained with it); paper_eq3: MixCSE's eq. 3, one mixed "
+        "negative per anchor and negative from the anchor's own positive (harder)",
+    )
+    mix_symmetric: bool = knob(
+        True, "reference_code: also the second block (mixed anchors against the positives), as the code"
+    )
     instance_weighting: bool = knob(True, "remove negatives the complementary model finds too similar")
     phi: float = knob(0.9, "instance-weighting threshold on the complementary model's cosine", minimum=-1, maximum=1)
-    complementary_model: str | None = knob(None, "the frozen complementary model: a key of methods (that run's trained "
-                                                 "model, same base model and seed, trained first: DCLR's trained "
-                                                 "SimCSE) or a base_models form; null: a frozen copy of the base model")
+    complementary_model: str | None = knob(
+        None,
+        "the frozen complementary model: a key of methods (that run's trained "
+        "model, same base model and seed, trained first: DCLR's trained "
+        "SimCSE) or a base_models form; null: a frozen copy of the base model",
+    )
 
 
 # what the instance weighting logs per eval step (MixCSELoss.statistics)
@@ -59,8 +65,10 @@ STATISTICS = ("zero_weight_share", "mean_weight")
 
 @METHODS.register("mixcse")
 class MixCSE(SimCSE):
-    reference = ("MixCSE with instance weighting (the biomedical augmentation paper, section 3.2, eqs. 3-5; Zhang et al. "
-                 "2022; Zhou et al. 2022)")
+    reference = (
+        "MixCSE with instance weighting (the biomedical augmentation paper, section 3.2, eqs. 3-5; Zhang et al. "
+        "2022; Zhou et al. 2022)"
+    )
     name = "mixcse"
     settings_class = MixCSESettings
 
@@ -69,11 +77,17 @@ class MixCSE(SimCSE):
         s = self.settings
         assert isinstance(s, MixCSESettings)
         if not s.mixing and not s.instance_weighting:
-            raise InputError(where, "mixing and instance_weighting are both off (that is plain SimCSE)",
-                             "use objective simcse, or switch one of them on")
+            raise InputError(
+                where,
+                "mixing and instance_weighting are both off (that is plain SimCSE)",
+                "use objective simcse, or switch one of them on",
+            )
         if s.mixing and s.mix_form == "paper_eq3" and s.mix_symmetric:
-            raise InputError(f"{where}.mix_symmetric", "eq. 3 has one block of mixed negatives (no symmetric one)",
-                             "set mix_symmetric: false with mix_form: paper_eq3")
+            raise InputError(
+                f"{where}.mix_symmetric",
+                "eq. 3 has one block of mixed negatives (no symmetric one)",
+                "set mix_symmetric: false with mix_form: paper_eq3",
+            )
 
     def extra_models(self) -> list[str]:
         s = self.settings

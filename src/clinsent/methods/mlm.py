@@ -29,18 +29,21 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class MlmSettings(TrainedSettings):
-    documents: Literal["pretrain", "downstream"] = knob("pretrain", "the document partition trained on "
-                                                                    "(documents/<partition>.parquet)")
+    documents: Literal["pretrain", "downstream"] = knob(
+        "pretrain", "the document partition trained on (documents/<partition>.parquet)"
+    )
     pooling: Pooling = knob("mean", "how documents become vectors (the paper: mean of the last layer)")
     max_length: int = knob(512, "tokens per document (longer ones are truncated)", minimum=8)
     batch_size: int = knob(64, "documents per step (the paper: 16 x 4 accumulation steps: accumulate 4)", minimum=2)
     learning_rate: float = knob(1e-5, "peak learning rate (the paper's Table 11)", exclusiveMinimum=0)
-    warmup_ratio: float = knob(0.1, "share of the steps with a linear warm-up (the paper: warm-up, share not given)",
-                               minimum=0, maximum=1)
+    warmup_ratio: float = knob(
+        0.1, "share of the steps with a linear warm-up (the paper: warm-up, share not given)", minimum=0, maximum=1
+    )
     mlm_probability: float = knob(0.15, "share of the non-special tokens predicted", exclusiveMinimum=0, maximum=1)
     mask_replace_prob: float = knob(0.8, "of those, share replaced by the mask token", minimum=0, maximum=1)
-    random_replace_prob: float = knob(0.1, "of those, share replaced by a random token (the rest stay)",
-                                      minimum=0, maximum=1)
+    random_replace_prob: float = knob(
+        0.1, "of those, share replaced by a random token (the rest stay)", minimum=0, maximum=1
+    )
 
 
 class DocumentMethod(Method):

@@ -34,7 +34,8 @@ class MnrSettings(SupSimCSESettings):
 
 @METHODS.register("mnr")
 class MultipleNegativesRanking(SupervisedSimCSE):
-    reference = ("multiple-negatives ranking (Henderson et al. 2017) as the clinical sentence-transformers NLI study "
-                 "trains it")
+    reference = (
+        "multiple-negatives ranking (Henderson et al. 2017) as the clinical sentence-transformers NLI study trains it"
+    )
     name = "mnr"
     settings_class = MnrSettings

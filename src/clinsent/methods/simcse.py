@@ -36,18 +36,35 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class SimCSESettings(TrainedSettings, SentencePlanSettings):
     temperature: float = knob(0.05, "tau of InfoNCE", exclusiveMinimum=0)
-    augmentation: Literal["dropout", "token_cutoff", "token_shuffle", "random_crop", "word_deletion", "random_swap",
-                          "stopword_insertion", "punctuation_insertion"] = knob(
-        "dropout", "what makes the two views differ: dropout, ConSERT's token_cutoff / token_shuffle, or a text "
-                   "augmentation of the second view")
-    augmentation_rate: float = knob(0.15, "token_cutoff: share of tokens zeroed; random_crop: share of units masked; "
-                                          "word_deletion: probability of dropping a unit; stopword_insertion: stop "
-                                          "words per unit; punctuation_insertion: at most this share of units get a "
-                                          "mark (AEDA: 0.3)", minimum=0, exclusiveMaximum=1)
+    augmentation: Literal[
+        "dropout",
+        "token_cutoff",
+        "token_shuffle",
+        "random_crop",
+        "word_deletion",
+        "random_swap",
+        "stopword_insertion",
+        "punctuation_insertion",
+    ] = knob(
+        "dropout",
+        "what makes the two views differ: dropout, ConSERT's token_cutoff / token_shuffle, or a text "
+        "augmentation of the second view",
+    )
+    augmentation_rate: float = knob(
+        0.15,
+        "token_cutoff: share of tokens zeroed; random_crop: share of units masked; "
+        "word_deletion: probability of dropping a unit; stopword_insertion: stop "
+        "words per unit; punctuation_insertion: at most this share of units get a "
+        "mark (AEDA: 0.3)",
+        minimum=0,
+        exclusiveMaximum=1,
+    )
     augmentation_unit: Literal["words", "characters"] = knob(
-        "words", "text augmentations: units are whitespace-separated words, or characters (Chinese)")
-    stopwords: tuple[str, ...] = knob(STOPWORDS, "stopword_insertion: the words inserted (the paper: 'and, the, of, "
-                                                 "etc.'; OPEN)")
+        "words", "text augmentations: units are whitespace-separated words, or characters (Chinese)"
+    )
+    stopwords: tuple[str, ...] = knob(
+        STOPWORDS, "stopword_insertion: the words inserted (the paper: 'and, the, of, etc.'; OPEN)"
+    )
 
 
 @METHODS.register("simcse")
@@ -70,8 +87,11 @@ class SimCSE(Method):
         s = self.settings
         assert isinstance(s, SimCSESettings)
         if s.augmentation == "dropout" and not s.dropout:
-            raise InputError(where, "augmentation dropout with dropout: false gives two identical views",
-                             "switch dropout on, or choose augmentation token_cutoff or token_shuffle")
+            raise InputError(
+                where,
+                "augmentation dropout with dropout: false gives two identical views",
+                "switch dropout on, or choose augmentation token_cutoff or token_shuffle",
+            )
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.simcse import SimCSELoss

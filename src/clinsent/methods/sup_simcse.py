@@ -56,9 +56,11 @@ class SupervisedSimCSE(Method):
         assert isinstance(s, SupSimCSESettings)
         sources = list((config.get("training_data") or {}))
         if s.train_data not in sources:
-            raise InputError(f"{where}.train_data", f"{s.train_data!r} is not a key of training_data "
-                             f"{sources}{did_you_mean(s.train_data, sources)}",
-                             "name a training_data entry (e.g. NLI triplets from format nli_jsonl)")
+            raise InputError(
+                f"{where}.train_data",
+                f"{s.train_data!r} is not a key of training_data {sources}{did_you_mean(s.train_data, sources)}",
+                "name a training_data entry (e.g. NLI triplets from format nli_jsonl)",
+            )
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.supervised import SupSimCSELoss

@@ -40,11 +40,14 @@ def resolve_model(spec: str) -> str:
     rule fetched it into (``$CLINSENT_HUB_DIR/<owner--name>``, a declared input of every job
     that loads it), else the id itself (transformers' own cache, outside the workflow)."""
     if spec.startswith(PACKAGE_PREFIX):
-        package, _, sub = spec[len(PACKAGE_PREFIX):].partition("/")
+        package, _, sub = spec[len(PACKAGE_PREFIX) :].partition("/")
         found = importlib.util.find_spec(package)
         if found is None or not found.submodule_search_locations:
-            raise InputError("config: base_models", f"python package {package!r} is not installed",
-                             f"pip install {package.replace('_', '-')} (or point the entry at a local folder)")
+            raise InputError(
+                "config: base_models",
+                f"python package {package!r} is not installed",
+                f"pip install {package.replace('_', '-')} (or point the entry at a local folder)",
+            )
         path = Path(list(found.submodule_search_locations)[0]) / sub
         if not path.exists():
             raise InputError("config: base_models", f"{path} does not exist", "check the folder inside the package")
@@ -52,8 +55,11 @@ def resolve_model(spec: str) -> str:
     if Path(spec).expanduser().exists():
         return str(Path(spec).expanduser())
     if looks_like_path(spec):
-        raise InputError("config: base_models", f"local model folder {spec} does not exist",
-                         "fix the path, or give a Hugging Face id such as dmis-lab/biobert-v1.1")
+        raise InputError(
+            "config: base_models",
+            f"local model folder {spec} does not exist",
+            "fix the path, or give a Hugging Face id such as dmis-lab/biobert-v1.1",
+        )
     hub_dir = os.environ.get(HUB_DIR_ENV)
     if hub_dir and (Path(hub_dir) / hub_slug(spec)).is_dir():
         return str(Path(hub_dir) / hub_slug(spec))
@@ -67,8 +73,9 @@ def load_transformer(spec: str, max_length: int) -> Any:
     return Transformer(resolve_model(spec), max_seq_length=max_length)
 
 
-def sentence_transformer(transformer: Any, pooling: str, first_layer: int = 1, device: str = "cpu",
-                         head: Any = None) -> Any:
+def sentence_transformer(
+    transformer: Any, pooling: str, first_layer: int = 1, device: str = "cpu", head: Any = None
+) -> Any:
     """Wrap a (trained) Transformer module with the stock modules of its pooling
     (:data:`clinsent.models.pooling.POOLINGS`), so the saved model needs no custom code; a
     pooling that keeps its MLP at test time adds ``head`` (a shared ``MlpHead``) as a ``Dense``."""
@@ -82,5 +89,6 @@ def sentence_transformer(transformer: Any, pooling: str, first_layer: int = 1, d
     if head is not None:
         modules.append(head.as_dense())
     # the model card is written from what is local: no look-up of the base model on the Hub
-    return SentenceTransformer(modules=modules, device=device,
-                               model_card_data=SentenceTransformerModelCardData(local_files_only=True))
+    return SentenceTransformer(
+        modules=modules, device=device, model_card_data=SentenceTransformerModelCardData(local_files_only=True)
+    )

@@ -52,13 +52,20 @@ def _download(repo_id: str, out: Path, log: Callable[[str], Any]) -> Path:
         snapshot_download(repo_id=repo_id, local_dir=str(partial))
     except RepositoryNotFoundError:
         shutil.rmtree(partial, ignore_errors=True)
-        raise InputError("config: base_models", f"{repo_id!r} is not a model on the Hugging Face hub (or needs a "
-                         "token)", "check the id, log in with `huggingface-cli login`, or give a local folder") from None
+        raise InputError(
+            "config: base_models",
+            f"{repo_id!r} is not a model on the Hugging Face hub (or needs a token)",
+            "check the id, log in with `huggingface-cli login`, or give a local folder",
+        ) from None
     except (HfHubHTTPError, OSError) as exc:
         shutil.rmtree(partial, ignore_errors=True)
-        raise InputError(out, f"downloading {repo_id!r} failed ({type(exc).__name__})", "run Snakemake on a host with "
-                         "network access (download_model is a local rule), or download the model elsewhere and give "
-                         "its folder in the config") from None
+        raise InputError(
+            out,
+            f"downloading {repo_id!r} failed ({type(exc).__name__})",
+            "run Snakemake on a host with "
+            "network access (download_model is a local rule), or download the model elsewhere and give "
+            "its folder in the config",
+        ) from None
     shutil.rmtree(out, ignore_errors=True)
     partial.rename(out)
     log(f"downloaded {repo_id} into {out} ({sum(1 for p in out.rglob('*') if p.is_file())} files)")

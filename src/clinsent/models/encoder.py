@@ -58,8 +58,17 @@ def autocast(device: torch.device, precision: str = "auto") -> Any:
 class Encoder:
     """A Hugging Face encoder with its tokenizer and a pooling."""
 
-    def __init__(self, model: Any, tokenizer: Any, pooling: str, first_layer: int, max_length: int,
-                 device: torch.device, head: torch.nn.Module | None = None, precision: str = "auto") -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        pooling: str,
+        first_layer: int,
+        max_length: int,
+        device: torch.device,
+        head: torch.nn.Module | None = None,
+        precision: str = "auto",
+    ) -> None:
         from clinsent.precision import resolve
 
         self.model, self.tokenizer = model, tokenizer
@@ -81,16 +90,30 @@ class Encoder:
                 own = self._own.tokenizer = copy.deepcopy(self.tokenizer)
         return own
 
-    def tokenize(self, texts: list[str], offsets: bool = False, special_tokens_mask: bool = False) -> dict[str, torch.Tensor]:
-        return dict(self._tokenizer()(texts, padding=True, truncation=True, max_length=self.max_length,
-                                      pad_to_multiple_of=self.pad_multiple, return_tensors="pt",
-                                      return_offsets_mapping=offsets, return_special_tokens_mask=special_tokens_mask))
+    def tokenize(
+        self, texts: list[str], offsets: bool = False, special_tokens_mask: bool = False
+    ) -> dict[str, torch.Tensor]:
+        return dict(
+            self._tokenizer()(
+                texts,
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                pad_to_multiple_of=self.pad_multiple,
+                return_tensors="pt",
+                return_offsets_mapping=offsets,
+                return_special_tokens_mask=special_tokens_mask,
+            )
+        )
 
     def hidden_states(self, batch: dict[str, torch.Tensor], **extra: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """Every layer's states as the model returns them (bf16 or fp16 under autocast): the
         pooling converts only the layers it reads to float32."""
-        inputs = {k: v.to(self.device, non_blocking=True) for k, v in {**batch, **extra}.items()
-                  if k not in ("offset_mapping", "special_tokens_mask", "packing")}
+        inputs = {
+            k: v.to(self.device, non_blocking=True)
+            for k, v in {**batch, **extra}.items()
+            if k not in ("offset_mapping", "special_tokens_mask", "packing")
+        }
         if self.unpad:  # the packing made with the batch on the CPU (clinsent.models.unpadded.attach)
             from clinsent.models import unpadded
 
@@ -119,8 +142,10 @@ class Encoder:
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         was_training = self.model.training
         self.model.eval()
-        out = [self.embed_batch(self.tokenize(texts[i:i + batch_size])).float().cpu().numpy()
-               for i in range(0, len(texts), batch_size)]
+        out = [
+            self.embed_batch(self.tokenize(texts[i : i + batch_size])).float().cpu().numpy()
+            for i in range(0, len(texts), batch_size)
+        ]
         self.model.train(was_training)
         return np.concatenate(out, axis=0) if out else np.zeros((0, 0), dtype=np.float32)
 

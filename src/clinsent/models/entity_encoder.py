@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+
 def _heads(dim: int, heads: int | None) -> int:
     n = heads or max(1, dim // 64)
     while dim % n:
@@ -49,17 +50,30 @@ class EntityEncoder(nn.Module):
     def __init__(self, dim: int, layers: int = 1, heads: int | None = None, dropout: float = 0.1) -> None:
         super().__init__()
         if not isinstance(dim, int):
-            raise TypeError(f"EntityEncoder(dim={dim!r}): build an entity encoder by name with entity_encoder(kind, dim)")
+            raise TypeError(
+                f"EntityEncoder(dim={dim!r}): build an entity encoder by name with entity_encoder(kind, dim)"
+            )
 
-    def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
-               attention_mask: torch.Tensor | None) -> torch.Tensor:
+    def encode(
+        self,
+        spans: torch.Tensor,
+        valid: torch.Tensor,
+        lengths: torch.Tensor,
+        token_states: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+    ) -> torch.Tensor:
         """spans [n, S, d] (each entity's tokens at the front, ``valid`` [n, S] marks them; ``lengths``
         [n], their counts, on the host) -> [n, S, d]."""
         return spans
 
-    def forward(self, token_states: torch.Tensor, span_mask: torch.Tensor,
-                attention_mask: torch.Tensor | None = None, width: int | None = None,
-                lengths: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        token_states: torch.Tensor,
+        span_mask: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        width: int | None = None,
+        lengths: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """``token_states`` [n, T, d], ``span_mask`` [n, T] (True on the entity's tokens) and the
         sentences' ``attention_mask`` [n, T] (needed by ``cross_attention``) -> h_ent [n, d].
 
@@ -76,8 +90,9 @@ class EntityEncoder(nn.Module):
             width = int(lengths.max()) if len(lengths) else 0
         idx = torch.argsort((~span_mask).to(torch.int8), dim=1, stable=True)[:, :width]
         spans = torch.gather(token_states, 1, idx.unsqueeze(-1).expand(-1, -1, token_states.size(-1)))
-        valid = torch.arange(width, device=span_mask.device).unsqueeze(0) < \
-            lengths.to(span_mask.device, non_blocking=True).unsqueeze(1)
+        valid = torch.arange(width, device=span_mask.device).unsqueeze(0) < lengths.to(
+            span_mask.device, non_blocking=True
+        ).unsqueeze(1)
         spans = self.encode(spans, valid, lengths, token_states, attention_mask)
         mask = valid.unsqueeze(-1).to(spans.dtype)
         return (spans * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
@@ -92,12 +107,19 @@ class TransformerEncoder(EntityEncoder):
 
     def __init__(self, dim: int, layers: int = 1, heads: int | None = None, dropout: float = 0.1) -> None:
         super().__init__(dim)
-        layer = nn.TransformerEncoderLayer(dim, _heads(dim, heads), dim_feedforward=4 * dim, dropout=dropout,
-                                           batch_first=True, norm_first=False)
+        layer = nn.TransformerEncoderLayer(
+            dim, _heads(dim, heads), dim_feedforward=4 * dim, dropout=dropout, batch_first=True, norm_first=False
+        )
         self.encoder = nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
 
-    def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
-               attention_mask: torch.Tensor | None) -> torch.Tensor:
+    def encode(
+        self,
+        spans: torch.Tensor,
+        valid: torch.Tensor,
+        lengths: torch.Tensor,
+        token_states: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+    ) -> torch.Tensor:
         return self.encoder(spans, src_key_padding_mask=~valid)
 
 
@@ -109,10 +131,20 @@ class BiLSTMEncoder(EntityEncoder):
         self.encoder = nn.LSTM(dim, dim // 2, num_layers=layers, batch_first=True, bidirectional=True)
         self.lstm_out = nn.Linear(2 * (dim // 2), dim) if dim % 2 else nn.Identity()
 
-    def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
-               attention_mask: torch.Tensor | None) -> torch.Tensor:
-        packed = nn.utils.rnn.pack_padded_sequence(spans, lengths.clamp(min=1), batch_first=True,  # on the host
-                                                   enforce_sorted=False)
+    def encode(
+        self,
+        spans: torch.Tensor,
+        valid: torch.Tensor,
+        lengths: torch.Tensor,
+        token_states: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+    ) -> torch.Tensor:
+        packed = nn.utils.rnn.pack_padded_sequence(
+            spans,
+            lengths.clamp(min=1),
+            batch_first=True,  # on the host
+            enforce_sorted=False,
+        )
         # zero initial states sized here: left to the LSTM, it reads the batch size from the packed
         # batch sizes with `.item()` (a host tensor, but the counter cannot tell it from a sync)
         zeros = spans.new_zeros(2 * self.encoder.num_layers, spans.size(0), self.encoder.hidden_size)
@@ -128,8 +160,14 @@ class LinearEncoder(EntityEncoder):
         super().__init__(dim)
         self.encoder = nn.Linear(dim, dim)
 
-    def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
-               attention_mask: torch.Tensor | None) -> torch.Tensor:
+    def encode(
+        self,
+        spans: torch.Tensor,
+        valid: torch.Tensor,
+        lengths: torch.Tensor,
+        token_states: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+    ) -> torch.Tensor:
         return self.encoder(spans)
 
 
@@ -140,8 +178,14 @@ class CrossAttentionEncoder(EntityEncoder):
         super().__init__(dim)
         self.encoder = nn.ModuleList(CrossAttentionBlock(dim, _heads(dim, heads), dropout) for _ in range(layers))
 
-    def encode(self, spans: torch.Tensor, valid: torch.Tensor, lengths: torch.Tensor, token_states: torch.Tensor,
-               attention_mask: torch.Tensor | None) -> torch.Tensor:
+    def encode(
+        self,
+        spans: torch.Tensor,
+        valid: torch.Tensor,
+        lengths: torch.Tensor,
+        token_states: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+    ) -> torch.Tensor:
         if attention_mask is None:
             raise ValueError("the cross_attention entity encoder needs the sentences' attention_mask")
         padding = attention_mask.to(spans.device) == 0
@@ -152,13 +196,17 @@ class CrossAttentionEncoder(EntityEncoder):
 
 # the name a config gives (``methods.<id>.entity_encoder``, MedseSettings) -> its module
 ENTITY_ENCODERS: dict[str, type[EntityEncoder]] = {
-    "mean": MeanEncoder, "bilstm": BiLSTMEncoder, "fc": LinearEncoder, "transformer": TransformerEncoder,
+    "mean": MeanEncoder,
+    "bilstm": BiLSTMEncoder,
+    "fc": LinearEncoder,
+    "transformer": TransformerEncoder,
     "cross_attention": CrossAttentionEncoder,
 }
 
 
-def entity_encoder(kind: str, dim: int, layers: int = 1, heads: int | None = None,
-                   dropout: float = 0.1) -> EntityEncoder:
+def entity_encoder(
+    kind: str, dim: int, layers: int = 1, heads: int | None = None, dropout: float = 0.1
+) -> EntityEncoder:
     """The entity encoder a config names, built for hidden size ``dim``."""
     if kind not in ENTITY_ENCODERS:
         raise ValueError(f"unknown entity encoder {kind!r}; use one of {', '.join(ENTITY_ENCODERS)}")

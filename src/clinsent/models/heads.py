@@ -12,8 +12,9 @@ class ClassificationHead(nn.Module):
     def __init__(self, dim: int, classes: int, hidden: int | None = None, dropout: float = 0.1) -> None:
         super().__init__()
         hidden = hidden or dim
-        self.net = nn.Sequential(nn.Dropout(dropout), nn.Linear(dim, hidden), nn.Tanh(), nn.Dropout(dropout),
-                                 nn.Linear(hidden, classes))
+        self.net = nn.Sequential(
+            nn.Dropout(dropout), nn.Linear(dim, hidden), nn.Tanh(), nn.Dropout(dropout), nn.Linear(hidden, classes)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)

@@ -69,14 +69,18 @@ def _first_last_modules(transformer: Any, first_layer: int) -> list[Any]:
     weights[0] = 1.0
     weights[-1] = 1.0
     transformer.model.config.output_hidden_states = True
-    return [WeightedLayerPooling(dim, n_layers, first_layer, nn.Parameter(weights, requires_grad=False)),
-            Pooling(dim, "mean")]
+    return [
+        WeightedLayerPooling(dim, n_layers, first_layer, nn.Parameter(weights, requires_grad=False)),
+        Pooling(dim, "mean"),
+    ]
 
 
 @dataclass(frozen=True)
 class PoolingSpec:
     torch_pool: Callable[[Sequence[torch.Tensor], torch.Tensor, int], torch.Tensor]
-    saved_modules: Callable[[Any, int], list[Any]]  # (sentence-transformers Transformer, first_layer) -> modules after it
+    saved_modules: Callable[
+        [Any, int], list[Any]
+    ]  # (sentence-transformers Transformer, first_layer) -> modules after it
     mlp_in_training: bool
     mlp_at_test: bool = False  # the MLP head is part of the model: trained, evaluated and saved (a Dense)
 
@@ -96,8 +100,9 @@ def pooling_spec(mode: str) -> PoolingSpec:
     return POOLINGS[mode]
 
 
-def pool(hidden_states: Sequence[torch.Tensor], attention_mask: torch.Tensor, mode: str,
-         first_layer: int = 1) -> torch.Tensor:
+def pool(
+    hidden_states: Sequence[torch.Tensor], attention_mask: torch.Tensor, mode: str, first_layer: int = 1
+) -> torch.Tensor:
     """Sentence embeddings [batch, dim] from the hidden-state tuple (never with the MLP head)."""
     return pooling_spec(mode).torch_pool(hidden_states, attention_mask, first_layer)
 

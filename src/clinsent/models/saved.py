@@ -20,6 +20,7 @@ import numpy as np
 
 from clinsent.errors import InputError
 
+
 def _pooling_mode(config: dict[str, Any]) -> str | None:
     """'cls' or 'mean' from a Pooling config (sentence-transformers 6 names one mode; earlier
     versions set one flag each), or None for anything else."""
@@ -40,8 +41,11 @@ class SavedEncoder:
 
         self.device = torch.device(device)
         root = folder / modules[0]["path"]
-        st_config = json.loads((root / "sentence_bert_config.json").read_text()) \
-            if (root / "sentence_bert_config.json").exists() else {}
+        st_config = (
+            json.loads((root / "sentence_bert_config.json").read_text())
+            if (root / "sentence_bert_config.json").exists()
+            else {}
+        )
         self.max_length = st_config.get("max_seq_length")
         self.tokenizer = AutoTokenizer.from_pretrained(str(root), local_files_only=True)
         self.model = AutoModel.from_pretrained(str(root), local_files_only=True).to(self.device).eval()
@@ -61,12 +65,17 @@ class SavedEncoder:
         out = []
         with torch.inference_mode():
             for i in range(0, len(texts), batch_size):
-                batch = self.tokenizer(texts[i:i + batch_size], padding=True, truncation=True, return_tensors="pt",
-                                       **({"max_length": self.max_length} if self.max_length else {}))
+                batch = self.tokenizer(
+                    texts[i : i + batch_size],
+                    padding=True,
+                    truncation=True,
+                    return_tensors="pt",
+                    **({"max_length": self.max_length} if self.max_length else {}),
+                )
                 batch = {k: v.to(self.device) for k, v in batch.items()}
                 result = self.model(**batch, output_hidden_states=self.layer_start is not None, return_dict=True)
                 if self.layer_start is not None:
-                    layers = torch.stack(result.hidden_states[self.layer_start:]).float()
+                    layers = torch.stack(result.hidden_states[self.layer_start :]).float()
                     w = self.layer_weights.view(-1, 1, 1, 1)
                     states = (w * layers).sum(dim=0) / self.layer_weights.sum()
                 else:
@@ -97,8 +106,10 @@ def _read_normalize(encoder: SavedEncoder, folder: Path) -> None:
 def _read_dense(encoder: SavedEncoder, folder: Path) -> None:
     weights = _weights(folder)
     bias = weights.get("linear.bias")
-    encoder.dense = (weights["linear.weight"].float().to(encoder.device),
-                     None if bias is None else bias.float().to(encoder.device))
+    encoder.dense = (
+        weights["linear.weight"].float().to(encoder.device),
+        None if bias is None else bias.float().to(encoder.device),
+    )
 
 
 def _plain_tanh_dense(folder: Path) -> bool:
@@ -107,16 +118,25 @@ def _plain_tanh_dense(folder: Path) -> bool:
         config = json.loads((folder / "config.json").read_text())
     except (OSError, ValueError):
         return False
-    return str(config.get("activation_function", "torch.nn.modules.activation.Tanh")).endswith(".Tanh") \
-        and not config.get("use_residual", False)
+    return str(config.get("activation_function", "torch.nn.modules.activation.Tanh")).endswith(
+        ".Tanh"
+    ) and not config.get("use_residual", False)
 
 
 # a module after the Transformer (the last part of its modules.json "type") -> what it sets
-READ_MODULE = {"WeightedLayerPooling": _read_layer_pooling, "Pooling": _read_pooling, "Dense": _read_dense,
-               "Normalize": _read_normalize}
+READ_MODULE = {
+    "WeightedLayerPooling": _read_layer_pooling,
+    "Pooling": _read_pooling,
+    "Dense": _read_dense,
+    "Normalize": _read_normalize,
+}
 # the orders of those modules this loader runs: [WeightedLayerPooling] Pooling [Dense] [Normalize]
-LAYOUTS = [[*w, "Pooling", *d, *n] for w in ([], ["WeightedLayerPooling"]) for d in ([], ["Dense"])
-           for n in ([], ["Normalize"])]
+LAYOUTS = [
+    [*w, "Pooling", *d, *n]
+    for w in ([], ["WeightedLayerPooling"])
+    for d in ([], ["Dense"])
+    for n in ([], ["Normalize"])
+]
 
 
 def _weights(folder: Path) -> dict[str, Any]:
@@ -137,8 +157,12 @@ def known_layout(folder: str | Path) -> list[dict[str, Any]] | None:
     except (OSError, ValueError):
         return None
     kinds = [m.get("type", "").rsplit(".", 1)[-1] for m in modules]
-    if not kinds or kinds[0] != "Transformer" or any(k not in READ_MODULE for k in kinds[1:]) \
-            or kinds.count("Pooling") != 1:
+    if (
+        not kinds
+        or kinds[0] != "Transformer"
+        or any(k not in READ_MODULE for k in kinds[1:])
+        or kinds.count("Pooling") != 1
+    ):
         return None
     if kinds[1:] not in LAYOUTS:
         return None
@@ -168,20 +192,26 @@ def check_model_folder(folder: str | Path, where: str, own_pooling: bool = False
     if modules_file.exists():
         try:
             modules = json.loads(modules_file.read_text(encoding="utf-8"))
-            ok = isinstance(modules, list) and all(isinstance(m, dict) and isinstance(m.get("path", ""), str)
-                                                   for m in modules)
+            ok = isinstance(modules, list) and all(
+                isinstance(m, dict) and isinstance(m.get("path", ""), str) for m in modules
+            )
         except (OSError, ValueError):
             ok = False
         if not ok:
-            raise InputError(where, f"{modules_file} is not a readable modules.json (JSON, a list of modules)",
-                             "restore the model folder (re-save or re-download it), or delete modules.json to load "
-                             "the folder as a plain transformers model")
+            raise InputError(
+                where,
+                f"{modules_file} is not a readable modules.json (JSON, a list of modules)",
+                "restore the model folder (re-save or re-download it), or delete modules.json to load "
+                "the folder as a plain transformers model",
+            )
         root = folder / str(modules[0].get("path", "")) if modules else folder
     config = next((p for p in (folder / "config.json", root / "config.json") if p.is_file()), None)
     if config is None:
-        raise InputError(where, f"{folder} has no config.json (not a transformers or sentence-transformers model "
-                         "folder)", "point it at the model's folder (the one with config.json), or give a Hugging "
-                         "Face id")
+        raise InputError(
+            where,
+            f"{folder} has no config.json (not a transformers or sentence-transformers model folder)",
+            "point it at the model's folder (the one with config.json), or give a Hugging Face id",
+        )
     try:
         json.loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -194,5 +224,8 @@ def check_model_folder(folder: str | Path, where: str, own_pooling: bool = False
         except ValueError as exc:
             if isinstance(exc, InputError):
                 raise
-            raise InputError(where, f"the pooling configuration of {folder} is not readable JSON",
-                             "restore the model folder, or give the model's pooling instead of model") from None
+            raise InputError(
+                where,
+                f"the pooling configuration of {folder} is not readable JSON",
+                "restore the model folder, or give the model's pooling instead of model",
+            ) from None

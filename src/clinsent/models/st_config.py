@@ -17,9 +17,14 @@ from clinsent.errors import InputError
 
 # the sentence-transformers pooling modes we rebuild -> our pooling names
 MODES = {"cls": "cls_before_pooler", "mean": "mean"}
-_FLAGS = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean", "pooling_mode_max_tokens": "max",
-          "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens": "weightedmean",
-          "pooling_mode_lasttoken": "lasttoken"}
+_FLAGS = {
+    "pooling_mode_cls_token": "cls",
+    "pooling_mode_mean_tokens": "mean",
+    "pooling_mode_max_tokens": "max",
+    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens": "weightedmean",
+    "pooling_mode_lasttoken": "lasttoken",
+}
 
 
 def own_pooling(folder: str | Path, where: str = "pooling: model") -> str:
@@ -33,7 +38,7 @@ def own_pooling(folder: str | Path, where: str = "pooling: model") -> str:
     kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
     if "Pooling" not in kinds:
         raise InputError(where, f"{modules_file} lists no Pooling module", fix)
-    after = [k for k in kinds[kinds.index("Pooling") + 1:] if k != "Normalize"]
+    after = [k for k in kinds[kinds.index("Pooling") + 1 :] if k != "Normalize"]
     if after:
         raise InputError(where, f"{modules_file}: modules after the pooling ({', '.join(after)}) are not rebuilt", fix)
     config_file = folder / str(modules[kinds.index("Pooling")].get("path", "")) / "config.json"
@@ -46,6 +51,10 @@ def own_pooling(folder: str | Path, where: str = "pooling: model") -> str:
     else:
         modes = [mode for key, mode in _FLAGS.items() if config.get(key)]
     if len(modes) != 1 or modes[0] not in MODES:
-        raise InputError(where, f"{config_file}: pooling {' + '.join(map(str, modes)) or 'none'} is not one we rebuild "
-                         f"({', '.join(MODES)})", fix)
+        raise InputError(
+            where,
+            f"{config_file}: pooling {' + '.join(map(str, modes)) or 'none'} is not one we rebuild "
+            f"({', '.join(MODES)})",
+            fix,
+        )
     return MODES[modes[0]]

@@ -65,8 +65,12 @@ def packing(attention_mask: torch.Tensor) -> Packing:
     lengths = mask.sum(dim=1)
     cu = torch.zeros(mask.shape[0] + 1, dtype=torch.int32)
     cu[1:] = torch.cumsum(lengths, 0)
-    return Packing(mask.reshape(-1).nonzero().squeeze(1), cu, int(lengths.max()) if len(lengths) else 0,
-                   (int(mask.shape[0]), int(mask.shape[1])))
+    return Packing(
+        mask.reshape(-1).nonzero().squeeze(1),
+        cu,
+        int(lengths.max()) if len(lengths) else 0,
+        (int(mask.shape[0]), int(mask.shape[1])),
+    )
 
 
 PACKING = "packing"  # the key of a tokenized batch's packing, attached when the batch is prepared
@@ -98,20 +102,26 @@ def packing_of(batch: dict[str, Any]) -> Packing:
 def supports(model: Any) -> bool:
     """Whether ``model`` has BERT's layout (embeddings, encoder.layer[i].attention.self.query, ...)."""
     layers = getattr(getattr(model, "encoder", None), "layer", None)
-    return (hasattr(model, "embeddings") and layers is not None and len(layers) > 0
-            and all(hasattr(layer, a) for layer in layers for a in ("attention", "intermediate", "output"))
-            and hasattr(layers[0].attention, "self") and hasattr(layers[0].attention.self, "query"))
+    return (
+        hasattr(model, "embeddings")
+        and layers is not None
+        and len(layers) > 0
+        and all(hasattr(layer, a) for layer in layers for a in ("attention", "intermediate", "output"))
+        and hasattr(layers[0].attention, "self")
+        and hasattr(layers[0].attention.self, "query")
+    )
 
 
 def _varlen_usable(device: torch.device) -> bool:
     return device.type == "cuda"
 
 
-def _attention(self_attn: Any, hidden: torch.Tensor, pack: Packing, padded_mask: torch.Tensor, varlen: bool,
-               training: bool) -> torch.Tensor:
+def _attention(
+    self_attn: Any, hidden: torch.Tensor, pack: Packing, padded_mask: torch.Tensor, varlen: bool, training: bool
+) -> torch.Tensor:
     """One layer's self-attention over packed tokens ``(T, hidden)`` -> ``(T, hidden)``."""
     heads, size = self_attn.num_attention_heads, self_attn.attention_head_size
-    scale = getattr(self_attn, "scaling", size ** -0.5)
+    scale = getattr(self_attn, "scaling", size**-0.5)
     q, k, v = (proj(hidden).view(-1, heads, size) for proj in (self_attn.query, self_attn.key, self_attn.value))
     if varlen:
         from torch.nn.attention.varlen import varlen_attn
@@ -128,21 +138,26 @@ def _attention(self_attn: Any, hidden: torch.Tensor, pack: Packing, padded_mask:
         return full.view(batch, length, heads, size).transpose(1, 2)
 
     p = self_attn.dropout.p if training else 0.0
-    out = F.scaled_dot_product_attention(padded(q), padded(k), padded(v), attn_mask=padded_mask, dropout_p=p,
-                                         scale=scale)
+    out = F.scaled_dot_product_attention(
+        padded(q), padded(k), padded(v), attn_mask=padded_mask, dropout_p=p, scale=scale
+    )
     return out.transpose(1, 2).reshape(batch * length, heads * size).index_select(0, index)
 
 
-def hidden_states(model: Any, inputs: dict[str, torch.Tensor], pack: Packing, varlen: bool = False
-                  ) -> tuple[torch.Tensor, ...]:
+def hidden_states(
+    model: Any, inputs: dict[str, torch.Tensor], pack: Packing, varlen: bool = False
+) -> tuple[torch.Tensor, ...]:
     """Every layer's states (the embeddings' first), padded ``(batch, length, hidden)``, of a
     BERT-architecture ``model`` run on the real tokens only (see the module)."""
     device = inputs["input_ids"].device
     varlen = varlen and _varlen_usable(device)
     batch, length = pack.shape
     index = pack.index.to(device, non_blocking=True)
-    embedded = model.embeddings(input_ids=inputs["input_ids"], token_type_ids=inputs.get("token_type_ids"),
-                                position_ids=inputs.get("position_ids"))
+    embedded = model.embeddings(
+        input_ids=inputs["input_ids"],
+        token_type_ids=inputs.get("token_type_ids"),
+        position_ids=inputs.get("position_ids"),
+    )
     width = embedded.shape[-1]
     hidden = embedded.reshape(batch * length, width).index_select(0, index)
     mask = inputs["attention_mask"].bool()[:, None, None, :]  # True: attend
@@ -163,5 +178,7 @@ def varlen_fallback_note(device: torch.device) -> str | None:
     """The log line when ``varlen_attention`` cannot run on ``device`` (None: it can)."""
     if _varlen_usable(device):
         return None
-    return (f"varlen_attention: torch's variable-length flash attention runs on CUDA only; on {device.type} "
-            "attention runs on the padded layout with its dropout (the rest of each layer still unpadded)")
+    return (
+        f"varlen_attention: torch's variable-length flash attention runs on CUDA only; on {device.type} "
+        "attention runs on the padded layout with its dropout (the rest of each layer still unpadded)"
+    )

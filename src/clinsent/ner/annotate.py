@@ -19,11 +19,19 @@ import pyarrow.parquet as pq
 from clinsent.io import ParquetSink
 from clinsent.ner.pack import kept_cuis, load_pack
 
-ENTITY_SCHEMA = pa.schema([
-    ("sent_id", pa.int64()), ("ent_idx", pa.int32()), ("start", pa.int32()), ("end", pa.int32()),
-    ("cui", pa.string()), ("type_id", pa.string()), ("pretty_name", pa.string()), ("source_value", pa.string()),
-    ("acc", pa.float32()),
-])
+ENTITY_SCHEMA = pa.schema(
+    [
+        ("sent_id", pa.int64()),
+        ("ent_idx", pa.int32()),
+        ("start", pa.int32()),
+        ("end", pa.int32()),
+        ("cui", pa.string()),
+        ("type_id", pa.string()),
+        ("pretty_name", pa.string()),
+        ("source_value", pa.string()),
+        ("acc", pa.float32()),
+    ]
+)
 ENTITY_COLUMNS = ENTITY_SCHEMA.names
 
 
@@ -44,12 +52,17 @@ class MedCATAnnotator:
         for ent in sorted(ents.values(), key=lambda e: (e["start"], e["end"])):
             if ent["cui"] not in self.kept_cuis:
                 continue
-            out.append({
-                "start": int(ent["start"]), "end": int(ent["end"]), "cui": ent["cui"],
-                "type_id": self._cui_type.get(ent["cui"], ""), "pretty_name": ent.get("pretty_name", ""),
-                "source_value": ent.get("source_value", text[ent["start"]:ent["end"]]),
-                "acc": float(ent.get("acc", 1.0) or 0.0),
-            })
+            out.append(
+                {
+                    "start": int(ent["start"]),
+                    "end": int(ent["end"]),
+                    "cui": ent["cui"],
+                    "type_id": self._cui_type.get(ent["cui"], ""),
+                    "pretty_name": ent.get("pretty_name", ""),
+                    "source_value": ent.get("source_value", text[ent["start"] : ent["end"]]),
+                    "acc": float(ent.get("acc", 1.0) or 0.0),
+                }
+            )
         return out
 
     def annotate_frame(self, sentences: pd.DataFrame) -> pd.DataFrame:
@@ -62,17 +75,28 @@ class MedCATAnnotator:
         return df.astype({"sent_id": "int64", "ent_idx": "int32", "start": "int32", "end": "int32", "acc": "float32"})
 
 
-def annotate_shard(sentences_path: str | Path, out_path: str | Path, annotator: MedCATAnnotator,
-                   rows_per_batch: int = 8192, log: Callable[[str], Any] | None = None,
-                   every: float = 30.0) -> dict[str, int]:
+def annotate_shard(
+    sentences_path: str | Path,
+    out_path: str | Path,
+    annotator: MedCATAnnotator,
+    rows_per_batch: int = 8192,
+    log: Callable[[str], Any] | None = None,
+    every: float = 30.0,
+) -> dict[str, int]:
     """Entities of the kept sentences of one shard, streaming ``rows_per_batch`` sentences at a
     time; with ``log``, a progress line (rows done, sentences/s, ETA) at most every ``every`` seconds."""
     from clinsent.progress import Progress
 
     counts = {"sentences": 0, "entities": 0, "sentences_with_entities": 0}
     source = pq.ParquetFile(sentences_path)
-    progress = Progress(f"ner {Path(sentences_path).name}", source.metadata.num_rows, log or (lambda _: None),
-                        unit="sentence rows", every=every, rate_of="sentences")
+    progress = Progress(
+        f"ner {Path(sentences_path).name}",
+        source.metadata.num_rows,
+        log or (lambda _: None),
+        unit="sentence rows",
+        every=every,
+        rate_of="sentences",
+    )
     done = 0
     with ParquetSink(out_path, ENTITY_SCHEMA) as sink:
         for batch in source.iter_batches(batch_size=rows_per_batch, columns=["sent_id", "text", "kept"]):

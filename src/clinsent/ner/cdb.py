@@ -30,11 +30,27 @@ def concepts_from_terms(terms: pd.DataFrame, branch_types: dict[str, str] | None
         cui = t.umls_cuis[0] if len(t.umls_cuis) else t.id
         type_id = types[t.branch]
         description = t.definition or ""
-        rows.append({"cui": cui, "name": t.label, "ontologies": "EFO", "name_status": "P",
-                     "type_ids": type_id, "description": description})
+        rows.append(
+            {
+                "cui": cui,
+                "name": t.label,
+                "ontologies": "EFO",
+                "name_status": "P",
+                "type_ids": type_id,
+                "description": description,
+            }
+        )
         for syn in t.synonyms:
-            rows.append({"cui": cui, "name": syn, "ontologies": "EFO", "name_status": "A",
-                         "type_ids": type_id, "description": ""})
+            rows.append(
+                {
+                    "cui": cui,
+                    "name": syn,
+                    "ontologies": "EFO",
+                    "name_status": "A",
+                    "type_ids": type_id,
+                    "description": "",
+                }
+            )
     return pd.DataFrame(rows, columns=["cui", "name", "ontologies", "name_status", "type_ids", "description"])
 
 
@@ -46,8 +62,11 @@ def build_model_pack(terms: pd.DataFrame, out_dir: str | Path, branch_types: dic
 
     concepts = concepts_from_terms(terms, branch_types)
     if concepts.empty:
-        raise InputError("ontology term table", "no live disease or mental-disorder term to build a concept database from",
-                         "check `ontology.disease_root` / `ontology.mental_root` match the ontology")
+        raise InputError(
+            "ontology term table",
+            "no live disease or mental-disorder term to build a concept database from",
+            "check `ontology.disease_root` / `ontology.mental_root` match the ontology",
+        )
     config = Config()
     cdb = CDBMaker(config).prepare_csvs([concepts], full_build=True)
     cat = CAT(cdb, config=config)
@@ -60,8 +79,9 @@ def build_model_pack(terms: pd.DataFrame, out_dir: str | Path, branch_types: dic
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     try:
-        saved = Path(cat.save_model_pack(str(staging), pack_name="pack", make_archive=False,
-                                         add_hash_to_pack_name=False))
+        saved = Path(
+            cat.save_model_pack(str(staging), pack_name="pack", make_archive=False, add_hash_to_pack_name=False)
+        )
         if out_dir.exists():
             shutil.rmtree(out_dir)
         saved.rename(out_dir)

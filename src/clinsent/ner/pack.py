@@ -31,10 +31,12 @@ def _offline_spacy_guard(pack: Path) -> None:
 
     def ensure_installed(model_name: str) -> None:
         if not has_spacy_model(model_name):
-            raise InputError(pack, f"the pack's tokenizer needs the spaCy model {model_name!r}, which is not installed "
-                             "(MedCAT would try to download it)",
-                             f"install {model_name} from a local wheel on this machine, or use a pack with the "
-                             "regex tokenizer")
+            raise InputError(
+                pack,
+                f"the pack's tokenizer needs the spaCy model {model_name!r}, which is not installed "
+                "(MedCAT would try to download it)",
+                f"install {model_name} from a local wheel on this machine, or use a pack with the regex tokenizer",
+            )
 
     tokenizers.ensure_spacy_model = ensure_installed
 
@@ -52,7 +54,9 @@ def load_pack(pack: str | Path) -> Any:
     logging.getLogger("medcat").setLevel(logging.WARNING)  # it logs every document at INFO
     pack = Path(pack)
     if not pack.exists():
-        raise InputError(pack, "the MedCAT model pack does not exist", "set `ner.model_pack` to a v2 pack folder or .zip")
+        raise InputError(
+            pack, "the MedCAT model pack does not exist", "set `ner.model_pack` to a v2 pack folder or .zip"
+        )
     if pack.is_dir() and (pack / "cdb.dat").is_file():
         raise InputError(pack, "this is a MedCAT v1 pack (cdb.dat)", f"convert it once, offline: {V1_CONVERTER}")
     _offline_spacy_guard(pack)
@@ -71,8 +75,11 @@ def kept_cuis(cdb: Any, type_ids: Iterable[str], pack: str | Path) -> set[str]:
         if t in index:
             keep |= set(index[t].cuis)
     if not keep:
-        raise InputError(pack, f"the pack has no concept of the kept types {type_ids} (its types include "
-                         f"{sorted(index)[:10]})", "set `ner.type_ids` to types the pack contains, or use another pack")
+        raise InputError(
+            pack,
+            f"the pack has no concept of the kept types {type_ids} (its types include {sorted(index)[:10]})",
+            "set `ner.type_ids` to types the pack contains, or use another pack",
+        )
     return keep
 
 
@@ -94,8 +101,9 @@ def slim_pack(pack: str | Path, type_ids: Iterable[str], out_dir: str | Path) ->
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     try:
-        saved = Path(cat.save_model_pack(str(staging), pack_name="pack", make_archive=False,
-                                         add_hash_to_pack_name=False))
+        saved = Path(
+            cat.save_model_pack(str(staging), pack_name="pack", make_archive=False, add_hash_to_pack_name=False)
+        )
         shutil.rmtree(out_dir, ignore_errors=True)
         saved.rename(out_dir)
     finally:
@@ -108,6 +116,8 @@ def pack_hash(pack: str | Path) -> str:
     pack = Path(pack)
     if pack.is_file():
         return sha256_file(pack)
-    lines = [f"{f.relative_to(pack).as_posix()}\t{sha256_file(f)}\n"
-             for f in sorted(p for p in pack.rglob("*") if p.is_file())]
+    lines = [
+        f"{f.relative_to(pack).as_posix()}\t{sha256_file(f)}\n"
+        for f in sorted(p for p in pack.rglob("*") if p.is_file())
+    ]
     return hashlib.sha256("".join(lines).encode()).hexdigest()

@@ -36,15 +36,25 @@ def download_release(url: str, dest: str | Path, sha256: str | None, timeout: fl
                     h.update(chunk)
                     size += len(chunk)
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise InputError(url, f"download failed ({exc})",
-                             "check the URL and the network, or download the file elsewhere and set "
-                             "`ontology.path` to it") from exc
+            raise InputError(
+                url,
+                f"download failed ({exc})",
+                "check the URL and the network, or download the file elsewhere and set `ontology.path` to it",
+            ) from exc
         digest = h.hexdigest()
         if sha256 and digest != sha256.lower():
-            raise InputError(url, f"sha256 {digest} does not match the pinned `ontology.release.sha256` {sha256}",
-                             "the release changed or the download is corrupt: check the version, then re-pin")
+            raise InputError(
+                url,
+                f"sha256 {digest} does not match the pinned `ontology.release.sha256` {sha256}",
+                "the release changed or the download is corrupt: check the version, then re-pin",
+            )
     if not sha256:
-        log.warning("downloaded %s (%d bytes) without a pinned checksum; its sha256 is %s: pin it in "
-                    "`ontology.release.sha256`", url, size, digest)
+        log.warning(
+            "downloaded %s (%d bytes) without a pinned checksum; its sha256 is %s: pin it in "
+            "`ontology.release.sha256`",
+            url,
+            size,
+            digest,
+        )
     log.info("downloaded %s: %d bytes, sha256 %s", url, size, digest)
     return digest

@@ -131,7 +131,9 @@ def _read_header_version(path: Path) -> str:
 TERM_COLUMNS = ["id", "label", "synonyms", "definition", "umls_cuis", "branch", "obsolete", "ontology_version"]
 
 
-def build_term_table(path: str | Path, disease_root: str = DISEASE_ROOT, mental_root: str = MENTAL_ROOT) -> pd.DataFrame:
+def build_term_table(
+    path: str | Path, disease_root: str = DISEASE_ROOT, mental_root: str = MENTAL_ROOT
+) -> pd.DataFrame:
     """Parse an OBO file into the term table (one row per term, every branch).
 
     ``branch`` is ``mental`` under ``mental_root``, ``disease`` under ``disease_root``,
@@ -157,13 +159,21 @@ def build_term_table(path: str | Path, disease_root: str = DISEASE_ROOT, mental_
         except UnicodeDecodeError as exc:
             raise InputError(path, f"not UTF-8 ({exc})", "re-download the OBO release") from exc
     if not cols["id"]:
-        raise InputError(path, "no [Term] stanza found", "point `ontology.path` at an OBO file (efo.obo), not OWL or JSON")
+        raise InputError(
+            path, "no [Term] stanza found", "point `ontology.path` at an OBO file (efo.obo), not OWL or JSON"
+        )
     if not any(cols["definition"]):
-        raise InputError(path, "no term has a `def:` line, so no entity could ever get a definition",
-                         "use the full efo.obo release (definitions are in `def:` lines)")
+        raise InputError(
+            path,
+            "no term has a `def:` line, so no entity could ever get a definition",
+            "use the full efo.obo release (definitions are in `def:` lines)",
+        )
     if disease_root not in cols["id"]:
-        raise InputError(path, f"the disease root {disease_root} is not in the file",
-                         "set `ontology.disease_root` to the disease class id of this ontology")
+        raise InputError(
+            path,
+            f"the disease root {disease_root} is not in the file",
+            "set `ontology.disease_root` to the disease class id of this ontology",
+        )
     mental = descendants(parents, mental_root)
     disease = descendants(parents, disease_root)
     df = pd.DataFrame(cols)
@@ -181,13 +191,24 @@ def coverage(terms: pd.DataFrame) -> pd.DataFrame:
     """
     under_disease = terms["branch"].isin(["disease", "mental"])
     rows = []
-    for name, mask in (("disease", under_disease), ("mental", terms["branch"] == "mental"),
-                       ("all", pd.Series(True, index=terms.index))):
+    for name, mask in (
+        ("disease", under_disease),
+        ("mental", terms["branch"] == "mental"),
+        ("all", pd.Series(True, index=terms.index)),
+    ):
         t = terms[mask]
         live = t[~t["obsolete"]]
         has_def = live["definition"].notna() & (live["definition"].fillna("").str.len() > 0)
         has_cui = live["umls_cuis"].map(len) > 0
-        rows.append({"branch": name, "terms": len(t), "obsolete": int(t["obsolete"].sum()), "live": len(live),
-                     "with_definition": int(has_def.sum()), "with_umls_cui": int(has_cui.sum()),
-                     "with_definition_and_cui": int((has_def & has_cui).sum())})
+        rows.append(
+            {
+                "branch": name,
+                "terms": len(t),
+                "obsolete": int(t["obsolete"].sum()),
+                "live": len(live),
+                "with_definition": int(has_def.sum()),
+                "with_umls_cui": int(has_cui.sum()),
+                "with_definition_and_cui": int((has_def & has_cui).sum()),
+            }
+        )
     return pd.DataFrame(rows)

@@ -26,7 +26,10 @@ def _flow(vectors: np.ndarray, seed: int, whitening_dims: int | None) -> np.ndar
 
 # name -> (vectors, seed, whitening_dims) -> the post-processed vectors
 POSTPROCESS: dict[str, Callable[[np.ndarray, int, int | None], np.ndarray]] = {
-    "none": _none, "whitening": _whitening, "flow": _flow}
+    "none": _none,
+    "whitening": _whitening,
+    "flow": _flow,
+}
 
 
 def postprocess(vectors: np.ndarray, kind: str, seed: int = 0, whitening_dims: int | None = None) -> np.ndarray:

@@ -47,7 +47,7 @@ class AdditiveCoupling(nn.Module):
         self.net = nn.Sequential(nn.Linear(self.cut, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), last)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        a, b = x[:, :self.cut], x[:, self.cut:]
+        a, b = x[:, : self.cut], x[:, self.cut :]
         return torch.cat([a, b + self.net(a)], dim=1)
 
 
@@ -87,8 +87,16 @@ class Flow(nn.Module):
         return (-(log_pz + logdet) / (z.size(1) * math.log(2.0))).mean()
 
 
-def fit_flow(x: np.ndarray, seed: int, epochs: int = 1, batch_size: int = 32, lr: float = 1e-3,
-             levels: int = 3, depth: int = 3, width: int = 32) -> tuple[Flow, list[float]]:
+def fit_flow(
+    x: np.ndarray,
+    seed: int,
+    epochs: int = 1,
+    batch_size: int = 32,
+    lr: float = 1e-3,
+    levels: int = 3,
+    depth: int = 3,
+    width: int = 32,
+) -> tuple[Flow, list[float]]:
     """Fit a flow on ``x`` (rows shuffled each epoch); returns it and the per-step losses."""
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
@@ -100,7 +108,7 @@ def fit_flow(x: np.ndarray, seed: int, epochs: int = 1, batch_size: int = 32, lr
     for _ in range(epochs):
         order = torch.randperm(len(data), generator=gen)
         for i in range(0, len(data), batch_size):
-            loss = flow.nll_bits_per_dim(data[order[i:i + batch_size]])
+            loss = flow.nll_bits_per_dim(data[order[i : i + batch_size]])
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(flow.parameters(), 1.0)

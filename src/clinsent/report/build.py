@@ -19,13 +19,23 @@ from clinsent.report.summary import summary_rows
 from clinsent.report.tables import results_cells, results_table, to_latex, to_markdown
 
 log = logging.getLogger("clinsent.report")
-NO_CURVES = ("No training-curve figure: no run evaluates a curve set (set `selection_set`, or `curve: true` "
-             "on an eval set, to have one).")
+NO_CURVES = (
+    "No training-curve figure: no run evaluates a curve set (set `selection_set`, or `curve: true` "
+    "on an eval set, to have one)."
+)
 
 
-def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], eval_sets: dict[str, dict[str, Any]],
-                 methods: list[str], metric_paths: list[str], selection_paths: list[str], curve_paths: list[str],
-                 outputs: dict[str, str], title: str) -> pd.DataFrame:
+def build_report(
+    jobs: list[dict[str, Any]],
+    evaluations: list[dict[str, Any]],
+    eval_sets: dict[str, dict[str, Any]],
+    methods: list[str],
+    metric_paths: list[str],
+    selection_paths: list[str],
+    curve_paths: list[str],
+    outputs: dict[str, str],
+    title: str,
+) -> pd.DataFrame:
     """``evaluations``: (method, base_model, seed, eval_set) of each path of ``metric_paths``;
     ``eval_sets``: name -> {"metrics": [...], "headline": ...} (from its task). A fine-tune
     entry is an eval set here; its result file holds the test metrics under ``metrics``. Rows of
@@ -43,19 +53,34 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
         some = ev["method"] == CROSS_ENCODER  # pair scores: the STS metrics of embeddings are absent
         if isinstance(metrics.get("metrics"), dict):  # a fine-tune job's result
             metrics = metrics["metrics"]
-        records.append({**job, "eval_set": ev["eval_set"], "step": selected.get(tuple(job.values()), 0),
-                        "metrics": metrics, "some_metrics": some})
+        records.append(
+            {
+                **job,
+                "eval_set": ev["eval_set"],
+                "step": selected.get(tuple(job.values()), 0),
+                "metrics": metrics,
+                "some_metrics": some,
+            }
+        )
     for j, job in enumerate(jobs):
         curve = pd.read_csv(curve_paths[j])
-        curves.append(curve.assign(method=job["method"], base_model=job["base_model"], seed=job["seed"],
-                                   selected_step=selected[(job["method"], job["base_model"], job["seed"])]))
+        curves.append(
+            curve.assign(
+                method=job["method"],
+                base_model=job["base_model"],
+                seed=job["seed"],
+                selected_step=selected[(job["method"], job["base_model"], job["seed"])],
+            )
+        )
     summary = summary_rows(records, {name: e["metrics"] for name, e in eval_sets.items()})
     write_csv(summary, outputs["summary"])
     replicates = replicate_rows(records)
     write_parquet(replicates, outputs["replicates"])
     headlines = {name: e["headline"] for name, e in eval_sets.items()}
     table = results_table(summary, headlines, methods)
-    check(*results_cells(summary, headlines), paired=paired_rows(Paired(replicates), headlines)).log(log, "tables/results")
+    check(*results_cells(summary, headlines), paired=paired_rows(Paired(replicates), headlines)).log(
+        log, "tables/results"
+    )
     write_csv(table, outputs["table_csv"])
     write_text(to_latex(table, title), outputs["table_tex"])
     if "figure_png" in outputs:
@@ -63,15 +88,27 @@ def build_report(jobs: list[dict[str, Any]], evaluations: list[dict[str, Any]], 
             curve_figure(pd.concat(curves, ignore_index=True), [png, pdf], title)
     else:
         log.info("%s", NO_CURVES)
-    write_text(to_markdown(table, title) + ("" if "figure_png" in outputs else f"\n{NO_CURVES}\n"), outputs["table_md"])
+    write_text(
+        to_markdown(table, title) + ("" if "figure_png" in outputs else f"\n{NO_CURVES}\n"), outputs["table_md"]
+    )
     return summary
 
 
-def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_paths: list[str],
-                       tables: dict[str, dict[str, Any]], figures: dict[str, dict[str, Any]], eval_sets: dict[str, str],
-                       default_base: str, paper_label: str, out_dir_tables: str, out_dir_figures: str,
-                       extras: dict[str, dict[str, dict[str, Any]]] | None = None,
-                       curve_tables: list[str] | None = None, replicates_path: str | None = None) -> None:
+def build_paper_report(
+    summary_path: str,
+    jobs: list[dict[str, Any]],
+    curve_paths: list[str],
+    tables: dict[str, dict[str, Any]],
+    figures: dict[str, dict[str, Any]],
+    eval_sets: dict[str, str],
+    default_base: str,
+    paper_label: str,
+    out_dir_tables: str,
+    out_dir_figures: str,
+    extras: dict[str, dict[str, dict[str, Any]]] | None = None,
+    curve_tables: list[str] | None = None,
+    replicates_path: str | None = None,
+) -> None:
     """Each table as md/csv/tex (a table whose kind draws curves also with its training-curve
     figure); each figure as png/pdf plus its points (csv); each built by its kind
     (:mod:`clinsent.report.kinds`). ``eval_sets``: name -> the headline metric of its task.
@@ -83,16 +120,31 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
     extras = extras or {}
     summary = pd.read_csv(summary_path)
     paired = Paired(pd.read_parquet(replicates_path)) if replicates_path else None
-    curves = pd.concat([pd.read_csv(p).assign(method=j["method"], base_model=j["base_model"], seed=j["seed"])
-                        for j, p in zip(jobs, curve_paths, strict=True)], ignore_index=True)
+    curves = pd.concat(
+        [
+            pd.read_csv(p).assign(method=j["method"], base_model=j["base_model"], seed=j["seed"])
+            for j, p in zip(jobs, curve_paths, strict=True)
+        ],
+        ignore_index=True,
+    )
     chosen = summary.groupby(["method", "base_model", "seed"])["step"].first()  # the step each run's model is from
-    curves["selected_step"] = [chosen.get((m, b, s), np.nan) for m, b, s in
-                               zip(curves["method"], curves["base_model"], curves["seed"], strict=True)]
+    curves["selected_step"] = [
+        chosen.get((m, b, s), np.nan)
+        for m, b, s in zip(curves["method"], curves["base_model"], curves["seed"], strict=True)
+    ]
 
     def context(section: str, key: str) -> ReportContext:
         extra = (extras.get(section) or {}).get(key) or {}
-        return ReportContext(summary, curves, eval_sets, default_base, paper_label, extra.get("inputs") or {},
-                             extra.get("params") or {}, paired)
+        return ReportContext(
+            summary,
+            curves,
+            eval_sets,
+            default_base,
+            paper_label,
+            extra.get("inputs") or {},
+            extra.get("params") or {},
+            paired,
+        )
 
     for tid, table in tables.items():
         kind = table_kind(tid, table)
@@ -109,14 +161,18 @@ def build_paper_report(summary_path: str, jobs: list[dict[str, Any]], curve_path
             continue  # no curve figure, or none of its runs evaluates a curve set
         runs = {split_run(c, default_base) for _, c in kind.runs(tid, table)}
         sub = curves[[(m, b) in runs for m, b in zip(curves["method"], curves["base_model"], strict=True)]]
-        with atomic_path(f"{out_dir_figures}/curves_{tid}.png", ".png") as png, \
-                atomic_path(f"{out_dir_figures}/curves_{tid}.pdf", ".pdf") as pdf:
+        with (
+            atomic_path(f"{out_dir_figures}/curves_{tid}.png", ".png") as png,
+            atomic_path(f"{out_dir_figures}/curves_{tid}.pdf", ".pdf") as pdf,
+        ):
             curve_figure(sub, [png, pdf], f"{tid}: score against training step (mean over seeds)")
     for fid, figure in figures.items():
         fkind = figure_kind(fid, figure)
         ctx = context("figures", fid)
         points = fkind.points(fid, figure, ctx)
         write_csv(points, f"{out_dir_figures}/{fid}.csv")
-        with atomic_path(f"{out_dir_figures}/{fid}.png", ".png") as png, \
-                atomic_path(f"{out_dir_figures}/{fid}.pdf", ".pdf") as pdf:
+        with (
+            atomic_path(f"{out_dir_figures}/{fid}.png", ".png") as png,
+            atomic_path(f"{out_dir_figures}/{fid}.pdf", ".pdf") as pdf,
+        ):
             fkind.draw(points, fid, figure, ctx, [png, pdf])

@@ -14,6 +14,7 @@ from clinsent.report.tables import to_latex, to_markdown
 
 def simulation_table(sim: dict[str, float]) -> pd.DataFrame:
     """The naive-batch simulation (MED-SE section 3.2) as a two-column table."""
+
     def pct(x: float) -> str:
         return f"{100.0 * x:.2f}" if x == x else "–"  # NaN when S_ent is smaller than a batch
 
@@ -27,7 +28,9 @@ def simulation_table(sim: dict[str, float]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["statistic", "value"])
 
 
-def corpus_tables(table1_csv: str, table2_csv: str, duplicates_csv: str, simulation_json: str) -> list[tuple[str, pd.DataFrame]]:
+def corpus_tables(
+    table1_csv: str, table2_csv: str, duplicates_csv: str, simulation_json: str
+) -> list[tuple[str, pd.DataFrame]]:
     sim = json.loads(Path(simulation_json).read_text())
     return [
         ("Table 1: statistics on medical entities (S_ent, defined entities)", pd.read_csv(table1_csv, dtype=str)),
@@ -41,13 +44,18 @@ def s_all_table(counts_json: str) -> pd.DataFrame:
     """S_all gathered without the entity stage: sentences split, kept, and exact duplicates among the kept."""
     counts = json.loads(Path(counts_json).read_text())
     dup = counts["exact_duplicates"]["s_all"]
-    rows = [("sentences split", f"{counts['counts']['sentences']:,}"), ("kept (S_all)", f"{counts['counts']['s_all']:,}"),
-            ("unique texts in S_all", f"{dup['unique']:,}"), ("exact duplicates in S_all", f"{dup['exact_duplicates']:,}")]
+    rows = [
+        ("sentences split", f"{counts['counts']['sentences']:,}"),
+        ("kept (S_all)", f"{counts['counts']['s_all']:,}"),
+        ("unique texts in S_all", f"{dup['unique']:,}"),
+        ("exact duplicates in S_all", f"{dup['exact_duplicates']:,}"),
+    ]
     return pd.DataFrame(rows, columns=["statistic", "value"])
 
 
-def write_corpus_report(notes: list[str] | None, sentence_corpora: dict[str, str], out_md: str, out_tex: str,
-                        s_all: str | None = None) -> None:
+def write_corpus_report(
+    notes: list[str] | None, sentence_corpora: dict[str, str], out_md: str, out_tex: str, s_all: str | None = None
+) -> None:
     """``notes``: the notes pipeline's table1, table2, exact duplicates and simulation files (None without notes
     or without the entity stage); ``s_all``: S_all's counts where no method needs entities;
     ``sentence_corpora``: name -> its stats.json."""

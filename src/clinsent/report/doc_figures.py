@@ -30,19 +30,28 @@ from clinsent.report.paper import MISSING, cell_values
 BOX_STATS = ("whislo", "q1", "med", "q3", "whishi", "mean")
 
 
-def line_points(summary: pd.DataFrame, figure: Mapping[str, Any], eval_sets: Mapping[str, str],
-                default_base: str) -> pd.DataFrame:
+def line_points(
+    summary: pd.DataFrame, figure: Mapping[str, Any], eval_sets: Mapping[str, str], default_base: str
+) -> pd.DataFrame:
     rows = []
     for series in figure["lines"]:
         paper = series.get("paper") or []
         for k, point in enumerate(figure["xs"]):
             metric = figure.get("metric") or eval_sets[point["eval_set"]]
             values = cell_values(summary, series["run"], default_base, point["eval_set"], metric)
-            rows.append({"label": series["label"], "run": series["run"], "x": point["x"], "eval_set": point["eval_set"],
-                         "metric": metric, "seeds": len(values),
-                         "mean": float(values.mean()) if len(values) else np.nan,
-                         "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
-                         "paper": paper[k] if k < len(paper) else None})
+            rows.append(
+                {
+                    "label": series["label"],
+                    "run": series["run"],
+                    "x": point["x"],
+                    "eval_set": point["eval_set"],
+                    "metric": metric,
+                    "seeds": len(values),
+                    "mean": float(values.mean()) if len(values) else np.nan,
+                    "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+                    "paper": paper[k] if k < len(paper) else None,
+                }
+            )
     return pd.DataFrame(rows, columns=["label", "run", "x", "eval_set", "metric", "seeds", "mean", "std", "paper"])
 
 
@@ -54,7 +63,9 @@ def line_figure(points: pd.DataFrame, figure: Mapping[str, Any], paper_label: st
         ax.errorbar(sub["x"], sub["mean"], yerr=sub["std"], marker="o", capsize=2, color=cmap(i % 10), label=label)
         paper = pd.to_numeric(sub["paper"], errors="coerce")
         if paper.notna().any():
-            ax.plot(sub["x"], paper, ls="--", marker="x", color=cmap(i % 10), alpha=0.6, label=f"{label} ({paper_label})")
+            ax.plot(
+                sub["x"], paper, ls="--", marker="x", color=cmap(i % 10), alpha=0.6, label=f"{label} ({paper_label})"
+            )
     ax.set_xlabel(figure.get("xlabel", "x"))
     ax.set_ylabel(str(points["metric"].iloc[0]) if len(points) else "")
     ax.grid(alpha=0.3)
@@ -82,8 +93,20 @@ def box_figure(points: pd.DataFrame, figure: Mapping[str, Any], out_paths: list[
     fig, axes = plt.subplots(1, max(len(labels), 1), figsize=(2.4 * max(len(labels), 1), 3.4), squeeze=False)
     for ax, label in zip(axes[0], labels):
         sub = points[points["label"] == label]
-        stats = [{"label": r.relation, "whislo": r.whislo, "q1": r.q1, "med": r.med, "q3": r.q3, "whishi": r.whishi,
-                  "mean": r.mean, "fliers": []} for r in sub.itertuples() if not np.isnan(r.med)]
+        stats = [
+            {
+                "label": r.relation,
+                "whislo": r.whislo,
+                "q1": r.q1,
+                "med": r.med,
+                "q3": r.q3,
+                "whishi": r.whishi,
+                "mean": r.mean,
+                "fliers": [],
+            }
+            for r in sub.itertuples()
+            if not np.isnan(r.med)
+        ]
         if stats:
             ax.bxp(stats, showmeans=True)
         ax.set_title(label, fontsize=8)
@@ -101,12 +124,19 @@ def length_points(stats: Mapping[str, Any], figure: Mapping[str, Any]) -> pd.Dat
     part = stats[figure.get("partition", "pretrain")]
     edges, counts = part["histogram"]["edges"], part["histogram"]["counts"]
     his = [*edges[1:], None]
-    return pd.DataFrame({"from": edges, "below": his, "documents": counts,
-                         "share": np.asarray(counts, dtype=float) / max(sum(counts), 1)})
+    return pd.DataFrame(
+        {
+            "from": edges,
+            "below": his,
+            "documents": counts,
+            "share": np.asarray(counts, dtype=float) / max(sum(counts), 1),
+        }
+    )
 
 
-def length_figure(points: pd.DataFrame, stats: Mapping[str, Any], figure: Mapping[str, Any],
-                  out_paths: list[Any]) -> None:
+def length_figure(
+    points: pd.DataFrame, stats: Mapping[str, Any], figure: Mapping[str, Any], out_paths: list[Any]
+) -> None:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     names = [f"{int(a)}+" if pd.isna(b) else f"{int(a)}-{int(b) - 1}" for a, b in zip(points["from"], points["below"])]
@@ -115,8 +145,11 @@ def length_figure(points: pd.DataFrame, stats: Mapping[str, Any], figure: Mappin
     ax.set_xlabel("tokens per document (whitespace)")
     ax.set_ylabel("documents")
     median = stats[figure.get("partition", "pretrain")]["quantiles"].get("0.5")
-    ax.set_title(f"{figure['caption']} (median {median:.0f})" if median is not None else figure["caption"],
-                 fontsize=8, wrap=True)
+    ax.set_title(
+        f"{figure['caption']} (median {median:.0f})" if median is not None else figure["caption"],
+        fontsize=8,
+        wrap=True,
+    )
     save_figure(fig, out_paths)
 
 
@@ -129,9 +162,11 @@ def length_table(table: Mapping[str, Any], stats: Mapping[str, Any], paper_label
     rows = []
     for row in table["rows"]:
         key = str(row["label"])
-        rec = {"min. document length": key,
-               "ours: share": f"{shares[key]:.2f}" if key in shares else MISSING,
-               "ours: documents": str(counts[key]) if key in counts else MISSING}
+        rec = {
+            "min. document length": key,
+            "ours: share": f"{shares[key]:.2f}" if key in shares else MISSING,
+            "ours: documents": str(counts[key]) if key in counts else MISSING,
+        }
         paper = (row.get("paper") or [[]])[0] or []
         for i, head in enumerate(heads):
             rec[f"{head} ({paper_label})"] = paper[i] if i < len(paper) and paper[i] is not None else MISSING
@@ -146,8 +181,12 @@ def cited_table(table: Mapping[str, Any], paper_label: str) -> pd.DataFrame:
     for row in table["rows"]:
         paper = (row.get("paper") or [[]])[0] or []
         rec = {"group": row.get("group", ""), "row": row["label"]}
-        rec.update({f"{h} ({paper_label})": paper[i] if i < len(paper) and paper[i] is not None else MISSING
-                    for i, h in enumerate(heads)})
+        rec.update(
+            {
+                f"{h} ({paper_label})": paper[i] if i < len(paper) and paper[i] is not None else MISSING
+                for i, h in enumerate(heads)
+            }
+        )
         rows.append(rec)
     df = pd.DataFrame(rows)
     return df if df["group"].astype(bool).any() else df.drop(columns="group")

@@ -44,8 +44,12 @@ def corpus_stats_table(table: Mapping[str, Any], stats: Mapping[str, str]) -> pd
 
 def _counts(s: Mapping[str, float]) -> dict[str, str]:
     mean = s.get("mean_words", float("nan"))
-    return {"sentences": f"{int(s['sentences']):,}", "words": f"{int(s['words']):,}",
-            "characters": f"{int(s['characters']):,}", "words/sentence": f"{mean:.1f}" if mean == mean else MISSING}
+    return {
+        "sentences": f"{int(s['sentences']):,}",
+        "words": f"{int(s['words']):,}",
+        "characters": f"{int(s['characters']):,}",
+        "words/sentence": f"{mean:.1f}" if mean == mean else MISSING,
+    }
 
 
 def eval_stats_table(table: Mapping[str, Any], stats: Mapping[str, str]) -> pd.DataFrame:
@@ -54,9 +58,17 @@ def eval_stats_table(table: Mapping[str, Any], stats: Mapping[str, str]) -> pd.D
     for name in table["eval_sets"]:
         st = json.loads(Path(stats[name]).read_text())
         splits = st["splits"]
-        rows.append({"dataset": name, "train": splits.get("train", MISSING), "dev": splits.get("dev", MISSING),
-                     "test": splits.get("test", splits.get("all", splits.get("pairs", MISSING))),
-                     "task": st["task"], "metric": st["metric"], "used": st["used"]})
+        rows.append(
+            {
+                "dataset": name,
+                "train": splits.get("train", MISSING),
+                "dev": splits.get("dev", MISSING),
+                "test": splits.get("test", splits.get("all", splits.get("pairs", MISSING))),
+                "task": st["task"],
+                "metric": st["metric"],
+                "used": st["used"],
+            }
+        )
     return pd.DataFrame(rows, columns=["dataset", "train", "dev", "test", "task", "metric", "used"])
 
 
@@ -78,7 +90,9 @@ def retrieval_table(table: Mapping[str, Any], embeddings: Mapping[str, tuple[lis
     index = {t: i for i, t in enumerate(texts)}
     queries = table.get("queries") or []
     if isinstance(queries, int):
-        queries = [texts[i] for i in np.random.default_rng(0).choice(len(texts), min(queries, len(texts)), replace=False)]
+        queries = [
+            texts[i] for i in np.random.default_rng(0).choice(len(texts), min(queries, len(texts)), replace=False)
+        ]
     check_queries("<retrieval_examples>", table, texts)
     labels = [table.get("labels", {}).get(r, r) for r in runs]
     rows: list[dict[str, str]] = []
@@ -104,12 +118,16 @@ def check_queries(tid: str, table: Mapping[str, Any], texts: list[str]) -> None:
     known = set(texts)
     for q, text in enumerate(queries or []):
         if text not in known:
-            raise InputError(f"config: tables.{tid}.queries[{q}]", f"query {q} is not a text of eval set "
-                             f"{table['eval_set']}", "use texts of the eval set (never notes), or a number of random ones")
+            raise InputError(
+                f"config: tables.{tid}.queries[{q}]",
+                f"query {q} is not a text of eval set {table['eval_set']}",
+                "use texts of the eval set (never notes), or a number of random ones",
+            )
 
 
-def fraction_points(summary: pd.DataFrame, figure: Mapping[str, Any], eval_sets: Mapping[str, str],
-                    default_base: str) -> pd.DataFrame:
+def fraction_points(
+    summary: pd.DataFrame, figure: Mapping[str, Any], eval_sets: Mapping[str, str], default_base: str
+) -> pd.DataFrame:
     """Mean and std over seeds of each series' runs at each fraction, per eval set."""
     rows = []
     for series in figure["series"]:
@@ -117,9 +135,18 @@ def fraction_points(summary: pd.DataFrame, figure: Mapping[str, Any], eval_sets:
             for name in figure["eval_sets"]:
                 values = cell_values(summary, point["run"], default_base, name, eval_sets[name])
                 if len(values):
-                    rows.append({"series": series["label"], "fraction": float(point["x"]), "eval_set": name,
-                                 "metric": eval_sets[name], "run": point["run"], "seeds": len(values),
-                                 "mean": float(values.mean()), "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0})
+                    rows.append(
+                        {
+                            "series": series["label"],
+                            "fraction": float(point["x"]),
+                            "eval_set": name,
+                            "metric": eval_sets[name],
+                            "run": point["run"],
+                            "seeds": len(values),
+                            "mean": float(values.mean()),
+                            "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+                        }
+                    )
     return pd.DataFrame(rows, columns=["series", "fraction", "eval_set", "metric", "run", "seeds", "mean", "std"])
 
 
@@ -134,7 +161,9 @@ def fraction_figure(points: pd.DataFrame, figure: Mapping[str, Any], out_paths: 
         sub = points[points["eval_set"] == name]
         for label, g in sub.groupby("series", sort=False):
             g = g.sort_values("fraction")
-            ax.errorbar(100 * g["fraction"], g["mean"], yerr=g["std"], marker="o", markersize=3, capsize=2, label=label)
+            ax.errorbar(
+                100 * g["fraction"], g["mean"], yerr=g["std"], marker="o", markersize=3, capsize=2, label=label
+            )
         metric = sub["metric"].iloc[0] if len(sub) else ""
         ax.set_title(f"{name} ({metric})" if metric else name, fontsize=9)
         ax.set_xscale("log")

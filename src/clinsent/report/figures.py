@@ -49,16 +49,36 @@ def curve_figure(curves: pd.DataFrame, out_paths: list[str | Path], title: str) 
         for (method, base), g in sub.groupby(["method", "base_model"], sort=False):
             mean = g.groupby("step")["score"].mean()
             if len(mean) == 1:
-                ax.axhline(mean.iloc[0], linestyle="--", linewidth=1, color=colours[(method, base)],
-                           label=f"{method} ({base}, untrained)")
+                ax.axhline(
+                    mean.iloc[0],
+                    linestyle="--",
+                    linewidth=1,
+                    color=colours[(method, base)],
+                    label=f"{method} ({base}, untrained)",
+                )
             else:
-                ax.plot(mean.index, mean.values, marker="o", markersize=3, color=colours[(method, base)],
-                        label=f"{method} ({base})")
-                chosen = [st for st in pd.unique(g.get("selected_step", pd.Series(dtype=float)).dropna()) if st in mean.index]
+                ax.plot(
+                    mean.index,
+                    mean.values,
+                    marker="o",
+                    markersize=3,
+                    color=colours[(method, base)],
+                    label=f"{method} ({base})",
+                )
+                chosen = [
+                    st for st in pd.unique(g.get("selected_step", pd.Series(dtype=float)).dropna()) if st in mean.index
+                ]
                 if chosen:  # the step(s) whose model was saved and evaluated (one per seed)
-                    ax.plot(chosen, mean.loc[chosen].to_numpy(), linestyle="none", marker="*", markersize=12,
-                            markeredgecolor="black", color=colours[(method, base)],
-                            label="selected step" if not marked else None)
+                    ax.plot(
+                        chosen,
+                        mean.loc[chosen].to_numpy(),
+                        linestyle="none",
+                        marker="*",
+                        markersize=12,
+                        markeredgecolor="black",
+                        color=colours[(method, base)],
+                        label="selected step" if not marked else None,
+                    )
                     marked = True
         metric = sub["metric"].iloc[0] if len(sub) else ""
         ax.set_title(f"{name} ({metric})" if metric else name)

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 MEAN, RANK = "Mean", "Mean rank"
 
 
-def scores(summary: pd.DataFrame, entry: Mapping[str, Any], headlines: Mapping[str, str],
-           default_base: str) -> pd.DataFrame:
+def scores(
+    summary: pd.DataFrame, entry: Mapping[str, Any], headlines: Mapping[str, str], default_base: str
+) -> pd.DataFrame:
     """One row per model of ``entry['models']``: label, run, seeds, then per task its mean over
     seeds (``<task>``), sample std (``<task> std``) and rank (``<task> rank``), the mean over tasks
     and the mean rank."""
@@ -62,8 +63,14 @@ def task_ranks(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def leaderboard_table(summary: pd.DataFrame, entry: Mapping[str, Any], headlines: Mapping[str, str],
-                      default_base: str, paper_label: str, paired: Paired | None = None) -> pd.DataFrame:
+def leaderboard_table(
+    summary: pd.DataFrame,
+    entry: Mapping[str, Any],
+    headlines: Mapping[str, str],
+    default_base: str,
+    paper_label: str,
+    paired: Paired | None = None,
+) -> pd.DataFrame:
     """The table as shown: model, each task (mean ± std), the paper's figure beside a task where
     any model has one, Mean, Mean rank; ``attrs['bold']``: the (row, column) of each column's best.
     A task whose runs have bootstrap replicates (``paired``) bolds its best only where a paired
@@ -80,16 +87,25 @@ def leaderboard_table(summary: pd.DataFrame, entry: Mapping[str, Any], headlines
             if np.isnan(row[task]):
                 rec[task] = MISSING
             else:
-                rec[task] = fmt_mean_std(np.array([row[task]])) if np.isnan(row[f"{task} std"]) else \
-                    f"{row[task]:.3f} ± {row[f'{task} std']:.3f}"
+                rec[task] = (
+                    fmt_mean_std(np.array([row[task]]))
+                    if np.isnan(row[f"{task} std"])
+                    else f"{row[task]:.3f} ± {row[f'{task} std']:.3f}"
+                )
             if task in with_paper:
                 rec[f"{task} ({paper_label})"] = str(papers[row["label"]].get(task) or MISSING)
         rec[MEAN] = MISSING if np.isnan(row[MEAN]) else f"{row[MEAN]:.3f}"
         rec[RANK] = MISSING if np.isnan(row[RANK]) else f"{row[RANK]:.2f}"
         records.append(rec)
-    table = pd.DataFrame(records, columns=["model", *(c for t in tasks for c in
-                                                      ([t, f"{t} ({paper_label})"] if t in with_paper else [t])),
-                                           MEAN, RANK])
+    table = pd.DataFrame(
+        records,
+        columns=[
+            "model",
+            *(c for t in tasks for c in ([t, f"{t} ({paper_label})"] if t in with_paper else [t])),
+            MEAN,
+            RANK,
+        ],
+    )
     bold = []
     metrics = {t: (entry.get("metrics") or {}).get(t) or headlines[t] for t in tasks}
     for col, best in [*((t, "max") for t in tasks), (MEAN, "max"), (RANK, "min")]:
@@ -110,8 +126,9 @@ def leaderboard_table(summary: pd.DataFrame, entry: Mapping[str, Any], headlines
     return table
 
 
-def _ties(df: pd.DataFrame, task: str, metric: str | None, best: int, paired: Paired | None,
-          default_base: str) -> list[int] | None:
+def _ties(
+    df: pd.DataFrame, task: str, metric: str | None, best: int, paired: Paired | None, default_base: str
+) -> list[int] | None:
     """The rows the best of ``task`` is not told apart from by a paired bootstrap (None: untested)."""
     if paired is None or metric is None:
         return None
@@ -119,16 +136,31 @@ def _ties(df: pd.DataFrame, task: str, metric: str | None, best: int, paired: Pa
     if paired.replicates(run, task, metric) is None:
         return None
     others = [int(i) for i in df.index if i != best and not np.isnan(df.at[i, task])]
-    return [i for i in others if paired.better(run, split_run(str(df.at[i, "run"]), default_base), task, metric)
-            is not True]
+    return [
+        i
+        for i in others
+        if paired.better(run, split_run(str(df.at[i, "run"]), default_base), task, metric) is not True
+    ]
 
 
-def heatmap_points(summary: pd.DataFrame, entry: Mapping[str, Any], headlines: Mapping[str, str],
-                   default_base: str) -> pd.DataFrame:
+def heatmap_points(
+    summary: pd.DataFrame, entry: Mapping[str, Any], headlines: Mapping[str, str], default_base: str
+) -> pd.DataFrame:
     """Long form of the scores (model, task, score, rank), models in mean-rank order."""
     df = scores(summary, entry, headlines, default_base)
-    rows = [{"model": r["label"], "run": r["run"], "order": i, "mean_rank": r[RANK], "task": t, "score": r[t],
-             "rank": r[f"{t} rank"]} for i, r in df.iterrows() for t in entry["eval_sets"]]
+    rows = [
+        {
+            "model": r["label"],
+            "run": r["run"],
+            "order": i,
+            "mean_rank": r[RANK],
+            "task": t,
+            "score": r[t],
+            "rank": r[f"{t} rank"],
+        }
+        for i, r in df.iterrows()
+        for t in entry["eval_sets"]
+    ]
     return pd.DataFrame(rows, columns=["model", "run", "order", "mean_rank", "task", "score", "rank"])
 
 
@@ -145,8 +177,15 @@ def heatmap_figure(points: pd.DataFrame, caption: str, out_paths: list[Any]) -> 
     for i in range(len(models)):
         for j in range(len(tasks)):
             value = grid.iat[i, j]
-            ax.text(j, i, MISSING if np.isnan(value) else f"{value:.3f}", ha="center", va="center", fontsize=7,
-                    color="white" if not np.isnan(value) and value < np.nanmean(grid.to_numpy(dtype=float)) else "black")
+            ax.text(
+                j,
+                i,
+                MISSING if np.isnan(value) else f"{value:.3f}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if not np.isnan(value) and value < np.nanmean(grid.to_numpy(dtype=float)) else "black",
+            )
     ax.set_xticks(range(len(tasks)), tasks, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(models)), models, fontsize=8)
     fig.colorbar(image, ax=ax, fraction=0.04)

@@ -26,15 +26,24 @@ from clinsent.report.paper import cell_values
 MARKERS = "o^sDv<>pP*Xh8d"
 
 
-def bar_points(summary: pd.DataFrame, figure: Mapping[str, Any], eval_sets: Mapping[str, str],
-               default_base: str) -> pd.DataFrame:
+def bar_points(
+    summary: pd.DataFrame, figure: Mapping[str, Any], eval_sets: Mapping[str, str], default_base: str
+) -> pd.DataFrame:
     metric = figure.get("metric") or eval_sets[figure["eval_set"]]
     rows = []
     for bar in figure["bars"]:
         values = cell_values(summary, bar["run"], default_base, figure["eval_set"], metric)
-        rows.append({"label": bar["label"], "run": bar["run"], "metric": metric, "seeds": len(values),
-                     "mean": float(values.mean()) if len(values) else np.nan,
-                     "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0, "paper": bar.get("paper")})
+        rows.append(
+            {
+                "label": bar["label"],
+                "run": bar["run"],
+                "metric": metric,
+                "seeds": len(values),
+                "mean": float(values.mean()) if len(values) else np.nan,
+                "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+                "paper": bar.get("paper"),
+            }
+        )
     return pd.DataFrame(rows, columns=["label", "run", "metric", "seeds", "mean", "std", "paper"])
 
 
@@ -44,8 +53,14 @@ def bar_figure(points: pd.DataFrame, figure: Mapping[str, Any], paper_label: str
     fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(points) + 1.5), 3.4))
     has_paper = points["paper"].notna().any()
     width = 0.4 if has_paper else 0.7
-    ax.bar(x - (width / 2 if has_paper else 0), points["mean"].fillna(0), width, yerr=points["std"], capsize=2,
-           label="ours (mean ± std)")
+    ax.bar(
+        x - (width / 2 if has_paper else 0),
+        points["mean"].fillna(0),
+        width,
+        yerr=points["std"],
+        capsize=2,
+        label="ours (mean ± std)",
+    )
     if has_paper:
         ax.bar(x + width / 2, pd.to_numeric(points["paper"]).fillna(0), width, label=paper_label, alpha=0.6)
     ax.set_xticks(x, points["label"], rotation=30, ha="right", fontsize=8)
@@ -62,8 +77,16 @@ def confusion_points(summary: pd.DataFrame, figure: Mapping[str, Any], default_b
         for t in classes:
             for p in classes:
                 values = cell_values(summary, panel["run"], default_base, figure["eval_set"], f"confusion:{t}:{p}")
-                rows.append({"label": panel["label"], "run": panel["run"], "true": t, "predicted": p,
-                             "seeds": len(values), "count": float(values.mean()) if len(values) else np.nan})
+                rows.append(
+                    {
+                        "label": panel["label"],
+                        "run": panel["run"],
+                        "true": t,
+                        "predicted": p,
+                        "seeds": len(values),
+                        "count": float(values.mean()) if len(values) else np.nan,
+                    }
+                )
     return pd.DataFrame(rows, columns=["label", "run", "true", "predicted", "seeds", "count"])
 
 
@@ -73,7 +96,7 @@ def confusion_figure(points: pd.DataFrame, figure: Mapping[str, Any], out_paths:
     cols = min(4, len(panels))
     rows = -(-len(panels) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 2.9 * rows), squeeze=False)
-    for ax in axes.flat[len(panels):]:
+    for ax in axes.flat[len(panels) :]:
         ax.axis("off")
     for ax, panel in zip(axes.flat, panels, strict=False):
         sub = points[points["label"] == panel["label"]]
@@ -100,14 +123,17 @@ def top_pairs(task: Any, min_score: float | None, max_pairs: int) -> list[int]:
     return [int(i) for i in np.flatnonzero(scores >= floor)[:max_pairs]]
 
 
-def tsne_points(task: Any, embeddings: Mapping[str, tuple[list[str], np.ndarray]], figure: Mapping[str, Any]) -> pd.DataFrame:
+def tsne_points(
+    task: Any, embeddings: Mapping[str, tuple[list[str], np.ndarray]], figure: Mapping[str, Any]
+) -> pd.DataFrame:
     """Per run (before, after) and pair: the 2-D t-SNE coordinates of both sentences and the pair's cosine."""
     from sklearn.manifold import TSNE
 
     pairs = top_pairs(task, figure.get("min_score"), int(figure.get("max_pairs", 20)))
     if len(pairs) < 2:
-        raise InputError(f"config: figures (tsne on {task.set_name})", f"{len(pairs)} pair(s) at the top score",
-                         "lower min_score")
+        raise InputError(
+            f"config: figures (tsne on {task.set_name})", f"{len(pairs)} pair(s) at the top score", "lower min_score"
+        )
     s1 = [task.data.sentences1[i] for i in pairs]
     s2 = [task.data.sentences2[i] for i in pairs]
     rows = []
@@ -117,13 +143,24 @@ def tsne_points(task: Any, embeddings: Mapping[str, tuple[list[str], np.ndarray]
         cos = cosine_rows(e1, e2)
         both = np.vstack([e1, e2]).astype(np.float64)
         perplexity = min(float(figure.get("perplexity", 5)), len(both) - 1.0)
-        xy = TSNE(n_components=2, perplexity=perplexity, random_state=int(figure.get("seed", 0)),
-                  init="pca").fit_transform(both)
+        xy = TSNE(
+            n_components=2, perplexity=perplexity, random_state=int(figure.get("seed", 0)), init="pca"
+        ).fit_transform(both)
         n = len(pairs)
         for k, pair in enumerate(pairs):
-            rows.append({"run": figure[role], "role": role, "pair": pair + 1, "gold": float(task.data.scores[pair]),
-                         "cosine": float(cos[k]), "x1": float(xy[k, 0]), "y1": float(xy[k, 1]),
-                         "x2": float(xy[n + k, 0]), "y2": float(xy[n + k, 1])})
+            rows.append(
+                {
+                    "run": figure[role],
+                    "role": role,
+                    "pair": pair + 1,
+                    "gold": float(task.data.scores[pair]),
+                    "cosine": float(cos[k]),
+                    "x1": float(xy[k, 0]),
+                    "y1": float(xy[k, 1]),
+                    "x2": float(xy[n + k, 0]),
+                    "y2": float(xy[n + k, 1]),
+                }
+            )
     return pd.DataFrame(rows)
 
 

@@ -25,9 +25,18 @@ def replicate_rows(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per run x seed x eval set x metric with replicates (``records``: method, base_model,
     seed, eval_set and the evaluate job's ``metrics``; a resample where the metric is undefined is
     null in that JSON, NaN here)."""
-    rows = [{"method": r["method"], "base_model": r["base_model"], "seed": int(r["seed"]), "eval_set": r["eval_set"],
-             "metric": metric, "replicates": [float("nan") if x is None else float(x) for x in values]}
-            for r in records for metric, values in (r["metrics"].get("ci_replicates") or {}).items()]
+    rows = [
+        {
+            "method": r["method"],
+            "base_model": r["base_model"],
+            "seed": int(r["seed"]),
+            "eval_set": r["eval_set"],
+            "metric": metric,
+            "replicates": [float("nan") if x is None else float(x) for x in values],
+        }
+        for r in records
+        for metric, values in (r["metrics"].get("ci_replicates") or {}).items()
+    ]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -32,10 +32,16 @@ from clinsent.report.tables import fmt_mean_std
 MISSING = "–"
 
 
-def cell_values(summary: pd.DataFrame, ref: str, default_base: str, eval_set: str, metric: str = "spearman") -> np.ndarray:
+def cell_values(
+    summary: pd.DataFrame, ref: str, default_base: str, eval_set: str, metric: str = "spearman"
+) -> np.ndarray:
     method, base = split_run(ref, default_base)
-    sel = summary[(summary["method"] == method) & (summary["base_model"] == base) & (summary["eval_set"] == eval_set)
-                  & (summary["metric"] == metric)]
+    sel = summary[
+        (summary["method"] == method)
+        & (summary["base_model"] == base)
+        & (summary["eval_set"] == eval_set)
+        & (summary["metric"] == metric)
+    ]
     return sel.sort_values("seed")["value"].to_numpy()
 
 
@@ -52,12 +58,16 @@ def _columns(table: dict[str, Any], eval_sets: dict[str, str]) -> tuple[dict[str
     """The table's eval sets (name -> headline) and its columns (header, eval set, metric)."""
     if table.get("eval_sets"):
         eval_sets = {name: eval_sets[name] for name in table["eval_sets"]}
-    return eval_sets, ([(f"{name} {m}", name, m) for name in eval_sets for m in table["metrics"]]
-                       if table.get("metrics") else [(name, name, metric) for name, metric in eval_sets.items()])
+    return eval_sets, (
+        [(f"{name} {m}", name, m) for name in eval_sets for m in table["metrics"]]
+        if table.get("metrics")
+        else [(name, name, metric) for name, metric in eval_sets.items()]
+    )
 
 
-def paper_cells(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[str, str],
-                default_base: str) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, str]]:
+def paper_cells(
+    summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[str, str], default_base: str
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, str]]:
     """A runs table's values over seeds, column -> row (its group / label) -> values, and each column's
     metric: what :func:`clinsent.report.spread.check` judges (the Avg. column is left out: it
     follows from the others)."""
@@ -69,9 +79,13 @@ def paper_cells(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[st
         for g, col in enumerate(groups):
             head = f"{name} {col}".strip()
             metrics[head] = metric
-            cells[head] = {" / ".join(filter(None, (row.get("group"), row["label"]))):
-                           cell_values(summary, row["cells"][g], default_base, eval_set, metric)
-                           for row in table["rows"] if g < len(row["cells"]) and row["cells"][g]}
+            cells[head] = {
+                " / ".join(filter(None, (row.get("group"), row["label"]))): cell_values(
+                    summary, row["cells"][g], default_base, eval_set, metric
+                )
+                for row in table["rows"]
+                if g < len(row["cells"]) and row["cells"][g]
+            }
     return cells, metrics
 
 
@@ -80,8 +94,11 @@ def paper_pairs(table: dict[str, Any], eval_sets: dict[str, str], default_base: 
     as :func:`paper_cells`): their cited runs compared on the column's eval set and metric."""
     _, columns = _columns(table, eval_sets)
     groups = table.get("columns") or [""]
-    heads = {f"{name} {col}".strip(): (eval_set, metric, g)
-             for name, eval_set, metric in columns for g, col in enumerate(groups)}
+    heads = {
+        f"{name} {col}".strip(): (eval_set, metric, g)
+        for name, eval_set, metric in columns
+        for g, col in enumerate(groups)
+    }
     refs = {" / ".join(filter(None, (row.get("group"), row["label"]))): row["cells"] for row in table["rows"]}
 
     def test(head: str, a: str, b: str) -> bool | None:
@@ -92,8 +109,13 @@ def paper_pairs(table: dict[str, Any], eval_sets: dict[str, str], default_base: 
     return test
 
 
-def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[str, str], default_base: str,
-                paper_label: str = "paper") -> pd.DataFrame:
+def paper_table(
+    summary: pd.DataFrame,
+    table: dict[str, Any],
+    eval_sets: dict[str, str],
+    default_base: str,
+    paper_label: str = "paper",
+) -> pd.DataFrame:
     """``eval_sets``: name -> the headline metric of its task (Spearman for STS)."""
     eval_sets, columns = _columns(table, eval_sets)
     scale, decimals = (100.0, 2) if table.get("percent") else (1.0, 3)
@@ -104,8 +126,11 @@ def paper_table(summary: pd.DataFrame, table: dict[str, Any], eval_sets: dict[st
     records = []
     for i, row in enumerate(table["rows"]):
         if len(row["cells"]) != len(groups):
-            raise InputError(f"config: tables, row {i} ({row['label']})", f"{len(row['cells'])} cells for "
-                             f"{len(groups)} column groups {groups}", "give the row one cell per column group")
+            raise InputError(
+                f"config: tables, row {i} ({row['label']})",
+                f"{len(row['cells'])} cells for {len(groups)} column groups {groups}",
+                "give the row one cell per column group",
+            )
         rec: dict[str, str] = {"group": row.get("group", "")} if has_group else {}
         rec["row"] = row["label"]
         paper = row.get("paper") or [None] * len(groups)
@@ -142,11 +167,19 @@ def figure_points(summary: pd.DataFrame, figure: dict[str, Any], default_base: s
     score = figure.get("score_metric") or "spearman"
     rows = []
     for p in figure["points"]:
-        vals = {m: cell_values(summary, p["run"], default_base, figure["eval_set"], m) for m in ("alignment", "uniformity")}
+        vals = {
+            m: cell_values(summary, p["run"], default_base, figure["eval_set"], m) for m in ("alignment", "uniformity")
+        }
         vals[score] = cell_values(summary, p["run"], default_base, score_set, score)
         if all(len(v) for v in vals.values()):
-            rows.append({"label": p["label"], "run": p["run"], "seeds": len(vals[score]),
-                         **{m: float(np.mean(v)) for m, v in vals.items()}})
+            rows.append(
+                {
+                    "label": p["label"],
+                    "run": p["run"],
+                    "seeds": len(vals[score]),
+                    **{m: float(np.mean(v)) for m, v in vals.items()},
+                }
+            )
     return pd.DataFrame(rows, columns=["label", "run", "seeds", "alignment", "uniformity", score])
 
 
@@ -161,9 +194,17 @@ def alignment_uniformity_figure(points: pd.DataFrame, caption: str, out_paths: l
     score = points.columns[-1]  # the metric each point is labelled with (Spearman, or F1)
     for i, r in enumerate(points.to_dict("records")):  # labelled through the legend: close points never overlap
         ax.scatter(r["uniformity"], r["alignment"], color=cmap(i % 10), s=40, label=f"{r['label']} ({r[score]:.3f})")
-        ax.annotate(str(i + 1), (r["uniformity"], r["alignment"]), textcoords="offset points", xytext=(4, 4), fontsize=7)
-    ax.legend([f"{i + 1}. {t.get_text()}" for i, t in enumerate(ax.legend().get_texts())], fontsize=7,
-              loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=1, frameon=False)
+        ax.annotate(
+            str(i + 1), (r["uniformity"], r["alignment"]), textcoords="offset points", xytext=(4, 4), fontsize=7
+        )
+    ax.legend(
+        [f"{i + 1}. {t.get_text()}" for i, t in enumerate(ax.legend().get_texts())],
+        fontsize=7,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.15),
+        ncol=1,
+        frameon=False,
+    )
     ax.set_xlabel("uniformity (lower is better)")
     ax.set_ylabel("alignment (lower is better)")
     ax.grid(alpha=0.3)

@@ -28,8 +28,13 @@ RECORD = Path("stats", "run.json")
 
 def fingerprint(plan: Plan) -> str:
     """A short hash of what the report of ``plan`` describes."""
-    described = {"jobs": plan.trained_jobs(), "evaluations": plan.evaluations(), "tables": plan.tables,
-                 "figures": plan.figures, "title": plan.config["report"]["title"]}
+    described = {
+        "jobs": plan.trained_jobs(),
+        "evaluations": plan.evaluations(),
+        "tables": plan.tables,
+        "figures": plan.figures,
+        "title": plan.config["report"]["title"],
+    }
     blob = json.dumps(described, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
@@ -43,7 +48,9 @@ def _asks_report(argv: Iterable[str]) -> bool:
     return any(a == "--report" or a.startswith("--report=") for a in argv)
 
 
-def refuse_other_config(results: str | Path, fingerprint_: str, configfiles: Sequence[str], argv: Iterable[str]) -> None:
+def refuse_other_config(
+    results: str | Path, fingerprint_: str, configfiles: Sequence[str], argv: Iterable[str]
+) -> None:
     """Raise (before Snakemake builds the report) when ``argv`` asks for ``--report`` and the
     results folder was reported for another config, or holds no report yet."""
     if not _asks_report(argv):
@@ -51,10 +58,19 @@ def refuse_other_config(results: str | Path, fingerprint_: str, configfiles: Seq
     path = Path(results) / RECORD
     given = " ".join(f"--configfile {c}" for c in configfiles) or "the default config/config.yaml"
     if not path.exists():
-        raise InputError(str(path), "no run of this config has finished its report here",
-                         f"run `snakemake all {given}` first (or give the config the results came from)")
+        raise InputError(
+            str(path),
+            "no run of this config has finished its report here",
+            f"run `snakemake all {given}` first (or give the config the results came from)",
+        )
     recorded = json.loads(path.read_text())
     if recorded.get("fingerprint") != fingerprint_:
-        then = " ".join(f"--configfile {c}" for c in recorded.get("configfiles") or []) or "the default config/config.yaml"
-        raise InputError(str(path), f"these results were reported for another config ({then}) than this one ({given})",
-                         f"build the report with `{then}`, or run `snakemake all {given}` first")
+        then = (
+            " ".join(f"--configfile {c}" for c in recorded.get("configfiles") or [])
+            or "the default config/config.yaml"
+        )
+        raise InputError(
+            str(path),
+            f"these results were reported for another config ({then}) than this one ({given})",
+            f"build the report with `{then}`, or run `snakemake all {given}` first",
+        )

@@ -84,6 +84,7 @@ class Spread:
 def paired_rows(paired: Paired, metrics: Mapping[str, str]) -> PairedTest:
     """The paired test of two rows of a column whose rows are ``method@base_model`` and whose
     columns are eval sets (``metrics``: column -> the metric shown)."""
+
     def test(column: str, a: str, b: str) -> bool | None:
         run_a, run_b = tuple(a.split("@", 1)), tuple(b.split("@", 1))
         if len(run_a) != 2 or len(run_b) != 2 or column not in metrics:
@@ -103,8 +104,9 @@ def check(cells: Cells, metrics: Mapping[str, str], paired: PairedTest | None = 
     separated = False
     n_rows = 0
     for column, rows in cells.items():
-        stats = {r: (float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0)
-                 for r, v in rows.items() if len(v)}
+        stats = {
+            r: (float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0) for r, v in rows.items() if len(v)
+        }
         n_rows = max(n_rows, len(stats))
         bound = bounds(metrics.get(column, ""))
         if bound is not None and stats:
@@ -117,7 +119,7 @@ def check(cells: Cells, metrics: Mapping[str, str], paired: PairedTest | None = 
                 problems.append(f"{column!r} is at its floor ({floor:g}) in every row")
         labels = list(stats)
         for i, a in enumerate(labels):
-            for b in labels[i + 1:]:
+            for b in labels[i + 1 :]:
                 diff = abs(stats[a][0] - stats[b][0])
                 sd = max(stats[a][1], stats[b][1])
                 if widest is None or diff - sd > widest[3] - widest[4]:
@@ -128,7 +130,8 @@ def check(cells: Cells, metrics: Mapping[str, str], paired: PairedTest | None = 
                     apart = apart if verdict is None else verdict
                 separated |= apart
     if n_rows >= 2 and not separated:
-        problems.append("no two rows differ by more than the seeds' standard deviation"
-                        + (" or, with one seed, by a paired bootstrap on the items" if paired is not None else ""))
+        problems.append(
+            "no two rows differ by more than the seeds' standard deviation"
+            + (" or, with one seed, by a paired bootstrap on the items" if paired is not None else "")
+        )
     return Spread(problems, widest)
-

@@ -33,8 +33,18 @@ def summary_rows(records: Iterable[dict[str, Any]], metrics_of: Mapping[str, Seq
             if r.get("some_metrics") and metric not in r["metrics"]:
                 continue  # a cross-encoder scores pairs: no embeddings, so no alignment or uniformity
             low, high = (r["metrics"].get("ci") or {}).get(metric, (None, None))  # score metrics of tasks with items
-            rows.append({"method": r["method"], "base_model": r["base_model"], "seed": int(r["seed"]),
-                         "eval_set": r["eval_set"], "metric": metric, "value": _number(r["metrics"][metric]),
-                         "step": int(r["step"]), "ci_low": _number(low), "ci_high": _number(high)})
+            rows.append(
+                {
+                    "method": r["method"],
+                    "base_model": r["base_model"],
+                    "seed": int(r["seed"]),
+                    "eval_set": r["eval_set"],
+                    "metric": metric,
+                    "value": _number(r["metrics"][metric]),
+                    "step": int(r["step"]),
+                    "ci_low": _number(low),
+                    "ci_high": _number(high),
+                }
+            )
     df = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     return df.sort_values(["method", "base_model", "seed", "eval_set", "metric"], kind="stable").reset_index(drop=True)

@@ -33,14 +33,19 @@ def _headline_rows(summary: pd.DataFrame, eval_sets: Mapping[str, str]) -> pd.Da
     return summary[[m == eval_sets.get(e) for e, m in zip(summary["eval_set"], summary["metric"], strict=True)]]
 
 
-def results_cells(summary: pd.DataFrame, eval_sets: Mapping[str, str]) -> tuple[dict[str, dict[str, np.ndarray]],
-                                                                                dict[str, str]]:
+def results_cells(
+    summary: pd.DataFrame, eval_sets: Mapping[str, str]
+) -> tuple[dict[str, dict[str, np.ndarray]], dict[str, str]]:
     """The results table's values over seeds, eval set -> ``method@base_model`` -> values, and
     each column's metric: what :func:`clinsent.report.spread.check` judges."""
     df = _headline_rows(summary, eval_sets)
-    cells = {name: {f"{m}@{b}": g.sort_values("seed")["value"].to_numpy()
-                    for (m, b), g in df[df["eval_set"] == name].groupby(["method", "base_model"], sort=False)}
-             for name in eval_sets}
+    cells = {
+        name: {
+            f"{m}@{b}": g.sort_values("seed")["value"].to_numpy()
+            for (m, b), g in df[df["eval_set"] == name].groupby(["method", "base_model"], sort=False)
+        }
+        for name in eval_sets
+    }
     return cells, dict(eval_sets)
 
 
@@ -68,8 +73,13 @@ def _cells(table: pd.DataFrame, bold: Any, escape: Any = str) -> list[list[str]]
     """Each row's cells as text (``escape``d), ``bold(text)`` around those in ``table.attrs['bold']``
     ((row, column) pairs: a leaderboard's best of each column)."""
     marked = {(int(i), str(c)) for i, c in table.attrs.get("bold", [])}
-    return [[bold(escape(str(v))) if (i, str(c)) in marked else escape(str(v))
-             for c, v in zip(table.columns, row, strict=True)] for i, row in enumerate(table.itertuples(index=False))]
+    return [
+        [
+            bold(escape(str(v))) if (i, str(c)) in marked else escape(str(v))
+            for c, v in zip(table.columns, row, strict=True)
+        ]
+        for i, row in enumerate(table.itertuples(index=False))
+    ]
 
 
 def to_markdown(table: pd.DataFrame, caption: str) -> str:
@@ -87,8 +97,14 @@ def _tex_escape(text: str) -> str:
 
 def to_latex(table: pd.DataFrame, caption: str) -> str:
     cols = list(table.columns)
-    lines = [r"\begin{table}[t]", r"\centering", r"\begin{tabular}{ll" + "c" * (len(cols) - 2) + "}", r"\toprule",
-             " & ".join(_tex_escape(c) for c in cols) + r" \\", r"\midrule"]
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\begin{tabular}{ll" + "c" * (len(cols) - 2) + "}",
+        r"\toprule",
+        " & ".join(_tex_escape(c) for c in cols) + r" \\",
+        r"\midrule",
+    ]
     lines += [" & ".join(row) + r" \\" for row in _cells(table, lambda t: rf"\textbf{{{t}}}", _tex_escape)]
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex_escape(caption)}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"

@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from clinsent.tasks.base import TASKS, Task
 
-from clinsent.tasks import (class_alignment, class_similarity, doc_classification, kmeans_clusters, probe,  # noqa
-                           retrieval, rqe, similarity_graph, sts, token_classification)  # noqa: E402,F401  (register the built-ins)
+from clinsent.tasks import (
+    class_alignment,
+    class_similarity,
+    doc_classification,
+    kmeans_clusters,
+    probe,  # noqa
+    retrieval,
+    rqe,
+    similarity_graph,
+    sts,
+    token_classification,
+)  # noqa: E402,F401  (register the built-ins)
 
 __all__ = ["TASKS", "Task"]

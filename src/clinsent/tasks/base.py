@@ -78,7 +78,9 @@ class Task(abc.ABC):
         """Every distinct text to embed, in a fixed order."""
 
     @abc.abstractmethod
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         """Metrics from embeddings of ``texts`` (at least ``metrics``)."""
 
     def items(self, texts: list[str], vectors: np.ndarray) -> Items | None:
@@ -94,8 +96,13 @@ class Task(abc.ABC):
     def statistics(self) -> dict[str, Any]:
         """The set's size for the data-statistics tables (the augmentation paper's Table 3):
         task, unit, counts per split, the split used and the headline metric."""
-        return {"task": self.name, "unit": "items", "splits": {"all": len(self.texts())}, "used": "all",
-                "metric": self.headline}
+        return {
+            "task": self.name,
+            "unit": "items",
+            "splits": {"all": len(self.texts())},
+            "used": "all",
+            "metric": self.headline,
+        }
 
     def curve_score(self, texts: list[str], vectors: np.ndarray) -> float:
         """The headline metric, as the trainer logs it every few steps."""
@@ -126,8 +133,11 @@ class Task(abc.ABC):
         index = {t: i for i, t in enumerate(texts)}
         missing = sum(1 for t in wanted if t not in index)
         if missing:
-            raise InputError(f"embeddings of {self.set_name}", f"{missing} text(s) have no embedding",
-                             "re-run the embed rule for this eval set")
+            raise InputError(
+                f"embeddings of {self.set_name}",
+                f"{missing} text(s) have no embedding",
+                "re-run the embed rule for this eval set",
+            )
         return vectors[[index[t] for t in wanted]]
 
 

@@ -36,16 +36,20 @@ class ClassAlignment(LabelledDocsTask):
     headline = "alignment"
     metrics = ("alignment", "uniformity")
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         s = self.settings
         x, codes = self.labelled_vectors(texts, vectors)
         align_sum, align_n, uni_sum, uni_n = 0.0, 0, 0.0, 0
         for start, sims, upper in upper_blocks(x):
             sq = np.clip(2.0 - 2.0 * sims, 0.0, None)  # ||a - b||^2 of unit vectors
-            same = (codes[start:start + len(sims), None] == codes[None, :]) & upper
+            same = (codes[start : start + len(sims), None] == codes[None, :]) & upper
             align_sum += float((sq[same] ** (s.alpha / 2)).sum())
             align_n += int(same.sum())
             uni_sum += float(np.exp(-s.t * sq[upper]).sum())
             uni_n += int(upper.sum())
-        return {"alignment": align_sum / align_n if align_n else float("nan"),
-                "uniformity": float(np.log(uni_sum / uni_n)) if uni_n else float("nan")}
+        return {
+            "alignment": align_sum / align_n if align_n else float("nan"),
+            "uniformity": float(np.log(uni_sum / uni_n)) if uni_n else float("nan"),
+        }

@@ -37,13 +37,15 @@ class ClassSimilarity(LabelledDocsTask):
     headline = "separation"
     metrics = ("separation", *(f"{rel}_{s}" for rel in ("within", "between") for s in STATS))
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         x, codes = self.labelled_vectors(texts, vectors)
         sums = {"within": [0.0, 0], "between": [0.0, 0]}
         i, j = sample_pairs(len(x), self.settings.max_pairs, self.settings.seed)
         sample = PairSample(i, j)
         for start, sims, upper in upper_blocks(x):
-            same = codes[start:start + len(sims), None] == codes[None, :]
+            same = codes[start : start + len(sims), None] == codes[None, :]
             for rel, mask in (("within", same & upper), ("between", ~same & upper)):
                 sums[rel][0] += float(sims[mask].sum())
                 sums[rel][1] += int(mask.sum())

@@ -53,8 +53,10 @@ class EvalSetEntry:
         others keep their defaults in the job, unused)."""
         settings = to_config(self.task.settings)
         wanted = self.task.curve_keys
-        return {"task": self.task.name,
-                "settings": settings if wanted is None else {k: v for k, v in settings.items() if k in wanted}}
+        return {
+            "task": self.task.name,
+            "settings": settings if wanted is None else {k: v for k, v in settings.items() if k in wanted},
+        }
 
 
 def _owners() -> dict[str, list[str]]:
@@ -71,12 +73,20 @@ def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[st
     settings: Any = parse_settings(cls.settings_class, {**shared, **own}, where)
     bases = entry.get("base_models")
     if not cls.zero_shot and (entry.get("curve") or entry.get("embed_from")):
-        raise InputError(where, f"task {cls.name} is scored by finetune entries only, not from embeddings",
-                         "drop curve and embed_from, and name it as a finetune entry's train set")
-    return EvalSetEntry(name, cls(name, settings), bool(entry.get("curve", False)),
-                        tuple(bases) if bases is not None else None,
-                        bool(entry.get("evaluate", True)) and cls.zero_shot,  # a token task plans no evaluate job
-                        entry.get("embed_from"), bool(entry.get("text_shareable", False)))
+        raise InputError(
+            where,
+            f"task {cls.name} is scored by finetune entries only, not from embeddings",
+            "drop curve and embed_from, and name it as a finetune entry's train set",
+        )
+    return EvalSetEntry(
+        name,
+        cls(name, settings),
+        bool(entry.get("curve", False)),
+        tuple(bases) if bases is not None else None,
+        bool(entry.get("evaluate", True)) and cls.zero_shot,  # a token task plans no evaluate job
+        entry.get("embed_from"),
+        bool(entry.get("text_shareable", False)),
+    )
 
 
 def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:
@@ -85,19 +95,27 @@ def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:
     out = {name: resolve_eval_set(name, e, evaluation) for name, e in config["eval_sets"].items()}
     selection = config.get("selection_set")
     if selection in out and not out[selection].task.zero_shot:
-        raise InputError("config: selection_set", f"{selection!r} (task {out[selection].task.name}) is scored by "
-                         "finetune entries only, not during training", "select on an eval set scored from embeddings")
+        raise InputError(
+            "config: selection_set",
+            f"{selection!r} (task {out[selection].task.name}) is scored by finetune entries only, not during training",
+            "select on an eval set scored from embeddings",
+        )
     known = list(config.get("base_models") or {})
     for name, e in out.items():
         source = e.embed_from
         if source is not None and (source not in out or out[source].embed_from or source == name):
-            raise InputError(f"config: eval_sets.{name}.embed_from", f"{source!r} is not an eval set that embeds "
-                             f"its own texts{did_you_mean(source, list(out))}",
-                             "name an eval set without embed_from whose texts include this set's")
+            raise InputError(
+                f"config: eval_sets.{name}.embed_from",
+                f"{source!r} is not an eval set that embeds its own texts{did_you_mean(source, list(out))}",
+                "name an eval set without embed_from whose texts include this set's",
+            )
         for b in e.base_models or ():
             if b not in known:
-                raise InputError(f"config: eval_sets.{name}.base_models", f"{b!r} is not a key of base_models "
-                                 f"{known}{did_you_mean(b, known)}", "name a base model, or drop the key")
+                raise InputError(
+                    f"config: eval_sets.{name}.base_models",
+                    f"{b!r} is not a key of base_models {known}{did_you_mean(b, known)}",
+                    "name a base model, or drop the key",
+                )
     return out
 
 

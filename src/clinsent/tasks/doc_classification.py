@@ -29,8 +29,9 @@ from clinsent.tasks.labelled_docs import LabelledDocsSettings, LabelledDocsTask
 
 @dataclass(frozen=True)
 class DocClassificationSettings(LabelledDocsSettings):
-    per_class: int | None = knob(None, "few-shot: train on this many documents per class (seeded; null: all)",
-                                 minimum=1)
+    per_class: int | None = knob(
+        None, "few-shot: train on this many documents per class (seeded; null: all)", minimum=1
+    )
     epochs: int = knob(5, "epochs of the head (the paper: 5, best epoch reported)", minimum=1)
     learning_rate: float = knob(1e-4, "AdamW learning rate of the head (the paper: 1e-4)", exclusiveMinimum=0)
     batch_size: int = knob(16, "documents per step (the paper: 16)", minimum=1)
@@ -67,17 +68,29 @@ class DocClassification(LabelledDocsTask):
         train, test = d[d["split"] == "train"], d[d["split"] == "test"]
         n = per_class if per_class is not None else s.per_class
         if n is not None:
-            keep = few_shot(train["label"].to_numpy(), n, s.seed if seed is None else seed,
-                            f"{s.path} (eval set {self.set_name}, train split)")
+            keep = few_shot(
+                train["label"].to_numpy(),
+                n,
+                s.seed if seed is None else seed,
+                f"{s.path} (eval set {self.set_name}, train split)",
+            )
             train = train.iloc[keep]
-        return Examples(classes, train["text"].tolist(), train["label"].map(index).to_numpy(),
-                        test["text"].tolist(), test["label"].map(index).to_numpy(), train["row"].tolist())
+        return Examples(
+            classes,
+            train["text"].tolist(),
+            train["label"].map(index).to_numpy(),
+            test["text"].tolist(),
+            test["label"].map(index).to_numpy(),
+            train["row"].tolist(),
+        )
 
     def texts(self) -> list[str]:
         e = self.examples()
         return list(dict.fromkeys(e.train_texts + e.test_texts))
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         return self.score_and_items(texts, vectors)[0]
 
     def items(self, texts: list[str], vectors: np.ndarray) -> Items:
@@ -87,14 +100,31 @@ class DocClassification(LabelledDocsTask):
         """One fit of the head: the best epoch's metrics, and its test documents with their
         predicted probabilities as the items of the intervals (the head held fixed)."""
         s, e = self.settings, self.examples()
-        epochs, probas = train_head(self.lookup(texts, vectors, e.train_texts), e.train_y,
-                                    self.lookup(texts, vectors, e.test_texts), e.test_y, len(e.classes), s.epochs,
-                                    s.learning_rate, s.batch_size, s.seed, s.head_hidden, s.head_dropout)
+        epochs, probas = train_head(
+            self.lookup(texts, vectors, e.train_texts),
+            e.train_y,
+            self.lookup(texts, vectors, e.test_texts),
+            e.test_y,
+            len(e.classes),
+            s.epochs,
+            s.learning_rate,
+            s.batch_size,
+            s.seed,
+            s.head_hidden,
+            s.head_dropout,
+        )
         best = best_epoch(epochs)
-        return ({**epochs[best - 1]["test"], "best_epoch": float(best)},
-                classification_items(e.test_y, probas[best - 1], len(e.classes)))
+        return (
+            {**epochs[best - 1]["test"], "best_epoch": float(best)},
+            classification_items(e.test_y, probas[best - 1], len(e.classes)),
+        )
 
     def statistics(self) -> dict[str, Any]:
         e = self.examples()
-        return {"task": self.name, "unit": "documents", "splits": {"train": len(e.train_texts), "test": len(e.test_texts)},
-                "used": "test", "metric": self.headline}
+        return {
+            "task": self.name,
+            "unit": "documents",
+            "splits": {"train": len(e.train_texts), "test": len(e.test_texts)},
+            "used": "test",
+            "metric": self.headline,
+        }

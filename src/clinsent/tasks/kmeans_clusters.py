@@ -28,12 +28,16 @@ from clinsent.tasks.labelled_docs import LabelledDocsSettings, LabelledDocsTask
 class KMeansSettings(LabelledDocsSettings):
     k: int | None = knob(None, "a fixed number of clusters (null: chosen by k_choice)", minimum=2)
     k_choice: Literal["silhouette", "classes"] = knob(
-        "silhouette", "silhouette: the K of k_min..k_max with the best silhouette (the paper's optimal K); classes: "
-                      "the number of classes")
+        "silhouette",
+        "silhouette: the K of k_min..k_max with the best silhouette (the paper's optimal K); classes: "
+        "the number of classes",
+    )
     k_min: int = knob(2, "k_choice silhouette: the smallest K tried", minimum=2)
     k_max: int = knob(10, "k_choice silhouette: the largest K tried (at most the documents - 1)", minimum=2)
-    normalize: bool = knob(False, "L2-normalise the embeddings before clustering (false: the raw vectors, as the "
-                                  "paper's scikit-learn defaults)")
+    normalize: bool = knob(
+        False,
+        "L2-normalise the embeddings before clustering (false: the raw vectors, as the paper's scikit-learn defaults)",
+    )
     n_init: int = knob(10, "k-means restarts", minimum=1)
     silhouette_sample: int = knob(10_000, "documents behind the silhouette (all when fewer)", minimum=2)
     seed: int = knob(0, "seed of k-means and of the silhouette sample", minimum=0)
@@ -59,10 +63,15 @@ class KMeansClusters(LabelledDocsTask):
     def __init__(self, set_name: str, settings: KMeansSettings) -> None:
         super().__init__(set_name, settings)
         if settings.k_min > settings.k_max:
-            raise InputError(f"config: eval_sets.{set_name}.k_min", f"{settings.k_min} is above k_max {settings.k_max}",
-                             "give k_min <= k_max")
+            raise InputError(
+                f"config: eval_sets.{set_name}.k_min",
+                f"{settings.k_min} is above k_max {settings.k_max}",
+                "give k_min <= k_max",
+            )
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         from sklearn.cluster import KMeans
         from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score
 
@@ -87,5 +96,6 @@ class KMeansClusters(LabelledDocsTask):
             "calinski_harabasz": float(calinski_harabasz_score(x, clusters)),
             "silhouette": sil,
             "adjusted_rand": float(adjusted_rand_score(classes, clusters)),
-            "k": float(k), "silhouette_n": float(sample),
+            "k": float(k),
+            "silhouette_n": float(sample),
         }

@@ -31,11 +31,13 @@ class LabelledDocsSettings:
     text_column: str = knob("text", "the document text column")
     label_column: str = knob("label", "the class column")
     split_column: str | None = knob("split", "the split column (train/test); null or absent: a seeded split")
-    test_share: float = knob(0.2, "without a split column: share of each class held out for test",
-                             exclusiveMinimum=0, exclusiveMaximum=1)
+    test_share: float = knob(
+        0.2, "without a split column: share of each class held out for test", exclusiveMinimum=0, exclusiveMaximum=1
+    )
     split_seed: int = knob(0, "without a split column: the seed of that split", minimum=0)
-    analysis_split: Literal["train", "test", "all"] = knob("test", "the documents embedded and analysed "
-                                                                   "(analysis tasks; the paper: the evaluation set)")
+    analysis_split: Literal["train", "test", "all"] = knob(
+        "test", "the documents embedded and analysed (analysis tasks; the paper: the evaluation set)"
+    )
 
 
 def read_labelled_docs(s: LabelledDocsSettings) -> pd.DataFrame:
@@ -44,37 +46,58 @@ def read_labelled_docs(s: LabelledDocsSettings) -> pd.DataFrame:
     if not path.exists():
         raise InputError(path, "file not found", "point the eval set's path at your labelled documents")
     try:
-        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, dtype=str, keep_default_na=False)
+        df = (
+            pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, dtype=str, keep_default_na=False)
+        )
     except Exception as exc:  # noqa: BLE001  (pandas and pyarrow raise many kinds)
-        raise InputError(path, f"cannot be read as {'parquet' if path.suffix == '.parquet' else 'CSV'} "
-                         f"({type(exc).__name__})", "check that the file is complete") from None
+        raise InputError(
+            path,
+            f"cannot be read as {'parquet' if path.suffix == '.parquet' else 'CSV'} ({type(exc).__name__})",
+            "check that the file is complete",
+        ) from None
     wanted = [s.text_column, s.label_column]
     missing = [c for c in wanted if c not in df.columns]
     if missing:
         columns = [str(c) for c in df.columns]  # a CSV's header line: not shown (see header_lacks)
-        raise InputError(path, f"missing column(s) {missing} (columns: {columns})" if path.suffix == ".parquet"
-                         else header_lacks(columns, missing),
-                         "set text_column and label_column of the eval set")
-    out = pd.DataFrame({"text": df[s.text_column].astype(str), "label": df[s.label_column].astype(str).str.strip(),
-                        "row": np.arange(1, len(df) + 1)})
+        raise InputError(
+            path,
+            f"missing column(s) {missing} (columns: {columns})"
+            if path.suffix == ".parquet"
+            else header_lacks(columns, missing),
+            "set text_column and label_column of the eval set",
+        )
+    out = pd.DataFrame(
+        {
+            "text": df[s.text_column].astype(str),
+            "label": df[s.label_column].astype(str).str.strip(),
+            "row": np.arange(1, len(df) + 1),
+        }
+    )
     blank = (out["text"].str.strip() == "") | (out["label"] == "")
     if blank.any():
         rows = out.loc[blank, "row"].tolist()
-        raise InputError(path, f"{len(rows)} row(s) without text or label (rows {rows[:10]})",
-                         "fill or drop those rows")
+        raise InputError(
+            path, f"{len(rows)} row(s) without text or label (rows {rows[:10]})", "fill or drop those rows"
+        )
     if s.split_column and s.split_column in df.columns:
         out["split"] = df[s.split_column].astype(str).str.strip().str.lower().replace({"dev": "test", "eval": "test"})
         bad = ~out["split"].isin(["train", "test"])
         if bad.any():
             rows = out.loc[bad, "row"].tolist()
-            raise InputError(f"{path}: column {s.split_column}", f"{len(rows)} row(s) are neither train nor test "
-                             f"(rows {rows[:10]})", "use train or test (dev/eval count as test)")
+            raise InputError(
+                f"{path}: column {s.split_column}",
+                f"{len(rows)} row(s) are neither train nor test (rows {rows[:10]})",
+                "use train or test (dev/eval count as test)",
+            )
     else:
         out["split"] = seeded_split(out["label"].to_numpy(), s.test_share, s.split_seed)
     classes = out["label"].unique()
     if len(classes) < 2:
-        raise InputError(f"{path}: column {s.label_column}", f"one class only ({len(out)} rows)",
-                         "a classification task needs at least two classes")
+        raise InputError(
+            f"{path}: column {s.label_column}",
+            f"one class only ({len(out)} rows)",
+            "a classification task needs at least two classes",
+        )
     return out
 
 
@@ -111,8 +134,9 @@ class LabelledDocsTask(Task):
     def texts(self) -> list[str]:
         return list(dict.fromkeys(self.analysed()["text"].tolist()))
 
-    def labelled_vectors(self, texts: list[str], vectors: np.ndarray,
-                         normalize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    def labelled_vectors(
+        self, texts: list[str], vectors: np.ndarray, normalize: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(vectors, L2-normalised unless asked otherwise; class index per document) of the
         analysed documents, in file order."""
         d = self.analysed()
@@ -123,5 +147,10 @@ class LabelledDocsTask(Task):
 
     def statistics(self) -> dict[str, Any]:
         d = self.data
-        return {"task": self.name, "unit": "documents", "splits": d["split"].value_counts().to_dict(),
-                "used": self.settings.analysis_split, "metric": self.headline}
+        return {
+            "task": self.name,
+            "unit": "documents",
+            "splits": d["split"].value_counts().to_dict(),
+            "used": self.settings.analysis_split,
+            "metric": self.headline,
+        }

@@ -60,7 +60,9 @@ class ProbeFormat:
     read: Callable[[ProbeSettings], Records]
     files: Callable[[ProbeSettings], list[str]] = lambda s: [s.path]
     check: Callable[[ProbeSettings, str], None] = lambda s, set_name: None
-    header: Callable[[ProbeSettings], list[str]] | None = None  # the columns its header line must hold (None: no header)
+    header: Callable[[ProbeSettings], list[str]] | None = (
+        None  # the columns its header line must hold (None: no header)
+    )
 
 
 PROBE_FORMATS: Registry[ProbeFormat] = Registry("probe format", "eval_sets.<name>.format")
@@ -69,26 +71,37 @@ PROBE_FORMATS: Registry[ProbeFormat] = Registry("probe format", "eval_sets.<name
 @dataclass(frozen=True)
 class ProbeSettings:
     path: str = knob("", "the task file (every split in one file, a split column)", required=True)
-    format: str = knob("tsv", "a registered probe format (clinsent.tasks.probe.PROBE_FORMATS): tsv (header), jsonl "
-                              "(one object per line) or nli_jsonl (MedNLI/SNLI as distributed, a file per split)",
-                       names=PROBE_FORMATS)
+    format: str = knob(
+        "tsv",
+        "a registered probe format (clinsent.tasks.probe.PROBE_FORMATS): tsv (header), jsonl "
+        "(one object per line) or nli_jsonl (MedNLI/SNLI as distributed, a file per split)",
+        names=PROBE_FORMATS,
+    )
     dev_path: str | None = knob(None, "format nli_jsonl: the dev file (path is the train file)")
     test_path: str | None = knob(None, "format nli_jsonl: the test file")
     inputs: Literal["single", "pair"] = knob("single", "single: column text; pair: columns text1, text2")
     headline: Literal["f1", "weighted_f1", "macro_f1", "accuracy"] = knob(
-        "f1", "the metric of tables and selection (the paper: weighted_f1 for cMedIC and cMedQA, f1 otherwise)")
+        "f1", "the metric of tables and selection (the paper: weighted_f1 for cMedIC and cMedQA, f1 otherwise)"
+    )
     positive_label: str = knob("1", "the positive class of binary F1 (with two label values, it must be one of them)")
     splits: tuple[str, ...] = knob(("train", "dev", "test"), "the names of the train, dev and test splits")
     c_grid: tuple[float, ...] = knob(SENTEVAL_C, "values of C (> 0) tried on the dev split (SentEval's grid)")
     max_iter: int = knob(2000, "iterations of the solver (logistic regression or the MLP's epochs)", minimum=1)
-    classifier: Literal["logistic", "mlp"] = knob("logistic", "logistic (SentEval; C picked on dev) or mlp (one hidden "
-                                                              "layer; the clinical NLI study's classifier)")
+    classifier: Literal["logistic", "mlp"] = knob(
+        "logistic",
+        "logistic (SentEval; C picked on dev) or mlp (one hidden layer; the clinical NLI study's classifier)",
+    )
     hidden: int = knob(256, "classifier mlp: hidden units", minimum=1)
     pair_features: Literal["senteval", "u_v_absdiff_product", "concat"] = knob(
-        "senteval", "pairs: senteval (|u - v|, u * v: SentEval's SICK-E and MRPC), u_v_absdiff_product (u, v, "
-                    "|u - v|, u * v: InferSent's) or concat (u, v: the clinical NLI study)")
-    classes: tuple[str, ...] | None = knob(None, "the labels in order (e.g. entailment, neutral, contradiction): "
-                                                 "reports the test confusion matrix; a label outside them is an error")
+        "senteval",
+        "pairs: senteval (|u - v|, u * v: SentEval's SICK-E and MRPC), u_v_absdiff_product (u, v, "
+        "|u - v|, u * v: InferSent's) or concat (u, v: the clinical NLI study)",
+    )
+    classes: tuple[str, ...] | None = knob(
+        None,
+        "the labels in order (e.g. entailment, neutral, contradiction): "
+        "reports the test confusion matrix; a label outside them is an error",
+    )
 
 
 @dataclass(frozen=True)
@@ -108,6 +121,7 @@ def _columns(settings: ProbeSettings) -> list[str]:
 
 def _opened(read: Callable[[Path], Records]) -> Callable[[ProbeSettings], Records]:
     """One file with a split column, its missing file named (bad encoding: clinsent.textfile)."""
+
     def records(settings: ProbeSettings) -> Records:
         path = Path(settings.path)
         try:
@@ -128,8 +142,11 @@ def _tsv(path: Path) -> Records:
         if not any(c.strip() for c in r):
             continue
         if len(r) > len(header):  # the row would shift into the wrong columns
-            raise InputError(f"{path}:{n}", f"{len(r)} fields, the header has {len(header)} (a tab inside a text?)",
-                             "remove tabs from the texts (the TSV has no quoting), or write the file as jsonl")
+            raise InputError(
+                f"{path}:{n}",
+                f"{len(r)} fields, the header has {len(header)} (a tab inside a text?)",
+                "remove tabs from the texts (the TSV has no quoting), or write the file as jsonl",
+            )
         out.append((f"{path}:{n}", dict(zip(header, r, strict=False))))
     return out
 
@@ -145,8 +162,11 @@ def _nli_records(settings: ProbeSettings) -> Records:
     out: Records = []
     for split, path in zip(settings.splits, (settings.path, settings.dev_path, settings.test_path), strict=True):
         if not path:
-            raise InputError("config: eval_sets", f"format nli_jsonl needs path, dev_path and test_path (no {split} file)",
-                             "give the train, dev and test files")
+            raise InputError(
+                "config: eval_sets",
+                f"format nli_jsonl needs path, dev_path and test_path (no {split} file)",
+                "give the train, dev and test files",
+            )
         if not Path(path).exists():
             raise InputError(path, "the probe file does not exist", "fix `path`, `dev_path` or `test_path`")
         for n, (p, h, label) in enumerate(read_nli_jsonl(path, {"no_gold_label": 0}), start=1):
@@ -156,14 +176,18 @@ def _nli_records(settings: ProbeSettings) -> Records:
 
 def _nli_check(settings: ProbeSettings, set_name: str) -> None:
     if settings.inputs != "pair" or not settings.dev_path or not settings.test_path:
-        raise InputError(f"config: eval_sets.{set_name}", "format nli_jsonl reads premise/hypothesis pairs from "
-                         "three files", "set inputs: pair, dev_path and test_path")
+        raise InputError(
+            f"config: eval_sets.{set_name}",
+            "format nli_jsonl reads premise/hypothesis pairs from three files",
+            "set inputs: pair, dev_path and test_path",
+        )
 
 
 PROBE_FORMATS.register("tsv")(ProbeFormat(_opened(_tsv), header=_columns))
 PROBE_FORMATS.register("jsonl")(ProbeFormat(_opened(_jsonl)))
-PROBE_FORMATS.register("nli_jsonl")(ProbeFormat(
-    _nli_records, files=lambda s: [s.path] + [f for f in (s.dev_path, s.test_path) if f], check=_nli_check))
+PROBE_FORMATS.register("nli_jsonl")(
+    ProbeFormat(_nli_records, files=lambda s: [s.path] + [f for f in (s.dev_path, s.test_path) if f], check=_nli_check)
+)
 
 
 def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
@@ -176,31 +200,45 @@ def read_probe(path: str | Path, settings: ProbeSettings) -> ProbeSet:
     for where, rec in records:
         missing = [c for c in wanted if rec.get(c) is None or str(rec.get(c)).strip() == ""]
         if missing:
-            raise InputError(where, f"no value for {missing}",
-                             f"give every row {', '.join(wanted)} (inputs: {settings.inputs})")
+            raise InputError(
+                where, f"no value for {missing}", f"give every row {', '.join(wanted)} (inputs: {settings.inputs})"
+            )
         for c in wanted:
             cols[c].append(str(rec[c]).strip())
-    data = ProbeSet(cols["text"] if settings.inputs == "single" else cols["text1"],
-                    None if settings.inputs == "single" else cols["text2"], cols["label"], cols["split"])
+    data = ProbeSet(
+        cols["text"] if settings.inputs == "single" else cols["text1"],
+        None if settings.inputs == "single" else cols["text2"],
+        cols["label"],
+        cols["split"],
+    )
     other = [i for i, split in enumerate(data.splits) if split not in settings.splits]
     if other:
         cased = sum(data.splits[i].lower() in settings.splits for i in other)
-        raise InputError(records[other[0]][0], f"{len(other)} row(s) have a split that is not one of "
-                         f"{list(settings.splits)} (the values are not shown; {cased} of them differ from one only in "
-                         "case); they would be left out of every split", "fix the split column, or set `splits` to "
-                         "the file's three names")
+        raise InputError(
+            records[other[0]][0],
+            f"{len(other)} row(s) have a split that is not one of "
+            f"{list(settings.splits)} (the values are not shown; {cased} of them differ from one only in "
+            "case); they would be left out of every split",
+            "fix the split column, or set `splits` to the file's three names",
+        )
     for name in settings.splits:
         if not len(data.rows(name)):
-            raise InputError(path, f"split {name!r} has no rows ({len(set(data.splits))} other split value(s); "
-                             "values are not shown)",
-                             "label rows train, dev and test, or set `splits` to the file's names")
+            raise InputError(
+                path,
+                f"split {name!r} has no rows ({len(set(data.splits))} other split value(s); values are not shown)",
+                "label rows train, dev and test, or set `splits` to the file's names",
+            )
     if settings.classes:
         unknown = sorted(set(data.labels) - set(settings.classes))
         if unknown:
             first = next(i for i, lab in enumerate(data.labels) if lab not in settings.classes)
-            raise InputError(records[first][0], f"{len(unknown)} label value(s) are not among classes "
-                             f"{list(settings.classes)} ({sum(lab not in settings.classes for lab in data.labels)} rows; "
-                             "the values are not shown)", "fix the rows, or list every label under `classes`")
+            raise InputError(
+                records[first][0],
+                f"{len(unknown)} label value(s) are not among classes "
+                f"{list(settings.classes)} ({sum(lab not in settings.classes for lab in data.labels)} rows; "
+                "the values are not shown)",
+                "fix the rows, or list every label under `classes`",
+            )
     train_labels = {data.labels[i] for i in data.rows(settings.splits[0])}
     if len(train_labels) < 2:
         raise InputError(path, f"the train split has {len(train_labels)} class", "a probe needs two classes or more")
@@ -214,10 +252,13 @@ def check_positive_label(data: ProbeSet, settings: ProbeSettings, set_name: str)
     classes = set(data.labels)
     if len(classes) == 2 and settings.positive_label not in classes:
         cased = sum(c.strip().lower() == settings.positive_label.strip().lower() for c in classes)
-        raise InputError(f"config: eval_sets.{set_name}.positive_label", f"{settings.positive_label!r} is not one of "
-                         f"the two label values of {settings.path} (values not shown; {cased} differ from it only in "
-                         "case or spaces), so `f1` would be the macro F1, not the binary F1 of the positive class",
-                         "set `positive_label` to the label of the positive class as written in the file")
+        raise InputError(
+            f"config: eval_sets.{set_name}.positive_label",
+            f"{settings.positive_label!r} is not one of "
+            f"the two label values of {settings.path} (values not shown; {cased} differ from it only in "
+            "case or spaces), so `f1` would be the macro F1, not the binary F1 of the positive class",
+            "set `positive_label` to the label of the positive class as written in the file",
+        )
 
 
 # pair_features -> the blocks of a pair's feature row
@@ -232,23 +273,39 @@ PAIR_FEATURES: dict[str, Callable[[np.ndarray, np.ndarray], list[np.ndarray]]] =
 class Probe(Task):
     name = "probe"
     settings_class = ProbeSettings
-    metrics: tuple[str, ...] = ("f1", "weighted_f1", "macro_f1", "accuracy", "macro_precision", "macro_recall",
-                                "weighted_precision", "weighted_recall", "dev_accuracy", "c")
+    metrics: tuple[str, ...] = (
+        "f1",
+        "weighted_f1",
+        "macro_f1",
+        "accuracy",
+        "macro_precision",
+        "macro_recall",
+        "weighted_precision",
+        "weighted_recall",
+        "dev_accuracy",
+        "c",
+    )
     settings: ProbeSettings
 
     def __init__(self, set_name: str, settings: ProbeSettings) -> None:
         super().__init__(set_name, settings)
         self.headline = settings.headline
         if settings.classes:
-            self.metrics = (*type(self).metrics, *(f"confusion:{t}:{p}" for t in settings.classes
-                                                   for p in settings.classes))
+            self.metrics = (
+                *type(self).metrics,
+                *(f"confusion:{t}:{p}" for t in settings.classes for p in settings.classes),
+            )
         if len(settings.splits) != 3:
-            raise InputError(f"config: eval_sets.{set_name}.splits", f"{len(settings.splits)} names",
-                             "give three: train, dev and test")
+            raise InputError(
+                f"config: eval_sets.{set_name}.splits",
+                f"{len(settings.splits)} names",
+                "give three: train, dev and test",
+            )
         PROBE_FORMATS.get(settings.format, where=f"config: eval_sets.{set_name}.format").check(settings, set_name)
         if not settings.c_grid or min(settings.c_grid) <= 0:
-            raise InputError(f"config: eval_sets.{set_name}.c_grid", f"{list(settings.c_grid)}",
-                             "give one or more values above 0")
+            raise InputError(
+                f"config: eval_sets.{set_name}.c_grid", f"{list(settings.c_grid)}", "give one or more values above 0"
+            )
 
     def files(self) -> list[str]:
         return PROBE_FORMATS.get(self.settings.format).files(self.settings)
@@ -285,7 +342,9 @@ class Probe(Task):
 
         s = self.settings
         if s.classifier == "mlp":
-            clf = MLPClassifier(hidden_layer_sizes=(s.hidden,), max_iter=s.max_iter, random_state=0).fit(x[train], y[train])
+            clf = MLPClassifier(hidden_layer_sizes=(s.hidden,), max_iter=s.max_iter, random_state=0).fit(
+                x[train], y[train]
+            )
             return float(accuracy_score(y[dev], clf.predict(x[dev]))), 0.0, clf
         best: tuple[float, float, Any] = (-1.0, 0.0, None)
         for c in s.c_grid:
@@ -311,7 +370,9 @@ class Probe(Task):
         classes = sorted(set(self.data.labels))
         return len(classes) == 2 and self.settings.positive_label in classes
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         return self._metrics(*self._predict(texts, vectors))
 
     def _metrics(self, truth: np.ndarray, pred: np.ndarray, fitted: dict[str, float]) -> dict[str, float]:
@@ -328,8 +389,11 @@ class Probe(Task):
             out |= {f"{average}_precision": float(p), f"{average}_recall": float(r), f"{average}_f1": float(f)}
         if s.classes:
             matrix = confusion_matrix(truth, pred, labels=list(s.classes))
-            out |= {f"confusion:{t}:{p}": float(matrix[i, j]) for i, t in enumerate(s.classes)
-                    for j, p in enumerate(s.classes)}
+            out |= {
+                f"confusion:{t}:{p}": float(matrix[i, j])
+                for i, t in enumerate(s.classes)
+                for j, p in enumerate(s.classes)
+            }
         return out
 
     def _items(self, truth: np.ndarray, pred: np.ndarray) -> Items:
@@ -343,8 +407,9 @@ class Probe(Task):
 
         def statistic(idx: np.ndarray) -> np.ndarray:
             got = rowwise_classification(y, p, idx, len(classes), positive)
-            return np.stack([got["binary_f1"] if positive is not None else got["macro_f1"],
-                             *(got[n] for n in names[1:])])
+            return np.stack(
+                [got["binary_f1"] if positive is not None else got["macro_f1"], *(got[n] for n in names[1:])]
+            )
 
         return Items(len(y), names, statistic, "test items")
 
@@ -358,7 +423,11 @@ class Probe(Task):
 
     def statistics(self) -> dict[str, Any]:
         d, s = self.data, self.settings
-        return {"task": f"classification ({'pairs' if d.texts2 is not None else 'sentences'})",
-                "unit": "pairs" if d.texts2 is not None else "sentences",
-                "splits": {name: int(len(d.rows(name))) for name in s.splits}, "used": "train, dev (C), test",
-                "metric": s.headline, "classes": len(set(d.labels))}
+        return {
+            "task": f"classification ({'pairs' if d.texts2 is not None else 'sentences'})",
+            "unit": "pairs" if d.texts2 is not None else "sentences",
+            "splits": {name: int(len(d.rows(name))) for name in s.splits},
+            "used": "train, dev (C), test",
+            "metric": s.headline,
+            "classes": len(set(d.labels)),
+        }

@@ -31,11 +31,17 @@ from clinsent.tasks.base import TASKS, Task
 @dataclass(frozen=True)
 class RetrievalSettings:
     path: str = knob("", "the NLI file whose premises query its hypotheses", required=True)
-    format: str = knob("nli_jsonl", "a registered NLI format (clinsent.data.nli.NLI_FORMATS): nli_jsonl "
-                                    "(SNLI/MultiNLI/MedNLI) or nli_tsv", names=NLI_FORMATS)
+    format: str = knob(
+        "nli_jsonl",
+        "a registered NLI format (clinsent.data.nli.NLI_FORMATS): nli_jsonl (SNLI/MultiNLI/MedNLI) or nli_tsv",
+        names=NLI_FORMATS,
+    )
     ks: tuple[int, ...] = knob((1, 5, 10), "the k of recall@k")
-    candidates: Literal["all", "entailment"] = knob("all", "all: every distinct hypothesis of the file; entailment: "
-                                                           "the entailment hypotheses only (the clinical NLI study)")
+    candidates: Literal["all", "entailment"] = knob(
+        "all",
+        "all: every distinct hypothesis of the file; entailment: "
+        "the entailment hypotheses only (the clinical NLI study)",
+    )
 
 
 @dataclass(frozen=True)
@@ -58,8 +64,11 @@ def read_retrieval(path: str | Path, fmt: str, candidates: str = "all") -> Retri
         if label == "entailment":
             relevant.setdefault(premise, []).append(index[hypothesis])
     if not relevant:
-        raise InputError(path, f"no premise has an entailment hypothesis ({len(pairs)} pairs)",
-                         "point the eval set at an NLI file with entailment pairs")
+        raise InputError(
+            path,
+            f"no premise has an entailment hypothesis ({len(pairs)} pairs)",
+            "point the eval set at an NLI file with entailment pairs",
+        )
     return RetrievalSet(list(relevant), hypotheses, list(relevant.values()), skipped["no_gold_label"])
 
 
@@ -108,10 +117,16 @@ class Retrieval(Task):
         """The queries (premises), each with the rank of its first relevant candidate: MRR and recall@k
         of the resampled queries."""
         r, ks = self._ranks(texts, vectors), list(self.settings.ks)
-        return Items(len(r), ("mrr", *(f"recall@{k}" for k in ks)),
-                     lambda i: np.stack([(1.0 / r[i]).mean(axis=-1), *((r[i] <= k).mean(axis=-1) for k in ks)]), "queries")
+        return Items(
+            len(r),
+            ("mrr", *(f"recall@{k}" for k in ks)),
+            lambda i: np.stack([(1.0 / r[i]).mean(axis=-1), *((r[i] <= k).mean(axis=-1) for k in ks)]),
+            "queries",
+        )
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         d = self.data
         r = self._ranks(texts, vectors)
         out = {"mrr": float(np.mean(1.0 / r))}
@@ -121,5 +136,12 @@ class Retrieval(Task):
 
     def statistics(self) -> dict[str, Any]:
         d = self.data
-        return {"task": "hypothesis retrieval", "unit": "premises", "splits": {"all": len(d.premises)},
-                "used": "all", "metric": "mrr", "candidates": len(d.hypotheses), "skipped_no_gold": d.skipped}
+        return {
+            "task": "hypothesis retrieval",
+            "unit": "premises",
+            "splits": {"all": len(d.premises)},
+            "used": "all",
+            "metric": "mrr",
+            "candidates": len(d.hypotheses),
+            "skipped_no_gold": d.skipped,
+        }

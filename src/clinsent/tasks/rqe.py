@@ -66,7 +66,9 @@ def read_mediqa_xml(path: str | Path) -> RqeSet:
     q1, q2, labels = [], [], []
     for i, pair in enumerate(root.iter("pair"), start=1):
         pid = pair.get("pid", "")
-        where = f"{path}: pair {i}" + (f" (pid {pid})" if pid.isdigit() and len(pid) <= 12 else "")  # else: text, not shown
+        where = f"{path}: pair {i}" + (
+            f" (pid {pid})" if pid.isdigit() and len(pid) <= 12 else ""
+        )  # else: text, not shown
         chq, faq = _text(pair.find("chq")), _text(pair.find("faq"))
         if not chq or not faq:
             raise InputError(where, "lacks a <chq> or <faq> question", "give both questions of every pair")
@@ -84,7 +86,11 @@ RQE_TSV_FIX = "add a header `question1<TAB>question2<TAB>label`"
 
 def read_rqe_tsv(path: str | Path) -> RqeSet:
     try:
-        rows = [r for r in csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE) if any(c.strip() for c in r)]
+        rows = [
+            r
+            for r in csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE)
+            if any(c.strip() for c in r)
+        ]
     except FileNotFoundError as exc:
         raise InputError(path, "the RQE file does not exist", "fix `eval_sets.<name>.path` or `dev_path`") from exc
     header = [h.strip() for h in rows[0]] if rows else []
@@ -151,8 +157,12 @@ def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float
 class RqeSettings:
     path: str = knob("", "the test file", required=True)
     dev_path: str = knob("", "the file the threshold is tuned on", required=True)
-    format: str = knob("mediqa_xml", "a registered RQE format (clinsent.tasks.rqe.RQE_FORMATS): mediqa_xml or rqe_tsv "
-                                     "(question1, question2, label)", names=RQE_FORMATS)
+    format: str = knob(
+        "mediqa_xml",
+        "a registered RQE format (clinsent.tasks.rqe.RQE_FORMATS): mediqa_xml or rqe_tsv "
+        "(question1, question2, label)",
+        names=RQE_FORMATS,
+    )
 
 
 @TASKS.register("rqe")
@@ -184,8 +194,13 @@ class Rqe(Task):
 
     def statistics(self) -> dict[str, Any]:
         test, dev = self.data
-        return {"task": "question entailment", "unit": "pairs", "splits": {"dev": len(dev.labels), "test": len(test.labels)},
-                "used": "dev (threshold), test", "metric": "accuracy"}
+        return {
+            "task": "question entailment",
+            "unit": "pairs",
+            "splits": {"dev": len(dev.labels), "test": len(test.labels)},
+            "used": "dev (threshold), test",
+            "metric": "accuracy",
+        }
 
     def _cosines(self, part: RqeSet, texts: list[str], vectors: np.ndarray) -> np.ndarray:
         return cosine_rows(self.lookup(texts, vectors, part.questions1), self.lookup(texts, vectors, part.questions2))
@@ -195,7 +210,9 @@ class Rqe(Task):
         test, dev = self.data
         return [self._cosines(test, texts, vectors), self._cosines(dev, texts, vectors)]
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         return self.score_pairs(self._pair_scores(texts, vectors))
 
     def items(self, texts: list[str], vectors: np.ndarray) -> Items:
@@ -215,8 +232,13 @@ class Rqe(Task):
 
     def training_pairs(self) -> PairTargets:
         test, _ = self.data
-        return PairTargets(list(test.questions1), list(test.questions2), test.labels.astype(np.float64), "binary",
-                           list(range(1, len(test.labels) + 1)))
+        return PairTargets(
+            list(test.questions1),
+            list(test.questions2),
+            test.labels.astype(np.float64),
+            "binary",
+            list(range(1, len(test.labels) + 1)),
+        )
 
     def pair_parts(self) -> list[tuple[list[str], list[str]]]:
         test, dev = self.data
@@ -226,6 +248,10 @@ class Rqe(Task):
         test, dev = self.data
         threshold, dev_accuracy = best_threshold(scores[1], dev.labels)
         predicted = np.asarray(scores[0]) >= threshold
-        return {"accuracy": float(np.mean(predicted == test.labels)), "threshold": threshold,
-                "dev_accuracy": dev_accuracy, "n_pairs": float(len(test.labels)),
-                "n_dev_pairs": float(len(dev.labels))}
+        return {
+            "accuracy": float(np.mean(predicted == test.labels)),
+            "threshold": threshold,
+            "dev_accuracy": dev_accuracy,
+            "n_pairs": float(len(test.labels)),
+            "n_dev_pairs": float(len(dev.labels)),
+        }

@@ -34,14 +34,17 @@ from clinsent.tasks.labelled_docs import LabelledDocsSettings, LabelledDocsTask
 
 @dataclass(frozen=True)
 class SimilarityGraphSettings(LabelledDocsSettings):
-    percentiles: tuple[float, ...] = knob((90.0, 95.0, 98.0, 99.0), "percentiles of the pairwise cosines used as "
-                                                                     "edge thresholds (the paper's)")
+    percentiles: tuple[float, ...] = knob(
+        (90.0, 95.0, 98.0, 99.0), "percentiles of the pairwise cosines used as edge thresholds (the paper's)"
+    )
     top_k: int = knob(3, "the largest components whose mean degree is reported (the paper: 3)", minimum=1)
     max_pairs: int = knob(2_000_000, "pairs behind the percentiles (all pairs when there are fewer)", minimum=1)
     seed: int = knob(0, "seed of the pair sample", minimum=0)
     components: Literal["edges", "nodes"] = knob(
-        "edges", "edges: the components of the graph built from the edge list, documents without an edge counted "
-                 "apart (the paper's Table 4); nodes: every document a node, an isolated one its own component")
+        "edges",
+        "edges: the components of the graph built from the edge list, documents without an edge counted "
+        "apart (the paper's Table 4); nodes: every document a node, an isolated one its own component",
+    )
 
 
 def graph_figures(labels: np.ndarray, degree: np.ndarray, k: int, components: str) -> dict[str, float]:
@@ -53,9 +56,12 @@ def graph_figures(labels: np.ndarray, degree: np.ndarray, k: int, components: st
     top = present[np.argsort(-sizes[present], kind="stable")][:k]
     per_component = [float(degree[labels == c].mean()) for c in top]
     in_top = np.isin(labels, top) & counted
-    return {"components": float(len(present)), "isolated": float((degree == 0).sum()),
-            "degree": float(np.mean(per_component)) if per_component else float("nan"),
-            "node_degree": float(degree[in_top].mean()) if in_top.any() else float("nan")}
+    return {
+        "components": float(len(present)),
+        "isolated": float((degree == 0).sum()),
+        "degree": float(np.mean(per_component)) if per_component else float("nan"),
+        "node_degree": float(degree[in_top].mean()) if in_top.any() else float("nan"),
+    }
 
 
 @TASKS.register("similarity_graph")
@@ -66,13 +72,21 @@ class SimilarityGraph(LabelledDocsTask):
     def __init__(self, set_name: str, settings: SimilarityGraphSettings) -> None:
         super().__init__(set_name, settings)
         if not settings.percentiles or not all(0 < p < 100 for p in settings.percentiles):
-            raise InputError(f"config: eval_sets.{set_name}.percentiles", f"{list(settings.percentiles)}",
-                             "give one or more percentiles between 0 and 100")
+            raise InputError(
+                f"config: eval_sets.{set_name}.percentiles",
+                f"{list(settings.percentiles)}",
+                "give one or more percentiles between 0 and 100",
+            )
         self.headline = f"components@{settings.percentiles[0]:g}"
-        self.metrics = tuple(f"{m}@{p:g}" for p in settings.percentiles
-                             for m in ("threshold", "components", "isolated", "degree", "node_degree"))
+        self.metrics = tuple(
+            f"{m}@{p:g}"
+            for p in settings.percentiles
+            for m in ("threshold", "components", "isolated", "degree", "node_degree")
+        )
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         s = self.settings
         x, _ = self.labelled_vectors(texts, vectors)
         i, j = sample_pairs(len(x), s.max_pairs, s.seed)

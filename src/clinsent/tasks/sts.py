@@ -34,7 +34,7 @@ def holdout_mask(n: int, share: float, seed: int) -> np.ndarray:
     """True for the validation pairs: the first round(share x n) of a seeded permutation."""
     order = np.random.default_rng(seed).permutation(n)
     mask = np.zeros(n, dtype=bool)
-    mask[order[:int(round(share * n))]] = True
+    mask[order[: int(round(share * n))]] = True
     return mask
 
 
@@ -42,23 +42,36 @@ def holdout_mask(n: int, share: float, seed: int) -> np.ndarray:
 class StsSettings:
     path: str = knob("", "the STS file", required=True)
     format: str = knob(
-        "n2c2_sts", "a registered STS format (clinsent.evaluation.sts_data.STS_FORMATS): sts_tsv (header sentence1, "
-                    "sentence2, score), n2c2_sts (no header, s1<TAB>s2<TAB>score) or table (TSV/CSV/parquet with "
-                    "sentence1, sentence2, score and optional id, split: BIOSSES)", required=True,
-        names=STS_FORMATS)
+        "n2c2_sts",
+        "a registered STS format (clinsent.evaluation.sts_data.STS_FORMATS): sts_tsv (header sentence1, "
+        "sentence2, score), n2c2_sts (no header, s1<TAB>s2<TAB>score) or table (TSV/CSV/parquet with "
+        "sentence1, sentence2, score and optional id, split: BIOSSES)",
+        required=True,
+        names=STS_FORMATS,
+    )
     gold: str | None = knob(None, "n2c2 test file without scores: the gold file, one score per line")
-    split: str | None = knob(None, "format table: the split to use (BLURB: train, dev, test), from the split column "
-                                   "or split_file; other formats with validation_share: train or validation")
-    split_file: str | None = knob(None, "format table: a TSV/CSV with columns id, split (pair ids: the id column, "
-                                        "else 1-based rows)")
-    validation_share: float = knob(0.0, "formats sts_tsv and n2c2_sts: hold out this share of the pairs as the "
-                                        "validation split (BioSimCSE: 0.2 of ClinicalSTS' training pairs)",
-                                   minimum=0, exclusiveMaximum=1)
-    validation_seed: int = knob(0, "seed of the validation split's permutation (recorded by the fine-tune job)",
-                                minimum=0)
+    split: str | None = knob(
+        None,
+        "format table: the split to use (BLURB: train, dev, test), from the split column "
+        "or split_file; other formats with validation_share: train or validation",
+    )
+    split_file: str | None = knob(
+        None, "format table: a TSV/CSV with columns id, split (pair ids: the id column, else 1-based rows)"
+    )
+    validation_share: float = knob(
+        0.0,
+        "formats sts_tsv and n2c2_sts: hold out this share of the pairs as the "
+        "validation split (BioSimCSE: 0.2 of ClinicalSTS' training pairs)",
+        minimum=0,
+        exclusiveMaximum=1,
+    )
+    validation_seed: int = knob(
+        0, "seed of the validation split's permutation (recorded by the fine-tune job)", minimum=0
+    )
     scale_max: float = knob(5.0, "top of the score scale", exclusiveMinimum=0)
-    positive_share: float = knob(0.8, "alignment positives: gold above this share of scale_max",
-                                 exclusiveMinimum=0, maximum=1)
+    positive_share: float = knob(
+        0.8, "alignment positives: gold above this share of scale_max", exclusiveMinimum=0, maximum=1
+    )
 
 
 @TASKS.register("sts")
@@ -68,8 +81,16 @@ class Sts(Task):
     pair_training = True
     headline = "spearman"
     metrics = ("spearman", "pearson", "pearson_p", "alignment", "uniformity")
-    curve_keys = ("path", "format", "gold", "split", "split_file", "validation_share", "validation_seed",
-                  "scale_max")  # not the positive share
+    curve_keys = (
+        "path",
+        "format",
+        "gold",
+        "split",
+        "split_file",
+        "validation_share",
+        "validation_seed",
+        "scale_max",
+    )  # not the positive share
     settings: StsSettings
 
     def files(self) -> list[str]:
@@ -81,23 +102,33 @@ class Sts(Task):
         s, where = settings, f"config: eval_sets.{set_name}"
         self.layout = sts_format(set_name, s.format)
         if self.layout.own_splits and s.validation_share:
-            raise InputError(f"{where}.validation_share", f"format {s.format} has its own split column or split_file",
-                             "use split (train, dev, test), or drop validation_share")
+            raise InputError(
+                f"{where}.validation_share",
+                f"format {s.format} has its own split column or split_file",
+                "use split (train, dev, test), or drop validation_share",
+            )
         if not self.layout.own_splits and s.split_file:
             own = " or ".join(n for n in STS_FORMATS.names() if STS_FORMATS.get(n).own_splits)
-            raise InputError(f"{where}.split_file", f"split_file needs format {own}, not {s.format}",
-                             f"use format {own}, or validation_share for a seeded split")
+            raise InputError(
+                f"{where}.split_file",
+                f"split_file needs format {own}, not {s.format}",
+                f"use format {own}, or validation_share for a seeded split",
+            )
         if not self.layout.own_splits and (s.split is None) != (not s.validation_share):
-            raise InputError(f"{where}.split", f"format {s.format}: split {s.split!r} with validation_share "
-                             f"{s.validation_share:g}", "give both (split: train or validation) or neither")
+            raise InputError(
+                f"{where}.split",
+                f"format {s.format}: split {s.split!r} with validation_share {s.validation_share:g}",
+                "give both (split: train or validation) or neither",
+            )
         if not self.layout.own_splits and s.split is not None and s.split not in HOLDOUT_PARTS:
             raise InputError(f"{where}.split", f"{s.split!r} is not train or validation", "use train or validation")
 
     def check_header(self) -> None:
         s = self.settings
         if self.layout.check_header is not None:
-            self.layout.check_header(self.set_name, Path(s.path), s.split if self.layout.own_splits else None,
-                                     s.split_file)
+            self.layout.check_header(
+                self.set_name, Path(s.path), s.split if self.layout.own_splits else None, s.split_file
+            )
 
     def read(self) -> StsSet:
         s = self.settings
@@ -106,12 +137,23 @@ class Sts(Task):
         full = self.layout.read(self.set_name, Path(s.path), s.gold, None, None, s.scale_max)[0]
         if not s.validation_share:
             return full
-        keep = np.flatnonzero(holdout_mask(len(full), s.validation_share, s.validation_seed) == (s.split == "validation"))
+        keep = np.flatnonzero(
+            holdout_mask(len(full), s.validation_share, s.validation_seed) == (s.split == "validation")
+        )
         if not len(keep):
-            raise InputError(f"config: eval_sets.{self.set_name}.validation_share", f"the {s.split} split of {s.path} "
-                             f"has no pairs ({len(full)} in all)", "choose a share that leaves pairs in both splits")
-        return StsSet(self.set_name, [full.sentences1[i] for i in keep], [full.sentences2[i] for i in keep],
-                      full.scores[keep], full.scale_max, [int(i) + 1 for i in keep])
+            raise InputError(
+                f"config: eval_sets.{self.set_name}.validation_share",
+                f"the {s.split} split of {s.path} has no pairs ({len(full)} in all)",
+                "choose a share that leaves pairs in both splits",
+            )
+        return StsSet(
+            self.set_name,
+            [full.sentences1[i] for i in keep],
+            [full.sentences2[i] for i in keep],
+            full.scores[keep],
+            full.scale_max,
+            [int(i) + 1 for i in keep],
+        )
 
     def statistics(self) -> dict[str, Any]:
         s = self.settings
@@ -123,8 +165,13 @@ class Sts(Task):
             counts = {"train": n - held, "validation": held}
         else:
             counts = {"pairs": len(self.data)}
-        return {"task": "sentence similarity", "unit": "pairs", "splits": counts, "used": s.split or "all",
-                "metric": "Spearman"}
+        return {
+            "task": "sentence similarity",
+            "unit": "pairs",
+            "splits": counts,
+            "used": s.split or "all",
+            "metric": "Spearman",
+        }
 
     def texts(self) -> list[str]:
         return self.data.unique_sentences()
@@ -132,7 +179,9 @@ class Sts(Task):
     def _pairs(self, texts: list[str], vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.lookup(texts, vectors, self.data.sentences1), self.lookup(texts, vectors, self.data.sentences2)
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
         e1, e2 = self._pairs(texts, vectors)
         return sts_metrics(e1, e2, self.data.scores, vectors, self.data.scale_max, self.settings.positive_share)
 
@@ -147,14 +196,22 @@ class Sts(Task):
     def pair_items(self, scores: list[np.ndarray]) -> Items:
         """The pairs, each with its predicted score (a cosine, or a cross-encoder's output)."""
         predicted, gold = np.asarray(scores[0], dtype=np.float64), np.asarray(self.data.scores, dtype=np.float64)
-        return Items(len(gold), ("spearman", "pearson"),
-                     lambda i: np.stack([rowwise_spearman(predicted[i], gold[i]), rowwise_pearson(predicted[i], gold[i])]),
-                     "pairs")
+        return Items(
+            len(gold),
+            ("spearman", "pearson"),
+            lambda i: np.stack([rowwise_spearman(predicted[i], gold[i]), rowwise_pearson(predicted[i], gold[i])]),
+            "pairs",
+        )
 
     def training_pairs(self) -> PairTargets:
         d = self.data
-        return PairTargets(list(d.sentences1), list(d.sentences2), d.scores / d.scale_max, "similarity",
-                           list(d.pair_numbers or range(1, len(d) + 1)))
+        return PairTargets(
+            list(d.sentences1),
+            list(d.sentences2),
+            d.scores / d.scale_max,
+            "similarity",
+            list(d.pair_numbers or range(1, len(d) + 1)),
+        )
 
     def pair_parts(self) -> list[tuple[list[str], list[str]]]:
         return [(list(self.data.sentences1), list(self.data.sentences2))]
@@ -162,5 +219,9 @@ class Sts(Task):
     def score_pairs(self, scores: list[np.ndarray]) -> dict[str, float]:
         predicted, gold = np.asarray(scores[0], dtype=np.float64), self.data.scores
         r = pearson(predicted, gold)
-        return {"spearman": spearman(predicted, gold), "pearson": r, "pearson_p": pearson_p(r, len(gold)),
-                "n_pairs": float(len(gold))}
+        return {
+            "spearman": spearman(predicted, gold),
+            "pearson": r,
+            "pearson_p": pearson_p(r, len(gold)),
+            "n_pairs": float(len(gold)),
+        }

@@ -56,11 +56,19 @@ class TokenClassification(Task):
     def texts(self) -> list[str]:
         return []
 
-    def score(self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None) -> dict[str, float]:
-        raise NotImplementedError("a token classification set is scored by finetune entries, not from sentence "
-                                  "embeddings")
+    def score(
+        self, texts: list[str], vectors: np.ndarray, context: Mapping[str, Any] | None = None
+    ) -> dict[str, float]:
+        raise NotImplementedError(
+            "a token classification set is scored by finetune entries, not from sentence embeddings"
+        )
 
     def statistics(self) -> dict[str, Any]:
         d = self.data
-        return {"task": self.name, "unit": "sentences", "splits": {"train": len(d.train), "test": len(d.test)},
-                "used": "test", "metric": self.headline}
+        return {
+            "task": self.name,
+            "unit": "sentences",
+            "splits": {"train": len(d.train), "test": len(d.test)},
+            "used": "test",
+            "metric": self.headline,
+        }

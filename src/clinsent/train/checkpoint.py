@@ -135,7 +135,9 @@ def _set_aside(path: Path, why: str, report: Callable[[str], Any]) -> None:
     report(f"checkpoint {path} is unusable ({why}): moved to {aside}/; trying the previous checkpoint")
 
 
-def load_state(folder: Path, expected_fingerprint: str, report: Callable[[str], Any] = log.warning) -> dict[str, Any] | None:
+def load_state(
+    folder: Path, expected_fingerprint: str, report: Callable[[str], Any] = log.warning
+) -> dict[str, Any] | None:
     """The newest sound checkpoint when it belongs to this job; None when there is none or the
     newest sound one is of other settings. Unsound ones are reported and set aside."""
     for _, path in state_paths(folder):

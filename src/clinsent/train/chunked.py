@@ -69,9 +69,14 @@ def _concat(parts: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     return {k: torch.cat([p[k] for p in parts if k in p]) for k in keys}
 
 
-def cached_step(loss: MethodLoss, batch: dict[str, Any], size: int, device: torch.device,
-                scale: Callable[[torch.Tensor], torch.Tensor] = lambda t: t,
-                seen: Callable[[int, Embedded, Embedded], Any] | None = None) -> dict[str, torch.Tensor]:
+def cached_step(
+    loss: MethodLoss,
+    batch: dict[str, Any],
+    size: int,
+    device: torch.device,
+    scale: Callable[[torch.Tensor], torch.Tensor] = lambda t: t,
+    seen: Callable[[int, Embedded, Embedded], Any] | None = None,
+) -> dict[str, torch.Tensor]:
     """Back-propagate ``batch``'s loss in chunks of ``size`` rows (GradCache, see the module);
     returns the loss parts (detached). ``scale``: the gradient scaler's (fp16), applied to every
     loss before its backward. ``seen(i, first, second)``: called with each chunk's two
@@ -104,7 +109,7 @@ def cached_step(loss: MethodLoss, batch: dict[str, Any], size: int, device: torc
             g = grads[k]
             if g is not None and v.requires_grad:
                 outputs.append(v)
-                gradients.append(g[start:start + len(v)].to(v.dtype))
+                gradients.append(g[start : start + len(v)].to(v.dtype))
         if again.parts:
             additive = torch.stack([p.float() for p in again.parts.values()]).sum()
             if additive.requires_grad:
@@ -112,13 +117,16 @@ def cached_step(loss: MethodLoss, batch: dict[str, Any], size: int, device: torc
                 gradients.append(torch.ones_like(additive))
         if outputs:
             torch.autograd.backward(outputs, gradients)
-    summed = {k: torch.stack([e.parts[k].detach().float() for e in first if k in e.parts]).sum()
-              for k in dict.fromkeys(k for e in first for k in e.parts)}
+    summed = {
+        k: torch.stack([e.parts[k].detach().float() for e in first if k in e.parts]).sum()
+        for k in dict.fromkeys(k for e in first for k in e.parts)
+    }
     return {**summed, **{k: v.detach() for k, v in scored.items()}}
 
 
-def accumulated_step(loss: MethodLoss, batch: dict[str, Any], micro: int,
-                     scale: Callable[[torch.Tensor], torch.Tensor] = lambda t: t) -> dict[str, torch.Tensor]:
+def accumulated_step(
+    loss: MethodLoss, batch: dict[str, Any], micro: int, scale: Callable[[torch.Tensor], torch.Tensor] = lambda t: t
+) -> dict[str, torch.Tensor]:
     """Back-propagate ``batch``'s loss in micro-batches of ``micro`` rows, one pass each; the
     loss's parts must add up over rows (no ``score``: no in-batch negatives). Returns the parts."""
     totals: dict[str, torch.Tensor] = {}

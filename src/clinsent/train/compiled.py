@@ -41,8 +41,9 @@ def encoders_of(module: torch.nn.Module, encoder: Encoder) -> Iterator[Encoder]:
     yield from seen
 
 
-def compile_loss(loss: torch.nn.Module, encoder: Encoder, mode: str = "default", backend: str = "inductor",
-                 fullgraph: bool = False) -> Callable[[dict[str, Any]], dict[str, torch.Tensor]]:
+def compile_loss(
+    loss: torch.nn.Module, encoder: Encoder, mode: str = "default", backend: str = "inductor", fullgraph: bool = False
+) -> Callable[[dict[str, Any]], dict[str, torch.Tensor]]:
     """``loss``'s forward compiled, its encoders padding to :data:`BUCKET`. ``fullgraph`` makes a
     graph break an error (the tests); the trainer leaves it off, so a user's plugin loss that
     breaks the graph still trains, in pieces."""
@@ -50,7 +51,8 @@ def compile_loss(loss: torch.nn.Module, encoder: Encoder, mode: str = "default",
         enc.pad_multiple = BUCKET
         _install_output_hooks(enc.model)
     compiled: Callable[[dict[str, Any]], dict[str, torch.Tensor]] = torch.compile(
-        loss, mode=None if mode == "default" else mode, backend=backend, fullgraph=fullgraph)
+        loss, mode=None if mode == "default" else mode, backend=backend, fullgraph=fullgraph
+    )
     return compiled
 
 

@@ -51,10 +51,19 @@ class Optimisation:
     (``skipped`` counts them). A step is :meth:`zero_grad`, backward passes, :meth:`apply`;
     :meth:`step` does all three for one loss."""
 
-    def __init__(self, params: Sequence[torch.nn.Parameter], learning_rate: float, total_steps: int,
-                 warmup_ratio: float = 0.0, weight_decay: float = 0.0, grad_clip: float = 0.0,
-                 optimizer: Literal["adamw", "rmsprop"] = "adamw", device: torch.device | None = None,
-                 precision: str = "fp32", scaler: Any = None) -> None:
+    def __init__(
+        self,
+        params: Sequence[torch.nn.Parameter],
+        learning_rate: float,
+        total_steps: int,
+        warmup_ratio: float = 0.0,
+        weight_decay: float = 0.0,
+        grad_clip: float = 0.0,
+        optimizer: Literal["adamw", "rmsprop"] = "adamw",
+        device: torch.device | None = None,
+        precision: str = "fp32",
+        scaler: Any = None,
+    ) -> None:
         from transformers import get_linear_schedule_with_warmup
 
         from clinsent.precision import grad_scaler, resolve
@@ -66,13 +75,13 @@ class Optimisation:
         self.scaler = scaler if scaler is not None else grad_scaler(self.device, self.precision)
         self.skipped = 0
         if optimizer == "rmsprop":
-            self.optimizer: torch.optim.Optimizer = torch.optim.RMSprop(self.params, lr=learning_rate,
-                                                                         weight_decay=weight_decay)
+            self.optimizer: torch.optim.Optimizer = torch.optim.RMSprop(
+                self.params, lr=learning_rate, weight_decay=weight_decay
+            )
         else:
             # fused on every device: the for-each AdamW reads each parameter's step count on the
             # host (one `.item()`, a device sync, per parameter and step); equal within 1e-6
-            self.optimizer = torch.optim.AdamW(self.params, lr=learning_rate, weight_decay=weight_decay,
-                                               fused=True)
+            self.optimizer = torch.optim.AdamW(self.params, lr=learning_rate, weight_decay=weight_decay, fused=True)
         total = max(int(total_steps), 1)
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(round(warmup_ratio * total_steps)), total)
 
@@ -131,7 +140,7 @@ def epoch_batches(n: int, batch_size: int, seed: int, epoch: int) -> Iterator[li
     """The row indices of each batch of one epoch (the last batch may be short)."""
     order = np.random.default_rng([seed, epoch]).permutation(n)
     for k in range(math.ceil(n / batch_size)):
-        yield order[k * batch_size:(k + 1) * batch_size].tolist()
+        yield order[k * batch_size : (k + 1) * batch_size].tolist()
 
 
 def best_index(scores: Sequence[float]) -> int:
@@ -147,9 +156,17 @@ class EpochResult:
     rows: int = 0  # rows trained on, over every epoch
 
 
-def fit_epochs(n: int, batch_size: int, epochs: int, seed: int, optimisation: Optimisation,
-               loss_of: Callable[[list[int]], torch.Tensor], evaluate: Callable[[], dict[str, Any]],
-               set_train: Callable[[bool], Any], log: Callable[[dict[str, Any]], None] | None = None) -> EpochResult:
+def fit_epochs(
+    n: int,
+    batch_size: int,
+    epochs: int,
+    seed: int,
+    optimisation: Optimisation,
+    loss_of: Callable[[list[int]], torch.Tensor],
+    evaluate: Callable[[], dict[str, Any]],
+    set_train: Callable[[bool], Any],
+    log: Callable[[dict[str, Any]], None] | None = None,
+) -> EpochResult:
     """``epochs`` passes over ``n`` rows in seeded batches; ``loss_of(rows)`` is a batch's loss;
     after every epoch ``evaluate()`` (in eval mode, without gradient) gives that epoch's record."""
     if n == 0:

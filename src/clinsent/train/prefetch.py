@@ -30,8 +30,9 @@ def workers_for(device_type: str, threads: int) -> int:
     return max(1, min(4, threads - 1)) if device_type == "cuda" else 1
 
 
-def prefetch(fn: Callable[[int], T], steps: Iterable[int], depth: int = 2, workers: int = 1
-             ) -> Iterator[tuple[int, T]]:
+def prefetch(
+    fn: Callable[[int], T], steps: Iterable[int], depth: int = 2, workers: int = 1
+) -> Iterator[tuple[int, T]]:
     if workers > 1 and depth > 0:
         yield from _pooled(fn, steps, max(depth, workers + 1), workers)
         return

@@ -23,11 +23,22 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-SYNC_OPS = frozenset({
-    "aten._local_scalar_dense", "aten.is_nonzero", "aten.equal", "aten.nonzero", "aten.nonzero_static",
-    "aten.masked_select", "aten._unique", "aten._unique2", "aten.unique_dim", "aten.unique_consecutive",
-    "aten.repeat_interleave", "aten.item",
-})
+SYNC_OPS = frozenset(
+    {
+        "aten._local_scalar_dense",
+        "aten.is_nonzero",
+        "aten.equal",
+        "aten.nonzero",
+        "aten.nonzero_static",
+        "aten.masked_select",
+        "aten._unique",
+        "aten._unique2",
+        "aten.unique_dim",
+        "aten.unique_consecutive",
+        "aten.repeat_interleave",
+        "aten.item",
+    }
+)
 
 
 BOOLEAN_INDEX_OPS = frozenset({"aten.index", "aten.index_put", "aten.index_put_", "aten._index_put_impl_"})

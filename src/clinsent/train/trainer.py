@@ -141,10 +141,20 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mapping[str, Task], selection_set: str | None,
-          data: TrainingData | None = None, seed: int = 0, log: Callable[[str], Any] = print,
-          checkpoint_dir: str | Path | None = None, progress_every: int = 0, tracking: Sequence[str] = (),
-          tracking_dir: str | Path | None = None) -> TrainResult:
+def train(
+    method: Method,
+    base_model: str,
+    out_dir: str | Path,
+    eval_sets: Mapping[str, Task],
+    selection_set: str | None,
+    data: TrainingData | None = None,
+    seed: int = 0,
+    log: Callable[[str], Any] = print,
+    checkpoint_dir: str | Path | None = None,
+    progress_every: int = 0,
+    tracking: Sequence[str] = (),
+    tracking_dir: str | Path | None = None,
+) -> TrainResult:
     """Train (or, for an untrained method, just wrap) one model and save the selected step to ``out_dir``.
 
     ``eval_sets``: the curve sets (the selection set among them); ``data``: the method's
@@ -178,8 +188,16 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     transformer = load_transformer(base_model, s.max_length)
     head = MlpHead(transformer.model.config.hidden_size) if pooling_spec(s.pooling).mlp_at_test else None
     st_model = sentence_transformer(transformer, s.pooling, s.first_layer, device=str(device), head=head)
-    encoder = Encoder(transformer.model, transformer.tokenizer, s.pooling, s.first_layer, s.max_length, device,
-                      head=head, precision=precision)
+    encoder = Encoder(
+        transformer.model,
+        transformer.tokenizer,
+        s.pooling,
+        s.first_layer,
+        s.max_length,
+        device,
+        head=head,
+        precision=precision,
+    )
     settings = {"objective": method.name, **to_config(s), "seed": seed}
     fp = ckpt.fingerprint(settings, base_model, data.identity() if trained and data is not None else None)
     resumed = ckpt.load_state(work, fp, report=log) if trained else None
@@ -198,16 +216,19 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
         nonlocal best_score, best_step
         t0 = time.perf_counter()
         scores = curve_scores(encoder, eval_sets, s.eval_batch_size)
-        rows = [{"step": step, "eval_set": name, "metric": headline[name], "score": value, **losses}
-                for name, value in scores.items()]
+        rows = [
+            {"step": step, "eval_set": name, "metric": headline[name], "score": value, **losses}
+            for name, value in scores.items()
+        ]
         # nothing to evaluate: the curve keeps the loss
         rows = rows or [{"step": step, "eval_set": "", "metric": "", "score": float("nan"), **losses}]
         curve.extend(rows)
         live.append(rows)
         trackers.scalars(step, {f"eval/{name}/{headline[name]}": value for name, value in scores.items()})
         # before the first step there is no loss to show; losses in significant digits (a small one is not 0.0000)
-        shown = ([f"{k} {headline[k]}={v:.4f}" for k, v in scores.items()]
-                 + [f"{k}={v:.4g}" for k, v in losses.items() if not math.isnan(v)])
+        shown = [f"{k} {headline[k]}={v:.4f}" for k, v in scores.items()] + [
+            f"{k}={v:.4g}" for k, v in losses.items() if not math.isnan(v)
+        ]
         if shown:  # step 0 without a curve set has nothing to show
             log(f"step {step}: " + ", ".join(shown))
         if selection_set is None:
@@ -241,8 +262,16 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
 
         first = resumed["step"] + 1 if resumed else 1
         with sigterm_flag() as flag:
-            train_seconds = loop.run(data, evaluate, save_checkpoint, first_step=first, stop=flag, log=log,
-                                     progress_every=progress_every, track=trackers.scalars)
+            train_seconds = loop.run(
+                data,
+                evaluate,
+                save_checkpoint,
+                first_step=first,
+                stop=flag,
+                log=log,
+                progress_every=progress_every,
+                track=trackers.scalars,
+            )
         steps_run = s.steps - first + 1
     trackers.close()  # events are flushed as they are written: a killed job's are on disk too
     if not (work / ckpt.BEST).exists():  # no selection set, or no finite score at any step: the last model
@@ -252,12 +281,18 @@ def train(method: Method, base_model: str, out_dir: str | Path, eval_sets: Mappi
     shutil.rmtree(out_dir, ignore_errors=True)
     (work / ckpt.BEST).rename(out_dir)
     shutil.rmtree(work, ignore_errors=True)
-    rows = steps_run * s.batch_size if isinstance(s, TrainedSettings) else 0  # this run's steps (after a resume: fewer)
+    rows = (
+        steps_run * s.batch_size if isinstance(s, TrainedSettings) else 0
+    )  # this run's steps (after a resume: fewer)
     info = {
-        "objective": method.name, **record, "selection_set": selection_set,
-        "selection_metric": headline[selection_set] if selection_set else None, "selected_step": best_step,
+        "objective": method.name,
+        **record,
+        "selection_set": selection_set,
+        "selection_metric": headline[selection_set] if selection_set else None,
+        "selected_step": best_step,
         "selection_score": best_score if selection_set else None,
-        "train_seconds": round(train_seconds, 3), "eval_seconds": round(timing["eval_seconds"], 3),
+        "train_seconds": round(train_seconds, 3),
+        "eval_seconds": round(timing["eval_seconds"], 3),
         "checkpoint_seconds": round(timing["checkpoint_seconds"], 3),
         "total_seconds": round(time.perf_counter() - start, 3),
         "rows_per_second": round(rows / train_seconds, 2) if train_seconds > 0 else None,
@@ -290,18 +325,28 @@ class MethodLoop:
         for p in [*encoder.model.parameters(), *head, *self.loss.parameters()]:  # a shared module counts once
             if p.requires_grad and all(p is not q for q in self.params):
                 self.params.append(p)
-        self.optimisation = Optimisation(self.params, s.learning_rate, s.steps, warmup_ratio=s.warmup_ratio,
-                                         grad_clip=s.grad_clip, optimizer=s.optimizer, device=encoder.device,
-                                         precision=encoder.precision)
+        self.optimisation = Optimisation(
+            self.params,
+            s.learning_rate,
+            s.steps,
+            warmup_ratio=s.warmup_ratio,
+            grad_clip=s.grad_clip,
+            optimizer=s.optimizer,
+            device=encoder.device,
+            precision=encoder.precision,
+        )
         if s.unpad:  # every encoder of the loss (MED-SE's definitions, CT's twin) on its real tokens
             from clinsent.models.unpadded import supports
             from clinsent.train.compiled import encoders_of
 
             for enc in encoders_of(self.loss, encoder):
                 if not supports(enc.model):
-                    raise InputError(f"methods: {method.name}.unpad", f"{type(enc.model).__name__} has not BERT's "
-                                     "layout (embeddings, encoder.layer[i].attention.self.query, ...)",
-                                     "remove unpad for this base model")
+                    raise InputError(
+                        f"methods: {method.name}.unpad",
+                        f"{type(enc.model).__name__} has not BERT's "
+                        "layout (embeddings, encoder.layer[i].attention.self.query, ...)",
+                        "remove unpad for this base model",
+                    )
                 enc.unpad, enc.varlen = True, s.varlen_attention
         # the plain step's forward: the loss module, or (``compile``) the whole of it compiled
         self.forward: Callable[[dict[str, Any]], dict[str, torch.Tensor]] = self.loss
@@ -311,8 +356,14 @@ class MethodLoop:
 
     def state(self, step: int) -> dict[str, Any]:
         head = self.encoder.head.state_dict() if self.encoder.head is not None else None
-        return {"step": step, "model": self.encoder.model.state_dict(), "head": head, "loss": self.loss.state_dict(),
-                **self.optimisation.state_dict(), "rng": ckpt.rng_state()}
+        return {
+            "step": step,
+            "model": self.encoder.model.state_dict(),
+            "head": head,
+            "loss": self.loss.state_dict(),
+            **self.optimisation.state_dict(),
+            "rng": ckpt.rng_state(),
+        }
 
     def restore(self, state: dict[str, Any]) -> None:
         self.encoder.model.load_state_dict(state["model"])
@@ -345,8 +396,11 @@ class MethodLoop:
         return self._record(torch.stack([v.float() for v in parts.values()]).sum(), parts)
 
     def _record(self, total: torch.Tensor, parts: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        return {"loss": total.detach(), **{f"loss_{k}": v.detach() for k, v in parts.items()},
-                **{f"stat_{k}": v.detach() for k, v in self.loss.statistics().items()}}
+        return {
+            "loss": total.detach(),
+            **{f"loss_{k}": v.detach() for k, v in parts.items()},
+            **{f"stat_{k}": v.detach() for k, v in self.loss.statistics().items()},
+        }
 
     def prepare(self, data: TrainingData, step: int) -> dict[str, Any]:
         batch = self.loss.prepare(data.batch(step), step_generator(self.seed, step))
@@ -354,10 +408,17 @@ class MethodLoop:
             attach(batch)
         return pinned(batch) if self.encoder.device.type == "cuda" else batch  # async host-to-GPU copies
 
-    def run(self, data: TrainingData, evaluate: Callable[[int, dict[str, float]], None],
-            save_checkpoint: Callable[[int], Path], first_step: int = 1, stop: Mapping[str, int] | None = None,
-            log: Callable[[str], Any] = print, progress_every: int = 0,
-            track: Callable[[int, Mapping[str, float]], None] | None = None) -> float:
+    def run(
+        self,
+        data: TrainingData,
+        evaluate: Callable[[int, dict[str, float]], None],
+        save_checkpoint: Callable[[int], Path],
+        first_step: int = 1,
+        stop: Mapping[str, int] | None = None,
+        log: Callable[[str], Any] = print,
+        progress_every: int = 0,
+        track: Callable[[int, Mapping[str, float]], None] | None = None,
+    ) -> float:
         """Steps ``first_step``..``steps``; returns the seconds spent in them. When ``stop`` gets a
         signal, the step under way finishes, a checkpoint is written and :class:`Preempted` raised.
         Every ``progress_every`` steps a line: the loss and its parts, rows (sentences, pairs or
@@ -368,8 +429,12 @@ class MethodLoop:
 
         seconds = 0.0
         device = self.encoder.device
-        batches = prefetch(lambda step: self.prepare(data, step), range(first_step, self.s.steps + 1), depth=2,
-                           workers=workers_for(device.type, torch.get_num_threads()))
+        batches = prefetch(
+            lambda step: self.prepare(data, step),
+            range(first_step, self.s.steps + 1),
+            depth=2,
+            workers=workers_for(device.type, torch.get_num_threads()),
+        )
         t0 = began = time.perf_counter()  # the ETA counts evaluations and checkpoints too
         last, since = first_step - 1, 0.0  # the last logged step, and the step seconds after it
         for step, batch in batches:
@@ -383,27 +448,37 @@ class MethodLoop:
             seconds += time.perf_counter() - t0
             since += time.perf_counter() - t0
             if (evaluating or reporting) and track is not None:
-                track(step, {**{f"train/{k}": float(v.item()) for k, v in losses.items()},
-                             "train/learning_rate": float(self.optimisation.scheduler.get_last_lr()[0]),
-                             "train/rows_per_second": (step - last) * self.s.batch_size / max(since, 1e-9)})
+                track(
+                    step,
+                    {
+                        **{f"train/{k}": float(v.item()) for k, v in losses.items()},
+                        "train/learning_rate": float(self.optimisation.scheduler.get_last_lr()[0]),
+                        "train/rows_per_second": (step - last) * self.s.batch_size / max(since, 1e-9),
+                    },
+                )
                 last, since = step, 0.0
             if evaluating:
                 evaluate(step, {k: float(v.item()) for k, v in losses.items()})
             if reporting:
                 done = step - first_step + 1
-                parts = ", ".join(f"{k.removeprefix('loss_')} {float(v.item()):.4g}" for k, v in losses.items()
-                                  if k != "loss")
-                log(f"progress: step {step}/{self.s.steps}, loss {float(losses['loss'].item()):.4g}"
+                parts = ", ".join(
+                    f"{k.removeprefix('loss_')} {float(v.item()):.4g}" for k, v in losses.items() if k != "loss"
+                )
+                log(
+                    f"progress: step {step}/{self.s.steps}, loss {float(losses['loss'].item()):.4g}"
                     + (f" ({parts})" if parts else "")
                     + f", {done * self.s.batch_size / max(seconds, 1e-9):.1f} rows/s"
-                    + f", ETA {duration((self.s.steps - step) * (time.perf_counter() - began) / done)}")
+                    + f", ETA {duration((self.s.steps - step) * (time.perf_counter() - began) / done)}"
+                )
             if saving:
                 save_checkpoint(step)
             if stop and "signal" in stop:
                 t1 = time.perf_counter()
                 path = save_checkpoint(step)
-                log(f"signal {stop['signal']} at step {step}: checkpoint {path} written in "
-                    f"{time.perf_counter() - t1:.1f} s; stopping (a rerun resumes from it)")
+                log(
+                    f"signal {stop['signal']} at step {step}: checkpoint {path} written in "
+                    f"{time.perf_counter() - t1:.1f} s; stopping (a rerun resumes from it)"
+                )
                 raise Preempted(f"stopped by signal {stop['signal']} after step {step}; checkpoint {path}")
             t0 = time.perf_counter()
         return seconds

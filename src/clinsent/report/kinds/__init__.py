@@ -6,8 +6,24 @@ from __future__ import annotations
 
 from clinsent.report.kinds.base import FIGURE_KINDS, TABLE_KINDS, FigureKind, ReportContext, TableKind
 
-from clinsent.report.kinds import (alignment_uniformity, augmentations, bar, box, cited, confusion,  # noqa: E402,F401
-                                   corpus_stats, curve_column, doc_lengths, eval_stats, fraction, heatmap,
-                                   leaderboard, line, retrieval_examples, runs, tsne)
+from clinsent.report.kinds import (
+    alignment_uniformity,
+    augmentations,
+    bar,
+    box,
+    cited,
+    confusion,  # noqa: E402,F401
+    corpus_stats,
+    curve_column,
+    doc_lengths,
+    eval_stats,
+    fraction,
+    heatmap,
+    leaderboard,
+    line,
+    retrieval_examples,
+    runs,
+    tsne,
+)
 
 __all__ = ["FIGURE_KINDS", "TABLE_KINDS", "FigureKind", "ReportContext", "TableKind"]

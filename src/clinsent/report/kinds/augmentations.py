@@ -17,11 +17,23 @@ if TYPE_CHECKING:
 @TABLE_KINDS.register("augmentations")
 class AugmentationsTable(TableKind):
     name = "augmentations"
-    keys = {"sentence": {"type": "string", "description": "the example sentence (never a note's)"},
-            "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "the augmentations' draw"},
-            "rows": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "additionalProperties": False, "required": ["label", "method"],
-                "properties": {"label": {"type": "string"}, "method": {"type": "string", "description": "a key of methods"}}}}}
+    keys = {
+        "sentence": {"type": "string", "description": "the example sentence (never a note's)"},
+        "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "the augmentations' draw"},
+        "rows": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["label", "method"],
+                "properties": {
+                    "label": {"type": "string"},
+                    "method": {"type": "string", "description": "a key of methods"},
+                },
+            },
+        },
+    }
     required = ("sentence", "rows")
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:

@@ -15,12 +15,24 @@ if TYPE_CHECKING:
 @FIGURE_KINDS.register("bar")
 class BarFigure(FigureKind):
     name = "bar"
-    keys = {"eval_set": {"type": "string", "description": "an eval set or a finetune entry"},
-            "metric": {"type": "string", "description": "the metric (default the headline)"},
-            "bars": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "additionalProperties": False, "required": ["label", "run"],
-                "properties": {"label": {"type": "string"}, "run": {"type": "string"},
-                               "paper": {"type": ["number", "null"], "description": "the paper's value"}}}}}
+    keys = {
+        "eval_set": {"type": "string", "description": "an eval set or a finetune entry"},
+        "metric": {"type": "string", "description": "the metric (default the headline)"},
+        "bars": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["label", "run"],
+                "properties": {
+                    "label": {"type": "string"},
+                    "run": {"type": "string"},
+                    "paper": {"type": ["number", "null"], "description": "the paper's value"},
+                },
+            },
+        },
+    }
     required = ("eval_set", "bars")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -34,8 +46,9 @@ class BarFigure(FigureKind):
 
         return bar_points(ctx.summary, entry, ctx.eval_sets, ctx.default_base)
 
-    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
-             out_paths: list[Any]) -> None:
+    def draw(
+        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
+    ) -> None:
         from clinsent.report.pair_figures import bar_figure
 
         bar_figure(points, entry, ctx.paper_label, out_paths)

@@ -34,14 +34,26 @@ DEFAULT_TABLE = "runs"
 DEFAULT_FIGURE = "alignment_uniformity"
 
 # keys every table and figure has
-COMMON = {"kind": {"type": "string", "description": "the kind (a registered name)"},
-          "caption": {"type": "string", "description": "the caption (md/tex) and the report's text"}}
+COMMON = {
+    "kind": {"type": "string", "description": "the kind (a registered name)"},
+    "caption": {"type": "string", "description": "the caption (md/tex) and the report's text"},
+}
 
 # JSON-schema pieces the kinds share
 STRINGS = {"type": "array", "items": {"type": "string"}, "minItems": 1}
-LABELLED_RUNS = {"type": "array", "minItems": 1, "items": {
-    "type": "object", "additionalProperties": False, "required": ["label", "run"],
-    "properties": {"label": {"type": "string"}, "run": {"type": "string", "description": "method or method@base_model"}}}}
+LABELLED_RUNS = {
+    "type": "array",
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["label", "run"],
+        "properties": {
+            "label": {"type": "string"},
+            "run": {"type": "string", "description": "method or method@base_model"},
+        },
+    },
+}
 
 
 def item_runs(section: str, key: str, entry: Mapping[str, Any], items: str) -> list[tuple[str, str]]:
@@ -106,8 +118,12 @@ class Kind:
 
     @classmethod
     def schema(cls) -> dict[str, Any]:
-        return {"type": "object", "additionalProperties": False, "properties": {**COMMON, **cls.keys},
-                "required": ["caption", *cls.required]}
+        return {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {**COMMON, **cls.keys},
+            "required": ["caption", *cls.required],
+        }
 
     @classmethod
     def validate(cls, key: str, entry: dict[str, Any]) -> None:
@@ -121,8 +137,12 @@ class Kind:
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             allowed = sorted(error.schema.get("properties") or {})
             unknown = next(k for k in error.instance if k not in allowed)
-            raise InputError(where, f"unknown key {unknown!r} for kind {cls.name}{did_you_mean(unknown, allowed)}; "
-                             f"allowed: {', '.join(allowed)}", "see config/README.md for each kind's keys")
+            raise InputError(
+                where,
+                f"unknown key {unknown!r} for kind {cls.name}{did_you_mean(unknown, allowed)}; "
+                f"allowed: {', '.join(allowed)}",
+                "see config/README.md for each kind's keys",
+            )
         raise InputError(where, f"{error.message} (kind {cls.name})", "see config/README.md for each kind's keys")
 
 
@@ -149,8 +169,9 @@ class FigureKind(Kind):
         """The figure's data (written beside it as <id>.csv)."""
         raise NotImplementedError
 
-    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
-             out_paths: list[Any]) -> None:
+    def draw(
+        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
+    ) -> None:
         raise NotImplementedError
 
 
@@ -168,8 +189,10 @@ def figure_kind(key: str, entry: Mapping[str, Any]) -> FigureKind:
 
 def entries(config: Mapping[str, Any]) -> list[tuple[str, Kind, dict[str, Any]]]:
     """(id, kind, entry) of every table, then every figure."""
-    return [*((k, table_kind(k, e), e) for k, e in (config.get("tables") or {}).items()),
-            *((k, figure_kind(k, e), e) for k, e in (config.get("figures") or {}).items())]
+    return [
+        *((k, table_kind(k, e), e) for k, e in (config.get("tables") or {}).items()),
+        *((k, figure_kind(k, e), e) for k, e in (config.get("figures") or {}).items()),
+    ]
 
 
 def check_entries(config: Mapping[str, Any]) -> None:

@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, LABELLED_RUNS, ReportContext, eval_set_names, item_runs
+from clinsent.report.kinds.base import (
+    FIGURE_KINDS,
+    FigureKind,
+    LABELLED_RUNS,
+    ReportContext,
+    eval_set_names,
+    item_runs,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,8 +36,9 @@ class BoxFigure(FigureKind):
 
         return box_points(ctx.summary, entry, ctx.default_base)
 
-    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
-             out_paths: list[Any]) -> None:
+    def draw(
+        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
+    ) -> None:
         from clinsent.report.doc_figures import box_figure
 
         box_figure(points, entry, out_paths)

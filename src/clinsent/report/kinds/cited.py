@@ -16,10 +16,19 @@ if TYPE_CHECKING:
 @TABLE_KINDS.register("cited")
 class CitedTable(TableKind):
     name = "cited"
-    keys = {"columns": {**STRINGS, "default": [""], "description": "the paper's column heads"},
-            "rows": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "additionalProperties": False, "required": ["label"],
-                "properties": {"label": {"type": "string"}, "group": {"type": "string"}, "paper": PAPER_CELLS}}}}
+    keys = {
+        "columns": {**STRINGS, "default": [""], "description": "the paper's column heads"},
+        "rows": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["label"],
+                "properties": {"label": {"type": "string"}, "group": {"type": "string"}, "paper": PAPER_CELLS},
+            },
+        },
+    }
     required = ("rows",)
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:

@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, LABELLED_RUNS, ReportContext, eval_set_names, item_runs
+from clinsent.report.kinds.base import (
+    FIGURE_KINDS,
+    FigureKind,
+    LABELLED_RUNS,
+    ReportContext,
+    eval_set_names,
+    item_runs,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -15,9 +22,11 @@ if TYPE_CHECKING:
 @FIGURE_KINDS.register("confusion")
 class ConfusionFigure(FigureKind):
     name = "confusion"
-    keys = {"eval_set": {"type": "string", "description": "the probe's eval set"},
-            "classes": {"type": "array", "items": {"type": "string"}, "minItems": 2},
-            "panels": LABELLED_RUNS}
+    keys = {
+        "eval_set": {"type": "string", "description": "the probe's eval set"},
+        "classes": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+        "panels": LABELLED_RUNS,
+    }
     required = ("eval_set", "classes", "panels")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -31,8 +40,9 @@ class ConfusionFigure(FigureKind):
 
         return confusion_points(ctx.summary, entry, ctx.default_base)
 
-    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
-             out_paths: list[Any]) -> None:
+    def draw(
+        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
+    ) -> None:
         from clinsent.report.pair_figures import confusion_figure
 
         confusion_figure(points, entry, out_paths)

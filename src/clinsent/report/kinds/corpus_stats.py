@@ -18,8 +18,10 @@ if TYPE_CHECKING:
 class CorpusStatsTable(TableKind):
     name = "corpus_stats"
     note_sentences = True
-    keys = {"corpora": {**STRINGS, "description": "keys of sentence_corpora"},
-            "labels": {"type": "object", "description": "corpus -> a label per file"}}
+    keys = {
+        "corpora": {**STRINGS, "description": "keys of sentence_corpora"},
+        "labels": {"type": "object", "description": "corpus -> a label per file"},
+    }
     required = ("corpora",)
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:

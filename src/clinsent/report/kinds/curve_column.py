@@ -26,11 +26,16 @@ POINT_COLUMNS = ["label", "run", "step", "seeds", "mean", "std"]
 @FIGURE_KINDS.register("curve_column")
 class CurveColumnFigure(FigureKind):
     name = "curve_column"
-    keys = {"column": {"type": "string", "pattern": "^(loss|loss_[A-Za-z0-9_]+|stat_[A-Za-z0-9_]+)$",
-                       "description": "the curve column: loss, loss_<part> or stat_<name> (see each objective's "
-                                      "logged statistics)"},
-            "ylabel": {"type": "string", "description": "the y axis label (default the column)"},
-            "lines": {**LABELLED_RUNS, "description": "a line per run (mean ± std over its seeds)"}}
+    keys = {
+        "column": {
+            "type": "string",
+            "pattern": "^(loss|loss_[A-Za-z0-9_]+|stat_[A-Za-z0-9_]+)$",
+            "description": "the curve column: loss, loss_<part> or stat_<name> (see each objective's "
+            "logged statistics)",
+        },
+        "ylabel": {"type": "string", "description": "the y axis label (default the column)"},
+        "lines": {**LABELLED_RUNS, "description": "a line per run (mean ± std over its seeds)"},
+    }
     required = ("column", "lines")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -44,19 +49,24 @@ class CurveColumnFigure(FigureKind):
             cited = plan.methods[split_run(line["run"], plan.grid.default_base)[0]]
             where = f"config: figures.{key}.lines[{i}].run"
             if not cited.method.trains:
-                raise InputError(where, f"cites {cited.name!r}, which trains nothing (no training curve)",
-                                 "cite a trained method")
+                raise InputError(
+                    where, f"cites {cited.name!r}, which trains nothing (no training curve)", "cite a trained method"
+                )
             logged = cited.method.curve_statistics()
             if column.startswith("stat_") and column.removeprefix("stat_") not in logged:
-                raise InputError(where, f"method {cited.name!r} (objective {cited.objective}) logs no {column}; "
-                                 f"it logs {['stat_' + s for s in logged] or 'no statistic'}",
-                                 "cite a run whose objective logs it, or choose a column it logs")
+                raise InputError(
+                    where,
+                    f"method {cited.name!r} (objective {cited.objective}) logs no {column}; "
+                    f"it logs {['stat_' + s for s in logged] or 'no statistic'}",
+                    "cite a run whose objective logs it, or choose a column it logs",
+                )
 
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         return curve_column_points(ctx.curves, entry, ctx.default_base, key)
 
-    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
-             out_paths: list[Any]) -> None:
+    def draw(
+        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
+    ) -> None:
         from clinsent.report.figures import pyplot, save_figure
 
         plt = pyplot()
@@ -87,11 +97,22 @@ def curve_column_points(curves: pd.DataFrame, entry: Mapping[str, Any], default_
         sub = curves[(curves["method"] == method) & (curves["base_model"] == base)]
         if column not in sub.columns or sub[column].isna().all():
             logged = sorted(c for c in sub.columns if c.startswith(("loss", "stat_")) and sub[c].notna().any())
-            raise InputError(f"config: figures.{key}.lines[{i}].run", f"the training curves of {line['run']} have no "
-                             f"{column} values; they have {logged}", "choose one of those columns")
+            raise InputError(
+                f"config: figures.{key}.lines[{i}].run",
+                f"the training curves of {line['run']} have no {column} values; they have {logged}",
+                "choose one of those columns",
+            )
         per_seed = sub.dropna(subset=[column]).drop_duplicates(["seed", "step"])
         for step, g in per_seed.groupby("step", sort=True):
             values = g[column].astype(float)
-            rows.append({"label": line["label"], "run": line["run"], "step": int(step), "seeds": len(values),
-                         "mean": float(values.mean()), "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0})
+            rows.append(
+                {
+                    "label": line["label"],
+                    "run": line["run"],
+                    "step": int(step),
+                    "seeds": len(values),
+                    "mean": float(values.mean()),
+                    "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+                }
+            )
     return pd.DataFrame(rows, columns=POINT_COLUMNS)

@@ -23,11 +23,22 @@ def _stats(plan: Plan) -> dict[str, Any]:
 @TABLE_KINDS.register("doc_lengths")
 class DocLengthsTable(TableKind):
     name = "doc_lengths"
-    keys = {"columns": {**STRINGS, "default": [""], "description": "the paper's column heads"},
-            "rows": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "additionalProperties": False, "required": ["label"],
-                "properties": {"label": {"type": "string", "description": "a minimum length in words (16 … 2048)"},
-                               "paper": PAPER_CELLS}}}}
+    keys = {
+        "columns": {**STRINGS, "default": [""], "description": "the paper's column heads"},
+        "rows": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["label"],
+                "properties": {
+                    "label": {"type": "string", "description": "a minimum length in words (16 … 2048)"},
+                    "paper": PAPER_CELLS,
+                },
+            },
+        },
+    }
     required = ("rows",)
 
     def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
@@ -42,8 +53,13 @@ class DocLengthsTable(TableKind):
 @FIGURE_KINDS.register("doc_lengths")
 class DocLengthsFigure(FigureKind):
     name = "doc_lengths"
-    keys = {"partition": {"type": "string", "enum": ["pretrain", "downstream"],
-                          "description": "the documents shown (default pretrain)"}}
+    keys = {
+        "partition": {
+            "type": "string",
+            "enum": ["pretrain", "downstream"],
+            "description": "the documents shown (default pretrain)",
+        }
+    }
 
     def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
         return _stats(plan)
@@ -53,8 +69,9 @@ class DocLengthsFigure(FigureKind):
 
         return doc_figures.length_points(doc_figures.read_stats(ctx.inputs["documents"]), entry)
 
-    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
-             out_paths: list[Any]) -> None:
+    def draw(
+        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
+    ) -> None:
         from clinsent.report import doc_figures
 
         doc_figures.length_figure(points, doc_figures.read_stats(ctx.inputs["documents"]), entry, out_paths)

@@ -17,18 +17,42 @@ if TYPE_CHECKING:
 @FIGURE_KINDS.register("fraction")
 class FractionFigure(FigureKind):
     name = "fraction"
-    keys = {"eval_sets": {**STRINGS, "description": "a panel per eval set"},
-            "series": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "additionalProperties": False, "required": ["label", "points"],
-                "properties": {"label": {"type": "string"}, "points": {"type": "array", "minItems": 1, "items": {
-                    "type": "object", "additionalProperties": False, "required": ["x", "run"],
-                    "properties": {"x": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
-                                   "run": {"type": "string"}}}}}}}}
+    keys = {
+        "eval_sets": {**STRINGS, "description": "a panel per eval set"},
+        "series": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["label", "points"],
+                "properties": {
+                    "label": {"type": "string"},
+                    "points": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["x", "run"],
+                            "properties": {
+                                "x": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                                "run": {"type": "string"},
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    }
     required = ("eval_sets", "series")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return [(f"figures.{key}.series[{i}].points[{j}]", p["run"])
-                for i, series in enumerate(entry["series"]) for j, p in enumerate(series["points"])]
+        return [
+            (f"figures.{key}.series[{i}].points[{j}]", p["run"])
+            for i, series in enumerate(entry["series"])
+            for j, p in enumerate(series["points"])
+        ]
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         return eval_set_names(f"figures.{key}", *entry["eval_sets"])
@@ -38,8 +62,9 @@ class FractionFigure(FigureKind):
 
         return fraction_points(ctx.summary, entry, ctx.eval_sets, ctx.default_base)
 
-    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
-             out_paths: list[Any]) -> None:
+    def draw(
+        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
+    ) -> None:
         from clinsent.report.extras import fraction_figure
 
         fraction_figure(points, entry, out_paths)

@@ -23,8 +23,9 @@ class HeatmapFigure(ModelsEntry, FigureKind):
 
         return heatmap_points(ctx.summary, entry, ctx.eval_sets, ctx.default_base)
 
-    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
-             out_paths: list[Any]) -> None:
+    def draw(
+        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
+    ) -> None:
         from clinsent.report.leaderboard import heatmap_figure
 
         heatmap_figure(points, str(entry["caption"]), out_paths)

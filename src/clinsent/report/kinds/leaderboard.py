@@ -13,16 +13,31 @@ from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, Tabl
 if TYPE_CHECKING:
     import pandas as pd
 
-MODELS: dict[str, Any] = {"type": "array", "minItems": 1, "items": {
-    "type": "object", "additionalProperties": False, "required": ["label", "run"],
-    "properties": {"label": {"type": "string"},
-                   "run": {"type": "string", "description": "method or method@base_model"},
-                   "paper": {"type": "object", "additionalProperties": {"type": ["string", "number", "null"]},
-                             "description": "eval set -> the published figure for this model"}}}}
+MODELS: dict[str, Any] = {
+    "type": "array",
+    "minItems": 1,
+    "items": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["label", "run"],
+        "properties": {
+            "label": {"type": "string"},
+            "run": {"type": "string", "description": "method or method@base_model"},
+            "paper": {
+                "type": "object",
+                "additionalProperties": {"type": ["string", "number", "null"]},
+                "description": "eval set -> the published figure for this model",
+            },
+        },
+    },
+}
 LEADERBOARD_KEYS: dict[str, dict[str, Any]] = {
     "eval_sets": {**STRINGS, "description": "the tasks (columns), in order; may name finetune entries"},
-    "metrics": {"type": "object", "additionalProperties": {"type": "string"},
-                "description": "eval set -> the metric shown instead of its headline"},
+    "metrics": {
+        "type": "object",
+        "additionalProperties": {"type": "string"},
+        "description": "eval set -> the metric shown instead of its headline",
+    },
     "models": MODELS,
 }
 
@@ -46,11 +61,13 @@ class LeaderboardTable(ModelsEntry, TableKind):
     name = "leaderboard"
 
     def caption(self, entry: Mapping[str, Any], paper_label: str) -> str:
-        return (f"{entry['caption']} Each task's headline metric, mean ± std over seeds; Mean: over every task; "
-                f"Mean rank: over the tasks a model has (1 is best); bold: the best of each column, for a task "
-                f"with bootstrap intervals only where a paired bootstrap over its items (95%) tells it from every "
-                f"other model; ≈: the best and the models it is not told apart from; "
-                f"({paper_label}): the published figure.")
+        return (
+            f"{entry['caption']} Each task's headline metric, mean ± std over seeds; Mean: over every task; "
+            f"Mean rank: over the tasks a model has (1 is best); bold: the best of each column, for a task "
+            f"with bootstrap intervals only where a paired bootstrap over its items (95%) tells it from every "
+            f"other model; ≈: the best and the models it is not told apart from; "
+            f"({paper_label}): the published figure."
+        )
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.report.leaderboard import leaderboard_table

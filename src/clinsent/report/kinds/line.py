@@ -16,17 +16,41 @@ if TYPE_CHECKING:
 @FIGURE_KINDS.register("line")
 class LineFigure(FigureKind):
     name = "line"
-    keys = {"xlabel": {"type": "string", "description": "the x axis label"},
-            "metric": {"type": "string", "description": "the metric of every x (default each one's headline)"},
-            "xs": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "additionalProperties": False, "required": ["x", "eval_set"],
-                "properties": {"x": {"type": "number"},
-                               "eval_set": {"type": "string", "description": "an eval set or a finetune entry"}}}},
-            "lines": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "additionalProperties": False, "required": ["label", "run"],
-                "properties": {"label": {"type": "string"}, "run": {"type": "string"},
-                               "paper": {"type": "array", "items": {"type": ["number", "null"]},
-                                         "description": "the paper's value at each x"}}}}}
+    keys = {
+        "xlabel": {"type": "string", "description": "the x axis label"},
+        "metric": {"type": "string", "description": "the metric of every x (default each one's headline)"},
+        "xs": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["x", "eval_set"],
+                "properties": {
+                    "x": {"type": "number"},
+                    "eval_set": {"type": "string", "description": "an eval set or a finetune entry"},
+                },
+            },
+        },
+        "lines": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["label", "run"],
+                "properties": {
+                    "label": {"type": "string"},
+                    "run": {"type": "string"},
+                    "paper": {
+                        "type": "array",
+                        "items": {"type": ["number", "null"]},
+                        "description": "the paper's value at each x",
+                    },
+                },
+            },
+        },
+    }
     required = ("xs", "lines")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -40,8 +64,9 @@ class LineFigure(FigureKind):
 
         return line_points(ctx.summary, entry, ctx.eval_sets, ctx.default_base)
 
-    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
-             out_paths: list[Any]) -> None:
+    def draw(
+        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
+    ) -> None:
         from clinsent.report.doc_figures import line_figure
 
         line_figure(points, entry, ctx.paper_label, out_paths)

@@ -19,14 +19,20 @@ if TYPE_CHECKING:
 @TABLE_KINDS.register("retrieval_examples")
 class RetrievalExamplesTable(TableKind):
     name = "retrieval_examples"
-    keys = {"eval_set": {"type": "string", "description": "the eval set whose texts are searched"},
-            "queries": {"oneOf": [{"type": "array", "items": {"type": "string"}, "minItems": 1},
-                                  {"type": "integer", "minimum": 1}],
-                        "description": "texts of the eval set, or a number of random ones"},
-            "runs": {**STRINGS, "description": "the runs compared (method or method@base_model)"},
-            "k": {"type": "integer", "minimum": 1, "default": 2, "description": "neighbours per query"},
-            "seed": {"type": "integer", "minimum": 0, "default": 0},
-            "labels": {"type": "object", "description": "run -> its column head"}}
+    keys = {
+        "eval_set": {"type": "string", "description": "the eval set whose texts are searched"},
+        "queries": {
+            "oneOf": [
+                {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                {"type": "integer", "minimum": 1},
+            ],
+            "description": "texts of the eval set, or a number of random ones",
+        },
+        "runs": {**STRINGS, "description": "the runs compared (method or method@base_model)"},
+        "k": {"type": "integer", "minimum": 1, "default": 2, "description": "neighbours per query"},
+        "seed": {"type": "integer", "minimum": 0, "default": 0},
+        "labels": {"type": "object", "description": "run -> its column head"},
+    }
     required = ("eval_set", "queries", "runs")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -18,8 +18,11 @@ if TYPE_CHECKING:
 
     from clinsent.report.spread import Spread
 
-PAPER_CELLS = {"type": "array", "items": {"type": ["array", "null"], "items": {"type": ["string", "null"]}},
-               "description": "the paper's numbers: one list per column group, one value per column"}
+PAPER_CELLS = {
+    "type": "array",
+    "items": {"type": ["array", "null"], "items": {"type": ["string", "null"]}},
+    "description": "the paper's numbers: one list per column group, one value per column",
+}
 
 
 @TABLE_KINDS.register("runs")
@@ -27,24 +30,52 @@ class RunsTable(TableKind):
     name = "runs"
     curves = True
     keys = {
-        "eval_sets": {**STRINGS, "description": "picks and orders the eval-set columns (default: every eval set); may name finetune entries"},
+        "eval_sets": {
+            **STRINGS,
+            "description": "picks and orders the eval-set columns (default: every eval set); may name finetune entries",
+        },
         "metrics": {**STRINGS, "description": "these metrics of each eval set as columns, instead of its headline"},
-        "columns": {**STRINGS, "default": [""], "description": "column groups (e.g. [S_all, S_ent]): one cell per group in each row"},
+        "columns": {
+            **STRINGS,
+            "default": [""],
+            "description": "column groups (e.g. [S_all, S_ent]): one cell per group in each row",
+        },
         "transpose": {"type": "boolean", "default": False, "description": "rows become columns"},
-        "average": {"type": "boolean", "default": False, "description": "an Avg. column: per seed over those sets, then mean ± std"},
+        "average": {
+            "type": "boolean",
+            "default": False,
+            "description": "an Avg. column: per seed over those sets, then mean ± std",
+        },
         "percent": {"type": "boolean", "default": False, "description": "100 × the metric, two decimals"},
-        "rows": {"type": "array", "minItems": 1, "items": {
-            "type": "object", "additionalProperties": False, "required": ["label", "cells"],
-            "properties": {"label": {"type": "string"}, "group": {"type": "string"},
-                           "cells": {"type": "array", "items": {"type": ["string", "null"]},
-                                     "description": "a run per column group (method or method@base_model), or null"},
-                           "paper": PAPER_CELLS}}},
+        "rows": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["label", "cells"],
+                "properties": {
+                    "label": {"type": "string"},
+                    "group": {"type": "string"},
+                    "cells": {
+                        "type": "array",
+                        "items": {"type": ["string", "null"]},
+                        "description": "a run per column group (method or method@base_model), or null",
+                    },
+                    "paper": PAPER_CELLS,
+                },
+            },
+        },
     }
     required = ("rows",)
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return [(f"tables.{key}.rows[{i}] ({row['label']})", c) for i, row in enumerate(entry["rows"])
-                for c in row["cells"] if c]
+        return [
+            (f"tables.{key}.rows[{i}] ({row['label']})", c)
+            for i, row in enumerate(entry["rows"])
+            for c in row["cells"]
+            if c
+        ]
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         return eval_set_names(f"tables.{key}.eval_sets", *(entry.get("eval_sets") or []))

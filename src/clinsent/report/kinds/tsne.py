@@ -20,14 +20,19 @@ ROLES = ("before", "after")
 @FIGURE_KINDS.register("tsne")
 class TsneFigure(FigureKind):
     name = "tsne"
-    keys = {"eval_set": {"type": "string", "description": "a pair eval set with scores"},
-            "before": {"type": "string", "description": "the run before training (e.g. none@biolinkbert)"},
-            "after": {"type": "string"},
-            "min_score": {"type": ["number", "null"], "default": None,
-                          "description": "pairs scored at least this (default the top score)"},
-            "max_pairs": {"type": "integer", "minimum": 2, "default": 20},
-            "perplexity": {"type": "number", "exclusiveMinimum": 0, "default": 5},
-            "seed": {"type": "integer", "minimum": 0, "default": 0}}
+    keys = {
+        "eval_set": {"type": "string", "description": "a pair eval set with scores"},
+        "before": {"type": "string", "description": "the run before training (e.g. none@biolinkbert)"},
+        "after": {"type": "string"},
+        "min_score": {
+            "type": ["number", "null"],
+            "default": None,
+            "description": "pairs scored at least this (default the top score)",
+        },
+        "max_pairs": {"type": "integer", "minimum": 2, "default": 20},
+        "perplexity": {"type": "number", "exclusiveMinimum": 0, "default": 5},
+        "seed": {"type": "integer", "minimum": 0, "default": 0},
+    }
     required = ("eval_set", "before", "after")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -37,8 +42,10 @@ class TsneFigure(FigureKind):
         return eval_set_names(f"figures.{key}", entry["eval_set"])
 
     def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
-        return {"embeddings": {role: plan.first_seed_embeddings(entry[role], entry["eval_set"]) for role in ROLES},
-                "eval_set_files": plan.eval_set_files(entry["eval_set"])}  # its pairs and scores
+        return {
+            "embeddings": {role: plan.first_seed_embeddings(entry[role], entry["eval_set"]) for role in ROLES},
+            "eval_set_files": plan.eval_set_files(entry["eval_set"]),
+        }  # its pairs and scores
 
     def params(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
         return {"eval_set": plan.eval_sets[entry["eval_set"]].params()}
@@ -51,8 +58,9 @@ class TsneFigure(FigureKind):
         task = task_from_params(entry["eval_set"], ctx.params["eval_set"])
         return tsne_points(task, {role: read_embeddings(p) for role, p in ctx.inputs["embeddings"].items()}, entry)
 
-    def draw(self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext,
-             out_paths: list[Any]) -> None:
+    def draw(
+        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
+    ) -> None:
         from clinsent.report.pair_figures import tsne_figure
 
         tsne_figure(points, entry, out_paths)
