@@ -142,7 +142,8 @@ for text in notes["text"]:
 nlp = build_nlp()
 t = time.perf_counter(); n_split = sum(len(list(nlp(u).sents)) for u in units); split_s = time.perf_counter() - t
 ids = set(notes["row_id"])
-sents = pd.concat([pd.read_parquet(p, columns=["row_id", "text", "kept"]) for p in sorted(res.glob("corpus/shards*/sentences/*.parquet"))])
+shards = sorted(res.glob("corpus/shards*/sentences/*.parquet"))
+sents = pd.concat([pd.read_parquet(p, columns=["row_id", "text", "kept"]) for p in shards])
 kept = sents[sents["kept"] & sents["row_id"].isin(ids)]["text"].tolist()
 cat = load_pack(res / "ner" / "medcat_pack")
 t = time.perf_counter()
@@ -179,7 +180,8 @@ def ontology_bench(workdir: Path, n_terms: int = 94_000) -> dict[str, float]:
 import json, resource, time
 from clinsent.ontology.obo import build_term_table
 t = time.perf_counter(); df = build_term_table({str(obo)!r}); s = time.perf_counter() - t
-print(json.dumps({{"terms": len(df), "s": s, "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({{"terms": len(df), "s": s, "max_rss_mb": rss}}))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if out.returncode != 0:
@@ -231,12 +233,14 @@ def to_markdown(summary: dict[str, Any]) -> str:
     runs = pd.DataFrame(summary["runs"])
     raw = summary["raw"]
     lines = [
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}.",
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}.",
         "",
     ]
     lines += ["Per stage: job wall seconds (summed over shards) / peak RSS MB of the largest job.", ""]
     lines += [
-        "| run | notes | sentences (kept) | entities | wall s | split s / MB | NER s / MB | gather s / MB | sentences per core-second |",
+        "| run | notes | sentences (kept) | entities | wall s | split s / MB | NER s / MB | gather s / MB | "
+        "sentences per core-second |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs.itertuples(index=False):
@@ -269,7 +273,8 @@ def to_markdown(summary: dict[str, Any]) -> str:
     lines += [
         "",
         f"Overhead of the pipeline over the raw calls (largest run; the pipeline's time includes process start, "
-        f"imports, normalisation, fragment merging and parquet I/O): splitting {ov['pipeline_split_kchar_per_s']:.0f} vs "
+        "imports, normalisation, fragment merging and parquet I/O): splitting "
+        f"{ov['pipeline_split_kchar_per_s']:.0f} vs "
         f"{ov['raw_split_kchar_per_s']:.0f} kchar/s raw = {100 * ov['split']:+.0f}%; NER "
         f"{ov['pipeline_ner_sentences_per_s']:.0f} vs {ov['raw_ner_sentences_per_s']:.0f} sentences/s raw = "
         f"{100 * ov['ner']:+.0f}%.",

@@ -62,9 +62,9 @@ from clinsent.data.rows import RowsData
 from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, autocast
+from clinsent.train.core import pick_device
 from clinsent.train.prefetch import prefetch, workers_for
 from clinsent.train.syncs import SyncCounter
-from clinsent.train.core import pick_device
 from clinsent.train.trainer import MethodLoop
 
 REPO = Path(__file__).resolve().parents[1]
@@ -500,8 +500,10 @@ def main() -> None:
         f"{r['real_tokens_per_second']}, {r['plain_real_tokens_per_second']} | "
         f"{r['real_token_share']}, {r['plain_real_token_share']} | {r['flop_ratio']} | "
         f"{r['mfu'] or '–'}, {r['plain_mfu'] or '–'} | "
-        f"{r['host_syncs_per_step']}, {r['plain_host_syncs_per_step']} | {r['ops_per_step']}, {r['plain_ops_per_step']} | "
-        f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} | {r['prep_median_s']} on {r['prep_workers']} thread(s) |"
+        f"{r['host_syncs_per_step']}, {r['plain_host_syncs_per_step']} | {r['ops_per_step']}, "
+        f"{r['plain_ops_per_step']} | "
+        f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} | {r['prep_median_s']} on "
+        f"{r['prep_workers']} thread(s) |"
         for r in rows
     ]
     (out / "train.md").write_text(

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from clinsent.benchmark.models import check_tasks, expand, leave_out_missing
+from clinsent.benchmark.models import check_tasks, expand
 from clinsent.errors import InputError
 from clinsent.io import check_writable
 from clinsent.models.saved import check_model_folder
@@ -313,17 +313,17 @@ def test_an_unwritable_results_folder_stops_the_dry_run(tmp_path: Path) -> None:
     assert not (tmp_path / "new").exists() and not list(tmp_path.glob(".clinsent-write-probe-*"))
 
 
-FAKE_HUB = """
+FAKE_HUB = f"""
 import os, time
 from pathlib import Path
 
 def snapshot_download(repo_id, local_dir):
     Path(local_dir).mkdir(parents=True, exist_ok=True)
     if os.environ.get("FAKE_OFFLINE"):
-        raise OSError("offline: {sentinel}")
+        raise OSError("offline: {SENTINEL}")
     time.sleep(0.5)
     (Path(local_dir) / "config.json").write_text("{{}}")
-""".format(sentinel=SENTINEL)
+"""
 
 
 def test_downloads_of_one_model_serialise_and_an_offline_failure_is_one_line(tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ from clinsent.errors import InputError
 from clinsent.losses.contrastive import nt_xent
 from clinsent.losses.mlm import mask_tokens
 
-
 # --- MLM masking ---------------------------------------------------------------------------
 
 

@@ -9,10 +9,9 @@ import pytest
 import torch
 
 from clinsent.losses.contrastive import info_nce
-from clinsent.losses.medse import entity_loss, medse_loss
+from clinsent.losses.medse import entity_loss, medse_loss, span_token_mask
 from clinsent.models.entity_encoder import ENTITY_ENCODERS, entity_encoder
 from clinsent.models.pooling import pool
-from clinsent.losses.medse import span_token_mask
 
 
 def test_entity_loss_hand_computed() -> None:
@@ -124,9 +123,8 @@ def test_embed_loader_gives_the_vectors_of_sentence_transformers(
 
     from clinsent.embed import load_encoder
     from clinsent.models.base import load_transformer, sentence_transformer
-    from clinsent.models.saved import SavedEncoder
-
     from clinsent.models.pooling import MlpHead
+    from clinsent.models.saved import SavedEncoder
 
     transformer = load_transformer(str(tiny_bert), 24)
     head = MlpHead(32) if extra and extra.startswith("head") else None

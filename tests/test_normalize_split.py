@@ -68,8 +68,8 @@ def test_split_keeps_abbreviations_and_boundaries(splitter: SentenceSplitter) ->
     assert not any(t in {"p.o.", "b.i.d.", "q.d.", "p.o. b.i.d."} for t in texts), texts
     assert not any(t[0].islower() for t in texts), texts
     assert (
-        "He was started on metoprolol 25 mg p.o. b.i.d. for rate control and his symptoms improved over the next two days."
-        in texts
+        "He was started on metoprolol 25 mg p.o. b.i.d. for rate control and his symptoms improved over the next two "
+        "days." in texts
     )
     assert any(
         t.startswith("The patient is a 67 year old man with CHF and DM2 who was seen at HOSPITAL on DATE by Dr. NAME")

@@ -124,7 +124,8 @@ def test_a_table_citing_an_unknown_run_is_a_clear_error() -> None:
     cfg["tables"]["table8"]["rows"][0]["cells"] = ["medse_typo"]
     with pytest.raises(
         ValueError,
-        match=r"^config: tables\.table8\.rows\[0\] \(Mean\): cites method 'medse_typo', which is not a key of methods.*Fix: ",
+        match=r"^config: tables\.table8\.rows\[0\] \(Mean\): cites method 'medse_typo', which is not a key of "
+        r"methods.*Fix: ",
     ):
         Grid.from_config(cfg)
     cfg = _load(DEMO)

@@ -4,7 +4,6 @@ BERT-flow, perturbations, corpus mixes, training-only MLP."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
@@ -12,10 +11,10 @@ import torch.nn.functional as F
 from clinsent.augment.consert import EmbeddingCutoff, cutoff_rows, shuffled_position_ids
 from clinsent.batching import Candidate, none_slots, plan_batches
 from clinsent.losses.ct import ct_logits, ct_loss, ct_pairs
+from clinsent.losses.medse import derangement, random_token_mask
 from clinsent.models.entity_encoder import ENTITY_ENCODERS, entity_encoder
 from clinsent.postprocess.flow import Flow, fit_flow, flow_transform
 from clinsent.postprocess.whitening import fit_whitening
-from clinsent.losses.medse import derangement, random_token_mask
 
 
 def _states(n: int = 3, t: int = 7, d: int = 8) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

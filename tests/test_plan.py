@@ -517,7 +517,7 @@ def test_snakemake_reads_each_input_functions_parameters_once() -> None:
     rules = [SimpleNamespace(input=[needs_input, "a/static/path"], params=[lambda wildcards: 1])]
     assert cache_signatures(rules) == 2
     assert list(get_function_params(needs_input)) == ["wildcards", "input"]
-    assert getattr(needs_input, "_overwrite_params") is not None
+    assert needs_input._overwrite_params is not None
 
 
 def test_snakemake_checks_each_rules_script_once(monkeypatch: pytest.MonkeyPatch) -> None:

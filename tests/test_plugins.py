@@ -9,7 +9,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from test_workflow import REPO, _resume_config, _snakemake
 
 pytestmark = pytest.mark.workflow

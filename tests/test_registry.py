@@ -44,11 +44,13 @@ def _error_lines(run: subprocess.CompletedProcess[str]) -> list[str]:
     [
         (
             {"objective": "medse", "lamda": 0.2},
-            r"methods\.bad: unknown key 'lamda' \(closest: 'lambda'\)\. Fix: remove it or use one of the allowed keys: .*lambda",
+            r"methods\.bad: unknown key 'lamda' \(closest: 'lambda'\)\. Fix: remove it or use one of the allowed "
+            r"keys: .*lambda",
         ),
         (
             {"objective": "simcse", "lambda": 0.2},
-            r"methods\.bad: 'lambda' is a knob of objective medse, not of this one\. Fix: .*allowed keys: accumulate, augmentation,",
+            r"methods\.bad: 'lambda' is a knob of objective medse, not of this one\. Fix: .*allowed keys: "
+            r"accumulate, augmentation,",
         ),
         (
             {"objective": "ct", "perturbation": "random_tokens"},
@@ -62,7 +64,8 @@ def _error_lines(run: subprocess.CompletedProcess[str]) -> list[str]:
         ({"objective": "medse", "entity_encoder": "lstm"}, r"methods\.bad\.entity_encoder: 'lstm' is not valid"),
         (
             {"objective": "sup_simcse", "train_data": "demo_nil"},
-            r"methods\.bad\.train_data: 'demo_nil' is not a key of training_data \['demo_nli'\] \(closest: 'demo_nli'\)",
+            r"methods\.bad\.train_data: 'demo_nil' is not a key of training_data \['demo_nli'\] \(closest: "
+            r"'demo_nli'\)",
         ),
     ],
 )

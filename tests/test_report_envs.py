@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pandas as pd
 import yaml
 
 from clinsent.report.summary import SUMMARY_COLUMNS, summary_rows

@@ -18,7 +18,6 @@ from clinsent.report.extras import augmentation_table, fraction_points, retrieva
 from clinsent.report.paper import figure_points, paper_table
 from clinsent.report.summary import SUMMARY_COLUMNS
 
-
 HEADLINE = {"train": "spearman", "test": "spearman"}
 
 

@@ -24,7 +24,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
 from test_workflow import REPO, _config, _planned_outputs, _snakemake
 
 LOOPBACK = REPO / "profiles" / "slurm" / "loopback.sh"

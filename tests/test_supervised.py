@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from clinsent.data.nli import read_nli_jsonl, triplets
-from clinsent.data.training_rows import read_training_rows
 from clinsent.data.rows import RowsData, TrainingRows
+from clinsent.data.training_rows import read_training_rows
 from clinsent.errors import InputError
 from clinsent.evaluation.sts_data import StsSet
 from clinsent.losses.supervised import supervised_info_nce

@@ -26,7 +26,7 @@ def _corpus(path: Path) -> list[str]:
 
 def test_a_utf8_byte_order_mark_is_dropped_and_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "bom.txt"
-    path.write_bytes(codecs.BOM_UTF8 + "First sentence.\nSecond one.\n".encode())
+    path.write_bytes(codecs.BOM_UTF8 + b"First sentence.\nSecond one.\n")
     with caplog.at_level(logging.INFO, logger="clinsent.textfile"):
         assert _corpus(path) == ["First sentence.", "Second one."]  # no U+FEFF glued to the first
     assert "byte-order mark at the start was dropped" in caplog.text
@@ -109,7 +109,8 @@ def test_null_or_empty_nli_texts_are_errors_naming_the_lines(tmp_path: Path) -> 
     [
         (
             "text\tlabel\tsplit\na\t1\ttrain\nb\t0\ttrain\nc\t1\tdev\nd\t0\tTest\ne\t1\ttest\n",
-            "probe.tsv:5: 1 row(s) have a split that is not one of ['train', 'dev', 'test'] (the values are not shown; 1 of "
+            "probe.tsv:5: 1 row(s) have a split that is not one of ['train', 'dev', 'test'] (the values are not "
+            "shown; 1 of "
             "them differ from one only in case)",
         ),
         (

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from clinsent.evaluation.conll import entities, entity_scores, read_conll
 from clinsent.errors import InputError
+from clinsent.evaluation.conll import entities, entity_scores, read_conll
 
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
 

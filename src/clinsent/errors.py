@@ -37,7 +37,8 @@ class OutputError(OSError):
         fix = (
             "make the folder writable, or set `results` to a folder you can write"
             if code in (errno.EACCES, errno.EPERM, errno.EROFS)
-            else f"free space on the file system that holds {folder} (df -h {folder}), or set `results` on a larger one"
+            else f"free space on the file system that holds {folder} (df -h {folder}), or set `results` on a larger "
+            "one"
             if code in (errno.ENOSPC, errno.EDQUOT)
             else "check the disk and the limits, then rerun"
         )

@@ -14,7 +14,6 @@ marked ``OPTIONAL`` instead: left as they are, those tasks leave the DAG with on
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path

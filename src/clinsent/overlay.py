@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
-from clinsent.registry import did_you_mean
 from clinsent.names import is_name
+from clinsent.registry import did_you_mean
 from clinsent.safe_yaml import shown
 
 # top-level sections whose entries cite runs

@@ -315,8 +315,8 @@ class Plan:
 
     def user_files(self) -> list[tuple[str, str]]:
         """(config key, path) of every input file the user supplies: the notes, the MedCAT pack and a
-        local ontology (where the entity stage runs), each eval set's, training-data, sentence-corpus and document-task file.
-        Files under the results folder are the DAG's own and are left out."""
+        local ontology (where the entity stage runs), each eval set's, training-data, sentence-corpus and
+        document-task file. Files under the results folder are the DAG's own and are left out."""
         from clinsent.corpus.sentences import corpus_paths
 
         found = [("notes.path", p) for p in self.notes_paths]
@@ -769,7 +769,7 @@ def check_eval_headers(plan: Plan) -> None:
     """Each eval set's header lines (e.g. a split asked of a file without a split column), read
     while the config is read: a header line only, not a row, so nothing of the data is shown or
     held. Files a job writes, and files missing under ``placeholders_ok``, are checked in their job."""
-    for name, entry in plan.eval_sets.items():
+    for entry in plan.eval_sets.values():
         files = entry.task.files()
         if all(os.path.exists(f) and not str(f).startswith(f"{plan.results}/") for f in files):
             entry.task.check_header()
@@ -865,7 +865,8 @@ def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str
     from snakemake.exceptions import WorkflowError
     from snakemake.utils import validate
 
-    from clinsent.benchmark.models import expand as expand_models, leave_out_missing
+    from clinsent.benchmark.models import expand as expand_models
+    from clinsent.benchmark.models import leave_out_missing
     from clinsent.overlay import fill_results, resolve_base
     from clinsent.smk import schema_message
 

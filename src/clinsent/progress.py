@@ -42,7 +42,8 @@ class Progress:
         rate_key = self.rate_of or self.unit
         rate = (counts.get(rate_key, done) if self.rate_of else done) / elapsed
         eta = f", ETA {duration((self.total - done) * elapsed / done)}" if self.total and done else ""
-        return f"{self.what}: {done}{of} {self.unit}{pct}{extra}, {rate:.1f} {rate_key}/s, {duration(elapsed)} elapsed{eta}"
+        speed = f"{rate:.1f} {rate_key}/s"
+        return f"{self.what}: {done}{of} {self.unit}{pct}{extra}, {speed}, {duration(elapsed)} elapsed{eta}"
 
     def update(self, done: int, final: bool = False, **counts: int) -> None:
         now = self.clock()

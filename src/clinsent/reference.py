@@ -195,8 +195,13 @@ def render(text: str) -> str:
         pattern = re.compile(rf"(<!-- generated: {name} -->\n).*?(<!-- end generated: {name} -->)", re.S)
         if not pattern.search(text):
             raise ValueError(f"{README}: no '<!-- generated: {name} -->' ... '<!-- end generated: {name} -->' block")
-        text = pattern.sub(lambda m: m.group(1) + make() + m.group(2), text)
+        text = pattern.sub(_between_markers(make()), text)
     return text
+
+
+def _between_markers(part: str) -> Callable[[re.Match[str]], str]:
+    """A substitution keeping a generated block's two markers around ``part``."""
+    return lambda m: m.group(1) + part + m.group(2)
 
 
 def main(argv: list[str] | None = None) -> int:

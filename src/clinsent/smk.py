@@ -85,7 +85,7 @@ def schema_message(exc: BaseException) -> str:
         else f"{shown_value(instance)} is not valid here ({error.validator}: {error.validator_value!r})"
     )
     if error.validator == "additionalProperties":
-        allowed = sorted((error.schema.get("properties") or {}))
+        allowed = sorted(error.schema.get("properties") or {})
         unknown = [k for k in error.instance if k not in allowed] if isinstance(error.instance, dict) else []
         if unknown:
             problem = (

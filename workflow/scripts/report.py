@@ -4,8 +4,8 @@ from clinsent.warm import hand_off
 
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
 
-from clinsent.report.build import build_report
 from clinsent.io import write_json
+from clinsent.report.build import build_report
 from clinsent.report.corpus import write_corpus_report
 from clinsent.report.run_record import record
 from clinsent.smk import setup_logging

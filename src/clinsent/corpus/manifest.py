@@ -20,8 +20,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from clinsent.corpus.normalize import NORM_VERSION
-from clinsent.ner.pack import pack_hash
 from clinsent.io import sha256_file
+from clinsent.ner.pack import pack_hash
 
 
 @dataclass(frozen=True)

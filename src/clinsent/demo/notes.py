@@ -67,19 +67,24 @@ _PLACEHOLDERS = {
 
 # Sentences with disease slots; {d} and {e} are disease mentions.
 _DISEASE_SENTENCES = [
-    "The patient is a {age} year old {sex} with a history of {d} and {e} who presented with worsening shortness of breath over the past three days.",
+    "The patient is a {age} year old {sex} with a history of {d} and {e} who presented with worsening shortness of "
+    "breath over the past three days.",
     "He has a long-standing history of {d}, which has been managed by his primary care physician at {hosp}.",
     "She was admitted to the medical intensive care unit for management of {d} complicated by {e}.",
-    "On arrival to the emergency department the team was concerned for an exacerbation of her {d} given the new oxygen requirement.",
+    "On arrival to the emergency department the team was concerned for an exacerbation of her {d} given the new "
+    "oxygen requirement.",
     "Her {d} was felt to be well controlled on the current regimen and no changes were made during this admission.",
-    "The patient's {d} was thought to contribute to his fatigue, and outpatient follow up was arranged with the clinic.",
+    "The patient's {d} was thought to contribute to his fatigue, and outpatient follow up was arranged with the "
+    "clinic.",
     "Given the known {d}, the cardiology service was consulted and recommended continuing the home medications.",
-    "During the hospital course the patient developed {d}, which was treated with supportive care and close monitoring.",
+    "During the hospital course the patient developed {d}, which was treated with supportive care and close "
+    "monitoring.",
     "The family reports that his {d} has been getting worse since the last hospitalization in {date}.",
     "She carries a diagnosis of {d} and was recently started on a new medication by her outside provider.",
     "There was no evidence of {d} on the imaging studies obtained on the day of admission.",
     "The patient was counseled extensively regarding the long term risks of untreated {d} and {e}.",
-    "Psychiatry was consulted for his {d}, and they recommended continuing his outpatient regimen with close follow up.",
+    "Psychiatry was consulted for his {d}, and they recommended continuing his outpatient regimen with close follow "
+    "up.",
     "The history is notable for {d}, for which she follows with a specialist at {hosp} every six months.",
     "He was found to have new onset {d} and was started on treatment with good clinical response.",
     "The patient denies any prior history of {d} but does report a family history of {e} in his mother.",
@@ -90,8 +95,10 @@ _DISEASE_SENTENCES = [
 ]
 
 _PLAIN_SENTENCES = [
-    "Vital signs on admission were notable for a temperature of 98.6, heart rate of {hr}, and blood pressure of {sbp}/{dbp}.",
-    "The patient was seen and examined by the admitting team on the evening of {date} and the plan was discussed with the family.",
+    "Vital signs on admission were notable for a temperature of 98.6, heart rate of {hr}, and blood pressure of "
+    "{sbp}/{dbp}.",
+    "The patient was seen and examined by the admitting team on the evening of {date} and the plan was discussed "
+    "with the family.",
     "Physical therapy evaluated the patient and recommended discharge to home with services after two sessions.",
     "Laboratory studies were remarkable for a white blood cell count of {wbc} and a creatinine of 1.{cr}.",
     "A chest radiograph showed no acute cardiopulmonary process and the lungs were clear bilaterally.",

@@ -70,7 +70,7 @@ def render_demo_obo(seed: int = 13) -> str:
             ]
         )
     )
-    for key, (cid, name) in CATEGORIES.items():
+    for cid, name in CATEGORIES.values():
         lines = [f"id: {cid}", f"name: {name}", f'is_a: {DISEASE_ROOT} {{source="DEMO"}} ! disease']
         if cid == MENTAL_ROOT:
             lines.insert(2, "xref: MONDO:0005084")

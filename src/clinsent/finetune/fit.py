@@ -22,7 +22,6 @@ import torch
 from clinsent.evaluation.bootstrap import Items
 from clinsent.finetune.config import FinetuneSettings
 
-
 # what a fine-tune's evaluate() returns: validation metrics, test metrics, and the test items
 # (for the intervals of the reported epoch; None: the task has none)
 Evaluation = tuple[dict[str, float], dict[str, float], Items | None]

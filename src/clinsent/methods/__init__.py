@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from clinsent.methods.base import METHODS, Method, MethodSettings, TrainedSettings
-
 from clinsent.methods import ct, declutr, medse, mixcse, mlm, mnr, none, note_category, simcse, sup_simcse  # noqa: E402,F401  (register the built-ins)
+from clinsent.methods.base import METHODS, Method, MethodSettings, TrainedSettings
 
 __all__ = ["METHODS", "Method", "MethodSettings", "TrainedSettings"]
 

@@ -1,7 +1,8 @@
 """Note-category pre-training (the healthcare-LM paper's own objective, section 2.3.2, eq. 4
 and eq. 5): L = L_MLM + w x CE(head(e), category), e the mean-pooled embedding of the masked
-document (one pass gives both), the head two layers (:class:`clinsent.models.heads.ClassificationHead`) over the documents' categories (``CATEGORY`` of NOTEEVENTS, or
-``notes.category_column``), built when the train job has read them and not saved.
+document (one pass gives both), the head two layers (:class:`clinsent.models.heads.ClassificationHead`)
+over the documents' categories (``CATEGORY`` of NOTEEVENTS, or ``notes.category_column``),
+built when the train job has read them and not saved.
 
 The paper found w = 0.1 best of {0.1, 0.3, 1.0} (Table 11; ``category_weight``). A document
 without a category, or a category with one document, stops the job before training

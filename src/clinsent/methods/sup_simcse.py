@@ -54,7 +54,7 @@ class SupervisedSimCSE(Method):
     def check(self, where: str, config: Mapping[str, Any]) -> None:
         s = self.settings
         assert isinstance(s, SupSimCSESettings)
-        sources = list((config.get("training_data") or {}))
+        sources = list(config.get("training_data") or {})
         if s.train_data not in sources:
             raise InputError(
                 f"{where}.train_data",

@@ -72,7 +72,7 @@ def eval_stats_table(table: Mapping[str, Any], stats: Mapping[str, str]) -> pd.D
     return pd.DataFrame(rows, columns=["dataset", "train", "dev", "test", "task", "metric", "used"])
 
 
-def augmentation_table(table: Mapping[str, Any], methods: Mapping[str, "Method"]) -> pd.DataFrame:
+def augmentation_table(table: Mapping[str, Any], methods: Mapping[str, Method]) -> pd.DataFrame:
     """``table.sentence`` through each row's method (``rows[*].method``; seed ``table.seed``)."""
     sentence, seed = str(table["sentence"]), int(table.get("seed", 0))
     rows = [{"method": "None", "text": sentence}]
@@ -87,7 +87,6 @@ def retrieval_table(table: Mapping[str, Any], embeddings: Mapping[str, tuple[lis
     k = int(table.get("k", 2))
     runs = list(table["runs"])
     texts = embeddings[runs[0]][0]
-    index = {t: i for i, t in enumerate(texts)}
     queries = table.get("queries") or []
     if isinstance(queries, int):
         queries = [

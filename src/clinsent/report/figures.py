@@ -5,7 +5,6 @@ uses (matplotlib without a display, and the save to png/pdf)."""
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Any
 
 import pandas as pd

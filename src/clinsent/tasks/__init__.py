@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-from clinsent.tasks.base import TASKS, Task
-
 from clinsent.tasks import (
     class_alignment,
     class_similarity,
@@ -19,5 +17,6 @@ from clinsent.tasks import (
     sts,
     token_classification,
 )  # noqa: E402,F401  (register the built-ins)
+from clinsent.tasks.base import TASKS, Task
 
 __all__ = ["TASKS", "Task"]

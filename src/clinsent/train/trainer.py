@@ -50,12 +50,12 @@ from clinsent.precision import resolve as resolve_precision
 from clinsent.precision import slow_on
 from clinsent.settings import to_config
 from clinsent.tasks.base import Task
+from clinsent.tracking import LiveCurve, Trackers
 from clinsent.train import checkpoint as ckpt
 from clinsent.train.chunked import accumulated_step, cached_step
 from clinsent.train.compiled import compile_loss
 from clinsent.train.core import Optimisation, pick_device, seed_everything
 from clinsent.train.prefetch import pinned, prefetch, workers_for
-from clinsent.tracking import LiveCurve, Trackers
 
 __all__ = ["MethodLoop", "Preempted", "TrainResult", "pick_device", "seed_everything", "steps_from_epochs", "train"]
 

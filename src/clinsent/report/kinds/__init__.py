@@ -4,8 +4,6 @@ module listed under the config's ``plugins`` may register more."""
 
 from __future__ import annotations
 
-from clinsent.report.kinds.base import FIGURE_KINDS, TABLE_KINDS, FigureKind, ReportContext, TableKind
-
 from clinsent.report.kinds import (
     alignment_uniformity,
     augmentations,
@@ -25,5 +23,6 @@ from clinsent.report.kinds import (
     runs,
     tsne,
 )
+from clinsent.report.kinds.base import FIGURE_KINDS, TABLE_KINDS, FigureKind, ReportContext, TableKind
 
 __all__ = ["FIGURE_KINDS", "TABLE_KINDS", "FigureKind", "ReportContext", "TableKind"]

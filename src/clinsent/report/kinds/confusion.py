@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from clinsent.report.kinds.base import (
     FIGURE_KINDS,
-    FigureKind,
     LABELLED_RUNS,
+    FigureKind,
     ReportContext,
     eval_set_names,
     item_runs,

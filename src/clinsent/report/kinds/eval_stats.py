@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import ReportContext, STRINGS, TABLE_KINDS, TableKind, eval_set_names
+from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind, eval_set_names
 
 if TYPE_CHECKING:
     import pandas as pd

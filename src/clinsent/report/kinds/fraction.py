@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, STRINGS, eval_set_names
+from clinsent.report.kinds.base import FIGURE_KINDS, STRINGS, FigureKind, ReportContext, eval_set_names
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import ReportContext, STRINGS, TABLE_KINDS, TableKind, eval_set_names
+from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind, eval_set_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,7 +32,8 @@ class RunsTable(TableKind):
     keys = {
         "eval_sets": {
             **STRINGS,
-            "description": "picks and orders the eval-set columns (default: every eval set); may name finetune entries",
+            "description": "picks and orders the eval-set columns (default: every eval set); "
+            "may name finetune entries",
         },
         "metrics": {**STRINGS, "description": "these metrics of each eval set as columns, instead of its headline"},
         "columns": {
