@@ -329,3 +329,51 @@ def test_the_demo_config_checkpoints_every_trained_job() -> None:
     entries = resolve_methods(_cfg())
     trained = [e.method.settings for e in entries.values() if isinstance(e.method.settings, TrainedSettings)]
     assert trained and all(0 < s.checkpoint_every < s.steps for s in trained)
+
+
+def test_one_registry_contract() -> None:
+    """``register("name", settings=S)``: the name and the settings class written once; a name
+    registered twice refused, naming both classes and their files; the old form warns and works."""
+    from dataclasses import dataclass
+
+    from clinsent.methods import METHODS
+    from clinsent.registry import Registry, RegistryError, RegistryWarning
+    from clinsent.report.kinds.base import FIGURE_KINDS, TABLE_KINDS
+    from clinsent.tasks.base import TASKS
+
+    @dataclass(frozen=True)
+    class S:
+        x: int = 1
+
+    reg: Registry[type] = Registry("thing", "things.<name>", settings=True)
+
+    @reg.register("a", settings=S)
+    class A:
+        pass
+
+    assert reg.get("a") is A and A.name == "a" and A.settings_class is S  # type: ignore[attr-defined]
+    reg.register("a", settings=S)(A)  # the same class again (a module imported twice): kept
+    with pytest.raises(
+        RegistryError, match=r"thing 'a' is registered twice: by .*\.A \(.*test_registry\.py:\d+\) and by .*\.B"
+    ):
+
+        @reg.register("a", settings=S)
+        class B:
+            pass
+
+    with pytest.warns(RegistryWarning, match=r"register\('old'\) without settings=; write .*settings=S\)"):
+
+        @reg.register("old")
+        class Old:
+            settings_class = S
+
+    assert reg.get("old") is Old and Old.name == "old"  # type: ignore[attr-defined]
+    with pytest.raises(RegistryError, match=r"says name = 'x' but is registered as 'y'"):
+
+        @reg.register("y", settings=S)
+        class Y:
+            name = "x"
+
+    # every built-in class carries the name it is registered under
+    for registry in (METHODS, TASKS, TABLE_KINDS, FIGURE_KINDS):
+        assert all(registry.get(n).name == n for n in registry.names()), registry.what

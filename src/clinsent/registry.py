@@ -1,9 +1,16 @@
-"""Name -> class registries (methods, evaluation tasks, training-data readers) and plugins.
+"""Name -> class registries (methods, evaluation tasks, kinds, readers) and plugins.
 
 The trainer, the rules and the scripts never test a method's or a task's name: they look the
 class up here. Built-in entries register themselves when their package is imported; a user's
 own module joins through the config's ``plugins`` list (a Python file or an importable module
 name), which the workflow and every script import before they read the config.
+
+One contract for every registry: ``@REGISTRY.register("name", settings=SettingsClass)`` on the
+class. The name is written once (the registry sets the class's ``name``) and so is the settings
+class (its ``settings_class``); a registry of classes with settings (methods, tasks) warns
+(:class:`RegistryWarning`) when a plugin still calls ``register("name")`` and keeps the class's
+own ``settings_class``. A name registered twice is refused when the second module is imported,
+naming both classes and their files.
 """
 
 from __future__ import annotations
@@ -11,10 +18,12 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
+import inspect
 import sys
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from clinsent.errors import InputError
 
@@ -56,19 +65,63 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (closest: {match!r})" if match else ""
 
 
-class Registry(Generic[T]):
-    """A named collection of classes; ``register`` is used as a class decorator."""
+class RegistryWarning(UserWarning):
+    """A plugin registers a class the old way (``register("name")`` without ``settings=``)."""
 
-    def __init__(self, what: str, config_key: str) -> None:
-        self.what, self.config_key = what, config_key
+
+class RegistryError(TypeError):
+    """A name registered twice, or a class whose own ``name`` says another."""
+
+
+def _place(entry: Any) -> str:
+    """Where a registered entry was defined: module.qualname (file:line)."""
+    label = f"{getattr(entry, '__module__', '?')}.{getattr(entry, '__qualname__', repr(entry))}"
+    try:
+        return f"{label} ({inspect.getsourcefile(entry)}:{inspect.getsourcelines(entry)[1]})"
+    except (TypeError, OSError):
+        return label
+
+
+class Registry(Generic[T]):
+    """A named collection of classes (or readers); ``register`` is used as a class decorator.
+    ``settings``: whether its classes take a settings class (then ``register`` asks for it)."""
+
+    def __init__(self, what: str, config_key: str, settings: bool = False) -> None:
+        self.what, self.config_key, self.takes_settings = what, config_key, settings
         self._entries: dict[str, T] = {}
 
-    def register(self, name: str) -> Callable[[T], T]:
-        def add(cls: T) -> T:
-            self._entries[name] = cls
-            return cls
+    def register(self, name: str, settings: type | None = None) -> Callable[[T], T]:
+        """``@REGISTRY.register("name", settings=SettingsClass)``: see the module."""
+
+        def add(entry: T) -> T:
+            old = self._entries.get(name)
+            if old is not None and old is not entry:
+                raise RegistryError(
+                    f"{self.what} {name!r} is registered twice: by {_place(old)} and by {_place(entry)}; "
+                    "rename one of them"
+                )
+            if isinstance(entry, type):
+                self._name_class(name, entry, settings)
+            self._entries[name] = entry
+            return entry
 
         return add
+
+    def _name_class(self, name: str, cls: type, settings: type | None) -> None:
+        own = vars(cls)
+        if own.get("name") not in (None, "", name):
+            raise RegistryError(f"{_place(cls)} says name = {own['name']!r} but is registered as {name!r}")
+        cls.name = name  # type: ignore[attr-defined]
+        if settings is not None:
+            cls.settings_class = settings  # type: ignore[attr-defined]
+        elif self.takes_settings:
+            warnings.warn(
+                f"{_place(cls)}: register({name!r}) without settings=; write "
+                f"@...register({name!r}, settings={getattr(cls, 'settings_class', type).__name__}) "
+                "(the class's settings_class is used meanwhile)",
+                RegistryWarning,
+                stacklevel=3,
+            )
 
     def names(self) -> list[str]:
         return sorted(self._entries)

@@ -40,11 +40,8 @@ class SpreadLoss(MethodLoss):
         return {"spread": self.scale * (emb @ emb.T).mean()}
 
 
-@METHODS.register("toy_spread")
+@METHODS.register("toy_spread", settings=SpreadSettings)
 class Spread(Method):
-    name = "toy_spread"
-    settings_class = SpreadSettings
-
     def build_loss(self, encoder: Any) -> MethodLoss:
         assert isinstance(self.settings, SpreadSettings)
         return SpreadLoss(encoder, self.settings)
@@ -55,12 +52,10 @@ class NormSettings:
     path: str = knob("", "a text file, one sentence per line", required=True)
 
 
-@TASKS.register("toy_norm")
+@TASKS.register("toy_norm", settings=NormSettings)
 class MeanNorm(Task):
     """The mean L2 norm of the embeddings of a file's lines."""
 
-    name = "toy_norm"
-    settings_class = NormSettings
     headline = "mean_norm"
     metrics = ("mean_norm",)
 
@@ -85,7 +80,6 @@ class RankingTable(TableKind):
     a table kind from outside the package (its keys, cited runs, input file and table), which no
     rule, schema or report module names."""
 
-    name = "toy_ranking"
     keys = {
         "eval_set": {"type": "string"},
         "runs": {"type": "array", "items": {"type": "string"}, "minItems": 1},

@@ -293,7 +293,7 @@ def rows_source(settings: MethodSettings) -> str:
     return str(getattr(settings, "train_data", "") or getattr(settings, "documents", ""))
 
 
-METHODS: Registry[type[Method]] = Registry("objective", "methods.<name>.objective")
+METHODS: Registry[type[Method]] = Registry("objective", "methods.<name>.objective", settings=True)
 
 
 def __getattr__(name: str) -> Any:

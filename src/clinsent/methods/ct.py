@@ -26,13 +26,11 @@ class CTSettings(TrainedSettings, SentencePlanSettings):
     pass
 
 
-@METHODS.register("ct")
+@METHODS.register("ct", settings=CTSettings)
 class ContrastiveTension(Method):
     reference = "Contrastive Tension (Carlsson et al. 2021, ICLR, section 3)"
-    name = "ct"
     in_batch_negatives = True
     steps_in_chunks = True
-    settings_class = CTSettings
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.ct import CTLoss

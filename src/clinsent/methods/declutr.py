@@ -49,15 +49,13 @@ class DeclutrSettings(MlmSettings):
     contrastive_weight: float = knob(1.0, "w of eq. 5", minimum=0)
 
 
-@METHODS.register("declutr")
+@METHODS.register("declutr", settings=DeclutrSettings)
 class Declutr(DocumentMethod):
     reference = (
         "DeCLUTR (Giorgi et al. 2021, ACL) as the healthcare-LM paper trains it (Taylor et al., section 2.3.2, "
         "eqs. 2-3 and 5)"
     )
-    name = "declutr"
     in_batch_negatives = True
-    settings_class = DeclutrSettings
 
     def data_need(self) -> DataNeed | None:
         s = self.settings

@@ -48,11 +48,9 @@ class MedSESettings(SimCSESettings):
     definition_max_length: int = knob(64, "tokens per definition", minimum=8)
 
 
-@METHODS.register("medse")
+@METHODS.register("medse", settings=MedSESettings)
 class MedSE(SimCSE):
     reference = "MED-SE (Hwang, Yoo, Choi 2022, arXiv 2212.04734, eq. 3: L = L_sen + lambda L_ent)"
-    name = "medse"
-    settings_class = MedSESettings
 
     def data_need(self) -> DataNeed | None:
         need = super().data_need()

@@ -63,14 +63,12 @@ class MixCSESettings(SimCSESettings):
 STATISTICS = ("zero_weight_share", "mean_weight")
 
 
-@METHODS.register("mixcse")
+@METHODS.register("mixcse", settings=MixCSESettings)
 class MixCSE(SimCSE):
     reference = (
         "MixCSE with instance weighting (the biomedical augmentation paper, section 3.2, eqs. 3-5; Zhang et al. "
         "2022; Zhou et al. 2022)"
     )
-    name = "mixcse"
-    settings_class = MixCSESettings
 
     def check(self, where: str, config: Mapping[str, Any]) -> None:
         super().check(where, config)

@@ -57,11 +57,9 @@ class DocumentMethod(Method):
         return DocumentRows(s.documents, s.batch_size)
 
 
-@METHODS.register("mlm")
+@METHODS.register("mlm", settings=MlmSettings)
 class ContinuedMLM(DocumentMethod):
     reference = "continued masked language modelling (the healthcare-LM paper, Taylor et al., section 2.3.1, eq. 1)"
-    name = "mlm"
-    settings_class = MlmSettings
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.mlm import MlmLoss

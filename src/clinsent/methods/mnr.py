@@ -32,10 +32,8 @@ class MnrSettings(SupSimCSESettings):
     temperature: float = knob(0.05, "1 / scale (sentence-transformers' scale 20)", exclusiveMinimum=0)
 
 
-@METHODS.register("mnr")
+@METHODS.register("mnr", settings=MnrSettings)
 class MultipleNegativesRanking(SupervisedSimCSE):
     reference = (
         "multiple-negatives ranking (Henderson et al. 2017) as the clinical sentence-transformers NLI study trains it"
     )
-    name = "mnr"
-    settings_class = MnrSettings

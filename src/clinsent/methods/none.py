@@ -7,8 +7,6 @@ from __future__ import annotations
 from clinsent.methods.base import METHODS, Method, MethodSettings
 
 
-@METHODS.register("none")
+@METHODS.register("none", settings=MethodSettings)
 class Untrained(Method):
     reference = "the untrained base model (MED-SE Table 3's baseline rows)"
-    name = "none"
-    settings_class = MethodSettings

@@ -32,11 +32,9 @@ class NoteCategorySettings(MlmSettings):
     head_dropout: float = knob(0.1, "dropout before each layer of the category head", minimum=0, maximum=1)
 
 
-@METHODS.register("note_category")
+@METHODS.register("note_category", settings=NoteCategorySettings)
 class NoteCategory(DocumentMethod):
     reference = "note-category pre-training (the healthcare-LM paper, Taylor et al., section 2.3.2, eqs. 4-5)"
-    name = "note_category"
-    settings_class = NoteCategorySettings
 
     def data_need(self) -> DataNeed | None:
         s = self.settings

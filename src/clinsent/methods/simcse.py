@@ -67,13 +67,11 @@ class SimCSESettings(TrainedSettings, SentencePlanSettings):
     )
 
 
-@METHODS.register("simcse")
+@METHODS.register("simcse", settings=SimCSESettings)
 class SimCSE(Method):
     reference = "unsupervised SimCSE (Gao, Yao, Chen 2021, EMNLP, eq. 1)"
-    name = "simcse"
     in_batch_negatives = True
     steps_in_chunks = True
-    settings_class = SimCSESettings
 
     def example_view(self, text: str, seed: int, mask_token: str = "[MASK]") -> str | None:
         s = self.settings

@@ -37,13 +37,11 @@ class SupSimCSESettings(TrainedSettings):
     hard_negative_weight: float = knob(0.0, "log-weight added to each anchor's own hard negative (SimCSE: 0)")
 
 
-@METHODS.register("sup_simcse")
+@METHODS.register("sup_simcse", settings=SupSimCSESettings)
 class SupervisedSimCSE(Method):
     reference = "supervised SimCSE (Gao, Yao, Chen 2021, EMNLP, section 4, eq. 5)"
-    name = "sup_simcse"
     in_batch_negatives = True
     steps_in_chunks = True
-    settings_class = SupSimCSESettings
 
     def data_need(self) -> DataNeed | None:
         s = self.settings

@@ -141,4 +141,4 @@ class Task(abc.ABC):
         return vectors[[index[t] for t in wanted]]
 
 
-TASKS: Registry[type[Task]] = Registry("evaluation task", "eval_sets.<name>.task")
+TASKS: Registry[type[Task]] = Registry("evaluation task", "eval_sets.<name>.task", settings=True)

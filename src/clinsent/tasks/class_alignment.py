@@ -29,10 +29,8 @@ class ClassAlignmentSettings(LabelledDocsSettings):
     t: float = knob(2.0, "temperature of uniformity", exclusiveMinimum=0)
 
 
-@TASKS.register("class_alignment")
+@TASKS.register("class_alignment", settings=ClassAlignmentSettings)
 class ClassAlignment(LabelledDocsTask):
-    name = "class_alignment"
-    settings_class = ClassAlignmentSettings
     headline = "alignment"
     metrics = ("alignment", "uniformity")
 

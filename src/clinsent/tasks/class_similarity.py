@@ -30,10 +30,8 @@ class ClassSimilaritySettings(LabelledDocsSettings):
     seed: int = knob(0, "seed of the pair sample", minimum=0)
 
 
-@TASKS.register("class_similarity")
+@TASKS.register("class_similarity", settings=ClassSimilaritySettings)
 class ClassSimilarity(LabelledDocsTask):
-    name = "class_similarity"
-    settings_class = ClassSimilaritySettings
     headline = "separation"
     metrics = ("separation", *(f"{rel}_{s}" for rel in ("within", "between") for s in STATS))
 

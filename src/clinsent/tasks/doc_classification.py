@@ -52,10 +52,8 @@ class Examples:
     train_rows: list[int]  # 1-based file rows used for training (the few-shot record)
 
 
-@TASKS.register("doc_classification")
+@TASKS.register("doc_classification", settings=DocClassificationSettings)
 class DocClassification(LabelledDocsTask):
-    name = "doc_classification"
-    settings_class = DocClassificationSettings
     headline = "f1_macro"
     metrics = METRICS
     doc_training = True

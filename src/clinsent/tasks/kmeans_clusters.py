@@ -53,10 +53,8 @@ def silhouette(x: np.ndarray, clusters: np.ndarray, sample: int | None, seed: in
         return float(silhouette_score(x, clusters, sample_size=sample, random_state=seed))
 
 
-@TASKS.register("kmeans_clusters")
+@TASKS.register("kmeans_clusters", settings=KMeansSettings)
 class KMeansClusters(LabelledDocsTask):
-    name = "kmeans_clusters"
-    settings_class = KMeansSettings
     headline = "silhouette"
     metrics = ("davies_bouldin", "calinski_harabasz", "silhouette", "adjusted_rand", "k")
 

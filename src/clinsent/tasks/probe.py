@@ -269,10 +269,8 @@ PAIR_FEATURES: dict[str, Callable[[np.ndarray, np.ndarray], list[np.ndarray]]] =
 }
 
 
-@TASKS.register("probe")
+@TASKS.register("probe", settings=ProbeSettings)
 class Probe(Task):
-    name = "probe"
-    settings_class = ProbeSettings
     metrics: tuple[str, ...] = (
         "f1",
         "weighted_f1",

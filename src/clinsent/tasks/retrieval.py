@@ -81,10 +81,8 @@ def ranks(scores: np.ndarray, relevant: list[list[int]]) -> np.ndarray:
     return out
 
 
-@TASKS.register("retrieval")
+@TASKS.register("retrieval", settings=RetrievalSettings)
 class Retrieval(Task):
-    name = "retrieval"
-    settings_class = RetrievalSettings
     headline = "mrr"
     metrics: tuple[str, ...] = ("mrr",)
     settings: RetrievalSettings

@@ -165,10 +165,8 @@ class RqeSettings:
     )
 
 
-@TASKS.register("rqe")
+@TASKS.register("rqe", settings=RqeSettings)
 class Rqe(Task):
-    name = "rqe"
-    settings_class = RqeSettings
     pair_training = True
     headline = "accuracy"
     metrics = ("accuracy", "threshold", "dev_accuracy")

@@ -74,10 +74,8 @@ class StsSettings:
     )
 
 
-@TASKS.register("sts")
+@TASKS.register("sts", settings=StsSettings)
 class Sts(Task):
-    name = "sts"
-    settings_class = StsSettings
     pair_training = True
     headline = "spearman"
     metrics = ("spearman", "pearson", "pearson_p", "alignment", "uniformity")

@@ -38,10 +38,8 @@ class TokenSplits:
         return ["O", *sorted(tags)]
 
 
-@TASKS.register("token_classification")
+@TASKS.register("token_classification", settings=TokenClassificationSettings)
 class TokenClassification(Task):
-    name = "token_classification"
-    settings_class = TokenClassificationSettings
     headline = "f1_micro"
     metrics = ("f1_micro", "precision_micro", "recall_micro", "entities")
     token_training = True

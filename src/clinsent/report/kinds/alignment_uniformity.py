@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 @FIGURE_KINDS.register("alignment_uniformity")
 class AlignmentUniformityFigure(FigureKind):
-    name = "alignment_uniformity"
     keys = {
         "eval_set": {"type": "string", "description": "the eval set of the alignment and uniformity"},
         "points": LABELLED_RUNS,

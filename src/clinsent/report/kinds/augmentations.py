@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 @TABLE_KINDS.register("augmentations")
 class AugmentationsTable(TableKind):
-    name = "augmentations"
     keys = {
         "sentence": {"type": "string", "description": "the example sentence (never a note's)"},
         "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "the augmentations' draw"},

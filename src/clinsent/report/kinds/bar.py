@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
 @FIGURE_KINDS.register("bar")
 class BarFigure(FigureKind):
-    name = "bar"
     keys = {
         "eval_set": {"type": "string", "description": "an eval set or a finetune entry"},
         "metric": {"type": "string", "description": "the metric (default the headline)"},

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 @FIGURE_KINDS.register("box")
 class BoxFigure(FigureKind):
-    name = "box"
     keys = {"eval_set": {"type": "string", "description": "a class_similarity eval set"}, "panels": LABELLED_RUNS}
     required = ("eval_set", "panels")
 

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
 @TABLE_KINDS.register("cited")
 class CitedTable(TableKind):
-    name = "cited"
     keys = {
         "columns": {**STRINGS, "default": [""], "description": "the paper's column heads"},
         "rows": {

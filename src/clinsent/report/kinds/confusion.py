@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 @FIGURE_KINDS.register("confusion")
 class ConfusionFigure(FigureKind):
-    name = "confusion"
     keys = {
         "eval_set": {"type": "string", "description": "the probe's eval set"},
         "classes": {"type": "array", "items": {"type": "string"}, "minItems": 2},

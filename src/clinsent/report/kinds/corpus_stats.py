@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 @TABLE_KINDS.register("corpus_stats")
 class CorpusStatsTable(TableKind):
-    name = "corpus_stats"
     note_sentences = True
     keys = {
         "corpora": {**STRINGS, "description": "keys of sentence_corpora"},

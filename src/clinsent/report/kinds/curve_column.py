@@ -25,7 +25,6 @@ POINT_COLUMNS = ["label", "run", "step", "seeds", "mean", "std"]
 
 @FIGURE_KINDS.register("curve_column")
 class CurveColumnFigure(FigureKind):
-    name = "curve_column"
     keys = {
         "column": {
             "type": "string",

@@ -22,7 +22,6 @@ def _stats(plan: Plan) -> dict[str, Any]:
 
 @TABLE_KINDS.register("doc_lengths")
 class DocLengthsTable(TableKind):
-    name = "doc_lengths"
     keys = {
         "columns": {**STRINGS, "default": [""], "description": "the paper's column heads"},
         "rows": {
@@ -52,7 +51,6 @@ class DocLengthsTable(TableKind):
 
 @FIGURE_KINDS.register("doc_lengths")
 class DocLengthsFigure(FigureKind):
-    name = "doc_lengths"
     keys = {
         "partition": {
             "type": "string",

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 @TABLE_KINDS.register("eval_stats")
 class EvalStatsTable(TableKind):
-    name = "eval_stats"
     keys = {"eval_sets": {**STRINGS, "description": "the eval sets, one row each"}}
     required = ("eval_sets",)
 

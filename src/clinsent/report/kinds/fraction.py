@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 @FIGURE_KINDS.register("fraction")
 class FractionFigure(FigureKind):
-    name = "fraction"
     keys = {
         "eval_sets": {**STRINGS, "description": "a panel per eval set"},
         "series": {

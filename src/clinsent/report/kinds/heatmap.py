@@ -16,8 +16,6 @@ if TYPE_CHECKING:
 
 @FIGURE_KINDS.register("heatmap")
 class HeatmapFigure(ModelsEntry, FigureKind):
-    name = "heatmap"
-
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.report.leaderboard import heatmap_points
 

@@ -58,8 +58,6 @@ class ModelsEntry:
 
 @TABLE_KINDS.register("leaderboard")
 class LeaderboardTable(ModelsEntry, TableKind):
-    name = "leaderboard"
-
     def caption(self, entry: Mapping[str, Any], paper_label: str) -> str:
         return (
             f"{entry['caption']} Each task's headline metric, mean ± std over seeds; Mean: over every task; "

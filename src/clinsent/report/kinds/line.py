@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
 @FIGURE_KINDS.register("line")
 class LineFigure(FigureKind):
-    name = "line"
     keys = {
         "xlabel": {"type": "string", "description": "the x axis label"},
         "metric": {"type": "string", "description": "the metric of every x (default each one's headline)"},

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
 @TABLE_KINDS.register("retrieval_examples")
 class RetrievalExamplesTable(TableKind):
-    name = "retrieval_examples"
     keys = {
         "eval_set": {"type": "string", "description": "the eval set whose texts are searched"},
         "queries": {

@@ -27,7 +27,6 @@ PAPER_CELLS = {
 
 @TABLE_KINDS.register("runs")
 class RunsTable(TableKind):
-    name = "runs"
     curves = True
     keys = {
         "eval_sets": {

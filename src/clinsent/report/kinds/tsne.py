@@ -19,7 +19,6 @@ ROLES = ("before", "after")
 
 @FIGURE_KINDS.register("tsne")
 class TsneFigure(FigureKind):
-    name = "tsne"
     keys = {
         "eval_set": {"type": "string", "description": "a pair eval set with scores"},
         "before": {"type": "string", "description": "the run before training (e.g. none@biolinkbert)"},
