@@ -70,8 +70,8 @@ class Ours:
         from clinsent.methods import METHODS
         from clinsent.models.base import load_transformer
         from clinsent.models.encoder import Encoder
+        from clinsent.optimisation import pick_device
         from clinsent.settings import from_config
-        from clinsent.train.core import pick_device
         from clinsent.train.trainer import MethodLoop
 
         cls = METHODS.get(objective)

@@ -62,7 +62,7 @@ from clinsent.data.rows import RowsData
 from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, autocast
-from clinsent.train.core import pick_device
+from clinsent.optimisation import pick_device
 from clinsent.train.prefetch import prefetch, workers_for
 from clinsent.train.syncs import SyncCounter
 from clinsent.train.trainer import MethodLoop

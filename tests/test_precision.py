@@ -14,8 +14,8 @@ import torch
 from clinsent.errors import InputError
 from clinsent.finetune.config import resolve_finetunes
 from clinsent.methods.config import resolve_method
+from clinsent.optimisation import Optimisation
 from clinsent.precision import autocast, grad_scaler, resolve
-from clinsent.train.core import Optimisation
 
 
 def test_auto_is_fp32_on_the_cpu_and_follows_the_compute_capability_on_cuda(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,7 @@ Autocast covers the encoder's forward pass; poolings and losses compute in float
 what they read), the weights and the optimiser stay float32. fp16 needs
 ``torch.amp.GradScaler``: the loss is scaled before backward, the gradients unscaled before
 clipping, and a step whose gradients overflowed is skipped, the learning-rate schedule with it
-(:class:`clinsent.train.core.Optimisation`).
+(:class:`clinsent.optimisation.Optimisation`).
 
 Torch is imported inside the functions: the settings side (the knob's allowed values) stays light.
 """

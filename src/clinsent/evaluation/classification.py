@@ -84,7 +84,7 @@ def few_shot(labels: np.ndarray, per_class: int, seed: int, where: str) -> np.nd
 
 def best_epoch(epochs: Sequence[dict[str, Any]], headline: str = "f1_macro") -> int:
     """1-based epoch with the best test headline (ties: the earlier; NaN never wins)."""
-    from clinsent.train.core import best_index
+    from clinsent.optimisation import best_index
 
     return best_index([e["test"][headline] for e in epochs])
 
@@ -104,13 +104,13 @@ def train_head(
     log: Callable[[str], Any] | None = None,
 ) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
     """Train the two-layer head on frozen features (AdamW with its default weight decay 0.01,
-    linear warm-up 10% and decay, no clipping: the training core, :mod:`clinsent.train.core`),
+    linear warm-up 10% and decay, no clipping: the training core, :mod:`clinsent.optimisation`),
     scoring the test split after every epoch; returns one record per epoch and each epoch's test
     probabilities (for the best epoch's intervals: :func:`classification_items`)."""
     import torch  # here, not at import: every evaluate job imports the task registry
 
     from clinsent.models.heads import ClassificationHead
-    from clinsent.train.core import Optimisation, fit_epochs
+    from clinsent.optimisation import Optimisation, fit_epochs
 
     torch.manual_seed(seed)
     head = ClassificationHead(x_train.shape[1], n_classes, hidden, dropout)

@@ -1,5 +1,5 @@
 """The fine-tuning loop shared by bi-encoders, cross-encoders and the document and token
-classifiers, on the training core (:mod:`clinsent.train.core`): seeded shuffles per epoch,
+classifiers, on the training core (:mod:`clinsent.optimisation`): seeded shuffles per epoch,
 AdamW with linear warm-up and decay (transformers' schedule), the gradient norm clipped to 1,
 and after every epoch the validation and test metrics; the epoch with the best validation
 headline is reported (ties: the earlier epoch).
@@ -62,7 +62,7 @@ def fit(
     ``evaluate()`` returns (validation metrics, test metrics, test items) with the model in eval mode.
     The best epoch is the one with the best finite validation headline (NaN never wins; when
     every epoch is NaN, ``best_epoch`` stays 0 and ``best()`` is the last)."""
-    from clinsent.train.core import Optimisation, fit_epochs
+    from clinsent.optimisation import Optimisation, fit_epochs
 
     if n == 0:
         raise ValueError("no training rows")

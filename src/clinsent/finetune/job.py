@@ -12,8 +12,8 @@ import torch
 
 from clinsent.finetune.config import FinetuneSettings
 from clinsent.hardware import describe, hardware_record
+from clinsent.optimisation import pick_device, seed_everything
 from clinsent.tasks.base import Task
-from clinsent.train.core import pick_device, seed_everything
 
 
 def run_finetune(

@@ -17,7 +17,7 @@ of the same forward pass as the sentence embedding, entity spans and definitions
 second encoder, and batches fixed in advance by the batch plan (the stock trainer reshuffles
 rows and its collator drops non-text columns). Sentence-transformers still provides the model
 modules, the tokenizer and the saved model format; the optimiser, schedule and clipping are the
-training core's (:mod:`clinsent.train.core`), shared with fine-tuning and the frozen head.
+training core's (:mod:`clinsent.optimisation`), shared with fine-tuning and the frozen head.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from clinsent.models.base import load_transformer, resolve_model, sentence_trans
 from clinsent.models.encoder import Encoder, checkpoint_layers
 from clinsent.models.pooling import MlpHead, pooling_spec
 from clinsent.models.unpadded import attach, varlen_fallback_note
+from clinsent.optimisation import Optimisation, pick_device, seed_everything
 from clinsent.precision import resolve as resolve_precision
 from clinsent.precision import slow_on
 from clinsent.settings import to_config
@@ -54,7 +55,6 @@ from clinsent.tracking import LiveCurve, Trackers
 from clinsent.train import checkpoint as ckpt
 from clinsent.train.chunked import accumulated_step, cached_step
 from clinsent.train.compiled import compile_loss
-from clinsent.train.core import Optimisation, pick_device, seed_everything
 from clinsent.train.prefetch import pinned, prefetch, workers_for
 
 __all__ = ["MethodLoop", "Preempted", "TrainResult", "pick_device", "seed_everything", "steps_from_epochs", "train"]
@@ -308,7 +308,7 @@ def train(
 
 class MethodLoop:
     """The optimisation of one job: the method's loss module and the training core's optimiser,
-    schedule and clipping (:class:`clinsent.train.core.Optimisation`), stepped through the batch
+    schedule and clipping (:class:`clinsent.optimisation.Optimisation`), stepped through the batch
     plan's steps. ``bench/`` times its :meth:`step`."""
 
     def __init__(self, method: Method, encoder: Encoder, seed: int, data: TrainingData | None = None) -> None:

@@ -4,7 +4,7 @@
 
 - :func:`pick_device` and :func:`seed_everything`: CUDA when present; Python's, NumPy's and
   torch's global generators seeded together.
-- :class:`Optimisation`: the optimiser (AdamW, fused on CUDA, or RMSprop), transformers' own
+- :class:`Optimisation`: the optimiser (AdamW, fused on every device, or RMSprop), transformers' own
   linear schedule with warm-up (``get_linear_schedule_with_warmup``), gradient-norm clipping,
   the precision's autocast and (fp16) gradient scaler, and one :meth:`~Optimisation.step` that
   zeroes, back-propagates, clips, steps and schedules; its state goes into checkpoints.
