@@ -1,14 +1,12 @@
 # clinsent: notes -> sentences -> entities -> definitions -> batch plans -> models
 #           -> embeddings -> metrics -> tables and figures.
 # Run: snakemake --cores 1 --resources gpu=1 all   (see README.md)
-from snakemake.exceptions import WorkflowError
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 from clinsent.errors import InputError
-from clinsent.benchmark.models import expand as expand_models, leave_out_missing
-from clinsent.overlay import fill_results, resolve_base
+from clinsent.plan.config import prepare_config
 from clinsent.safe_yaml import load_mapping
-from clinsent.smk import cache_signatures, check_scripts_once, config_error, schema_message
+from clinsent.smk import cache_signatures, check_scripts_once, config_error
 
 min_version("9.0")
 
@@ -27,13 +25,11 @@ if not workflow.overwrite_configfiles:
 try:
     for _given in workflow.overwrite_configfiles or ["config/config.yaml"]:
         load_mapping(_given)  # again, safely: Snakemake's own reading keeps a duplicated key's last value
-    fill_results(resolve_base(config))  # `{results}/...` paths: this run's own results folder
-    leave_out_missing(config)  # eval sets marked optional whose files are missing: one warning line
-    expand_models(config)  # the benchmark's models: base models, as_is methods, leaderboard and heatmap
-    validate(config, "config/schema.yaml")
-except WorkflowError as exc:
-    config_error(ValueError(schema_message(exc)))
-except InputError as exc:
+    # the one config loader (clinsent.plan.config, also the CLI's): the base underneath, `{results}/...`
+    # paths, optional eval sets whose files are missing left out (one warning line), the benchmark's
+    # models expanded, validated against config/schema.yaml with its defaults filled in
+    prepare_config(config)
+except (InputError, ValueError) as exc:
     config_error(exc)
 
 

@@ -430,14 +430,14 @@ def test_the_config_reference_is_generated() -> None:
 
 
 def test_nothing_outside_the_kinds_names_a_kind() -> None:
-    """The rules, the plan, the grid and the report dispatch through the kind registries alone."""
+    """The rules, the scripts and every module outside the kinds dispatch through the kind
+    registries alone (no kind looked up or compared by its name)."""
     pattern = re.compile(r"""kind\s*(==|!=|in\s*\()|get\(\s*["']kind["']|\[\s*["']kind["']\s*\]""")
     places = [
         *(REPO / "workflow").rglob("*.smk"),
+        *(REPO / "workflow").rglob("*.py"),
         REPO / "Snakefile",
-        REPO / "src/clinsent/plan.py",
-        REPO / "src/clinsent/experiments.py",
-        *(REPO / "src/clinsent/report").glob("*.py"),
+        *(p for p in (REPO / "src/clinsent").rglob("*.py") if "report/kinds" not in p.as_posix()),
     ]
     found = [
         f"{p.relative_to(REPO)}:{i + 1}"
@@ -768,3 +768,26 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
         "demo_notes"
         not in keep_only(configs["config"], {"methods": ["none", "simcse"]}, "base.yaml")["corpus_embeddings"]
     )
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_job_counts_are_snakemakes_own(name: str, tmp_path: Path) -> None:
+    """``Plan.jobs`` against Snakemake's dry run of the same config from scratch (a fresh results
+    and hub folder), for every paper config and its demo twin."""
+    fresh = {"placeholders_ok": True, "results": str(tmp_path / "results"), "hub_dir": str(tmp_path / "hub")}
+    run = subprocess.run(
+        [sys.executable, "-m", "snakemake", "all", "-n", "--configfile", _path(name), "--config",
+         *(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in fresh.items()),
+         "--cores", "1", "--resources", "gpu=1", "--quiet", "rules"],
+        capture_output=True, text=True, cwd=REPO, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    counted = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", run.stdout, re.M)}
+    assert counted.pop("total") == sum(counted.values())
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        planned = build_plan(_load_config(_path(name), fresh)).jobs()
+    finally:
+        os.chdir(cwd)
+    assert planned == counted

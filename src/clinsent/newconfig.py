@@ -36,12 +36,12 @@ PAPERS = {
 
 def required_files(paper: str) -> list[tuple[str, str]]:
     """(key, placeholder) of each user file of the paper's config that is not in the repository."""
-    from clinsent.plan import _load_config, build_plan
+    from clinsent.plan import build_plan, load_config
 
     cwd = os.getcwd()
     os.chdir(REPO)  # the paper configs' own paths (e.g. config/icd9_triage.yaml) are from the repository
     try:
-        plan = build_plan(_load_config(PAPERS[paper], {"placeholders_ok": True}))
+        plan = build_plan(load_config(PAPERS[paper], {"placeholders_ok": True}))
         return [(k, p) for k, p in dict.fromkeys(plan.user_files()) if not os.path.exists(p)]
     finally:
         os.chdir(cwd)

@@ -153,7 +153,7 @@ def model_card(card_path: str | Path | None, name: str, results: list[dict[str, 
     data.model_name = name
     data.eval_results = [
         EvalResult(
-            task_type=HF_TASKS.get(str(r["kind"]), "feature-extraction"),
+            task_type=HF_TASKS.get(str(r["task"]), "feature-extraction"),
             dataset_type=str(r["task_name"]),
             dataset_name=str(r["task_name"]),
             dataset_split=split,
@@ -200,7 +200,7 @@ def write_model(
             results = [
                 {
                     **json.loads(f.read_text(encoding="utf-8")),
-                    "kind": tasks[f.stem.removeprefix(TASK_PREFIX)].get("kind", ""),
+                    "task": tasks[f.stem.removeprefix(TASK_PREFIX)].get("task", ""),
                 }
                 for f in files
             ]

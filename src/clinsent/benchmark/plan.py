@@ -51,7 +51,7 @@ def benchmark_tasks(plan: Plan) -> dict[str, dict[str, Any]]:
             "split": split,
             "languages": ["en"],
             "files": plan.eval_set_files(test),
-            "kind": scored[task].name,
+            "task": scored[task].name,  # the task (sts, rqe, ...): the card's task type
         }
     return out
 

@@ -1,50 +1,29 @@
-"""The workflow's plan as plain data: what a config asks the DAG to run, without Snakemake.
-
-:func:`build_plan` reads a validated config once (methods, eval sets and fine-tune entries
-through their registries, the job grid, the batch plans, the report's extra inputs) and the
-:class:`Plan` answers every question the rules ask: a job's inputs and params, the jobs of each
-rule, the targets of ``all``, the report's inputs. ``workflow/rules/common.smk`` builds one plan
-and the rules call it through thin input functions, so the planning is tested here
-(``tests/test_plan.py``) instead of only through dry runs, and parsing the Snakefile imports
-neither torch nor transformers.
-
-``python -m clinsent.plan --summary config/paper/medse.yaml`` prints the job counts by rule.
-
-Tables and figures are planned through their kinds (:mod:`clinsent.report.kinds`): the runs
-they cite, the files they read, their checks; nothing here names a kind.
-
-Two checks still read a user's file while a config is read, as they did in ``common.smk``: a
-sentence corpus's size when a method gives ``epochs`` over it (the steps, and so the batch plan's
-name, depend on it) and the queries of a ``retrieval_examples`` table (checked against its eval
-set's texts before any training). Both read only when the file exists.
+"""The layout of a run (:class:`Plan`): paths, wildcards, every rule's inputs and params, the job
+grid; what the rules ask through thin input functions (``workflow/rules/common.smk``).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from clinsent.corpus.sentences import RESERVED
 from clinsent.corpus.shards import shard_names
 from clinsent.data.plan import sentence_corpus_path
 from clinsent.data.readers import entry_paths
-from clinsent.errors import InputError
 from clinsent.experiments import Grid, split_run
-from clinsent.finetune.config import CROSS_ENCODER, FinetuneEntry, resolve_finetunes
-from clinsent.methods.config import MethodEntry, resolve_methods, run_models
+from clinsent.finetune.config import CROSS_ENCODER, FinetuneEntry
+from clinsent.methods.config import MethodEntry, run_models
 from clinsent.models.base import PACKAGE_PREFIX, hub_slug, is_hub_id
 from clinsent.ontology.download import release_url
-from clinsent.registry import load_plugins
-from clinsent.report.kinds.base import Kind, TableKind, check_entries
+from clinsent.report.kinds.base import Kind, TableKind
 from clinsent.report.kinds.base import entries as kind_entries
-from clinsent.tasks.config import EvalSetEntry, resolve_eval_sets
+from clinsent.tasks.config import EvalSetEntry
 
 Job = tuple[str, str, int]  # (method, base model, seed)
+
+
 NOTES_INPUT = "notes"  # corpus_embeddings.<name>.input: the notes' split sentences
 
 
@@ -551,290 +530,10 @@ class Plan:
 
     # -- job counts ----------------------------------------------------------------------------------------------
     def jobs(self) -> dict[str, int]:
-        """How many jobs each rule gets in a run from scratch (what ``snakemake -n`` lists; tested
-        against it for the paper configs)."""
-        r = self.results
-        trained = list(self.trained_jobs())
-        counts: dict[str, int] = {"all": 1, "report": 1}
-        if self.tables or self.figures:
-            counts["paper_report"] = 1
-        counts["train"] = len(trained)
-        report_files = self.kind_files()
-        embedded = {self.embeddings(m, b, s, self.eval_sets[e].embedded()) for m, b, s, e in self.zero_shot()}
-        embedded |= {f for f in report_files if f.startswith(f"{r}/embeddings/")}
-        counts["embed"] = len(embedded)
-        counts["evaluate"] = len(self.zero_shot())
-        counts["finetune"] = len(self.finetune_jobs())
-        counts["cross_encoder"] = len(self.cross_encoder_jobs())
-        needs = [self.train_inputs(m, b, s) for m, b, s in trained]
-        counts["batch_plan"] = len({n["plan"] for n in needs if "plan" in n})
-        files = {f for n in needs for v in n.values() for f in ([v] if isinstance(v, str) else v)}
-        files |= {f for name in self.eval_sets for f in self.eval_set_files(name)}
-        counts["training_rows"] = len({f for f in files if f.startswith(f"{r}/training_rows/")})
-        models = [self.model_inputs([str(self.config["base_models"][b])]) for b, _, _ in self.cross_encoder_jobs()]
-        counts["download_model"] = len(
-            {f for f in [*files, *(f for m in models for f in m)] if f.startswith(f"{self.hub_dir}/")}
-        )
-        counts["sentence_corpus"] = len(self.sentence_corpora)
-        counts["eval_set_stats"] = len({f for f in report_files if f.startswith(f"{r}/stats/eval_sets/")})
-        counts["doc_task"] = len({f for f in files if f.startswith(f"{r}/doc_tasks/")})
-        documents = counts["doc_task"] > 0 or any(f.startswith(f"{r}/documents/") for f in [*files, *report_files])
-        counts["documents"] = int(documents)
-        if self.note_sentences:
-            counts.update(
-                split_sentences=self.n_shards, corpus_manifest=1, sentence_set_all=int(not self.note_entities)
-            )
-        if self.note_entities:
-            counts.update(ner=self.n_shards, sentence_sets=1, corpus_stats=1, duplicate_stats=1, ontology_terms=1)
-            counts["download_ontology"] = int(not self.config["ontology"]["path"])
-            counts["medcat_pack"] = int(not self.config["ner"]["model_pack"])
-            counts["slim_pack"] = int(bool(self.config["ner"]["model_pack"] and self.config["ner"]["slim_pack"]))
-        counts["ingest_notes"] = int(self.notes and (self.note_sentences or documents or self.phi_scan))
-        counts["phi_sample"] = counts["phi_scan"] = int(self.phi_scan)
-        counts["corpus_embed"] = len(self.corpus_embeddings)
-        counts["release"] = len(self.release_dirs())
-        if self.config.get("models"):
-            from clinsent.benchmark.plan import benchmark_models
+        """How many jobs each rule gets in a run from scratch (:func:`clinsent.plan.jobs.job_counts`)."""
+        from clinsent.plan.jobs import job_counts
 
-            counts["mteb_results"] = len(benchmark_models(self))
-        return {k: v for k, v in sorted(counts.items()) if v}
-
-
-def check_formats(config: dict[str, Any]) -> None:
-    """Each input's format is a registered reader's name (the eval sets' are their tasks' knobs)."""
-    from clinsent.corpus.notes import NOTE_READERS
-    from clinsent.corpus.sentences import SENTENCE_FORMATS, corpus_format, corpus_paths
-    from clinsent.data.training_rows import READERS
-
-    if config.get("notes"):
-        NOTE_READERS.get(str(config["notes"].get("format", "noteevents_csv")), where="config: notes.format")
-    for name, entry in (config.get("sentence_corpora") or {}).items():
-        for path in corpus_paths(entry):
-            SENTENCE_FORMATS.get(corpus_format(path, entry), where=f"config: sentence_corpora.{name}.format")
-    for name, entry in (config.get("training_data") or {}).items():
-        READERS.get(str(entry["format"]), where=f"config: training_data.{name}.format")
-
-
-def build_plan(config: dict[str, Any]) -> Plan:
-    """Read a validated config through the registries; a config error is an :class:`InputError`
-    (or a ``ValueError`` from the table and figure references) naming the key and the fix."""
-    config.setdefault("notes", {})
-    check_names(config)  # entry names become path parts: ../phi, spaces, : and / are refused
-    if config["selection_set"] is not None and config["selection_set"] not in config["eval_sets"]:
-        raise InputError(
-            "config: selection_set",
-            f"{config['selection_set']!r} is not a key of eval_sets {list(config['eval_sets'])}",
-            "name one of the eval sets, or null to keep each run's last step",
-        )
-    for name in config.get("sentence_corpora") or {}:
-        if name in RESERVED:
-            raise InputError(
-                f"config: sentence_corpora.{name}",
-                "the name is taken by the notes pipeline's sets",
-                "rename the corpus",
-            )
-    # `plugins` (Python files or modules) may register more methods and tasks; every job script imports them too
-    load_plugins(config.get("plugins"))
-    check_formats(config)
-    check_entries(config)  # each table and figure against its kind's keys, their defaults filled in
-    methods = resolve_methods(config)
-    eval_sets = resolve_eval_sets(config)
-    finetune = resolve_finetunes(config, eval_sets)
-    grid = Grid.from_config(config, methods)
-    if not config.get("notes"):
-        for m, key in grid.plan_of.items():
-            if grid.plans[key]["source"] == "notes":
-                raise InputError(
-                    f"config: methods.{m}",
-                    "trains on the notes pipeline's sets (sentences: notes), and the config has no `notes`",
-                    "add a `notes` block, or set `sentences` to a key of sentence_corpora",
-                )
-    plan = Plan(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
-    check_model_folders(plan)
-    check_corpus_embeddings(plan)
-    check_user_files(plan)
-    check_eval_headers(plan)
-    check_doc_task_categories(config)
-    for key, kind, entry in plan.kinds():
-        kind.check(key, entry, plan)
-    check_shown_texts(plan)
-    return plan
-
-
-def check_model_folders(plan: Plan) -> None:
-    """A model entry written as a path (:func:`clinsent.models.base.looks_like_path`) must be an
-    existing folder: it is never taken for a Hugging Face id, so a typo stops the dry run here
-    rather than a job (or a download attempt) later. ``placeholders_ok`` lets it be missing. A
-    Hugging Face id must fit the Hub's grammar (:func:`clinsent.names.check_hub_id`); a local
-    folder must hold a model (:func:`clinsent.models.saved.check_model_folder`), read as the jobs
-    will (its own pooling too, where a method asks for ``pooling: model``), the error naming the
-    config key of the model (``models.<name>`` for a benchmark model)."""
-    from clinsent.benchmark.models import METHOD_PREFIX
-    from clinsent.models.base import looks_like_path, resolve_model
-    from clinsent.models.saved import check_model_folder
-    from clinsent.names import check_hub_id
-
-    benchmark = plan.config.get("models") or {}
-    # `pooling: model` reads the folder's own pooling: a benchmark model's own entry says whether it
-    # asks for it; any other base model is read with every method of the grid
-    own_for_all = any(
-        e.method.settings.pooling == "model" for n, e in plan.methods.items() if not n.startswith(METHOD_PREFIX)
-    )
-
-    def own_pooling(name: str) -> bool:
-        entry = benchmark.get(name)
-        if isinstance(entry, Mapping):
-            return str(entry.get("pooling") or "model") == "model"
-        return own_for_all or isinstance(entry, str)
-
-    for where, spec in plan.model_specs():
-        if not isinstance(spec, str):
-            continue
-        section, _, name = where.partition(".")
-        key = f"models.{name}" if section == "base_models" and name in benchmark else where
-        if (
-            not spec.startswith(PACKAGE_PREFIX)
-            and looks_like_path(spec)
-            and not os.path.isdir(os.path.expanduser(spec))
-        ):
-            if plan.placeholders_ok:
-                continue
-            raise InputError(
-                f"config: {key}",
-                f"{spec!r} is written as a path, and no such folder exists (from {os.getcwd()})",
-                "correct the path (relative paths are from the workflow's "
-                "directory); a Hugging Face id is `name` or `owner/name`",
-            )
-        if is_hub_id(spec):
-            check_hub_id(spec, f"config: {key}")
-            continue
-        folder = resolve_model(spec)
-        if os.path.isdir(folder):
-            check_model_folder(folder, f"config: {key}", section == "base_models" and own_pooling(name))
-
-
-def check_names(config: Mapping[str, Any]) -> None:
-    from clinsent.names import check_names as check
-
-    check(config)
-
-
-def check_corpus_embeddings(plan: Plan) -> None:
-    """Each corpus embedding names a trained run of this config (method@base_model, a seed among
-    ``seeds``), and ``notes`` only where the config reads notes."""
-    trained = set(plan.trained_jobs())
-    for name, entry in plan.corpus_embeddings.items():
-        where = f"config: corpus_embeddings.{name}"
-        method, _, base = str(entry["run"]).partition("@")
-        if method not in plan.methods or base not in plan.config["base_models"]:
-            raise InputError(
-                f"{where}.run",
-                f"{entry['run']!r} is not method@base_model of this config",
-                f"write a key of methods, @, a key of base_models (e.g. {next(iter(plan.methods), 'm')}@"
-                f"{next(iter(plan.config['base_models']), 'b')})",
-            )
-        if plan.corpus_run(name) not in trained:
-            raise InputError(
-                f"{where}.seed",
-                f"no run of {entry['run']} with seed {plan.corpus_run(name)[2]} is in "
-                "this config (its seeds, or the base model's evaluation)",
-                f"use one of seeds {plan.seeds}",
-            )
-        if entry["input"] == NOTES_INPUT and not plan.notes:
-            raise InputError(
-                f"{where}.input", "notes, and the config has no `notes`", "add a `notes` block, or give a file"
-            )
-
-
-def check_user_files(plan: Plan) -> None:
-    """Every input file the config names exists, or the dry run stops naming each missing one
-    with the key to set (before, Snakemake said "Missing input files" with paths only).
-    ``placeholders_ok`` leaves missing files out of the DAG instead."""
-    if plan.placeholders_ok:
-        return
-    missing = [(k, p) for k, p in plan.user_files() if not os.path.exists(os.path.expanduser(p))]
-    if missing:
-        more = "; ".join(f"{k}: {p}" for k, p in missing[1:])
-        raise InputError(
-            f"config: {missing[0][0]}",
-            f"{missing[0][1]} does not exist (from {os.getcwd()})"
-            + (f"; {len(missing) - 1} more missing: {more}" if more else ""),
-            "set each of these keys to your copy of the file (relative paths are from the workflow's "
-            "directory); to see the jobs before the data is there, dry-run with "
-            "--config placeholders_ok=true",
-        )
-
-
-def check_eval_headers(plan: Plan) -> None:
-    """Each eval set's header lines (e.g. a split asked of a file without a split column), read
-    while the config is read: a header line only, not a row, so nothing of the data is shown or
-    held. Files a job writes, and files missing under ``placeholders_ok``, are checked in their job."""
-    for entry in plan.eval_sets.values():
-        files = entry.task.files()
-        if all(os.path.exists(f) and not str(f).startswith(f"{plan.results}/") for f in files):
-            entry.task.check_header()
-
-
-def check_doc_task_categories(config: Mapping[str, Any]) -> None:
-    """A document task's category that ``notes.categories`` leaves out of the ingest would be an
-    empty class, silently dropped: stop naming its index (compared without surrounding spaces,
-    as the task compares them). Categories that the notes lack are the jobs' check
-    (:func:`clinsent.registry.check_values`): the ingest for ``notes.categories``, each
-    ``doc_task`` job for its own."""
-    ingested = (config.get("notes") or {}).get("categories")
-    if not ingested:
-        return
-    kept = {str(c).strip() for c in ingested}
-    for name, entry in (config.get("doc_tasks") or {}).items():
-        by_category = entry.get("label", "category") == "category"
-        key = "categories" if by_category else "note_category"
-        wanted = (
-            list(entry.get("categories") or []) if by_category else [entry.get("note_category", "Discharge summary")]
-        )
-        for i, category in enumerate(wanted):
-            if str(category).strip() not in kept:
-                raise InputError(
-                    f"config: doc_tasks.{name}.{key}" + (f"[{i}]" if key == "categories" else ""),
-                    f"{category!r} is not among notes.categories {list(ingested)}: no note of it is "
-                    "ingested, so the class would be empty",
-                    "add it to notes.categories (or set that to null to keep every category), or remove it here",
-                )
-
-
-def check_shown_texts(plan: Plan) -> None:
-    """PHI by construction: a table or figure that writes an eval set's texts into its shared
-    output may show only a set marked ``text_shareable`` (public texts), and no set read from the
-    notes or from a results folder made from them may be marked so. Checked when the config is
-    read, before any job; the scan of the shared files (:mod:`clinsent.phi`) stays as a tripwire."""
-    from clinsent.phi import derived_from_notes
-
-    derived = {
-        name: next((f for f in e.task.files() if derived_from_notes(f, plan.results, plan.notes_paths)), None)
-        for name, e in plan.eval_sets.items()
-    }
-    for name, e in plan.eval_sets.items():
-        if e.text_shareable and derived[name]:
-            raise InputError(
-                f"config: eval_sets.{name}.text_shareable",
-                f"the set is read from {derived[name]}, which is made from the notes: its texts are never shared",
-                "drop text_shareable",
-            )
-    for key, kind, entry in plan.kinds():
-        for where, name in kind.shown_texts(key, entry):
-            if derived.get(name):
-                raise InputError(
-                    f"config: {where}",
-                    f"shows texts of eval set {name!r}, read from {derived[name]}, "
-                    "which is made from the notes: note text never goes into a shared table",
-                    "show an eval set of public texts, or drop the entry",
-                )
-            if name in plan.eval_sets and not plan.eval_sets[name].text_shareable:
-                raise InputError(
-                    f"config: {where}",
-                    f"shows texts of eval set {name!r}, which is not marked text_shareable",
-                    f"set eval_sets.{name}.text_shareable: true if its texts are "
-                    "public (never for credentialed data such as MedNLI or ClinicalSTS), or drop the entry",
-                )
+        return job_counts(self)
 
 
 def _as_paths(value: Any) -> list[str]:
@@ -849,59 +548,3 @@ def _paths(value: Any) -> list[str]:
     if isinstance(value, Mapping):
         return [p for v in value.values() for p in _paths(v)]
     return [p for v in value for p in _paths(v)]
-
-
-def _load_config(path: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """A config file as the Snakefile sees it: validated against the schema, defaults filled in."""
-    from clinsent.safe_yaml import load_mapping
-
-    return prepare_config({**load_mapping(path), **overrides})
-
-
-def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str, Any]:
-    """A config as the Snakefile reads it (its base underneath, optional sets whose files are
-    missing left out, the benchmark's models expanded), validated against the schema with the
-    defaults filled in; a schema error is a ``ValueError`` of one line (the key, the fix)."""
-    from snakemake.exceptions import WorkflowError
-    from snakemake.utils import validate
-
-    from clinsent.benchmark.models import expand as expand_models
-    from clinsent.benchmark.models import leave_out_missing
-    from clinsent.overlay import fill_results, resolve_base
-    from clinsent.smk import schema_message
-
-    fill_results(resolve_base(config, root=root))
-    leave_out_missing(config)
-    expand_models(config)
-    try:
-        validate(config, str(Path(__file__).resolve().parents[2] / "config" / "schema.yaml"))
-    except WorkflowError as exc:
-        raise ValueError(schema_message(exc)) from None
-    return config
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m clinsent.plan", description="Plan a config without Snakemake.")
-    parser.add_argument("config", help="a config file (e.g. config/paper/medse.yaml)")
-    parser.add_argument("--summary", action="store_true", help="print the job counts by rule (the default)")
-    parser.add_argument(
-        "--placeholders-ok",
-        action="store_true",
-        help="leave missing user files out, as `--config placeholders_ok=true` does",
-    )
-    args = parser.parse_args(argv)
-    try:
-        plan = build_plan(_load_config(args.config, {"placeholders_ok": True} if args.placeholders_ok else {}))
-    except (InputError, ValueError) as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    counts = plan.jobs()
-    width = max(map(len, counts))
-    for rule, n in counts.items():
-        print(f"{rule:<{width}}  {n:>6}")
-    print(f"{'total':<{width}}  {sum(counts.values()):>6}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

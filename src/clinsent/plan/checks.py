@@ -1,0 +1,257 @@
+"""The checks of a config, made while it is read, before any job, and :func:`build_plan`, which
+reads a validated config through the registries and runs them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from clinsent.corpus.sentences import RESERVED
+from clinsent.errors import InputError
+from clinsent.experiments import Grid
+from clinsent.finetune.config import resolve_finetunes
+from clinsent.methods.config import resolve_methods
+from clinsent.models.base import PACKAGE_PREFIX, is_hub_id
+from clinsent.plan.layout import NOTES_INPUT, Plan
+from clinsent.registry import load_plugins
+from clinsent.report.kinds.base import check_entries
+from clinsent.tasks.config import resolve_eval_sets
+
+
+def check_formats(config: dict[str, Any]) -> None:
+    """Each input's format is a registered reader's name (the eval sets' are their tasks' knobs)."""
+    from clinsent.corpus.notes import NOTE_READERS
+    from clinsent.corpus.sentences import SENTENCE_FORMATS, corpus_format, corpus_paths
+    from clinsent.data.training_rows import READERS
+
+    if config.get("notes"):
+        NOTE_READERS.get(str(config["notes"].get("format", "noteevents_csv")), where="config: notes.format")
+    for name, entry in (config.get("sentence_corpora") or {}).items():
+        for path in corpus_paths(entry):
+            SENTENCE_FORMATS.get(corpus_format(path, entry), where=f"config: sentence_corpora.{name}.format")
+    for name, entry in (config.get("training_data") or {}).items():
+        READERS.get(str(entry["format"]), where=f"config: training_data.{name}.format")
+
+
+def build_plan(config: dict[str, Any]) -> Plan:
+    """Read a validated config through the registries; a config error is an :class:`InputError`
+    (or a ``ValueError`` from the table and figure references) naming the key and the fix."""
+    config.setdefault("notes", {})
+    check_names(config)  # entry names become path parts: ../phi, spaces, : and / are refused
+    if config["selection_set"] is not None and config["selection_set"] not in config["eval_sets"]:
+        raise InputError(
+            "config: selection_set",
+            f"{config['selection_set']!r} is not a key of eval_sets {list(config['eval_sets'])}",
+            "name one of the eval sets, or null to keep each run's last step",
+        )
+    for name in config.get("sentence_corpora") or {}:
+        if name in RESERVED:
+            raise InputError(
+                f"config: sentence_corpora.{name}",
+                "the name is taken by the notes pipeline's sets",
+                "rename the corpus",
+            )
+    # `plugins` (Python files or modules) may register more methods and tasks; every job script imports them too
+    load_plugins(config.get("plugins"))
+    check_formats(config)
+    check_entries(config)  # each table and figure against its kind's keys, their defaults filled in
+    methods = resolve_methods(config)
+    eval_sets = resolve_eval_sets(config)
+    finetune = resolve_finetunes(config, eval_sets)
+    grid = Grid.from_config(config, methods)
+    if not config.get("notes"):
+        for m, key in grid.plan_of.items():
+            if grid.plans[key]["source"] == "notes":
+                raise InputError(
+                    f"config: methods.{m}",
+                    "trains on the notes pipeline's sets (sentences: notes), and the config has no `notes`",
+                    "add a `notes` block, or set `sentences` to a key of sentence_corpora",
+                )
+    plan = Plan(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
+    check_model_folders(plan)
+    check_corpus_embeddings(plan)
+    check_user_files(plan)
+    check_eval_headers(plan)
+    check_doc_task_categories(config)
+    for key, kind, entry in plan.kinds():
+        kind.check(key, entry, plan)
+    check_shown_texts(plan)
+    return plan
+
+
+def check_model_folders(plan: Plan) -> None:
+    """A model entry written as a path (:func:`clinsent.models.base.looks_like_path`) must be an
+    existing folder: it is never taken for a Hugging Face id, so a typo stops the dry run here
+    rather than a job (or a download attempt) later. ``placeholders_ok`` lets it be missing. A
+    Hugging Face id must fit the Hub's grammar (:func:`clinsent.names.check_hub_id`); a local
+    folder must hold a model (:func:`clinsent.models.saved.check_model_folder`), read as the jobs
+    will (its own pooling too, where a method asks for ``pooling: model``), the error naming the
+    config key of the model (``models.<name>`` for a benchmark model)."""
+    from clinsent.benchmark.models import METHOD_PREFIX
+    from clinsent.models.base import looks_like_path, resolve_model
+    from clinsent.models.saved import check_model_folder
+    from clinsent.names import check_hub_id
+
+    benchmark = plan.config.get("models") or {}
+    # `pooling: model` reads the folder's own pooling: a benchmark model's own entry says whether it
+    # asks for it; any other base model is read with every method of the grid
+    own_for_all = any(
+        e.method.settings.pooling == "model" for n, e in plan.methods.items() if not n.startswith(METHOD_PREFIX)
+    )
+
+    def own_pooling(name: str) -> bool:
+        entry = benchmark.get(name)
+        if isinstance(entry, Mapping):
+            return str(entry.get("pooling") or "model") == "model"
+        return own_for_all or isinstance(entry, str)
+
+    for where, spec in plan.model_specs():
+        if not isinstance(spec, str):
+            continue
+        section, _, name = where.partition(".")
+        key = f"models.{name}" if section == "base_models" and name in benchmark else where
+        if (
+            not spec.startswith(PACKAGE_PREFIX)
+            and looks_like_path(spec)
+            and not os.path.isdir(os.path.expanduser(spec))
+        ):
+            if plan.placeholders_ok:
+                continue
+            raise InputError(
+                f"config: {key}",
+                f"{spec!r} is written as a path, and no such folder exists (from {os.getcwd()})",
+                "correct the path (relative paths are from the workflow's "
+                "directory); a Hugging Face id is `name` or `owner/name`",
+            )
+        if is_hub_id(spec):
+            check_hub_id(spec, f"config: {key}")
+            continue
+        folder = resolve_model(spec)
+        if os.path.isdir(folder):
+            check_model_folder(folder, f"config: {key}", section == "base_models" and own_pooling(name))
+
+
+def check_names(config: Mapping[str, Any]) -> None:
+    from clinsent.names import check_names as check
+
+    check(config)
+
+
+def check_corpus_embeddings(plan: Plan) -> None:
+    """Each corpus embedding names a trained run of this config (method@base_model, a seed among
+    ``seeds``), and ``notes`` only where the config reads notes."""
+    trained = set(plan.trained_jobs())
+    for name, entry in plan.corpus_embeddings.items():
+        where = f"config: corpus_embeddings.{name}"
+        method, _, base = str(entry["run"]).partition("@")
+        if method not in plan.methods or base not in plan.config["base_models"]:
+            raise InputError(
+                f"{where}.run",
+                f"{entry['run']!r} is not method@base_model of this config",
+                f"write a key of methods, @, a key of base_models (e.g. {next(iter(plan.methods), 'm')}@"
+                f"{next(iter(plan.config['base_models']), 'b')})",
+            )
+        if plan.corpus_run(name) not in trained:
+            raise InputError(
+                f"{where}.seed",
+                f"no run of {entry['run']} with seed {plan.corpus_run(name)[2]} is in "
+                "this config (its seeds, or the base model's evaluation)",
+                f"use one of seeds {plan.seeds}",
+            )
+        if entry["input"] == NOTES_INPUT and not plan.notes:
+            raise InputError(
+                f"{where}.input", "notes, and the config has no `notes`", "add a `notes` block, or give a file"
+            )
+
+
+def check_user_files(plan: Plan) -> None:
+    """Every input file the config names exists, or the dry run stops naming each missing one
+    with the key to set (before, Snakemake said "Missing input files" with paths only).
+    ``placeholders_ok`` leaves missing files out of the DAG instead."""
+    if plan.placeholders_ok:
+        return
+    missing = [(k, p) for k, p in plan.user_files() if not os.path.exists(os.path.expanduser(p))]
+    if missing:
+        more = "; ".join(f"{k}: {p}" for k, p in missing[1:])
+        raise InputError(
+            f"config: {missing[0][0]}",
+            f"{missing[0][1]} does not exist (from {os.getcwd()})"
+            + (f"; {len(missing) - 1} more missing: {more}" if more else ""),
+            "set each of these keys to your copy of the file (relative paths are from the workflow's "
+            "directory); to see the jobs before the data is there, dry-run with "
+            "--config placeholders_ok=true",
+        )
+
+
+def check_eval_headers(plan: Plan) -> None:
+    """Each eval set's header lines (e.g. a split asked of a file without a split column), read
+    while the config is read: a header line only, not a row, so nothing of the data is shown or
+    held. Files a job writes, and files missing under ``placeholders_ok``, are checked in their job."""
+    for entry in plan.eval_sets.values():
+        files = entry.task.files()
+        if all(os.path.exists(f) and not str(f).startswith(f"{plan.results}/") for f in files):
+            entry.task.check_header()
+
+
+def check_doc_task_categories(config: Mapping[str, Any]) -> None:
+    """A document task's category that ``notes.categories`` leaves out of the ingest would be an
+    empty class, silently dropped: stop naming its index (compared without surrounding spaces,
+    as the task compares them). Categories that the notes lack are the jobs' check
+    (:func:`clinsent.registry.check_values`): the ingest for ``notes.categories``, each
+    ``doc_task`` job for its own."""
+    ingested = (config.get("notes") or {}).get("categories")
+    if not ingested:
+        return
+    kept = {str(c).strip() for c in ingested}
+    for name, entry in (config.get("doc_tasks") or {}).items():
+        by_category = entry.get("label", "category") == "category"
+        key = "categories" if by_category else "note_category"
+        wanted = (
+            list(entry.get("categories") or []) if by_category else [entry.get("note_category", "Discharge summary")]
+        )
+        for i, category in enumerate(wanted):
+            if str(category).strip() not in kept:
+                raise InputError(
+                    f"config: doc_tasks.{name}.{key}" + (f"[{i}]" if key == "categories" else ""),
+                    f"{category!r} is not among notes.categories {list(ingested)}: no note of it is "
+                    "ingested, so the class would be empty",
+                    "add it to notes.categories (or set that to null to keep every category), or remove it here",
+                )
+
+
+def check_shown_texts(plan: Plan) -> None:
+    """PHI by construction: a table or figure that writes an eval set's texts into its shared
+    output may show only a set marked ``text_shareable`` (public texts), and no set read from the
+    notes or from a results folder made from them may be marked so. Checked when the config is
+    read, before any job; the scan of the shared files (:mod:`clinsent.phi`) stays as a tripwire."""
+    from clinsent.phi import derived_from_notes
+
+    derived = {
+        name: next((f for f in e.task.files() if derived_from_notes(f, plan.results, plan.notes_paths)), None)
+        for name, e in plan.eval_sets.items()
+    }
+    for name, e in plan.eval_sets.items():
+        if e.text_shareable and derived[name]:
+            raise InputError(
+                f"config: eval_sets.{name}.text_shareable",
+                f"the set is read from {derived[name]}, which is made from the notes: its texts are never shared",
+                "drop text_shareable",
+            )
+    for key, kind, entry in plan.kinds():
+        for where, name in kind.shown_texts(key, entry):
+            if derived.get(name):
+                raise InputError(
+                    f"config: {where}",
+                    f"shows texts of eval set {name!r}, read from {derived[name]}, "
+                    "which is made from the notes: note text never goes into a shared table",
+                    "show an eval set of public texts, or drop the entry",
+                )
+            if name in plan.eval_sets and not plan.eval_sets[name].text_shareable:
+                raise InputError(
+                    f"config: {where}",
+                    f"shows texts of eval set {name!r}, which is not marked text_shareable",
+                    f"set eval_sets.{name}.text_shareable: true if its texts are "
+                    "public (never for credentialed data such as MedNLI or ClinicalSTS), or drop the entry",
+                )

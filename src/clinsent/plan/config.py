@@ -1,0 +1,39 @@
+"""The one config loader: a config as the Snakefile reads it (its base underneath, optional sets
+whose files are missing left out, the benchmark's models expanded), validated against the
+schema with the defaults filled in. The Snakefile and ``python -m clinsent.plan`` both call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+def load_config(path: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A config file as the Snakefile sees it: validated against the schema, defaults filled in."""
+    from clinsent.safe_yaml import load_mapping
+
+    return prepare_config({**load_mapping(path), **overrides})
+
+
+def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str, Any]:
+    """A config as the Snakefile reads it (its base underneath, optional sets whose files are
+    missing left out, the benchmark's models expanded), validated against the schema with the
+    defaults filled in; a schema error is a ``ValueError`` of one line (the key, the fix)."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    from clinsent.benchmark.models import expand as expand_models
+    from clinsent.benchmark.models import leave_out_missing
+    from clinsent.overlay import fill_results, resolve_base
+    from clinsent.smk import schema_message
+
+    fill_results(resolve_base(config, root=root))
+    leave_out_missing(config)
+    expand_models(config)
+    try:
+        validate(config, str(Path(__file__).resolve().parents[3] / "config" / "schema.yaml"))
+    except WorkflowError as exc:
+        raise ValueError(schema_message(exc)) from None
+    return config

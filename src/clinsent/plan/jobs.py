@@ -1,0 +1,55 @@
+"""How many jobs each rule gets in a run from scratch: what ``snakemake -n`` lists (tested
+against Snakemake's dry run for every paper config and its demo twin, ``tests/test_plan.py``).
+"""
+
+from __future__ import annotations
+
+from clinsent.plan.layout import Plan
+
+
+def job_counts(plan: Plan) -> dict[str, int]:
+    """How many jobs each rule gets in a run from scratch (what ``snakemake -n`` lists; tested
+    against it for the paper configs)."""
+    r = plan.results
+    trained = list(plan.trained_jobs())
+    counts: dict[str, int] = {"all": 1, "report": 1}
+    if plan.tables or plan.figures:
+        counts["paper_report"] = 1
+    counts["train"] = len(trained)
+    report_files = plan.kind_files()
+    embedded = {plan.embeddings(m, b, s, plan.eval_sets[e].embedded()) for m, b, s, e in plan.zero_shot()}
+    embedded |= {f for f in report_files if f.startswith(f"{r}/embeddings/")}
+    counts["embed"] = len(embedded)
+    counts["evaluate"] = len(plan.zero_shot())
+    counts["finetune"] = len(plan.finetune_jobs())
+    counts["cross_encoder"] = len(plan.cross_encoder_jobs())
+    needs = [plan.train_inputs(m, b, s) for m, b, s in trained]
+    counts["batch_plan"] = len({n["plan"] for n in needs if "plan" in n})
+    files = {f for n in needs for v in n.values() for f in ([v] if isinstance(v, str) else v)}
+    files |= {f for name in plan.eval_sets for f in plan.eval_set_files(name)}
+    counts["training_rows"] = len({f for f in files if f.startswith(f"{r}/training_rows/")})
+    models = [plan.model_inputs([str(plan.config["base_models"][b])]) for b, _, _ in plan.cross_encoder_jobs()]
+    counts["download_model"] = len(
+        {f for f in [*files, *(f for m in models for f in m)] if f.startswith(f"{plan.hub_dir}/")}
+    )
+    counts["sentence_corpus"] = len(plan.sentence_corpora)
+    counts["eval_set_stats"] = len({f for f in report_files if f.startswith(f"{r}/stats/eval_sets/")})
+    counts["doc_task"] = len({f for f in files if f.startswith(f"{r}/doc_tasks/")})
+    documents = counts["doc_task"] > 0 or any(f.startswith(f"{r}/documents/") for f in [*files, *report_files])
+    counts["documents"] = int(documents)
+    if plan.note_sentences:
+        counts.update(split_sentences=plan.n_shards, corpus_manifest=1, sentence_set_all=int(not plan.note_entities))
+    if plan.note_entities:
+        counts.update(ner=plan.n_shards, sentence_sets=1, corpus_stats=1, duplicate_stats=1, ontology_terms=1)
+        counts["download_ontology"] = int(not plan.config["ontology"]["path"])
+        counts["medcat_pack"] = int(not plan.config["ner"]["model_pack"])
+        counts["slim_pack"] = int(bool(plan.config["ner"]["model_pack"] and plan.config["ner"]["slim_pack"]))
+    counts["ingest_notes"] = int(plan.notes and (plan.note_sentences or documents or plan.phi_scan))
+    counts["phi_sample"] = counts["phi_scan"] = int(plan.phi_scan)
+    counts["corpus_embed"] = len(plan.corpus_embeddings)
+    counts["release"] = len(plan.release_dirs())
+    if plan.config.get("models"):
+        from clinsent.benchmark.plan import benchmark_models
+
+        counts["mteb_results"] = len(benchmark_models(plan))
+    return {k: v for k, v in sorted(counts.items()) if v}
