@@ -65,6 +65,19 @@ def ct_loss(e1: torch.Tensor, e2: torch.Tensor, labels: torch.Tensor) -> torch.T
 
 
 class CTLoss(MethodLoss):
+    """Contrastive Tension (Carlsson et al. 2021, ICLR, section 3): binary cross-entropy on the
+    dot product of two encoders' embeddings, label 1 for the same sentence, 0 for another one.
+
+    Inputs (:meth:`prepare` from rows of ``text``): ``first`` (tokenized for the twin, which is
+    built here as a copy of the encoder and not saved), ``second`` (for the encoder), ``labels``
+    (groups of ``GROUP_SIZE`` sentences: the group's first with itself, label 1, and the others
+    paired through a random cyclic derangement, label 0; :func:`ct_pairs`). Output: ``{"ct": loss}``. Knobs read: ``pooling``,
+    ``first_layer``, ``max_length`` (the batch comes from the sentence sets' plan).
+
+    Example: ``ContrastiveTension(settings).build_loss(encoder)``, then
+    ``loss(loss.prepare(rows, generator))``.
+    """
+
     def __init__(self, encoder: Encoder, settings: CTSettings) -> None:
         super().__init__()
         self.encoder, self.s = encoder, settings

@@ -24,6 +24,16 @@ if TYPE_CHECKING:  # settings are annotations here: the method module imports th
 
 
 class DeclutrLoss(MethodLoss):
+    """DeCLUTR as the healthcare-LM paper trains it (Giorgi et al. 2021; Taylor et al., section
+    2.3.2, eqs. 2-3 and 5): L = L_MLM + w x NT-Xent(anchor spans, positive spans).
+
+    Inputs (from rows of whole notes, ``text``): ``features`` (the anchors, masked for MLM, with
+    their ``labels``), ``positives`` (spans overlapping, adjacent to or inside each anchor). Outputs:
+    ``{"mlm": ..., "contrastive": w x nt_xent}``. Knobs read: ``num_anchors``, ``num_positives``,
+    ``min_span``, ``max_span``, ``strategy``, ``temperature``, ``contrastive_weight``, and the MLM
+    masking's ``mlm_probability``, ``mask_replace_prob``, ``random_replace_prob``.
+    """
+
     def __init__(self, encoder: Encoder, settings: DeclutrSettings) -> None:
         super().__init__()
         self.encoder, self.s = encoder, settings

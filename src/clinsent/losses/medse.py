@@ -82,6 +82,18 @@ def medse_loss(
 
 
 class MedSELoss(SimCSELoss):
+    """MED-SE (Hwang, Yoo, Choi 2022, arXiv 2212.04734, eq. 3): L = L_sen + lambda x L_ent, with
+    L_sen unsupervised SimCSE (eq. 1) and L_ent InfoNCE between each row's entity embedding (its
+    span's token states through the entity encoder) and its definition's embedding (eq. 2).
+
+    Inputs (rows of ``text``, ``start``, ``end``, ``definition``): SimCSE's ``features`` and
+    ``doubled``, the entity ``span_mask`` with host-side ``span_lengths`` and ``span_width``,
+    ``keep`` (rows with a definition), ``definitions`` (tokenized), ``pairing``. Outputs:
+    ``{"sentence": L_sen, "entity": lambda x L_ent}``. Knobs read: SimCSE's and ``lambda`` (``lam``),
+    ``entity_encoder``, ``entity_layers``, ``definition_model``, ``definition_pooling``,
+    ``definition_trainable``, ``definition_max_length``, ``perturbation``.
+    """
+
     s: MedSESettings
 
     def build_extras(self, encoder: Encoder) -> None:

@@ -110,6 +110,16 @@ def weighted_cross_entropy(blocks: list[torch.Tensor], weights: list[torch.Tenso
 
 
 class MixCSELoss(SimCSELoss):
+    """MixCSE with instance weighting (the biomedical augmentation paper, section 3.2, eqs. 3-5;
+    Zhang et al. 2022; Zhou et al. 2022): SimCSE's softmax with mixed hard negatives added, and the
+    negatives a frozen complementary model finds too similar given weight 0.
+
+    Inputs: SimCSE's, plus ``complementary`` (the rows tokenized for the complementary model).
+    Output: ``{"sentence": weighted cross-entropy}``; statistics ``mean_weight`` and
+    ``zero_weight_share`` (curve columns). Knobs read: SimCSE's and ``mixing``, ``mix_lambda``,
+    ``mix_form``, ``mix_symmetric``, ``instance_weighting``, ``complementary_model``, ``phi``.
+    """
+
     s: MixCSESettings
 
     def statistics(self) -> dict[str, torch.Tensor]:

@@ -133,6 +133,16 @@ def tokenize_for_mlm(encoder: Encoder, texts: list[str]) -> tuple[dict[str, torc
 
 
 class MlmLoss(MethodLoss):
+    """Continued masked language modelling (the healthcare-LM paper, Taylor et al., section 2.3.1,
+    eq. 1) with the base model's own MLM head, 15% of non-special tokens masked 80/10/10
+    (transformers' ``DataCollatorForLanguageModeling`` draws, from the step's generator).
+
+    Inputs (rows of whole notes, ``text``): ``features`` with masked ``input_ids``, ``labels``,
+    ``mlm_chosen`` (flat indices of the masked positions, counted on the host) and ``mlm_total``.
+    Output: ``{"mlm": cross-entropy over the masked tokens}``. Knobs read: ``mlm_probability``,
+    ``mask_replace_prob``, ``random_replace_prob``, ``max_length``.
+    """
+
     def __init__(self, encoder: Encoder, settings: MlmSettings) -> None:
         super().__init__()
         self.encoder, self.s = encoder, settings

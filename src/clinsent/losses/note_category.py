@@ -22,6 +22,16 @@ if TYPE_CHECKING:  # settings are annotations here: the method module imports th
 
 
 class NoteCategoryLoss(MethodLoss):
+    """Note-category pre-training (the healthcare-LM paper, Taylor et al., section 2.3.2, eqs. 4-5):
+    L = L_MLM + w x CE(head(e), category), e the mean-pooled embedding of the masked document
+    (one pass gives both), the head two layers over the documents' categories (not saved).
+
+    Inputs (rows of ``text`` and ``category``): ``features`` (masked, with ``labels``),
+    ``category`` (class indices), ``rows_total``. Outputs: ``{"mlm": ..., "category": w x CE}``.
+    Knobs read: ``category_weight``, ``head_dropout``, and the MLM masking's ``mlm_probability``,
+    ``mask_replace_prob``, ``random_replace_prob``.
+    """
+
     def __init__(self, encoder: Encoder, settings: NoteCategorySettings) -> None:
         super().__init__()
         self.encoder, self.s = encoder, settings

@@ -26,6 +26,21 @@ if TYPE_CHECKING:  # settings are annotations here: the method module imports th
 
 
 class SimCSELoss(MethodLoss):
+    """Unsupervised SimCSE (Gao, Yao, Chen 2021, EMNLP, eq. 1): each sentence encoded twice in one
+    pass (2N rows; the views differ by their dropout masks, or by ConSERT's token shuffle or
+    cutoff, or the second view is an augmented text), InfoNCE over cosine / tau with the positives
+    on the diagonal.
+
+    Inputs (:meth:`prepare` from rows of ``text``): ``features`` (the rows tokenized), ``doubled``
+    (both views), ``n``, and ``position_ids`` (token shuffle) or ``cutoff`` (token cutoff) where
+    the augmentation asks. Output: ``{"sentence": info_nce(z1, z2, tau)}``. Knobs read:
+    ``temperature``, ``pooling`` (``cls``: an MLP head in training only), ``first_layer``,
+    ``augmentation``, ``augmentation_rate``, ``augmentation_unit``, ``stopwords``.
+
+    Example: ``SimCSE(settings).build_loss(encoder)``; ``loss(loss.prepare(rows, generator))``
+    returns the part; the trainer sums the parts and steps.
+    """
+
     def __init__(self, encoder: Encoder, settings: SimCSESettings) -> None:
         super().__init__()
         self.encoder, self.s = encoder, settings

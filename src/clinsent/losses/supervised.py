@@ -42,6 +42,17 @@ def supervised_info_nce(
 
 
 class SupSimCSELoss(MethodLoss):
+    """Supervised SimCSE (Gao, Yao, Chen 2021, EMNLP, section 4, eq. 5): anchors against their
+    entailment hypotheses (positives) and every contradiction hypothesis of the batch (hard
+    negatives), InfoNCE over cosine / tau. ``objective: mnr`` trains the same loss with the
+    clinical NLI study's settings: sentence-transformers' ``MultipleNegativesRankingLoss``, its
+    scale 20 being tau 0.05.
+
+    Inputs (rows of ``anchor``, ``positive``, ``negative``): ``features`` (the three columns
+    tokenized as one 3N batch), ``n``. Output: ``{"supervised": loss}``. Knobs read:
+    ``temperature``, ``hard_negatives``, ``hard_negative_weight``, ``pooling``, ``first_layer``.
+    """
+
     def __init__(self, encoder: Encoder, settings: SupSimCSESettings) -> None:
         super().__init__()
         self.encoder, self.s = encoder, settings
