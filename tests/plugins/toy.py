@@ -26,11 +26,14 @@ class SpreadSettings(TrainedSettings, SentencePlanSettings):
 
 
 class SpreadLoss(MethodLoss):
-    """Pushes a batch's normalised embeddings apart: mean pairwise cosine."""
+    """Pushes a batch's normalised embeddings apart: ``scale`` x their mean pairwise cosine.
 
-    def __init__(self, encoder: Any, settings: SpreadSettings) -> None:
+    Inputs: rows of ``text`` (tokenized as ``features``). Output: ``{"spread": loss}``.
+    Knobs: ``scale``, taken in ``__init__`` like a sentence-transformers loss."""
+
+    def __init__(self, encoder: Any, scale: float = 1.0) -> None:
         super().__init__()
-        self.encoder, self.scale = encoder, settings.scale
+        self.encoder, self.scale = encoder, scale
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
         return {"features": self.encoder.tokenize(rows["text"].tolist())}
@@ -44,7 +47,7 @@ class SpreadLoss(MethodLoss):
 class Spread(Method):
     def build_loss(self, encoder: Any) -> MethodLoss:
         assert isinstance(self.settings, SpreadSettings)
-        return SpreadLoss(encoder, self.settings)
+        return SpreadLoss(encoder, scale=self.settings.scale)
 
 
 @dataclass(frozen=True)
