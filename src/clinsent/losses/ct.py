@@ -71,8 +71,9 @@ class CTLoss(MethodLoss):
     Inputs (:meth:`prepare` from rows of ``text``): ``first`` (tokenized for the twin, which is
     built here as a copy of the encoder and not saved), ``second`` (for the encoder), ``labels``
     (groups of ``GROUP_SIZE`` sentences: the group's first with itself, label 1, and the others
-    paired through a random cyclic derangement, label 0; :func:`ct_pairs`). Output: ``{"ct": loss}``. Knobs read: ``pooling``,
-    ``first_layer``, ``max_length`` (the batch comes from the sentence sets' plan).
+    paired through a random cyclic derangement, label 0; :func:`ct_pairs`). Output:
+    ``{"ct": loss}``. Knobs read: ``pooling``, ``first_layer``, ``max_length`` (the batch comes
+    from the sentence sets' plan).
 
     Example: ``ContrastiveTension(settings).build_loss(encoder)``, then
     ``loss(loss.prepare(rows, generator))``.
