@@ -156,3 +156,18 @@ def test_the_release_copy_links_the_model_and_adds_the_eval_metrics(tmp_path: Pa
     assert "your institution's clinical notes" in card
     assert (model / "README.md").read_text() == "the train job's card"  # the model folder is untouched
     assert not list(tmp_path.glob("release/.*"))  # no staging folder left
+    # every run's copy under one folder (the release job's), rewritten whole
+    runs = [
+        {
+            "folder": "simcse/bert/seed0",
+            "model": model,
+            "selection": tmp_path / "selection.json",
+            "curve": tmp_path / "curve.csv",
+            "metrics": {"test": tmp_path / "test.json"},
+            "headlines": {"test": "spearman"},
+            "base_model": "bert-base-uncased",
+        }
+    ]
+    model_card.release_all(runs, {}, tmp_path / "all")
+    assert "| test | spearman | 0.6543 |" in (tmp_path / "all/simcse/bert/seed0/README.md").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

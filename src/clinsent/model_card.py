@@ -260,3 +260,31 @@ def release(
         raise
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
+
+
+def release_all(runs: Sequence[Mapping[str, Any]], card_config: Mapping[str, Any], out: str | Path) -> None:
+    """Every run's release copy (:func:`release`; ``runs``: :meth:`clinsent.plan.Plan.release_runs`)
+    under ``out``, written beside it first and renamed, so a failed job leaves the last one whole."""
+    import shutil
+
+    out = Path(out)
+    staging = out.parent / f".{out.name}.writing"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        for run in runs:
+            release(
+                run["model"],
+                run["selection"],
+                run["curve"],
+                run["metrics"],
+                run["headlines"],
+                run["base_model"],
+                card_config,
+                staging / str(run["folder"]),
+            )
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    shutil.rmtree(out, ignore_errors=True)
+    staging.mkdir(parents=True, exist_ok=True)  # no run: an empty folder
+    staging.rename(out)

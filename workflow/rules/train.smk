@@ -56,26 +56,28 @@ localrules:
     release,
 
 
+RELEASE_RUNS = PLAN.release_runs()
+
+
 rule release:
-    """A trained run's release copy: its model's files hard-linked (a copy where links cannot be
-    made) and a card (README.md) with the zero-shot eval metrics added (clinsent.model_card). A
-    later rule than train, so evaluation never rewrites the model folder its own jobs read."""
+    """The release copies of every trained run (results/release/<method>/<base model>/seed<k>/):
+    each model's files hard-linked (a copy where links cannot be made) and a card (README.md)
+    with the zero-shot eval metrics added (clinsent.model_card). A later rule than train, so
+    evaluation never rewrites the model folders its own jobs read; one job for all (each copy is
+    links and a card: seconds), so a grid of hundreds of runs adds one job, not hundreds."""
     input:
-        model=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/model",
-        selection=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/selection.json",
-        curve=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/curve.csv",
-        metrics=lambda wc: list(PLAN.release_metrics(wc.method, wc.base_model, wc.seed).values()),
+        models=[r["model"] for r in RELEASE_RUNS],
+        records=[r["selection"] for r in RELEASE_RUNS] + [r["curve"] for r in RELEASE_RUNS],
+        metrics=[p for r in RELEASE_RUNS for p in r["metrics"].values()],
     output:
-        directory(f"{R}/release/{{method}}/{{base_model}}/seed{{seed}}"),
+        directory(PLAN.release_dir()),
     params:
-        eval_sets=lambda wc: list(PLAN.release_metrics(wc.method, wc.base_model, wc.seed)),
-        headlines=lambda wc: {e: PLAN.eval_sets[e].task.headline for e in PLAN.release_metrics(wc.method, wc.base_model, wc.seed)},
-        base_model=lambda wc: str(config["base_models"][wc.base_model]),
+        runs=RELEASE_RUNS,
         card=config.get("model_card") or {},
     log:
-        f"{LOGS}/release/{{method}}_{{base_model}}_seed{{seed}}.log",
+        f"{LOGS}/release.log",
     benchmark:
-        f"{BENCH}/release/{{method}}_{{base_model}}_seed{{seed}}.tsv"
+        f"{BENCH}/release.tsv"
     conda:
         "../../envs/report.yaml"
     script:

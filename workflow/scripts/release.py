@@ -1,4 +1,4 @@
-"""Snakemake script: a trained run's release copy (its model files hard-linked, the card with the eval metrics)."""
+"""Snakemake script: the release copies of every trained run (model files hard-linked, cards with the eval metrics)."""
 
 from clinsent.warm import hand_off
 
@@ -9,16 +9,7 @@ from clinsent.smk import setup_logging
 smk = snakemake  # noqa: F821
 log = setup_logging(smk)
 
-from clinsent.model_card import release  # noqa: E402
+from clinsent.model_card import release_all  # noqa: E402
 
-release(
-    smk.input.model,
-    smk.input.selection,
-    smk.input.curve,
-    dict(zip(smk.params.eval_sets, smk.input.metrics)),
-    smk.params.headlines,
-    smk.params.base_model,
-    smk.params.card,
-    smk.output[0],
-)
-log.info("release copy written to %s", smk.output[0])
+release_all(smk.params.runs, smk.params.card, smk.output[0])
+log.info("release copies of %d runs written to %s", len(smk.params.runs), smk.output[0])

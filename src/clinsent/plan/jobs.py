@@ -50,7 +50,7 @@ def job_counts(plan: Plan) -> dict[str, int]:
     counts["ingest_notes"] = int(plan.notes and (plan.note_sentences or documents or plan.phi_scan))
     counts["phi_sample"] = counts["phi_scan"] = int(plan.phi_scan)
     counts["corpus_embed"] = len(plan.corpus_embeddings)
-    counts["release"] = len(plan.release_dirs())
+    counts["release"] = len(plan.release_dirs())  # one job for every run's copy
     if plan.config.get("models"):
         from clinsent.benchmark.plan import benchmark_models
 

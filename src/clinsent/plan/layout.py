@@ -122,20 +122,40 @@ class Plan:
             "private": notes,
         }
 
-    def release_dir(self, method: str, base_model: str, seed: int | str) -> str:
-        return f"{self.results}/release/{method}/{base_model}/seed{seed}"
+    def release_dir(self) -> str:
+        """The release copies of the run's trained models (one ``release`` job writes them all)."""
+        return f"{self.results}/release"
 
-    def release_metrics(self, method: str, base_model: str, seed: int | str) -> dict[str, str]:
-        """Eval set -> the metrics file of one run's zero-shot evaluation (its release card's table)."""
-        return {
-            e: f"{self.results}/metrics/{m}/{b}/seed{s}/{e}.json"
-            for m, b, s, e in self.zero_shot()
-            if (m, b, str(s)) == (method, base_model, str(seed))
-        }
+    def release_runs(self) -> list[dict[str, Any]]:
+        """Each run that trains (an untrained base model's release is its own): its folder under the
+        release copy, its model, record and curve, its zero-shot metrics files with their headlines,
+        and its base model entry (the card names it)."""
+        runs = []
+        for m, b, s in self.trained_jobs():
+            if not self.methods[m].method.trains:
+                continue
+            metrics = {
+                e: f"{self.results}/metrics/{m}/{b}/seed{s}/{e}.json"
+                for mm, bb, ss, e in self.zero_shot()
+                if (mm, bb, ss) == (m, b, s)
+            }
+            run = self.model_dir(m, b, s)
+            runs.append(
+                {
+                    "folder": f"{m}/{b}/seed{s}",
+                    "model": f"{run}/model",
+                    "selection": f"{run}/selection.json",
+                    "curve": f"{run}/curve.csv",
+                    "metrics": metrics,
+                    "base_model": str(self.config["base_models"][b]),
+                    "headlines": {e: self.eval_sets[e].task.headline for e in metrics},
+                }
+            )
+        return runs
 
     def release_dirs(self) -> list[str]:
-        """A release copy of each run that trains (an untrained base model's is its own release)."""
-        return [self.release_dir(m, b, s) for m, b, s in self.trained_jobs() if self.methods[m].method.trains]
+        """The release folder, where a run trains (the targets of ``all`` and the PHI scan)."""
+        return [self.release_dir()] if self.release_runs() else []
 
     def corpus_embedding_files(self) -> list[str]:
         return [f"{self.results}/corpus_embeddings/{name}.parquet" for name in self.corpus_embeddings]
