@@ -87,7 +87,7 @@ bench-documents: install
 test: test-fast test-workflow
 
 # The inner loop: ruff (lint and format check), mypy and every test that runs no workflow (the
-# `workflow` marker), about 5 min.
+# `workflow` marker), about 6 min.
 # mypy runs on the core the (serial) tests leave idle; its report follows theirs, and either
 # failing fails the target. (pytest-xdist on these tests was slower here: 185 s against 146 s.)
 test-fast: dev docs
