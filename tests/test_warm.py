@@ -129,9 +129,17 @@ def test_a_child_dies_with_its_job(served: Path, job: Path) -> None:
     proc.kill()
     proc.wait(timeout=30)
     deadline = time.monotonic() + 10
-    while Path(f"/proc/{child}").exists() and Path(f"/proc/{child}/stat").read_text().split()[2] != "Z":
+    while _alive(child):
         assert time.monotonic() < deadline, "the child outlived its job"
         time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie awaiting its reaper has died); it may vanish while we read."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 def test_no_server_a_slurm_job_or_another_python_runs_the_job_in_its_own_process(
