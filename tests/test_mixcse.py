@@ -89,12 +89,6 @@ def test_method_settings_and_rows() -> None:
     assert m.settings.pooling == "cls" and m.settings.phi == 0.9 and m.settings.mix_lambda == 0.2
 
 
-def _settings(**kw: object) -> object:
-    from types import SimpleNamespace
-
-    return SimpleNamespace(**{"temperature": 0.05, "mix_lambda": 0.2, "mix_symmetric": True, **kw})
-
-
 def test_paper_eq3_block_against_a_port() -> None:
     """MixCSE's eq. 3, written out: for anchor i and negative j != i, m_ij = lam z2_i + (1 - lam) z2_j;
     the softmax of anchor i holds S_i and every cos(z1_i, m_ij) / tau, nothing for j = i."""
@@ -113,14 +107,14 @@ def test_paper_eq3_block_against_a_port() -> None:
             hand[i, n + j] = _cos(a[i], lam * b[i] + (1 - lam) * b[j]) / tau
         keep[i, n + i] = False  # m_ii is the positive itself
     ones = torch.ones(n, n)
-    ((block, weight),) = paper_form(z1, z2, _settings(mix_symmetric=False), ones)
+    ((block, weight),) = paper_form(z1, z2, tau, lam, False, ones)
     assert np.allclose(block.numpy()[~np.eye(n, dtype=bool)], hand[:, n:][~np.eye(n, dtype=bool)], atol=1e-4)
     loss = weighted_cross_entropy([cosine_logits(z1, z2, tau), block], [ones, weight])
     assert loss.item() == pytest.approx(_hand_loss(hand, keep), rel=1e-5)
     ref = weighted_cross_entropy([cosine_logits(z1, z2, tau), *mixed_blocks(z1, z2, tau, lam)])
     assert loss.item() != pytest.approx(ref.item(), rel=1e-3)  # the two forms differ on the same batch
     z1g, z2g = z1.clone().requires_grad_(), z2.clone().requires_grad_()
-    (g1,) = torch.autograd.grad(paper_form(z1g, z2g, _settings(), ones)[0][0].sum(), z2g, allow_unused=True)
+    (g1,) = torch.autograd.grad(paper_form(z1g, z2g, tau, lam, False, ones)[0][0].sum(), z2g, allow_unused=True)
     assert g1 is None  # the mixes are detached: the block reaches z2 through nothing
 
 
@@ -132,11 +126,11 @@ def test_a_mixed_negative_takes_the_weight_of_its_dominant_sentence() -> None:
     alpha = torch.ones(4, 4)
     alpha[0, 2] = alpha[2, 0] = 0.0  # sentences 0 and 2 look alike
     z = torch.randn(4, 3)
-    (_, w1), (_, w2) = reference_form(z, z, _settings(), alpha)
+    (_, w1), (_, w2) = reference_form(z, z, 0.05, 0.2, True, alpha)
     for i in range(4):
         for j in range(4):
             assert w1[i, j] == alpha[i, (j + 1) % 4] and w2[i, j] == alpha[(i + 1) % 4, j]
-    ((_, w),) = paper_form(z, z, _settings(mix_symmetric=False), alpha)
+    ((_, w),) = paper_form(z, z, 0.05, 0.2, False, alpha)
     assert torch.equal(w, alpha * (1 - torch.eye(4)))
 
 

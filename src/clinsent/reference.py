@@ -24,16 +24,18 @@ README = Path(__file__).resolve().parents[2] / "config" / "README.md"
 def _type(spec: dict[str, Any]) -> str:
     if "enum" in spec:
         return " \\| ".join(f"`{v}`" for v in spec["enum"])
-    if "oneOf" in spec:
-        return " or ".join(_type(s) for s in spec["oneOf"])
+    for alternatives in ("oneOf", "anyOf"):
+        if alternatives in spec:
+            return " or ".join(_type(s) for s in spec[alternatives])
     kind = spec.get("type", "")
     kinds = kind if isinstance(kind, list) else [kind]
+    null = " or null" if "null" in kinds else ""
     if "array" in kinds and isinstance(spec.get("items"), dict) and spec["items"].get("type") == "object":
         fields = spec["items"].get("properties") or {}
         required = set(spec["items"].get("required") or [])
-        return "list of {" + ", ".join(f"{k}{'' if k in required else '?'}" for k in fields) + "}"
+        return "list of {" + ", ".join(f"{k}{'' if k in required else '?'}" for k in fields) + "}" + null
     if "array" in kinds and isinstance(spec.get("items"), dict):
-        return f"list of {_type(spec['items'])}"
+        return f"list of {_type(spec['items'])}{null}"
     return " or ".join(str(k) for k in kinds if k)
 
 
@@ -68,14 +70,15 @@ def kinds_markdown() -> str:
             module = sys.modules[cls.__module__]
             title = f"#### `{section}.<id>.kind: {name}`" + (" (the default)" if name == default else "")
             lines += [title, "", _summary(module.__doc__), ""]
-            keys = {k: v for k, v in cls.keys.items() if k not in COMMON}
+            own = cls.keys()
+            keys = {k: v for k, v in own["properties"].items() if k not in COMMON}
             if not keys:
                 lines += ["No keys of its own.", ""]
                 continue
             lines += ["| key | default | type | meaning |", "|---|---|---|---|"]
             for key, spec in keys.items():
                 lines.append(
-                    f"| `{key}` | {_default(key, spec, cls.required)} | {_type(spec)} | "
+                    f"| `{key}` | {_default(key, spec, tuple(own['required']))} | {_type(spec)} | "
                     f"{spec.get('description', '')} |"
                 )
             lines.append("")

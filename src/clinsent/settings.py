@@ -56,12 +56,21 @@ def keys(cls: type) -> list[str]:
     return [config_key(f) for f in dataclasses.fields(cls)]
 
 
-def _type_schema(tp: Any) -> dict[str, Any]:
+def _type_schema(tp: Any, optional_keys: bool = False) -> dict[str, Any]:
+    """The JSON schema of one field type: simple types, ``Literal`` (an enum), lists and tuples,
+    ``dict[str, X]`` (an object of X), a settings dataclass (a nested entry, e.g. a table's row)
+    and unions of these."""
     origin = get_origin(tp)
     if origin is Literal:
         return {"enum": list(get_args(tp))}
     if origin in (typing.Union, types.UnionType):
-        parts = [_type_schema(a) for a in get_args(tp)]
+        parts = [_type_schema(a, optional_keys) for a in get_args(tp)]
+        if any(set(p) - {"type", "enum"} for p in parts):  # a list, an object or a nested entry among them
+            nulls = [p for p in parts if p == {"type": "null"}]
+            rest = [p for p in parts if p != {"type": "null"}]
+            if len(rest) == 1 and isinstance(rest[0].get("type"), str):
+                return {**rest[0], "type": [rest[0]["type"], *(["null"] if nulls else [])]}
+            return {"anyOf": parts}
         enums = [v for p in parts for v in p.get("enum", [])]
         types_ = [t for p in parts for t in ([p["type"]] if isinstance(p.get("type"), str) else p.get("type", []))]
         out: dict[str, Any] = {}
@@ -74,23 +83,55 @@ def _type_schema(tp: Any) -> dict[str, Any]:
     if tp in simple:
         return {"type": simple[tp]}
     if origin in (list, tuple):
-        return {"type": "array", "items": _type_schema(get_args(tp)[0])}
+        return {"type": "array", "items": _type_schema(get_args(tp)[0], optional_keys)}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": _type_schema(get_args(tp)[1], optional_keys)}
+    if tp is Any:
+        return {}
+    if dataclasses.is_dataclass(tp):
+        return settings_schema(tp, optional_keys)  # type: ignore[arg-type]
     raise TypeError(f"settings field type {tp!r} has no JSON-schema mapping")
 
 
-def settings_schema(cls: type) -> dict[str, Any]:
-    """The JSON schema of one config entry holding these settings (no extra keys allowed)."""
+def _json(value: Any) -> Any:
+    """A default as JSON holds it (tuples as lists), so an entry filled with it reads as written."""
+    if isinstance(value, (list, tuple)):
+        return [_json(v) for v in value]
+    return value
+
+
+def _not_null(prop: dict[str, Any]) -> dict[str, Any]:
+    """``prop`` without null among its types or values."""
+    out = dict(prop)
+    if isinstance(out.get("type"), list):
+        kept = [t for t in out["type"] if t != "null"]
+        out["type"] = kept[0] if len(kept) == 1 else kept
+    if "enum" in out:
+        out["enum"] = [v for v in out["enum"] if v is not None]
+    if "anyOf" in out:
+        out["anyOf"] = [p for p in out["anyOf"] if p != {"type": "null"}]
+    return out
+
+
+def settings_schema(cls: type, optional_keys: bool = False) -> dict[str, Any]:
+    """The JSON schema of one config entry holding these settings (no extra keys allowed).
+    ``optional_keys``: a knob whose default is None is a key the entry may leave out (no default
+    is filled in for it and null is refused: a table's or figure's optional key, read with
+    ``entry.get``; a knob whose own schema says ``type=[..., "null"]`` takes null too)."""
     hints = typing.get_type_hints(cls)
     props = {}
     for f in dataclasses.fields(cls):
-        prop = _type_schema(hints[f.name])
+        prop = _type_schema(hints[f.name], optional_keys)
+        if optional_keys and f.default is None:
+            prop = _not_null(prop)  # an optional key is left out, not written as null
         prop.update(f.metadata.get("schema", {}))
         if "names" in f.metadata:
             prop["enum"] = f.metadata["names"].names()
         if "doc" in f.metadata:
             prop["description"] = f.metadata["doc"]
         if f.default is not dataclasses.MISSING and not f.metadata.get("required"):
-            prop["default"] = f.default
+            if not (optional_keys and f.default is None):
+                prop["default"] = _json(f.default) if optional_keys else f.default
         props[config_key(f)] = prop
     required = [config_key(f) for f in dataclasses.fields(cls) if f.metadata.get("required")]
     return {"type": "object", "additionalProperties": False, "properties": props, "required": required}

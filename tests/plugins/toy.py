@@ -31,7 +31,7 @@ class SpreadLoss(MethodLoss):
     Inputs: rows of ``text`` (tokenized as ``features``). Output: ``{"spread": loss}``.
     Knobs: ``scale``, taken in ``__init__`` like a sentence-transformers loss."""
 
-    def __init__(self, encoder: Any, scale: float = 1.0) -> None:
+    def __init__(self, encoder: Any, *, scale: float = 1.0) -> None:
         super().__init__()
         self.encoder, self.scale = encoder, scale
 
@@ -44,10 +44,9 @@ class SpreadLoss(MethodLoss):
 
 
 @METHODS.register("toy_spread", settings=SpreadSettings)
-class Spread(Method):
+class Spread(Method[SpreadSettings]):
     def build_loss(self, encoder: Any) -> MethodLoss:
-        assert isinstance(self.settings, SpreadSettings)
-        return SpreadLoss(encoder, scale=self.settings.scale)
+        return SpreadLoss(encoder, **self.loss_knobs(SpreadLoss))
 
 
 @dataclass(frozen=True)
@@ -77,18 +76,18 @@ class MeanNorm(Task):
         return {"mean_norm": float(np.linalg.norm(vectors, axis=1).mean())}
 
 
-@TABLE_KINDS.register("toy_ranking")
+@dataclass(frozen=True)
+class RankingKnobs:
+    eval_set: str = knob("", "the eval set ranked on", required=True)
+    runs: tuple[str, ...] = knob((), "the runs ranked (method or method@base_model)", required=True, minItems=1)
+    descending: bool = knob(True, "best first")
+
+
+@TABLE_KINDS.register("toy_ranking", settings=RankingKnobs)
 class RankingTable(TableKind):
     """The cited runs ranked by their mean headline on one eval set, with the size of its file:
     a table kind from outside the package (its keys, cited runs, input file and table), which no
     rule, schema or report module names."""
-
-    keys = {
-        "eval_set": {"type": "string"},
-        "runs": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        "descending": {"type": "boolean", "default": True},
-    }
-    required = ("eval_set", "runs")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return [(f"tables.{key}.runs[{i}]", r) for i, r in enumerate(entry["runs"])]

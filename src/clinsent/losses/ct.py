@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,9 +21,6 @@ import torch.nn.functional as F
 
 from clinsent.losses.base import Embedded, MethodLoss, take
 from clinsent.models.encoder import Encoder
-
-if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
-    from clinsent.methods.ct import CTSettings
 
 GROUP_SIZE = 8  # one positive and seven negatives
 
@@ -72,30 +69,33 @@ class CTLoss(MethodLoss):
     built here as a copy of the encoder and not saved), ``second`` (for the encoder), ``labels``
     (groups of ``GROUP_SIZE`` sentences: the group's first with itself, label 1, and the others
     paired through a random cyclic derangement, label 0; :func:`ct_pairs`). Output:
-    ``{"ct": loss}``. Knobs read: ``pooling``, ``first_layer``, ``max_length`` (the batch comes
-    from the sentence sets' plan).
+    ``{"ct": loss}``. The twin pools as the encoder does (the batch comes from the sentence sets'
+    plan).
 
-    Example: ``ContrastiveTension(settings).build_loss(encoder)``, then
-    ``loss(loss.prepare(rows, generator))``.
+    Knobs (defaults: :class:`clinsent.methods.base.TrainedSettings`'): ``dropout`` and
+    ``gradient_checkpointing`` (either keeps the twin in training mode: the original CT trains
+    without dropout).
+
+    Example: ``loss = CTLoss(encoder, dropout=False)``, then ``loss(loss.prepare(rows, generator))``.
     """
 
-    def __init__(self, encoder: Encoder, settings: CTSettings) -> None:
+    def __init__(self, encoder: Encoder, *, dropout: bool = True, gradient_checkpointing: bool = False) -> None:
         super().__init__()
-        self.encoder, self.s = encoder, settings
+        self.encoder, self.dropout, self.gradient_checkpointing = encoder, dropout, gradient_checkpointing
         self.twin_model = copy.deepcopy(encoder.model)
         self.twin = Encoder(
             self.twin_model,
             encoder.tokenizer,
-            settings.pooling,
-            settings.first_layer,
-            settings.max_length,
+            encoder.pooling,
+            encoder.first_layer,
+            encoder.max_length,
             encoder.device,
             precision=encoder.precision,
         )
 
     def train(self, mode: bool = True) -> CTLoss:
         super().train(mode)
-        self.twin_model.train(mode and (self.s.dropout or self.s.gradient_checkpointing))  # see checkpoint_layers
+        self.twin_model.train(mode and (self.dropout or self.gradient_checkpointing))  # see checkpoint_layers
         return self
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:

@@ -6,21 +6,18 @@ unmasked and are averaged per anchor, NT-Xent over the 2N embeddings beside the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
-from clinsent.augment.declutr_spans import sample_spans
+from clinsent.augment.declutr_spans import Strategy, sample_spans
 from clinsent.losses.base import Embedded, MethodLoss, take
 from clinsent.losses.contrastive import nt_xent
 from clinsent.losses.mlm import MlmLoss
 from clinsent.models.encoder import Encoder
 from clinsent.models.pooling import pool
-
-if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
-    from clinsent.methods.declutr import DeclutrSettings
 
 
 class DeclutrLoss(MethodLoss):
@@ -29,26 +26,56 @@ class DeclutrLoss(MethodLoss):
 
     Inputs (from rows of whole notes, ``text``): ``features`` (the anchors, masked for MLM, with
     their ``labels``), ``positives`` (spans overlapping, adjacent to or inside each anchor). Outputs:
-    ``{"mlm": ..., "contrastive": w x nt_xent}``. Knobs read: ``num_anchors``, ``num_positives``,
-    ``min_span``, ``max_span``, ``strategy``, ``temperature``, ``contrastive_weight``, and the MLM
-    masking's ``mlm_probability``, ``mask_replace_prob``, ``random_replace_prob``.
+    ``{"mlm": ..., "contrastive": w x nt_xent}``. Spans are pooled as the encoder pools.
+
+    Knobs (defaults: :class:`clinsent.methods.declutr.DeclutrSettings`): ``num_anchors`` (A per
+    document), ``num_positives`` (P per anchor, averaged), ``min_span`` and ``max_span`` (in
+    whitespace tokens), ``strategy`` (where positives lie: any, subsuming or adjacent),
+    ``temperature`` (tau of NT-Xent), ``contrastive_weight`` (w of eq. 5), and the MLM masking's
+    (:class:`clinsent.losses.mlm.MlmLoss`).
+
+    Example: ``DeclutrLoss(encoder, num_anchors=2, num_positives=2, max_span=512)``.
     """
 
-    def __init__(self, encoder: Encoder, settings: DeclutrSettings) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        *,
+        num_anchors: int = 2,
+        num_positives: int = 2,
+        min_span: int = 32,
+        max_span: int = 512,
+        strategy: Strategy = "adjacent",
+        temperature: float = 0.05,
+        contrastive_weight: float = 1.0,
+        mlm_probability: float = 0.15,
+        mask_replace_prob: float = 0.8,
+        random_replace_prob: float = 0.1,
+    ) -> None:
         super().__init__()
-        self.encoder, self.s = encoder, settings
-        self.mlm = MlmLoss(encoder, settings)
+        self.encoder = encoder
+        self.num_anchors, self.num_positives, self.min_span, self.max_span = (
+            num_anchors,
+            num_positives,
+            min_span,
+            max_span,
+        )
+        self.strategy, self.temperature, self.contrastive_weight = strategy, temperature, contrastive_weight
+        self.mlm = MlmLoss(
+            encoder,
+            mlm_probability=mlm_probability,
+            mask_replace_prob=mask_replace_prob,
+            random_replace_prob=random_replace_prob,
+        )
 
     def spans(self, rows: pd.DataFrame, rng: np.random.Generator) -> tuple[list[str], list[str]]:
         """(anchor texts, positive texts: num_positives per anchor, in anchor order)."""
-        s = self.s
         anchors: list[str] = []
         positives: list[str] = []
+        lengths = (self.num_anchors, self.num_positives, self.min_span, self.max_span)
         for text in rows["text"].astype(str):
             tokens = text.split()
-            a_spans, p_spans = sample_spans(
-                len(tokens), s.num_anchors, s.num_positives, s.min_span, s.max_span, rng, s.strategy
-            )
+            a_spans, p_spans = sample_spans(len(tokens), *lengths, rng, self.strategy)
             for a, ps in zip(a_spans, p_spans):
                 anchors.append(" ".join(tokens[a.start : a.end]))
                 positives.extend(" ".join(tokens[p.start : p.end]) for p in ps)
@@ -61,7 +88,7 @@ class DeclutrLoss(MethodLoss):
 
     def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
         """Anchors ``start..stop-1`` (masked, with their MLM share) and their positives."""
-        p = self.s.num_positives
+        p = self.num_positives
         return {
             **self.mlm.chunk(batch, start, stop),
             "positives": take(batch["positives"], slice(start * p, stop * p)),
@@ -70,21 +97,21 @@ class DeclutrLoss(MethodLoss):
     def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
         """The MLM loss of the masked anchors (a part), the anchors' embeddings from that pass and
         the positives' averaged per anchor."""
-        s, enc = self.s, self.encoder
+        enc = self.encoder
         mlm_loss, hs = self.mlm.loss_and_states(batch)
         anchors = pool(
-            hs, batch["features"]["attention_mask"].to(enc.device, non_blocking=True), s.pooling, s.first_layer
+            hs, batch["features"]["attention_mask"].to(enc.device, non_blocking=True), enc.pooling, enc.first_layer
         )
         positives = batch["positives"]
         p = pool(
             enc.hidden_states(positives),
             positives["attention_mask"].to(enc.device, non_blocking=True),
-            s.pooling,
-            s.first_layer,
+            enc.pooling,
+            enc.first_layer,
         )
-        p = p.view(len(anchors), s.num_positives, -1).mean(dim=1)
+        p = p.view(len(anchors), self.num_positives, -1).mean(dim=1)
         return Embedded({"anchor": anchors, "positive": p}, parts={"mlm": mlm_loss})
 
     def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        s = self.s
-        return {"contrastive": s.contrastive_weight * nt_xent(vectors["anchor"], vectors["positive"], s.temperature)}
+        contrastive = nt_xent(vectors["anchor"], vectors["positive"], self.temperature)
+        return {"contrastive": self.contrastive_weight * contrastive}

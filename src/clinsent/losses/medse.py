@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import torch
@@ -28,9 +28,6 @@ from clinsent.losses.simcse import SimCSELoss
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
 from clinsent.models.entity_encoder import entity_encoder
-
-if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
-    from clinsent.methods.medse import MedSESettings
 
 
 def span_token_mask(offsets: torch.Tensor, start: int, end: int) -> torch.Tensor:
@@ -89,19 +86,44 @@ class MedSELoss(SimCSELoss):
     Inputs (rows of ``text``, ``start``, ``end``, ``definition``): SimCSE's ``features`` and
     ``doubled``, the entity ``span_mask`` with host-side ``span_lengths`` and ``span_width``,
     ``keep`` (rows with a definition), ``definitions`` (tokenized), ``pairing``. Outputs:
-    ``{"sentence": L_sen, "entity": lambda x L_ent}``. Knobs read: SimCSE's and ``lambda`` (``lam``),
-    ``entity_encoder``, ``entity_layers``, ``definition_model``, ``definition_pooling``,
-    ``definition_trainable``, ``definition_max_length``, ``perturbation``.
+    ``{"sentence": L_sen, "entity": lambda x L_ent}``.
+
+    Knobs (defaults: :class:`clinsent.methods.medse.MedSESettings`): ``lam`` (lambda of eq. 3),
+    ``entity_encoder`` (mean, bilstm, fc, transformer or cross_attention: Table 8) with
+    ``entity_layers``, ``definition_model`` (None: a copy of the base model), ``definition_pooling``
+    (None: the encoder's), ``definition_trainable``, ``definition_max_length``, ``perturbation``
+    (Table 5's controls), and SimCSE's (:class:`clinsent.losses.simcse.SimCSELoss`).
+
+    Example: ``MedSELoss(encoder, lam=0.1, entity_encoder="transformer")``.
     """
 
-    s: MedSESettings
+    def __init__(
+        self,
+        encoder: Encoder,
+        *,
+        lam: float = 0.1,
+        entity_encoder: str = "transformer",
+        entity_layers: int = 1,
+        perturbation: str = "none",
+        definition_model: str | None = None,
+        definition_pooling: str | None = None,
+        definition_trainable: bool = True,
+        definition_max_length: int = 64,
+        **simcse: Any,
+    ) -> None:
+        # plain values, set before nn.Module's __init__: SimCSE's __init__ builds these modules
+        # (build_extras) before its MLP head, so the head's initialisation draws what it drew before
+        self.lam, self.entity_encoder_kind, self.entity_layers = lam, entity_encoder, entity_layers
+        self.perturbation, self.definition_model_spec = perturbation, definition_model
+        self.definition_pooling, self.definition_trainable = definition_pooling, definition_trainable
+        self.definition_max_length = definition_max_length
+        super().__init__(encoder, **simcse)
 
     def build_extras(self, encoder: Encoder) -> None:
-        s = self.s
         dim = encoder.model.config.hidden_size
-        self.entity_encoder = entity_encoder(s.entity_encoder, dim, layers=s.entity_layers)
-        if s.definition_model:
-            loaded = load_transformer(s.definition_model, s.definition_max_length)
+        self.entity_encoder = entity_encoder(self.entity_encoder_kind, dim, layers=self.entity_layers)
+        if self.definition_model_spec:
+            loaded = load_transformer(self.definition_model_spec, self.definition_max_length)
             self.definition_model, tokenizer = loaded.model.to(encoder.device), loaded.tokenizer
         else:
             self.definition_model, tokenizer = copy.deepcopy(encoder.model), encoder.tokenizer
@@ -109,20 +131,20 @@ class MedSELoss(SimCSELoss):
             raise ValueError(
                 f"definition model width {self.definition_model.config.hidden_size} != encoder width {dim}"
             )
-        self.definition_model.requires_grad_(s.definition_trainable)
+        self.definition_model.requires_grad_(self.definition_trainable)
         self.definitions = Encoder(
             self.definition_model,
             tokenizer,
-            s.definition_pooling or s.pooling,
-            s.first_layer,
-            s.definition_max_length,
+            self.definition_pooling or encoder.pooling,
+            encoder.first_layer,
+            self.definition_max_length,
             encoder.device,
             precision=encoder.precision,
         )
 
     def train(self, mode: bool = True) -> MedSELoss:
         super().train(mode)
-        if not self.s.definition_trainable:
+        if not self.definition_trainable:
             self.definition_model.eval()  # a frozen encoder: no dropout either
         return self
 
@@ -136,9 +158,9 @@ class MedSELoss(SimCSELoss):
             mask = span_token_mask(features["offset_mapping"][i], int(start), int(end))
             if not bool(mask.any()):
                 continue  # truncated away
-            if self.s.perturbation == "sentence_pooling":
+            if self.perturbation == "sentence_pooling":
                 mask = features["attention_mask"][i].bool()
-            elif self.s.perturbation == "random_tokens":
+            elif self.perturbation == "random_tokens":
                 mask = random_token_mask(mask[None], features["attention_mask"][i][None], generator)[0]
             masks.append(mask)
             keep.append(i)
@@ -149,7 +171,7 @@ class MedSELoss(SimCSELoss):
             batch["span_lengths"] = batch["span_mask"].sum(dim=1)  # on the host, not in the step
             batch["span_width"] = int(batch["span_lengths"].max())
             batch["definitions"] = self.definitions.tokenize(definitions)
-            if self.s.perturbation == "shuffle_pairs":
+            if self.perturbation == "shuffle_pairs":
                 batch["pairing"] = derangement(len(keep), generator)
         return batch
 
@@ -187,7 +209,7 @@ class MedSELoss(SimCSELoss):
             batch.get("span_width"),
             batch.get("span_lengths"),
         )
-        if self.s.definition_trainable:
+        if self.definition_trainable:
             out.vectors["h_def"] = self.definitions.embed_batch(batch["definitions"])
         elif fixed:
             with torch.no_grad():
@@ -195,10 +217,10 @@ class MedSELoss(SimCSELoss):
         return out
 
     def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        l_sen = info_nce(vectors["z1"], vectors["z2"], self.s.temperature)
+        l_sen = info_nce(vectors["z1"], vectors["z2"], self.temperature)
         if "h_ent" not in vectors:
             return {"sentence": l_sen, "entity": l_sen.new_zeros(())}
         h_def = vectors["h_def"]
         if "pairing" in batch:
             h_def = h_def[batch["pairing"].to(h_def.device)]
-        return {"sentence": l_sen, "entity": self.s.lam * entity_loss(vectors["h_ent"], h_def, self.s.temperature)}
+        return {"sentence": l_sen, "entity": self.lam * entity_loss(vectors["h_ent"], h_def, self.temperature)}

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import torch
@@ -41,9 +41,6 @@ from clinsent.losses.contrastive import cosine_logits
 from clinsent.losses.simcse import SimCSELoss
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
-
-if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
-    from clinsent.methods.mixcse import MixCSESettings
 
 
 def mixed_blocks(
@@ -78,15 +75,19 @@ def paper_block(z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: flo
 Blocks = list[tuple[torch.Tensor, torch.Tensor]]  # (logits, keep weights) of each block after S
 
 
-def reference_form(z1: torch.Tensor, z2: torch.Tensor, s: MixCSESettings, alpha: torch.Tensor) -> Blocks:
-    blocks = mixed_blocks(z1, z2, s.temperature, s.mix_lambda, s.mix_symmetric)
+def reference_form(
+    z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: float, symmetric: bool, alpha: torch.Tensor
+) -> Blocks:
+    blocks = mixed_blocks(z1, z2, temperature, lam, symmetric)
     weights = [alpha.roll(-1, dims=1), alpha.roll(-1, dims=0)]  # the dominant sentence's weight (see above)
     return list(zip(blocks, weights[: len(blocks)], strict=True))
 
 
-def paper_form(z1: torch.Tensor, z2: torch.Tensor, s: MixCSESettings, alpha: torch.Tensor) -> Blocks:
+def paper_form(
+    z1: torch.Tensor, z2: torch.Tensor, temperature: float, lam: float, symmetric: bool, alpha: torch.Tensor
+) -> Blocks:
     keep = alpha * (1 - torch.eye(len(alpha), device=alpha.device))
-    return [(paper_block(z1, z2, s.temperature, s.mix_lambda), keep)]
+    return [(paper_block(z1, z2, temperature, lam), keep)]
 
 
 # mix_form -> the mixed blocks and their weights
@@ -116,11 +117,35 @@ class MixCSELoss(SimCSELoss):
 
     Inputs: SimCSE's, plus ``complementary`` (the rows tokenized for the complementary model).
     Output: ``{"sentence": weighted cross-entropy}``; statistics ``mean_weight`` and
-    ``zero_weight_share`` (curve columns). Knobs read: SimCSE's and ``mixing``, ``mix_lambda``,
-    ``mix_form``, ``mix_symmetric``, ``instance_weighting``, ``complementary_model``, ``phi``.
+    ``zero_weight_share`` (curve columns).
+
+    Knobs (defaults: :class:`clinsent.methods.mixcse.MixCSESettings`): ``mixing`` (add the mixed
+    hard negatives), ``mix_lambda``, ``mix_form`` (``reference_code`` or ``paper_eq3``, see the
+    module), ``mix_symmetric``, ``instance_weighting``, ``phi`` (its cosine threshold),
+    ``complementary_model`` (None: a frozen copy of the base model), and SimCSE's
+    (:class:`clinsent.losses.simcse.SimCSELoss`).
+
+    Example: ``MixCSELoss(encoder, mix_lambda=0.2, phi=0.9)``.
     """
 
-    s: MixCSESettings
+    def __init__(
+        self,
+        encoder: Encoder,
+        *,
+        mixing: bool = True,
+        mix_lambda: float = 0.2,
+        mix_form: str = "reference_code",
+        mix_symmetric: bool = True,
+        instance_weighting: bool = True,
+        phi: float = 0.9,
+        complementary_model: str | None = None,
+        **simcse: Any,
+    ) -> None:
+        # plain values, set before nn.Module's __init__: SimCSE's __init__ builds the complementary
+        # encoder (build_extras) before its MLP head, so the head draws what it drew before
+        self.mixing, self.mix_lambda, self.mix_form, self.mix_symmetric = mixing, mix_lambda, mix_form, mix_symmetric
+        self.instance_weighting, self.phi, self.complementary_spec = instance_weighting, phi, complementary_model
+        super().__init__(encoder, **simcse)
 
     def statistics(self) -> dict[str, torch.Tensor]:
         """The last batch's share of in-batch negatives (i != j) whose instance weight is 0, and
@@ -128,29 +153,34 @@ class MixCSELoss(SimCSELoss):
         return dict(self._stats)
 
     def build_extras(self, encoder: Encoder) -> None:
-        s = self.s
         self._stats: dict[str, torch.Tensor] = {}
-        if not s.instance_weighting:
+        if not self.instance_weighting:
             return
-        if s.complementary_model:
-            loaded = load_transformer(s.complementary_model, s.max_length)
+        if self.complementary_spec:
+            loaded = load_transformer(self.complementary_spec, encoder.max_length)
             model, tokenizer = loaded.model.to(encoder.device), loaded.tokenizer
         else:
             model, tokenizer = copy.deepcopy(encoder.model), encoder.tokenizer
         self.complementary_model = model.requires_grad_(False)
         self.complementary = Encoder(
-            model, tokenizer, s.pooling, s.first_layer, s.max_length, encoder.device, precision=encoder.precision
+            model,
+            tokenizer,
+            encoder.pooling,
+            encoder.first_layer,
+            encoder.max_length,
+            encoder.device,
+            precision=encoder.precision,
         )
 
     def train(self, mode: bool = True) -> MixCSELoss:
         super().train(mode)
-        if self.s.instance_weighting:
+        if self.instance_weighting:
             self.complementary_model.eval()
         return self
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator, offsets: bool = False) -> dict[str, Any]:
         batch = super().prepare(rows, generator, offsets)
-        if self.s.instance_weighting:
+        if self.instance_weighting:
             batch["complementary"] = self.complementary.tokenize(rows["text"].tolist())
         return batch
 
@@ -164,17 +194,16 @@ class MixCSELoss(SimCSELoss):
         """SimCSE's two views and (instance weighting) the complementary model's embeddings of
         the sentences, without gradient (``complementary``)."""
         out = super().embed(batch, fixed)
-        if self.s.instance_weighting and fixed:
+        if self.instance_weighting and fixed:
             with torch.no_grad():
                 out.fixed["complementary"] = self.complementary.embed_batch(batch["complementary"])
         return out
 
     def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        s = self.s
         z1, z2 = vectors["z1"], vectors["z2"]
-        if s.instance_weighting:
+        if self.instance_weighting:
             with torch.no_grad():
-                alpha = instance_weights(vectors["complementary"], s.phi)
+                alpha = instance_weights(vectors["complementary"], self.phi)
                 n = len(alpha)  # the off-diagonal weights' statistics, by sums (a boolean index waits on the device)
                 off = 1.0 - torch.eye(n, device=alpha.device)
                 pairs = n * (n - 1) if n > 1 else float("nan")
@@ -184,7 +213,8 @@ class MixCSELoss(SimCSELoss):
                 }
         else:
             alpha = torch.ones(len(z1), len(z1), device=z1.device)
-        blocks: Blocks = [(cosine_logits(z1.float(), z2.float(), s.temperature), alpha)]
-        if s.mixing:
-            blocks += MIX_FORMS[s.mix_form](z1, z2, s, alpha)
+        blocks: Blocks = [(cosine_logits(z1.float(), z2.float(), self.temperature), alpha)]
+        if self.mixing:
+            mix = MIX_FORMS[self.mix_form]
+            blocks += mix(z1, z2, self.temperature, self.mix_lambda, self.mix_symmetric, alpha)
         return {"sentence": weighted_cross_entropy([b for b, _ in blocks], [w for _, w in blocks])}

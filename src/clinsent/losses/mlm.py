@@ -16,7 +16,7 @@ continued-MLM, DeCLUTR and note-category methods.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import torch
@@ -24,9 +24,6 @@ from torch import nn
 
 from clinsent.losses.base import Embedded, MethodLoss, take
 from clinsent.models.encoder import Encoder, autocast, model_inputs
-
-if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
-    from clinsent.methods.mlm import MlmSettings
 
 log = logging.getLogger(__name__)
 
@@ -139,13 +136,27 @@ class MlmLoss(MethodLoss):
 
     Inputs (rows of whole notes, ``text``): ``features`` with masked ``input_ids``, ``labels``,
     ``mlm_chosen`` (flat indices of the masked positions, counted on the host) and ``mlm_total``.
-    Output: ``{"mlm": cross-entropy over the masked tokens}``. Knobs read: ``mlm_probability``,
-    ``mask_replace_prob``, ``random_replace_prob``, ``max_length``.
+    Output: ``{"mlm": cross-entropy over the masked tokens}``. Documents are truncated at the
+    encoder's ``max_length``.
+
+    Knobs (defaults: :class:`clinsent.methods.mlm.MlmSettings`): ``mlm_probability`` (the share of
+    non-special tokens predicted), ``mask_replace_prob`` (of those, replaced by the mask token),
+    ``random_replace_prob`` (by a random token; the rest stay).
+
+    Example: ``MlmLoss(encoder, mlm_probability=0.15)``.
     """
 
-    def __init__(self, encoder: Encoder, settings: MlmSettings) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        *,
+        mlm_probability: float = 0.15,
+        mask_replace_prob: float = 0.8,
+        random_replace_prob: float = 0.1,
+    ) -> None:
         super().__init__()
-        self.encoder, self.s = encoder, settings
+        self.encoder = encoder
+        self.masking = (mlm_probability, mask_replace_prob, random_replace_prob)
         self.lm = MaskedLM(encoder)
 
     def masked(self, texts: list[str], generator: torch.Generator) -> dict[str, Any]:
@@ -153,17 +164,8 @@ class MlmLoss(MethodLoss):
         masked positions' flat indices (found here, on the host); ``n`` rows and ``mlm_total``,
         the masked positions of the whole batch (a chunk's MLM loss is its mean times its share
         of them, so the chunks' losses add up to the batch's)."""
-        s = self.s
         features, special = tokenize_for_mlm(self.encoder, texts)
-        ids, labels = mask_tokens(
-            features["input_ids"],
-            special,
-            self.encoder.tokenizer,
-            generator,
-            s.mlm_probability,
-            s.mask_replace_prob,
-            s.random_replace_prob,
-        )
+        ids, labels = mask_tokens(features["input_ids"], special, self.encoder.tokenizer, generator, *self.masking)
         chosen = masked_positions(labels)
         return {
             "n": len(texts),

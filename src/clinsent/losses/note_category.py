@@ -5,7 +5,7 @@ embedding of the same masked pass, the head built once the job has read the cate
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import torch
@@ -17,9 +17,6 @@ from clinsent.models.encoder import Encoder
 from clinsent.models.heads import ClassificationHead
 from clinsent.models.pooling import pool
 
-if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
-    from clinsent.methods.note_category import NoteCategorySettings
-
 
 class NoteCategoryLoss(MethodLoss):
     """Note-category pre-training (the healthcare-LM paper, Taylor et al., section 2.3.2, eqs. 4-5):
@@ -28,21 +25,41 @@ class NoteCategoryLoss(MethodLoss):
 
     Inputs (rows of ``text`` and ``category``): ``features`` (masked, with ``labels``),
     ``category`` (class indices), ``rows_total``. Outputs: ``{"mlm": ..., "category": w x CE}``.
-    Knobs read: ``category_weight``, ``head_dropout``, and the MLM masking's ``mlm_probability``,
-    ``mask_replace_prob``, ``random_replace_prob``.
+    The document embedding is pooled as the encoder pools.
+
+    Knobs (defaults: :class:`clinsent.methods.note_category.NoteCategorySettings`):
+    ``category_weight`` (w of eq. 5), ``head_dropout`` (before each layer of the head), and the MLM
+    masking's (:class:`clinsent.losses.mlm.MlmLoss`).
+
+    Example: ``NoteCategoryLoss(encoder, category_weight=0.1)``; ``bind`` it to the training
+    documents (their categories) before the first step.
     """
 
-    def __init__(self, encoder: Encoder, settings: NoteCategorySettings) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        *,
+        category_weight: float = 0.1,
+        head_dropout: float = 0.1,
+        mlm_probability: float = 0.15,
+        mask_replace_prob: float = 0.8,
+        random_replace_prob: float = 0.1,
+    ) -> None:
         super().__init__()
-        self.encoder, self.s = encoder, settings
-        self.mlm = MlmLoss(encoder, settings)
+        self.encoder, self.category_weight, self.head_dropout = encoder, category_weight, head_dropout
+        self.mlm = MlmLoss(
+            encoder,
+            mlm_probability=mlm_probability,
+            mask_replace_prob=mask_replace_prob,
+            random_replace_prob=random_replace_prob,
+        )
         self.classes: list[str] = []
         self.head: ClassificationHead | None = None
 
     def bind(self, data: Any) -> None:
         self.classes = list(data.classes)
         dim = self.encoder.model.config.hidden_size
-        self.head = ClassificationHead(dim, len(self.classes), dropout=self.s.head_dropout)
+        self.head = ClassificationHead(dim, len(self.classes), dropout=self.head_dropout)
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
         index = {c: i for i, c in enumerate(self.classes)}
@@ -65,10 +82,10 @@ class NoteCategoryLoss(MethodLoss):
         the category cross-entropy (its share of the documents)."""
         if self.head is None:
             raise RuntimeError("bind() the training documents before the first step")
-        s, device = self.s, self.encoder.device
+        enc, device = self.encoder, self.encoder.device
         mlm_loss, hs = self.mlm.loss_and_states(batch)
-        e = pool(hs, batch["features"]["attention_mask"].to(device, non_blocking=True), s.pooling, s.first_layer)
+        e = pool(hs, batch["features"]["attention_mask"].to(device, non_blocking=True), enc.pooling, enc.first_layer)
         ce = F.cross_entropy(self.head(e), batch["category"].to(device, non_blocking=True))
         if batch["n"] != batch["rows_total"]:
             ce = ce * (batch["n"] / batch["rows_total"])
-        return Embedded(parts={"mlm": mlm_loss, "category": s.category_weight * ce})
+        return Embedded(parts={"mlm": mlm_loss, "category": self.category_weight * ce})

@@ -8,21 +8,18 @@ and MixCSE's losses extend it. ``embed`` gives the two views' vectors (``z1``, `
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import torch
 
 from clinsent.augment.consert import EmbeddingCutoff, cutoff_rows, shuffled_position_ids
-from clinsent.augment.text import TEXT_AUGMENTATIONS, augment
+from clinsent.augment.text import STOPWORDS, TEXT_AUGMENTATIONS, augment
 from clinsent.losses.base import Embedded, MethodLoss, block_rows, take
 from clinsent.losses.contrastive import info_nce
 from clinsent.models.encoder import Encoder
 from clinsent.models.pooling import pool
-
-if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
-    from clinsent.methods.simcse import SimCSESettings
 
 
 class SimCSELoss(MethodLoss):
@@ -33,18 +30,34 @@ class SimCSELoss(MethodLoss):
 
     Inputs (:meth:`prepare` from rows of ``text``): ``features`` (the rows tokenized), ``doubled``
     (both views), ``n``, and ``position_ids`` (token shuffle) or ``cutoff`` (token cutoff) where
-    the augmentation asks. Output: ``{"sentence": info_nce(z1, z2, tau)}``. Knobs read:
-    ``temperature``, ``pooling`` (``cls``: an MLP head in training only), ``first_layer``,
-    ``augmentation``, ``augmentation_rate``, ``augmentation_unit``, ``stopwords``.
+    the augmentation asks. Output: ``{"sentence": info_nce(z1, z2, tau)}``. The pooling is the
+    encoder's (``cls``: an MLP head in training only).
 
-    Example: ``SimCSE(settings).build_loss(encoder)``; ``loss(loss.prepare(rows, generator))``
-    returns the part; the trainer sums the parts and steps.
+    Knobs (the defaults are :class:`clinsent.methods.simcse.SimCSESettings`'): ``temperature``
+    (tau), ``augmentation`` (dropout, ConSERT's ``token_cutoff`` / ``token_shuffle``, or a text
+    augmentation of the second view), ``augmentation_rate``, ``augmentation_unit`` (words or
+    characters), ``stopwords`` (what ``stopword_insertion`` inserts).
+
+    Example: ``loss = SimCSELoss(encoder, temperature=0.05)``; ``loss(loss.prepare(rows,
+    generator))`` returns the part; the trainer sums the parts and steps. The method builds it
+    from its settings (:meth:`clinsent.methods.base.Method.build_loss`).
     """
 
-    def __init__(self, encoder: Encoder, settings: SimCSESettings) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        *,
+        temperature: float = 0.05,
+        augmentation: str = "dropout",
+        augmentation_rate: float = 0.15,
+        augmentation_unit: str = "words",
+        stopwords: tuple[str, ...] = STOPWORDS,
+    ) -> None:
         super().__init__()
-        self.encoder, self.s = encoder, settings
-        self.cutoff = EmbeddingCutoff(encoder.model) if settings.augmentation == "token_cutoff" else None
+        self.encoder, self.temperature = encoder, temperature
+        self.augmentation, self.augmentation_rate = augmentation, augmentation_rate
+        self.augmentation_unit, self.stopwords = augmentation_unit, tuple(stopwords)
+        self.cutoff = EmbeddingCutoff(encoder.model) if augmentation == "token_cutoff" else None
         self.build_extras(encoder)
         dim = encoder.model.config.hidden_size
         self.mlp = encoder.training_head(dim)
@@ -54,17 +67,15 @@ class SimCSELoss(MethodLoss):
 
     def second_view(self, texts: list[str], generator: torch.Generator) -> list[str]:
         """The augmented texts of the second view (text augmentations only)."""
-        s = self.s
         rng = np.random.default_rng(int(torch.randint(2**62, (1,), generator=generator)))
         mask = self.encoder.tokenizer.mask_token or "[MASK]"
-        return [
-            augment(t, s.augmentation, s.augmentation_rate, rng, mask, s.augmentation_unit, s.stopwords) for t in texts
-        ]
+        how = (self.augmentation, self.augmentation_rate)
+        return [augment(t, *how, rng, mask, self.augmentation_unit, self.stopwords) for t in texts]
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator, offsets: bool = False) -> dict[str, Any]:
         texts = rows["text"].tolist()
         n = len(texts)
-        if self.s.augmentation in TEXT_AUGMENTATIONS:  # one padded batch of both views; offsets of the first
+        if self.augmentation in TEXT_AUGMENTATIONS:  # one padded batch of both views; offsets of the first
             both = self.encoder.tokenize(texts + self.second_view(texts, generator), offsets=offsets)
             features = {k: v[:n] for k, v in both.items()}
             doubled = {k: v for k, v in both.items() if k != "offset_mapping"}
@@ -73,10 +84,10 @@ class SimCSELoss(MethodLoss):
             doubled = {k: torch.cat([v, v]) for k, v in features.items() if k != "offset_mapping"}
         batch: dict[str, Any] = {"n": n, "features": features, "doubled": doubled}
         mask = doubled["attention_mask"]
-        if self.s.augmentation == "token_shuffle":
+        if self.augmentation == "token_shuffle":
             batch["position_ids"] = shuffled_position_ids(mask, generator)
-        elif self.s.augmentation == "token_cutoff":
-            batch["cutoff"] = cutoff_rows(mask, self.s.augmentation_rate, generator)
+        elif self.augmentation == "token_cutoff":
+            batch["cutoff"] = cutoff_rows(mask, self.augmentation_rate, generator)
         return batch
 
     def views(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
@@ -89,7 +100,7 @@ class SimCSELoss(MethodLoss):
                 hs = enc.hidden_states(doubled)
         else:
             hs = enc.hidden_states(doubled)
-        emb = pool(hs, doubled["attention_mask"].to(enc.device, non_blocking=True), self.s.pooling, self.s.first_layer)
+        emb = pool(hs, doubled["attention_mask"].to(enc.device, non_blocking=True), enc.pooling, enc.first_layer)
         if self.mlp is not None:
             emb = self.mlp(emb)
         return emb[:n], emb[n:], hs
@@ -115,4 +126,4 @@ class SimCSELoss(MethodLoss):
         return Embedded({"z1": z1, "z2": z2})
 
     def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-        return {"sentence": info_nce(vectors["z1"], vectors["z2"], self.s.temperature)}
+        return {"sentence": info_nce(vectors["z1"], vectors["z2"], self.temperature)}

@@ -10,7 +10,7 @@ Without negatives it is the multiple-negatives ranking loss.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import torch
@@ -20,9 +20,6 @@ from clinsent.losses.base import Embedded, MethodLoss, block_rows, take
 from clinsent.losses.contrastive import cosine_logits
 from clinsent.models.encoder import Encoder
 from clinsent.models.pooling import pool
-
-if TYPE_CHECKING:  # settings are annotations here: the method module imports this one
-    from clinsent.methods.sup_simcse import SupSimCSESettings
 
 
 def supervised_info_nce(
@@ -49,18 +46,32 @@ class SupSimCSELoss(MethodLoss):
     scale 20 being tau 0.05.
 
     Inputs (rows of ``anchor``, ``positive``, ``negative``): ``features`` (the three columns
-    tokenized as one 3N batch), ``n``. Output: ``{"supervised": loss}``. Knobs read:
-    ``temperature``, ``hard_negatives``, ``hard_negative_weight``, ``pooling``, ``first_layer``.
+    tokenized as one 3N batch), ``n``. Output: ``{"supervised": loss}``. The pooling is the
+    encoder's (``cls``: an MLP head in training only, ``cls_mlp``: kept).
+
+    Knobs (defaults: :class:`clinsent.methods.sup_simcse.SupSimCSESettings`): ``temperature``
+    (tau), ``hard_negatives`` (false: the multiple-negatives ranking loss over pairs),
+    ``hard_negative_weight`` (w, SimCSE's default 0).
+
+    Example: ``SupSimCSELoss(encoder, temperature=0.05, hard_negatives=True)``.
     """
 
-    def __init__(self, encoder: Encoder, settings: SupSimCSESettings) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        *,
+        temperature: float = 0.05,
+        hard_negatives: bool = True,
+        hard_negative_weight: float = 0.0,
+    ) -> None:
         super().__init__()
-        self.encoder, self.s = encoder, settings
+        self.encoder, self.temperature = encoder, temperature
+        self.hard_negatives, self.hard_negative_weight = hard_negatives, hard_negative_weight
         dim = encoder.model.config.hidden_size
         self.mlp = encoder.training_head(dim)
 
     def columns(self) -> list[str]:
-        return ["anchor", "positive", "negative"] if self.s.hard_negatives else ["anchor", "positive"]
+        return ["anchor", "positive", "negative"] if self.hard_negatives else ["anchor", "positive"]
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
         texts = [t for c in self.columns() for t in rows[c].astype(str).tolist()]
@@ -75,13 +86,11 @@ class SupSimCSELoss(MethodLoss):
         """The anchors', positives' (and negatives') embeddings of one pass over all three."""
         enc, n, features = self.encoder, batch["n"], batch["features"]
         hs = enc.hidden_states(features)
-        emb = pool(
-            hs, features["attention_mask"].to(enc.device, non_blocking=True), self.s.pooling, self.s.first_layer
-        )
+        emb = pool(hs, features["attention_mask"].to(enc.device, non_blocking=True), enc.pooling, enc.first_layer)
         if self.mlp is not None:
             emb = self.mlp(emb)
         out = {"anchor": emb[:n], "positive": emb[n : 2 * n]}
-        if self.s.hard_negatives:
+        if self.hard_negatives:
             out["negative"] = emb[2 * n : 3 * n]
         return Embedded(out)
 
@@ -90,7 +99,7 @@ class SupSimCSELoss(MethodLoss):
             vectors["anchor"],
             vectors["positive"],
             vectors.get("negative"),
-            self.s.temperature,
-            self.s.hard_negative_weight,
+            self.temperature,
+            self.hard_negative_weight,
         )
         return {"supervised": loss}

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 from clinsent.data import DataNeed
 from clinsent.data.plan import SentencePlan
@@ -155,8 +156,12 @@ class SentencePlanSettings:
     )
 
 
-class Method(abc.ABC):
-    """One objective. ``settings_class`` holds its knobs and their defaults."""
+S = TypeVar("S", bound=MethodSettings, covariant=True)
+
+
+class Method(abc.ABC, Generic[S]):
+    """One objective, generic over its settings (``class SimCSE(Method[SimCSESettings])``):
+    ``settings_class`` holds its knobs and their defaults, ``self.settings`` their values."""
 
     name: ClassVar[str] = ""
     settings_class: ClassVar[type[MethodSettings]] = MethodSettings
@@ -169,8 +174,8 @@ class Method(abc.ABC):
     # only then do mini_batch and accumulate apply (a loss with only ``forward`` steps in one pass)
     steps_in_chunks: ClassVar[bool] = False
 
-    def __init__(self, settings: MethodSettings) -> None:
-        self.settings = settings
+    def __init__(self, settings: S) -> None:
+        self.settings: S = settings
 
     @property
     def trains(self) -> bool:
@@ -197,7 +202,7 @@ class Method(abc.ABC):
         folders and trained runs among them as inputs."""
         return []
 
-    def with_run_models(self, paths: Mapping[str, str]) -> Method:
+    def with_run_models(self, paths: Mapping[str, str]) -> Method[S]:
         """This method with each settings value that names a run (a key of ``paths``: a method of
         the config) replaced by that run's saved model folder (the train job does this)."""
         changes: dict[str, Any] = {
@@ -207,7 +212,7 @@ class Method(abc.ABC):
         }
         return type(self)(dataclasses.replace(self.settings, **changes)) if changes else self
 
-    def with_own_pooling(self, folder: str) -> Method:
+    def with_own_pooling(self, folder: str) -> Method[S]:
         """This method with ``pooling: model`` replaced by the pooling the base model's folder
         configures (:func:`clinsent.models.st_config.own_pooling`; the train job does this)."""
         if self.settings.pooling != "model":
@@ -283,8 +288,30 @@ class Method(abc.ABC):
             )
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
-        """The method's loss module (imported here, so reading settings never imports torch)."""
+        """The method's loss module, built from its settings: ``SimCSELoss(encoder,
+        **self.loss_knobs(SimCSELoss))``. The loss module is imported here, so reading settings
+        never imports torch."""
         raise NotImplementedError(f"{type(self).__name__} trains nothing")
+
+    def loss_knobs(self, loss_class: type) -> dict[str, Any]:
+        """The settings values of the knobs ``loss_class`` takes: each keyword-only argument of its
+        ``__init__`` (and of the loss classes it extends) that is a settings field, by name."""
+        fields = {f.name for f in dataclasses.fields(self.settings)}
+        return {name: getattr(self.settings, name) for name in loss_arguments(loss_class) if name in fields}
+
+
+def loss_arguments(loss_class: type) -> dict[str, Any]:
+    """Name -> default of each keyword-only argument of ``loss_class.__init__`` and of the
+    ``__init__`` of each class it extends (a subclass passes its parent's on as ``**kwargs``)."""
+    out: dict[str, Any] = {}
+    for cls in loss_class.__mro__:
+        init = vars(cls).get("__init__")
+        if init is None:
+            continue
+        for p in inspect.signature(init).parameters.values():
+            if p.kind is p.KEYWORD_ONLY:
+                out.setdefault(p.name, p.default)
+    return out
 
 
 def rows_source(settings: MethodSettings) -> str:
@@ -293,7 +320,7 @@ def rows_source(settings: MethodSettings) -> str:
     return str(getattr(settings, "train_data", "") or getattr(settings, "documents", ""))
 
 
-METHODS: Registry[type[Method]] = Registry("objective", "methods.<name>.objective", settings=True)
+METHODS: Registry[type[Method[Any]]] = Registry("objective", "methods.<name>.objective", settings=True)
 
 
 def __getattr__(name: str) -> Any:

@@ -27,7 +27,7 @@ class CTSettings(TrainedSettings, SentencePlanSettings):
 
 
 @METHODS.register("ct", settings=CTSettings)
-class ContrastiveTension(Method):
+class ContrastiveTension(Method[CTSettings]):
     reference = "Contrastive Tension (Carlsson et al. 2021, ICLR, section 3)"
     in_batch_negatives = True
     steps_in_chunks = True
@@ -35,5 +35,4 @@ class ContrastiveTension(Method):
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.ct import CTLoss
 
-        assert isinstance(self.settings, CTSettings)
-        return CTLoss(encoder, self.settings)
+        return CTLoss(encoder, **self.loss_knobs(CTLoss))

@@ -50,7 +50,7 @@ class DeclutrSettings(MlmSettings):
 
 
 @METHODS.register("declutr", settings=DeclutrSettings)
-class Declutr(DocumentMethod):
+class Declutr(DocumentMethod[DeclutrSettings]):
     reference = (
         "DeCLUTR (Giorgi et al. 2021, ACL) as the healthcare-LM paper trains it (Taylor et al., section 2.3.2, "
         "eqs. 2-3 and 5)"
@@ -59,14 +59,12 @@ class Declutr(DocumentMethod):
 
     def data_need(self) -> DataNeed | None:
         s = self.settings
-        assert isinstance(s, DeclutrSettings)
         return DocumentRows(s.documents, s.batch_size, min_words=min_tokens(s.num_anchors, s.max_span))
 
     def check(self, where: str, config: Any) -> None:
         from clinsent.errors import InputError
 
         s = self.settings
-        assert isinstance(s, DeclutrSettings)
         if s.min_span > s.max_span:
             raise InputError(
                 f"{where}.min_span",
@@ -77,5 +75,4 @@ class Declutr(DocumentMethod):
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.declutr import DeclutrLoss
 
-        assert isinstance(self.settings, DeclutrSettings)
-        return DeclutrLoss(encoder, self.settings)
+        return DeclutrLoss(encoder, **self.loss_knobs(DeclutrLoss))

@@ -49,7 +49,7 @@ class MedSESettings(SimCSESettings):
 
 
 @METHODS.register("medse", settings=MedSESettings)
-class MedSE(SimCSE):
+class MedSE(SimCSE[MedSESettings]):
     reference = "MED-SE (Hwang, Yoo, Choi 2022, arXiv 2212.04734, eq. 3: L = L_sen + lambda L_ent)"
 
     def data_need(self) -> DataNeed | None:
@@ -58,11 +58,9 @@ class MedSE(SimCSE):
         return dataclasses.replace(need, entities=True)
 
     def extra_models(self) -> list[str]:
-        assert isinstance(self.settings, MedSESettings)
         return [self.settings.definition_model] if self.settings.definition_model else []
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.medse import MedSELoss
 
-        assert isinstance(self.settings, MedSESettings)
-        return MedSELoss(encoder, self.settings)
+        return MedSELoss(encoder, **self.loss_knobs(MedSELoss))

@@ -64,7 +64,7 @@ STATISTICS = ("zero_weight_share", "mean_weight")
 
 
 @METHODS.register("mixcse", settings=MixCSESettings)
-class MixCSE(SimCSE):
+class MixCSE(SimCSE[MixCSESettings]):
     reference = (
         "MixCSE with instance weighting (the biomedical augmentation paper, section 3.2, eqs. 3-5; Zhang et al. "
         "2022; Zhou et al. 2022)"
@@ -73,7 +73,6 @@ class MixCSE(SimCSE):
     def check(self, where: str, config: Mapping[str, Any]) -> None:
         super().check(where, config)
         s = self.settings
-        assert isinstance(s, MixCSESettings)
         if not s.mixing and not s.instance_weighting:
             raise InputError(
                 where,
@@ -89,16 +88,13 @@ class MixCSE(SimCSE):
 
     def extra_models(self) -> list[str]:
         s = self.settings
-        assert isinstance(s, MixCSESettings)
         return [s.complementary_model] if s.instance_weighting and s.complementary_model else []
 
     def curve_statistics(self) -> list[str]:
         s = self.settings
-        assert isinstance(s, MixCSESettings)
         return list(STATISTICS) if s.instance_weighting else []
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.mixcse import MixCSELoss
 
-        assert isinstance(self.settings, MixCSESettings)
-        return MixCSELoss(encoder, self.settings)
+        return MixCSELoss(encoder, **self.loss_knobs(MixCSELoss))

@@ -15,7 +15,7 @@ mean pooling, and ``AutoModel.from_pretrained(path)``); the MLM head is not save
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
@@ -46,23 +46,24 @@ class MlmSettings(TrainedSettings):
     )
 
 
-class DocumentMethod(Method):
+MlmS = TypeVar("MlmS", bound=MlmSettings)  # DeCLUTR's and note-category's settings extend MLM's
+
+
+class DocumentMethod(Method[MlmS]):
     """A method trained on whole documents (continued MLM and the objectives built on it)."""
 
     steps_in_chunks = True
 
     def data_need(self) -> DataNeed | None:
         s = self.settings
-        assert isinstance(s, MlmSettings)
         return DocumentRows(s.documents, s.batch_size)
 
 
 @METHODS.register("mlm", settings=MlmSettings)
-class ContinuedMLM(DocumentMethod):
+class ContinuedMLM(DocumentMethod[MlmSettings]):
     reference = "continued masked language modelling (the healthcare-LM paper, Taylor et al., section 2.3.1, eq. 1)"
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.mlm import MlmLoss
 
-        assert isinstance(self.settings, MlmSettings)
-        return MlmLoss(encoder, self.settings)
+        return MlmLoss(encoder, **self.loss_knobs(MlmLoss))

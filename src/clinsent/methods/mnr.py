@@ -33,7 +33,7 @@ class MnrSettings(SupSimCSESettings):
 
 
 @METHODS.register("mnr", settings=MnrSettings)
-class MultipleNegativesRanking(SupervisedSimCSE):
+class MultipleNegativesRanking(SupervisedSimCSE[MnrSettings]):
     reference = (
         "multiple-negatives ranking (Henderson et al. 2017) as the clinical sentence-transformers NLI study trains it"
     )

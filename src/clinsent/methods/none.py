@@ -8,5 +8,5 @@ from clinsent.methods.base import METHODS, Method, MethodSettings
 
 
 @METHODS.register("none", settings=MethodSettings)
-class Untrained(Method):
+class Untrained(Method[MethodSettings]):
     reference = "the untrained base model (MED-SE Table 3's baseline rows)"

@@ -33,16 +33,14 @@ class NoteCategorySettings(MlmSettings):
 
 
 @METHODS.register("note_category", settings=NoteCategorySettings)
-class NoteCategory(DocumentMethod):
+class NoteCategory(DocumentMethod[NoteCategorySettings]):
     reference = "note-category pre-training (the healthcare-LM paper, Taylor et al., section 2.3.2, eqs. 4-5)"
 
     def data_need(self) -> DataNeed | None:
         s = self.settings
-        assert isinstance(s, NoteCategorySettings)
         return DocumentRows(s.documents, s.batch_size, categories=True)
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.note_category import NoteCategoryLoss
 
-        assert isinstance(self.settings, NoteCategorySettings)
-        return NoteCategoryLoss(encoder, self.settings)
+        return NoteCategoryLoss(encoder, **self.loss_knobs(NoteCategoryLoss))

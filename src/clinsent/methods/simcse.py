@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
@@ -67,15 +67,17 @@ class SimCSESettings(TrainedSettings, SentencePlanSettings):
     )
 
 
+SimS = TypeVar("SimS", bound=SimCSESettings)  # MED-SE's and MixCSE's settings extend SimCSE's
+
+
 @METHODS.register("simcse", settings=SimCSESettings)
-class SimCSE(Method):
+class SimCSE(Method[SimS]):
     reference = "unsupervised SimCSE (Gao, Yao, Chen 2021, EMNLP, eq. 1)"
     in_batch_negatives = True
     steps_in_chunks = True
 
     def example_view(self, text: str, seed: int, mask_token: str = "[MASK]") -> str | None:
         s = self.settings
-        assert isinstance(s, SimCSESettings)
         if s.augmentation not in TEXT_AUGMENTATIONS:
             return None
         rng = np.random.default_rng(seed)
@@ -83,7 +85,6 @@ class SimCSE(Method):
 
     def check(self, where: str, config: Mapping[str, Any]) -> None:
         s = self.settings
-        assert isinstance(s, SimCSESettings)
         if s.augmentation == "dropout" and not s.dropout:
             raise InputError(
                 where,
@@ -94,5 +95,4 @@ class SimCSE(Method):
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.simcse import SimCSELoss
 
-        assert isinstance(self.settings, SimCSESettings)
-        return SimCSELoss(encoder, self.settings)
+        return SimCSELoss(encoder, **self.loss_knobs(SimCSELoss))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from clinsent.data import DataNeed
 from clinsent.data.rows import TrainingRows
@@ -37,21 +37,22 @@ class SupSimCSESettings(TrainedSettings):
     hard_negative_weight: float = knob(0.0, "log-weight added to each anchor's own hard negative (SimCSE: 0)")
 
 
+SupS = TypeVar("SupS", bound=SupSimCSESettings)  # MNR's settings extend these
+
+
 @METHODS.register("sup_simcse", settings=SupSimCSESettings)
-class SupervisedSimCSE(Method):
+class SupervisedSimCSE(Method[SupS]):
     reference = "supervised SimCSE (Gao, Yao, Chen 2021, EMNLP, section 4, eq. 5)"
     in_batch_negatives = True
     steps_in_chunks = True
 
     def data_need(self) -> DataNeed | None:
         s = self.settings
-        assert isinstance(s, SupSimCSESettings)
         columns = ("anchor", "positive", "negative") if s.hard_negatives else ("anchor", "positive")
         return TrainingRows(s.train_data, columns, s.batch_size)
 
     def check(self, where: str, config: Mapping[str, Any]) -> None:
         s = self.settings
-        assert isinstance(s, SupSimCSESettings)
         sources = list(config.get("training_data") or {})
         if s.train_data not in sources:
             raise InputError(
@@ -63,5 +64,4 @@ class SupervisedSimCSE(Method):
     def build_loss(self, encoder: Encoder) -> MethodLoss:
         from clinsent.losses.supervised import SupSimCSELoss
 
-        assert isinstance(self.settings, SupSimCSESettings)
-        return SupSimCSELoss(encoder, self.settings)
+        return SupSimCSELoss(encoder, **self.loss_knobs(SupSimCSELoss))

@@ -311,9 +311,10 @@ class MethodLoop:
     schedule and clipping (:class:`clinsent.optimisation.Optimisation`), stepped through the batch
     plan's steps. ``bench/`` times its :meth:`step`."""
 
-    def __init__(self, method: Method, encoder: Encoder, seed: int, data: TrainingData | None = None) -> None:
+    def __init__(
+        self, method: Method[TrainedSettings], encoder: Encoder, seed: int, data: TrainingData | None = None
+    ) -> None:
         s = method.settings
-        assert isinstance(s, TrainedSettings)
         self.s, self.encoder, self.seed = s, encoder, seed
         if s.gradient_checkpointing:  # before the loss copies the encoder (CT's twin, MED-SE's definitions)
             checkpoint_layers(encoder.model, dropout=s.dropout)

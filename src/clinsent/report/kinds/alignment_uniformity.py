@@ -5,34 +5,35 @@ mean over seeds on one eval set, labelled with a score
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clinsent.report.kinds.base import (
     FIGURE_KINDS,
-    LABELLED_RUNS,
     FigureKind,
+    LabelledRun,
     ReportContext,
     eval_set_names,
     item_runs,
 )
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-@FIGURE_KINDS.register("alignment_uniformity")
-class AlignmentUniformityFigure(FigureKind):
-    keys = {
-        "eval_set": {"type": "string", "description": "the eval set of the alignment and uniformity"},
-        "points": LABELLED_RUNS,
-        "score_eval_set": {"type": "string", "description": "the set of the labelling score (default eval_set)"},
-        "score_metric": {
-            "type": "string",
-            "description": "the labelling score (default spearman; Figure 6: f1_macro of the frozen task)",
-        },
-    }
-    required = ("eval_set", "points")
+@dataclass(frozen=True)
+class AlignmentUniformityKnobs:
+    eval_set: str = knob("", "the eval set of the alignment and uniformity", required=True)
+    points: tuple[LabelledRun, ...] = knob((), "a point per run", required=True, minItems=1)
+    score_eval_set: str | None = knob(None, "the set of the labelling score (default eval_set)")
+    score_metric: str | None = knob(
+        None, "the labelling score (default spearman; Figure 6: f1_macro of the frozen task)"
+    )
 
+
+@FIGURE_KINDS.register("alignment_uniformity", settings=AlignmentUniformityKnobs)
+class AlignmentUniformityFigure(FigureKind):
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return item_runs("figures", key, entry, "points")
 

@@ -4,9 +4,11 @@ method's positive view (:func:`clinsent.report.extras.augmentation_table`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -14,27 +16,23 @@ if TYPE_CHECKING:
     from clinsent.plan import Plan
 
 
-@TABLE_KINDS.register("augmentations")
-class AugmentationsTable(TableKind):
-    keys = {
-        "sentence": {"type": "string", "description": "the example sentence (never a note's)"},
-        "seed": {"type": "integer", "minimum": 0, "default": 0, "description": "the augmentations' draw"},
-        "rows": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["label", "method"],
-                "properties": {
-                    "label": {"type": "string"},
-                    "method": {"type": "string", "description": "a key of methods"},
-                },
-            },
-        },
-    }
-    required = ("sentence", "rows")
+@dataclass(frozen=True)
+class AugmentationRow:
+    label: str = knob("", "the row label", required=True)
+    method: str = knob("", "a key of methods", required=True)
 
+
+@dataclass(frozen=True)
+class AugmentationsKnobs:
+    sentence: str = knob("", "the example sentence (never a note's)", required=True)
+    seed: int = knob(0, "the augmentations' draw", minimum=0)
+    rows: tuple[AugmentationRow, ...] = knob(
+        (), "a row per method: its view of the sentence", required=True, minItems=1
+    )
+
+
+@TABLE_KINDS.register("augmentations", settings=AugmentationsKnobs)
+class AugmentationsTable(TableKind):
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         return [(f"tables.{key}.rows[{i}].method", row["method"], "methods") for i, row in enumerate(entry["rows"])]
 

@@ -4,36 +4,32 @@ seeds of one eval set's metric, the paper's value beside it (:mod:`clinsent.repo
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, eval_set_names, item_runs
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-@FIGURE_KINDS.register("bar")
-class BarFigure(FigureKind):
-    keys = {
-        "eval_set": {"type": "string", "description": "an eval set or a finetune entry"},
-        "metric": {"type": "string", "description": "the metric (default the headline)"},
-        "bars": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["label", "run"],
-                "properties": {
-                    "label": {"type": "string"},
-                    "run": {"type": "string"},
-                    "paper": {"type": ["number", "null"], "description": "the paper's value"},
-                },
-            },
-        },
-    }
-    required = ("eval_set", "bars")
+@dataclass(frozen=True)
+class Bar:
+    label: str = knob("", "its label", required=True)
+    run: str = knob("", "method or method@base_model", required=True)
+    paper: float | None = knob(None, "the paper's value", type=["number", "null"])
 
+
+@dataclass(frozen=True)
+class BarKnobs:
+    eval_set: str = knob("", "an eval set or a finetune entry", required=True)
+    metric: str | None = knob(None, "the metric (default the headline)")
+    bars: tuple[Bar, ...] = knob((), "a bar per run", required=True, minItems=1)
+
+
+@FIGURE_KINDS.register("bar", settings=BarKnobs)
+class BarFigure(FigureKind):
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return item_runs("figures", key, entry, "bars")
 

@@ -1,8 +1,12 @@
-"""What a table or figure kind is: its keys (with their defaults), the runs it cites, the names it
-refers to, the extra inputs it reads, and how it builds its output.
+"""What a table or figure kind is: its keys (a knob dataclass, with their defaults), the runs it
+cites, the names it refers to, the extra inputs it reads, and how it builds its output.
 
-A kind module defines a :class:`TableKind` or :class:`FigureKind` subclass registered with
-``@TABLE_KINDS.register("name")`` or ``@FIGURE_KINDS.register("name")``. The plan
+A kind module defines its keys as a frozen dataclass of :func:`clinsent.settings.knob` fields (a
+list of items is a tuple of another such dataclass; a knob whose default is None is a key the
+entry may leave out) and a :class:`TableKind` or :class:`FigureKind` subclass registered with
+``@TABLE_KINDS.register("name", settings=Knobs)`` or ``@FIGURE_KINDS.register("name",
+settings=Knobs)``: the entry's JSON schema is generated from the dataclass, as a method's is. The
+plan
 (:mod:`clinsent.plan`) checks each ``tables.<id>`` / ``figures.<id>`` entry against its kind's
 keys (filling in their defaults), adds the runs it cites to the grid, and gives the
 ``paper_report`` job the files its kind asks for (``inputs``) and what else its output depends
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from clinsent.errors import InputError
 from clinsent.registry import Registry, did_you_mean
+from clinsent.settings import knob, settings_schema
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,21 +44,23 @@ COMMON = {
     "caption": {"type": "string", "description": "the caption (md/tex) and the report's text"},
 }
 
-# JSON-schema pieces the kinds share
-STRINGS = {"type": "array", "items": {"type": "string"}, "minItems": 1}
-LABELLED_RUNS = {
-    "type": "array",
-    "minItems": 1,
-    "items": {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["label", "run"],
-        "properties": {
-            "label": {"type": "string"},
-            "run": {"type": "string", "description": "method or method@base_model"},
-        },
-    },
-}
+
+@dataclass(frozen=True)
+class NoKnobs:
+    """A kind without keys of its own."""
+
+
+@dataclass(frozen=True)
+class LabelledRun:
+    """An item of many kinds: a label and the run it shows."""
+
+    label: str = knob("", "its label", required=True)
+    run: str = knob("", "method or method@base_model", required=True)
+
+
+# the paper's numbers of a table row: one list per column group, one value per column
+PaperCells = tuple[tuple[str | None, ...] | None, ...]
+PAPER_DOC = "the paper's numbers: one list per column group, one value per column"
 
 
 def item_runs(section: str, key: str, entry: Mapping[str, Any], items: str) -> list[tuple[str, str]]:
@@ -81,13 +88,12 @@ class ReportContext:
 
 
 class Kind:
-    """A table or figure kind. ``keys``: the JSON schema of each of its own keys (defaults fill in);
-    ``required``: the keys an entry must give."""
+    """A table or figure kind. ``settings_class``: its keys, a knob dataclass (see the module); the
+    entry reaches each method as the config wrote it, checked and with the defaults filled in."""
 
     name: ClassVar[str] = ""
     section: ClassVar[str] = ""
-    keys: ClassVar[dict[str, dict[str, Any]]] = {}
-    required: ClassVar[tuple[str, ...]] = ()
+    settings_class: ClassVar[type] = NoKnobs
     note_sentences: ClassVar[bool] = False  # shows the notes' sentence sets: the notes pipeline runs
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -117,12 +123,18 @@ class Kind:
         return {}
 
     @classmethod
+    def keys(cls) -> dict[str, Any]:
+        """The JSON schema of the kind's own keys, from its knob dataclass: "properties" and "required"."""
+        return settings_schema(cls.settings_class, optional_keys=True)
+
+    @classmethod
     def schema(cls) -> dict[str, Any]:
+        own = cls.keys()
         return {
             "type": "object",
             "additionalProperties": False,
-            "properties": {**COMMON, **cls.keys},
-            "required": ["caption", *cls.required],
+            "properties": {**COMMON, **own["properties"]},
+            "required": ["caption", *own["required"]],
         }
 
     @classmethod
@@ -175,8 +187,8 @@ class FigureKind(Kind):
         raise NotImplementedError
 
 
-TABLE_KINDS: Registry[type[TableKind]] = Registry("table kind", "tables.<id>.kind")
-FIGURE_KINDS: Registry[type[FigureKind]] = Registry("figure kind", "figures.<id>.kind")
+TABLE_KINDS: Registry[type[TableKind]] = Registry("table kind", "tables.<id>.kind", settings=True)
+FIGURE_KINDS: Registry[type[FigureKind]] = Registry("figure kind", "figures.<id>.kind", settings=True)
 
 
 def table_kind(key: str, entry: Mapping[str, Any]) -> TableKind:

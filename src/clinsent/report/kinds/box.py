@@ -4,26 +4,31 @@ cosines its eval set's task recorded (:mod:`clinsent.report.doc_figures`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clinsent.report.kinds.base import (
     FIGURE_KINDS,
-    LABELLED_RUNS,
     FigureKind,
+    LabelledRun,
     ReportContext,
     eval_set_names,
     item_runs,
 )
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-@FIGURE_KINDS.register("box")
-class BoxFigure(FigureKind):
-    keys = {"eval_set": {"type": "string", "description": "a class_similarity eval set"}, "panels": LABELLED_RUNS}
-    required = ("eval_set", "panels")
+@dataclass(frozen=True)
+class BoxKnobs:
+    eval_set: str = knob("", "a class_similarity eval set", required=True)
+    panels: tuple[LabelledRun, ...] = knob((), "a panel per run", required=True, minItems=1)
 
+
+@FIGURE_KINDS.register("box", settings=BoxKnobs)
+class BoxFigure(FigureKind):
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return item_runs("figures", key, entry, "panels")
 

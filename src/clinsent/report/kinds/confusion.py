@@ -4,30 +4,32 @@ test confusion counts, mean over seeds (:mod:`clinsent.report.pair_figures`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clinsent.report.kinds.base import (
     FIGURE_KINDS,
-    LABELLED_RUNS,
     FigureKind,
+    LabelledRun,
     ReportContext,
     eval_set_names,
     item_runs,
 )
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-@FIGURE_KINDS.register("confusion")
-class ConfusionFigure(FigureKind):
-    keys = {
-        "eval_set": {"type": "string", "description": "the probe's eval set"},
-        "classes": {"type": "array", "items": {"type": "string"}, "minItems": 2},
-        "panels": LABELLED_RUNS,
-    }
-    required = ("eval_set", "classes", "panels")
+@dataclass(frozen=True)
+class ConfusionKnobs:
+    eval_set: str = knob("", "the probe's eval set", required=True)
+    classes: tuple[str, ...] = knob((), "the classes, in the matrix's order", required=True, minItems=2)
+    panels: tuple[LabelledRun, ...] = knob((), "a panel per run", required=True, minItems=1)
 
+
+@FIGURE_KINDS.register("confusion", settings=ConfusionKnobs)
+class ConfusionFigure(FigureKind):
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return item_runs("figures", key, entry, "panels")
 

@@ -4,9 +4,11 @@ and their total (:func:`clinsent.report.extras.corpus_stats_table`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind
+from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -14,14 +16,15 @@ if TYPE_CHECKING:
     from clinsent.plan import Plan
 
 
-@TABLE_KINDS.register("corpus_stats")
+@dataclass(frozen=True)
+class CorpusStatsKnobs:
+    corpora: tuple[str, ...] = knob((), "keys of sentence_corpora", required=True, minItems=1)
+    labels: dict[str, Any] | None = knob(None, "corpus -> a label per file")
+
+
+@TABLE_KINDS.register("corpus_stats", settings=CorpusStatsKnobs)
 class CorpusStatsTable(TableKind):
     note_sentences = True
-    keys = {
-        "corpora": {**STRINGS, "description": "keys of sentence_corpora"},
-        "labels": {"type": "object", "description": "corpus -> a label per file"},
-    }
-    required = ("corpora",)
 
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         return [(f"tables.{key}.corpora", name, "corpora") for name in entry["corpora"]]

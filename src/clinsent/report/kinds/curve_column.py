@@ -10,10 +10,12 @@ checked when the figure is built (a loss names its parts as it runs)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clinsent.errors import InputError
-from clinsent.report.kinds.base import FIGURE_KINDS, LABELLED_RUNS, FigureKind, ReportContext, item_runs
+from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, LabelledRun, ReportContext, item_runs
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,20 +25,20 @@ if TYPE_CHECKING:
 POINT_COLUMNS = ["label", "run", "step", "seeds", "mean", "std"]
 
 
-@FIGURE_KINDS.register("curve_column")
-class CurveColumnFigure(FigureKind):
-    keys = {
-        "column": {
-            "type": "string",
-            "pattern": "^(loss|loss_[A-Za-z0-9_]+|stat_[A-Za-z0-9_]+)$",
-            "description": "the curve column: loss, loss_<part> or stat_<name> (see each objective's "
-            "logged statistics)",
-        },
-        "ylabel": {"type": "string", "description": "the y axis label (default the column)"},
-        "lines": {**LABELLED_RUNS, "description": "a line per run (mean ± std over its seeds)"},
-    }
-    required = ("column", "lines")
+@dataclass(frozen=True)
+class CurveColumnKnobs:
+    column: str = knob(
+        "",
+        "the curve column: loss, loss_<part> or stat_<name> (see each objective's logged statistics)",
+        required=True,
+        pattern="^(loss|loss_[A-Za-z0-9_]+|stat_[A-Za-z0-9_]+)$",
+    )
+    ylabel: str | None = knob(None, "the y axis label (default the column)")
+    lines: tuple[LabelledRun, ...] = knob((), "a line per run (mean ± std over its seeds)", required=True, minItems=1)
 
+
+@FIGURE_KINDS.register("curve_column", settings=CurveColumnKnobs)
+class CurveColumnFigure(FigureKind):
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return item_runs("figures", key, entry, "lines")
 

@@ -5,10 +5,19 @@ or above each minimum length beside the paper's, and the figure of the pre-train
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
-from clinsent.report.kinds.base import FIGURE_KINDS, STRINGS, TABLE_KINDS, FigureKind, ReportContext, TableKind
-from clinsent.report.kinds.runs import PAPER_CELLS
+from clinsent.report.kinds.base import (
+    FIGURE_KINDS,
+    PAPER_DOC,
+    TABLE_KINDS,
+    FigureKind,
+    PaperCells,
+    ReportContext,
+    TableKind,
+)
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -20,26 +29,25 @@ def _stats(plan: Plan) -> dict[str, Any]:
     return {"documents": plan.documents_stats_path()}
 
 
-@TABLE_KINDS.register("doc_lengths")
-class DocLengthsTable(TableKind):
-    keys = {
-        "columns": {**STRINGS, "default": [""], "description": "the paper's column heads"},
-        "rows": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["label"],
-                "properties": {
-                    "label": {"type": "string", "description": "a minimum length in words (16 … 2048)"},
-                    "paper": PAPER_CELLS,
-                },
-            },
-        },
-    }
-    required = ("rows",)
+@dataclass(frozen=True)
+class LengthRow:
+    label: str = knob("", "a minimum length in words (16 … 2048)", required=True)
+    paper: PaperCells | None = knob(None, PAPER_DOC)
 
+
+@dataclass(frozen=True)
+class DocLengthsTableKnobs:
+    columns: tuple[str, ...] = knob(("",), "the paper's column heads", minItems=1)
+    rows: tuple[LengthRow, ...] = knob((), "a row per minimum length", required=True, minItems=1)
+
+
+@dataclass(frozen=True)
+class DocLengthsFigureKnobs:
+    partition: Literal["pretrain", "downstream"] | None = knob(None, "the documents shown (default pretrain)")
+
+
+@TABLE_KINDS.register("doc_lengths", settings=DocLengthsTableKnobs)
+class DocLengthsTable(TableKind):
     def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
         return _stats(plan)
 
@@ -49,16 +57,8 @@ class DocLengthsTable(TableKind):
         return doc_figures.length_table(entry, doc_figures.read_stats(ctx.inputs["documents"]), ctx.paper_label)
 
 
-@FIGURE_KINDS.register("doc_lengths")
+@FIGURE_KINDS.register("doc_lengths", settings=DocLengthsFigureKnobs)
 class DocLengthsFigure(FigureKind):
-    keys = {
-        "partition": {
-            "type": "string",
-            "enum": ["pretrain", "downstream"],
-            "description": "the documents shown (default pretrain)",
-        }
-    }
-
     def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
         return _stats(plan)
 

@@ -4,9 +4,11 @@ its task and metric (:func:`clinsent.report.extras.eval_stats_table`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind, eval_set_names
+from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind, eval_set_names
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -14,11 +16,13 @@ if TYPE_CHECKING:
     from clinsent.plan import Plan
 
 
-@TABLE_KINDS.register("eval_stats")
-class EvalStatsTable(TableKind):
-    keys = {"eval_sets": {**STRINGS, "description": "the eval sets, one row each"}}
-    required = ("eval_sets",)
+@dataclass(frozen=True)
+class EvalStatsKnobs:
+    eval_sets: tuple[str, ...] = knob((), "the eval sets, one row each", required=True, minItems=1)
 
+
+@TABLE_KINDS.register("eval_stats", settings=EvalStatsKnobs)
+class EvalStatsTable(TableKind):
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         return eval_set_names(f"tables.{key}.eval_sets", *entry["eval_sets"])
 

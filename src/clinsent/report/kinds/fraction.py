@@ -6,46 +6,36 @@ sets its run is evaluated on."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import FIGURE_KINDS, STRINGS, FigureKind, ReportContext, eval_set_names
+from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, eval_set_names
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-@FIGURE_KINDS.register("fraction")
-class FractionFigure(FigureKind):
-    keys = {
-        "eval_sets": {**STRINGS, "description": "a panel per eval set"},
-        "series": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["label", "points"],
-                "properties": {
-                    "label": {"type": "string"},
-                    "points": {
-                        "type": "array",
-                        "minItems": 1,
-                        "items": {
-                            "type": "object",
-                            "additionalProperties": False,
-                            "required": ["x", "run"],
-                            "properties": {
-                                "x": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
-                                "run": {"type": "string"},
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    }
-    required = ("eval_sets", "series")
+@dataclass(frozen=True)
+class FractionPoint:
+    x: float = knob(0.0, "the share of the corpus trained on", required=True, exclusiveMinimum=0, maximum=1)
+    run: str = knob("", "method or method@base_model", required=True)
 
+
+@dataclass(frozen=True)
+class FractionSeries:
+    label: str = knob("", "its label", required=True)
+    points: tuple[FractionPoint, ...] = knob((), "a point per share", required=True, minItems=1)
+
+
+@dataclass(frozen=True)
+class FractionKnobs:
+    eval_sets: tuple[str, ...] = knob((), "a panel per eval set", required=True, minItems=1)
+    series: tuple[FractionSeries, ...] = knob((), "a line per series", required=True, minItems=1)
+
+
+@FIGURE_KINDS.register("fraction", settings=FractionKnobs)
+class FractionFigure(FigureKind):
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return [
             (f"figures.{key}.series[{i}].points[{j}]", p["run"])

@@ -8,13 +8,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext
-from clinsent.report.kinds.leaderboard import ModelsEntry
+from clinsent.report.kinds.leaderboard import LeaderboardKnobs, ModelsEntry
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-@FIGURE_KINDS.register("heatmap")
+@FIGURE_KINDS.register("heatmap", settings=LeaderboardKnobs)
 class HeatmapFigure(ModelsEntry, FigureKind):
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.report.leaderboard import heatmap_points

@@ -6,48 +6,36 @@ task where one is given, the mean over tasks and the mean rank; the best of each
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind, eval_set_names, item_runs
+from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind, eval_set_names, item_runs
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
 
-MODELS: dict[str, Any] = {
-    "type": "array",
-    "minItems": 1,
-    "items": {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["label", "run"],
-        "properties": {
-            "label": {"type": "string"},
-            "run": {"type": "string", "description": "method or method@base_model"},
-            "paper": {
-                "type": "object",
-                "additionalProperties": {"type": ["string", "number", "null"]},
-                "description": "eval set -> the published figure for this model",
-            },
-        },
-    },
-}
-LEADERBOARD_KEYS: dict[str, dict[str, Any]] = {
-    "eval_sets": {**STRINGS, "description": "the tasks (columns), in order; may name finetune entries"},
-    "metrics": {
-        "type": "object",
-        "additionalProperties": {"type": "string"},
-        "description": "eval set -> the metric shown instead of its headline",
-    },
-    "models": MODELS,
-}
+
+@dataclass(frozen=True)
+class LeaderboardModel:
+    label: str = knob("", "its row label", required=True)
+    run: str = knob("", "method or method@base_model", required=True)
+    paper: dict[str, str | float | None] | None = knob(None, "eval set -> the published figure for this model")
+
+
+@dataclass(frozen=True)
+class LeaderboardKnobs:
+    eval_sets: tuple[str, ...] = knob(
+        (), "the tasks (columns), in order; may name finetune entries", required=True, minItems=1
+    )
+    metrics: dict[str, str] | None = knob(None, "eval set -> the metric shown instead of its headline")
+    models: tuple[LeaderboardModel, ...] = knob((), "a row per model", required=True, minItems=1)
 
 
 class ModelsEntry:
     """What a leaderboard table and a heatmap share: their keys, and the runs and eval sets they cite."""
 
     section: ClassVar[str]
-    keys: ClassVar[dict[str, dict[str, Any]]] = LEADERBOARD_KEYS
-    required: ClassVar[tuple[str, ...]] = ("eval_sets", "models")
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return item_runs(self.section, key, entry, "models")
@@ -56,7 +44,7 @@ class ModelsEntry:
         return eval_set_names(f"{self.section}.{key}.eval_sets", *entry["eval_sets"], *(entry.get("metrics") or {}))
 
 
-@TABLE_KINDS.register("leaderboard")
+@TABLE_KINDS.register("leaderboard", settings=LeaderboardKnobs)
 class LeaderboardTable(ModelsEntry, TableKind):
     def caption(self, entry: Mapping[str, Any], paper_label: str) -> str:
         return (

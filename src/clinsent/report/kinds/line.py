@@ -5,53 +5,39 @@ each x an eval set or fine-tune entry, mean ± std over seeds beside the paper's
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, eval_set_names, item_runs
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-@FIGURE_KINDS.register("line")
-class LineFigure(FigureKind):
-    keys = {
-        "xlabel": {"type": "string", "description": "the x axis label"},
-        "metric": {"type": "string", "description": "the metric of every x (default each one's headline)"},
-        "xs": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["x", "eval_set"],
-                "properties": {
-                    "x": {"type": "number"},
-                    "eval_set": {"type": "string", "description": "an eval set or a finetune entry"},
-                },
-            },
-        },
-        "lines": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["label", "run"],
-                "properties": {
-                    "label": {"type": "string"},
-                    "run": {"type": "string"},
-                    "paper": {
-                        "type": "array",
-                        "items": {"type": ["number", "null"]},
-                        "description": "the paper's value at each x",
-                    },
-                },
-            },
-        },
-    }
-    required = ("xs", "lines")
+@dataclass(frozen=True)
+class LineX:
+    x: float = knob(0.0, "its position on the x axis", required=True)
+    eval_set: str = knob("", "an eval set or a finetune entry", required=True)
 
+
+@dataclass(frozen=True)
+class Line:
+    label: str = knob("", "its label", required=True)
+    run: str = knob("", "method or method@base_model", required=True)
+    paper: tuple[float | None, ...] | None = knob(None, "the paper's value at each x")
+
+
+@dataclass(frozen=True)
+class LineKnobs:
+    xlabel: str | None = knob(None, "the x axis label")
+    metric: str | None = knob(None, "the metric of every x (default each one's headline)")
+    xs: tuple[LineX, ...] = knob((), "the x positions and their eval sets", required=True, minItems=1)
+    lines: tuple[Line, ...] = knob((), "a line per run", required=True, minItems=1)
+
+
+@FIGURE_KINDS.register("line", settings=LineKnobs)
+class LineFigure(FigureKind):
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return item_runs("figures", key, entry, "lines")
 

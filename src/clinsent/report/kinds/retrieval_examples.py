@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind, eval_set_names
+from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind, eval_set_names
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -16,24 +18,23 @@ if TYPE_CHECKING:
     from clinsent.plan import Plan
 
 
-@TABLE_KINDS.register("retrieval_examples")
-class RetrievalExamplesTable(TableKind):
-    keys = {
-        "eval_set": {"type": "string", "description": "the eval set whose texts are searched"},
-        "queries": {
-            "oneOf": [
-                {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                {"type": "integer", "minimum": 1},
-            ],
-            "description": "texts of the eval set, or a number of random ones",
-        },
-        "runs": {**STRINGS, "description": "the runs compared (method or method@base_model)"},
-        "k": {"type": "integer", "minimum": 1, "default": 2, "description": "neighbours per query"},
-        "seed": {"type": "integer", "minimum": 0, "default": 0},
-        "labels": {"type": "object", "description": "run -> its column head"},
-    }
-    required = ("eval_set", "queries", "runs")
+@dataclass(frozen=True)
+class RetrievalExamplesKnobs:
+    eval_set: str = knob("", "the eval set whose texts are searched", required=True)
+    queries: tuple[str, ...] | int = knob(
+        (),
+        "texts of the eval set, or a number of random ones",
+        required=True,
+        anyOf=[{"type": "array", "items": {"type": "string"}, "minItems": 1}, {"type": "integer", "minimum": 1}],
+    )
+    runs: tuple[str, ...] = knob((), "the runs compared (method or method@base_model)", required=True, minItems=1)
+    k: int = knob(2, "neighbours per query", minimum=1)
+    seed: int = knob(0, "the random queries' draw", minimum=0)
+    labels: dict[str, str] | None = knob(None, "run -> its column head")
 
+
+@TABLE_KINDS.register("retrieval_examples", settings=RetrievalExamplesKnobs)
+class RetrievalExamplesTable(TableKind):
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return [(f"tables.{key}.runs[{i}]", r) for i, r in enumerate(entry["runs"])]
 

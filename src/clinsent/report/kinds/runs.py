@@ -9,65 +9,50 @@ job grid is exactly the cited runs."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clinsent.report.kinds.base import STRINGS, TABLE_KINDS, ReportContext, TableKind, eval_set_names
+from clinsent.report.kinds.base import PAPER_DOC, TABLE_KINDS, PaperCells, ReportContext, TableKind, eval_set_names
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from clinsent.report.spread import Spread
 
-PAPER_CELLS = {
-    "type": "array",
-    "items": {"type": ["array", "null"], "items": {"type": ["string", "null"]}},
-    "description": "the paper's numbers: one list per column group, one value per column",
-}
+
+@dataclass(frozen=True)
+class RunsRow:
+    label: str = knob("", "the row label", required=True)
+    group: str | None = knob(None, "the row's group (a heading above its rows)")
+    cells: tuple[str | None, ...] = knob(
+        (), "a run per column group (method or method@base_model), or null", required=True
+    )
+    paper: PaperCells | None = knob(None, PAPER_DOC)
 
 
-@TABLE_KINDS.register("runs")
+@dataclass(frozen=True)
+class RunsKnobs:
+    eval_sets: tuple[str, ...] | None = knob(
+        None,
+        "picks and orders the eval-set columns (default: every eval set); may name finetune entries",
+        minItems=1,
+    )
+    metrics: tuple[str, ...] | None = knob(
+        None, "these metrics of each eval set as columns, instead of its headline", minItems=1
+    )
+    columns: tuple[str, ...] = knob(
+        ("",), "column groups (e.g. [S_all, S_ent]): one cell per group in each row", minItems=1
+    )
+    transpose: bool = knob(False, "rows become columns")
+    average: bool = knob(False, "an Avg. column: per seed over those sets, then mean ± std")
+    percent: bool = knob(False, "100 × the metric, two decimals")
+    rows: tuple[RunsRow, ...] = knob((), "a row per condition", required=True, minItems=1)
+
+
+@TABLE_KINDS.register("runs", settings=RunsKnobs)
 class RunsTable(TableKind):
     curves = True
-    keys = {
-        "eval_sets": {
-            **STRINGS,
-            "description": "picks and orders the eval-set columns (default: every eval set); "
-            "may name finetune entries",
-        },
-        "metrics": {**STRINGS, "description": "these metrics of each eval set as columns, instead of its headline"},
-        "columns": {
-            **STRINGS,
-            "default": [""],
-            "description": "column groups (e.g. [S_all, S_ent]): one cell per group in each row",
-        },
-        "transpose": {"type": "boolean", "default": False, "description": "rows become columns"},
-        "average": {
-            "type": "boolean",
-            "default": False,
-            "description": "an Avg. column: per seed over those sets, then mean ± std",
-        },
-        "percent": {"type": "boolean", "default": False, "description": "100 × the metric, two decimals"},
-        "rows": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["label", "cells"],
-                "properties": {
-                    "label": {"type": "string"},
-                    "group": {"type": "string"},
-                    "cells": {
-                        "type": "array",
-                        "items": {"type": ["string", "null"]},
-                        "description": "a run per column group (method or method@base_model), or null",
-                    },
-                    "paper": PAPER_CELLS,
-                },
-            },
-        },
-    }
-    required = ("rows",)
 
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return [

@@ -5,9 +5,11 @@ pair's two sentences with one marker, and their average cosine (:mod:`clinsent.r
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, eval_set_names
+from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -17,23 +19,19 @@ if TYPE_CHECKING:
 ROLES = ("before", "after")
 
 
-@FIGURE_KINDS.register("tsne")
-class TsneFigure(FigureKind):
-    keys = {
-        "eval_set": {"type": "string", "description": "a pair eval set with scores"},
-        "before": {"type": "string", "description": "the run before training (e.g. none@biolinkbert)"},
-        "after": {"type": "string"},
-        "min_score": {
-            "type": ["number", "null"],
-            "default": None,
-            "description": "pairs scored at least this (default the top score)",
-        },
-        "max_pairs": {"type": "integer", "minimum": 2, "default": 20},
-        "perplexity": {"type": "number", "exclusiveMinimum": 0, "default": 5},
-        "seed": {"type": "integer", "minimum": 0, "default": 0},
-    }
-    required = ("eval_set", "before", "after")
+@dataclass(frozen=True)
+class TsneKnobs:
+    eval_set: str = knob("", "a pair eval set with scores", required=True)
+    before: str = knob("", "the run before training (e.g. none@biolinkbert)", required=True)
+    after: str = knob("", "the run after training", required=True)
+    min_score: float | None = knob(None, "pairs scored at least this (default the top score)", type=["number", "null"])
+    max_pairs: int = knob(20, "at most this many pairs", minimum=2)
+    perplexity: float = knob(5, "t-SNE's perplexity", exclusiveMinimum=0)
+    seed: int = knob(0, "t-SNE's draw", minimum=0)
 
+
+@FIGURE_KINDS.register("tsne", settings=TsneKnobs)
+class TsneFigure(FigureKind):
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return [(f"figures.{key}.{role}", entry[role]) for role in ROLES]
 
