@@ -55,7 +55,7 @@ class NormSettings:
 
 
 @TASKS.register("toy_norm", settings=NormSettings)
-class MeanNorm(Task):
+class MeanNorm(Task[NormSettings]):
     """The mean L2 norm of the embeddings of a file's lines."""
 
     headline = "mean_norm"

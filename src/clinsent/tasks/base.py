@@ -2,7 +2,8 @@
 sentences it embeds, and how it scores exported embeddings.
 
 A task module defines a settings dataclass (the keys of ``eval_sets.<name>`` besides ``task``
-and ``curve``) and a :class:`Task` subclass registered with ``@TASKS.register("name")``.
+and ``curve``) and a :class:`Task` subclass, generic over it, registered with
+``@TASKS.register("name", settings=Settings)``.
 ``headline`` is the metric of tables, curves and step selection; ``metrics`` are the metrics
 written to ``summary.csv``. The embed and evaluate scripts and the trainer only call these.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 
@@ -32,7 +33,12 @@ class PairTargets:
     rows: list[int]
 
 
-class Task(abc.ABC):
+S = TypeVar("S", covariant=True)  # the task's settings dataclass
+
+
+class Task(abc.ABC, Generic[S]):
+    """One evaluation task, generic over its settings (``class Sts(Task[StsSettings])``)."""
+
     name: ClassVar[str] = ""
     settings_class: ClassVar[type] = object
     headline: str = ""  # a class default; a task may set it per eval set (e.g. probe's `headline` key)
@@ -43,12 +49,13 @@ class Task(abc.ABC):
     token_training: ClassVar[bool] = False  # a token task: fine-tuned with a token-classification head
     zero_shot: ClassVar[bool] = True  # scored from sentence embeddings (false: by finetune entries only)
 
-    def __init__(self, set_name: str, settings: Any) -> None:
-        self.set_name, self.settings = set_name, settings
+    def __init__(self, set_name: str, settings: S) -> None:
+        self.set_name = set_name
+        self.settings: S = settings
         self._data: Any = None
 
     @classmethod
-    def from_data(cls, set_name: str, data: Any, settings: Any = None) -> Task:
+    def from_data(cls, set_name: str, data: Any, settings: Any = None) -> Task[Any]:
         """A task over data already in memory (tests, benchmarks); default settings unless given."""
         task = cls(set_name, settings if settings is not None else cls.settings_class())
         task._data = data

@@ -30,7 +30,7 @@ class ClassAlignmentSettings(LabelledDocsSettings):
 
 
 @TASKS.register("class_alignment", settings=ClassAlignmentSettings)
-class ClassAlignment(LabelledDocsTask):
+class ClassAlignment(LabelledDocsTask[ClassAlignmentSettings]):
     headline = "alignment"
     metrics = ("alignment", "uniformity")
 

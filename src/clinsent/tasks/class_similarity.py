@@ -31,7 +31,7 @@ class ClassSimilaritySettings(LabelledDocsSettings):
 
 
 @TASKS.register("class_similarity", settings=ClassSimilaritySettings)
-class ClassSimilarity(LabelledDocsTask):
+class ClassSimilarity(LabelledDocsTask[ClassSimilaritySettings]):
     headline = "separation"
     metrics = ("separation", *(f"{rel}_{s}" for rel in ("within", "between") for s in STATS))
 

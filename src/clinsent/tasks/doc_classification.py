@@ -53,7 +53,7 @@ class Examples:
 
 
 @TASKS.register("doc_classification", settings=DocClassificationSettings)
-class DocClassification(LabelledDocsTask):
+class DocClassification(LabelledDocsTask[DocClassificationSettings]):
     headline = "f1_macro"
     metrics = METRICS
     doc_training = True

@@ -54,7 +54,7 @@ def silhouette(x: np.ndarray, clusters: np.ndarray, sample: int | None, seed: in
 
 
 @TASKS.register("kmeans_clusters", settings=KMeansSettings)
-class KMeansClusters(LabelledDocsTask):
+class KMeansClusters(LabelledDocsTask[KMeansSettings]):
     headline = "silhouette"
     metrics = ("davies_bouldin", "calinski_harabasz", "silhouette", "adjusted_rand", "k")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -114,7 +114,10 @@ def seeded_split(labels: np.ndarray, test_share: float, seed: int) -> np.ndarray
     return split
 
 
-class LabelledDocsTask(Task):
+LS = TypeVar("LS", bound=LabelledDocsSettings, covariant=True)
+
+
+class LabelledDocsTask(Task[LS]):
     """A task over one labelled document file (``data``: :func:`read_labelled_docs`'s frame)."""
 
     def files(self) -> list[str]:

@@ -270,7 +270,7 @@ PAIR_FEATURES: dict[str, Callable[[np.ndarray, np.ndarray], list[np.ndarray]]] =
 
 
 @TASKS.register("probe", settings=ProbeSettings)
-class Probe(Task):
+class Probe(Task[ProbeSettings]):
     metrics: tuple[str, ...] = (
         "f1",
         "weighted_f1",

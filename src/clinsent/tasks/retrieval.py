@@ -82,7 +82,7 @@ def ranks(scores: np.ndarray, relevant: list[list[int]]) -> np.ndarray:
 
 
 @TASKS.register("retrieval", settings=RetrievalSettings)
-class Retrieval(Task):
+class Retrieval(Task[RetrievalSettings]):
     headline = "mrr"
     metrics: tuple[str, ...] = ("mrr",)
     settings: RetrievalSettings

@@ -166,7 +166,7 @@ class RqeSettings:
 
 
 @TASKS.register("rqe", settings=RqeSettings)
-class Rqe(Task):
+class Rqe(Task[RqeSettings]):
     pair_training = True
     headline = "accuracy"
     metrics = ("accuracy", "threshold", "dev_accuracy")

@@ -65,7 +65,7 @@ def graph_figures(labels: np.ndarray, degree: np.ndarray, k: int, components: st
 
 
 @TASKS.register("similarity_graph", settings=SimilarityGraphSettings)
-class SimilarityGraph(LabelledDocsTask):
+class SimilarityGraph(LabelledDocsTask[SimilarityGraphSettings]):
     def __init__(self, set_name: str, settings: SimilarityGraphSettings) -> None:
         super().__init__(set_name, settings)
         if not settings.percentiles or not all(0 < p < 100 for p in settings.percentiles):

@@ -75,7 +75,7 @@ class StsSettings:
 
 
 @TASKS.register("sts", settings=StsSettings)
-class Sts(Task):
+class Sts(Task[StsSettings]):
     pair_training = True
     headline = "spearman"
     metrics = ("spearman", "pearson", "pearson_p", "alignment", "uniformity")

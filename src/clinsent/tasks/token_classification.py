@@ -39,7 +39,7 @@ class TokenSplits:
 
 
 @TASKS.register("token_classification", settings=TokenClassificationSettings)
-class TokenClassification(Task):
+class TokenClassification(Task[TokenClassificationSettings]):
     headline = "f1_micro"
     metrics = ("f1_micro", "precision_micro", "recall_micro", "entities")
     token_training = True
