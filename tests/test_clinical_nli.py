@@ -16,8 +16,10 @@ import torch
 
 from clinsent.errors import InputError
 from clinsent.methods.config import resolve_methods
-from clinsent.report.pair_figures import bar_points, confusion_points, top_pairs, tsne_points
-from clinsent.report.paper import paper_table
+from clinsent.report.kinds.bar import bar_points
+from clinsent.report.kinds.confusion import confusion_points
+from clinsent.report.kinds.runs import paper_table
+from clinsent.report.kinds.tsne import top_pairs, tsne_points
 from clinsent.tasks.probe import Probe, ProbeSettings
 from clinsent.tasks.retrieval import Retrieval, RetrievalSettings
 from clinsent.train.trainer import steps_from_epochs

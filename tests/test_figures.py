@@ -11,7 +11,7 @@ import pytest
 
 import clinsent.report.figures as figures
 from clinsent.report.figures import curve_figure
-from clinsent.report.leaderboard import heatmap_figure
+from clinsent.report.kinds.heatmap import heatmap_figure
 
 
 def _captured(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
@@ -23,7 +23,11 @@ def _captured(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         drawn.append(fig)
         save(fig, paths)
 
-    monkeypatch.setattr(figures, "save_figure", keep)
+    import sys
+
+    for module in [figures, *(m for n, m in sys.modules.items() if n.startswith("clinsent.report.kinds."))]:
+        if getattr(module, "save_figure", None) is save:  # the kinds import it by name
+            monkeypatch.setattr(module, "save_figure", keep)
     return drawn
 
 

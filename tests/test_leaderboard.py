@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import rankdata
 
 from clinsent.report.kinds.base import ReportContext, figure_kind, table_kind
-from clinsent.report.leaderboard import scores
+from clinsent.report.kinds.leaderboard import scores
 from clinsent.report.tables import to_latex, to_markdown
 
 # model -> task -> per-seed scores; "c" lacks the rqe task

@@ -429,6 +429,20 @@ def test_the_config_reference_is_generated() -> None:
     assert reference(["--check"]) == 0, "config/README.md is out of date: run python -m clinsent.reference"
 
 
+def test_each_kind_renders_in_its_own_module() -> None:
+    """A built-in kind is the module of its name (its keys, what it cites, and its own table,
+    points and figure code); the report's other modules are shared helpers, none named after a
+    paper."""
+    from clinsent.report.kinds import FIGURE_KINDS, TABLE_KINDS
+
+    for registry in (TABLE_KINDS, FIGURE_KINDS):
+        for name in registry.names():
+            assert registry.get(name).__module__ == f"clinsent.report.kinds.{name}", name
+    papers = ("paper", "medse", "biosimcse", "augment", "healthcare", "nli", "extras", "leaderboard")
+    modules = [p.stem for p in (REPO / "src/clinsent/report").glob("*.py")]
+    assert not [m for m in modules if any(word in m for word in papers)], modules
+
+
 def test_nothing_outside_the_kinds_names_a_kind() -> None:
     """The rules, the scripts and every module outside the kinds dispatch through the kind
     registries alone (no kind looked up or compared by its name)."""

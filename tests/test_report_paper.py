@@ -14,8 +14,11 @@ import pytest
 from clinsent.errors import InputError
 from clinsent.methods.config import resolve_methods
 from clinsent.report.build import build_paper_report
-from clinsent.report.extras import augmentation_table, fraction_points, retrieval_table
-from clinsent.report.paper import figure_points, paper_table
+from clinsent.report.kinds.alignment_uniformity import figure_points
+from clinsent.report.kinds.augmentations import augmentation_table
+from clinsent.report.kinds.fraction import fraction_points
+from clinsent.report.kinds.retrieval_examples import retrieval_table
+from clinsent.report.kinds.runs import paper_table
 from clinsent.report.summary import SUMMARY_COLUMNS
 
 HEADLINE = {"train": "spearman", "test": "spearman"}

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from clinsent.report.paper import paper_cells
+from clinsent.report.kinds.runs import paper_cells
 from clinsent.report.spread import bounds, check
 from clinsent.report.tables import results_cells
 

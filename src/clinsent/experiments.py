@@ -21,8 +21,7 @@ from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.methods.config import MethodEntry, resolve_methods
 from clinsent.registry import did_you_mean
 from clinsent.report.kinds.base import entries as kind_entries
-
-Run = tuple[str, str]  # (method, base_model)
+from clinsent.run_ref import Run, split_run
 
 
 @dataclass
@@ -87,12 +86,6 @@ def check_references(config: dict[str, Any]) -> None:
                     f"names {name!r}, which is not a key of {section} {known[what]}{did_you_mean(name, known[what])}",
                     f"add it under {section} or correct the name",
                 )
-
-
-def split_run(ref: str, default_base: str) -> Run:
-    """``method`` or ``method@base_model`` -> (method, base model)."""
-    method, _, base = ref.partition("@")
-    return method, base or default_base
 
 
 def parse_run(ref: str, where: str, methods: dict[str, Any], bases: list[str], default_base: str) -> Run:

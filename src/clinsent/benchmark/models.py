@@ -9,9 +9,11 @@ config uses, so scoring a model is the same train (here: wrap), embed and evalua
 - each pooling in use becomes an untrained method ``as_is_<pooling>`` (``objective: none``, one
   seed): ``pooling: model`` (the default) is the model's own sentence-transformers pooling
   (:mod:`clinsent.models.st_config`), else one of ours, given per model;
-- the leaderboard table (kind ``leaderboard``) and its heatmap (kind ``heatmap``) cite
-  ``as_is_<pooling>@<model>`` for every model on every task, with the papers' published figures
-  (``paper:``) beside ours.
+- every table and figure the config declares whose kind cites models on tasks (its keys include
+  ``models`` and ``eval_sets``: ``config/benchmark.yaml`` declares a leaderboard table and a
+  heatmap figure, as a user's config would) gets, where it leaves them out, the row
+  ``as_is_<pooling>@<model>`` of every model, with the papers' published figures (``paper:``)
+  beside ours, and the tasks (``benchmark.tasks``, default every evaluated eval set).
 
 An eval set marked ``optional: true`` whose files are not all there leaves the config (and so the
 DAG) with one warning line naming it and its key: a user with only the public data still gets a
@@ -197,6 +199,17 @@ def model_runs(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _model_entries(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The tables and figures whose kind cites models on tasks (its keys include ``models`` and
+    ``eval_sets``: the leaderboard and the heatmap among the built-ins), as the config declares them."""
+    import dataclasses
+
+    from clinsent.report.kinds.base import entries
+
+    wanted = {"models", "eval_sets"}
+    return [e for _, kind, e in entries(config) if wanted <= {f.name for f in dataclasses.fields(kind.settings_class)}]
+
+
 def expand(config: dict[str, Any]) -> dict[str, Any]:
     """``config`` with its ``models`` read into base models, methods, the leaderboard and the
     heatmap, in place (idempotent: a job re-reading the config gets the same grid)."""
@@ -236,24 +249,7 @@ def expand(config: dict[str, Any]) -> dict[str, Any]:
     report.setdefault("title", DEFAULT_TITLE)
     report.setdefault("base_model", next(iter(base_models), None))
     report.setdefault("paper_label", "published")
-    if tasks:
-        tables, figures = config.setdefault("tables", {}), config.setdefault("figures", {})
-        tables.setdefault(
-            "leaderboard",
-            {
-                "kind": "leaderboard",
-                "caption": str(bench.get("caption") or report["title"]),
-                "eval_sets": tasks,
-                "models": rows,
-            },
-        )
-        figures.setdefault(
-            "heatmap",
-            {
-                "kind": "heatmap",
-                "caption": f"{report['title']}: scores, models by mean rank.",
-                "eval_sets": tasks,
-                "models": rows,
-            },
-        )
+    for entry in _model_entries(config):  # what a table or figure citing the models leaves out
+        entry.setdefault("eval_sets", tasks)
+        entry.setdefault("models", rows)
     return config

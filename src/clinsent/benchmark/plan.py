@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from clinsent.benchmark.models import model_runs
-from clinsent.experiments import split_run
 from clinsent.models.base import is_hub_id
+from clinsent.run_ref import split_run
 
 if TYPE_CHECKING:
     from clinsent.plan import Plan

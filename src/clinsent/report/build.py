@@ -114,8 +114,8 @@ def build_paper_report(
     (:mod:`clinsent.report.kinds`). ``eval_sets``: name -> the headline metric of its task.
     ``extras``: tables/figures -> id -> ``inputs`` and ``params`` of its kind (the plan's
     :meth:`clinsent.plan.Plan.kind_extras`); none for kinds that read only the summary."""
-    from clinsent.experiments import split_run
     from clinsent.report.kinds.base import ReportContext, figure_kind, table_kind
+    from clinsent.run_ref import split_run
 
     extras = extras or {}
     summary = pd.read_csv(summary_path)

@@ -1,5 +1,5 @@
 """Augmentation examples (the augmentation paper's Table 2): one sentence through each row's
-method's positive view (:func:`clinsent.report.extras.augmentation_table`)."""
+method's positive view."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    import pandas as pd
-
+    from clinsent.methods.base import Method
     from clinsent.plan import Plan
 
 
@@ -41,7 +42,16 @@ class AugmentationsTable(TableKind):
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.methods.config import method_from_params
-        from clinsent.report.extras import augmentation_table
 
         methods = {m: method_from_params(p["objective"], p["settings"]) for m, p in ctx.params["methods"].items()}
         return augmentation_table(entry, methods)
+
+
+def augmentation_table(table: Mapping[str, Any], methods: Mapping[str, Method]) -> pd.DataFrame:
+    """``table.sentence`` through each row's method (``rows[*].method``; seed ``table.seed``)."""
+    sentence, seed = str(table["sentence"]), int(table.get("seed", 0))
+    rows = [{"method": "None", "text": sentence}]
+    for row in table["rows"]:
+        view = methods[row["method"]].example_view(sentence, seed)
+        rows.append({"method": row["label"], "text": view if view is not None else f"{sentence} (same text)"})
+    return pd.DataFrame(rows, columns=["method", "text"])

@@ -43,7 +43,7 @@ class CurveColumnFigure(FigureKind):
         return item_runs("figures", key, entry, "lines")
 
     def check(self, key: str, entry: Mapping[str, Any], plan: Plan) -> None:
-        from clinsent.experiments import split_run
+        from clinsent.run_ref import split_run
 
         column = str(entry["column"])
         for i, line in enumerate(entry["lines"]):
@@ -89,7 +89,7 @@ def curve_column_points(curves: pd.DataFrame, entry: Mapping[str, Any], default_
     one value per seed and step is kept)."""
     import pandas as pd
 
-    from clinsent.experiments import split_run
+    from clinsent.run_ref import split_run
 
     column = entry["column"]
     rows = []

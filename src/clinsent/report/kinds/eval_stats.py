@@ -1,18 +1,21 @@
 """Eval-set statistics (the augmentation paper's Table 3): the size of each eval set per split,
-its task and metric (:func:`clinsent.report.extras.eval_stats_table`)."""
+its task and metric."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
+from clinsent.report.cells import MISSING
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind, eval_set_names
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from clinsent.plan import Plan
 
 
@@ -30,6 +33,24 @@ class EvalStatsTable(TableKind):
         return {"stats": {e: f"{plan.results}/stats/eval_sets/{e}.json" for e in entry["eval_sets"]}}
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
-        from clinsent.report.extras import eval_stats_table
-
         return eval_stats_table(entry, ctx.inputs["stats"])
+
+
+def eval_stats_table(table: Mapping[str, Any], stats: Mapping[str, str]) -> pd.DataFrame:
+    """Train / dev / test counts (or the one count) of each eval set, with its task and metric."""
+    rows = []
+    for name in table["eval_sets"]:
+        st = json.loads(Path(stats[name]).read_text())
+        splits = st["splits"]
+        rows.append(
+            {
+                "dataset": name,
+                "train": splits.get("train", MISSING),
+                "dev": splits.get("dev", MISSING),
+                "test": splits.get("test", splits.get("all", splits.get("pairs", MISSING))),
+                "task": st["task"],
+                "metric": st["metric"],
+                "used": st["used"],
+            }
+        )
+    return pd.DataFrame(rows, columns=["dataset", "train", "dev", "test", "task", "metric", "used"])

@@ -1,6 +1,6 @@
 """Retrieval examples (the augmentation paper's Table 7): for each query, a text of the eval set,
 its `k` nearest other texts by cosine under each run's first seed; only eval-set text, never notes
-(:func:`clinsent.report.extras.retrieval_table`)."""
+."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pandas as pd
+
+from clinsent.errors import InputError
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind, eval_set_names
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from clinsent.plan import Plan
 
 
@@ -46,8 +48,6 @@ class RetrievalExamplesTable(TableKind):
 
     def check(self, key: str, entry: Mapping[str, Any], plan: Plan) -> None:
         """The queries must be texts of the eval set: checked when the config is read, not after training."""
-        from clinsent.report.extras import check_queries
-
         task = plan.eval_sets[entry["eval_set"]].task
         if all(os.path.exists(f) for f in task.files()):
             check_queries(key, entry, task.texts())
@@ -57,6 +57,47 @@ class RetrievalExamplesTable(TableKind):
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.embed import read_embeddings
-        from clinsent.report.extras import retrieval_table
 
         return retrieval_table(entry, {run: read_embeddings(p) for run, p in ctx.inputs["embeddings"].items()})
+
+
+def retrieval_table(table: Mapping[str, Any], embeddings: Mapping[str, tuple[list[str], np.ndarray]]) -> pd.DataFrame:
+    """For each query (a text of the eval set), its ``k`` nearest other texts under each run."""
+    k = int(table.get("k", 2))
+    runs = list(table["runs"])
+    texts = embeddings[runs[0]][0]
+    queries = table.get("queries") or []
+    if isinstance(queries, int):
+        queries = [
+            texts[i] for i in np.random.default_rng(0).choice(len(texts), min(queries, len(texts)), replace=False)
+        ]
+    check_queries("<retrieval_examples>", table, texts)
+    labels = [table.get("labels", {}).get(r, r) for r in runs]
+    rows: list[dict[str, str]] = []
+    for text in queries:
+        block = [{"query": text if r == 0 else "", "rank": f"#{r + 1}"} for r in range(k)]
+        for run, label in zip(runs, labels, strict=True):
+            run_texts, vectors = embeddings[run]
+            at = {t: i for i, t in enumerate(run_texts)}[text]
+            unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            sims = unit @ unit[at]
+            sims[at] = -np.inf  # never the query itself
+            for r, j in enumerate(np.argsort(-sims, kind="stable")[:k]):
+                block[r][label] = f"{run_texts[j]} ({sims[j]:.3f})"
+        rows += block
+    return pd.DataFrame(rows, columns=["query", "rank", *labels])
+
+
+def check_queries(tid: str, table: Mapping[str, Any], texts: list[str]) -> None:
+    """Stop before any job when a retrieval query is not a text of its eval set (named by number)."""
+    queries = table.get("queries")
+    if isinstance(queries, int):
+        return
+    known = set(texts)
+    for q, text in enumerate(queries or []):
+        if text not in known:
+            raise InputError(
+                f"config: tables.{tid}.queries[{q}]",
+                f"query {q} is not a text of eval set {table['eval_set']}",
+                "use texts of the eval set (never notes), or a number of random ones",
+            )

@@ -1,6 +1,9 @@
 """t-SNE of pairs before and after training (BioSimCSE's Figures 1 and 2): a seeded scikit-learn
 t-SNE of the top-scored pairs' sentences of an STS eval set under each run's first seed, a
-pair's two sentences with one marker, and their average cosine (:mod:`clinsent.report.pair_figures`)."""
+pair's two sentences with one marker, and their average cosine.
+
+The runs are ``before`` and ``after`` training (first seeds); the paper reports the pairs'
+average cosine as 86.5 before and 90.1 after (x 100)."""
 
 from __future__ import annotations
 
@@ -8,12 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pandas as pd
+
+from clinsent.errors import InputError
+from clinsent.evaluation.metrics import cosine_rows
+from clinsent.report.figures import pyplot, save_figure
 from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, eval_set_names
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from clinsent.plan import Plan
 
 ROLES = ("before", "after")
@@ -49,7 +56,6 @@ class TsneFigure(FigureKind):
 
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.embed import read_embeddings
-        from clinsent.report.pair_figures import tsne_points
         from clinsent.tasks.config import task_from_params
 
         task = task_from_params(entry["eval_set"], ctx.params["eval_set"])
@@ -58,6 +64,73 @@ class TsneFigure(FigureKind):
     def draw(
         self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
     ) -> None:
-        from clinsent.report.pair_figures import tsne_figure
-
         tsne_figure(points, entry, out_paths)
+
+
+MARKERS = "o^sDv<>pP*Xh8d"
+
+
+def top_pairs(task: Any, min_score: float | None, max_pairs: int) -> list[int]:
+    """Indices of an STS set's highest-scored pairs: those at or above ``min_score`` (default the
+    set's top score), at most ``max_pairs``, in file order."""
+    scores = np.asarray(task.data.scores)
+    floor = scores.max() if min_score is None else min_score
+    return [int(i) for i in np.flatnonzero(scores >= floor)[:max_pairs]]
+
+
+def tsne_points(
+    task: Any, embeddings: Mapping[str, tuple[list[str], np.ndarray]], figure: Mapping[str, Any]
+) -> pd.DataFrame:
+    """Per run (before, after) and pair: the 2-D t-SNE coordinates of both sentences and the pair's cosine."""
+    from sklearn.manifold import TSNE
+
+    pairs = top_pairs(task, figure.get("min_score"), int(figure.get("max_pairs", 20)))
+    if len(pairs) < 2:
+        raise InputError(
+            f"config: figures (tsne on {task.set_name})", f"{len(pairs)} pair(s) at the top score", "lower min_score"
+        )
+    s1 = [task.data.sentences1[i] for i in pairs]
+    s2 = [task.data.sentences2[i] for i in pairs]
+    rows = []
+    for role in ("before", "after"):
+        texts, vectors = embeddings[role]
+        e1, e2 = task.lookup(texts, vectors, s1), task.lookup(texts, vectors, s2)
+        cos = cosine_rows(e1, e2)
+        both = np.vstack([e1, e2]).astype(np.float64)
+        perplexity = min(float(figure.get("perplexity", 5)), len(both) - 1.0)
+        xy = TSNE(
+            n_components=2, perplexity=perplexity, random_state=int(figure.get("seed", 0)), init="pca"
+        ).fit_transform(both)
+        n = len(pairs)
+        for k, pair in enumerate(pairs):
+            rows.append(
+                {
+                    "run": figure[role],
+                    "role": role,
+                    "pair": pair + 1,
+                    "gold": float(task.data.scores[pair]),
+                    "cosine": float(cos[k]),
+                    "x1": float(xy[k, 0]),
+                    "y1": float(xy[k, 1]),
+                    "x2": float(xy[n + k, 0]),
+                    "y2": float(xy[n + k, 1]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def tsne_figure(points: pd.DataFrame, figure: Mapping[str, Any], out_paths: list[Any]) -> None:
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 4.0))
+    for ax, role in zip(axes, ("before", "after"), strict=True):
+        sub = points[points["role"] == role].reset_index(drop=True)
+        colours = plt.get_cmap("tab20")
+        for k, r in sub.iterrows():
+            style = {"marker": MARKERS[int(k) % len(MARKERS)], "color": colours(int(k) % 20), "s": 28}
+            ax.scatter([r["x1"], r["x2"]], [r["y1"], r["y2"]], **style)
+        mean_cos = 100 * sub["cosine"].mean() if len(sub) else float("nan")
+        ax.set_title(f"{role}: {figure[role]} (average cosine {mean_cos:.1f})", fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle(figure["caption"], fontsize=8, wrap=True)
+    save_figure(fig, out_paths)
