@@ -198,7 +198,9 @@ EXPECTED: dict[str, dict[str, int]] = {
 
 
 def _path(name: str) -> str:
-    return str(REPO / ("config/config.yaml" if name == "config" else f"config/paper/{name}.yaml"))
+    if name in ("config", "benchmark", "benchmark-demo"):
+        return str(REPO / "config" / f"{name}.yaml")
+    return str(REPO / "config" / "paper" / f"{name}.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -784,10 +786,11 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
     )
 
 
-@pytest.mark.parametrize("name", list(EXPECTED))
-def test_job_counts_are_snakemakes_own(name: str, tmp_path: Path) -> None:
-    """``Plan.jobs`` against Snakemake's dry run of the same config from scratch (a fresh results
-    and hub folder), for every paper config and its demo twin."""
+@pytest.mark.parametrize("name", [*EXPECTED, "benchmark", "benchmark-demo"])
+def test_job_counts_are_snakemakes_own(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``Plan.jobs`` and ``python -m clinsent.plan --summary`` against Snakemake's dry run of the
+    same config from scratch (a fresh results and hub folder), for every paper config, its demo
+    twin and the benchmark's configs."""
     fresh = {"placeholders_ok": True, "results": str(tmp_path / "results"), "hub_dir": str(tmp_path / "hub")}
     run = subprocess.run(
         [sys.executable, "-m", "snakemake", "all", "-n", "--configfile", _path(name), "--config",
@@ -802,6 +805,10 @@ def test_job_counts_are_snakemakes_own(name: str, tmp_path: Path) -> None:
     os.chdir(REPO)
     try:
         planned = build_plan(_load_config(_path(name), fresh)).jobs()
+        capsys.readouterr()
+        assert main([_path(name), "--summary", "--placeholders-ok"]) == 0
     finally:
         os.chdir(cwd)
     assert planned == counted
+    printed = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", capsys.readouterr().out, re.M)}
+    assert printed.pop("total") == sum(counted.values()) and printed == counted
