@@ -89,6 +89,10 @@ def _slurm_command(workdir: Path, *args: str, timeout: int = 1200) -> list[str]:
         str(workdir),
         "--profile",
         str(PROFILE),
+        # the first status check 2 s after a submission, not the plugin's 40 (a loopback cluster
+        # answers at once; a real one keeps the profile's default): a stage's jobs take seconds here
+        "--slurm-init-seconds-before-status-checks",
+        "2",
         "--verbose",
         *args,
     ]

@@ -5,17 +5,19 @@ A kind module defines its keys as a frozen dataclass of :func:`clinsent.settings
 list of items is a tuple of another such dataclass; a knob whose default is None is a key the
 entry may leave out) and a :class:`TableKind` or :class:`FigureKind` subclass registered with
 ``@TABLE_KINDS.register("name", settings=Knobs)`` or ``@FIGURE_KINDS.register("name",
-settings=Knobs)``: the entry's JSON schema is generated from the dataclass, as a method's is. The
-plan
-(:mod:`clinsent.plan`) checks each ``tables.<id>`` / ``figures.<id>`` entry against its kind's
-keys (filling in their defaults), adds the runs it cites to the grid, and gives the
+settings=Knobs)``: the entry's JSON schema is generated from the dataclass, as a method's is.
+The plan (:mod:`clinsent.plan`) checks each ``tables.<id>`` / ``figures.<id>`` entry against its
+kind's keys (filling in their defaults), adds the runs it cites to the grid, and gives the
 ``paper_report`` job the files its kind asks for (``inputs``) and what else its output depends
 on (``params``); :func:`clinsent.report.build.build_paper_report` calls the kind to build it.
+The kind's module also holds that build code (its table, points and figure; shared helpers in
+:mod:`clinsent.report.cells`, :mod:`clinsent.report.tables` and :mod:`clinsent.report.figures`).
 Nothing else names a kind, so a new one is one module (here, or a plugin listed under the
 config's ``plugins``) and its registration line.
 
-This module imports neither pandas' plotting nor torch: the plan reads kinds when the Snakefile
-is parsed. A kind's ``table``, ``points`` and ``draw`` import what they need.
+The plan reads the kinds when the Snakefile is parsed: their modules import numpy and pandas
+(which the plan has loaded already) but matplotlib, scipy and scikit-learn only inside the code
+that draws or computes with them, and never torch.
 """
 
 from __future__ import annotations

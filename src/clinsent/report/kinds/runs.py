@@ -1,10 +1,9 @@
 """Runs tables (the default kind): rows citing runs, a column per eval set (or per eval set and
 metric), mean ± std over seeds beside the paper's numbers, and a figure of the runs' training
-curves. Each row's `cells` cite one run per column
-group (`method` or `method@base_model`, `null` for an empty cell; `cross_encoder@<base>` a
-cross-encoder), `paper` the paper's numbers per column group, one string per eval set. A metric
-ending in `_p` (a p-value) is shown in scientific notation, unscaled. With tables or figures, the
-job grid is exactly the cited runs.
+curves. Each row's `cells` cite one run per column group (`method` or `method@base_model`, `null`
+for an empty cell; `cross_encoder@<base>` a cross-encoder), `paper` the paper's numbers per column
+group, one string per eval set. A metric ending in `_p` (a p-value) is shown in scientific
+notation, unscaled. With tables or figures, the job grid is exactly the cited runs.
 
 ``transpose`` renders rows as columns (MED-SE Table 6's layout). ``eval_sets`` restricts and
 orders the eval sets a table shows; ``average`` adds their mean (per seed, then mean ± std over
