@@ -94,3 +94,24 @@ def test_the_readme_is_one_short_page_whose_links_all_resolve() -> None:
         return out
 
     assert pages(nav) == {p.relative_to(REPO / "docs").as_posix() for p in (REPO / "docs").rglob("*.md")}
+
+
+def test_licence_and_citation_agree_with_the_package() -> None:
+    """LICENSE is the licence pyproject.toml names; CITATION.cff has what the Citation File Format
+    1.2.0 requires (cff-version, message, title, authors with a name) and the package's version
+    and licence (the checks of `cffconvert --validate` that matter here, without its pins)."""
+    import tomllib
+
+    import yaml
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    licence = project["license"]["text"]
+    assert licence == "Apache-2.0" and "Apache License" in (REPO / "LICENSE").read_text()[:200]
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0" and cff["message"].strip() and cff["title"].strip()
+    assert cff["authors"] and all(a.get("name") or a.get("family-names") for a in cff["authors"])
+    assert (str(cff["version"]), cff["license"], cff["type"]) == (project["version"], licence, "software")
+    assert set(cff) <= {
+        "cff-version", "message", "title", "authors", "version", "date-released", "license", "type",
+        "keywords", "abstract", "repository-code", "url", "doi", "identifiers", "preferred-citation", "references",
+    }  # fmt: skip

@@ -1,0 +1,179 @@
+"""The plan's core (:class:`PlanBase`): what one config holds, read through the registries (its
+methods, eval sets, fine-tune entries and job grid), the shape of the run it asks for (which
+stages run, the shards, the ontology, the models and wildcards) and the tables and figures it
+declares. :mod:`clinsent.plan.paths` adds where every file lives, :mod:`clinsent.plan.layout`
+every job's inputs and params.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from clinsent.corpus.shards import shard_names
+from clinsent.experiments import Grid
+from clinsent.finetune.config import FinetuneEntry
+from clinsent.methods.config import MethodEntry
+from clinsent.models.base import hub_slug, is_hub_id
+from clinsent.ontology.download import release_url
+from clinsent.report.kinds.base import Kind
+from clinsent.report.kinds.base import entries as kind_entries
+from clinsent.tasks.config import EvalSetEntry
+
+Job = tuple[str, str, int]  # (method, base model, seed)
+
+
+NOTES_INPUT = "notes"  # corpus_embeddings.<name>.input: the notes' split sentences
+
+
+@dataclass
+class PlanBase:
+    """One config read through the registries, and the shape of its run."""
+
+    config: dict[str, Any]
+    methods: dict[str, MethodEntry]
+    eval_sets: dict[str, EvalSetEntry]
+    finetune: dict[str, FinetuneEntry]
+    grid: Grid
+    derived: list[str] = field(default_factory=list)  # how steps were derived from epochs (shown in dry runs)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def results(self) -> str:
+        return str(self.config["results"])
+
+    @property
+    def seeds(self) -> list[int]:
+        return [int(s) for s in self.config["seeds"]]
+
+    @property
+    def notes(self) -> bool:
+        """The notes pipeline (ingest, and with sentence methods split -> NER -> sets) is in the DAG."""
+        return bool(self.config.get("notes"))
+
+    @property
+    def sentence_corpora(self) -> list[str]:
+        return list(self.config.get("sentence_corpora") or {})
+
+    @property
+    def training_data(self) -> list[str]:
+        return list(self.config.get("training_data") or {})
+
+    @property
+    def doc_tasks(self) -> list[str]:
+        return list(self.config.get("doc_tasks") or {})
+
+    @property
+    def plans(self) -> dict[str, dict[str, Any]]:
+        """Batch plans, shared by every method with the same corpus, strategy and size."""
+        return self.grid.plans
+
+    @property
+    def tables(self) -> dict[str, Any]:
+        return dict(self.config.get("tables") or {})
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        return dict(self.config.get("figures") or {})
+
+    @property
+    def placeholders_ok(self) -> bool:
+        """Dry runs of a config with placeholder paths leave missing external inputs out of the DAG."""
+        return str(self.config.get("placeholders_ok", False)).lower() == "true"
+
+    @property
+    def note_sentences(self) -> bool:
+        """The notes' sentence pipeline runs when a method trains on its sets, a table shows them or
+        a corpus embedding reads them."""
+        return self.notes and (
+            any(p["source"] == "notes" for p in self.plans.values())
+            or any(kind.note_sentences for _, kind, _ in self.kinds())
+            or any(e["input"] == NOTES_INPUT for e in self.corpus_embeddings.values())
+        )
+
+    @property
+    def corpus_embeddings(self) -> dict[str, dict[str, Any]]:
+        return dict(self.config.get("corpus_embeddings") or {})
+
+    @property
+    def note_entities(self) -> bool:
+        """The entity stage (ontology, MedCAT pack, NER, linking, S_ent / S_none and their statistics)
+        runs only when a method's training data needs it (:meth:`clinsent.data.DataNeed.note_entities`);
+        otherwise S_all is gathered from the split sentences alone (the ``sentence_set_all`` rule)."""
+        needs = (self.methods[m].method.data_need() for m in self.grid.plan_of)  # methods with a batch plan
+        return self.note_sentences and any(need is not None and need.note_entities() for need in needs)
+
+    @property
+    def phi_scan(self) -> bool:
+        return self.notes and bool(self.config["phi"]["scan"])
+
+    @property
+    def n_shards(self) -> int:
+        return int(self.config["corpus"]["shards"])
+
+    @property
+    def shards(self) -> list[str]:
+        return shard_names(self.n_shards)
+
+    @property
+    def shard_dir(self) -> str:
+        """The shard count is part of the path, so changing it never mixes two layouts."""
+        return f"{self.results}/corpus/shards{self.n_shards}"
+
+    @property
+    def ontology_download(self) -> str:
+        release = self.config["ontology"]["release"]
+        return f"{release['dir']}/efo-{release['version']}/efo.obo"
+
+    @property
+    def ontology_url(self) -> str:
+        release = self.config["ontology"]["release"]
+        return release_url(release["url"], release["version"])
+
+    def model_specs(self) -> list[tuple[str, Any]]:
+        """(config key, spec) of every model a run loads that is not one of its own trained runs:
+        the base models and the methods' extra models (e.g. a frozen complementary model)."""
+        return [
+            *((f"base_models.{b}", spec) for b, spec in self.config["base_models"].items()),
+            *(
+                (f"methods.{m}", x)
+                for m, e in self.methods.items()
+                for x in e.method.extra_models()
+                if x not in self.methods
+            ),
+        ]
+
+    @property
+    def hub_models(self) -> list[str]:
+        """Models named by a Hugging Face id: the only downloads a run may make (:mod:`clinsent.offline`)."""
+        return sorted({m for _, m in self.model_specs() if isinstance(m, str) and is_hub_id(m)})
+
+    def wildcard_constraints(self) -> dict[str, str]:
+        import re
+
+        def one_of(names: Iterable[str]) -> str:
+            names = list(names)
+            return "|".join(map(re.escape, names)) if names else "x^"
+
+        return {
+            "method": one_of(self.methods),
+            "base_model": one_of(self.config["base_models"]),
+            "seed": r"\d+",
+            "shard": r"\d{3}",
+            "eval_set": one_of(self.eval_sets),
+            "plan": one_of(self.plans),
+            "source": one_of(self.training_data),
+            "sentence_corpus": one_of(self.sentence_corpora),
+            "finetune": one_of(self.finetune),
+            "task": one_of(self.doc_tasks),
+            "hub": one_of(hub_slug(m) for m in self.hub_models),
+            "embedded_corpus": one_of(self.corpus_embeddings),
+        }
+
+    def trained_jobs(self) -> list[Job]:
+        return self.grid.jobs
+
+    def kinds(self) -> list[tuple[str, Kind, dict[str, Any]]]:
+        """(id, kind, entry) of every table, then every figure."""
+        return kind_entries(self.config)

@@ -1,0 +1,181 @@
+"""Where a run's files live (:class:`PlanPaths`): the models, embeddings and sentence sets under
+the results folder, the corpus embeddings, and the user's own files (the notes, eval sets,
+training data, models), which a dry run with ``placeholders_ok`` leaves out when they are missing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from clinsent.data.readers import entry_paths
+from clinsent.models.base import PACKAGE_PREFIX, hub_slug, is_hub_id
+from clinsent.plan.base import NOTES_INPUT, PlanBase
+
+
+class PlanPaths(PlanBase):
+    """The plan's paths: files under the results folder and the user's input files."""
+
+    def corpus_run(self, name: str) -> tuple[str, str, int]:
+        """(method, base model, seed) of the run a corpus embedding uses."""
+        entry = self.corpus_embeddings[name]
+        method, _, base = str(entry["run"]).partition("@")
+        return method, base, int(entry["seed"] if entry.get("seed") is not None else self.seeds[0])
+
+    def corpus_input(self, name: str) -> str:
+        """The file a corpus embedding reads: ``notes`` is the notes' sentence sets."""
+        given = str(self.corpus_embeddings[name]["input"])
+        return self.sets_path() if given == NOTES_INPUT else given
+
+    def corpus_params(self, name: str) -> dict[str, Any]:
+        """The embed settings of one corpus embedding (the rule's params); ``private``: from the notes."""
+        entry = self.corpus_embeddings[name]
+        notes = entry["input"] == NOTES_INPUT
+        return {
+            "column": "text" if notes else entry.get("column"),
+            "id_column": "sent_id" if notes else entry.get("id_column"),
+            "keep_text": bool(entry.get("keep_text", False)),
+            "batch_size": int(entry.get("batch_size", 64)),
+            "chunk": int(entry.get("chunk", 10_000)),
+            "private": notes,
+        }
+
+    def corpus_embedding_files(self) -> list[str]:
+        return [f"{self.results}/corpus_embeddings/{name}.parquet" for name in self.corpus_embeddings]
+
+    def model_dir(self, method: str, base_model: str, seed: int | str) -> str:
+        return f"{self.results}/models/{method}/{base_model}/seed{seed}"
+
+    def embeddings(self, method: str, base_model: str, seed: int | str, eval_set: str) -> str:
+        return f"{self.results}/embeddings/{method}/{base_model}/seed{seed}/{eval_set}.parquet"
+
+    def sets_path(self) -> str:
+        """The notes' sentence sets: with entities (``sentence_sets``), or S_all alone (``sentence_set_all``;
+        the same sentences, ids and order)."""
+        return self.entity_sets_path() if self.note_entities else self.s_all_path()
+
+    def entity_sets_path(self) -> str:
+        return f"{self.results}/sets/sentences.parquet"
+
+    def s_all_path(self) -> str:
+        return f"{self.results}/sets/s_all.parquet"
+
+    def sets_counts_path(self) -> str:
+        return f"{self.results}/sets/counts.json" if self.note_entities else f"{self.results}/sets/s_all.json"
+
+    def linked_path(self) -> str:
+        return f"{self.results}/sets/entities_linked.parquet"
+
+    def corpus_stats_path(self, corpus: str) -> str:
+        return f"{self.results}/sentence_corpora/{corpus}/stats.json"
+
+    def documents_stats_path(self) -> str:
+        return f"{self.results}/documents/stats.json"
+
+    def data_paths(self) -> dict[str, str]:
+        """Where the training data of the DAG lives (the notes pipeline's sets; sentence corpora under results)."""
+        if not self.notes:
+            return {"results": self.results, "sets": "", "linked": ""}
+        return {
+            "results": self.results,
+            "sets": self.sets_path(),
+            "linked": self.linked_path() if self.note_entities else "",
+        }
+
+    def external(self, paths: Iterable[str]) -> list[str]:
+        """Input files the user supplies; with placeholders_ok, missing ones are left out (dry runs).
+        Files under the results folder (e.g. a doc_task's table as an eval set's path) are the DAG's own."""
+        return [
+            p for p in paths if not self.placeholders_ok or os.path.exists(p) or str(p).startswith(f"{self.results}/")
+        ]
+
+    def external_file(self, path: str) -> str | list[str]:
+        """One user-supplied input file, or none when it is a placeholder of a dry run."""
+        return path if not self.placeholders_ok or os.path.exists(path) else []
+
+    @property
+    def notes_paths(self) -> list[str]:
+        """The notes' file(s) (``notes.path``: a path or a list of them)."""
+        return _as_paths((self.config.get("notes") or {}).get("path"))
+
+    @property
+    def hub_dir(self) -> str:
+        return str(self.config.get("hub_dir") or "downloads/hub")
+
+    def hub_folder(self, spec: str) -> str:
+        """Where ``download_model`` fetches a Hugging Face id (:func:`clinsent.models.base.hub_slug`)."""
+        return f"{self.hub_dir}/{hub_slug(spec)}"
+
+    def model_inputs(self, specs: Iterable[str]) -> list[str]:
+        """The files behind model specs that a job declares as inputs: a local folder, or the folder
+        ``download_model`` fetches a Hugging Face id into (a DAG edge: the download, a local rule,
+        runs on the submitting host before any job that loads the model; a folder under the results
+        folder, a model this config trains: the benchmark's). Packaged models are not the DAG's."""
+        return [
+            self.hub_folder(s) if is_hub_id(s) else s
+            for s in specs
+            if not s.startswith(PACKAGE_PREFIX)
+            and (is_hub_id(s) or os.path.exists(s) or s.startswith(f"{self.results}/"))
+        ]
+
+    def user_files(self) -> list[tuple[str, str]]:
+        """(config key, path) of every input file the user supplies: the notes, the MedCAT pack and a
+        local ontology (where the entity stage runs), each eval set's, training-data, sentence-corpus and
+        document-task file. Files under the results folder are the DAG's own and are left out."""
+        from clinsent.corpus.sentences import corpus_paths
+
+        found = [("notes.path", p) for p in self.notes_paths]
+        if self.note_entities:  # read only where the entity stage runs
+            found += [
+                (f"{section}.{key}", p)
+                for section, key in (("ner", "model_pack"), ("ontology", "path"))
+                for p in _as_paths((self.config.get(section) or {}).get(key))
+            ]
+        for name, e in self.eval_sets.items():
+            entry = self.config["eval_sets"][name]
+            for f in e.task.files():
+                key = next((k for k, v in entry.items() if v == f or (isinstance(v, list) and f in v)), "path")
+                found.append((f"eval_sets.{name}.{key}", f))
+        for name, entry in (self.config.get("training_data") or {}).items():
+            found += [(f"training_data.{name}.path", p) for p in entry_paths(entry)]
+        for name, entry in (self.config.get("sentence_corpora") or {}).items():
+            found += [(f"sentence_corpora.{name}.path", p) for p in corpus_paths(entry)]
+        for name, entry in (self.config.get("doc_tasks") or {}).items():
+            found += [(f"doc_tasks.{name}.{k}", entry[k]) for k in ("diagnoses", "mapping") if entry.get(k)]
+        found += [
+            (f"corpus_embeddings.{n}.input", str(e["input"]))
+            for n, e in self.corpus_embeddings.items()
+            if e["input"] != NOTES_INPUT
+        ]
+        return [(k, p) for k, p in found if not str(p).startswith(f"{self.results}/")]
+
+    def eval_set_files(self, name: str) -> list[str]:
+        return self.external(self.eval_sets[name].task.files())
+
+    def doc_task_files(self, name: str) -> list[str]:
+        """The user files an ICD-9 triage task reads besides the documents (diagnoses, mapping)."""
+        entry = self.config["doc_tasks"][name]
+        return self.external([p for p in (entry.get("diagnoses"), entry.get("mapping")) if p])
+
+    def training_data_files(self, source: str) -> list[str]:
+        return self.external(entry_paths(self.config["training_data"][source]))
+
+    def ner_pack(self) -> str | list[str]:
+        """The user's MedCAT pack (slimmed to the kept types if asked), or the one built from the ontology."""
+        ner = self.config["ner"]
+        if not ner["model_pack"]:
+            return f"{self.results}/ner/medcat_pack"
+        if ner["slim_pack"]:
+            return f"{self.results}/ner/slim_pack"
+        return self.external_file(ner["model_pack"])
+
+    def ontology_file(self) -> str | list[str]:
+        """The local ontology file, or the pinned release downloaded by ``download_ontology``."""
+        path = self.config["ontology"]["path"]
+        return self.external_file(path) if path else self.ontology_download
+
+
+def _as_paths(value: Any) -> list[str]:
+    """A config value that is a path or a list of paths (None: none)."""
+    return [value] if isinstance(value, str) else [str(v) for v in value or [] if isinstance(v, str)]
