@@ -30,8 +30,6 @@ def test_every_loss_takes_its_knobs_in_init_with_the_settings_defaults(tiny_bert
         assert tuple(default) == tuple(setting) if isinstance(default, tuple) else default == setting, (
             f"{type(loss).__name__}({name}={default!r}) but {method.settings_class.__name__}.{name} = {setting!r}"
         )
-    # the method passes its own values: a knob changed in the config reaches the loss
-    assert method.loss_knobs(type(loss)) == {n: getattr(method.settings, n) for n in knobs}
     doc = inspect.getdoc(type(loss)) or ""
     assert "Knobs" in doc and "Example" in doc, f"{type(loss).__name__}'s docstring lacks its knobs or an example"
 

@@ -46,7 +46,7 @@ def _load(path: Path) -> dict:
     return cfg
 
 
-def _dry_run(configfile: Path) -> dict[str, int]:
+def _planned_counts(configfile: Path) -> dict[str, int]:
     """The job counts of a dry run of ``configfile`` with placeholders_ok: the plan's, which
     tests/test_plan.py::test_job_counts_are_snakemakes_own checks against Snakemake's own dry run
     of every paper config (one Snakemake run per config in the suite, not two)."""
@@ -59,7 +59,7 @@ def _dry_run(configfile: Path) -> dict[str, int]:
 
 
 def test_paper_grid_dry_run_matches_the_readme() -> None:
-    counts = _dry_run(PAPER)
+    counts = _planned_counts(PAPER)
     for rule, n in EXPECTED.items():
         assert counts.get(rule) == n, (rule, counts)
     readme = " ".join((REPO / "docs" / "papers" / "medse.md").read_text().split())
@@ -131,7 +131,7 @@ AUGMENT_EXPECTED = {
 
 
 def test_augment_grid_dry_run_matches_the_readme() -> None:
-    counts = _dry_run(AUGMENT)
+    counts = _planned_counts(AUGMENT)
     for rule, n in AUGMENT_EXPECTED.items():
         assert counts.get(rule) == n, (rule, counts)
     assert not {"ingest_notes", "ner", "sentence_sets"} & set(counts)  # no notes pipeline without notes
@@ -180,7 +180,7 @@ NLI_EXPECTED = {"train": 21, "embed": 63, "evaluate": 63, "training_rows": 2, "p
 
 @pytest.mark.parametrize(("config", "expected"), [(BIOSIMCSE, BIOSIMCSE_EXPECTED), (NLI, NLI_EXPECTED)])
 def test_pair_paper_grids_dry_run_match_the_readme(config: Path, expected: dict[str, int]) -> None:
-    counts = _dry_run(config)
+    counts = _planned_counts(config)
     for rule, n in expected.items():
         assert counts.get(rule) == n, (rule, counts)
     assert not {"ingest_notes", "ner", "sentence_sets"} & set(counts)
@@ -213,7 +213,7 @@ HLM_EXPECTED = {
 
 
 def test_healthcare_lm_grid_dry_runs_without_the_sentence_pipeline() -> None:
-    counts = _dry_run(HLM)
+    counts = _planned_counts(HLM)
     for rule, n in HLM_EXPECTED.items():
         assert counts.get(rule) == n, (rule, counts)
     # the notes feed the documents stage only: no splitting, NER or ontology download

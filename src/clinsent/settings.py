@@ -131,7 +131,7 @@ def settings_schema(cls: type, optional_keys: bool = False) -> dict[str, Any]:
             prop["description"] = f.metadata["doc"]
         if f.default is not dataclasses.MISSING and not f.metadata.get("required"):
             if not (optional_keys and f.default is None):
-                prop["default"] = _json(f.default) if optional_keys else f.default
+                prop["default"] = _json(f.default)
         props[config_key(f)] = prop
     required = [config_key(f) for f in dataclasses.fields(cls) if f.metadata.get("required")]
     return {"type": "object", "additionalProperties": False, "properties": props, "required": required}

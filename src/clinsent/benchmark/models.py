@@ -27,6 +27,7 @@ evaluate jobs (each job's params hold only what changes its output; tests/test_b
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -202,8 +203,6 @@ def model_runs(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 def _model_entries(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The tables and figures whose kind cites models on tasks (its keys include ``models`` and
     ``eval_sets``: the leaderboard and the heatmap among the built-ins), as the config declares them."""
-    import dataclasses
-
     from clinsent.report.kinds.base import entries
 
     wanted = {"models", "eval_sets"}
