@@ -62,10 +62,33 @@ def test_a_paired_comparison_on_the_same_resamples() -> None:
         return np.array(interval_record(items)["ci_replicates"]["spearman"])
 
     good, bad, twin = record(pred), record(worse), record(same)
-    assert significantly_better(good, bad) and not significantly_better(bad, good)
-    assert not significantly_better(good, twin) and not significantly_better(twin, good)
+    assert significantly_better(good, bad) is True and significantly_better(bad, good) is False
+    assert significantly_better(good, twin) is False and significantly_better(twin, good) is False
     # the hand computation: the 2.5th percentile of the per-resample differences
     assert (np.percentile(good - bad, 2.5) > 0) == significantly_better(good, bad)
+
+
+@pytest.mark.parametrize("case", ["one pair", "constant gold"])
+def test_a_paired_comparison_that_cannot_be_computed_is_untested_not_a_tie(case: str) -> None:
+    """One pair, or gold scores that are all equal: Spearman is undefined on every resample, so
+    the paired test is None ("untested"), never False ("not different"); a few undefined
+    resamples among many leave it computed on the defined ones."""
+    pred, gold = _sts_like(n=1 if case == "one pair" else 30)
+    if case == "constant gold":
+        gold = np.full_like(gold, 3.0)
+
+    def record(p: np.ndarray) -> np.ndarray:
+        items = Items(len(gold), ("spearman",), lambda i: rowwise_spearman(p[i], gold[i])[None], "pairs")
+        return np.array(interval_record(items)["ci_replicates"]["spearman"], dtype=np.float64)
+
+    a, b = record(pred), record(pred[::-1].copy())
+    assert np.isnan(a).all()
+    assert significantly_better(a, b) is None and significantly_better(b, a) is None
+    good, bad = np.linspace(0.8, 0.9, 1000), np.linspace(0.1, 0.2, 1000)
+    good[:10] = np.nan  # 1% undefined: still tested, on the rest
+    assert significantly_better(good, bad) is True and significantly_better(bad, good) is False
+    good[:100] = np.nan  # 10% undefined: untested
+    assert significantly_better(good, bad) is None
 
 
 def _check(task: Any, texts: list[str], vectors: np.ndarray, unit: str) -> None:

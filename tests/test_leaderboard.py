@@ -131,6 +131,19 @@ def test_only_a_significant_best_is_bold_and_ties_are_marked() -> None:
     assert ("B", "sts") in bold and not any(c == "rqe" for _, c in bold)
     assert rows.loc["A", "rqe"].endswith(" ≈") and rows.loc["B", "rqe"].endswith(" ≈")
     assert not rows.loc["B", "sts"].endswith("≈") and {("B", "Mean"), ("B", "Mean rank")} <= bold
+    # C's STS replicates undefined (constant gold on its resamples): C is untested ("?"), not a tie,
+    # and B's STS is no longer bold (it was not shown to beat C)
+    undefined = table.copy()
+    undefined["replicates"] = [
+        [float("nan")] * 1000 if (m, t) == ("c", "sts") else r
+        for m, t, r in zip(undefined["base_model"], undefined["eval_set"], undefined["replicates"], strict=True)
+    ]
+    ctx = ReportContext(_summary(), pd.DataFrame(), HEADLINES, "a", "paper", paired=Paired(undefined))
+    df2 = table_kind("lb", ENTRY).table("lb", ENTRY, ctx)
+    rows2 = df2.set_index("model")
+    bold2 = {(df2.at[i, "model"], c) for i, c in df2.attrs["bold"]}
+    assert rows2.loc["C", "sts"].endswith(" ?") and not rows2.loc["C", "sts"].endswith("≈")
+    assert ("B", "sts") not in bold2 and not rows2.loc["A", "sts"].endswith(("?", "≈"))
     # the decision is the 2.5th percentile of the paired differences (hand computation)
     assert (
         np.percentile(reps[("a", "rqe")] - reps[("b", "rqe")], 2.5)

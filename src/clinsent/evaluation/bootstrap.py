@@ -197,13 +197,20 @@ def interval_record(items: Items | None) -> dict[str, Any]:
     }
 
 
-def significantly_better(a: np.ndarray, b: np.ndarray, confidence: float = CONFIDENCE) -> bool:
+DEFINED_SHARE = 0.95  # a paired test needs this share of resamples defined in both runs
+
+
+def significantly_better(a: np.ndarray, b: np.ndarray, confidence: float = CONFIDENCE) -> bool | None:
     """Paired bootstrap: ``a`` and ``b`` are two runs' replicates of one metric on the same
     resamples of the same items; ``a`` is better when the percentile interval of ``a - b``
-    lies above 0 (higher is better)."""
+    lies above 0 (higher is better). None, "untested", where it cannot be computed: no
+    replicates, replicates of different resamples, or fewer than :data:`DEFINED_SHARE` of the
+    resamples defined in both runs (one pair, constant gold scores: the metric is undefined
+    on every resample). Untested is never "not different"."""
     if len(a) == 0 or len(a) != len(b):
-        return False
+        return None
     diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    if np.isnan(diff).any():
-        return False
-    return bool(np.percentile(diff, 100 * (1 - confidence) / 2) > 0)
+    defined = diff[np.isfinite(diff)]
+    if len(defined) < DEFINED_SHARE * len(diff):
+        return None
+    return bool(np.percentile(defined, 100 * (1 - confidence) / 2) > 0)

@@ -56,13 +56,16 @@ class Paired:
         return self._runs.get((run[0], run[1], eval_set, metric))
 
     def better(self, a: tuple[str, str], b: tuple[str, str], eval_set: str, metric: str) -> bool | None:
-        """Whether run ``a`` scores significantly higher than run ``b`` (None: no replicates for one)."""
+        """Whether run ``a`` scores significantly higher than run ``b`` (None, untested: no
+        replicates for one, or a test that cannot be computed on them)."""
         ra, rb = self.replicates(a, eval_set, metric), self.replicates(b, eval_set, metric)
         if ra is None or rb is None:
             return None
         return significantly_better(ra, rb)
 
     def differ(self, a: tuple[str, str], b: tuple[str, str], eval_set: str, metric: str) -> bool | None:
-        """Whether one of the two runs scores significantly higher than the other."""
+        """Whether one of the two runs scores significantly higher than the other (None: untested)."""
         ab = self.better(a, b, eval_set, metric)
-        return None if ab is None else ab or bool(self.better(b, a, eval_set, metric))
+        if ab is None or ab:
+            return ab
+        return self.better(b, a, eval_set, metric)

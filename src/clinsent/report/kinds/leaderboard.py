@@ -73,7 +73,9 @@ class LeaderboardTable(ModelsEntry, TableKind):
             f"{entry['caption']} Each task's headline metric, mean ± std over seeds; Mean: over every task; "
             f"Mean rank: over the tasks a model has (1 is best); bold: the best of each column, for a task "
             f"with bootstrap intervals only where a paired bootstrap over its items (95%) tells it from every "
-            f"other model; ≈: the best and the models it is not told apart from; "
+            f"other model; ≈: the best and the models it is not told apart from; ?: a model the best could "
+            f"not be tested against (the paired test is undefined on these items, e.g. one pair or constant "
+            f"gold scores); "
             f"({paper_label}): the published figure."
         )
 
@@ -131,7 +133,8 @@ def leaderboard_table(
     any model has one, Mean, Mean rank; ``attrs['bold']``: the (row, column) of each column's best.
     A task whose runs have bootstrap replicates (``paired``) bolds its best only where a paired
     bootstrap tells it from every other model; else the best and the models it is not told apart
-    from are marked ``≈`` (ties) and none is bold."""
+    from are marked ``≈`` (ties) and none is bold; a model the best cannot be tested against (the
+    paired test is undefined) is marked ``?``, and the best is then not bold either."""
     df = scores(summary, entry, headlines, default_base)
     tasks = list(entry["eval_sets"])
     papers = {m["label"]: m.get("paper") or {} for m in entry["models"]}
@@ -173,27 +176,29 @@ def leaderboard_table(
         ties = _ties(df, col, metrics.get(col), tops[0], paired, default_base) if col in tasks else None
         if ties is None:  # no replicates (or Mean, Mean rank): the best as it stands
             bold += [(i, col) for i in tops]
-        elif not ties:
+            continue
+        tied, untested = ties
+        if not tied and not untested:
             bold.append((tops[0], col))
-        else:
-            for i in [tops[0], *ties]:
-                table.at[i, col] = f"{table.at[i, col]} ≈"
+        for i in [tops[0], *tied] if tied else []:
+            table.at[i, col] = f"{table.at[i, col]} ≈"
+        for i in untested:  # never shown as a tie, nor as beaten
+            table.at[i, col] = f"{table.at[i, col]} ?"
     table.attrs["bold"] = bold
     return table
 
 
 def _ties(
     df: pd.DataFrame, task: str, metric: str | None, best: int, paired: Paired | None, default_base: str
-) -> list[int] | None:
-    """The rows the best of ``task`` is not told apart from by a paired bootstrap (None: untested)."""
+) -> tuple[list[int], list[int]] | None:
+    """The rows the best of ``task`` is not told apart from by a paired bootstrap, and the rows it
+    could not be tested against (a paired test that cannot be computed: one pair, constant gold
+    scores); None: the task has no replicates at all."""
     if paired is None or metric is None:
         return None
     run = split_run(str(df.at[best, "run"]), default_base)
     if paired.replicates(run, task, metric) is None:
         return None
     others = [int(i) for i in df.index if i != best and not np.isnan(df.at[i, task])]
-    return [
-        i
-        for i in others
-        if paired.better(run, split_run(str(df.at[i, "run"]), default_base), task, metric) is not True
-    ]
+    verdicts = {i: paired.better(run, split_run(str(df.at[i, "run"]), default_base), task, metric) for i in others}
+    return [i for i, v in verdicts.items() if v is False], [i for i, v in verdicts.items() if v is None]
