@@ -37,6 +37,15 @@ def warm_interpreter(request: pytest.FixtureRequest) -> Iterator[None]:
             os.environ.pop(warm.ENV, None)
 
 
+@pytest.fixture(autouse=True)
+def guarded_writer_reset() -> Iterator[None]:
+    """What a test declares to the guarded writer (a job's outputs and inputs) ends with the test."""
+    from clinsent import guarded
+
+    yield
+    guarded.reset()
+
+
 @pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_bert(tmp_path_factory.mktemp("tiny_bert"))

@@ -110,10 +110,10 @@ def test_texts_on_request_and_an_owner_only_input_gives_an_owner_only_output(tmp
 def test_bad_input_is_named_by_row_and_column_never_by_its_text(tmp_path: Path) -> None:
     frame = pd.DataFrame({"note_id": ["a", "b", "c"], "sentence": ["Mr Smith has pneumonia.", " ", "fine"]})
     frame.to_csv(tmp_path / "in.csv", index=False)
-    with pytest.raises(InputError, match=r"row 1 \(sentence\) is empty") as empty:
+    with pytest.raises(InputError, match=r"in\.csv, row 1: the text \(sentence\) is empty") as empty:
         embed_corpus(MODEL, tmp_path / "in.csv", tmp_path / "out.parquet", column="sentence", log=lambda _: None)
     assert "Smith" not in str(empty.value)
-    with pytest.raises(InputError, match=r"no column 'text' \(--column\).*note_id, sentence"):
+    with pytest.raises(InputError, match=r"no column 'text' \(column\); the header line has 'note_id', 'sentence'"):
         embed_corpus(MODEL, tmp_path / "in.csv", tmp_path / "out.parquet", column="text", log=lambda _: None)
     (tmp_path / "in.xlsx").write_text("x")
     with pytest.raises(InputError, match="unknown input format .xlsx"):

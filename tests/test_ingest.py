@@ -112,7 +112,7 @@ def test_parquet_with_integer_and_string_ids(tmp_path: Path) -> None:
     pq.write_table(pa.table({"id": ["x-1", "x-2"], "text": ["One.", "Two."]}), path)
     df = read_notes(NotesSpec(str(path), "parquet"))
     assert df["row_id"].tolist() == [1, 2] and df["note_id"].tolist() == ["x-1", "x-2"]
-    with pytest.raises(InputError, match=r"notes\.parquet.*\['body'\].*text_column"):
+    with pytest.raises(InputError, match=r"notes\.parquet: missing column\(s\) 'body'.*text_column"):
         read_notes(NotesSpec(str(path), "parquet", text_column="body"))
 
 

@@ -54,6 +54,10 @@ def _notes(fmt: str) -> Callable[[Path], Callable[[], Any]]:
             header = "ROW_ID,SUBJECT_ID,HADM_ID,CHARTDATE,CHARTTIME,STORETIME,CATEGORY,DESCRIPTION,CGID,ISERROR,TEXT"
             path = _write(tmp / "NOTEEVENTS.csv", header + "\n" + ",".join(f'"{s}"' for s in S[:11]) + "\n")
             return lambda: read_notes(NotesSpec(str(path), categories=None))
+        if fmt == "mimic_iv_note":  # an unquoted text: its commas split the row into more fields
+            header = "note_id,subject_id,hadm_id,note_type,note_seq,charttime,storetime,text"
+            path = _write(tmp / "discharge.csv", header + "\n" + ",".join(S[:10]) + "\n")
+            return lambda: read_notes(NotesSpec(str(path), "mimic_iv_note", categories=None))
         if fmt == "parquet":  # integer ids with a null: every other field a sentinel
             path = tmp / "notes.parquet"
             pq.write_table(pa.table({"id": pa.array([None], pa.int64()), "text": [S[0]], "cat": [S[1]]}), path)
@@ -163,6 +167,30 @@ def _nli(fmt: str, training: bool) -> Callable[[Path], Callable[[], Any]]:
     return build
 
 
+def _texts(fmt: str) -> Callable[[Path], Callable[[], Any]]:
+    """Texts to embed, through the reader's dry-run check (which reads as the job does)."""
+
+    def build(tmp: Path) -> Callable[[], Any]:
+        from clinsent.texts import READERS as TEXTS
+
+        entry: dict[str, Any] = {"column": "text"}
+        if fmt == "csv":  # no header line: its first row would be taken for the column names
+            path = _write(tmp / "t.csv", f"1,{S[0]},{S[1]}\n2,{S[2]},{S[3]}\n")
+        elif fmt == "tsv":  # a row with a field too many
+            path = _write(tmp / "t.tsv", f"id\ttext\n1\tok\n2\t{S[0]}\t{S[1]}\n")
+        elif fmt == "jsonl":  # a line that is not JSON
+            path = _write(tmp / "t.jsonl", json.dumps({"text": "ok"}) + f"\n{{{S[0]}: {S[1]}}}\n")
+        elif fmt == "parquet":  # no column text; the columns are sentences
+            path = tmp / "t.parquet"
+            pq.write_table(pa.table({S[0]: [S[1]], S[2]: [S[3]]}), path)
+        else:  # a line that is not UTF-8
+            path = _write(tmp / "t.txt", f"{S[0]}\n".encode() + f"{S[1]} caf\xe9\n".encode("latin-1"))
+            entry = {}
+        return lambda: TEXTS.check(fmt, path, entry, "corpus_embeddings.c.input")
+
+    return build
+
+
 def _conll(tmp: Path) -> Callable[[], Any]:
     from clinsent.evaluation.conll import read_conll
 
@@ -189,43 +217,28 @@ def _diagnoses(tmp: Path) -> Callable[[], Any]:
 
 
 CASES: dict[tuple[str, str], Callable[[Path], Callable[[], Any]]] = {
-    **{("notes", f): _notes(f) for f in ("noteevents_csv", "parquet", "txt_dir")},
-    **{("sentence corpus", f): _sentences(f) for f in ("text", "parquet")},
+    **{("notes", f): _notes(f) for f in ("noteevents_csv", "mimic_iv_note", "parquet", "txt_dir")},
+    **{("sentences", f): _sentences(f) for f in ("text", "parquet")},
+    **{("texts", f): _texts(f) for f in ("text", "csv", "tsv", "jsonl", "parquet")},
     **{("sts", f): _sts(f) for f in ("sts_tsv", "n2c2_sts", "table")},
     **{("rqe", f): _rqe(f) for f in ("mediqa_xml", "rqe_tsv")},
     **{("probe", f): _probe(f) for f in ("tsv", "jsonl", "nli_jsonl")},
     **{("nli", f): _nli(f, training=False) for f in ("nli_jsonl", "nli_tsv")},
-    **{("training data", f): _nli(f, training=True) for f in ("nli_jsonl", "nli_tsv")},
+    **{("training_data", f): _nli(f, training=True) for f in ("nli_jsonl", "nli_tsv")},
     ("conll", "conll"): _conll,
     ("labelled documents", "csv"): _labelled_docs,
     ("diagnoses", "csv"): _diagnoses,
 }
 
 
-def _registries() -> dict[str, Any]:
-    import clinsent.data.training_rows  # noqa: F401  (registers the training-data formats)
-    from clinsent.corpus.notes import NOTE_READERS
-    from clinsent.corpus.sentences import SENTENCE_FORMATS
-    from clinsent.data.nli import NLI_FORMATS
-    from clinsent.data.readers import READERS
-    from clinsent.evaluation.sts_data import STS_FORMATS
-    from clinsent.tasks.probe import PROBE_FORMATS
-    from clinsent.tasks.rqe import RQE_FORMATS
-
-    return {
-        "notes": NOTE_READERS,
-        "sentence corpus": SENTENCE_FORMATS,
-        "sts": STS_FORMATS,
-        "rqe": RQE_FORMATS,
-        "probe": PROBE_FORMATS,
-        "nli": NLI_FORMATS,
-        "training data": READERS,
-    }
-
-
 def test_every_registered_format_has_a_case() -> None:
-    for label, registry in _registries().items():
-        assert set(registry.names()) == {f for lab, f in CASES if lab == label}, label
+    """Every reader of the one index (clinsent.reading) has a case here, and a dry-run check (or
+    its kind is read in full at dry run)."""
+    from clinsent.reading import READER_KINDS, every_reader
+
+    readers = every_reader()
+    assert {(kind, name) for kind, name, _ in readers} == {c for c in CASES if c[0] in READER_KINDS}
+    assert [(kind, name) for kind, name, checked in readers if not checked] == []
 
 
 def _chain(exc: BaseException) -> str:

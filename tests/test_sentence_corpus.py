@@ -44,7 +44,7 @@ def test_parquet_column_and_several_files(tmp_path: Path) -> None:
     df, report = read_sentence_corpus("c", {"path": [str(pq_path), txt], "column": "sentence"})
     assert df["text"].tolist() == ["a b", "c d e", "x y"] and df["source"].tolist() == [0, 0, 1]
     assert [f["skipped_blank"] for f in report["files"]] == [2, 0]
-    with pytest.raises(InputError, match=r"s\.parquet: no column 'text' \(columns: sentence\)"):
+    with pytest.raises(InputError, match=r"s\.parquet: no column 'text' \(the file's columns: 'sentence'\)"):
         read_sentence_corpus("c", {"path": str(pq_path)})
 
 

@@ -1,14 +1,12 @@
 """Embed a whole corpus with a trained model: ``python -m clinsent embed --model DIR --input FILE
 --out FILE.parquet``.
 
-The input is read in chunks (``--chunk`` texts at a time) and each chunk's vectors are appended
-to the output as one parquet row group, so memory stays flat whatever the input's size. Inputs:
-plain text (one text per line, ids are line numbers from 0), CSV or TSV (``--column``; ids from
-``--id-column`` or row numbers), JSON lines (``--column`` names the field) and parquet
-(``--column``). The output holds ``id`` and ``vector`` (float32), and ``text`` only with
-``--keep-text``; its schema metadata names the model folder, its modules (pooling, dense,
-normalize), the vector size and the input's row count. An input that others cannot read (note
-text should be owner-only: :mod:`clinsent.phi`) gives an owner-only output.
+The input is read in chunks (``--chunk`` texts at a time) through the ``texts`` readers
+(:mod:`clinsent.texts`: plain text, CSV, TSV, JSON lines, parquet) and each chunk's vectors are
+appended to the output as one parquet row group, so memory stays flat whatever the input's
+size. The output holds ``id`` and ``vector`` (float32), and ``text`` only with ``--keep-text``;
+its schema metadata names the model folder, its modules (pooling, dense, normalize), the vector
+size and the input's row count.
 
 The model is loaded as the embed jobs load it (:func:`clinsent.embed.load_encoder`: the layouts
 this pipeline writes through transformers alone, any other through sentence-transformers), on
@@ -16,134 +14,36 @@ CUDA when present (inside a Snakemake job, on the job's GPU slot). Within a chun
 encoded longest first, as ``SentenceTransformer.encode`` does, so a batch pads to lengths close
 to its own; the vectors are written in the input's order.
 
-Bad input stops before the model loads: a missing file, column or format, an empty input, an
-empty text in the first chunk (named by its row number, never by its content); an empty text in
-a later chunk stops the run when its chunk is read, and nothing is left half-written.
+Everything that can be checked is checked before the model loads (:func:`check_request`):
+``--chunk``, ``--batch-size`` and ``--device``; the input's extension, header, column and first
+rows (:func:`clinsent.texts.check`, the same check as the dry run's); the model folder; and the
+output, through the guarded writer (:mod:`clinsent.guarded`): never the input or inside the
+model folder, and, for vectors of texts others cannot read (the notes, or an owner-only file),
+never into an existing folder others can read (created 0700, the file 0600; no existing folder's
+mode is changed). A bad row further in stops the run when its chunk is read, naming the file,
+the row and the column, never the text, and nothing is left half-written.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 import json
-import os
+import re
 import stat
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from clinsent.errors import InputError
+from clinsent.texts import check as check_texts
+from clinsent.texts import chunks
 
-FORMATS = {".txt": "text", ".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
 CHUNK = 10_000  # texts per chunk (and per row group of the output)
-
-Chunk = tuple[list[Any], list[str]]  # (ids, texts)
-
-
-def input_format(path: Path) -> str:
-    suffix = path.suffix.lower()
-    if suffix not in FORMATS:
-        raise InputError(
-            path,
-            f"unknown input format {suffix or '(no extension)'}",
-            f"an input ending in one of {', '.join(sorted(FORMATS))}",
-        )
-    return FORMATS[suffix]
-
-
-Row = tuple[Any, str]  # (id, text)
-
-
-def _text_rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle):
-            yield number, line.rstrip("\n").rstrip("\r")
-
-
-def _delimited_rows(delimiter: str) -> Any:
-    def rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
-        with path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle, delimiter=delimiter)
-            _check_columns(path, list(reader.fieldnames or []), column, id_column)
-            for number, row in enumerate(reader):
-                yield (row[id_column] if id_column else number), row[str(column)] or ""
-
-    return rows
-
-
-def _jsonl_rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    path, f"line {number + 1} is not JSON ({exc.msg})", "one JSON object per line"
-                ) from None
-            missing = [c for c in (column, id_column) if c and c not in record]
-            if missing:
-                raise InputError(
-                    path,
-                    f"line {number + 1} has no field {missing[0]!r}",
-                    "--column and --id-column name fields every line has",
-                )
-            yield (record[id_column] if id_column else number), record[str(column)] or ""
-
-
-def _parquet_rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
-    import pyarrow.parquet as pq
-
-    table = pq.ParquetFile(path)
-    _check_columns(path, table.schema_arrow.names, column, id_column)
-    number = 0
-    for batch in table.iter_batches(batch_size=CHUNK, columns=[c for c in (column, id_column) if c]):
-        texts = batch.column(str(column)).to_pylist()
-        ids = batch.column(id_column).to_pylist() if id_column else range(number, number + len(texts))
-        number += len(texts)
-        yield from zip(ids, (t or "" for t in texts), strict=True)
-
-
-def _check_columns(path: Path, names: list[str], column: str | None, id_column: str | None) -> None:
-    for flag, name in (("--column", column), ("--id-column", id_column)):
-        if name is not None and name not in names:
-            raise InputError(path, f"no column {name!r} ({flag})", f"one of {', '.join(names) or '(none)'}")
-
-
-NEEDS_COLUMN = {"text": False, "csv": True, "tsv": True, "jsonl": True, "parquet": True}  # texts: a named column
-READERS = {
-    "text": _text_rows,
-    "csv": _delimited_rows(","),
-    "tsv": _delimited_rows("\t"),
-    "jsonl": _jsonl_rows,
-    "parquet": _parquet_rows,
-}
-
-
-def chunks(path: Path, size: int = CHUNK, column: str | None = None, id_column: str | None = None) -> Iterator[Chunk]:
-    """(ids, texts) of ``path``, ``size`` texts at a time; an empty text stops with its row number."""
-    kind = input_format(path)
-    if NEEDS_COLUMN[kind] and not column:
-        raise InputError(path, f"a {kind} input needs a column", "--column names the texts' column or field")
-    rows = READERS[kind](path, column, id_column)
-    seen = 0
-    while chunk := list(itertools.islice(rows, size)):
-        ids, texts = [r[0] for r in chunk], [r[1] for r in chunk]
-        empty = next((i for i, t in enumerate(texts) if not str(t).strip()), None)
-        if empty is not None:
-            raise InputError(
-                path,
-                f"row {seen + empty} ({column or 'line'}) is empty",
-                "drop empty rows (rows are numbered from 0, after any header)",
-            )
-        seen += len(texts)
-        yield ids, texts
+DEVICE = re.compile(r"^(cpu|cuda(:\d{1,3})?)$")
 
 
 def encode_in_length_order(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
@@ -161,6 +61,60 @@ def _owner_only(path: Path) -> bool:
     return not path.stat().st_mode & (stat.S_IROTH | stat.S_IRGRP)
 
 
+def check_device(device: str | None, where: str = "--device") -> None:
+    """``device`` is cpu, cuda or cuda:N, and the machine has it (torch is asked only for cuda)."""
+    if device is None or device == "cpu":
+        return
+    if not DEVICE.match(device):
+        from clinsent.safe_yaml import shown_value
+
+        raise InputError(where, f"{shown_value(device)} is not a device", "give cpu, cuda or cuda:N (N from 0)")
+    import torch
+
+    if not torch.cuda.is_available():
+        raise InputError(
+            where,
+            f"{device}: CUDA is not available here (torch sees no GPU)",
+            "give cpu, or run on a machine with a GPU",
+        )
+    index = int(device.partition(":")[2] or 0)
+    if index >= torch.cuda.device_count():
+        raise InputError(
+            where,
+            f"{device}: this machine has {torch.cuda.device_count()} GPU(s) (0 is the first)",
+            "give an index among them",
+        )
+
+
+def check_request(
+    model_dir: Path,
+    source: Path,
+    out: Path,
+    column: str | None,
+    id_column: str | None,
+    chunk: int,
+    batch_size: int,
+    device: str | None,
+) -> None:
+    """Every check of an embed run that needs no model, in the order a user would fix them."""
+    from clinsent.guarded import claim
+
+    for flag, value in (("--chunk", chunk), ("--batch-size", batch_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(flag, f"{value!r} is not a positive whole number", f"give {flag} 1 or more")
+    check_device(device)
+    check_texts(source, {"column": column, "id_column": id_column}, "--input")
+    if not (model_dir / "modules.json").is_file():
+        raise InputError(
+            model_dir,
+            "not a saved sentence-transformers model (no modules.json)",
+            "--model names a trained run's model folder, e.g. results/models/<method>/<base>/seed0/model",
+        )
+    if out.is_dir():
+        raise InputError(out, "is a folder", "--out names the parquet file to write, e.g. vectors.parquet")
+    claim(out, inputs=(source, model_dir))  # never the input, never inside the model folder
+
+
 def embed_corpus(
     model_dir: Path,
     source: Path,
@@ -172,40 +126,35 @@ def embed_corpus(
     batch_size: int = 64,
     device: str | None = None,
     log: Any = print,
-    private: bool | None = None,
+    private: bool = False,
+    results: str | Path | None = None,
 ) -> dict[str, Any]:
     """Embed ``source``'s texts with the model in ``model_dir`` into ``out`` (parquet); returns the
-    run's figures (rows, seconds, sentences per second, peak resident memory). ``private``: an
-    owner-only output (None: when others cannot read ``source``; the workflow passes True for
-    the notes' sentences)."""
+    run's figures (rows, seconds, sentences per second, peak resident memory). The output is
+    owner-only when ``private`` (the workflow's notes sentences) or when others cannot read
+    ``source``; inside ``results`` its folder is already owner-only (:mod:`clinsent.phi`), elsewhere
+    :func:`clinsent.guarded.private_destination` decides, before the model loads."""
     import resource
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from clinsent.embed import load_encoder
+    from clinsent.guarded import private_destination
     from clinsent.io import atomic_path
 
-    if not source.is_file():
-        raise InputError(source, "no such file", "--input names a text, CSV, TSV, JSON lines or parquet file")
-    if not (model_dir / "modules.json").is_file():
-        raise InputError(
-            model_dir,
-            "not a saved sentence-transformers model (no modules.json)",
-            "--model names a trained run's model folder, e.g. results/models/<method>/<base>/seed0/model",
-        )
+    check_request(model_dir, source, out, column, id_column, chunk, batch_size, device)
     batches = chunks(source, chunk, column, id_column)
     first = next(batches, None)  # bad input in the first chunk stops here, before the model loads
     if first is None:
         raise InputError(source, "no texts", "an input with at least one row")
-    private = _owner_only(source) if private is None else private
+    private = bool(private) or _owner_only(source)
     if private:
-        out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(out.parent, 0o700)
+        private_destination(out, results)
     model = load_encoder(model_dir, device)
     modules = json.loads((model_dir / "modules.json").read_text())
     start, rows, writer = time.perf_counter(), 0, None
-    with atomic_path(out, ".parquet") as tmp:
+    with atomic_path(out, ".parquet", private=private) as tmp:
         try:
             for ids, texts in itertools.chain([first], batches):
                 vectors = encode_in_length_order(model, texts, batch_size)
@@ -232,8 +181,6 @@ def embed_corpus(
         finally:
             if writer is not None:
                 writer.close()
-    if private:
-        os.chmod(out, 0o600)
     seconds = time.perf_counter() - start
     return {
         "rows": rows,
@@ -264,6 +211,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when present)")
     args = ap.parse_args(argv)
+    from clinsent import guarded
+
+    guarded.reset()
+    guarded.own(args.out)  # the one file the user named
+    guarded.protect_inputs([args.input, args.model])
     try:
         figures = embed_corpus(
             args.model,

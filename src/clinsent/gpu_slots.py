@@ -79,13 +79,33 @@ def detect_devices(proc: str | Path = "/proc/driver/nvidia/gpus", run: Callable[
     return sum(1 for line in str(out.stdout).splitlines() if line.startswith("GPU "))
 
 
+def normalise_gpus(config: MutableMapping[str, Any]) -> None:
+    """``gpus`` as the schema reads it: Snakemake's ``--config 'gpus=[2,3]'`` (the documented
+    override) parses the list's items as strings, which become integers here; anything else is
+    left for the schema and :func:`resolve_pool` to judge."""
+    gpus = config.get("gpus")
+    if isinstance(gpus, list):
+        config["gpus"] = [int(g) if isinstance(g, str) and g.strip().isdigit() else g for g in gpus]
+
+
 def resolve_pool(
-    gpus: Any, environ: Mapping[str, str] = os.environ, detect: Callable[[], int] = detect_devices
+    gpus: Any,
+    environ: Mapping[str, str] = os.environ,
+    detect: Callable[[], int] = detect_devices,
+    warn: Callable[[str], Any] = lambda line: print(line, file=sys.stderr),
 ) -> list[str]:
     """The devices of the pool (what ``CUDA_VISIBLE_DEVICES`` will be set to, one per job) from
     the config's ``gpus`` (None or "auto": every visible device; a list of indices among the
-    visible devices; a comma-separated string of them; ``[]``: none)."""
+    visible devices; a comma-separated string of them; ``[]``: none). A device named twice in
+    ``CUDA_VISIBLE_DEVICES`` is refused as in ``gpus``; indices on a machine that shows no GPU
+    (a login node planning for GPU nodes) get one ``warn`` line, since they cannot be checked."""
     visible = visible_entries(environ.get(VISIBLE))
+    if visible is not None and (twice := [d for i, d in enumerate(visible) if d in visible[:i]]):
+        raise InputError(
+            f"environment: {VISIBLE}",
+            f"device {twice[0]} is listed twice, which would make two slots of one device",
+            f"list each device once in {VISIBLE}, or unset it",
+        )
     if gpus is None or gpus == "auto":
         return visible if visible is not None else [str(i) for i in range(detect())]
     items = _indices(gpus)
@@ -96,6 +116,12 @@ def resolve_pool(
                 "config: gpus",
                 f"device {bad[0]} is not among the {found} GPUs the driver lists (0-{found - 1})",
                 "list indices of this machine's GPUs, or leave gpus out for all",
+            )
+        if not found and items:
+            warn(
+                f"config: gpus: this machine shows no GPU, so device(s) {', '.join(map(str, items))} cannot be "
+                "checked here; the jobs take them where they run (a plan made on a login node for GPU nodes is fine; "
+                "elsewhere, list the indices nvidia-smi -L shows there, or set gpus: [] for none)"
             )
         return [str(i) for i in items]
     if bad := [i for i in items if i >= len(visible)]:
@@ -163,9 +189,7 @@ class Slot:
 
 def _open_lock(folder: Path, device: str) -> IO[bytes]:
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        if folder.stat().st_uid == os.getuid():
-            os.chmod(folder, 0o1777)  # every user of the machine shares the pool (sticky, as /tmp)
+        make_lock_dir(folder)
         fd = os.open(folder / f"gpu-{device}.lock", os.O_RDONLY | os.O_CREAT, 0o666)
     except OSError as exc:
         raise InputError(
@@ -174,6 +198,50 @@ def _open_lock(folder: Path, device: str) -> IO[bytes]:
             f"set {LOCK_DIR_ENV} to a folder every user of this machine can write",
         ) from None
     return os.fdopen(fd, "rb")
+
+
+def make_lock_dir(folder: Path) -> bool:
+    """Create the lock folder where it is missing, shared by every user of the machine (mode
+    1777, sticky, as ``/tmp``), and say whether this call created it. An existing folder is used
+    as it is: its mode is never changed (``CLINSENT_GPU_LOCK_DIR`` pointed at a folder of note
+    text must not open it to everyone; :func:`check_lock_dir` refuses that at dry run)."""
+    if folder.is_dir():
+        return False
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir()
+    except FileExistsError:  # another job made it a moment ago
+        return False
+    os.chmod(folder, 0o1777)
+    return True
+
+
+def check_lock_dir(results: str | Path, environ: Mapping[str, str] = os.environ) -> None:
+    """At dry run: the GPU lock folder is not inside the results folder (the tool sets modes
+    there; a lock folder inside would be a folder others write in among note text) and can be
+    written (or created), so a job never fails on it."""
+    from clinsent.io import check_writable
+
+    folder = lock_dir(environ)
+    where = f"environment: {LOCK_DIR_ENV}" if environ.get(LOCK_DIR_ENV) else f"the GPU lock folder {folder}"
+    root = Path(os.path.abspath(results))
+    if Path(os.path.abspath(folder)).is_relative_to(root):
+        raise InputError(
+            where,
+            f"{folder} is inside the results folder {results}",
+            f"set {LOCK_DIR_ENV} to a folder outside every results folder (default {DEFAULT_LOCK_DIR}), "
+            "shared by every user of the machine",
+        )
+    if folder.exists() and not folder.is_dir():
+        raise InputError(where, f"{folder} is a file", f"set {LOCK_DIR_ENV} to a folder")
+    try:
+        check_writable(folder, where)
+    except InputError:
+        raise InputError(
+            where,
+            f"{folder} cannot be written (a GPU job would fail on its lock file)",
+            f"set {LOCK_DIR_ENV} to a folder every user of this machine can write (default {DEFAULT_LOCK_DIR})",
+        ) from None
 
 
 def try_lock(folder: Path, device: str) -> IO[bytes] | None:

@@ -1,4 +1,6 @@
-"""Atomic writers: an output appears complete or not at all (write to a temp file, then rename)."""
+"""Atomic writers: an output appears complete or not at all (write to a temp file, then rename).
+Each asks the guarded writer first (:func:`clinsent.guarded.claim`: inside what the caller owns,
+never over an input)."""
 
 from __future__ import annotations
 
@@ -52,10 +54,13 @@ def writing(path: str | Path) -> Iterator[None]:
 
 
 @contextmanager
-def atomic_path(path: str | Path, suffix: str = "") -> Iterator[Path]:
+def atomic_path(path: str | Path, suffix: str = "", private: bool = False) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
-    A failed write names ``path`` (:func:`writing`); the temporary file is removed either way."""
-    target = Path(path)
+    A failed write names ``path`` (:func:`writing`); the temporary file is removed either way.
+    ``private``: the file is 0600 (note-derived text or vectors), else the umask's usual mode."""
+    from clinsent.guarded import claim
+
+    target = claim(path)
     with writing(target):
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix or ".tmp", dir=target.parent)
@@ -63,7 +68,8 @@ def atomic_path(path: str | Path, suffix: str = "") -> Iterator[Path]:
         tmp_path = Path(tmp)
         try:
             yield tmp_path
-            os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual file mode
+            if not private:
+                os.chmod(tmp_path, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual file mode
             os.replace(tmp_path, target)
         finally:
             tmp_path.unlink(missing_ok=True)
@@ -138,7 +144,9 @@ class ParquetSink:
     def __init__(self, path: str | Path, schema: Any, group_bytes: int = 32 << 20) -> None:
         import pyarrow.parquet as pq
 
-        self.path = Path(path)
+        from clinsent.guarded import claim
+
+        self.path = claim(path)
         with writing(self.path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".parquet", dir=self.path.parent)

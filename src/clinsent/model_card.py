@@ -247,7 +247,9 @@ def release(
         card_config,
         eval_rows(metrics, headlines),
     )
-    out = Path(out)
+    from clinsent.guarded import claim
+
+    out = claim(out)
     staging = out.parent / f".{out.name}.release"
     shutil.rmtree(staging, ignore_errors=True)
     try:
@@ -267,7 +269,9 @@ def release_all(runs: Sequence[Mapping[str, Any]], card_config: Mapping[str, Any
     under ``out``, written beside it first and renamed, so a failed job leaves the last one whole."""
     import shutil
 
-    out = Path(out)
+    from clinsent.guarded import claim
+
+    out = claim(out)
     staging = out.parent / f".{out.name}.writing"
     shutil.rmtree(staging, ignore_errors=True)
     try:

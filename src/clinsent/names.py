@@ -1,12 +1,14 @@
 """Names that become parts of paths, and the Hugging Face ids that become folders.
 
-Every name a user gives to an entry of ``methods``, ``base_models``, ``eval_sets``, ``tables``,
-``figures``, ``finetune``, ``training_data``, ``sentence_corpora``, ``doc_tasks`` or ``models``
-is a folder or file name somewhere under the results folder (``models/<method>/<base model>/``,
-``mteb/<model>/``, ``tables/paper/<table>.csv``, ...). So a name is letters, digits, ``_``, ``-``
-and ``.`` (not first; never ``..``): ``../phi`` would reach the owner-only ``phi/`` folder, which
-a writer replaces; a space, ``:`` or ``/`` would make paths that do not round-trip. Checked when
-the config is read (dry runs too), naming the key and the fix.
+Every name a user gives to an entry of a section listed in :data:`SECTIONS` (``methods``,
+``base_models``, ``eval_sets``, ``corpus_embeddings``, ...) is a folder or file name somewhere under
+the results folder (``models/<method>/<base model>/``, ``mteb/<model>/``,
+``corpus_embeddings/<name>.parquet``, ...); every other section of the schema whose keys are names
+is in :data:`NOT_PATH_PARTS` with the reason (a test holds the two lists to the schema). So a
+name is letters, digits, ``_``, ``-`` and ``.`` (not first; never ``..``): ``../phi`` would
+reach the owner-only ``phi/`` folder, which a writer replaces; a space, ``:`` or ``/`` would
+make paths that do not round-trip. Checked when the config is read (dry runs too), naming the
+key and the fix.
 
 A Hugging Face id becomes the folder ``owner--name`` under ``hub_dir``
 (:func:`clinsent.models.base.hub_slug`), so an id is held to the Hub's own grammar (``name`` or
@@ -41,7 +43,13 @@ SECTIONS = (
     "sentence_corpora",
     "doc_tasks",
     "models",
+    "corpus_embeddings",
 )
+# the config sections whose keys are the user's names but never path parts, and why
+NOT_PATH_PARTS = {
+    "keep": "its keys are section names (methods, eval_sets, ...), checked by the overlay",
+    "drop": "its keys are section names (methods, eval_sets, ...), checked by the overlay",
+}
 
 
 def is_name(text: str) -> bool:

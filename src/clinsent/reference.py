@@ -148,32 +148,29 @@ def tasks_markdown() -> str:
 
 
 def formats_markdown() -> str:
-    from clinsent.corpus.notes import NOTE_READERS
-    from clinsent.corpus.sentences import SENTENCE_FORMATS
-    from clinsent.data.nli import NLI_FORMATS
-    from clinsent.data.training_rows import READERS
-    from clinsent.evaluation.sts_data import STS_FORMATS
-    from clinsent.tasks.probe import PROBE_FORMATS
-    from clinsent.tasks.rqe import RQE_FORMATS
+    from clinsent.reading import READER_KINDS, every_reader
 
+    readers = every_reader()
     lines = [
-        "Every input format is one registered reader; the names below are the registries' (a plugin",
-        'adds one with `@REGISTRY.register("name")`). Generated.',
+        "Every file the tool reads goes through one registered reader of one index",
+        "(`clinsent.reading.READER_KINDS`: a kind of file, then its formats; a plugin adds one with",
+        '`@REGISTRY.register("name", check=...)`). The dry run checks every configured input: the',
+        "header and first block through the reader's check, or, for eval sets, the whole file. Generated.",
         "",
-        "| config key | registry | formats |",
-        "|---|---|---|",
+        "| kind | config key | registry | formats | at dry run |",
+        "|---|---|---|---|---|",
     ]
-    for key, where, registry in (
-        ("notes.format", "clinsent.corpus.notes.NOTE_READERS", NOTE_READERS),
-        ("sentence_corpora.<name>.format", "clinsent.corpus.sentences.SENTENCE_FORMATS", SENTENCE_FORMATS),
-        ("training_data.<name>.format", "clinsent.data.readers.READERS", READERS),
-        ("eval_sets.<name>.format (task sts)", "clinsent.evaluation.sts_data.STS_FORMATS", STS_FORMATS),
-        ("eval_sets.<name>.format (task retrieval)", "clinsent.data.nli.NLI_FORMATS", NLI_FORMATS),
-        ("eval_sets.<name>.format (task probe)", "clinsent.tasks.probe.PROBE_FORMATS", PROBE_FORMATS),
-        ("eval_sets.<name>.format (task rqe)", "clinsent.tasks.rqe.RQE_FORMATS", RQE_FORMATS),
-    ):
-        lines.append(f"| `{key}` | `{where}` | {', '.join(f'`{n}`' for n in registry.names())} |")
+    for kind, registry in sorted(READER_KINDS.items()):
+        names = ", ".join(f"`{n}`" for k, n, _ in readers if k == kind)
+        when = "read in full" if registry.read_in_full else "header and first block"
+        lines.append(f"| {kind} | `{registry.config_key}` | `{_registry_name(registry)}` | {names} | {when} |")
     return "\n".join(lines) + "\n"
+
+
+def _registry_name(registry: Any) -> str:
+    """module.NAME of a registry object, in the module that made it."""
+    module = sys.modules[registry.module]
+    return next(f"{registry.module}.{a}" for a, v in vars(module).items() if v is registry)
 
 
 def finetune_markdown() -> str:

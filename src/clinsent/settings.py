@@ -178,7 +178,9 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str, foreign:
                 f"{value!r} is not one of the allowed values {allowed_values} ({value!r} means {meant})",
                 f"write {key}: {meant}",
             )
-        errors = list(jsonschema.Draft202012Validator(schema["properties"][key]).iter_errors(value))
+        prop = schema["properties"][key]
+        floats_for_integers(value, prop, f"{where}.{key}")
+        errors = list(jsonschema.Draft202012Validator(prop).iter_errors(value))
         if errors:
             message = errors[0].message if shown_value(value) == repr(value) else "not valid here"
             raise InputError(
@@ -195,6 +197,36 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str, foreign:
             value = tuple(value)
         kwargs[f.name] = value
     return cls(**kwargs)
+
+
+def integer_only(prop: Mapping[str, Any]) -> bool:
+    """Whether a JSON-schema property takes integers but no other numbers: JSON Schema counts
+    ``4.0`` as an integer, Python does not (``range(4.0)``), so such a value is refused."""
+    types_ = prop.get("type")
+    names = [types_] if isinstance(types_, str) else list(types_ or [])
+    return "integer" in names and "number" not in names
+
+
+def floats_for_integers(value: Any, schema: Mapping[str, Any], where: str = "config") -> None:
+    """Stop at the first float (``4.0``) where ``schema`` takes integers only, naming its key: the
+    strictness JSON Schema lacks (see :func:`integer_only`); walks properties, additional
+    properties and array items."""
+    if isinstance(value, float) and not isinstance(value, bool) and integer_only(schema):
+        raise InputError(
+            where,
+            f"{value!r} is not an integer (JSON Schema takes {value!r} for a whole number; the jobs would not)",
+            f"write {int(value)}" if value.is_integer() else "give a whole number",
+        )
+    if isinstance(value, Mapping):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for key, item in value.items():
+            sub = props.get(key, extra if isinstance(extra, Mapping) else None)
+            if sub is not None:
+                floats_for_integers(item, sub, f"{where}.{key}" if where != "config" else f"config: {key}")
+    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        for i, item in enumerate(value):
+            floats_for_integers(item, schema["items"], f"{where}[{i}]")
 
 
 def _describe(prop: dict[str, Any]) -> str:

@@ -16,13 +16,23 @@ def _ours_or_errors(record: logging.LogRecord) -> bool:
 
 
 def setup_logging(smk: Any) -> logging.Logger:
-    """Make the note-text folder the job writes into owner-only (:mod:`clinsent.phi`); send every
-    log record (and warning) to the rule's ``log[0]`` and the package's own lines and any error
-    to the console too; import the config's ``plugins`` (methods and tasks registered outside
-    the package)."""
+    """Tell the guarded writer what the job owns (its results folder and declared outputs) and
+    reads (its inputs, never written over: :mod:`clinsent.guarded`); make the note-text folder
+    the job writes into owner-only (:mod:`clinsent.phi`); send every log record (and warning)
+    to the rule's ``log[0]`` and the package's own lines and any error to the console too;
+    import the config's ``plugins`` (methods and tasks registered outside the package)."""
+    from clinsent import guarded
     from clinsent.phi import protect_job
     from clinsent.registry import load_plugins
 
+    config = getattr(smk, "config", None) or {}
+    guarded.reset()
+    guarded.own(
+        *([config["results"]] if config.get("results") else []),
+        *getattr(smk, "output", []),
+        *getattr(smk, "log", []),
+    )
+    guarded.protect_inputs(str(p) for p in getattr(smk, "input", []))
     protect_job(smk)  # the note-text folder it writes into is owner-only before it writes
     load_plugins((getattr(smk, "config", None) or {}).get("plugins"))
     log_path = Path(smk.log[0]) if len(smk.log) else None
@@ -84,6 +94,13 @@ def schema_message(exc: BaseException) -> str:
         if plain or error.validator == "required"
         else f"{shown_value(instance)} is not valid here ({error.validator}: {error.validator_value!r})"
     )
+    if error.validator == "uniqueItems" and isinstance(instance, list):
+        twice = next((i for i, v in enumerate(instance) if v in instance[:i]), None)
+        if twice is not None:
+            return (
+                f"config: {where}[{twice}]: {shown_value(instance[twice])} is listed twice (it would act twice, "
+                "e.g. a tracker writing every scalar twice). Fix: list each once"
+            )
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties") or {})
         unknown = [k for k in error.instance if k not in allowed] if isinstance(error.instance, dict) else []

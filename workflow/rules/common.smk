@@ -5,7 +5,7 @@ import sys
 
 from clinsent.corpus.sentences import corpus_paths
 from clinsent.errors import InputError
-from clinsent.gpu_slots import export_pool, resolve_pool
+from clinsent.gpu_slots import LOCK_DIR_ENV, check_lock_dir, export_pool, resolve_pool
 from clinsent.io import check_writable
 from clinsent.models.base import HUB_DIR_ENV
 from clinsent.offline import set_network_switches
@@ -14,8 +14,8 @@ from clinsent.smk import config_error
 
 # A misspelt or foreign knob, an invalid combination or a bad reference stops a dry run before
 # any job starts, with the key, the allowed keys and the closest match as the first line.
-try:
-    PLAN = build_plan(config)
+try:  # the main process (a run, a dry run) reads every input's first block and the eval sets; a job does not
+    PLAN = build_plan(config, read_inputs=workflow.is_main_process)
 except (InputError, ValueError) as _exc:
     config_error(_exc)
 try:
@@ -39,6 +39,8 @@ if PLAN.hub_models:
 # can use one, so a CPU-only run keeps its parallelism.
 try:
     GPU_POOL = resolve_pool(config.get("gpus"))
+    if GPU_POOL or os.environ.get(LOCK_DIR_ENV):  # the jobs' lock folder: outside results, writable
+        check_lock_dir(PLAN.results)
 except InputError as _exc:
     config_error(_exc)
 export_pool(GPU_POOL, explicit=config.get("gpus") is not None)

@@ -5,9 +5,9 @@
 
 
 rule ingest_notes:
-    """Stream the notes (NOTEEVENTS csv/csv.gz, .txt folder or parquet) into N shards by row_id mod N."""
+    """Stream the notes (NOTEEVENTS csv/csv.gz, MIMIC-IV-Note, .txt folder or parquet) into N shards by row_id mod N."""
     input:
-        PLAN.external_file(config["notes"]["path"]) if PLAN.notes else [],
+        PLAN.external(PLAN.notes_paths) if PLAN.notes else [],
     output:
         shards=expand(f"{SHARD_DIR}/notes/{{shard}}.parquet", shard=SHARDS),
         stats=f"{SHARD_DIR}/ingest.json",

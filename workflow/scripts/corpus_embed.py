@@ -30,6 +30,7 @@ figures = embed_corpus(
     p["batch_size"],
     log=log.info,
     private=p["private"],
+    results=smk.config["results"],
 )
 log.info(
     "embedded %s texts in %s s (%s per second; peak resident memory %s MB)",

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from clinsent.guarded import claim
+
 NO_REVISION = "no_revision_available"  # MTEB's value for a model without a known revision
 TASK_PREFIX = "ClinSent."  # our tasks are not MTEB's registered tasks of the same names
 NOTICE = (
@@ -206,6 +208,7 @@ def write_model(
             ]
             model_card(cards[i] if cards else None, str(model["name"]), results, staging / str(revision) / "README.md")
             written += files
+        claim(out_dir)
         shutil.rmtree(out_dir, ignore_errors=True)
         staging.rename(out_dir)
     except BaseException:

@@ -19,12 +19,13 @@ would bias the corpus. Everything else that is wrong raises :class:`InputError`.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import logging
 import re
 import zlib
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from clinsent.errors import InputError
-from clinsent.registry import Registry, check_values
+from clinsent.reading import Readers, check_file, shown_column, shown_columns
+from clinsent.registry import check_values
 from clinsent.textfile import header_lacks
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,7 @@ log = logging.getLogger(__name__)
 NoteReader = Callable[["NotesSpec", "ReadStats"], Iterator[pa.Table]]
 # A notes format is one registered reader (``notes.format`` names it): it streams tables of
 # NOTE_SCHEMA and counts what it read and skipped in ``ReadStats``.
-NOTE_READERS: Registry[NoteReader] = Registry("notes format", "notes.format")
+NOTE_READERS: Readers[NoteReader] = Readers("notes", "notes format", "notes.format")
 REQUIRED = ("ROW_ID", "CATEGORY", "TEXT")
 OPTIONAL = ("SUBJECT_ID", "HADM_ID", "DESCRIPTION", "ISERROR")
 NOTE_SCHEMA = pa.schema(
@@ -96,12 +98,21 @@ class NotesSpec:
     text_column: str = "text"
     category_column: str | None = None  # parquet: the note-category column (note-category pre-training, M-Cat)
     block_mb: int = 1
+    blocks: int | None = None  # read only this many blocks of each file (the dry run's check), not from the config
+    more_paths: tuple[str, ...] = ()  # notes.path given as a list: the files after the first, read in order
+
+    @property
+    def paths(self) -> list[str]:
+        """The notes' files: ``notes.path`` is one, or a list (MIMIC-IV-Note's discharge and radiology)."""
+        return [self.path, *self.more_paths]
 
     @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> NotesSpec:
+    def from_config(cls, cfg: Mapping[str, Any]) -> NotesSpec:
         cats = cfg.get("categories")
+        given = [str(p) for p in cfg["path"]] if isinstance(cfg["path"], (list, tuple)) else [str(cfg["path"])]
         return cls(
-            path=str(cfg["path"]),
+            path=given[0],
+            more_paths=tuple(given[1:]),
             format=cfg.get("format", "noteevents_csv"),
             categories=tuple(cats) if cats else None,
             drop_errors=bool(cfg.get("drop_errors", True)),
@@ -162,13 +173,14 @@ def _csv_header(path: Path) -> list[str]:
     opener: Any = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-            header_line = fh.readline()
+            header_line = fh.readline(1 << 16)  # a header line, never a whole file without line breaks
     except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise InputError(  # gzip's own message quotes the file's first bytes: never shown
             path,
-            f"cannot read the notes file ({exc})",
+            f"cannot read the notes file ({reason})",
             "check that the file is a complete .csv or .csv.gz (re-copy or re-download it)",
-        ) from exc
+        ) from None
     return [c.strip().strip('"') for c in header_line.strip().split(",")] if header_line.strip() else []
 
 
@@ -255,23 +267,49 @@ def _optional_int(values: pa.Array) -> pa.Array:
     return pc.if_else(ok, stripped, pa.scalar(None, pa.string())).cast(pa.int64())
 
 
-@NOTE_READERS.register("noteevents_csv")
-def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
-    path = Path(spec.path)
+@dataclass(frozen=True)
+class CsvLayout:
+    """A notes CSV as distributed: its required and optional columns, and how its errors say the fix."""
+
+    name: str  # as errors name it: NOTEEVENTS.csv, MIMIC-IV-Note
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    text: str  # the text column
+    fix_header: str
+
+
+NOTEEVENTS = CsvLayout(
+    "NOTEEVENTS.csv",
+    REQUIRED,
+    OPTIONAL,
+    "TEXT",
+    "use the MIMIC-III NOTEEVENTS.csv layout (ROW_ID, ..., CATEGORY, ..., ISERROR, TEXT), or set `notes.format` to "
+    "mimic_iv_note (MIMIC-IV-Note's discharge.csv.gz, radiology.csv.gz), parquet or txt_dir for other layouts",
+)
+MIMIC_IV = CsvLayout(
+    "MIMIC-IV-Note",
+    ("note_id", "note_type", "text"),
+    ("subject_id", "hadm_id"),
+    "text",
+    "use MIMIC-IV-Note's note/discharge.csv.gz or note/radiology.csv.gz (note_id, subject_id, hadm_id, note_type, "
+    "note_seq, charttime, storetime, text), or set `notes.format` to the layout of the file",
+)
+
+
+def _csv_blocks(
+    path: Path, spec: NotesSpec, stats: ReadStats, layout: CsvLayout
+) -> Iterator[tuple[dict[str, pa.Array], np.ndarray]]:
+    """The columns of ``layout`` found in the CSV, decoded (bad bytes replaced and counted), one
+    read block at a time, with each row's CSV record number (the header is 1); a row pyarrow
+    cannot split, a block it cannot parse and a file cut inside a quoted field stop with the
+    file and the row, never the row's text."""
     names = _csv_header(path)
     if not names:
-        raise InputError(
-            path, "the notes file is empty (no header row)", "point `notes.path` at a NOTEEVENTS.csv with a header row"
-        )
-    missing = [c for c in REQUIRED if c not in names]
+        raise InputError(path, "the notes file is empty (no header row)", f"point `notes.path` at a {layout.name}")
+    missing = [c for c in layout.required if c not in names]
     if missing:
-        raise InputError(
-            path,
-            header_lacks(names, missing),
-            "use the MIMIC-III NOTEEVENTS.csv layout (ROW_ID, ..., CATEGORY, ..., ISERROR, TEXT), "
-            "or set `notes.format` to parquet/txt_dir for other layouts",
-        )
-    include = [c for c in (*REQUIRED, *OPTIONAL) if c in names]
+        raise InputError(path, header_lacks(names, missing), layout.fix_header)
+    include = [c for c in (*layout.required, *layout.optional) if c in names]
     bad = _BadRow()
     source = _QuoteCounter(pa.input_stream(str(path)))  # .gz decompressed by extension
     try:
@@ -287,12 +325,10 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
         raise InputError(
             path,
             f"cannot open the notes CSV ({_reason(exc)})",
-            "check that the file is a complete NOTEEVENTS.csv(.gz): re-copy or re-download it",
+            f"check that the file is a complete {layout.name} (.csv or .csv.gz): re-copy or re-download it",
         ) from None
-    wanted = pa.array(list(spec.categories), pa.string()) if spec.categories else None
-    stats.filtered_by = spec.categories
-    records = 1  # CSV records read so far, the header included
-    while True:
+    records, blocks = 1, 0  # CSV records read so far, the header included
+    while spec.blocks is None or blocks < spec.blocks:
         try:
             batch = reader.read_next_batch()
         except StopIteration:
@@ -308,16 +344,16 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
             raise InputError(
                 path,
                 f"cannot parse the notes CSV after {stats.notes_read} rows ({reason})",
-                "the file must be a complete CSV (or .csv.gz) with quoted multi-line TEXT; "
+                "the file must be a complete CSV (or .csv.gz) with quoted multi-line text; "
                 "re-copy a truncated file, or fix the rows after the last one read",
             ) from None
+        blocks += 1
         if bad.number is not None:
             raise InputError(
                 f"{path}, row {bad.number} (the header is row 1)",
                 f"{bad.actual} field(s) where the header has {bad.expected}",
-                "quote every TEXT field in double quotes, doubling quotes inside it (as MIMIC-III's "
-                "NOTEEVENTS.csv does: unquoted commas split a note into extra fields); if the file was "
-                "cut short, re-copy it",
+                f"quote every {layout.text} field in double quotes, doubling quotes inside it (as {layout.name} "
+                "does: unquoted commas split a note into extra fields); if the file was cut short, re-copy it",
             )
         n = batch.num_rows
         row_numbers = np.arange(records + 1, records + n + 1, dtype=np.int64)
@@ -326,14 +362,36 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
         cols: dict[str, pa.Array] = {}
         for name in include:
             cols[name], replaced = _decode(batch.column(name))
-            if name == "TEXT":
+            if name == layout.text:
                 stats.decoded_with_replacement += replaced
-        keep = pa.array(np.ones(n, dtype=bool))
-        stats.count_categories(cols["CATEGORY"])
-        if wanted is not None:
-            in_cat = pc.is_in(cols["CATEGORY"], value_set=wanted)
-            stats.skipped_category += n - int(pc.sum(in_cat).as_py() or 0)
-            keep = pc.and_(keep, in_cat)
+        yield cols, row_numbers
+    source.close()
+    if spec.blocks is None and source.quotes % 2:
+        raise InputError(
+            f"{path}, row {records} (the header is row 1)",
+            "the file ends inside this row's quoted field: the note is cut off",
+            "the file is truncated (an interrupted copy or download): re-copy it",
+        )
+
+
+def _keep(cols: dict[str, pa.Array], category: pa.Array, spec: NotesSpec, stats: ReadStats) -> pa.Array:
+    """Which rows the category filter keeps (counting the categories read and the rows skipped)."""
+    n = len(category)
+    keep = pa.array(np.ones(n, dtype=bool))
+    stats.count_categories(category)
+    if spec.categories:
+        in_cat = pc.is_in(category, value_set=pa.array(list(spec.categories), pa.string()))
+        stats.skipped_category += n - int(pc.sum(in_cat).as_py() or 0)
+        keep = pc.and_(keep, in_cat)
+    return keep
+
+
+@NOTE_READERS.register("noteevents_csv", check=lambda path, entry, where: check_notes(path, entry, file=True))
+def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
+    path = Path(spec.path)
+    stats.filtered_by = spec.categories
+    for cols, row_numbers in _csv_blocks(path, spec, stats, NOTEEVENTS):
+        keep = _keep(cols, cols["CATEGORY"], spec, stats)
         if spec.drop_errors and "ISERROR" in cols:
             is_err = pc.equal(pc.utf8_trim_whitespace(cols["ISERROR"]), "1")
             dropped = pc.and_(keep, is_err)
@@ -344,7 +402,7 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
         if m == 0:
             continue
         row_id = _int_column(cols["ROW_ID"], path, "ROW_ID", row_numbers[keep.to_numpy(zero_copy_only=False)])
-        table = _table(
+        yield _table(
             row_id,
             pc.utf8_trim_whitespace(cols["ROW_ID"]),
             cols["TEXT"],
@@ -354,17 +412,81 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
             cols["CATEGORY"],
             cols.get("DESCRIPTION"),
         )
-        yield table
-    source.close()
-    if source.quotes % 2:
-        raise InputError(
-            f"{path}, row {records} (the header is row 1)",
-            "the file ends inside this row's quoted field: the note is cut off",
-            "the file is truncated (an interrupted copy or download): re-copy it",
+
+
+# MIMIC-IV-Note's note types -> MIMIC-III's CATEGORY (so `notes.categories` filters work unchanged)
+# and DESCRIPTION (a report or an addendum)
+MIMIC_IV_TYPES = {
+    "DS": ("Discharge summary", "Report"),
+    "AD": ("Discharge summary", "Addendum"),
+    "RR": ("Radiology", "Report"),
+    "AR": ("Radiology", "Addendum"),
+}
+
+
+def note_id_row(note_id: str) -> int:
+    """A MIMIC-IV note id (``10000032-DS-21``) as the row id shards and sentence ids are made of:
+    62 bits of its BLAKE2b hash, so it depends on the note alone (adding a file moves no note's
+    shard); a repeat, whatever its cause, stops the ingest (:func:`clinsent.corpus.shards.scatter_notes`)."""
+    return int.from_bytes(hashlib.blake2b(note_id.encode("utf-8"), digest_size=8).digest(), "big") >> 2
+
+
+@NOTE_READERS.register("mimic_iv_note", check=lambda path, entry, where: check_notes(path, entry, file=True))
+def iter_mimic_iv(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
+    """MIMIC-IV-Note as shipped (``note/discharge.csv.gz``, ``note/radiology.csv.gz``): ``note_id``
+    is the note id, its hash the row id (:func:`note_id_row`); ``note_type`` becomes MIMIC-III's
+    category (DS and its addenda AD: ``Discharge summary``; RR and AR: ``Radiology``), so
+    ``notes.categories`` filters as on NOTEEVENTS; an unknown type keeps its code as its category."""
+    path = Path(spec.path)
+    types = pa.array(list(MIMIC_IV_TYPES), pa.string())
+    categories = pa.array([c for c, _ in MIMIC_IV_TYPES.values()], pa.string())
+    descriptions = pa.array([d for _, d in MIMIC_IV_TYPES.values()], pa.string())
+    stats.filtered_by = spec.categories
+    for cols, row_numbers in _csv_blocks(path, spec, stats, MIMIC_IV):
+        code = pc.utf8_trim_whitespace(cols["note_type"])
+        at = pc.index_in(code, value_set=types)
+        category = pc.coalesce(pc.take(categories, at), code)
+        description = pc.coalesce(pc.take(descriptions, at), code)
+        keep = _keep(cols, category, spec, stats)
+        note_id = pc.utf8_trim_whitespace(cols["note_id"]).filter(keep)
+        m = len(note_id)
+        if m == 0:
+            continue
+        if note_id.null_count or not pc.all(pc.greater(pc.utf8_length(note_id), 0)).as_py():
+            empty = int(
+                np.flatnonzero(
+                    ~pc.fill_null(pc.greater(pc.utf8_length(note_id), 0), False).to_numpy(zero_copy_only=False)
+                )[0]
+            )
+            raise InputError(
+                f"{path}, row {int(row_numbers[keep.to_numpy(zero_copy_only=False)][empty])} (the header is row 1)",
+                "note_id is empty",
+                "give every note its note_id (MIMIC-IV-Note's files have one in every row)",
+            )
+        yield _table(
+            pa.array([note_id_row(i) for i in note_id.to_pylist()], pa.int64()),
+            note_id,
+            cols["text"].filter(keep),
+            m,
+            _optional_int(cols["subject_id"].filter(keep)) if "subject_id" in cols else None,
+            _optional_int(cols["hadm_id"].filter(keep)) if "hadm_id" in cols else None,
+            category.filter(keep),
+            description.filter(keep),
         )
 
 
-@NOTE_READERS.register("txt_dir")
+def check_notes(path: Path, entry: Mapping[str, Any], file: bool) -> None:
+    """The dry run's check of one notes file (``file``; else a folder, txt_dir's): it exists, and its
+    header and first read block parse (no row after it is read; categories are the job's check)."""
+    spec = NotesSpec.from_config({**entry, "path": str(path)})
+    if file:
+        check_file(path, "set `notes.path` to your notes file(s)", text=False)
+    stats = ReadStats()
+    for _ in NOTE_READERS.get(spec.format)(replace(spec, blocks=1, categories=None), stats):
+        pass
+
+
+@NOTE_READERS.register("txt_dir", check=lambda path, entry, where: check_notes(path, entry, file=False))
 def iter_txt_dir(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     root = Path(spec.path)
     if not root.is_dir():
@@ -395,33 +517,37 @@ def iter_txt_dir(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
                 pa.array(ids, pa.int64()), pa.array(names, pa.string()), pa.array(texts, pa.string()), len(ids)
             )
             ids, names, texts, size = [], [], [], 0
+            if spec.blocks is not None and rank >= spec.blocks:  # the dry run's check: the first block
+                return
     if ids:
         yield _table(pa.array(ids, pa.int64()), pa.array(names, pa.string()), pa.array(texts, pa.string()), len(ids))
 
 
-@NOTE_READERS.register("parquet")
+@NOTE_READERS.register("parquet", check=lambda path, entry, where: check_notes(path, entry, file=True))
 def iter_parquet(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     path = Path(spec.path)
     try:
         pf = pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as exc:
         raise InputError(
-            path, f"cannot read the parquet file ({exc})", "check that the file is complete parquet"
-        ) from exc
+            path, f"cannot read the parquet file ({type(exc).__name__})", "check that the file is complete parquet"
+        ) from None
     names = pf.schema_arrow.names
     wanted = [spec.id_column, spec.text_column] + ([spec.category_column] if spec.category_column else [])
     missing = [c for c in wanted if c not in names]
     if missing:
         raise InputError(
             path,
-            f"missing column(s) {missing} (columns: {names})",
+            f"missing column(s) {', '.join(map(shown_column, missing))} (the file's columns: {shown_columns(names)})",
             "set `notes.id_column`, `notes.text_column` (and `notes.category_column`) to the id, text "
             "(and category) columns",
         )
     id_type = pf.schema_arrow.field(spec.id_column).type
     integer_ids = pa.types.is_integer(id_type)
     offset = 0
-    for batch in pf.iter_batches(batch_size=4096, columns=wanted):
+    for block, batch in enumerate(pf.iter_batches(batch_size=4096, columns=wanted)):
+        if spec.blocks is not None and block >= spec.blocks:
+            break
         n = batch.num_rows
         stats.notes_read += n
         text = batch.column(1)
@@ -448,13 +574,16 @@ def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.T
     stats = stats if stats is not None else ReadStats()
     path = Path(spec.path)
     source = NOTE_READERS.get(spec.format, where="config: notes.format")
-    if not path.exists():
-        raise InputError(
-            path,
-            "the notes path does not exist",
-            "set `notes.path` in the config to your NOTEEVENTS.csv(.gz), notes folder or parquet file",
-        )
-    for table in source(spec, stats):
+    for one in spec.paths:
+        if not Path(one).exists():
+            raise InputError(
+                one,
+                "the notes path does not exist",
+                "set `notes.path` in the config to your NOTEEVENTS.csv(.gz), MIMIC-IV-Note file(s), notes folder "
+                "or parquet file",
+            )
+    tables = (t for one in spec.paths for t in source(replace(spec, path=one, more_paths=()), stats))
+    for table in tables:
         nonempty = pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(pc.fill_null(table["text"], ""))), 0)
         kept = table.filter(nonempty)
         stats.skipped_empty += table.num_rows - kept.num_rows

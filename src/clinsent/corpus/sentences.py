@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from clinsent.errors import InputError
-from clinsent.registry import Registry
+from clinsent.reading import FIRST_ROWS, Readers, check_file, shown_column, shown_columns
 from clinsent.textfile import text_lines
 
 RESERVED = ("notes", "s_all", "s_ent", "s_none")  # names of the notes pipeline's sets
@@ -59,9 +59,13 @@ def _column(path: str, column: str, where: str) -> list[str]:
 
     if not Path(path).exists():
         raise InputError(path, "the sentence corpus does not exist", f"fix `{where}.path` in the config")
-    names = pq.read_schema(path).names
+    names = _schema(path).names
     if column not in names:
-        raise InputError(path, f"no column {column!r} (columns: {', '.join(names)})", f"set `{where}.column`")
+        raise InputError(
+            path,
+            f"no column {shown_column(column)} (the file's columns: {shown_columns(names)})",
+            f"set `{where}.column`",
+        )
     import pyarrow as pa
 
     values = pq.read_table(path, columns=[column]).column(column).combine_chunks()
@@ -98,13 +102,53 @@ def _parquet(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str]
     return kept, len(cells) - len(kept)
 
 
+def _schema(path: str) -> Any:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_schema(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(
+            path, f"not a readable parquet file ({type(exc).__name__})", "give a complete parquet file"
+        ) from None
+
+
+def check_text(path: Path, entry: Mapping[str, Any], where: str) -> None:
+    """The dry run's check of a text corpus: a text file whose first lines decode (UTF-8, or UTF-16
+    with its mark) and hold a sentence."""
+    check_file(path, f"set `{where}` to a text file of sentences, one per line")
+    lines = text_lines(path)
+    first = [line for _, line in zip(range(FIRST_ROWS), lines, strict=False)]
+    lines.close()
+    if not any(line.strip() for line in first):
+        raise InputError(path, f"no sentence in the first {len(first)} line(s)", "give one sentence per line")
+
+
+def check_parquet(path: Path, entry: Mapping[str, Any], where: str) -> None:
+    """The dry run's check of a parquet corpus: the column exists and holds text."""
+    import pyarrow as pa
+
+    check_file(path, f"set `{where}` to a parquet file", text=False)
+    schema, column = _schema(str(path)), str(entry.get("column", "text"))
+    if column not in schema.names:
+        raise InputError(
+            path,
+            f"no column {shown_column(column)} (the file's columns: {shown_columns(schema.names)})",
+            f"set `{where.rsplit('.', 1)[0]}.column`",
+        )
+    kind = schema.field(column).type
+    if not any(f(kind) for f in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_null)):
+        raise InputError(path, f"column {shown_column(column)} holds {kind}, not text", "name the column of sentences")
+
+
 # sentence corpus layouts (``sentence_corpora.<name>.format``): name -> the sentences of one file and
 # the number of blank lines or empty cells skipped
-SENTENCE_FORMATS: Registry[Callable[[str, Mapping[str, Any], str], tuple[list[str], int]]] = Registry(
-    "sentence corpus format", "sentence_corpora.<name>.format"
+SENTENCE_FORMATS: Readers[Callable[[str, Mapping[str, Any], str], tuple[list[str], int]]] = Readers(
+    "sentences", "sentence corpus format", "sentence_corpora.<name>.format"
 )
-SENTENCE_FORMATS.register("text")(_text)  # UTF-8, one sentence per line
-SENTENCE_FORMATS.register("parquet")(_parquet)  # one sentence per cell of `column`
+SENTENCE_FORMATS.register("text", check=check_text)(_text)  # UTF-8, one sentence per line
+SENTENCE_FORMATS.register("parquet", check=check_parquet)(_parquet)  # one sentence per cell of `column`
 
 
 def _read_file(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str], int]:

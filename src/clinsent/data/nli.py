@@ -19,7 +19,7 @@ contradiction are dropped and counted (neutral pairs are not used).
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ import pandas as pd
 from clinsent.data.readers import READERS, entry_paths
 from clinsent.errors import InputError
 from clinsent.io import jsonl_objects
-from clinsent.registry import Registry
+from clinsent.reading import FIRST_ROWS, Check, Readers, check_file
 from clinsent.textfile import header_lacks, text_lines
 
 LABELS = ("entailment", "neutral", "contradiction")
@@ -73,10 +73,13 @@ def _label(value: Any, line: int, skipped: dict[str, int], problems: _Problems) 
     return label
 
 
-def read_nli_jsonl(path: str | Path, skipped: dict[str, int]) -> list[tuple[str, str, str]]:
+def read_nli_jsonl(path: str | Path, skipped: dict[str, int], limit: int | None = None) -> list[tuple[str, str, str]]:
+    """The labelled pairs of a jsonl file (``limit``: of its first lines only, the dry run's check)."""
     out = []
     problems = _Problems(path)
     for line_no, row in jsonl_objects(path, "give one JSON object per line (SNLI/MedNLI jsonl)"):
+        if limit is not None and line_no > limit:
+            break
         missing = [k for k in ("sentence1", "sentence2", "gold_label") if k not in row]
         if missing:
             problems.add(line_no, f"missing field(s) {missing}", "each line needs sentence1, sentence2 and gold_label")
@@ -92,7 +95,8 @@ def read_nli_jsonl(path: str | Path, skipped: dict[str, int]) -> list[tuple[str,
     return out
 
 
-def read_nli_tsv(path: str | Path, skipped: dict[str, int]) -> list[tuple[str, str, str]]:
+def read_nli_tsv(path: str | Path, skipped: dict[str, int], limit: int | None = None) -> list[tuple[str, str, str]]:
+    """The labelled pairs of a TSV file (``limit``: of its first lines only, the dry run's check)."""
     out = []
     reader = csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE)
     header = [h.strip() for h in next(reader, [])]
@@ -102,6 +106,8 @@ def read_nli_tsv(path: str | Path, skipped: dict[str, int]) -> list[tuple[str, s
     ip, ih, il = (header.index(c) for c in ("premise", "hypothesis", "label"))
     problems = _Problems(path)
     for line_no, r in enumerate(reader, start=2):
+        if limit is not None and line_no > limit:
+            break
         if not any(c.strip() for c in r):
             continue
         if len(r) != len(header):  # fewer, or a tab inside a text
@@ -160,9 +166,10 @@ def _read(entry: dict[str, Any], read_one: Any) -> tuple[pd.DataFrame, dict[str,
     return df, report
 
 
-# NLI pair files as distributed (the retrieval task's and the training rows' formats): name -> reader
-NLI_FORMATS: Registry[Callable[[str | Path, dict[str, int]], list[tuple[str, str, str]]]] = Registry(
-    "NLI format", "eval_sets.<name>.format"
+# NLI pair files as distributed (the retrieval task's and the training rows' formats): name -> reader.
+# As an eval set (the retrieval task) a file is read in full at dry run; as training rows, its first lines.
+NLI_FORMATS: Readers[Callable[..., list[tuple[str, str, str]]]] = Readers(
+    "nli", "NLI format", "eval_sets.<name>.format", read_in_full=True
 )
 NLI_FORMATS.register("nli_jsonl")(read_nli_jsonl)
 NLI_FORMATS.register("nli_tsv")(read_nli_tsv)
@@ -172,5 +179,14 @@ def _training_reader(read_one: Any) -> Callable[[dict[str, Any]], tuple[pd.DataF
     return lambda entry: _read(entry, read_one)
 
 
+def _first_rows(read_one: Any) -> Check:
+    def check(path: Path, entry: Mapping[str, Any], where: str) -> None:
+        """The dry run's check of a training-data file: its header and first rows."""
+        check_file(path, f"set `{where}` to the training-data file")
+        read_one(path, {"no_gold_label": 0}, limit=FIRST_ROWS)
+
+    return check
+
+
 for _name in NLI_FORMATS.names():  # every NLI format is a training-data format too
-    READERS.register(_name)(_training_reader(NLI_FORMATS.get(_name)))
+    READERS.register(_name, check=_first_rows(NLI_FORMATS.get(_name)))(_training_reader(NLI_FORMATS.get(_name)))

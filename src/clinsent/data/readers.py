@@ -2,7 +2,8 @@
 
 A reader takes the validated ``training_data.<name>`` entry and returns the rows (a
 DataFrame with named text columns) and a report of what it kept and skipped (counts only,
-never text). Register a new one with ``@READERS.register("format_name")``; the built-ins
+never text). Register a new one with ``@READERS.register("format_name", check=...)`` (its
+check reads a file's header and first rows at dry run: :mod:`clinsent.reading`); the built-ins
 (:mod:`clinsent.data.nli`) register when :mod:`clinsent.data.training_rows` is imported, which
 reads an entry through the registry (this module imports no reader, so none imports it back).
 """
@@ -14,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-from clinsent.registry import Registry
+from clinsent.reading import Readers
 
 Reader = Callable[[dict[str, Any]], tuple[pd.DataFrame, dict[str, Any]]]
-READERS: Registry[Reader] = Registry("training-data format", "training_data.<name>.format")
+READERS: Readers[Reader] = Readers("training_data", "training-data format", "training_data.<name>.format")
 
 
 def entry_paths(entry: dict[str, Any]) -> list[str]:

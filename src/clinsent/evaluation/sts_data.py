@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from clinsent.errors import InputError
-from clinsent.registry import Registry
+from clinsent.reading import Readers
 from clinsent.textfile import header_lacks, table_header, text_lines
 
 
@@ -266,7 +266,7 @@ class StsFormat:
     check_header: Callable[[str, Path, str | None, str | Path | None], None] | None = None
 
 
-STS_FORMATS: Registry[StsFormat] = Registry("STS format", "eval_sets.<name>.format")
+STS_FORMATS: Readers[StsFormat] = Readers("sts", "STS format", "eval_sets.<name>.format", read_in_full=True)
 
 
 def _whole_file(pairs: Callable[[Path, list[list[str]], str | Path | None], Pairs]) -> StsFormat:

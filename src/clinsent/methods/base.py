@@ -240,7 +240,7 @@ class Method(abc.ABC, Generic[S]):
         """``accumulate`` only where no loss term compares rows across the batch, ``mini_batch``
         only where one does (run for every method when the config is read); ``unpad`` without
         gradient checkpointing (its forward is not transformers' checkpointed one),
-        ``varlen_attention`` only with ``unpad``."""
+        ``varlen_attention`` only with ``unpad``, ``compile_mode`` only with ``compile``."""
         s = self.settings
         if not isinstance(s, TrainedSettings):
             return
@@ -255,6 +255,12 @@ class Method(abc.ABC, Generic[S]):
                 f"{where}.varlen_attention",
                 "variable-length attention runs on the unpadded forward",
                 "add unpad: true, or remove varlen_attention",
+            )
+        if s.compile_mode != "default" and not s.compile:
+            raise InputError(
+                f"{where}.compile_mode",
+                "torch.compile's mode applies to the compiled step, and compile is off",
+                "add compile: true, or remove compile_mode",
             )
         if not self.steps_in_chunks and (s.accumulate > 1 or s.mini_batch is not None):
             key = "accumulate" if s.accumulate > 1 else "mini_batch"

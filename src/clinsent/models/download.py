@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
+from clinsent.guarded import claim
 from clinsent.offline import ONLINE
 
 
@@ -66,7 +67,7 @@ def _download(repo_id: str, out: Path, log: Callable[[str], Any]) -> Path:
             "network access (download_model is a local rule), or download the model elsewhere and give "
             "its folder in the config",
         ) from None
-    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(claim(out), ignore_errors=True)
     partial.rename(out)
     log(f"downloaded {repo_id} into {out} ({sum(1 for p in out.rglob('*') if p.is_file())} files)")
     return out

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from clinsent.errors import InputError
+from clinsent.guarded import claim
 
 BRANCH_TYPE = {"disease": "T047", "mental": "T048"}
 
@@ -82,7 +83,7 @@ def build_model_pack(terms: pd.DataFrame, out_dir: str | Path, branch_types: dic
         saved = Path(
             cat.save_model_pack(str(staging), pack_name="pack", make_archive=False, add_hash_to_pack_name=False)
         )
-        if out_dir.exists():
+        if claim(out_dir).exists():
             shutil.rmtree(out_dir)
         saved.rename(out_dir)
     finally:

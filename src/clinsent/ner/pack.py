@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
+from clinsent.guarded import claim
 from clinsent.io import sha256_file
 
 V1_CONVERTER = "python -m medcat.utils.legacy.legacy_converter OLD_PACK NEW_PACK"
@@ -104,7 +105,7 @@ def slim_pack(pack: str | Path, type_ids: Iterable[str], out_dir: str | Path) ->
         saved = Path(
             cat.save_model_pack(str(staging), pack_name="pack", make_archive=False, add_hash_to_pack_name=False)
         )
-        shutil.rmtree(out_dir, ignore_errors=True)
+        shutil.rmtree(claim(out_dir), ignore_errors=True)
         saved.rename(out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from clinsent.corpus.sentences import RESERVED
+from clinsent.data.readers import entry_paths
 from clinsent.errors import InputError
 from clinsent.experiments import Grid
 from clinsent.finetune.config import resolve_finetunes
@@ -35,9 +37,12 @@ def check_formats(config: dict[str, Any]) -> None:
         READERS.get(str(entry["format"]), where=f"config: training_data.{name}.format")
 
 
-def build_plan(config: dict[str, Any]) -> Plan:
+def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
     """Read a validated config through the registries; a config error is an :class:`InputError`
-    (or a ``ValueError`` from the table and figure references) naming the key and the fix."""
+    (or a ``ValueError`` from the table and figure references) naming the key and the fix.
+    ``read_inputs``: run every input's reader check and read the eval sets in full
+    (:func:`check_inputs`): the dry run and the main Snakemake process do; a job's re-parse of the
+    Snakefile does not (its run already did)."""
     config.setdefault("notes", {})
     check_names(config)  # entry names become path parts: ../phi, spaces, : and / are refused
     if config["selection_set"] is not None and config["selection_set"] not in config["eval_sets"]:
@@ -74,6 +79,8 @@ def build_plan(config: dict[str, Any]) -> Plan:
     check_corpus_embeddings(plan)
     check_user_files(plan)
     check_eval_headers(plan)
+    if read_inputs:
+        check_inputs(plan)
     check_doc_task_categories(config)
     for key, kind, entry in plan.kinds():
         kind.check(key, entry, plan)
@@ -183,6 +190,47 @@ def check_user_files(plan: Plan) -> None:
             "directory); to see the jobs before the data is there, dry-run with "
             "--config placeholders_ok=true",
         )
+
+
+def _ours(plan: Plan, path: str) -> bool:
+    """A user file the dry run can read: it exists and no job of the run writes it."""
+    return os.path.exists(os.path.expanduser(path)) and not str(path).startswith(f"{plan.results}/")
+
+
+def check_inputs(plan: Plan) -> None:
+    """Every configured input through its reader's check (:mod:`clinsent.reading`: header, format,
+    first block), and every eval set read in full through its task (they are small: a non-finite
+    gold score, a bad row anywhere stops here), each error naming the config key, the file, the
+    row and the fix, never a row's text. Files a job writes, and files missing under
+    ``placeholders_ok``, are checked by their jobs."""
+    from clinsent.corpus.notes import NOTE_READERS
+    from clinsent.corpus.sentences import SENTENCE_FORMATS, corpus_format, corpus_paths
+    from clinsent.data.training_rows import READERS
+    from clinsent.texts import check_input
+
+    notes = plan.config.get("notes") or {}
+    for path in plan.notes_paths if notes else []:
+        if _ours(plan, path):
+            NOTE_READERS.check(str(notes.get("format", "noteevents_csv")), path, notes, "notes.path")
+    for name, entry in (plan.config.get("sentence_corpora") or {}).items():
+        for path in corpus_paths(entry):
+            if _ours(plan, path):
+                SENTENCE_FORMATS.check(corpus_format(path, entry), path, entry, f"sentence_corpora.{name}.path")
+    for name, entry in (plan.config.get("training_data") or {}).items():
+        for path in entry_paths(entry):
+            if _ours(plan, path):
+                READERS.check(str(entry["format"]), path, entry, f"training_data.{name}.path")
+    for name, entry in plan.corpus_embeddings.items():
+        if entry["input"] != NOTES_INPUT and _ours(plan, str(entry["input"])):
+            check_input(Path(str(entry["input"])), entry, f"corpus_embeddings.{name}.input")
+    for name, e in plan.eval_sets.items():
+        if all(_ours(plan, f) for f in e.task.files()):
+            try:
+                e.task.read()
+            except InputError as exc:
+                if exc.where.startswith("config: "):
+                    raise
+                raise InputError(f"config: eval_sets.{name} ({exc.where})", exc.problem, exc.fix) from None
 
 
 def check_eval_headers(plan: Plan) -> None:

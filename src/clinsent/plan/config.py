@@ -32,8 +32,24 @@ def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str
     fill_results(resolve_base(config, root=root))
     leave_out_missing(config)
     expand_models(config)
+    from clinsent.gpu_slots import normalise_gpus
+    from clinsent.safe_yaml import load_mapping
+    from clinsent.settings import floats_for_integers
+
+    normalise_gpus(config)  # --config 'gpus=[2,3]' arrives as strings
+    schema_file = Path(__file__).resolve().parents[3] / "config" / "schema.yaml"
     try:
-        validate(config, str(Path(__file__).resolve().parents[3] / "config" / "schema.yaml"))
+        validate(config, str(schema_file))
     except WorkflowError as exc:
         raise ValueError(schema_message(exc)) from None
+    floats_for_integers(config, _schema(schema_file, load_mapping))
     return config
+
+
+_SCHEMAS: dict[Path, dict[str, Any]] = {}
+
+
+def _schema(path: Path, load: Any) -> dict[str, Any]:
+    if path not in _SCHEMAS:
+        _SCHEMAS[path] = load(path)
+    return _SCHEMAS[path]

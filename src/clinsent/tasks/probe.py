@@ -42,7 +42,7 @@ import numpy as np
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items, rowwise_classification
 from clinsent.io import jsonl_objects
-from clinsent.registry import Registry
+from clinsent.reading import Readers
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
 from clinsent.textfile import check_columns, text_lines
@@ -65,7 +65,7 @@ class ProbeFormat:
     )
 
 
-PROBE_FORMATS: Registry[ProbeFormat] = Registry("probe format", "eval_sets.<name>.format")
+PROBE_FORMATS: Readers[ProbeFormat] = Readers("probe", "probe format", "eval_sets.<name>.format", read_in_full=True)
 
 
 @dataclass(frozen=True)

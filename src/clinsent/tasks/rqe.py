@@ -30,7 +30,7 @@ import numpy as np
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items
 from clinsent.evaluation.metrics import cosine_rows
-from clinsent.registry import Registry
+from clinsent.reading import Readers
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, PairTargets, Task
 from clinsent.textfile import check_columns, header_lacks, text_lines
@@ -111,7 +111,9 @@ def read_rqe_tsv(path: str | Path) -> RqeSet:
 
 
 # RQE file layouts (``eval_sets.<name>.format``): name -> reader
-RQE_FORMATS: Registry[Callable[[str | Path], RqeSet]] = Registry("RQE format", "eval_sets.<name>.format")
+RQE_FORMATS: Readers[Callable[[str | Path], RqeSet]] = Readers(
+    "rqe", "RQE format", "eval_sets.<name>.format", read_in_full=True
+)
 RQE_FORMATS.register("mediqa_xml")(read_mediqa_xml)
 RQE_FORMATS.register("rqe_tsv")(read_rqe_tsv)
 # the columns a layout's header line must hold, checked at dry run (a layout not here has no header line)

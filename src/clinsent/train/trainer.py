@@ -39,6 +39,7 @@ import torch
 
 from clinsent.data import TrainingData
 from clinsent.errors import InputError
+from clinsent.guarded import claim
 from clinsent.hardware import describe, hardware_record
 from clinsent.losses.base import MethodLoss
 from clinsent.methods.base import Method, TrainedSettings, rows_source
@@ -124,6 +125,7 @@ def _save_model(st_model: Any, out_dir: Path) -> None:
     from clinsent.names import inside
 
     inside(out_dir, out_dir.parent)  # the folder replaced is the output itself, not one reached through a name
+    claim(out_dir)
     staging = out_dir.parent / f".{out_dir.name}.saving"
     shutil.rmtree(staging, ignore_errors=True)
     try:
@@ -278,6 +280,7 @@ def train(
         if selection_set is not None:
             log("no step had a finite selection-set score; saving the last model")
         _save_model(st_model, work / ckpt.BEST)
+    claim(out_dir)  # the guarded writer: inside what the job owns, never over an input
     shutil.rmtree(out_dir, ignore_errors=True)
     (work / ckpt.BEST).rename(out_dir)
     shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,143 @@
+"""The reader layer: every user file the tool reads goes through a reader registered here.
+
+One index, :data:`READER_KINDS`: for each kind of file (``notes``, ``texts`` for the corpus
+embeddings and the embed command, ``sentences``, ``training_data``, and the eval-set formats of
+the STS, RQE and probe tasks) a :class:`Readers` registry of its formats, so a user's format is
+one ``register`` away and every kind keeps one contract:
+
+- ``register(name, check=...)`` adds a reader and its **check**: ``check(path, entry, where)``
+  reads the file's header, its format and its first block (:data:`FIRST_ROWS` rows or
+  :data:`FIRST_BLOCK_BYTES`), never the whole file, and raises an :class:`InputError`. The dry
+  run calls it for every configured input (:func:`clinsent.plan.checks.check_inputs`), so a wrong
+  column, an unknown extension, an empty or binary file, a header or first block that is not
+  UTF-8, or a folder stops there, naming the config key; a bad byte further in stops the job,
+  naming the file and the row, with nothing written. A kind whose files are small (eval sets)
+  is ``read_in_full`` at dry run instead, through its task.
+- Errors follow one policy (:func:`shown_column`, :func:`check_file`): the file, the row number,
+  the fix; never a cell, a header field or a line of the file unless it is a plain name (a
+  header field that is a note's sentence, as in a CSV without a header line, shows as "a column
+  of N characters").
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from clinsent.errors import InputError
+from clinsent.registry import Registry, RegistryError
+from clinsent.safe_yaml import KEY
+
+T = TypeVar("T")
+Check = Callable[[Path, Mapping[str, Any], str], None]  # (file, config entry, config key) -> None or InputError
+FIRST_ROWS = 1000  # rows a check reads
+FIRST_BLOCK_BYTES = 1 << 20  # bytes a check reads, at most, of a text file
+
+
+class Readers(Registry[T]):
+    """The readers of one kind of file: a section of the one reader index (see the module)."""
+
+    def __init__(self, kind: str, what: str, config_key: str, read_in_full: bool = False) -> None:
+        super().__init__(what, config_key)
+        self.kind, self.read_in_full = kind, read_in_full
+        self.module = str(sys._getframe(1).f_globals.get("__name__", ""))  # where it is made (the docs name it)
+        self.checks: dict[str, Check] = {}
+        if READER_KINDS.setdefault(kind, self) is not self:
+            raise RegistryError(f"reader kind {kind!r} is made twice")
+
+    def register(self, name: str, settings: type | None = None, check: Check | None = None) -> Callable[[T], T]:
+        """``@READERS.register("name", check=check_fn)``: the reader and its dry-run check."""
+        add = super().register(name, settings)
+
+        def both(entry: T) -> T:
+            out = add(entry)
+            if check is not None:
+                self.checks[name] = check
+            return out
+
+        return both
+
+    def check(self, name: str, path: str | Path, entry: Mapping[str, Any], where: str) -> None:
+        """Run the check of reader ``name`` on one file; its error is prefixed with ``where`` (the
+        config key), so the dry run names the key, the file, the row and the fix."""
+        check = self.checks.get(name)
+        if check is None:
+            return
+        try:
+            check(Path(path), entry, where)
+        except InputError as exc:
+            if exc.where.startswith("config: "):
+                raise
+            raise InputError(f"config: {where} ({exc.where})", exc.problem, exc.fix) from None
+
+
+READER_KINDS: dict[str, Readers[Any]] = {}
+
+
+# the modules that register the built-in readers, loaded as plugins are (this module imports none)
+BUILT_IN = (
+    "clinsent.corpus.notes",
+    "clinsent.corpus.sentences",
+    "clinsent.data.training_rows",
+    "clinsent.evaluation.sts_data",
+    "clinsent.tasks.probe",
+    "clinsent.tasks.rqe",
+    "clinsent.texts",
+)
+
+
+def every_reader() -> list[tuple[str, str, bool]]:
+    """(kind, format, whether it has a check or its kind is read in full) of every reader (the
+    built-in kinds loaded first), for the tests and the docs."""
+    from clinsent.registry import load_plugins
+
+    load_plugins(BUILT_IN)
+    return [
+        (kind, name, readers.read_in_full or name in readers.checks)
+        for kind, readers in sorted(READER_KINDS.items())
+        for name in readers.names()
+    ]
+
+
+def shown_column(name: Any) -> str:
+    """A column or field name as an error may show it: quoted when it is a plain name, else only
+    its length (in a file without a header line, the "header" is a data row)."""
+    text = str(name)
+    return repr(text) if KEY.match(text) else f"a column of {len(text)} characters"
+
+
+def shown_columns(names: Iterable[Any], limit: int = 12) -> str:
+    """The columns of a header as an error may show them (see :func:`shown_column`)."""
+    names = list(names)
+    shown = ", ".join(shown_column(n) for n in names[:limit])
+    return (shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")) or "(none)"
+
+
+def check_file(path: str | Path, fix: str, text: bool = True) -> Path:
+    """``path`` is a file that can be read, not a folder, not empty and, for a text format, not
+    binary (NUL bytes in its first block); else one line naming it and ``fix``."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "no such file", fix)
+    if path.is_dir():
+        raise InputError(path, "is a folder, not a file", fix)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror})", "check the file's permissions") from None
+    if not head:
+        raise InputError(path, "the file is empty", fix)
+    if text and b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")) and not _compressed(path, head):
+        raise InputError(
+            path,
+            "holds NUL bytes: a binary file, or text saved as UTF-16/32 without a byte-order mark",
+            f"{fix} (saved as UTF-8 text)",
+        )
+    return path
+
+
+def _compressed(path: Path, head: bytes) -> bool:
+    return path.suffix == ".gz" and head.startswith(b"\x1f\x8b")

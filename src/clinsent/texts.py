@@ -1,0 +1,188 @@
+"""Texts to embed, one per row (the ``corpus_embeddings`` inputs and ``python -m clinsent embed
+--input``): the ``texts`` kind of the reader layer (:mod:`clinsent.reading`).
+
+Formats, by the file's extension: plain text (``.txt``: one text per line, ids are line numbers
+from 0), CSV and TSV (``column``; ids from ``id_column`` or row numbers from 0, after the header
+line), JSON lines (``.jsonl``/``.json``: ``column`` names the field) and parquet (``column``).
+Every format streams (:func:`chunks`: ``size`` texts at a time), and its check reads the header
+and the first :data:`~clinsent.reading.FIRST_ROWS` rows only. Errors name the file, the row
+(numbered from 0, after any header) and the column, never a text: a header field is shown only
+when it is a plain name (:func:`clinsent.reading.shown_column`); a CSV without a header line has
+its first row taken for one, and a sentence of it would otherwise come back in the message.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from clinsent.errors import InputError
+from clinsent.reading import FIRST_ROWS, Readers, check_file, shown_column, shown_columns
+from clinsent.textfile import text_lines
+
+Row = tuple[Any, str]  # (id, text)
+Chunk = tuple[list[Any], list[str]]  # (ids, texts)
+RowReader = Callable[[Path, str | None, str | None], Iterator[Row]]
+SUFFIXES = {".txt": "text", ".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
+NEEDS_COLUMN = {"text": False, "csv": True, "tsv": True, "jsonl": True, "parquet": True}
+FIX = "a text (.txt, one per line), .csv, .tsv, .jsonl or .parquet file"
+
+
+def input_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise InputError(
+            path,
+            f"unknown input format {suffix if re.fullmatch(r'[.][a-z0-9]{1,10}', suffix) else '(no known extension)'}",
+            f"an input ending in one of {', '.join(sorted(SUFFIXES))}",
+        )
+    return SUFFIXES[suffix]
+
+
+def _check_columns(path: Path, names: list[str], column: str | None, id_column: str | None) -> None:
+    for flag, name in (("column", column), ("id_column", id_column)):
+        if name is not None and name not in names:
+            raise InputError(
+                path,
+                f"no column {shown_column(name)} ({flag}); the header line has {shown_columns(names)}",
+                f"set {flag} to a column of the header line (a file without a header line: add one)",
+            )
+
+
+def _text_rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
+    for number, line in enumerate(text_lines(path)):
+        yield number, line.rstrip("\n").rstrip("\r")
+
+
+def _delimited_rows(delimiter: str) -> RowReader:
+    def rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
+        reader = csv.reader(text_lines(path), delimiter=delimiter)
+        try:
+            header = next(reader, [])
+            _check_columns(path, header, column, id_column)
+            at, ids = header.index(str(column)), header.index(id_column) if id_column else None
+            for number, row in enumerate(reader):
+                if len(row) != len(header):
+                    raise InputError(
+                        f"{path}, row {number} (rows from 0, after the header)",
+                        f"{len(row)} field(s) where the header has {len(header)}",
+                        "quote fields that hold the delimiter or a line break, as CSV does",
+                    )
+                yield (row[ids] if ids is not None else number), row[at]
+        except csv.Error as exc:
+            raise InputError(
+                path,
+                f"not valid {'CSV' if delimiter == ',' else 'TSV'} ({type(exc).__name__})",
+                "check the file's quoting",
+            ) from None
+
+    return rows
+
+
+def _jsonl_rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
+    number = -1
+    for line in text_lines(path):
+        if not line.strip():
+            continue
+        number += 1
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"{path}, row {number}", f"not JSON ({exc.msg}, character {exc.colno})", "one JSON object per line"
+            ) from None
+        if not isinstance(record, dict):
+            raise InputError(f"{path}, row {number}", "not a JSON object", "one JSON object per line")
+        missing = [c for c in (column, id_column) if c and c not in record]
+        if missing:
+            raise InputError(
+                f"{path}, row {number}",
+                f"has no field {shown_column(missing[0])}",
+                "column and id_column name fields every line has",
+            )
+        text = record[str(column)]
+        if text is not None and not isinstance(text, str):
+            raise InputError(f"{path}, row {number}", f"field {shown_column(column)} is not text", "give text")
+        yield (record[id_column] if id_column else number), text or ""
+
+
+def _parquet_rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(
+            path, f"not a readable parquet file ({type(exc).__name__})", "give a complete parquet file"
+        ) from None
+    _check_columns(path, table.schema_arrow.names, column, id_column)
+    kind = table.schema_arrow.field(str(column)).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_null(kind)):
+        raise InputError(path, f"column {shown_column(column)} holds {kind}, not text", "name the texts' column")
+    number = 0
+    try:
+        for batch in table.iter_batches(batch_size=FIRST_ROWS, columns=[c for c in (column, id_column) if c]):
+            texts = batch.column(str(column)).to_pylist()
+            ids = batch.column(id_column).to_pylist() if id_column else range(number, number + len(texts))
+            number += len(texts)
+            yield from zip(ids, (t or "" for t in texts), strict=True)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(
+            f"{path}, after row {number}", f"cannot be read ({type(exc).__name__})", "give a complete parquet file"
+        ) from None
+
+
+def chunks(path: Path, size: int, column: str | None = None, id_column: str | None = None) -> Iterator[Chunk]:
+    """(ids, texts) of ``path``, ``size`` texts at a time; an empty text stops with its row number."""
+    kind = input_format(path)
+    if NEEDS_COLUMN[kind] and not column:
+        raise InputError(path, f"a {kind} input needs a column", "name the texts' column or field (column, --column)")
+    rows = READERS.get(kind)(path, column, id_column)
+    seen = 0
+    while chunk := list(itertools.islice(rows, size)):
+        ids, texts = [r[0] for r in chunk], [r[1] for r in chunk]
+        empty = next((i for i, t in enumerate(texts) if not str(t).strip()), None)
+        if empty is not None:
+            raise InputError(
+                f"{path}, row {seen + empty}",
+                f"the text ({column or 'the line'}) is empty",
+                "drop empty rows (rows are numbered from 0, after any header)",
+            )
+        seen += len(texts)
+        yield ids, texts
+
+
+def check(path: Path, entry: Mapping[str, Any], where: str = "input") -> None:
+    """The file exists, has a known extension and the column, and its first rows read as texts
+    (the first :data:`FIRST_ROWS`: header, decoding, fields, no empty text): the dry run's check of
+    a ``corpus_embeddings`` input, and the embed command's before its model loads."""
+    check_file(path, FIX, text=input_format(path) != "parquet")
+    first = next(chunks(path, FIRST_ROWS, entry.get("column"), entry.get("id_column")), None)
+    if first is None:
+        raise InputError(path, "no texts (no row after any header)", "an input with at least one row")
+
+
+READERS: Readers[RowReader] = Readers("texts", "texts format", "corpus_embeddings.<name>.input")
+READERS.register("text", check=check)(_text_rows)
+READERS.register("csv", check=check)(_delimited_rows(","))
+READERS.register("tsv", check=check)(_delimited_rows("\t"))
+READERS.register("jsonl", check=check)(_jsonl_rows)
+READERS.register("parquet", check=check)(_parquet_rows)
+
+
+def check_input(path: Path, entry: Mapping[str, Any], where: str) -> None:
+    """The dry run's check of one configured input (``where``: its config key): a known format, a
+    column where the format needs one, then the format's reader check (:func:`check`)."""
+    try:
+        kind = input_format(path)
+        if NEEDS_COLUMN[kind] and not entry.get("column"):
+            raise InputError(path, f"a {kind} input needs a column", "set column to the texts' column or field")
+    except InputError as exc:
+        raise InputError(f"config: {where} ({exc.where})", exc.problem, exc.fix) from None
+    READERS.check(kind, path, entry, where)
