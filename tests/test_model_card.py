@@ -123,6 +123,10 @@ def test_the_data_summaries_count_what_was_trained_on() -> None:
         "rows": 3,
         "unit": "distinct sentences",
     }
+    # four sentence ids, three texts (ids 3 and 4 hold the same sentence): three distinct sentences
+    duplicated = pd.DataFrame({"step": [0, 0, 1, 1], "sent_id": [1, 2, 3, 4], "ent_idx": [0, 0, 0, 0]})
+    same = pd.DataFrame({"sent_id": [1, 2, 3, 4], "text": ["a b", "c d", "e f", "e f"]})
+    assert PlanData(duplicated, same, about=about).summary()["rows"] == 3
     corpus = SentencePlan("s_all", "naive", 0.0, 2, 2, source="pubmed").about()
     assert corpus == {"description": "sentences of the sentence corpus `pubmed`", "source": "pubmed"}
     rows = RowsData(pd.DataFrame({"anchor": list("abcde")}), 2, 0, {"description": "d", "source": "nli"})

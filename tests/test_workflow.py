@@ -129,9 +129,14 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     audit = tmp_path / "network_attempts.log"
+    # outside results no folder's mode changes (the guarded writer), and no input is written over
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in [tmp_path, tiny_bert, *tmp_path.rglob("*")] if p.is_dir()}
+    inputs = {p: p.read_bytes() for p in tmp_path.glob("*.*") if p.is_file()}
     run = _snakemake_offline(tmp_path, audit, "all", "--cores", "2", "--resources", "gpu=1")
     assert run.returncode == 0, run.stderr[-5000:]
     assert not audit.exists(), audit.read_text()[:5000]
+    assert {p: stat.S_IMODE(p.stat().st_mode) for p in modes} == modes
+    assert {p: p.read_bytes() for p in inputs} == inputs
 
     res = tmp_path / "results"
     summary = pd.read_csv(res / "summary.csv")
@@ -963,26 +968,54 @@ def test_kill_9_of_the_whole_run_then_unlock_resumes_to_the_same_model(tmp_path:
     assert ours.keys() == theirs.keys() and all(bool((ours[k] == theirs[k]).all()) for k in ours)
 
 
-def test_a_malformed_notes_row_stops_ingest_and_no_log_holds_its_text(tmp_path: Path, tiny_bert: Path) -> None:
-    """An unquoted TEXT field (commas split the note): ingest stops naming the file, the row and
-    the field count; the console, the rule's log and Snakemake's log never show the note."""
+@pytest.mark.parametrize("layout", ["noteevents_csv", "mimic_iv_note"])
+def test_either_notes_layout_splits_alike_and_a_malformed_row_stops_the_dry_run(
+    tmp_path: Path, tiny_bert: Path, layout: str
+) -> None:
+    """The same notes as MIMIC-III's NOTEEVENTS or as MIMIC-IV-Note's discharge and radiology files
+    (the demo generator's copy) give the same sentences through ingest and split as an in-process
+    split of the NOTEEVENTS copy. Then an unquoted text field (commas split the note): the dry run
+    stops naming the file, the row and the field count, nothing runs, and neither the console nor
+    any log shows the note."""
+    from clinsent.corpus.notes import read_noteevents
+    from clinsent.corpus.split import SentenceSplitter, split_notes
+    from clinsent.demo.notes import write_mimic_iv_note
+
     cfg = _config(tmp_path, tiny_bert)
-    secret = "Zebulon Quartzfield"
-    with open(tmp_path / "notes.csv", "a", encoding="utf-8") as fh:
-        fh.write(f'999,1,2,2100-01-01,,,"Discharge summary","Report",,,{secret} seen today, doing well\n')
+    if layout == "mimic_iv_note":
+        files = write_mimic_iv_note(tmp_path, generate_notes(25, seed=3))
+        cfg["notes"] = {"path": [str(f.relative_to(tmp_path)) for f in files], "format": layout}
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    shards = [f"results/corpus/shards2/sentences/{s}.parquet" for s in ("000", "001")]
+    run = _snakemake(tmp_path, *shards, "--cores", "2")
+    assert run.returncode == 0, run.stderr[-3000:]
+    got = pd.concat(pd.read_parquet(tmp_path / s) for s in shards)
+    notes = read_noteevents(tmp_path / "notes.csv", ["Discharge summary"])
+    expected = split_notes(notes[["row_id", "text"]], SentenceSplitter(), 10)
+    assert sorted(zip(got["text"], got["kept"], strict=True)) == sorted(
+        zip(expected["text"], expected["kept"], strict=True)
+    )
+    written = {s: (tmp_path / s).stat().st_mtime_ns for s in shards}
+
+    secret = "Zebulon Quartzfield"
+    if layout == "mimic_iv_note":
+        import gzip
+
+        text = gzip.decompress(files[0].read_bytes()).decode() + f"9-DS-1,9,9,DS,1,2150-01-01,,{secret} seen, well\n"
+        files[0].write_bytes(gzip.compress(text.encode()))
+        where = r"discharge\.csv\.gz, row \d+ \(the header is row 1\): 9 field\(s\) where the header has 8\. "
+    else:
+        with open(tmp_path / "notes.csv", "a", encoding="utf-8") as fh:
+            fh.write(f'999,1,2,2100-01-01,,,"Discharge summary","Report",,,{secret} seen today, doing well\n')
+        where = r"notes\.csv, row \d+ \(the header is row 1\): 12 field\(s\) where the header has 11\. "
     run = _snakemake(tmp_path, "results/corpus/shards2/ingest.json", "--cores", "1")
     assert run.returncode != 0
-    assert re.search(
-        r"notes\.csv, row \d+ \(the header is row 1\): 12 field\(s\) where the header has 11\. "
-        r"Fix: quote every TEXT field",
-        run.stderr,
-    ), run.stderr[-3000:]
+    assert re.search(r"^config: notes\.path: .*" + where + r"Fix: quote every", run.stderr, re.M), run.stderr[-3000:]
     logs = [tmp_path / "results/logs/ingest_notes.log", *(tmp_path / ".snakemake" / "log").glob("*.log")]
     for text in [run.stdout, run.stderr, *(p.read_text() for p in logs)]:
         assert "Zebulon" not in text and "Quartzfield" not in text
-    assert not list((tmp_path / "results" / "corpus").rglob("*.parquet"))
+    assert {s: (tmp_path / s).stat().st_mtime_ns for s in shards} == written  # nothing ran
 
 
 def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path: Path, tiny_bert: Path) -> None:

@@ -217,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = Path(args.out)
     try:
+        if out.is_dir():
+            raise InputError(out, "is a folder", "give --out the config file to write, e.g. --out my-config.yaml")
         if out.exists() and not args.force:
             raise InputError(out, "exists", "choose another --out, or add --force to overwrite it")
         if out.resolve().is_relative_to(REPO / "config") or tracked(out):
@@ -230,6 +232,13 @@ def main(argv: list[str] | None = None) -> int:
         values: dict[str, Any] = dict(required)
         for item in args.set:
             key, value = _parse_set(item)
+            if key.split(".")[0] == "base":
+                raise InputError(
+                    f"--set {key}",
+                    "the config is written on top of the paper config that the first argument names (its base:)",
+                    f"choose the paper with the first argument ({', '.join(sorted(PAPERS))}); --set sets the "
+                    "config's other keys",
+                )
             values[key] = value
         base = PAPERS[args.paper]  # from the workflow's directory, as Snakemake reads every path of a config
         optional = optional_keys(args.paper, list(required))
@@ -238,8 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 1
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
+    from clinsent.io import write_text
+
+    write_text(text, out)  # the guarded, atomic writer
     left = [k for k, p in required.items() if values[k] == p and k not in optional]
     print(
         f"wrote {out}: {len(required)} user file(s), {len(left)} still to set"

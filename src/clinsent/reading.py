@@ -70,7 +70,7 @@ class Readers(Registry[T]):
         except InputError as exc:
             if exc.where.startswith("config: "):
                 raise
-            raise InputError(f"config: {where} ({exc.where})", exc.problem, exc.fix) from None
+            raise InputError(f"config: {where}: {exc.where}", exc.problem, exc.fix) from None
 
 
 READER_KINDS: dict[str, Readers[Any]] = {}

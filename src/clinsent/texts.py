@@ -184,5 +184,5 @@ def check_input(path: Path, entry: Mapping[str, Any], where: str) -> None:
         if NEEDS_COLUMN[kind] and not entry.get("column"):
             raise InputError(path, f"a {kind} input needs a column", "set column to the texts' column or field")
     except InputError as exc:
-        raise InputError(f"config: {where} ({exc.where})", exc.problem, exc.fix) from None
+        raise InputError(f"config: {where}: {exc.where}", exc.problem, exc.fix) from None
     READERS.check(kind, path, entry, where)

@@ -19,7 +19,6 @@ would bias the corpus. Everything else that is wrong raises :class:`InputError`.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import logging
 import re
@@ -424,17 +423,34 @@ MIMIC_IV_TYPES = {
 }
 
 
-def note_id_row(note_id: str) -> int:
-    """A MIMIC-IV note id (``10000032-DS-21``) as the row id shards and sentence ids are made of:
-    62 bits of its BLAKE2b hash, so it depends on the note alone (adding a file moves no note's
-    shard); a repeat, whatever its cause, stops the ingest (:func:`clinsent.corpus.shards.scatter_notes`)."""
-    return int.from_bytes(hashlib.blake2b(note_id.encode("utf-8"), digest_size=8).digest(), "big") >> 2
+_NOTE_ID = r"^(?P<subject>\d{1,9})-(?P<type>[A-Z]{2})-(?P<seq>\d{1,4})$"  # MIMIC-IV: 10000032-DS-21
+
+
+def note_id_rows(note_ids: pa.Array, path: Path, records: np.ndarray) -> pa.Array:
+    """MIMIC-IV note ids (``<subject_id>-<type>-<note_seq>``) as the row ids that shards and
+    sentence ids are made of: ``(subject_id x 4 + type) x 10,000 + note_seq`` (the type's rank in
+    :data:`MIMIC_IV_TYPES`), so a note's row id depends on the note alone (adding a file moves no
+    note's shard) and sentence ids (row id x 10^6 + index) stay within 64 bits. An id of another
+    shape stops with its CSV row (never the id)."""
+    parts = pc.extract_regex(note_ids, _NOTE_ID)
+    rank = pc.index_in(parts.field("type"), value_set=pa.array(list(MIMIC_IV_TYPES), pa.string()))
+    bad = pc.or_(pc.is_null(parts), pc.is_null(rank))
+    if pc.any(bad).as_py():
+        row = int(records[int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0])])
+        raise InputError(
+            f"{path}, row {row} (the header is row 1)",
+            "note_id is not MIMIC-IV-Note's <subject_id>-<DS|AD|RR|AR>-<note_seq> (up to 9, 2 and 4 characters)",
+            "give MIMIC-IV-Note's files as shipped, or another layout with notes.format: parquet and its id column",
+        )
+    subject = pc.cast(parts.field("subject"), pa.int64())
+    seq = pc.cast(parts.field("seq"), pa.int64())
+    return pc.add(pc.multiply(pc.add(pc.multiply(subject, 4), pc.cast(rank, pa.int64())), 10_000), seq)
 
 
 @NOTE_READERS.register("mimic_iv_note", check=lambda path, entry, where: check_notes(path, entry, file=True))
 def iter_mimic_iv(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     """MIMIC-IV-Note as shipped (``note/discharge.csv.gz``, ``note/radiology.csv.gz``): ``note_id``
-    is the note id, its hash the row id (:func:`note_id_row`); ``note_type`` becomes MIMIC-III's
+    is the note id, and gives the row id (:func:`note_id_rows`); ``note_type`` becomes MIMIC-III's
     category (DS and its addenda AD: ``Discharge summary``; RR and AR: ``Radiology``), so
     ``notes.categories`` filters as on NOTEEVENTS; an unknown type keeps its code as its category."""
     path = Path(spec.path)
@@ -464,7 +480,7 @@ def iter_mimic_iv(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
                 "give every note its note_id (MIMIC-IV-Note's files have one in every row)",
             )
         yield _table(
-            pa.array([note_id_row(i) for i in note_id.to_pylist()], pa.int64()),
+            note_id_rows(note_id, path, row_numbers[keep.to_numpy(zero_copy_only=False)]),
             note_id,
             cols["text"].filter(keep),
             m,

@@ -120,6 +120,7 @@ class PlanData(TrainingData):
             )
             df = df.merge(spans, on=["sent_id", "ent_idx"], how="left", validate="many_to_one")
         self.steps = {int(s): g.reset_index(drop=True) for s, g in df.groupby("step", sort=True)}
+        self.distinct_texts = int(df["text"].nunique())  # ids of the same text count once
 
     def batch(self, step: int) -> pd.DataFrame:
         return self.steps[step - 1]
@@ -128,7 +129,7 @@ class PlanData(TrainingData):
         return self.plan
 
     def summary(self) -> dict[str, Any]:
-        return {**self.about, "rows": int(self.plan["sent_id"].nunique()), "unit": "distinct sentences"}
+        return {**self.about, "rows": self.distinct_texts, "unit": "distinct sentences"}
 
     def check(self, steps: int) -> None:
         missing = [s for s in range(steps) if s not in self.steps]

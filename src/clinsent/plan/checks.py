@@ -81,6 +81,7 @@ def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
     check_eval_headers(plan)
     if read_inputs:
         check_inputs(plan)
+        check_data_use(plan)
     check_doc_task_categories(config)
     for key, kind, entry in plan.kinds():
         kind.check(key, entry, plan)
@@ -230,7 +231,28 @@ def check_inputs(plan: Plan) -> None:
             except InputError as exc:
                 if exc.where.startswith("config: "):
                     raise
-                raise InputError(f"config: eval_sets.{name} ({exc.where})", exc.problem, exc.fix) from None
+                raise InputError(f"config: eval_sets.{name}: {exc.where}", exc.problem, exc.fix) from None
+
+
+def check_data_use(plan: Plan) -> None:
+    """``model_card.data_use.notes: demo`` (the cards then say "no patient's notes" and drop the
+    memorisation warning) only where the notes are the packaged demo notes, recognised by their
+    texts (:mod:`clinsent.demo.recognise`): a config that inherits the key from the demo config
+    and reads a hospital's notes stops here."""
+    use = ((plan.config.get("model_card") or {}).get("data_use") or {}).get("notes")
+    if use != "demo" or not plan.notes or not all(_ours(plan, p) for p in plan.notes_paths):
+        return
+    from clinsent.demo.recognise import are_demo_notes
+
+    if not are_demo_notes(plan.config["notes"]):
+        raise InputError(
+            "config: model_card.data_use.notes",
+            "says demo (the pipeline's generated notes, no patient's), and the notes read from notes.path are not "
+            "the packaged demo notes: every model card would say so and drop its warning that weights can "
+            "reproduce training text",
+            "set model_card.data_use.notes to credentialed (MIMIC-III/IV, n2c2) or institutional (your "
+            "hospital's notes) in your config; a config with base: config/config.yaml inherits demo from it",
+        )
 
 
 def check_eval_headers(plan: Plan) -> None:
