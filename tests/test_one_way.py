@@ -274,6 +274,11 @@ def test_an_eval_set_is_read_in_full_at_dry_run(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         _plan(eval_sets=sets)
     assert _one_line(err.value).startswith(f"config: eval_sets.demo_test: {bad}:{len(rows) + 1}: the score is nan")
+    broken = tmp_path / "sts.parquet"  # a parser's own error (Arrow's) is named by its type, never quoted
+    broken.write_bytes(b"PAR1" + SENTINEL.encode() + b"PAR1")
+    with pytest.raises(InputError) as err:
+        _plan(selection_set=None, eval_sets={"mine": {"path": str(broken), "format": "table", "split": "test"}})
+    assert _one_line(err.value).startswith(f"config: eval_sets.mine: {broken}: cannot be read as an eval set")
 
 
 def test_new_config_refuses_a_base_and_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,7 +22,8 @@ one ``register`` away and every kind keeps one contract:
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -63,14 +64,29 @@ class Readers(Registry[T]):
         """Run the check of reader ``name`` on one file; its error is prefixed with ``where`` (the
         config key), so the dry run names the key, the file, the row and the fix."""
         check = self.checks.get(name)
-        if check is None:
-            return
-        try:
-            check(Path(path), entry, where)
-        except InputError as exc:
-            if exc.where.startswith("config: "):
-                raise
-            raise InputError(f"config: {where}: {exc.where}", exc.problem, exc.fix) from None
+        if check is not None:
+            with keyed(where, path, f"a {self.kind} file ({name})"):
+                check(Path(path), entry, where)
+
+
+@contextmanager
+def keyed(where: str, path: str | Path, what: str) -> Iterator[None]:
+    """An error of reading ``path`` (the file of config key ``where``) as one line that starts with
+    the key: an :class:`InputError` keeps its file, row and fix; any other failure of a parser
+    (a CSV, JSON, XML or Arrow error, whose own message may quote the file) is named by its type
+    alone."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.where.startswith("config: "):
+            raise
+        raise InputError(f"config: {where}: {exc.where}", exc.problem, exc.fix) from None
+    except (ValueError, OSError, LookupError, SyntaxError) as exc:  # csv.Error, ArrowInvalid, ParseError, ...
+        raise InputError(
+            f"config: {where}: {path}",
+            f"cannot be read as {what} ({type(exc).__name__}; the parser's message may quote the file: not shown)",
+            "check that the file is complete and in the layout that the entry's format names",
+        ) from None
 
 
 READER_KINDS: dict[str, Readers[Any]] = {}

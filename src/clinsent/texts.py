@@ -67,6 +67,8 @@ def _delimited_rows(delimiter: str) -> RowReader:
             _check_columns(path, header, column, id_column)
             at, ids = header.index(str(column)), header.index(id_column) if id_column else None
             for number, row in enumerate(reader):
+                if not row:  # a blank line (a trailing one, often): no text, not counted as a bad row
+                    continue
                 if len(row) != len(header):
                     raise InputError(
                         f"{path}, row {number} (rows from 0, after the header)",
@@ -85,11 +87,9 @@ def _delimited_rows(delimiter: str) -> RowReader:
 
 
 def _jsonl_rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
-    number = -1
-    for line in text_lines(path):
+    for number, line in enumerate(text_lines(path)):  # ids and rows: line numbers from 0, blank lines skipped
         if not line.strip():
             continue
-        number += 1
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -152,7 +152,7 @@ def chunks(path: Path, size: int, column: str | None = None, id_column: str | No
             raise InputError(
                 f"{path}, row {seen + empty}",
                 f"the text ({column or 'the line'}) is empty",
-                "drop empty rows (rows are numbered from 0, after any header)",
+                "drop empty rows (rows are numbered from 0, after any header; blank lines are not rows)",
             )
         seen += len(texts)
         yield ids, texts

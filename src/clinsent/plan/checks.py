@@ -207,6 +207,7 @@ def check_inputs(plan: Plan) -> None:
     from clinsent.corpus.notes import NOTE_READERS
     from clinsent.corpus.sentences import SENTENCE_FORMATS, corpus_format, corpus_paths
     from clinsent.data.training_rows import READERS
+    from clinsent.reading import keyed
     from clinsent.texts import check_input
 
     notes = plan.config.get("notes") or {}
@@ -226,12 +227,8 @@ def check_inputs(plan: Plan) -> None:
             check_input(Path(str(entry["input"])), entry, f"corpus_embeddings.{name}.input")
     for name, e in plan.eval_sets.items():
         if all(_ours(plan, f) for f in e.task.files()):
-            try:
+            with keyed(f"eval_sets.{name}", ", ".join(e.task.files()), f"an eval set of task {e.task.name}"):
                 e.task.read()
-            except InputError as exc:
-                if exc.where.startswith("config: "):
-                    raise
-                raise InputError(f"config: eval_sets.{name}: {exc.where}", exc.problem, exc.fix) from None
 
 
 def check_data_use(plan: Plan) -> None:
@@ -259,10 +256,13 @@ def check_eval_headers(plan: Plan) -> None:
     """Each eval set's header lines (e.g. a split asked of a file without a split column), read
     while the config is read: a header line only, not a row, so nothing of the data is shown or
     held. Files a job writes, and files missing under ``placeholders_ok``, are checked in their job."""
-    for entry in plan.eval_sets.values():
+    from clinsent.reading import keyed
+
+    for name, entry in plan.eval_sets.items():
         files = entry.task.files()
-        if all(os.path.exists(f) and not str(f).startswith(f"{plan.results}/") for f in files):
-            entry.task.check_header()
+        if all(_ours(plan, f) for f in files):
+            with keyed(f"eval_sets.{name}", ", ".join(files), f"an eval set of task {entry.task.name}"):
+                entry.task.check_header()
 
 
 def check_doc_task_categories(config: Mapping[str, Any]) -> None:
