@@ -1,6 +1,7 @@
 """Regenerate the demo inputs in this folder (seeded; a rerun writes the same bytes).
 
 Usage: python resources/demo/generate.py --out resources/demo
+       [--mimic-iv DIR: the demo notes also in MIMIC-IV-Note's layout, DIR/note/{discharge,radiology}.csv.gz]
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from clinsent.demo.augment import (
 from clinsent.demo.documents import add_category_notes, generate_diagnoses, write_diagnoses
 from clinsent.demo.ner import generate_ner, write_conll
 from clinsent.demo.nli import generate_nli, generate_radnli, generate_snli, write_nli_jsonl
-from clinsent.demo.notes import generate_notes, write_noteevents
+from clinsent.demo.notes import generate_notes, write_mimic_iv_note, write_noteevents
 from clinsent.demo.ontology import write_demo_obo
 from clinsent.demo.rqe import generate_rqe, write_rqe_xml
 from clinsent.demo.sts import generate_pairs, write_sts_tsv
@@ -32,10 +33,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=Path(__file__).parent)
     parser.add_argument("--notes", type=int, default=320, help="number of discharge summaries")
+    parser.add_argument("--mimic-iv", type=Path, help="also write the notes in MIMIC-IV-Note layout under this folder")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     notes = add_category_notes(generate_notes(args.notes))
     write_noteevents(args.out / "NOTEEVENTS.demo.csv", notes)
+    if args.mimic_iv:
+        write_mimic_iv_note(args.mimic_iv, notes)
     write_diagnoses(args.out / "DIAGNOSES_ICD.demo.csv", generate_diagnoses(notes))
     write_demo_obo(args.out / "efo.demo.obo")
     pairs = generate_pairs(260)

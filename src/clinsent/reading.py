@@ -155,5 +155,19 @@ def check_file(path: str | Path, fix: str, text: bool = True) -> Path:
     return path
 
 
+def parquet_file(path: str | Path) -> Any:
+    """``pyarrow.parquet.ParquetFile`` of ``path``; a file that is not complete parquet is one line
+    naming it (Arrow's message is not shown)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InputError(
+            path, f"not a readable parquet file ({type(exc).__name__})", "give a complete parquet file"
+        ) from None
+
+
 def _compressed(path: Path, head: bytes) -> bool:
     return path.suffix == ".gz" and head.startswith(b"\x1f\x8b")

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
-from clinsent.reading import FIRST_ROWS, Readers, check_file, shown_column, shown_columns
+from clinsent.reading import FIRST_ROWS, Readers, check_file, parquet_file, shown_column, shown_columns
 from clinsent.textfile import text_lines
 
 Row = tuple[Any, str]  # (id, text)
@@ -113,14 +113,8 @@ def _jsonl_rows(path: Path, column: str | None, id_column: str | None) -> Iterat
 
 def _parquet_rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    try:
-        table = pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(
-            path, f"not a readable parquet file ({type(exc).__name__})", "give a complete parquet file"
-        ) from None
+    table = parquet_file(path)
     _check_columns(path, table.schema_arrow.names, column, id_column)
     kind = table.schema_arrow.field(str(column)).type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_null(kind)):

@@ -33,10 +33,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from clinsent.errors import InputError
-from clinsent.reading import Readers, check_file, shown_column, shown_columns
+from clinsent.reading import Readers, check_file, parquet_file, shown_column, shown_columns
 from clinsent.registry import check_values
 from clinsent.textfile import header_lacks
 
@@ -542,12 +541,7 @@ def iter_txt_dir(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
 @NOTE_READERS.register("parquet", check=lambda path, entry, where: check_notes(path, entry, file=True))
 def iter_parquet(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     path = Path(spec.path)
-    try:
-        pf = pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(
-            path, f"cannot read the parquet file ({type(exc).__name__})", "check that the file is complete parquet"
-        ) from None
+    pf = parquet_file(path)
     names = pf.schema_arrow.names
     wanted = [spec.id_column, spec.text_column] + ([spec.category_column] if spec.category_column else [])
     missing = [c for c in wanted if c not in names]

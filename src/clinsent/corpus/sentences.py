@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from clinsent.errors import InputError
-from clinsent.reading import FIRST_ROWS, Readers, check_file, shown_column, shown_columns
+from clinsent.reading import FIRST_ROWS, Readers, check_file, parquet_file, shown_column, shown_columns
 from clinsent.textfile import text_lines
 
 RESERVED = ("notes", "s_all", "s_ent", "s_none")  # names of the notes pipeline's sets
@@ -103,15 +103,7 @@ def _parquet(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str]
 
 
 def _schema(path: str) -> Any:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        return pq.read_schema(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise InputError(
-            path, f"not a readable parquet file ({type(exc).__name__})", "give a complete parquet file"
-        ) from None
+    return parquet_file(path).schema_arrow
 
 
 def check_text(path: Path, entry: Mapping[str, Any], where: str) -> None:
