@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm benchmark-demo test dry-run lint clean demo-data bench-corpus bench-train bench-memory bench-augment bench-documents
+.PHONY: gpu-check install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm benchmark-demo test dry-run lint clean demo-data bench-corpus bench-train bench-memory bench-augment bench-documents
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -92,6 +92,7 @@ test: test-fast test-workflow
 # failing fails the target. (pytest-xdist on these tests was slower here: 185 s against 146 s.)
 test-fast: dev docs
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/python bench/gpu/check.py --mode cpu
 	@$(BIN)/python -m mypy > .mypy.out 2>&1 & types=$$!; \
 	$(BIN)/python -m pytest -m "not workflow" --durations=10; tests=$$?; \
 	wait $$types; typed=$$?; cat .mypy.out; rm -f .mypy.out; \
@@ -151,6 +152,18 @@ bench-augment: install
 	$(BIN)/python bench/bench_train.py --size small --batch-size 128 --max-length 32 --methods $(AUGMENTS) \
 		--out bench/results/augment $(BENCH_ARGS)
 	$(BIN)/python bench/grid_cost.py config/paper/augment.yaml --out bench/results/augment/grid.md
+
+# Every GPU path proved on a GPU (bench/gpu/check.py): the CUDA tests, bench-train rows at batch 64 and 512
+# beside their references, bench-memory at 512 x 128, a profile and an end-to-end run with gpus: [0]; figures in
+# bench/results/cuda/<date>-<mode>/summary.md. MODE=quick (the tests and one row, for the rerun after a fix);
+# MODE=cpu (the same script on the CPU in under a minute; make test-fast runs it). On a GPU machine without
+# network, carry the wheelhouse bench/gpu/wheelhouse.sh builds: it is installed first, with no index, and the
+# machine's own torch and python3 are used (docs/performance.md).
+MODE ?= full
+GPU_PYTHON ?= $(if $(wildcard $(BIN)/python),$(BIN)/python,python3)
+WHEELHOUSE ?= $(wildcard bench/gpu/wheelhouse)
+gpu-check:
+	$(GPU_PYTHON) bench/gpu/check.py --mode $(MODE) $(if $(WHEELHOUSE),--wheelhouse $(WHEELHOUSE))
 
 clean:
 	rm -rf results .snakemake

