@@ -232,7 +232,10 @@ def test_gpus_as_the_docs_write_them_and_a_pool_without_repeats(capsys: pytest.C
     [
         ({"training": {"mini_batch": 4.0}}, "config: methods.simcse.mini_batch: 4.0 is not an integer"),
         ({"corpus": {"shards": 2.0}}, "config: corpus.shards: 2.0 is not an integer"),
-        ({"training": {"compile_mode": "max-autotune"}}, "config: methods.simcse.compile_mode: torch.compile's mode"),
+        (
+            {"training": {"compile": False, "compile_mode": "max-autotune"}},
+            "config: methods.simcse.compile_mode: torch.compile's mode",
+        ),
         ({"tracking": ["tensorboard", "tensorboard"]}, "config: tracking[1]: 'tensorboard' is listed twice"),
     ],
 )

@@ -93,7 +93,7 @@ def test_the_knobs_are_checked_when_the_config_is_read() -> None:
     with pytest.raises(
         InputError, match=r"methods.m.varlen_attention: variable-length attention runs on the unpadded"
     ):
-        resolve_method("m", {"objective": "simcse", "varlen_attention": True}, {}, [0])
+        resolve_method("m", {"objective": "simcse", "varlen_attention": True, "unpad": False}, {}, [0])
 
 
 def test_the_unpadded_step_compiles_as_one_graph(tiny_bert: Path) -> None:

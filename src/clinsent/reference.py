@@ -23,7 +23,7 @@ README = Path(__file__).resolve().parents[2] / "config" / "README.md"
 
 def _type(spec: dict[str, Any]) -> str:
     if "enum" in spec:
-        return " \\| ".join(f"`{v}`" for v in spec["enum"])
+        return " \\| ".join(f"`{json.dumps(v) if isinstance(v, bool) or v is None else v}`" for v in spec["enum"])
     for alternatives in ("oneOf", "anyOf"):
         if alternatives in spec:
             return " or ".join(_type(s) for s in spec[alternatives])

@@ -74,7 +74,12 @@ def _type_schema(tp: Any, optional_keys: bool = False) -> dict[str, Any]:
         enums = [v for p in parts for v in p.get("enum", [])]
         types_ = [t for p in parts for t in ([p["type"]] if isinstance(p.get("type"), str) else p.get("type", []))]
         out: dict[str, Any] = {}
-        if enums:
+        typed = [t for t in types_ if t != "null"]
+        if enums and typed == ["boolean"]:  # bool | Literal["auto"]: every value listed
+            out["enum"] = [True, False, *enums, *([None] if "null" in types_ else [])]
+        elif enums and typed:  # a type beside named values (str | Literal[...]): either
+            return {"anyOf": [{"type": types_}, {"enum": enums}]}
+        elif enums:
             out["enum"] = enums + ([None] if "null" in types_ else [])
         elif types_:
             out["type"] = types_

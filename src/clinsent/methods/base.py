@@ -28,6 +28,7 @@ from clinsent.precision import ALIASES as PRECISION_ALIASES
 from clinsent.precision import PRECISION_DOC, Precision
 from clinsent.registry import Registry
 from clinsent.settings import knob
+from clinsent.speed import Auto
 
 if TYPE_CHECKING:  # the loss side needs torch; the settings side never imports it
     from clinsent.losses.base import MethodLoss
@@ -76,11 +77,12 @@ class TrainedSettings(MethodSettings):
     eval_every: int = knob(25, "evaluate the curve sets every n steps (and at the last)", minimum=1)
     checkpoint_every: int = knob(250, "checkpoint every n steps (resumed after a kill); 0: none", minimum=0)
     dropout: bool = knob(True, "train with dropout (false: ConSERT's augmentations, the original CT)")
-    compile: bool = knob(
-        False,
+    compile: bool | Auto = knob(
+        "auto",
         "torch.compile the whole step's forward (encoder, pooling, loss, the loss's own "
         "encoders) as one graph, token lengths padded to multiples of 16 (few shapes); "
-        "steps in chunks (mini_batch, accumulate) stay eager",
+        "steps in chunks (mini_batch, accumulate) stay eager. auto: on where a CUDA measurement "
+        "showed it faster (clinsent.speed), off on the CPU; a compile_mode turns it on",
     )
     compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = knob(
         "default",
@@ -111,13 +113,14 @@ class TrainedSettings(MethodSettings):
         "pass (transformers' own; dropout replayed, so the same gradients) "
         "instead of storing them: about a third more compute",
     )
-    unpad: bool = knob(
-        False,
+    unpad: bool | Auto = knob(
+        "auto",
         "speed: every encoder layer's projections, feed-forward and layer norms run on the "
         "batch's real tokens only, attention on the padded layout with its mask and dropout "
         "(BERT-architecture encoders; clinsent.models.unpadded). Eval-mode embeddings equal the "
         "padded forward's within 1e-5; dropout masks fall on another layout, so curves differ "
-        "by dropout noise",
+        "by dropout noise. auto: on where a CUDA measurement showed it faster (clinsent.speed), off "
+        "on the CPU and with gradient_checkpointing; varlen_attention turns it on",
     )
     varlen_attention: bool = knob(
         False,
@@ -240,27 +243,29 @@ class Method(abc.ABC, Generic[S]):
         """``accumulate`` only where no loss term compares rows across the batch, ``mini_batch``
         only where one does (run for every method when the config is read); ``unpad`` without
         gradient checkpointing (its forward is not transformers' checkpointed one),
-        ``varlen_attention`` only with ``unpad``, ``compile_mode`` only with ``compile``."""
+        ``varlen_attention`` not with ``unpad: false``, ``compile_mode`` not with ``compile: false``
+        (with ``auto`` they turn the knob on: :mod:`clinsent.speed`)."""
         s = self.settings
         if not isinstance(s, TrainedSettings):
             return
-        if s.unpad and s.gradient_checkpointing:
+        if s.unpad is True and s.gradient_checkpointing:
             raise InputError(
                 f"{where}.unpad",
                 "the unpadded forward does not checkpoint its layers",
                 "use one of unpad and gradient_checkpointing (mini_batch also bounds memory)",
             )
-        if s.varlen_attention and not s.unpad:
+        if s.varlen_attention and (s.unpad is False or s.gradient_checkpointing):
             raise InputError(
                 f"{where}.varlen_attention",
-                "variable-length attention runs on the unpadded forward",
-                "add unpad: true, or remove varlen_attention",
+                "variable-length attention runs on the unpadded forward"
+                + (", which does not checkpoint its layers" if s.gradient_checkpointing else ", and unpad is false"),
+                "remove varlen_attention, or set unpad to auto or true (without gradient_checkpointing)",
             )
-        if s.compile_mode != "default" and not s.compile:
+        if s.compile_mode != "default" and s.compile is False:
             raise InputError(
                 f"{where}.compile_mode",
-                "torch.compile's mode applies to the compiled step, and compile is off",
-                "add compile: true, or remove compile_mode",
+                "torch.compile's mode applies to the compiled step, and compile is false",
+                "set compile to auto or true, or remove compile_mode",
             )
         if not self.steps_in_chunks and (s.accumulate > 1 or s.mini_batch is not None):
             key = "accumulate" if s.accumulate > 1 else "mini_batch"

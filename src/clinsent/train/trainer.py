@@ -51,6 +51,7 @@ from clinsent.optimisation import Optimisation, pick_device, seed_everything
 from clinsent.precision import resolve as resolve_precision
 from clinsent.precision import slow_on
 from clinsent.settings import to_config
+from clinsent.speed import resolved as resolved_speed
 from clinsent.tasks.base import Task
 from clinsent.tracking import LiveCurve, Trackers
 from clinsent.train import checkpoint as ckpt
@@ -180,6 +181,8 @@ def train(
     work = Path(checkpoint_dir) if checkpoint_dir else out_dir.parent / f".{out_dir.name}.work"
     seed_everything(seed)
     device = pick_device()
+    method = type(method)(resolved_speed(s, device.type))  # compile and unpad's auto, as it runs here
+    s = method.settings
     precision = resolve_precision(getattr(s, "precision", "auto"), device)
     record = hardware_record(device, precision)
     log(describe(record))
@@ -317,7 +320,7 @@ class MethodLoop:
     def __init__(
         self, method: Method[TrainedSettings], encoder: Encoder, seed: int, data: TrainingData | None = None
     ) -> None:
-        s = method.settings
+        s = resolved_speed(method.settings, encoder.device.type)  # compile and unpad's auto, on this device
         self.s, self.encoder, self.seed = s, encoder, seed
         if s.gradient_checkpointing:  # before the loss copies the encoder (CT's twin, MED-SE's definitions)
             checkpoint_layers(encoder.model, dropout=s.dropout)
