@@ -6,8 +6,8 @@ the STS, RQE and probe tasks) a :class:`Readers` registry of its formats, so a u
 one ``register`` away and every kind keeps one contract:
 
 - ``register(name, check=...)`` adds a reader and its **check**: ``check(path, entry, where)``
-  reads the file's header, its format and its first block (:data:`FIRST_ROWS` rows or
-  :data:`FIRST_BLOCK_BYTES`), never the whole file, and raises an :class:`InputError`. The dry
+  reads the file's header, its format and its first block (:data:`FIRST_ROWS` rows; a notes CSV's
+  first read block, ``notes.block_mb``), never the whole file, and raises an :class:`InputError`. The dry
   run calls it for every configured input (:func:`clinsent.plan.checks.check_inputs`), so a wrong
   column, an unknown extension, an empty or binary file, a header or first block that is not
   UTF-8, or a folder stops there, naming the config key; a bad byte further in stops the job,
@@ -34,7 +34,6 @@ from clinsent.safe_yaml import KEY
 T = TypeVar("T")
 Check = Callable[[Path, Mapping[str, Any], str], None]  # (file, config entry, config key) -> None or InputError
 FIRST_ROWS = 1000  # rows a check reads
-FIRST_BLOCK_BYTES = 1 << 20  # bytes a check reads, at most, of a text file
 
 
 class Readers(Registry[T]):
