@@ -221,7 +221,16 @@ def steps(mode: str, out: Path, tiny: Path, py: str) -> list[Step]:
     if mode == "quick":
         return found
     memory = (
-        ["--size", "tiny", "--batch-size", "16", "--max-length", "32", "--mini-batches", "0", "4"]
+        [
+            "--size",
+            "tiny",
+            "--batch-size",
+            "16",
+            "--max-length",
+            "32",
+            "--mini-batches",
+            "4",
+        ]  # one child: the chunked path (the plain one: train)
         if cpu
         else ["--size", "base", "--batch-size", "512", "--max-length", "128", "--mini-batches", "0", "32"]
     )
