@@ -372,7 +372,7 @@ def _csv_blocks(
         )
 
 
-def _keep(cols: dict[str, pa.Array], category: pa.Array, spec: NotesSpec, stats: ReadStats) -> pa.Array:
+def _keep(category: pa.Array, spec: NotesSpec, stats: ReadStats) -> pa.Array:
     """Which rows the category filter keeps (counting the categories read and the rows skipped)."""
     n = len(category)
     keep = pa.array(np.ones(n, dtype=bool))
@@ -389,7 +389,7 @@ def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     path = Path(spec.path)
     stats.filtered_by = spec.categories
     for cols, row_numbers in _csv_blocks(path, spec, stats, NOTEEVENTS):
-        keep = _keep(cols, cols["CATEGORY"], spec, stats)
+        keep = _keep(cols["CATEGORY"], spec, stats)
         if spec.drop_errors and "ISERROR" in cols:
             is_err = pc.equal(pc.utf8_trim_whitespace(cols["ISERROR"]), "1")
             dropped = pc.and_(keep, is_err)
@@ -462,7 +462,7 @@ def iter_mimic_iv(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
         at = pc.index_in(code, value_set=types)
         category = pc.coalesce(pc.take(categories, at), code)
         description = pc.coalesce(pc.take(descriptions, at), code)
-        keep = _keep(cols, category, spec, stats)
+        keep = _keep(category, spec, stats)
         note_id = pc.utf8_trim_whitespace(cols["note_id"]).filter(keep)
         m = len(note_id)
         if m == 0:
