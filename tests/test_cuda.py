@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 import torch
 from test_chunked import _grads, _no_dropout, _params, _rows, _texts, method_and_encoder
+from test_chunked import _one_pass as one_pass
 
 from clinsent.losses.base import Embedded, MethodLoss
 from clinsent.methods import METHODS
@@ -67,13 +68,11 @@ def tf32_off() -> Iterator[None]:
 def _on(
     tiny_bert: Path, objective: str, device: torch.device, precision: str = "fp32", **knobs: Any
 ) -> tuple[Any, Encoder]:
-    """The objective's method (batch 13, length 32) and an encoder on ``device`` with ``precision``."""
-    method, _ = method_and_encoder(tiny_bert, objective, **knobs)
+    """The objective's method (batch 13, length 32) and its encoder moved to ``device``, with ``precision``."""
+    method, cpu = method_and_encoder(tiny_bert, objective, **knobs)
     s = method.settings
-    t = load_transformer(str(tiny_bert), s.max_length)
-    torch.manual_seed(0)
     return method, Encoder(
-        t.model.to(device), t.tokenizer, s.pooling, s.first_layer, s.max_length, device, precision=precision
+        cpu.model.to(device), cpu.tokenizer, s.pooling, s.first_layer, s.max_length, device, precision=precision
     )
 
 
@@ -93,9 +92,8 @@ def _loss(
 
 
 def _one_pass(loss: MethodLoss, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
-    parts = loss(batch)
-    torch.stack([v.float() for v in parts.values()]).sum().backward()
-    return {k: v.detach().float().cpu() for k, v in parts.items()}
+    """test_chunked's one-pass step, its parts brought to the CPU as float32."""
+    return {k: v.float().cpu() for k, v in one_pass(loss, batch).items()}
 
 
 def _close(want: dict[str, torch.Tensor], got: dict[str, torch.Tensor], tolerance: float) -> None:

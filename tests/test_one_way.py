@@ -7,7 +7,6 @@ compared before and after; nothing is half-written."""
 from __future__ import annotations
 
 import copy
-import json
 import os
 import stat
 from pathlib import Path
@@ -292,12 +291,3 @@ def test_new_config_refuses_a_base_and_a_folder(tmp_path: Path, capsys: pytest.C
     assert main(["medse", "--out", str(tmp_path / "c.yaml"), "--set", "base=config/config.yaml"]) == 1
     assert _one_line(capsys.readouterr().err).startswith("--set base: the config is written on top of")
     assert not (tmp_path / "c.yaml").exists()
-
-
-def test_every_reader_has_a_dry_run_check() -> None:
-    from clinsent.reading import every_reader
-
-    readers = every_reader()
-    assert {k for k, _, _ in readers} >= {"notes", "texts", "sentences", "training_data", "sts", "rqe", "probe"}
-    assert all(checked for _, _, checked in readers), [r for r in readers if not r[2]]
-    assert json.dumps(readers)  # names only

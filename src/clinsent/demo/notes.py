@@ -365,14 +365,16 @@ def write_mimic_iv_note(folder: Path, rows: list[dict[str, str]]) -> list[Path]:
                 r["TEXT"],
             ]
         )
+    from clinsent.io import atomic_path
+
     out = []
-    (folder / "note").mkdir(parents=True, exist_ok=True)
     for file, records in files.items():
         buf = io.StringIO()
         writer = csv.writer(buf, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
         writer.writerow(MIMIC_IV_COLUMNS)
         writer.writerows(records)
         path = folder / "note" / f"{file}.csv.gz"
-        path.write_bytes(gzip.compress(buf.getvalue().encode("utf-8"), mtime=0))
+        with atomic_path(path, ".csv.gz") as tmp:  # the guarded writer: never over an input, whole or absent
+            tmp.write_bytes(gzip.compress(buf.getvalue().encode("utf-8"), mtime=0))
         out.append(path)
     return out

@@ -5,6 +5,7 @@ schema with the defaults filled in. The Snakefile and ``python -m clinsent.plan`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,6 @@ def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str
     leave_out_missing(config)
     expand_models(config)
     from clinsent.gpu_slots import normalise_gpus
-    from clinsent.safe_yaml import load_mapping
     from clinsent.settings import floats_for_integers
 
     normalise_gpus(config)  # --config 'gpus=[2,3]' arrives as strings
@@ -42,14 +42,13 @@ def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str
         validate(config, str(schema_file))
     except WorkflowError as exc:
         raise ValueError(schema_message(exc)) from None
-    floats_for_integers(config, _schema(schema_file, load_mapping))
+    floats_for_integers(config, _schema(schema_file))
     return config
 
 
-_SCHEMAS: dict[Path, dict[str, Any]] = {}
+@functools.cache
+def _schema(path: Path) -> dict[str, Any]:
+    """The config schema, read once per process (every plan of a test session reads it)."""
+    from clinsent.safe_yaml import load_mapping
 
-
-def _schema(path: Path, load: Any) -> dict[str, Any]:
-    if path not in _SCHEMAS:
-        _SCHEMAS[path] = load(path)
-    return _SCHEMAS[path]
+    return load_mapping(path)
