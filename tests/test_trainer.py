@@ -110,18 +110,23 @@ def test_medse_selects_a_step_and_saves_it(tiny_bert: Path, tmp_path: Path) -> N
     assert score == pytest.approx(result.selection_score, abs=1e-4)
 
 
-def test_training_logs_progress_every_n_steps(tiny_bert: Path, tmp_path: Path) -> None:
-    """Besides the evaluation lines: the step, the loss and its parts, rows/s and the ETA."""
+def test_training_logs_progress_from_the_first_step(tiny_bert: Path, tmp_path: Path) -> None:
+    """Besides the evaluation lines: the step, the loss and its parts, rows/s and the ETA, after
+    the first step (a short run shows one) and then by time, or every n steps where that is set."""
     lines: list[str] = []
     curve, _ = _run(tiny_bert, tmp_path / "m", "medse", log=lines.append, progress_every=2)
     progress = [line for line in lines if line.startswith("progress:")]
-    assert [line.split(",")[0] for line in progress] == ["progress: step 2/4", "progress: step 4/4"]
+    assert [line.split(",")[0] for line in progress] == [
+        "progress: step 1/4",
+        "progress: step 2/4",
+        "progress: step 4/4",
+    ]
     step4 = curve[(curve["step"] == 4)].iloc[0]
     assert (
         f"loss {step4['loss']:.4g} (sentence {step4['loss_sentence']:.4g}, entity {step4['loss_entity']:.4g})"
-        in progress[1]
+        in progress[2]
     )
-    assert " rows/s, ETA " in progress[0] and progress[1].endswith("ETA 0:00:00")
+    assert " rows/s, ETA " in progress[0] and progress[2].endswith("ETA 0:00:00")
     # no loss before the first step (not `loss=nan`), and a loss in significant digits, never 0.0000 for a small one
     first = next(line for line in lines if line.startswith("step 0:"))
     assert "loss" not in first and "nan" not in first
@@ -184,7 +189,16 @@ def test_cpu_training_is_deterministic(tiny_bert: Path, tmp_path: Path) -> None:
     c, _ = _run(tiny_bert, tmp_path / "c", "simcse", seed=4)
     pd.testing.assert_frame_equal(a, b)
     assert not np.allclose(a["loss"].dropna(), c["loss"].dropna())
-    assert list(a.columns) == ["step", "eval_set", "metric", "score", "loss", "loss_sentence"]
+    assert list(a.columns) == [
+        "step",
+        "eval_set",
+        "metric",
+        "score",
+        "score_low",
+        "score_high",
+        "loss",
+        "loss_sentence",
+    ]
 
 
 def test_no_selection_set_keeps_the_last_step(tiny_bert: Path, tmp_path: Path) -> None:

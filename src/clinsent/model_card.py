@@ -4,12 +4,14 @@ Sentence-transformers' stock card knows the modules only, so every saved model's
 is replaced by this one, written offline from the run's own record (``selection.json``, the
 curve) and nothing else:
 
-- the base model (a Hugging Face id, a package folder, or "a local folder <name>": never a
-  path, which would name the user's home), the method, its paper and equation
+- the base model (its Hugging Face id where the entry is one or the model's own files name one,
+  a package folder, or "a local folder <name>": never a path, which would name the user's home),
+  the evaluation length it is saved with (:mod:`clinsent.eval_length`), the method, its paper and equation
   (:attr:`clinsent.methods.base.Method.reference`) and every knob that differs from the
   method's defaults;
-- the training data by kind and size (:meth:`clinsent.data.TrainingData.summary`: e.g. "S_ent
-  sentences of the notes, 1,204 distinct sentences"), never a row or a path;
+- the training data by its set's definition and size (:meth:`clinsent.data.TrainingData.summary`),
+  for the notes their config key, format, note count and length filter, never a row or a path;
+- in a release copy, the eval metrics with their 95% intervals beside the reference run's;
 - the steps, the selected step and the metrics the train job measured on its selection and
   curve sets at that step; the hardware and software record (:mod:`clinsent.hardware`);
 - the data-use notice of each training source: ``model_card.data_use`` in the config
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -50,14 +53,44 @@ MEMORISATION = (
 )
 
 
+_NAMED = re.compile(r"""SentenceTransformer\(\s*['"]([A-Za-z0-9][\w.-]*/[\w.-]+)['"]""")
+
+
+def own_hub_id(folder: str | Path) -> str | None:
+    """The hub id a model's own files name: its card's ``SentenceTransformer('owner/name')``
+    usage line (sentence-transformers' cards have one), else None."""
+    card = Path(folder) / "README.md"
+    try:
+        text = card.read_text(encoding="utf-8", errors="replace")[:200_000]
+    except OSError:
+        return None
+    found = _NAMED.search(text)
+    return found.group(1) if found else None
+
+
+def base_model_id(spec: str) -> str | None:
+    """The base model's hub id: the entry itself when it is one, else the id its own files name."""
+    from clinsent.models.base import is_hub_id, resolve_model
+
+    if is_hub_id(spec):
+        return spec
+    try:
+        return own_hub_id(resolve_model(spec))
+    except Exception:  # a package not installed here (a card rendered elsewhere): the entry as written
+        return None
+
+
 def base_model_label(spec: str) -> str:
-    """The base model as the card names it: a hub id or a package folder as written, a local
-    folder by its last component only (its path would name the user's home)."""
+    """The base model as the card names it: its hub id where it is one or its own files name one
+    (with the package entry beside it), a package folder as written, a local folder by its last
+    component only (its path would name the user's home)."""
     from clinsent.models.base import PACKAGE_PREFIX, is_hub_id
 
-    if spec.startswith(PACKAGE_PREFIX) or is_hub_id(spec):
+    if is_hub_id(spec):
         return spec
-    return f"a local folder named {Path(spec).expanduser().name or spec}"
+    hub = base_model_id(spec)
+    where = spec if spec.startswith(PACKAGE_PREFIX) else f"a local folder named {Path(spec).expanduser().name or spec}"
+    return f"{hub} ({where})" if hub else where
 
 
 def changed_knobs(objective: str, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,12 +131,12 @@ def render(
     reference: str,
     base_model: str,
     card_config: Mapping[str, Any] | None = None,
-    eval_metrics: list[tuple[str, str, str]] | None = None,
+    eval_metrics: list[tuple[str, ...]] | None = None,
+    baseline_run: str | None = None,
 ) -> str:
     """The card's markdown, from a run's ``selection.json`` (``info``), its curve, the method's
-    reference and the base model entry; ``eval_metrics`` (eval set, metric, value) for a release copy."""
-    from clinsent.models.base import is_hub_id
-
+    reference and the base model entry; ``eval_metrics`` (eval set, metric, value, interval and,
+    with ``baseline_run``, that run's value) for a release copy."""
     settings = dict(info.get("settings") or {})
     objective = str(info["objective"])
     data = info.get("training_data")
@@ -117,8 +150,8 @@ def render(
         "license": licence,
         "tags": tags,
     }
-    if is_hub_id(base_model):
-        meta["base_model"] = base_model
+    if hub := base_model_id(base_model):
+        meta["base_model"] = hub
     if use == "credentialed":
         tags.append("credentialed-data")
     cited = f"see the {objective} method's module"
@@ -145,9 +178,14 @@ def render(
         ),
     ]
     if data:
-        lines.append(f"- Training data: {data['description']}, {int(data['rows']):,} {data['unit']}")
+        lines.append(f"- Training data: {data_line(data)}")
     else:
         lines.append("- Training data: none (the untrained base model with this pooling)")
+    if info.get("eval_max_length"):
+        lines.append(
+            f"- Evaluation length: {int(info['eval_max_length'])} tokens per text (saved as the model's "
+            f"max_seq_length, so every encode reads as many; training read {settings.get('max_length', 'n/a')})"
+        )
     changed = changed_knobs(objective, settings)
     lines += ["", "Settings that differ from the method's defaults:", ""]
     lines += [f"- `{k}`: `{json.dumps(v)}`" for k, v in sorted(changed.items())] or ["- none"]
@@ -160,7 +198,11 @@ def render(
             *_table(("eval set", "metric", "value"), measured),
         ]
     if eval_metrics:
-        lines += ["", "## Evaluation", "", *_table(("eval set", "metric", "value"), eval_metrics)]
+        header: tuple[str, ...] = ("eval set", "metric", "value", "95% interval")
+        if baseline_run:
+            header += (f"{baseline_run} (baseline)",)
+        lines += ["", "## Evaluation", "", *_table(header, [r[: len(header)] for r in eval_metrics])]
+        lines += ["", "The interval: a bootstrap over the eval set's items (docs/uncertainty.md)."]
     lines += [
         "",
         "## Hardware and software",
@@ -212,12 +254,46 @@ def _link(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
-def eval_rows(metrics: Mapping[str, str | Path], headlines: Mapping[str, str]) -> list[tuple[str, str, str]]:
-    """(eval set, headline metric, value) from the evaluate jobs' metrics files."""
-    rows = []
+def data_line(data: Mapping[str, Any]) -> str:
+    """The card's training-data line: the sentences by their set's definition and size, and for
+    the notes their config key, format, note count and length filter (never a path)."""
+    line = f"{data['description']}, {int(data['rows']):,} {data['unit']}"
+    notes = data.get("notes_entry")
+    if notes:
+        count = f"{int(data['notes']):,} notes, " if data.get("notes") else ""
+        line += (
+            f" from {count}config key `{notes['key']}` (format `{notes['format']}`); the length filter keeps "
+            f"sentences of at least {int(notes['min_words'])} words"
+        )
+    return line
+
+
+def _interval(values: Mapping[str, Any], metric: str) -> str:
+    low, high = (values.get("ci") or {}).get(metric, (None, None))
+    return "n/a" if low is None or high is None else f"[{_number(low)}, {_number(high)}]"
+
+
+def eval_rows(
+    metrics: Mapping[str, str | Path],
+    headlines: Mapping[str, str],
+    baseline: Mapping[str, str | Path] | None = None,
+) -> list[tuple[str, ...]]:
+    """(eval set, headline metric, value, 95% interval, the baseline run's value) from the
+    evaluate jobs' metrics files (``baseline``: eval set -> the reference run's file)."""
+    rows: list[tuple[str, ...]] = []
     for name, path in metrics.items():
         values = json.loads(Path(path).read_text())
-        rows.append((name, headlines[name], _number(values.get(headlines[name]))))
+        metric = headlines[name]
+        base = json.loads(Path(baseline[name]).read_text()) if baseline and name in baseline else {}
+        rows.append(
+            (
+                name,
+                metric,
+                _number(values.get(metric)),
+                _interval(values, metric),
+                f"{_number(base.get(metric))} {_interval(base, metric)}" if base else "n/a",
+            )
+        )
     return rows
 
 
@@ -230,9 +306,12 @@ def release(
     base_model: str,
     card_config: Mapping[str, Any],
     out: str | Path,
+    baseline: Mapping[str, str | Path] | None = None,
+    reference: str | None = None,
 ) -> None:
     """A run's release copy in ``out``: the model folder's files hard-linked, its card rewritten
-    with the eval metrics (``metrics``: eval set -> metrics file; ``headlines``: eval set -> metric).
+    with the eval metrics and their intervals (``metrics``: eval set -> metrics file;
+    ``headlines``: eval set -> metric) beside the ``reference`` run's (``baseline``: its files).
     Written beside ``out`` first and renamed, so a failed job leaves nothing half-written."""
     import shutil
 
@@ -245,7 +324,8 @@ def release(
         METHODS.get(str(info["objective"])).reference,
         base_model,
         card_config,
-        eval_rows(metrics, headlines),
+        eval_rows(metrics, headlines, baseline),
+        reference if baseline else None,
     )
     from clinsent.guarded import claim
 
@@ -285,6 +365,8 @@ def release_all(runs: Sequence[Mapping[str, Any]], card_config: Mapping[str, Any
                 run["base_model"],
                 card_config,
                 staging / str(run["folder"]),
+                run.get("baseline"),
+                run.get("reference"),
             )
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

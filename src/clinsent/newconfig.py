@@ -251,8 +251,22 @@ def main(argv: list[str] | None = None) -> int:
 
     write_text(text, out)  # the guarded, atomic writer
     left = [k for k, p in required.items() if values[k] == p and k not in optional]
+    named = user_files(values, required)
     print(
-        f"wrote {out}: {len(required)} user file(s), {len(left)} still to set"
+        f"wrote {out}: {named} user file(s) named, {len(left)} still to set"
         + (f" ({', '.join(left)})" if left else "")
     )
     return 0
+
+
+def user_files(values: dict[str, Any], required: dict[str, str]) -> int:
+    """How many files the written config names: each value of a file key (``path``, ``*_path``,
+    ``*_file``, or a key the paper marks as a user file), a list counting each of its paths."""
+    count = 0
+    for key, value in values.items():
+        leaf = key.rsplit(".", 1)[-1]
+        if isinstance(value, dict):  # an entry given whole: its own file keys
+            count += user_files({f"{key}.{k}": v for k, v in value.items()}, {})
+        elif key in required or leaf == "path" or leaf.endswith(("_path", "_file")):
+            count += len([v for v in value if v]) if isinstance(value, list) else int(bool(value))
+    return count

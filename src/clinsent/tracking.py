@@ -10,7 +10,7 @@
   job, whose declared outputs Snakemake removes.
 - **Trackers** (``tracking: [tensorboard]`` at the top of the config; none by default): the
   loss and each loss part, the learning rate and the throughput at every logged step
-  (``progress.train_steps`` and each evaluation), and each curve set's metric at each
+  (each evaluation, and every ``progress.train_steps`` steps where set), and each curve set's metric at each
   evaluation, written beside the run (``results/models/<method>/<base>/seed<k>/tensorboard/``),
   so ``tensorboard --logdir results/`` shows every run. Not a training knob: it is no param of
   the train rule, so switching it retrains nothing (the train script reads it from the config,

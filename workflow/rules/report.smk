@@ -3,6 +3,8 @@
 # method needs entities, S_all's size and exact duplicates).
 
 
+from clinsent import eval_length
+from clinsent.report.captions import RunFacts, captions, has_paper_numbers
 from clinsent.report.run_record import fingerprint, refuse_other_config
 
 
@@ -20,6 +22,22 @@ try:
     refuse_other_config(R, REPORT_FINGERPRINT, [str(c) for c in workflow.overwrite_configfiles], sys.argv)
 except InputError as _exc:
     config_error(_exc)
+
+
+# what this run does, as every caption and table note states it (clinsent.report.captions)
+RUN_FACTS = RunFacts(
+    seeds=max(len(e.seeds) for e in PLAN.methods.values()),
+    reference=PLAN.reference(),
+    selection={m: e.selection_set for m, e in PLAN.methods.items() if e.method.trains},
+    reported=list(PLAN.scored_tasks()),
+    curve_sets=list(dict.fromkeys(n for m in PLAN.methods if PLAN.methods[m].method.trains for n in PLAN.curve_sets(m))),
+    corpus_stages=(["the notes split into sentences (ScispaCy)", "S_all (the length filter)"] if NOTE_SENTENCES else [])
+    + (["MedCAT NER (T047, T048)", "ontology definitions", "S_ent and S_none"] if NOTE_ENTITIES else [])
+    + [f"sentence corpus {c}" for c in PLAN.sentence_corpora],
+    paper_tables={t: has_paper_numbers(e) for t, e in TABLES.items()},
+    eval_length=eval_length.configured(config),
+)
+CAPTIONS = captions(RUN_FACTS, config["report"]["paper_label"])
 
 
 # every (job, eval set) that is scored: an eval set with `base_models` only for runs of those;
@@ -48,7 +66,7 @@ rule report:
         # the curve figure only where a run evaluates a curve set (else not drawn; results.md says why)
         **({"figure_png": report(f"{R}/figures/curves.png", caption="../report/curves.rst", category="Training curves"),
             "figure_pdf": f"{R}/figures/curves.pdf"} if PLAN.has_curves() else {}),
-        corpus_md=report(f"{R}/tables/corpus.md", caption="../report/corpus.rst", category="Corpus"),
+        corpus_md=report(f"{R}/tables/corpus.md", caption="../report/run_corpus.rst", category="Corpus"),
         corpus_tex=f"{R}/tables/corpus.tex",
         run=f"{R}/stats/run.json",  # which config this report is of (`snakemake --report` checks it)
         replicates=f"{R}/stats/bootstrap.parquet",  # every run's bootstrap replicates (paired comparisons)
@@ -61,6 +79,8 @@ rule report:
         eval_sets={n: {"metrics": list(t.metrics), "headline": t.headline} for n, t in PLAN.scored_tasks().items()},
         methods=PLAN.scoring_methods(),
         title=config["report"]["title"],
+        facts=RUN_FACTS.params(),  # the reference row, the selection, the seeds: the table's notes
+        captions=CAPTIONS,  # what the .rst captions print in `snakemake --report`
     log:
         f"{LOGS}/report.log",
     benchmark:
@@ -121,6 +141,8 @@ rule paper_report:
         tables_dir=f"{R}/tables/paper",  # where the declared outputs above live
         figures_dir=f"{R}/figures/paper",
         extras=PLAN.kind_extras(),  # per table and figure: its kind's inputs and params
+        facts=RUN_FACTS.params(),
+        captions=CAPTIONS,
     log:
         f"{LOGS}/paper_report.log",
     benchmark:

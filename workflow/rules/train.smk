@@ -36,6 +36,8 @@ rule train:
         base_model=train_param("base_model"),
         eval_sets=train_param("eval_sets"),
         selection_set=train_param("selection_set"),
+        eval_max_length=train_param("eval_max_length"),  # the evaluation length the model is saved with
+        notes=lambda wc: PLAN.train_params(wc.method, wc.base_model, wc.seed).get("notes"),  # the card's words
         # checkpoints and the best model so far: kept when a job is killed, so a rerun resumes
         checkpoint_dir=train_param("checkpoint_dir"),
     log:
@@ -68,7 +70,7 @@ rule release:
     input:
         models=[r["model"] for r in RELEASE_RUNS],
         records=[r["selection"] for r in RELEASE_RUNS] + [r["curve"] for r in RELEASE_RUNS],
-        metrics=[p for r in RELEASE_RUNS for p in r["metrics"].values()],
+        metrics=list(dict.fromkeys(p for r in RELEASE_RUNS for p in [*r["metrics"].values(), *r["baseline"].values()])),
     output:
         directory(PLAN.release_dir()),
     params:

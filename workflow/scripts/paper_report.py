@@ -5,6 +5,7 @@ from clinsent.warm import hand_off
 hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
 
 from clinsent.report.build import build_paper_report
+from clinsent.report.captions import RunFacts
 from clinsent.smk import setup_logging
 
 smk = snakemake  # noqa: F821
@@ -24,4 +25,5 @@ build_paper_report(
     p.extras,
     p.curve_tables,
     smk.input.replicates,
+    RunFacts.from_params(p.facts),
 )

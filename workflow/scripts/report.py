@@ -6,6 +6,7 @@ hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this 
 
 from clinsent.io import write_json
 from clinsent.report.build import build_report
+from clinsent.report.captions import RunFacts
 from clinsent.report.corpus import write_corpus_report
 from clinsent.report.run_record import record
 from clinsent.smk import setup_logging
@@ -23,6 +24,7 @@ build_report(
     list(inp.curves),
     dict(out.items()),
     p.title,
+    RunFacts.from_params(p.facts),
 )
 notes = [inp.table1, inp.table2, inp.exact_duplicates, inp.duplicate_simulation] if "table1" in inp.keys() else None
 write_corpus_report(

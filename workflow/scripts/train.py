@@ -37,9 +37,12 @@ try:
         seed=seed,
         log=log.info,
         checkpoint_dir=smk.params.checkpoint_dir,
-        progress_every=smk.config.get("progress", {}).get("train_steps", 50),  # logs only: not a param
-        tracking=smk.config.get("tracking") or [],
-    )  # event files beside the run: not a param either
+        progress_every=smk.config.get("progress", {}).get("train_steps", 0),  # logs only: not params
+        progress_seconds=smk.config.get("progress", {}).get("train_seconds", 30),
+        tracking=smk.config.get("tracking") or [],  # event files beside the run: not a param either
+        eval_max_length=smk.params.eval_max_length,
+        notes=smk.params.notes,
+    )
 except Preempted as exc:  # SIGTERM (Slurm preemption or time limit): checkpointed; a retry resumes
     log.warning("%s", exc)
     raise SystemExit(143) from None

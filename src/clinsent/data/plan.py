@@ -64,7 +64,10 @@ class SentencePlan(DataNeed):
         return out
 
     def load(self, inputs: Mapping[str, Any], seed: int) -> TrainingData:
-        sentences = pd.read_parquet(inputs["sets"], columns=["sent_id", "text"])
+        import pyarrow.parquet as pq
+
+        has_notes = "row_id" in pq.read_schema(inputs["sets"]).names  # the notes' sets: each sentence's note
+        sentences = pd.read_parquet(inputs["sets"], columns=["sent_id", "text", *(["row_id"] if has_notes else [])])
         entities = pd.read_parquet(inputs["linked"]) if self.entities else None
         return PlanData(pd.read_parquet(inputs["plan"]), sentences, entities, about=self.about())
 
@@ -79,10 +82,11 @@ class SentencePlan(DataNeed):
         return {"description": f"{sets} of the notes", "source": "notes"}
 
 
-CORPUS_WORDS = {
-    "s_all": "S_all sentences (every sentence)",
-    "s_ent": "S_ent sentences (with a disease or mental disorder entity)",
-    "s_none": "S_none sentences (without such an entity)",
+CORPUS_WORDS = {  # each set by its definition (clinsent.sets; MED-SE section 3.2)
+    "s_all": "S_all sentences (those kept by the length filter, corpus.min_words)",
+    "s_ent": "S_ent sentences (S_all sentences with a disease or mental-disorder entity, UMLS T047 or T048, "
+    "that has an ontology definition)",
+    "s_none": "S_none sentences (S_all sentences without any such entity)",
 }
 
 
@@ -121,6 +125,9 @@ class PlanData(TrainingData):
             df = df.merge(spans, on=["sent_id", "ent_idx"], how="left", validate="many_to_one")
         self.steps = {int(s): g.reset_index(drop=True) for s, g in df.groupby("step", sort=True)}
         self.distinct_texts = int(df["text"].nunique())  # ids of the same text count once
+        self.notes = int(
+            sentences.loc[sentences["sent_id"].isin(df["sent_id"]), "row_id"].nunique() if "row_id" in sentences else 0
+        )  # the notes the trained sentences come from (0: not the notes' sets)
 
     def batch(self, step: int) -> pd.DataFrame:
         return self.steps[step - 1]
@@ -129,7 +136,12 @@ class PlanData(TrainingData):
         return self.plan
 
     def summary(self) -> dict[str, Any]:
-        return {**self.about, "rows": self.distinct_texts, "unit": "distinct sentences"}
+        return {
+            **self.about,
+            "rows": self.distinct_texts,
+            "unit": "distinct sentences",
+            **({"notes": self.notes} if self.notes else {}),
+        }
 
     def check(self, steps: int) -> None:
         missing = [s for s in range(steps) if s not in self.steps]

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 RESAMPLES = 1000
+CURVE_RESAMPLES = 200  # the training curve's band (every eval_every steps: kept cheap)
 CONFIDENCE = 0.95
 METHOD = "percentile"
 SEED = 0  # one seed for every run: the same resamples of an eval set's items, so runs pair up
@@ -200,17 +201,26 @@ def interval_record(items: Items | None) -> dict[str, Any]:
 DEFINED_SHARE = 0.95  # a paired test needs this share of resamples defined in both runs
 
 
-def significantly_better(a: np.ndarray, b: np.ndarray, confidence: float = CONFIDENCE) -> bool | None:
-    """Paired bootstrap: ``a`` and ``b`` are two runs' replicates of one metric on the same
-    resamples of the same items; ``a`` is better when the percentile interval of ``a - b``
-    lies above 0 (higher is better). None, "untested", where it cannot be computed: no
-    replicates, replicates of different resamples, or fewer than :data:`DEFINED_SHARE` of the
-    resamples defined in both runs (one pair, constant gold scores: the metric is undefined
-    on every resample). Untested is never "not different"."""
+def paired_interval(a: np.ndarray, b: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """Paired bootstrap of ``a - b``: ``a`` and ``b`` are two runs' replicates of one metric on the
+    same resamples of the same items; the percentile interval of their difference, resample by
+    resample. None, "untested", where it cannot be computed: no replicates, replicates of
+    different resamples, or fewer than :data:`DEFINED_SHARE` of the resamples defined in both
+    runs (one pair, constant gold scores: the metric is undefined on every resample)."""
     if len(a) == 0 or len(a) != len(b):
         return None
     diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     defined = diff[np.isfinite(diff)]
     if len(defined) < DEFINED_SHARE * len(diff):
         return None
-    return bool(np.percentile(defined, 100 * (1 - confidence) / 2) > 0)
+    alpha = 100 * (1 - confidence) / 2
+    low, high = np.percentile(defined, [alpha, 100 - alpha])
+    return float(low), float(high)
+
+
+def significantly_better(a: np.ndarray, b: np.ndarray, confidence: float = CONFIDENCE) -> bool | None:
+    """Whether ``a`` is better than ``b`` (higher is better): the paired interval of ``a - b``
+    (:func:`paired_interval`) lies above 0. None, untested, where the interval cannot be
+    computed. Untested is never "not different"."""
+    interval = paired_interval(a, b, confidence)
+    return None if interval is None else bool(interval[0] > 0)

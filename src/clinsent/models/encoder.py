@@ -91,14 +91,19 @@ class Encoder:
         return own
 
     def tokenize(
-        self, texts: list[str], offsets: bool = False, special_tokens_mask: bool = False
+        self,
+        texts: list[str],
+        offsets: bool = False,
+        special_tokens_mask: bool = False,
+        max_length: int | None = None,
     ) -> dict[str, torch.Tensor]:
+        """A padded batch truncated to ``max_length`` tokens (default: the training length)."""
         return dict(
             self._tokenizer()(
                 texts,
                 padding=True,
                 truncation=True,
-                max_length=self.max_length,
+                max_length=max_length or self.max_length,
                 pad_to_multiple_of=self.pad_multiple,
                 return_tensors="pt",
                 return_offsets_mapping=offsets,
@@ -139,11 +144,13 @@ class Encoder:
         return MlpHead(dim) if pooling_spec(self.pooling).mlp_in_training else None
 
     @torch.no_grad()
-    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int = 64, max_length: int | None = None) -> np.ndarray:
+        """Embeddings in eval mode, each text truncated to ``max_length`` tokens (the evaluation
+        length, :mod:`clinsent.eval_length`; default the training length)."""
         was_training = self.model.training
         self.model.eval()
         out = [
-            self.embed_batch(self.tokenize(texts[i : i + batch_size])).float().cpu().numpy()
+            self.embed_batch(self.tokenize(texts[i : i + batch_size], max_length=max_length)).float().cpu().numpy()
             for i in range(0, len(texts), batch_size)
         ]
         self.model.train(was_training)

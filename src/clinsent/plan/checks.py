@@ -51,6 +51,13 @@ def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
             f"{config['selection_set']!r} is not a key of eval_sets {list(config['eval_sets'])}",
             "name one of the eval sets, or null to keep each run's last step",
         )
+    reference = (config.get("report") or {}).get("reference")
+    if reference is not None and reference not in config["methods"]:
+        raise InputError(
+            "config: report.reference",
+            f"{reference!r} is not a key of methods {list(config['methods'])}",
+            "name the method every row is compared with, or null for the first untrained one",
+        )
     for name in config.get("sentence_corpora") or {}:
         if name in RESERVED:
             raise InputError(

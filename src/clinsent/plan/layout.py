@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from clinsent import eval_length
 from clinsent.data.plan import sentence_corpus_path
 from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.methods.config import run_models
 from clinsent.plan.base import NOTES_INPUT, Job
 from clinsent.plan.paths import PlanPaths
 from clinsent.report.kinds.base import TableKind
+from clinsent.report.paired import default_reference
 from clinsent.run_ref import split_run
 
 __all__ = ["NOTES_INPUT", "Job", "Plan"]
@@ -40,6 +42,16 @@ class Plan(PlanPaths):
                 for mm, bb, ss, e in self.zero_shot()
                 if (mm, bb, ss) == (m, b, s)
             }
+            ref = self.reference()
+            baseline = (
+                {
+                    e: f"{self.results}/metrics/{ref}/{b}/seed{self.grid.seeds_of[ref][0]}/{e}.json"
+                    for mm, bb, ss, e in self.zero_shot()
+                    if (mm, bb, ss) == (ref, b, self.grid.seeds_of[ref][0]) and e in metrics
+                }
+                if ref is not None and ref != m and ref in self.grid.seeds_of
+                else {}
+            )
             run = self.model_dir(m, b, s)
             runs.append(
                 {
@@ -50,9 +62,33 @@ class Plan(PlanPaths):
                     "metrics": metrics,
                     "base_model": str(self.config["base_models"][b]),
                     "headlines": {e: self.eval_sets[e].task.headline for e in metrics},
+                    "reference": ref if baseline else None,  # the card's baseline column
+                    "baseline": baseline,
                 }
             )
         return runs
+
+    def reference(self) -> str | None:
+        """The method every row is compared with (:func:`clinsent.report.paired.default_reference`)."""
+        return default_reference(
+            self.scoring_methods(),
+            {m for m, e in self.methods.items() if not e.method.trains},
+            (self.config.get("report") or {}).get("reference"),
+        )
+
+    def notes_facts(self, method: str) -> dict[str, Any] | None:
+        """What a model card says of the notes a method trains on (config key, format, the length
+        filter): None for a method that does not draw from the notes."""
+        entry = self.methods[method]
+        need = entry.method.data_need() if entry.method.trains else None
+        if getattr(need, "source", None) != "notes":
+            return None
+        notes = self.config.get("notes") or {}
+        return {
+            "key": "notes",
+            "format": str(notes.get("format", "noteevents_csv")),
+            "min_words": int((self.config.get("corpus") or {}).get("min_words", 10)),
+        }
 
     def release_dirs(self) -> list[str]:
         """The release folder, where a run trains (the targets of ``all`` and the PHI scan)."""
@@ -105,6 +141,8 @@ class Plan(PlanPaths):
                 "base_model": self.start_model(method, base_model, seed),
                 "eval_sets": {name: self.eval_sets[name].curve_params() for name in self.curve_sets(method)},
                 "selection_set": entry.selection_set,
+                "eval_max_length": eval_length.configured(self.config),  # the evaluation length (saved)
+                **({"notes": facts} if (facts := self.notes_facts(method)) else {}),  # the model card's words
                 "checkpoint_dir": f"{self.results}/checkpoints/{method}/{base_model}/seed{seed}",
             }
         return dict(self._cache[key])

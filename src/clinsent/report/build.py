@@ -12,8 +12,9 @@ import pandas as pd
 
 from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.io import atomic_path, write_csv, write_parquet, write_text
+from clinsent.report.captions import RunFacts, results_caption
 from clinsent.report.figures import curve_figure
-from clinsent.report.paired import Paired, replicate_rows
+from clinsent.report.paired import Paired, replicate_rows, with_differences
 from clinsent.report.spread import check, paired_rows
 from clinsent.report.summary import summary_rows
 from clinsent.report.tables import results_cells, results_table, to_latex, to_markdown
@@ -35,18 +36,28 @@ def build_report(
     curve_paths: list[str],
     outputs: dict[str, str],
     title: str,
+    facts: RunFacts | None = None,
 ) -> pd.DataFrame:
     """``evaluations``: (method, base_model, seed, eval_set) of each path of ``metric_paths``;
     ``eval_sets``: name -> {"metrics": [...], "headline": ...} (from its task). A fine-tune
     entry is an eval set here; its result file holds the test metrics under ``metrics``. Rows of
-    a method without a train job (the cross-encoders) have step 0."""
+    a method without a train job (the cross-encoders) have step 0. ``facts``: what the run did
+    (:mod:`clinsent.report.captions`): the reference row of the paired differences and the
+    notes under the table."""
     if len(metric_paths) != len(evaluations) or len(selection_paths) != len(jobs):
         raise ValueError("report inputs do not match the job grid")
+    facts = facts or RunFacts(seeds=max([int(j["seed"]) for j in jobs] or [0]) + 1)
     records = []
     curves = []
-    selected = {}
+    selected: dict[tuple[str, str, int], int] = {}
+    selected_on: dict[tuple[str, str, int], str | None] = {}
+    lengths: dict[str, int] = {}
     for job, path in zip(jobs, selection_paths, strict=True):
-        selected[(job["method"], job["base_model"], job["seed"])] = json.loads(Path(path).read_text())["selected_step"]
+        info = json.loads(Path(path).read_text())
+        selected[(job["method"], job["base_model"], job["seed"])] = info["selected_step"]
+        selected_on[(job["method"], job["base_model"], job["seed"])] = info.get("selection_set")
+        if info.get("eval_max_length"):  # records from before the evaluation length have none
+            lengths.setdefault(job["base_model"], int(info["eval_max_length"]))
     for ev, path in zip(evaluations, metric_paths, strict=True):
         job = {k: ev[k] for k in ("method", "base_model", "seed")}
         metrics = json.loads(Path(path).read_text())
@@ -64,23 +75,28 @@ def build_report(
         )
     for j, job in enumerate(jobs):
         curve = pd.read_csv(curve_paths[j])
+        key = (job["method"], job["base_model"], job["seed"])
         curves.append(
             curve.assign(
                 method=job["method"],
                 base_model=job["base_model"],
                 seed=job["seed"],
-                selected_step=selected[(job["method"], job["base_model"], job["seed"])],
+                # a star only where a step was selected (no selection set: the last step, unmarked)
+                selected_step=selected[key] if selected_on[key] else np.nan,
             )
         )
-    summary = summary_rows(records, {name: e["metrics"] for name, e in eval_sets.items()})
-    write_csv(summary, outputs["summary"])
     replicates = replicate_rows(records)
     write_parquet(replicates, outputs["replicates"])
-    headlines = {name: e["headline"] for name, e in eval_sets.items()}
-    table = results_table(summary, headlines, methods)
-    check(*results_cells(summary, headlines), paired=paired_rows(Paired(replicates), headlines)).log(
-        log, "tables/results"
+    paired = Paired(replicates)
+    summary = with_differences(
+        summary_rows(records, {name: e["metrics"] for name, e in eval_sets.items()}), paired, facts.reference
     )
+    write_csv(summary, outputs["summary"])
+    headlines = {name: e["headline"] for name, e in eval_sets.items()}
+    table = results_table(summary, headlines, methods, paired, facts.reference)
+    biased = set(facts.selected_on_reported)
+    table.columns = [f"{c} †" if c.split(" (")[0] in biased and " Δ vs " not in c else c for c in table.columns]
+    check(*results_cells(summary, headlines), paired=paired_rows(paired, headlines)).log(log, "tables/results")
     write_csv(table, outputs["table_csv"])
     write_text(to_latex(table, title), outputs["table_tex"])
     if "figure_png" in outputs:
@@ -88,9 +104,8 @@ def build_report(
             curve_figure(pd.concat(curves, ignore_index=True), [png, pdf], title)
     else:
         log.info("%s", NO_CURVES)
-    write_text(
-        to_markdown(table, title) + ("" if "figure_png" in outputs else f"\n{NO_CURVES}\n"), outputs["table_md"]
-    )
+    notes = results_caption(facts, lengths) + ("" if "figure_png" in outputs else f" {NO_CURVES}")
+    write_text(to_markdown(table, title) + f"\n{notes}\n", outputs["table_md"])
     return summary
 
 
@@ -108,6 +123,7 @@ def build_paper_report(
     extras: dict[str, dict[str, dict[str, Any]]] | None = None,
     curve_tables: list[str] | None = None,
     replicates_path: str | None = None,
+    facts: RunFacts | None = None,
 ) -> None:
     """Each table as md/csv/tex (a table whose kind draws curves also with its training-curve
     figure); each figure as png/pdf plus its points (csv); each built by its kind
@@ -128,10 +144,14 @@ def build_paper_report(
         ignore_index=True,
     )
     chosen = summary.groupby(["method", "base_model", "seed"])["step"].first()  # the step each run's model is from
-    curves["selected_step"] = [
-        chosen.get((m, b, s), np.nan)
+    selects = (lambda m: bool(facts.selection.get(m))) if facts is not None else (lambda m: True)
+    curves["selected_step"] = [  # marked only where a step was selected (else the last step, unmarked)
+        chosen.get((m, b, s), np.nan) if selects(m) else np.nan
         for m, b, s in zip(curves["method"], curves["base_model"], curves["seed"], strict=True)
     ]
+    over = f"mean over {facts.seeds} seeds" if facts is not None and facts.seeds > 1 else "mean over seeds"
+    if facts is not None and facts.seeds == 1:
+        over = "one seed"
 
     def context(section: str, key: str) -> ReportContext:
         extra = (extras.get(section) or {}).get(key) or {}
@@ -165,7 +185,7 @@ def build_paper_report(
             atomic_path(f"{out_dir_figures}/curves_{tid}.png", ".png") as png,
             atomic_path(f"{out_dir_figures}/curves_{tid}.pdf", ".pdf") as pdf,
         ):
-            curve_figure(sub, [png, pdf], f"{tid}: score against training step (mean over seeds)")
+            curve_figure(sub, [png, pdf], f"{tid}: score against training step ({over})")
     for fid, figure in figures.items():
         fkind = figure_kind(fid, figure)
         ctx = context("figures", fid)

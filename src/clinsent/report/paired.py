@@ -3,9 +3,14 @@
 Every evaluate job bootstraps its eval set's items with the same seed
 (:data:`clinsent.evaluation.bootstrap.SEED`), so two runs' replicates of a metric come from the
 same resamples of the same items, and their difference per resample is a paired bootstrap
-(:func:`clinsent.evaluation.bootstrap.significantly_better`). The ``report`` job gathers every
+(:func:`clinsent.evaluation.bootstrap.paired_interval`). The ``report`` job gathers every
 run's replicates into ``stats/bootstrap.parquet``; a run with several seeds compares by the mean
 of its seeds' replicates (resample by resample). Only numbers are stored: no item, no text.
+
+Every row of ``summary.csv`` carries its paired difference to a reference run
+(:func:`with_differences`): by default the first untrained method of the config (config order)
+on the same base model, or ``report.reference``; a seed's row is compared with the mean of the
+reference's seeds, on the same resamples.
 """
 
 from __future__ import annotations
@@ -16,9 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from clinsent.evaluation.bootstrap import significantly_better
+from clinsent.evaluation.bootstrap import paired_interval, significantly_better
 
 COLUMNS = ["method", "base_model", "seed", "eval_set", "metric", "replicates"]
+DIFF_COLUMNS = ["reference", "diff", "diff_ci_low", "diff_ci_high"]  # summary.csv's paired comparison
 
 
 def replicate_rows(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -45,12 +51,29 @@ class Paired:
 
     def __init__(self, table: pd.DataFrame | None) -> None:
         self._runs: dict[tuple[str, str, str, str], np.ndarray] = {}
+        self._seeds: dict[tuple[str, str, str, str, int], np.ndarray] = {}
         if table is None or table.empty:
             return
         for (m, b, e, metric), group in table.groupby(["method", "base_model", "eval_set", "metric"], sort=False):
             reps = [np.asarray(r, dtype=np.float64) for r in group["replicates"]]
+            for seed, r in zip(group["seed"], reps, strict=True):
+                self._seeds[(str(m), str(b), str(e), str(metric), int(seed))] = r
             if reps and all(len(r) == len(reps[0]) for r in reps):
                 self._runs[(str(m), str(b), str(e), str(metric))] = np.mean(reps, axis=0)
+
+    def seed_replicates(self, run: tuple[str, str], seed: int, eval_set: str, metric: str) -> np.ndarray | None:
+        return self._seeds.get((run[0], run[1], eval_set, metric, int(seed)))
+
+    def interval(
+        self, a: tuple[str, str], b: tuple[str, str], eval_set: str, metric: str, seed: int | None = None
+    ) -> tuple[float, float] | None:
+        """The 95% paired interval of run ``a`` minus run ``b`` (``seed``: of ``a``'s one seed
+        against ``b``'s mean over seeds; else the means over seeds); None, untested."""
+        ra = self.replicates(a, eval_set, metric) if seed is None else self.seed_replicates(a, seed, eval_set, metric)
+        rb = self.replicates(b, eval_set, metric)
+        if ra is None or rb is None:
+            return None
+        return paired_interval(ra, rb)
 
     def replicates(self, run: tuple[str, str], eval_set: str, metric: str) -> np.ndarray | None:
         return self._runs.get((run[0], run[1], eval_set, metric))
@@ -69,3 +92,43 @@ class Paired:
         if ab is None or ab:
             return ab
         return self.better(b, a, eval_set, metric)
+
+
+def default_reference(methods: list[str], untrained: set[str], given: str | None) -> str | None:
+    """The reference method: ``report.reference`` where given, else the first untrained method
+    in config order (None: there is none, and no row has a difference)."""
+    if given:
+        return given
+    return next((m for m in methods if m in untrained), None)
+
+
+def with_differences(summary: pd.DataFrame, paired: Paired, reference: str | None) -> pd.DataFrame:
+    """``summary`` with :data:`DIFF_COLUMNS`: each row's value minus the mean over seeds of the
+    reference method's value on the same base model, eval set and metric, and the 95% paired
+    bootstrap interval of that difference (NaN where untested: a metric without replicates, a
+    run on another resample). The reference's own rows, and rows without the reference on
+    their base model, have the four cells empty."""
+    out = summary.copy()
+    out["reference"] = ""
+    for c in DIFF_COLUMNS[1:]:
+        out[c] = np.nan
+    if reference is None or out.empty:
+        return out
+    ref_rows = out[out["method"] == reference]
+    ref_mean = ref_rows.groupby(["base_model", "eval_set", "metric"])["value"].mean()
+    for i, row in out.iterrows():
+        key = (row["base_model"], row["eval_set"], row["metric"])
+        if row["method"] == reference or key not in ref_mean.index:
+            continue
+        out.at[i, "reference"] = reference
+        out.at[i, "diff"] = float(row["value"]) - float(ref_mean[key])
+        interval = paired.interval(
+            (row["method"], row["base_model"]),
+            (reference, row["base_model"]),
+            row["eval_set"],
+            row["metric"],
+            seed=int(row["seed"]),
+        )
+        if interval is not None:
+            out.at[i, "diff_ci_low"], out.at[i, "diff_ci_high"] = interval
+    return out

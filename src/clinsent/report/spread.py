@@ -10,10 +10,10 @@ row's per-seed values:
   correlation, and shares in [0, 1] such as accuracy, F1, MRR and recall@k; p-values and
   unbounded metrics are not judged);
 - **told apart**: the table has two rows whose means differ by more than both rows' standard
-  deviation over seeds and by more than ``RESOLUTION`` (what three decimals show). With one
-  seed there is no spread: where both rows have bootstrap replicates on the eval set's items,
-  the pair counts only when a paired bootstrap tells them apart (:mod:`clinsent.report.paired`);
-  otherwise any visible gap counts.
+  deviation over seeds and by more than ``RESOLUTION`` (what three decimals show), and, where
+  both rows have bootstrap replicates on the eval set's items, a paired bootstrap of their
+  means over seeds tells them apart too (:mod:`clinsent.report.paired`; with one seed there is
+  no spread, so the items alone decide); without replicates the gap alone counts.
 
 The report jobs log one line per table (``spread: tables.<id>: ...``): the rows told apart by
 the widest gap, or what is wrong. Only config labels, column names and numbers are written,
@@ -97,8 +97,8 @@ def paired_rows(paired: Paired, metrics: Mapping[str, str]) -> PairedTest:
 def check(cells: Cells, metrics: Mapping[str, str], paired: PairedTest | None = None) -> Spread:
     """``cells``: column -> row -> values over seeds (rows without values are left out);
     ``metrics``: column -> the metric it shows (its bounds); ``paired``: (column, row, row) ->
-    whether a paired bootstrap tells the two rows apart (None: it cannot say), used for rows
-    with a single seed."""
+    whether a paired bootstrap tells the two rows apart (None: it cannot say), asked of every
+    pair the seeds' spread tells apart (with one seed, of every visible gap)."""
     problems = []
     widest: tuple[str, str, str, float, float] | None = None
     separated = False
@@ -125,13 +125,13 @@ def check(cells: Cells, metrics: Mapping[str, str], paired: PairedTest | None = 
                 if widest is None or diff - sd > widest[3] - widest[4]:
                     widest = (column, a, b, diff, sd)
                 apart = diff > sd and diff > RESOLUTION
-                if apart and sd == 0.0 and paired is not None:  # one seed: the items decide, where they can
+                if apart and paired is not None:  # the items too, where both rows have replicates
                     verdict = paired(column, a, b)
                     apart = apart if verdict is None else verdict
                 separated |= apart
     if n_rows >= 2 and not separated:
         problems.append(
             "no two rows differ by more than the seeds' standard deviation"
-            + (" or, with one seed, by a paired bootstrap on the items" if paired is not None else "")
+            + (" and by a paired bootstrap on the items" if paired is not None else "")
         )
     return Spread(problems, widest)

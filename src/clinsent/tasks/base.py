@@ -115,6 +115,11 @@ class Task(abc.ABC, Generic[S]):
         """The headline metric, as the trainer logs it every few steps."""
         return float(self.score(texts, vectors)[self.headline])
 
+    def curve_score_and_items(self, texts: list[str], vectors: np.ndarray) -> tuple[float, Items | None]:
+        """:meth:`curve_score` and the items of its band (the trainer's curve): one fit for both."""
+        metrics, items = self.score_and_items(texts, vectors)
+        return float(metrics[self.headline]), items
+
     def training_pairs(self) -> PairTargets:
         """The eval set's pairs as fine-tuning rows (the fine-tuned setting; ``pair_training``
         says whether the task has them: not a probe, not retrieval)."""

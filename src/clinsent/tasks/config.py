@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from clinsent import eval_length
 from clinsent.errors import InputError
 from clinsent.registry import did_you_mean
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
@@ -91,7 +92,7 @@ def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[st
 
 def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:
     evaluation = config.get("evaluation") or {}
-    check_shared(evaluation, "evaluation", _owners())
+    check_shared(evaluation, "evaluation", _owners(), extra=(eval_length.KEY,))  # the run's, not a task's
     out = {name: resolve_eval_set(name, e, evaluation) for name, e in config["eval_sets"].items()}
     selection = config.get("selection_set")
     if selection in out and not out[selection].task.zero_shot:

@@ -187,6 +187,9 @@ class Sts(Task[StsSettings]):
         e1, e2 = self._pairs(texts, vectors)
         return spearman(cosine_rows(e1, e2), self.data.scores)
 
+    def curve_score_and_items(self, texts: list[str], vectors: np.ndarray) -> tuple[float, Items]:
+        return self.curve_score(texts, vectors), self.items(texts, vectors)
+
     def items(self, texts: list[str], vectors: np.ndarray) -> Items:
         """The pairs: Spearman and Pearson of the resampled pairs' cosines against their gold."""
         return self.pair_items([cosine_rows(*self._pairs(texts, vectors))])

@@ -37,8 +37,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from clinsent import eval_length
 from clinsent.data import TrainingData
 from clinsent.errors import InputError
+from clinsent.evaluation.bootstrap import Items
 from clinsent.guarded import claim
 from clinsent.hardware import describe, hardware_record
 from clinsent.losses.base import MethodLoss
@@ -61,7 +63,7 @@ from clinsent.train.prefetch import pinned, prefetch, workers_for
 
 __all__ = ["MethodLoop", "Preempted", "TrainResult", "pick_device", "seed_everything", "steps_from_epochs", "train"]
 
-CURVE_COLUMNS = ["step", "eval_set", "metric", "score", "loss"]
+CURVE_COLUMNS = ["step", "eval_set", "metric", "score", "score_low", "score_high", "loss"]
 
 
 class Preempted(RuntimeError):
@@ -113,12 +115,27 @@ def step_generator(seed: int, step: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed * 1_000_003 + step)
 
 
-def curve_scores(encoder: Encoder, eval_sets: Mapping[str, Task], batch_size: int) -> dict[str, float]:
+def curve_scores(
+    encoder: Encoder, eval_sets: Mapping[str, Task], batch_size: int, max_length: int | None = None
+) -> dict[str, tuple[float, float, float]]:
+    """Each curve set's headline score and its 95% bootstrap interval over the set's items (NaN
+    bounds for a task without items), the texts truncated to ``max_length`` (the evaluation length)."""
     scores = {}
     for name, task in eval_sets.items():
         texts = task.texts()
-        scores[name] = task.curve_score(texts, encoder.encode(texts, batch_size))
+        score, items = task.curve_score_and_items(texts, encoder.encode(texts, batch_size, max_length))
+        scores[name] = (score, *curve_interval(items, task.headline))
     return scores
+
+
+def curve_interval(items: Items | None, headline: str) -> tuple[float, float]:
+    """The curve band: the headline's bootstrap interval with :data:`CURVE_RESAMPLES` resamples
+    (the evaluate jobs' seed), where the task has items that score it; else NaN bounds."""
+    from clinsent.evaluation.bootstrap import CURVE_RESAMPLES, SEED, bootstrap_items
+
+    if items is None or headline not in items.names:
+        return float("nan"), float("nan")
+    return bootstrap_items(items, SEED, resamples=CURVE_RESAMPLES).intervals[headline]
 
 
 def _save_model(st_model: Any, out_dir: Path) -> None:
@@ -155,19 +172,25 @@ def train(
     log: Callable[[str], Any] = print,
     checkpoint_dir: str | Path | None = None,
     progress_every: int = 0,
+    progress_seconds: float = 30.0,
     tracking: Sequence[str] = (),
     tracking_dir: str | Path | None = None,
+    eval_max_length: int | str = eval_length.AUTO,
+    notes: Mapping[str, Any] | None = None,
 ) -> TrainResult:
     """Train (or, for an untrained method, just wrap) one model and save the selected step to ``out_dir``.
 
-    ``eval_sets``: the curve sets (the selection set among them); ``data``: the method's
-    training data (see :mod:`clinsent.data`). ``selection_set`` None keeps the last step (the
-    curve then holds the sets marked curve, or the loss alone). ``checkpoint_dir``: where checkpoints and the best
-    model so far live (default: a hidden folder beside ``out_dir``); a matching checkpoint there
-    is resumed. ``progress_every``: a progress line (loss parts, sentences/s, ETA) every n steps.
-    The curve grows in ``curve.jsonl`` of that folder as the job runs; ``tracking``: trackers
-    (:data:`clinsent.tracking.TRACKERS`) writing under ``tracking_dir`` (default: ``out_dir``'s
-    parent, the run's folder).
+        ``eval_sets``: the curve sets (the selection set among them); ``data``: the method's
+        training data (see :mod:`clinsent.data`). ``selection_set`` None keeps the last step (the
+        curve then holds the sets marked curve, or the loss alone). ``checkpoint_dir``: where checkpoints and the best
+        model so far live (default: a hidden folder beside ``out_dir``); a matching checkpoint there
+        is resumed. ``progress_seconds``: a progress line (loss parts, rows/s, ETA) after the first
+    step and then at least this often (0: none); ``progress_every``: also one every n steps.
+        The curve grows in ``curve.jsonl`` of that folder as the job runs; ``tracking``: trackers
+        (:data:`clinsent.tracking.TRACKERS`) writing under ``tracking_dir`` (default: ``out_dir``'s
+        parent, the run's folder). ``eval_max_length``: the evaluation length
+        (:mod:`clinsent.eval_length`): the curve sets are scored at it and the model is saved with it.
+        ``notes``: what the model card says of the notes trained on (config key, format, length filter).
     """
     if selection_set is not None and selection_set not in eval_sets:
         raise ValueError(f"selection set {selection_set!r} is not among the eval sets {sorted(eval_sets)}")
@@ -191,8 +214,10 @@ def train(
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     transformer = load_transformer(base_model, s.max_length)
+    evaluated_at = eval_length.resolve(eval_max_length, resolve_model(base_model), transformer.model.config)
     head = MlpHead(transformer.model.config.hidden_size) if pooling_spec(s.pooling).mlp_at_test else None
     st_model = sentence_transformer(transformer, s.pooling, s.first_layer, device=str(device), head=head)
+    st_model.max_seq_length = evaluated_at  # saved with the evaluation length: every later encode reads it
     encoder = Encoder(
         transformer.model,
         transformer.tokenizer,
@@ -220,10 +245,19 @@ def train(
     def evaluate(step: int, losses: dict[str, float]) -> None:
         nonlocal best_score, best_step
         t0 = time.perf_counter()
-        scores = curve_scores(encoder, eval_sets, s.eval_batch_size)
+        banded = curve_scores(encoder, eval_sets, s.eval_batch_size, evaluated_at)
+        scores = {name: value for name, (value, _, _) in banded.items()}
         rows = [
-            {"step": step, "eval_set": name, "metric": headline[name], "score": value, **losses}
-            for name, value in scores.items()
+            {
+                "step": step,
+                "eval_set": name,
+                "metric": headline[name],
+                "score": value,
+                "score_low": low,
+                "score_high": high,
+                **losses,
+            }
+            for name, (value, low, high) in banded.items()
         ]
         # nothing to evaluate: the curve keeps the loss
         rows = rows or [{"step": step, "eval_set": "", "metric": "", "score": float("nan"), **losses}]
@@ -276,6 +310,7 @@ def train(
                 log=log,
                 progress_every=progress_every,
                 track=trackers.scalars,
+                progress_seconds=progress_seconds,
             )
         steps_run = s.steps - first + 1
     trackers.close()  # events are flushed as they are written: a killed job's are on disk too
@@ -306,7 +341,12 @@ def train(
         "resumed_from_step": resumed["step"] if resumed else None,
         "skipped_steps": loop.optimisation.skipped if loop is not None else 0,  # fp16 overflows
         "settings": settings,
-        "training_data": data.summary() if trained and data is not None else None,  # the model card's line
+        "eval_max_length": evaluated_at,  # tokens per text at evaluation (clinsent.eval_length)
+        "eval_max_length_spec": eval_max_length,
+        # the model card's line (and, for the notes' sets, their config key, format and length filter)
+        "training_data": {**data.summary(), **({"notes_entry": dict(notes)} if notes else {})}
+        if trained and data is not None
+        else None,
     }
     parts = [c for c in dict.fromkeys(k for row in curve for k in row) if c.startswith(("loss_", "stat_"))]
     return TrainResult(pd.DataFrame(curve, columns=CURVE_COLUMNS + parts), best_step, best_score, info)
@@ -425,14 +465,16 @@ class MethodLoop:
         log: Callable[[str], Any] = print,
         progress_every: int = 0,
         track: Callable[[int, Mapping[str, float]], None] | None = None,
+        progress_seconds: float = 0.0,
     ) -> float:
         """Steps ``first_step``..``steps``; returns the seconds spent in them. When ``stop`` gets a
         signal, the step under way finishes, a checkpoint is written and :class:`Preempted` raised.
-        Every ``progress_every`` steps a line: the loss and its parts, rows (sentences, pairs or
-        documents) per second over the steps so far, and the ETA of the remaining steps. At each of
-        these points ``track`` gets the losses, the learning rate and the rows per second since the
-        last one (:mod:`clinsent.tracking`)."""
-        from clinsent.progress import duration
+        A progress line (:mod:`clinsent.train.progress`: the loss and its parts, rows per second,
+        the ETA) after the first step and then at least every ``progress_seconds``, without a host
+        sync of its own; also every ``progress_every`` steps where that is set. At each evaluation
+        and each ``progress_every`` point ``track`` gets the losses, the learning rate and the rows
+        per second since the last one (:mod:`clinsent.tracking`)."""
+        from clinsent.train.progress import TrainProgress
 
         seconds = 0.0
         device = self.encoder.device
@@ -442,16 +484,21 @@ class MethodLoop:
             depth=2,
             workers=workers_for(device.type, torch.get_num_threads()),
         )
-        t0 = began = time.perf_counter()  # the ETA counts evaluations and checkpoints too
-        last, since = first_step - 1, 0.0  # the last logged step, and the step seconds after it
+        t0 = time.perf_counter()
+        progress = TrainProgress(first_step, self.s.steps, self.s.batch_size, log, progress_seconds)
+        last, since = first_step - 1, 0.0  # the last tracked step, and the step seconds after it
         for step, batch in batches:
             losses = self.step(batch)
             evaluating = step % self.s.eval_every == 0 or step == self.s.steps
             reporting = bool(progress_every) and step % progress_every == 0
             saving = bool(self.s.checkpoint_every) and step % self.s.checkpoint_every == 0 and step < self.s.steps
+            if progress.due(step) or (reporting and progress.pending is None):
+                progress.take(step, losses)  # a copy to the host that does not wait
             if not (evaluating or reporting or saving or (stop and "signal" in stop)):
+                progress.poll()  # written once its values have arrived
                 continue  # no host sync between these points: the steps queue on the device
             _sync(device)  # the steps since the last sync point, timed together
+            progress.poll(synced=True)
             seconds += time.perf_counter() - t0
             since += time.perf_counter() - t0
             if (evaluating or reporting) and track is not None:
@@ -466,17 +513,6 @@ class MethodLoop:
                 last, since = step, 0.0
             if evaluating:
                 evaluate(step, {k: float(v.item()) for k, v in losses.items()})
-            if reporting:
-                done = step - first_step + 1
-                parts = ", ".join(
-                    f"{k.removeprefix('loss_')} {float(v.item()):.4g}" for k, v in losses.items() if k != "loss"
-                )
-                log(
-                    f"progress: step {step}/{self.s.steps}, loss {float(losses['loss'].item()):.4g}"
-                    + (f" ({parts})" if parts else "")
-                    + f", {done * self.s.batch_size / max(seconds, 1e-9):.1f} rows/s"
-                    + f", ETA {duration((self.s.steps - step) * (time.perf_counter() - began) / done)}"
-                )
             if saving:
                 save_checkpoint(step)
             if stop and "signal" in stop:
@@ -488,4 +524,5 @@ class MethodLoop:
                 )
                 raise Preempted(f"stopped by signal {stop['signal']} after step {step}; checkpoint {path}")
             t0 = time.perf_counter()
+        progress.poll(synced=True)  # the last step's sync point wrote any pending line already
         return seconds
