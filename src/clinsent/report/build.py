@@ -46,7 +46,7 @@ def build_report(
     notes under the table."""
     if len(metric_paths) != len(evaluations) or len(selection_paths) != len(jobs):
         raise ValueError("report inputs do not match the job grid")
-    facts = facts or RunFacts(seeds=max([int(j["seed"]) for j in jobs] or [0]) + 1)
+    facts = facts or RunFacts(seeds=len({int(j["seed"]) for j in jobs}) or 1)
     records = []
     curves = []
     selected: dict[tuple[str, str, int], int] = {}
@@ -149,9 +149,8 @@ def build_paper_report(
         chosen.get((m, b, s), np.nan) if selects(m) else np.nan
         for m, b, s in zip(curves["method"], curves["base_model"], curves["seed"], strict=True)
     ]
-    over = f"mean over {facts.seeds} seeds" if facts is not None and facts.seeds > 1 else "mean over seeds"
-    if facts is not None and facts.seeds == 1:
-        over = "one seed"
+    seeds = facts.seeds if facts is not None else None
+    over = "one seed" if seeds == 1 else f"mean over {seeds} seeds" if seeds else "mean over seeds"
 
     def context(section: str, key: str) -> ReportContext:
         extra = (extras.get(section) or {}).get(key) or {}

@@ -215,6 +215,7 @@ def train(
         torch.cuda.reset_peak_memory_stats()
     transformer = load_transformer(base_model, s.max_length)
     evaluated_at = eval_length.resolve(eval_max_length, resolve_model(base_model), transformer.model.config)
+    log(f"evaluation length: {evaluated_at} tokens per text (evaluation.max_length: {eval_max_length})")
     head = MlpHead(transformer.model.config.hidden_size) if pooling_spec(s.pooling).mlp_at_test else None
     st_model = sentence_transformer(transformer, s.pooling, s.first_layer, device=str(device), head=head)
     st_model.max_seq_length = evaluated_at  # saved with the evaluation length: every later encode reads it
