@@ -27,7 +27,6 @@ the row and the column, never the text, and nothing is left half-written.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import re
 import stat
@@ -115,6 +114,51 @@ def check_request(
     claim(out, inputs=(source, model_dir))  # never the input, never inside the model folder
 
 
+def work_folder(out: Path, shard: int = 0, shards: int = 1) -> Path:
+    """Where the job writing ``out`` (a shard's part, or the whole output) keeps its finished
+    chunks until ``out`` is written: beside ``out``, no declared output, so it survives a killed
+    job and a rerun resumes (:mod:`clinsent.corpus_shards`)."""
+    return out.parent / f".{out.name}.work" / f"shard{shard}of{shards}"
+
+
+def _chunk_table(ids: list[Any], vectors: np.ndarray, texts: list[str] | None) -> Any:
+    import pyarrow as pa
+
+    columns = {
+        "id": pa.array(ids),
+        "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), vectors.shape[1]),
+    }
+    if texts is not None:
+        columns["text"] = pa.array(texts, pa.string())
+    return pa.table(columns)
+
+
+def join_parquet(parts: list[Path], out: Path, meta: dict[str, str], private: bool) -> int:
+    """Stream ``parts`` (parquet files of one schema), row group by row group, into ``out``
+    (atomic) with ``meta`` added to the schema's metadata; returns the rows written."""
+    import pyarrow.parquet as pq
+
+    from clinsent.io import atomic_path
+
+    rows, writer = 0, None
+    with atomic_path(out, ".parquet", private=private) as tmp:
+        try:
+            for part in parts:
+                source = pq.ParquetFile(part)
+                for group in range(source.num_row_groups):
+                    table = source.read_row_group(group)
+                    if writer is None:
+                        own = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+                        schema = table.schema.with_metadata({**own, **meta})
+                        writer = pq.ParquetWriter(tmp, schema)
+                    writer.write_table(table.replace_schema_metadata(writer.schema.metadata))
+                    rows += table.num_rows
+        finally:
+            if writer is not None:
+                writer.close()
+    return rows
+
+
 def embed_corpus(
     model_dir: Path,
     source: Path,
@@ -128,66 +172,103 @@ def embed_corpus(
     log: Any = print,
     private: bool = False,
     results: str | Path | None = None,
+    shard: int = 0,
+    shards: int = 1,
 ) -> dict[str, Any]:
     """Embed ``source``'s texts with the model in ``model_dir`` into ``out`` (parquet); returns the
-    run's figures (rows, seconds, sentences per second, peak resident memory). The output is
-    owner-only when ``private`` (the workflow's notes sentences) or when others cannot read
-    ``source``; inside ``results`` its folder is already owner-only (:mod:`clinsent.phi`), elsewhere
+    run's figures (rows, seconds, sentences per second, peak resident memory). ``shard`` of
+    ``shards``: only that contiguous part of the input's chunks (:mod:`clinsent.corpus_shards`);
+    each finished chunk is kept in :func:`work_folder` until ``out`` is written, so a killed run
+    started again resumes after its last chunk. The output is owner-only when ``private`` (the
+    workflow's notes sentences) or when others cannot read ``source``; inside ``results`` its
+    folder is already owner-only (:mod:`clinsent.phi`), elsewhere
     :func:`clinsent.guarded.private_destination` decides, before the model loads."""
+    import math
     import resource
+    import shutil
 
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from clinsent import corpus_shards
     from clinsent.embed import load_encoder
     from clinsent.guarded import private_destination
     from clinsent.io import atomic_path
 
     check_request(model_dir, source, out, column, id_column, chunk, batch_size, device)
-    batches = chunks(source, chunk, column, id_column)
-    first = next(batches, None)  # bad input in the first chunk stops here, before the model loads
-    if first is None:
+    if not 0 <= shard < shards:
+        raise InputError("shard", f"{shard} is not a shard of {shards}", "give 0 <= shard < shards")
+    if next(chunks(source, chunk, column, id_column), None) is None:  # the first chunk, before the model loads
         raise InputError(source, "no texts", "an input with at least one row")
     private = bool(private) or _owner_only(source)
     if private:
         private_destination(out, results)
-    model = load_encoder(model_dir, device)
+    if shards == 1:  # every chunk: no count needed
+        wanted = range(0, sys.maxsize)
+    else:
+        n_chunks = math.ceil(corpus_shards.count_rows(source, column, id_column, chunk) / chunk)
+        wanted = corpus_shards.chunk_ranges(n_chunks, shards)[shard]
+    work = work_folder(out, shard, shards)
+    settings = {"chunk": chunk, "shard": shard, "shards": shards, "column": column, "id_column": id_column}
+    done = set(
+        corpus_shards.open_work(
+            work, corpus_shards.work_key(model_dir, source, {**settings, "keep_text": keep_text}), private
+        )
+    )
+    resumed = sum(1 for i in done if i in wanted)
+    if resumed:
+        log(f"resuming shard {shard} of {shards}: {resumed} of its {len(wanted)} chunks are done")
     modules = json.loads((model_dir / "modules.json").read_text())
-    start, rows, writer = time.perf_counter(), 0, None
-    with atomic_path(out, ".parquet", private=private) as tmp:
-        try:
-            for ids, texts in itertools.chain([first], batches):
-                vectors = encode_in_length_order(model, texts, batch_size)
-                columns = {
-                    "id": pa.array(ids),
-                    "vector": pa.FixedSizeListArray.from_arrays(
-                        pa.array(vectors.reshape(-1), pa.float32()), vectors.shape[1]
-                    ),
-                }
-                if keep_text:
-                    columns["text"] = pa.array(texts, pa.string())
-                table = pa.table(columns)
-                if writer is None:
-                    meta = {
-                        "clinsent.model": str(model_dir),
-                        "clinsent.modules": json.dumps(modules),
-                        "clinsent.pooling": json.dumps(_pooling(model_dir, modules)),
-                        "clinsent.dim": str(vectors.shape[1]),
-                    }
-                    writer = pq.ParquetWriter(tmp, table.schema.with_metadata(meta))
-                writer.write_table(table)
-                rows += len(texts)
-                log(f"embedded {rows} texts ({rows / (time.perf_counter() - start):.0f}/s)")
-        finally:
-            if writer is not None:
-                writer.close()
+    model, start, rows, embedded = None, time.perf_counter(), 0, 0
+    for index, (ids, texts) in corpus_shards.shard_chunks(source, chunk, column, id_column, wanted):
+        rows += len(ids)
+        if index in done:
+            continue
+        model = model or load_encoder(model_dir, device)
+        vectors = encode_in_length_order(model, texts, batch_size)
+        with atomic_path(corpus_shards.chunk_path(work, index), ".parquet", private=private) as tmp:
+            pq.write_table(_chunk_table(ids, vectors, texts if keep_text else None), tmp)
+        embedded += len(ids)
+        log(f"embedded {rows} texts of shard {shard} ({embedded / (time.perf_counter() - start):.0f}/s)")
+    parts = sorted(work.glob("chunk-*.parquet"))  # this shard's chunks (its own folder, keyed), in order
+    dim = int(pq.read_schema(parts[0]).field("vector").type.list_size) if parts else 0
+    meta = {
+        "clinsent.model": str(model_dir),
+        "clinsent.model_identity": corpus_shards.model_identity(model_dir),
+        "clinsent.modules": json.dumps(modules),
+        "clinsent.pooling": json.dumps(_pooling(model_dir, modules)),
+        "clinsent.dim": str(dim),
+        "clinsent.rows": str(rows),
+        "clinsent.shard": f"{shard}/{shards}",
+    }
+    join_parquet(parts, out, meta, private)
+    shutil.rmtree(work.parent, ignore_errors=True)  # this output's own working folder
     seconds = time.perf_counter() - start
     return {
         "rows": rows,
+        "embedded": embedded,
+        "resumed_chunks": resumed,
         "seconds": round(seconds, 3),
-        "sentences_per_second": round(rows / seconds, 1),
+        "sentences_per_second": round(embedded / seconds, 1) if embedded else None,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+
+
+def gather_shards(parts: list[Path], out: Path, private: bool = False) -> int:
+    """The shards' parts, in shard order, into one output (the cheap last job of a sharded
+    corpus embedding); each part is checked to come from the same model and its rows counted."""
+    import pyarrow.parquet as pq
+
+    metas = [pq.read_schema(p).metadata or {} for p in parts]
+    identities = {m.get(b"clinsent.model_identity") for m in metas}
+    if len(identities) != 1:
+        raise InputError(parts[0].parent, "the shards were embedded with different models", "rerun every shard")
+    expected = sum(int(m.get(b"clinsent.rows", b"0")) for m in metas)
+    first = {k.decode(): v.decode() for k, v in metas[0].items() if k.startswith(b"clinsent.")}
+    meta = {**first, "clinsent.rows": str(expected), "clinsent.shard": f"all/{len(parts)}"}
+    rows = join_parquet(parts, out, meta, private)
+    if rows != expected:
+        raise InputError(out, f"{rows} rows where the shards name {expected}", "rerun every shard")
+    return rows
 
 
 def _pooling(model_dir: Path, modules: list[dict[str, Any]]) -> dict[str, Any]:
@@ -214,7 +295,7 @@ def main(argv: list[str]) -> int:
     from clinsent import guarded
 
     guarded.reset()
-    guarded.own(args.out)  # the one file the user named
+    guarded.own(args.out, work_folder(args.out).parent)  # the file the user named, and its chunks until it is written
     guarded.protect_inputs([args.input, args.model])
     try:
         figures = embed_corpus(

@@ -25,13 +25,48 @@ rule embed:
         "../scripts/embed.py"
 
 
-rule corpus_embed:
-    """Embed one configured corpus (corpus_embeddings.<name>) with a trained run: (id, vector) parquet
-    written in chunks (memory flat whatever the corpus's size), the model and pooling in its metadata;
-    owner-only (the folder always, the file too when the texts are the notes')."""
+rule corpus_embed_shard:
+    """One shard of a sharded corpus embedding (corpus_embeddings.<name>.shards > 1): a contiguous
+    part of the input's chunks, each chunk kept as it is finished, so a killed job resumes after
+    its last one (clinsent.corpus_shards); a GPU slot where embed jobs use a GPU, on Slurm its own job."""
     input:
         model=lambda wc: f"{PLAN.model_dir(*PLAN.corpus_run(wc.embedded_corpus))}/model",
         texts=lambda wc: PLAN.corpus_input(wc.embedded_corpus),
+    output:
+        temp(f"{R}/corpus_embeddings/{{embedded_corpus}}.parts/{{part}}.parquet"),
+    params:
+        entry=lambda wc: PLAN.corpus_params(wc.embedded_corpus),
+    log:
+        f"{LOGS}/corpus_embed/{{embedded_corpus}}_part{{part}}.log",
+    benchmark:
+        f"{BENCH}/corpus_embed/{{embedded_corpus}}_part{{part}}.tsv"
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        gpu=EMBED_GPU,
+    script:
+        "../scripts/corpus_embed.py"
+
+
+def corpus_embed_inputs(wc):
+    """One shard: the model and the texts; several: their parts (the job only joins them)."""
+    if PLAN.corpus_shards(wc.embedded_corpus) > 1:
+        return {"parts": PLAN.corpus_parts(wc.embedded_corpus)}
+    return {
+        "model": f"{PLAN.model_dir(*PLAN.corpus_run(wc.embedded_corpus))}/model",
+        "texts": PLAN.corpus_input(wc.embedded_corpus),
+    }
+
+
+rule corpus_embed:
+    """Embed one configured corpus (corpus_embeddings.<name>) with a trained run: (id, vector) parquet
+    written in chunks (memory flat whatever the corpus's size; a killed job resumes after its last
+    chunk), the model, its identity and pooling in its metadata; owner-only (the folder always, the
+    file too when the texts are the notes'). With shards, the cheap job that joins the parts in order."""
+    input:
+        unpack(corpus_embed_inputs),
     output:
         f"{R}/corpus_embeddings/{{embedded_corpus}}.parquet",
     params:
@@ -45,7 +80,8 @@ rule corpus_embed:
     threads: 1
     resources:
         mem_mb=4000,
-        gpu=EMBED_GPU,  # a GPU slot of the pool where there is one (clinsent.gpu_slots), as the embed jobs
+        # a GPU slot of the pool where there is one (clinsent.gpu_slots), as the embed jobs; none to join parts
+        gpu=lambda wc: EMBED_GPU if PLAN.corpus_shards(wc.embedded_corpus) == 1 else 0,
     script:
         "../scripts/corpus_embed.py"
 

@@ -15,10 +15,14 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-from clinsent.corpus_embed import embed_corpus  # noqa: E402
+from clinsent.corpus_embed import embed_corpus, gather_shards  # noqa: E402
 
 torch.set_num_threads(smk.threads)
 p = smk.params.entry
+if "parts" in smk.input.keys():  # a sharded corpus: join the parts, in shard order
+    rows = gather_shards([Path(x) for x in smk.input.parts], Path(smk.output[0]), private=p["private"])
+    log.info("joined %s parts: %s rows", len(smk.input.parts), rows)
+    raise SystemExit(0)
 figures = embed_corpus(
     Path(smk.input.model),
     Path(smk.input.texts),
@@ -31,10 +35,14 @@ figures = embed_corpus(
     log=log.info,
     private=p["private"],
     results=smk.config["results"],
+    shard=int(smk.wildcards.get("part", 0)),
+    shards=p["shards"],
 )
 log.info(
-    "embedded %s texts in %s s (%s per second; peak resident memory %s MB)",
+    "embedded %s texts (%s now, %s chunks resumed) in %s s (%s per second; peak resident memory %s MB)",
     figures["rows"],
+    figures["embedded"],
+    figures["resumed_chunks"],
     figures["seconds"],
     figures["sentences_per_second"],
     figures["peak_rss_mb"],

@@ -161,6 +161,7 @@ class PlanBase:
             "base_model": one_of(self.config["base_models"]),
             "seed": r"\d+",
             "shard": r"\d{3}",
+            "part": r"\d{3}",  # a corpus embedding's shard
             "eval_set": one_of(self.eval_sets),
             "plan": one_of(self.plans),
             "source": one_of(self.training_data),

@@ -50,6 +50,9 @@ def job_counts(plan: Plan) -> dict[str, int]:
     counts["ingest_notes"] = int(plan.notes and (plan.note_sentences or documents or plan.phi_scan))
     counts["phi_sample"] = counts["phi_scan"] = int(plan.phi_scan)
     counts["corpus_embed"] = len(plan.corpus_embeddings)
+    counts["corpus_embed_shard"] = sum(
+        plan.corpus_shards(n) for n in plan.corpus_embeddings if plan.corpus_shards(n) > 1
+    )
     counts["release"] = len(plan.release_dirs())  # one job for every run's copy
     if plan.config.get("models"):
         from clinsent.benchmark.plan import benchmark_models

@@ -38,8 +38,19 @@ class PlanPaths(PlanBase):
             "keep_text": bool(entry.get("keep_text", False)),
             "batch_size": int(entry.get("batch_size", 64)),
             "chunk": int(entry.get("chunk", 10_000)),
+            "shards": int(entry.get("shards") or 1),
             "private": notes,
         }
+
+    def corpus_shards(self, name: str) -> int:
+        """How many shard jobs a corpus embedding runs (1: the one job writes the output)."""
+        return int(self.corpus_embeddings[name].get("shards") or 1)
+
+    def corpus_parts(self, name: str) -> list[str]:
+        """A sharded corpus embedding's parts, in shard order (each its own job's output)."""
+        return [
+            f"{self.results}/corpus_embeddings/{name}.parts/{k:03d}.parquet" for k in range(self.corpus_shards(name))
+        ]
 
     def corpus_embedding_files(self) -> list[str]:
         return [f"{self.results}/corpus_embeddings/{name}.parquet" for name in self.corpus_embeddings]

@@ -180,17 +180,17 @@ def train(
 ) -> TrainResult:
     """Train (or, for an untrained method, just wrap) one model and save the selected step to ``out_dir``.
 
-        ``eval_sets``: the curve sets (the selection set among them); ``data``: the method's
-        training data (see :mod:`clinsent.data`). ``selection_set`` None keeps the last step (the
-        curve then holds the sets marked curve, or the loss alone). ``checkpoint_dir``: where checkpoints and the best
-        model so far live (default: a hidden folder beside ``out_dir``); a matching checkpoint there
-        is resumed. ``progress_seconds``: a progress line (loss parts, rows/s, ETA) after the first
+    ``eval_sets``: the curve sets (the selection set among them); ``data``: the method's
+    training data (see :mod:`clinsent.data`). ``selection_set`` None keeps the last step (the
+    curve then holds the sets marked curve, or the loss alone). ``checkpoint_dir``: where checkpoints and the best
+    model so far live (default: a hidden folder beside ``out_dir``); a matching checkpoint there
+    is resumed. ``progress_seconds``: a progress line (loss parts, rows/s, ETA) after the first
     step and then at least this often (0: none); ``progress_every``: also one every n steps.
-        The curve grows in ``curve.jsonl`` of that folder as the job runs; ``tracking``: trackers
-        (:data:`clinsent.tracking.TRACKERS`) writing under ``tracking_dir`` (default: ``out_dir``'s
-        parent, the run's folder). ``eval_max_length``: the evaluation length
-        (:mod:`clinsent.eval_length`): the curve sets are scored at it and the model is saved with it.
-        ``notes``: what the model card says of the notes trained on (config key, format, length filter).
+    The curve grows in ``curve.jsonl`` of that folder as the job runs; ``tracking``: trackers
+    (:data:`clinsent.tracking.TRACKERS`) writing under ``tracking_dir`` (default: ``out_dir``'s
+    parent, the run's folder). ``eval_max_length``: the evaluation length
+    (:mod:`clinsent.eval_length`): the curve sets are scored at it and the model is saved with it.
+    ``notes``: what the model card says of the notes trained on (config key, format, length filter).
     """
     if selection_set is not None and selection_set not in eval_sets:
         raise ValueError(f"selection set {selection_set!r} is not among the eval sets {sorted(eval_sets)}")

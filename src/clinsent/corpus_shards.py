@@ -1,0 +1,104 @@
+"""A corpus embedding at MIMIC scale: split into shards, each resumable chunk by chunk.
+
+``corpus_embeddings.<name>.shards: N`` splits the input's chunks (``chunk`` texts each, in
+input order) into N contiguous, deterministic parts: shard k embeds chunks
+``[k*C/N, (k+1)*C/N)`` of the C chunks, so every row is in exactly one shard and the shards
+concatenated in order are the input's order. Each shard is one job (a GPU slot where embed
+jobs use a GPU; its own cluster job on Slurm); one cheap job then streams the parts, row group
+by row group, into the one output file ``results/corpus_embeddings/<name>.parquet`` (what
+``pandas.read_parquet`` reads, as before), its metadata naming the model, its identity, the
+rows and the shards. With one shard the job writes the output directly.
+
+**Resumable.** A shard writes each finished chunk as its own file, atomically (written beside
+it and renamed), in a working folder beside the output (``.<name>.work/shard<k>/``) that is
+no declared output, so it survives a killed or preempted job. Started again, the shard skips the
+chunks it has and continues after the last one; the chunks are then joined into the shard's
+part and the folder removed. The folder is keyed by everything the vectors depend on (the
+model's identity, the input's size and time, the shard, the chunk size, the columns): a change
+empties it. A chunk's vectors do not depend on what else was run in the job (each chunk is
+encoded alone, its texts longest first), so a resumed shard equals an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from clinsent.texts import Chunk, chunks, input_format
+
+
+def chunk_ranges(n_chunks: int, shards: int) -> list[range]:
+    """The chunk indices of each shard: contiguous, in order, sizes differing by at most one."""
+    return [range(k * n_chunks // shards, (k + 1) * n_chunks // shards) for k in range(shards)]
+
+
+def count_rows(path: Path, column: str | None, id_column: str | None, chunk: int) -> int:
+    """The input's rows: a parquet file's from its metadata, any other by reading it (the same
+    reader as the embedding, so the same rows count)."""
+    if input_format(path) == "parquet":
+        from clinsent.reading import parquet_file
+
+        return int(parquet_file(path).metadata.num_rows)
+    return sum(len(ids) for ids, _ in chunks(path, chunk, column, id_column))
+
+
+def model_identity(model_dir: Path) -> str:
+    """A short hash of the model folder's files (names, sizes and modification times; the small
+    JSON configs by content): what a resumed chunk must have been embedded with."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in model_dir.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        stat = path.stat()
+        h.update(f"{path.relative_to(model_dir)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        if path.suffix == ".json" and stat.st_size < 1_000_000:
+            h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def work_key(model_dir: Path, source: Path, settings: dict[str, Any]) -> dict[str, Any]:
+    """What a shard's chunk files depend on (kept in its working folder's ``key.json``)."""
+    stat = source.stat()
+    return {
+        "model": model_identity(model_dir),
+        "input": {"path": str(source.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns},
+        **settings,
+    }
+
+
+def open_work(folder: Path, key: dict[str, Any], private: bool) -> list[int]:
+    """The working folder of one shard for ``key`` (emptied when it holds another key's chunks);
+    returns the chunk indices already done."""
+    stored = folder / "key.json"
+    if folder.exists():
+        try:
+            same = json.loads(stored.read_text()) == key
+        except (OSError, ValueError):
+            same = False
+        if not same:
+            shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
+    if not stored.exists():
+        tmp = folder / ".key.json.tmp"
+        tmp.write_text(json.dumps(key, sort_keys=True))
+        os.replace(tmp, stored)
+    return sorted(int(p.stem.split("-")[1]) for p in folder.glob("chunk-*.parquet"))
+
+
+def chunk_path(folder: Path, index: int) -> Path:
+    return folder / f"chunk-{index:07d}.parquet"
+
+
+def shard_chunks(
+    path: Path, size: int, column: str | None, id_column: str | None, wanted: range
+) -> Iterator[tuple[int, Chunk]]:
+    """(index, chunk) of the chunks in ``wanted``, read in order (earlier chunks are read and
+    passed over: their rows are checked as in any run, and the rows stay the input's)."""
+    for index, chunk in enumerate(chunks(path, size, column, id_column)):
+        if index >= wanted.stop:
+            return
+        if index >= wanted.start:
+            yield index, chunk
