@@ -73,7 +73,7 @@ def test_a_killed_shard_resumes_after_its_last_chunk_and_gives_the_same_file(tmp
         "--input",
         str(source),
         "--chunk",
-        "20",
+        "10",
         "--batch-size",
         "4",
         "--device",

@@ -174,6 +174,8 @@ def embed_corpus(
     results: str | Path | None = None,
     shard: int = 0,
     shards: int = 1,
+    backend: str = "torch",
+    quantize: str = "none",
 ) -> dict[str, Any]:
     """Embed ``source``'s texts with the model in ``model_dir`` into ``out`` (parquet); returns the
     run's figures (rows, seconds, sentences per second, peak resident memory). ``shard`` of
@@ -182,7 +184,8 @@ def embed_corpus(
     started again resumes after its last chunk. The output is owner-only when ``private`` (the
     workflow's notes sentences) or when others cannot read ``source``; inside ``results`` its
     folder is already owner-only (:mod:`clinsent.phi`), elsewhere
-    :func:`clinsent.guarded.private_destination` decides, before the model loads."""
+    :func:`clinsent.guarded.private_destination` decides, before the model loads. ``backend``
+    ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU (:mod:`clinsent.onnx_backend`)."""
     import math
     import resource
     import shutil
@@ -193,7 +196,11 @@ def embed_corpus(
     from clinsent.embed import load_encoder
     from clinsent.guarded import private_destination
     from clinsent.io import atomic_path
+    from clinsent.onnx_backend import OnnxEncoder, check_backend
 
+    check_backend(backend, quantize, "embed")
+    if backend == "onnx" and device not in (None, "cpu"):
+        raise InputError("--device", f"{device}: the onnx backend runs on the CPU", "give cpu, or backend torch")
     check_request(model_dir, source, out, column, id_column, chunk, batch_size, device)
     if not 0 <= shard < shards:
         raise InputError("shard", f"{shard} is not a shard of {shards}", "give 0 <= shard < shards")
@@ -208,7 +215,15 @@ def embed_corpus(
         n_chunks = math.ceil(corpus_shards.count_rows(source, column, id_column, chunk) / chunk)
         wanted = corpus_shards.chunk_ranges(n_chunks, shards)[shard]
     work = work_folder(out, shard, shards)
-    settings = {"chunk": chunk, "shard": shard, "shards": shards, "column": column, "id_column": id_column}
+    settings = {
+        "chunk": chunk,
+        "shard": shard,
+        "shards": shards,
+        "column": column,
+        "id_column": id_column,
+        "backend": backend,
+        "quantize": quantize,
+    }
     done = set(
         corpus_shards.open_work(
             work, corpus_shards.work_key(model_dir, source, {**settings, "keep_text": keep_text}), private
@@ -223,7 +238,13 @@ def embed_corpus(
         rows += len(ids)
         if index in done:
             continue
-        model = model or load_encoder(model_dir, device)
+        if model is None:
+            if backend == "onnx":
+                import torch
+
+                model = OnnxEncoder(model_dir, quantize, threads=torch.get_num_threads(), log=log)
+            else:
+                model = load_encoder(model_dir, device)
         vectors = encode_in_length_order(model, texts, batch_size)
         with atomic_path(corpus_shards.chunk_path(work, index), ".parquet", private=private) as tmp:
             pq.write_table(_chunk_table(ids, vectors, texts if keep_text else None), tmp)
@@ -238,6 +259,7 @@ def embed_corpus(
         "clinsent.pooling": json.dumps(_pooling(model_dir, modules)),
         "clinsent.dim": str(dim),
         "clinsent.rows": str(rows),
+        "clinsent.backend": backend if quantize == "none" else f"{backend} {quantize}",
         "clinsent.shard": f"{shard}/{shards}",
     }
     join_parquet(parts, out, meta, private)
@@ -291,11 +313,16 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--chunk", type=int, default=CHUNK, help="texts read and written at a time (memory)")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when present)")
+    ap.add_argument("--backend", default="torch", help="torch, or onnx (ONNX Runtime on the CPU)")
+    ap.add_argument("--quantize", default="none", help="none, or int8 (with --backend onnx)")
     args = ap.parse_args(argv)
     from clinsent import guarded
 
     guarded.reset()
-    guarded.own(args.out, work_folder(args.out).parent)  # the file the user named, and its chunks until it is written
+    from clinsent.onnx_backend import export_folder
+
+    # the file the user named, its chunks until it is written, and the model's ONNX export beside it
+    guarded.own(args.out, work_folder(args.out).parent, export_folder(args.model).parent)
     guarded.protect_inputs([args.input, args.model])
     try:
         figures = embed_corpus(
@@ -309,6 +336,8 @@ def main(argv: list[str]) -> int:
             args.batch_size,
             args.device,
             log=lambda line: print(line, file=sys.stderr),
+            backend=args.backend,
+            quantize=args.quantize,
         )
     except InputError as exc:
         print(f"embed: {exc}", file=sys.stderr)

@@ -45,7 +45,7 @@ rule corpus_embed_shard:
     threads: 1
     resources:
         mem_mb=4000,
-        gpu=EMBED_GPU,
+        gpu=lambda wc: EMBED_GPU if PLAN.corpus_params(wc.embedded_corpus)["backend"] == "torch" else 0,
     script:
         "../scripts/corpus_embed.py"
 
@@ -81,7 +81,9 @@ rule corpus_embed:
     resources:
         mem_mb=4000,
         # a GPU slot of the pool where there is one (clinsent.gpu_slots), as the embed jobs; none to join parts
-        gpu=lambda wc: EMBED_GPU if PLAN.corpus_shards(wc.embedded_corpus) == 1 else 0,
+        gpu=lambda wc: EMBED_GPU
+        if PLAN.corpus_shards(wc.embedded_corpus) == 1 and PLAN.corpus_params(wc.embedded_corpus)["backend"] == "torch"
+        else 0,
     script:
         "../scripts/corpus_embed.py"
 

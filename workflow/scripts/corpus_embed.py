@@ -37,6 +37,8 @@ figures = embed_corpus(
     results=smk.config["results"],
     shard=int(smk.wildcards.get("part", 0)),
     shards=p["shards"],
+    backend=p["backend"],
+    quantize=p["quantize"],
 )
 log.info(
     "embedded %s texts (%s now, %s chunks resumed) in %s s (%s per second; peak resident memory %s MB)",

@@ -21,6 +21,21 @@ import numpy as np
 from clinsent.errors import InputError
 
 
+def transformer_folder(model_dir: str | Path) -> Path:
+    """The folder of a saved model's Transformer module (its first module: the weights and tokenizer)."""
+    modules = json.loads((Path(model_dir) / "modules.json").read_text())
+    return Path(model_dir) / str(modules[0].get("path", ""))
+
+
+def saved_max_length(root: Path) -> int | None:
+    """The length a saved Transformer module truncates to: ``sentence_bert_config.json``'s
+    ``max_seq_length`` (sentence-transformers before 6); None where the tokenizer's own
+    ``model_max_length`` holds it (sentence-transformers 6 saves it there)."""
+    config = root / "sentence_bert_config.json"
+    value = json.loads(config.read_text()).get("max_seq_length") if config.exists() else None
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
 def _pooling_mode(config: dict[str, Any]) -> str | None:
     """'cls' or 'mean' from a Pooling config (sentence-transformers 6 names one mode; earlier
     versions set one flag each), or None for anything else."""
@@ -41,12 +56,7 @@ class SavedEncoder:
 
         self.device = torch.device(device)
         root = folder / modules[0]["path"]
-        st_config = (
-            json.loads((root / "sentence_bert_config.json").read_text())
-            if (root / "sentence_bert_config.json").exists()
-            else {}
-        )
-        self.max_length = st_config.get("max_seq_length")
+        self.max_length = saved_max_length(root)
         self.tokenizer = AutoTokenizer.from_pretrained(str(root), local_files_only=True)
         self.model = AutoModel.from_pretrained(str(root), local_files_only=True).to(self.device).eval()
         self.layer_start: int | None = None

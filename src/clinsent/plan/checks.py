@@ -157,9 +157,12 @@ def check_names(config: Mapping[str, Any]) -> None:
 def check_corpus_embeddings(plan: Plan) -> None:
     """Each corpus embedding names a trained run of this config (method@base_model, a seed among
     ``seeds``), and ``notes`` only where the config reads notes."""
+    from clinsent.onnx_backend import check_backend
+
     trained = set(plan.trained_jobs())
     for name, entry in plan.corpus_embeddings.items():
         where = f"config: corpus_embeddings.{name}"
+        check_backend(str(entry.get("backend", "torch")), str(entry.get("quantize", "none")), where)
         method, _, base = str(entry["run"]).partition("@")
         if method not in plan.methods or base not in plan.config["base_models"]:
             raise InputError(

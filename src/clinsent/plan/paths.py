@@ -39,6 +39,8 @@ class PlanPaths(PlanBase):
             "batch_size": int(entry.get("batch_size", 64)),
             "chunk": int(entry.get("chunk", 10_000)),
             "shards": int(entry.get("shards") or 1),
+            "backend": str(entry.get("backend") or "torch"),
+            "quantize": str(entry.get("quantize") or "none"),
             "private": notes,
         }
 
