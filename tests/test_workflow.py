@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -124,7 +125,8 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     """Run offline by construction: no offline switch in the environment, no network namespace
     where the machine allows it, and no Python process of the run tries a connection."""
     cfg = _config(tmp_path, tiny_bert)
-    cfg["corpus_embeddings"] = {"sentences": {"run": "simcse@tiny", "input": "notes"}}
+    # in two shards (two jobs, joined by a third), as a MIMIC-scale corpus would be
+    cfg["corpus_embeddings"] = {"sentences": {"run": "simcse@tiny", "input": "notes", "shards": 2, "chunk": 50}}
     cfg["tracking"] = ["tensorboard"]
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
@@ -237,6 +239,10 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     assert vectors["id"].tolist() == pd.read_parquet(res / "sets/sentences.parquet")["sent_id"].tolist()
     assert stat.S_IMODE((res / "corpus_embeddings").stat().st_mode) == 0o700
     assert stat.S_IMODE((res / "corpus_embeddings/sentences.parquet").stat().st_mode) == 0o600
+    assert pq.read_schema(res / "corpus_embeddings/sentences.parquet").metadata[b"clinsent.shard"] == b"all/2"
+    assert not (res / "corpus_embeddings/sentences.parts").exists() or not any(
+        (res / "corpus_embeddings/sentences.parts").iterdir()
+    )  # the parts are temporary: gone once joined
     # `snakemake --report`: the summary, tables, curves and corpus tables, each under its category
     html = tmp_path / "report.html"
     rep = _snakemake(tmp_path, "--report", str(html), "--cores", "1")

@@ -114,6 +114,21 @@ def check_request(
     claim(out, inputs=(source, model_dir))  # never the input, never inside the model folder
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident size, MiB: Linux's ``VmHWM`` (the high-water mark of this
+    program's own memory; ``ru_maxrss`` also carries the parent's from before ``exec``), else
+    ``ru_maxrss``."""
+    import resource
+
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def work_folder(out: Path, shard: int = 0, shards: int = 1) -> Path:
     """Where the job writing ``out`` (a shard's part, or the whole output) keeps its finished
     chunks until ``out`` is written: beside ``out``, no declared output, so it survives a killed
@@ -186,8 +201,6 @@ def embed_corpus(
     folder is already owner-only (:mod:`clinsent.phi`), elsewhere
     :func:`clinsent.guarded.private_destination` decides, before the model loads. ``backend``
     ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU (:mod:`clinsent.onnx_backend`)."""
-    import math
-    import resource
     import shutil
 
     import pyarrow.parquet as pq
@@ -209,11 +222,10 @@ def embed_corpus(
     private = bool(private) or _owner_only(source)
     if private:
         private_destination(out, results)
-    if shards == 1:  # every chunk: no count needed
+    if shards == 1:  # every row: no count needed
         wanted = range(0, sys.maxsize)
     else:
-        n_chunks = math.ceil(corpus_shards.count_rows(source, column, id_column, chunk) / chunk)
-        wanted = corpus_shards.chunk_ranges(n_chunks, shards)[shard]
+        wanted = corpus_shards.row_ranges(corpus_shards.count_rows(source, column, id_column, chunk), shards)[shard]
     work = work_folder(out, shard, shards)
     settings = {
         "chunk": chunk,
@@ -229,9 +241,9 @@ def embed_corpus(
             work, corpus_shards.work_key(model_dir, source, {**settings, "keep_text": keep_text}), private
         )
     )
-    resumed = sum(1 for i in done if i in wanted)
+    resumed = len(done)
     if resumed:
-        log(f"resuming shard {shard} of {shards}: {resumed} of its {len(wanted)} chunks are done")
+        log(f"resuming shard {shard} of {shards}: {resumed} of its chunks are done")
     modules = json.loads((model_dir / "modules.json").read_text())
     model, start, rows, embedded = None, time.perf_counter(), 0, 0
     for index, (ids, texts) in corpus_shards.shard_chunks(source, chunk, column, id_column, wanted):
@@ -251,7 +263,27 @@ def embed_corpus(
         embedded += len(ids)
         log(f"embedded {rows} texts of shard {shard} ({embedded / (time.perf_counter() - start):.0f}/s)")
     parts = sorted(work.glob("chunk-*.parquet"))  # this shard's chunks (its own folder, keyed), in order
-    dim = int(pq.read_schema(parts[0]).field("vector").type.list_size) if parts else 0
+    if not parts:  # a shard without rows (fewer rows than shards): an empty part the join passes over
+        import pyarrow as pa
+
+        empty = pa.table({"id": pa.array([], pa.int64()), "vector": pa.array([], pa.list_(pa.float32()))})
+        with atomic_path(out, ".parquet", private=private) as tmp:
+            pq.write_table(
+                empty.replace_schema_metadata(
+                    {"clinsent.rows": "0", "clinsent.model_identity": corpus_shards.model_identity(model_dir)}
+                ),
+                tmp,
+            )
+        shutil.rmtree(work.parent, ignore_errors=True)
+        return {
+            "rows": 0,
+            "embedded": 0,
+            "resumed_chunks": 0,
+            "seconds": 0.0,
+            "sentences_per_second": None,
+            "peak_rss_mb": peak_rss_mb(),
+        }
+    dim = int(pq.read_schema(parts[0]).field("vector").type.list_size)
     meta = {
         "clinsent.model": str(model_dir),
         "clinsent.model_identity": corpus_shards.model_identity(model_dir),
@@ -271,7 +303,7 @@ def embed_corpus(
         "resumed_chunks": resumed,
         "seconds": round(seconds, 3),
         "sentences_per_second": round(embedded / seconds, 1) if embedded else None,
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 
@@ -282,12 +314,15 @@ def gather_shards(parts: list[Path], out: Path, private: bool = False) -> int:
 
     metas = [pq.read_schema(p).metadata or {} for p in parts]
     identities = {m.get(b"clinsent.model_identity") for m in metas}
+    first = next((m for m in metas if m.get(b"clinsent.rows") != b"0"), metas[0])
     if len(identities) != 1:
         raise InputError(parts[0].parent, "the shards were embedded with different models", "rerun every shard")
     expected = sum(int(m.get(b"clinsent.rows", b"0")) for m in metas)
-    first = {k.decode(): v.decode() for k, v in metas[0].items() if k.startswith(b"clinsent.")}
+    first = {k.decode(): v.decode() for k, v in first.items() if k.startswith(b"clinsent.")}
     meta = {**first, "clinsent.rows": str(expected), "clinsent.shard": f"all/{len(parts)}"}
-    rows = join_parquet(parts, out, meta, private)
+    rows = join_parquet(
+        [p for p, m in zip(parts, metas, strict=True) if m.get(b"clinsent.rows") != b"0"], out, meta, private
+    )
     if rows != expected:
         raise InputError(out, f"{rows} rows where the shards name {expected}", "rerun every shard")
     return rows

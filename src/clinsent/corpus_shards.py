@@ -1,16 +1,16 @@
 """A corpus embedding at MIMIC scale: split into shards, each resumable chunk by chunk.
 
-``corpus_embeddings.<name>.shards: N`` splits the input's chunks (``chunk`` texts each, in
-input order) into N contiguous, deterministic parts: shard k embeds chunks
-``[k*C/N, (k+1)*C/N)`` of the C chunks, so every row is in exactly one shard and the shards
-concatenated in order are the input's order. Each shard is one job (a GPU slot where embed
-jobs use a GPU; its own cluster job on Slurm); one cheap job then streams the parts, row group
+``corpus_embeddings.<name>.shards: N`` splits the input's rows into N contiguous, deterministic
+parts: shard k embeds rows ``[k*n/N, (k+1)*n/N)`` of the n rows, in chunks of ``chunk`` texts,
+so every row is in exactly one shard and the shards concatenated in order are the input's
+order. Each shard is one job (a GPU slot where embed jobs use a GPU; its own cluster job on
+Slurm); one cheap job then streams the parts, row group
 by row group, into the one output file ``results/corpus_embeddings/<name>.parquet`` (what
 ``pandas.read_parquet`` reads, as before), its metadata naming the model, its identity, the
 rows and the shards. With one shard the job writes the output directly.
 
 **Resumable.** A shard writes each finished chunk as its own file, atomically (written beside
-it and renamed), in a working folder beside the output (``.<name>.work/shard<k>/``) that is
+it and renamed), in a working folder beside the shard's output (``.<part>.work/shard<k>of<N>/``) that is
 no declared output, so it survives a killed or preempted job. Started again, the shard skips the
 chunks it has and continues after the last one; the chunks are then joined into the shard's
 part and the folder removed. The folder is keyed by everything the vectors depend on (the
@@ -32,9 +32,9 @@ from typing import Any
 from clinsent.texts import Chunk, chunks, input_format
 
 
-def chunk_ranges(n_chunks: int, shards: int) -> list[range]:
-    """The chunk indices of each shard: contiguous, in order, sizes differing by at most one."""
-    return [range(k * n_chunks // shards, (k + 1) * n_chunks // shards) for k in range(shards)]
+def row_ranges(n_rows: int, shards: int) -> list[range]:
+    """The rows of each shard: contiguous, in order, sizes differing by at most one."""
+    return [range(k * n_rows // shards, (k + 1) * n_rows // shards) for k in range(shards)]
 
 
 def count_rows(path: Path, column: str | None, id_column: str | None, chunk: int) -> int:
@@ -93,12 +93,27 @@ def chunk_path(folder: Path, index: int) -> Path:
 
 
 def shard_chunks(
-    path: Path, size: int, column: str | None, id_column: str | None, wanted: range
+    path: Path, size: int, column: str | None, id_column: str | None, rows: range
 ) -> Iterator[tuple[int, Chunk]]:
-    """(index, chunk) of the chunks in ``wanted``, read in order (earlier chunks are read and
-    passed over: their rows are checked as in any run, and the rows stay the input's)."""
-    for index, chunk in enumerate(chunks(path, size, column, id_column)):
-        if index >= wanted.stop:
-            return
-        if index >= wanted.start:
-            yield index, chunk
+    """(index, chunk) of the rows in ``rows``, ``size`` at a time (index: the chunk's number
+    within the shard). Rows before them are read and passed over: they are checked as in any
+    run, and the rows stay the input's."""
+    ids: list[Any] = []
+    texts: list[str] = []
+    index, seen = 0, 0
+    for chunk_ids, chunk_texts in chunks(path, size, column, id_column):
+        start, stop = max(rows.start - seen, 0), min(rows.stop - seen, len(chunk_ids))
+        seen += len(chunk_ids)
+        if start >= stop:
+            if seen >= rows.stop:
+                break
+            continue
+        ids += chunk_ids[start:stop]
+        texts += chunk_texts[start:stop]
+        while len(ids) >= size:
+            yield index, (ids[:size], texts[:size])
+            ids, texts, index = ids[size:], texts[size:], index + 1
+        if seen >= rows.stop:
+            break
+    if ids:
+        yield index, (ids, texts)

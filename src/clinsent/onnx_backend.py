@@ -128,9 +128,15 @@ def export(model_dir: Path, quantize: str = "none", log: Any = print) -> Path:
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         def quantized(path: str) -> None:
-            quantize_dynamic(
-                str(fp32), path, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"]
-            )
+            import logging
+
+            logging.disable(logging.WARNING)  # its advice to pre-process (shape inference) is for static quantization
+            try:
+                quantize_dynamic(
+                    str(fp32), path, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"]
+                )
+            finally:
+                logging.disable(logging.NOTSET)
 
         _replace_atomically(quantized, int8)
     return wanted
