@@ -766,6 +766,9 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
         "keep_text": False,
         "batch_size": 64,
         "chunk": 10000,
+        "shards": 1,
+        "backend": "torch",
+        "quantize": "none",
         "private": True,
     }
     changed = copy.deepcopy(configs["config"])
