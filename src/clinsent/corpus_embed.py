@@ -194,7 +194,7 @@ def embed_corpus(
 ) -> dict[str, Any]:
     """Embed ``source``'s texts with the model in ``model_dir`` into ``out`` (parquet); returns the
     run's figures (rows, seconds, sentences per second, peak resident memory). ``shard`` of
-    ``shards``: only that contiguous part of the input's chunks (:mod:`clinsent.corpus_shards`);
+    ``shards``: only that contiguous part of the input's rows (:mod:`clinsent.corpus_shards`);
     each finished chunk is kept in :func:`work_folder` until ``out`` is written, so a killed run
     started again resumes after its last chunk. The output is owner-only when ``private`` (the
     workflow's notes sentences) or when others cannot read ``source``; inside ``results`` its
