@@ -230,7 +230,11 @@ def train(
         precision=precision,
     )
     settings = {"objective": method.name, **to_config(s), "seed": seed}
-    fp = ckpt.fingerprint(settings, base_model, data.identity() if trained and data is not None else None)
+    fp = ckpt.fingerprint(  # a checkpoint's curve was scored at its evaluation length: another length starts over
+        {**settings, "eval_max_length": evaluated_at},
+        base_model,
+        data.identity() if trained and data is not None else None,
+    )
     resumed = ckpt.load_state(work, fp, report=log) if trained else None
     if resumed is None:
         shutil.rmtree(work, ignore_errors=True)
