@@ -26,7 +26,7 @@ except InputError as _exc:
 
 # what this run does, as every caption and table note states it (clinsent.report.captions)
 RUN_FACTS = RunFacts(
-    seeds=max(len(e.seeds) for e in PLAN.methods.values()),
+    seeds=max((len(e.seeds) for e in PLAN.methods.values()), default=1),
     reference=PLAN.reference(),
     selection={m: e.selection_set for m, e in PLAN.methods.items() if e.method.trains},
     reported=list(PLAN.scored_tasks()),
