@@ -114,6 +114,22 @@ def check_request(
     claim(out, inputs=(source, model_dir))  # never the input, never inside the model folder
 
 
+def release_heap() -> None:
+    """Give freed heap memory back to the system after a chunk (glibc's ``malloc_trim``; nothing
+    elsewhere). Measured on the torch path with MiniLM: the peak from 5,000 to 40,000 sentences
+    grew 1.35 times without it and 1.13 times with it, at no measurable cost in speed. From
+    10,000 to 100,000 it still grows 1.26 times (1.29 without), for a reason not yet found."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if sys.platform.startswith("linux") and name:
+        try:
+            ctypes.CDLL(name).malloc_trim(0)
+        except (OSError, AttributeError):  # a libc without it (musl)
+            pass
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident size, MiB: Linux's ``VmHWM`` (the high-water mark of this
     program's own memory; ``ru_maxrss`` also carries the parent's from before ``exec``), else
@@ -261,6 +277,7 @@ def embed_corpus(
         with atomic_path(corpus_shards.chunk_path(work, index), ".parquet", private=private) as tmp:
             pq.write_table(_chunk_table(ids, vectors, texts if keep_text else None), tmp)
         embedded += len(ids)
+        release_heap()
         log(f"embedded {rows} texts of shard {shard} ({embedded / (time.perf_counter() - start):.0f}/s)")
     parts = sorted(work.glob("chunk-*.parquet"))  # this shard's chunks (its own folder, keyed), in order
     if not parts:  # a shard without rows (fewer rows than shards): an empty part the join passes over
