@@ -97,8 +97,17 @@ def _setup(
     tiny_bert: Path, objective: str, dropout: bool = False, **knobs: Any
 ) -> tuple[MethodLoss, Encoder, dict[str, Any]]:
     method, encoder = method_and_encoder(tiny_bert, objective, **knobs)
+    return loss_and_batch(method, encoder, objective, dropout)
+
+
+def loss_and_batch(
+    method: Any, encoder: Encoder, objective: str, dropout: bool = False
+) -> tuple[MethodLoss, Encoder, dict[str, Any]]:
+    """The method's loss on the encoder's device, in train mode (dropout off unless asked), and a
+    prepared batch of the objective's rows (test_cuda.py builds the same on a GPU)."""
     loss = method.build_loss(encoder)
     loss.bind(SimpleNamespace(classes=["a", "b", "c"]))
+    loss.to(encoder.device)
     encoder.model.train()
     loss.train()
     if not dropout:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from test_chunked import _grads, _no_dropout, _params, _rows, _texts, method_and_encoder
+from test_chunked import _grads, _params, _rows, _texts, loss_and_batch, method_and_encoder
 from test_chunked import _one_pass as one_pass
 
 from clinsent.losses.base import Embedded, MethodLoss
@@ -80,15 +80,7 @@ def _loss(
     tiny_bert: Path, objective: str, device: torch.device, precision: str = "fp32", dropout: bool = False
 ) -> tuple[MethodLoss, Encoder, dict[str, Any]]:
     method, encoder = _on(tiny_bert, objective, device, precision)
-    loss = method.build_loss(encoder)
-    loss.bind(SimpleNamespace(classes=["a", "b", "c"]))
-    loss.to(device)
-    encoder.model.train()
-    loss.train()
-    if not dropout:
-        _no_dropout(encoder.model, loss)
-    batch = loss.prepare(_rows(objective, 16 if objective == "ct" else 13), torch.Generator().manual_seed(0))
-    return loss, encoder, batch
+    return loss_and_batch(method, encoder, objective, dropout)
 
 
 def _one_pass(loss: MethodLoss, batch: dict[str, Any]) -> dict[str, torch.Tensor]:

@@ -217,7 +217,6 @@ def embed_corpus(
     folder is already owner-only (:mod:`clinsent.phi`), elsewhere
     :func:`clinsent.guarded.private_destination` decides, before the model loads. ``backend``
     ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU (:mod:`clinsent.onnx_backend`)."""
-    import shutil
 
     import pyarrow.parquet as pq
 
@@ -291,7 +290,7 @@ def embed_corpus(
                 ),
                 tmp,
             )
-        shutil.rmtree(work.parent, ignore_errors=True)
+        corpus_shards.remove_work(work.parent)
         return {
             "rows": 0,
             "embedded": 0,
@@ -312,7 +311,7 @@ def embed_corpus(
         "clinsent.shard": f"{shard}/{shards}",
     }
     join_parquet(parts, out, meta, private)
-    shutil.rmtree(work.parent, ignore_errors=True)  # this output's own working folder
+    corpus_shards.remove_work(work.parent)  # this output's own working folder
     seconds = time.perf_counter() - start
     return {
         "rows": rows,

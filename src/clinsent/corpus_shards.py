@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,8 +69,14 @@ def work_key(model_dir: Path, source: Path, settings: dict[str, Any]) -> dict[st
 
 
 def open_work(folder: Path, key: dict[str, Any], private: bool) -> list[int]:
-    """The working folder of one shard for ``key`` (emptied when it holds another key's chunks);
-    returns the chunk indices already done."""
+    """The working folder of one shard for ``key`` (emptied when it holds another key's chunks),
+    through the guarded writer (:func:`clinsent.guarded.claim`: inside what the job owns, never an
+    input); owner-only, the folder above it too, when the texts are private. Returns the chunk
+    indices already done."""
+    from clinsent.guarded import claim
+    from clinsent.io import write_text
+
+    claim(folder.parent)
     stored = folder / "key.json"
     if folder.exists():
         try:
@@ -80,12 +85,19 @@ def open_work(folder: Path, key: dict[str, Any], private: bool) -> list[int]:
             same = False
         if not same:
             shutil.rmtree(folder)
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
+    mode = 0o700 if private else 0o777  # created only: an existing folder keeps its mode
+    folder.parent.mkdir(parents=True, exist_ok=True, mode=mode)
+    folder.mkdir(exist_ok=True, mode=mode)
     if not stored.exists():
-        tmp = folder / ".key.json.tmp"
-        tmp.write_text(json.dumps(key, sort_keys=True))
-        os.replace(tmp, stored)
+        write_text(json.dumps(key, sort_keys=True), stored)
     return sorted(int(p.stem.split("-")[1]) for p in folder.glob("chunk-*.parquet"))
+
+
+def remove_work(folder: Path) -> None:
+    """An output's working folder, once the output is written (claimed like every write)."""
+    from clinsent.guarded import claim
+
+    shutil.rmtree(claim(folder), ignore_errors=True)
 
 
 def chunk_path(folder: Path, index: int) -> Path:

@@ -24,8 +24,6 @@ once leave one whole file). Tokenization is the model's own tokenizer at the mod
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +61,12 @@ def export_folder(model_dir: Path) -> Path:
 
 
 def _replace_atomically(write: Any, target: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    """``write(path)`` to a temporary file beside ``target``, renamed onto it: the guarded,
+    atomic writer (:func:`clinsent.io.atomic_path`)."""
+    from clinsent.io import atomic_path
+
+    with atomic_path(target, ".onnx") as tmp:
+        write(str(tmp))
 
 
 def export(model_dir: Path, quantize: str = "none", log: Any = print) -> Path:
@@ -90,7 +87,7 @@ def export(model_dir: Path, quantize: str = "none", log: Any = print) -> Path:
         if stale.is_dir() and stale != folder and len(stale.name) == len(folder.name):
             import shutil
 
-            shutil.rmtree(stale, ignore_errors=True)
+            shutil.rmtree(claim(stale, inputs=(model_dir,)), ignore_errors=True)
     if not fp32.exists():
         model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True).eval()
         names = list(model.tokenizer.model_input_names)

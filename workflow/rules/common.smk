@@ -72,6 +72,16 @@ def train_param(key):
     return lambda wc: PLAN.train_params(wc.method, wc.base_model, wc.seed)[key]
 
 
+def corpus_embed_inputs(wc):
+    """One shard: the model and the texts; several: their parts (the job only joins them)."""
+    if PLAN.corpus_shards(wc.embedded_corpus) > 1:
+        return {"parts": PLAN.corpus_parts(wc.embedded_corpus)}
+    return {
+        "model": f"{PLAN.model_dir(*PLAN.corpus_run(wc.embedded_corpus))}/model",
+        "texts": PLAN.corpus_input(wc.embedded_corpus),
+    }
+
+
 def plan_inputs(wildcards):
     return PLAN.plan_inputs(wildcards.plan)
 

@@ -50,16 +50,6 @@ rule corpus_embed_shard:
         "../scripts/corpus_embed.py"
 
 
-def corpus_embed_inputs(wc):
-    """One shard: the model and the texts; several: their parts (the job only joins them)."""
-    if PLAN.corpus_shards(wc.embedded_corpus) > 1:
-        return {"parts": PLAN.corpus_parts(wc.embedded_corpus)}
-    return {
-        "model": f"{PLAN.model_dir(*PLAN.corpus_run(wc.embedded_corpus))}/model",
-        "texts": PLAN.corpus_input(wc.embedded_corpus),
-    }
-
-
 rule corpus_embed:
     """Embed one configured corpus (corpus_embeddings.<name>) with a trained run: (id, vector) parquet
     written in chunks (memory flat whatever the corpus's size; a killed job resumes after its last
