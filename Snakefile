@@ -59,7 +59,7 @@ rule all:
         rules.corpus_manifest.output if NOTE_SENTENCES else [],
         rules.paper_report.output if (TABLES or FIGURES) else [],
         rules.phi_scan.output if PHI_SCAN else [],
-        [f"{R}/mteb/{m}" for m in BENCH_MODELS],
+        [T.file(P.MTEB, model=m) for m in BENCH_MODELS],
         PLAN.release_dirs(),  # each trained run's release copy, its card with the eval metrics
         PLAN.corpus_embedding_files(),
     default_target: True

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from clinsent import paths
 from clinsent.errors import InputError
 from clinsent.plan import Plan, _load_config, build_plan, main
 
@@ -410,7 +411,7 @@ def test_kinds_plan_their_inputs(configs: dict[str, dict[str, Any]]) -> None:
     retrieval = next(k for k, name in kinds.items() if name == "retrieval_examples")
     stats = next(k for k, name in kinds.items() if name == "eval_stats")
     assert all(
-        p.startswith(f"{plan.results}/embeddings/") and p.endswith(".parquet")
+        p.startswith(plan.tree.folder(paths.EMBEDDINGS)) and p.endswith(".parquet")
         for p in extras["tables"][retrieval]["inputs"]["embeddings"].values()
     )
     assert set(extras["tables"][stats]["inputs"]["stats"]) == set(plan.tables[stats]["eval_sets"])

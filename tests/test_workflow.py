@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from clinsent import paths
 from clinsent.demo.notes import generate_notes, write_noteevents
 from clinsent.demo.tiny_bert import make_tiny_bert
 from clinsent.overlay import resolve_base
@@ -288,7 +289,7 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     refused = _snakemake(tmp_path, "--report", str(tmp_path / "leaky.html"), "--cores", "1")
     assert refused.returncode != 0 and not (tmp_path / "leaky.html").exists()
     assert any(
-        line.startswith(f"{res.relative_to(tmp_path)}/phi/scan_failed.json: the last PHI scan found note text")
+        line.startswith(f"{res.relative_to(tmp_path) / paths.PHI_FAILED}: the last PHI scan found note text")
         for line in refused.stderr.splitlines()
     ), refused.stderr[-3000:]  # after Snakemake's profile line
     clean = _snakemake(
@@ -1056,7 +1057,7 @@ def test_benchmark_demo_fills_the_leaderboard_heatmap_and_mteb_results(tmp_path:
     cfg["training"]["threads"] = 1
     cfg["finetune"]["i2b2_2010_frozen"]["epochs"] = 1
     for name in ("mcat", "mtri"):
-        cfg["eval_sets"][name].update(epochs=1)  # {results}/doc_tasks/<name>.parquet: this run's own folder
+        cfg["eval_sets"][name].update(epochs=1)  # <results>/doc_tasks/<name>.parquet: this run's own folder
     run = _snakemake(
         tmp_path,
         "all",

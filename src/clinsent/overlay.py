@@ -26,6 +26,7 @@ from typing import Any
 
 from clinsent.errors import InputError
 from clinsent.names import is_name
+from clinsent.paths import DOC_TASK, fill
 from clinsent.registry import did_you_mean
 from clinsent.safe_yaml import shown
 
@@ -225,13 +226,13 @@ def fill_results(config: dict[str, Any]) -> dict[str, Any]:
         if path.startswith(f"{RESULTS}/"):
             entry["path"] = results + path[len(RESULTS) :]
             continue
-        built = re.fullmatch(r"(.+)/doc_tasks/([A-Za-z0-9_.-]+)\.parquet", path)
+        built = re.fullmatch(r"(.+)/" + re.escape(DOC_TASK.split("{")[0]) + r"([A-Za-z0-9_.-]+)\.parquet", path)
         if built and built.group(2) in tasks and built.group(1) != results:
             raise InputError(
                 f"config: eval_sets.{name}.path",
-                f"reads doc_tasks/{built.group(2)}.parquet of the results "
+                f"reads {fill(DOC_TASK, task=built.group(2))} of the results "
                 f"folder {built.group(1)}, not this run's ({results}): a document task's table is built "
                 "from this run's notes",
-                f"write {RESULTS}/doc_tasks/{built.group(2)}.parquet",
+                f"write {RESULTS}/{fill(DOC_TASK, task=built.group(2))}",
             )
     return config

@@ -6,13 +6,13 @@ rule batch_plan:
     input:
         unpack(plan_inputs),
     output:
-        f"{R}/batches/{{plan}}/seed{{seed}}.parquet",
+        T.pattern(P.BATCH_PLAN),
     params:
         plan=lambda wc: PLAN.plans[wc.plan],
     log:
-        f"{LOGS}/batch_plan/{{plan}}_seed{{seed}}.log",
+        T.log("batch_plan"),
     benchmark:
-        f"{BENCH}/batch_plan/{{plan}}_seed{{seed}}.tsv"
+        T.benchmark("batch_plan")
     conda:
         "../../envs/train.yaml"
     script:
@@ -25,14 +25,14 @@ rule duplicate_stats:
         sets=rules.sentence_sets.output.sets,
         linked=rules.sentence_sets.output.linked,
     output:
-        f"{R}/stats/duplicate_entities.json",
+        T.pattern(P.DUPLICATE_ENTITIES),
     params:
         batches=config["batching"]["duplicate_sim_batches"],
         batch_size=config["batching"]["duplicate_sim_batch_size"],
     log:
-        f"{LOGS}/duplicate_stats.log",
+        T.log("duplicate_stats"),
     benchmark:
-        f"{BENCH}/duplicate_stats.tsv"
+        T.benchmark("duplicate_stats")
     conda:
         "../../envs/train.yaml"
     script:

@@ -22,16 +22,16 @@ rule mteb_results:
         task_files=[f for t in BENCH_TASKS.values() for f in t["files"]],
         models=lambda wc: [os.path.dirname(c) for c in model_cards(PLAN, BENCH_MODELS[wc.model])],  # their cards get the results
     output:
-        directory(f"{R}/mteb/{{model}}"),
+        directory(T.pattern(P.MTEB)),
     params:
         model=lambda wc: BENCH_MODELS[wc.model],
         tasks=BENCH_TASKS,
         metrics=lambda wc: metrics_files(PLAN, BENCH_MODELS[wc.model], BENCH_TASKS),
         cards=lambda wc: model_cards(PLAN, BENCH_MODELS[wc.model]),
     log:
-        f"{LOGS}/mteb_results/{{model}}.log",
+        T.log("mteb_results"),
     benchmark:
-        f"{BENCH}/mteb_results/{{model}}.tsv"
+        T.benchmark("mteb_results")
     conda:
         "../../envs/report.yaml"
     script:

@@ -3,6 +3,7 @@
 import os
 import sys
 
+from clinsent import paths as P
 from clinsent.corpus.sentences import corpus_paths
 from clinsent.errors import InputError
 from clinsent.gpu_slots import LOCK_DIR_ENV, check_lock_dir, export_pool, resolve_pool
@@ -47,11 +48,13 @@ export_pool(GPU_POOL, explicit=config.get("gpus") is not None)
 EMBED_GPU = 1 if GPU_POOL and config.get("embed_device", "auto") != "cpu" else 0
 
 R = PLAN.results
-LOGS = f"{R}/logs"
-BENCH = f"{R}/benchmarks"
+T = PLAN.tree  # every rule's input, output, log and benchmark pattern (clinsent.paths)
 EVAL = PLAN.eval_sets
 SHARDS = PLAN.shards
-SHARD_DIR = PLAN.shard_dir
+# the notes' shards: the shard count is part of their folder, so two layouts never mix
+NOTES_SHARD, SENTENCES_SHARD, ENTITIES_SHARD, INGEST_STATS = (
+    T.pattern(t, n_shards=PLAN.n_shards) for t in (P.NOTES_SHARD, P.SENTENCES_SHARD, P.ENTITIES_SHARD, P.INGEST_STATS)
+)
 NOTE_SENTENCES = PLAN.note_sentences
 NOTE_ENTITIES = PLAN.note_entities  # ontology, pack, NER, S_ent / S_none and their statistics
 TABLES, FIGURES = PLAN.tables, PLAN.figures
@@ -77,7 +80,7 @@ def corpus_embed_inputs(wc):
     if PLAN.corpus_shards(wc.embedded_corpus) > 1:
         return {"parts": PLAN.corpus_parts(wc.embedded_corpus)}
     return {
-        "model": f"{PLAN.model_dir(*PLAN.corpus_run(wc.embedded_corpus))}/model",
+        "model": PLAN.run_file(P.MODEL, *PLAN.corpus_run(wc.embedded_corpus)),
         "texts": PLAN.corpus_input(wc.embedded_corpus),
     }
 

@@ -9,14 +9,14 @@ rule ingest_notes:
     input:
         PLAN.external(PLAN.notes_paths) if PLAN.notes else [],
     output:
-        shards=expand(f"{SHARD_DIR}/notes/{{shard}}.parquet", shard=SHARDS),
-        stats=f"{SHARD_DIR}/ingest.json",
+        shards=expand(NOTES_SHARD, shard=SHARDS),
+        stats=INGEST_STATS,
     params:
         notes=config["notes"],
     log:
-        f"{LOGS}/ingest_notes.log",
+        T.log("ingest_notes"),
     benchmark:
-        f"{BENCH}/ingest_notes.tsv"
+        T.benchmark("ingest_notes")
     threads: 1
     resources:
         mem_mb=config["corpus"]["mem_mb"]["ingest"],
@@ -29,15 +29,15 @@ rule ingest_notes:
 rule split_sentences:
     """Normalise MIMIC text and split one shard with ScispaCy + pysbd, paragraph by paragraph."""
     input:
-        f"{SHARD_DIR}/notes/{{shard}}.parquet",
+        NOTES_SHARD,
     output:
-        f"{SHARD_DIR}/sentences/{{shard}}.parquet",
+        SENTENCES_SHARD,
     params:
         min_words=config["corpus"]["min_words"],
     log:
-        f"{LOGS}/split_sentences/{{shard}}.log",
+        T.log("split_sentences"),
     benchmark:
-        f"{BENCH}/split_sentences/{{shard}}.tsv"
+        T.benchmark("split_sentences")
     threads: 1
     resources:
         mem_mb=config["corpus"]["mem_mb"]["split"],
@@ -52,13 +52,13 @@ rule medcat_pack:
     input:
         rules.ontology_terms.output.terms,
     output:
-        directory(f"{R}/ner/medcat_pack"),
+        directory(T.pattern(P.MEDCAT_PACK)),
     params:
         branch_types=config["ner"]["branch_types"],
     log:
-        f"{LOGS}/medcat_pack.log",
+        T.log("medcat_pack"),
     benchmark:
-        f"{BENCH}/medcat_pack.tsv"
+        T.benchmark("medcat_pack")
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -70,14 +70,14 @@ rule slim_pack:
     input:
         lambda wc: PLAN.external_file(config["ner"]["model_pack"]),
     output:
-        pack=directory(f"{R}/ner/slim_pack"),
-        stats=f"{R}/ner/slim_pack.json",
+        pack=directory(T.pattern(P.SLIM_PACK)),
+        stats=T.pattern(P.SLIM_PACK_STATS),
     params:
         type_ids=config["ner"]["type_ids"],
     log:
-        f"{LOGS}/slim_pack.log",
+        T.log("slim_pack"),
     benchmark:
-        f"{BENCH}/slim_pack.tsv"
+        T.benchmark("slim_pack")
     resources:
         mem_mb=config["corpus"]["mem_mb"]["ner"],
     conda:
@@ -89,16 +89,16 @@ rule slim_pack:
 rule ner:
     """Annotate the kept sentences of one shard with MedCAT (pack loaded once), keeping the configured types."""
     input:
-        sentences=f"{SHARD_DIR}/sentences/{{shard}}.parquet",
+        sentences=SENTENCES_SHARD,
         pack=ner_pack,
     output:
-        f"{SHARD_DIR}/entities/{{shard}}.parquet",
+        ENTITIES_SHARD,
     params:
         type_ids=config["ner"]["type_ids"],
     log:
-        f"{LOGS}/ner/{{shard}}.log",
+        T.log("ner"),
     benchmark:
-        f"{BENCH}/ner/{{shard}}.tsv"
+        T.benchmark("ner")
     threads: 1
     resources:
         mem_mb=config["corpus"]["mem_mb"]["ner"],
@@ -111,19 +111,19 @@ rule ner:
 rule sentence_sets:
     """Gather the shards: link entities to definitions; S_all, S_ent, S_none and the no-definition remainder."""
     input:
-        sentences=expand(f"{SHARD_DIR}/sentences/{{shard}}.parquet", shard=SHARDS),
-        entities=expand(f"{SHARD_DIR}/entities/{{shard}}.parquet", shard=SHARDS),
+        sentences=expand(SENTENCES_SHARD, shard=SHARDS),
+        entities=expand(ENTITIES_SHARD, shard=SHARDS),
         terms=rules.ontology_terms.output.terms,
     output:
-        sets=PLAN.entity_sets_path(),
-        linked=PLAN.linked_path(),
-        counts=f"{R}/sets/counts.json",
+        sets=T.pattern(P.ENTITY_SETS),
+        linked=T.pattern(P.LINKED),
+        counts=T.pattern(P.ENTITY_SETS_COUNTS),
     params:
         link_by=config["linking"]["by"],
     log:
-        f"{LOGS}/sentence_sets.log",
+        T.log("sentence_sets"),
     benchmark:
-        f"{BENCH}/sentence_sets.tsv"
+        T.benchmark("sentence_sets")
     resources:
         mem_mb=config["corpus"]["mem_mb"]["gather"],
     conda:
@@ -136,14 +136,14 @@ rule sentence_set_all:
     """Gather the shards' kept sentences into S_all when no method needs entities: the sentences,
     ids and order of the sets `sentence_sets` writes, without the ontology, the pack or NER."""
     input:
-        sentences=expand(f"{SHARD_DIR}/sentences/{{shard}}.parquet", shard=SHARDS),
+        sentences=expand(SENTENCES_SHARD, shard=SHARDS),
     output:
-        sets=PLAN.s_all_path(),
-        counts=f"{R}/sets/s_all.json",
+        sets=T.pattern(P.S_ALL),
+        counts=T.pattern(P.S_ALL_COUNTS),
     log:
-        f"{LOGS}/sentence_set_all.log",
+        T.log("sentence_set_all"),
     benchmark:
-        f"{BENCH}/sentence_set_all.tsv"
+        T.benchmark("sentence_set_all")
     resources:
         mem_mb=config["corpus"]["mem_mb"]["gather"],
     conda:
@@ -159,15 +159,15 @@ rule corpus_stats:
         linked=rules.sentence_sets.output.linked,
         counts=rules.sentence_sets.output.counts,
     output:
-        table1=report(f"{R}/stats/table1_entities.csv", caption="../report/corpus.rst", category="Corpus"),
-        table2=report(f"{R}/stats/table2_sets.csv", caption="../report/corpus.rst", category="Corpus"),
-        duplicates=report(f"{R}/stats/exact_duplicates.csv", caption="../report/corpus.rst", category="Corpus"),
+        table1=report(T.pattern(P.TABLE1), caption="../report/corpus.rst", category="Corpus"),
+        table2=report(T.pattern(P.TABLE2), caption="../report/corpus.rst", category="Corpus"),
+        duplicates=report(T.pattern(P.EXACT_DUPLICATES), caption="../report/corpus.rst", category="Corpus"),
     params:
         top_fraction=0.1,  # MED-SE Table 1: the top 10% most frequent entities
     log:
-        f"{LOGS}/corpus_stats.log",
+        T.log("corpus_stats"),
     benchmark:
-        f"{BENCH}/corpus_stats.tsv"
+        T.benchmark("corpus_stats")
     conda:
         "../../envs/report.yaml"
     script:
@@ -184,15 +184,15 @@ rule corpus_manifest:
             "coverage": rules.ontology_terms.output.coverage, "ontology": ontology_file, "pack": ner_pack}
            if NOTE_ENTITIES else {}),
     output:
-        f"{R}/stats/manifest.json",
+        T.pattern(P.MANIFEST),
     params:
         shards=PLAN.n_shards,
         type_ids=config["ner"]["type_ids"] if NOTE_ENTITIES else None,
         notes=config["notes"],
     log:
-        f"{LOGS}/corpus_manifest.log",
+        T.log("corpus_manifest"),
     benchmark:
-        f"{BENCH}/corpus_manifest.tsv"
+        T.benchmark("corpus_manifest")
     conda:
         "../../envs/corpus.yaml"
     script:

@@ -7,15 +7,15 @@ rule ontology_terms:
     input:
         ontology_file,
     output:
-        terms=f"{R}/ontology/terms.parquet",
-        coverage=f"{R}/ontology/coverage.csv",
+        terms=T.pattern(P.ONTOLOGY_TERMS),
+        coverage=T.pattern(P.ONTOLOGY_COVERAGE),
     params:
         disease_root=config["ontology"]["disease_root"],
         mental_root=config["ontology"]["mental_root"],
     log:
-        f"{LOGS}/ontology_terms.log",
+        T.log("ontology_terms"),
     benchmark:
-        f"{BENCH}/ontology_terms.tsv"
+        T.benchmark("ontology_terms")
     resources:
         mem_mb=2000,
     conda:

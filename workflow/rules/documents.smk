@@ -6,17 +6,17 @@
 rule documents:
     """Whole notes as documents: a seeded pre-training sample and the held-out patients' notes."""
     input:
-        expand(f"{SHARD_DIR}/notes/{{shard}}.parquet", shard=SHARDS),
+        expand(NOTES_SHARD, shard=SHARDS),
     output:
-        pretrain=f"{R}/documents/pretrain.parquet",
-        downstream=f"{R}/documents/downstream.parquet",
-        stats=PLAN.documents_stats_path(),
+        pretrain=T.pattern(P.DOCUMENTS, partition="pretrain"),
+        downstream=T.pattern(P.DOCUMENTS, partition="downstream"),
+        stats=T.pattern(P.DOCUMENTS_STATS),
     params:
         documents=config["documents"],
     log:
-        f"{LOGS}/documents.log",
+        T.log("documents"),
     benchmark:
-        f"{BENCH}/documents.tsv"
+        T.benchmark("documents")
     resources:
         mem_mb=config["corpus"]["mem_mb"]["gather"],
     conda:
@@ -31,14 +31,14 @@ rule doc_task:
         documents=rules.documents.output.downstream,
         extra=lambda wc: PLAN.doc_task_files(wc.task),
     output:
-        table=f"{R}/doc_tasks/{{task}}.parquet",
-        report=f"{R}/doc_tasks/{{task}}.json",
+        table=T.pattern(P.DOC_TASK),
+        report=T.pattern(P.DOC_TASK_REPORT),
     params:
         task=lambda wc: config["doc_tasks"][wc.task],
     log:
-        f"{LOGS}/doc_tasks/{{task}}.log",
+        T.log("doc_task"),
     benchmark:
-        f"{BENCH}/doc_tasks/{{task}}.tsv"
+        T.benchmark("doc_task")
     conda:
         "../../envs/corpus.yaml"
     script:

@@ -16,9 +16,9 @@ rule download_ontology:
         url=PLAN.ontology_url,
         sha256=config["ontology"]["release"]["sha256"],
     log:
-        f"{LOGS}/download_ontology.log",
+        T.log("download_ontology"),
     benchmark:
-        f"{BENCH}/download_ontology.tsv"
+        T.benchmark("download_ontology")
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -29,13 +29,13 @@ rule download_model:
     """Fetch one model named by a Hugging Face id (base_models, or a method's extra model) into
     `hub_dir`/<owner--name>: a complete snapshot, moved into place only when whole."""
     output:
-        directory(f"{PLAN.hub_dir}/{{hub}}"),
+        directory(f"{PLAN.hub_dir}/{{hub}}"),  # outside the results folder: every config shares it
     params:
         repo_id=lambda wc: wc.hub.replace("--", "/"),
     log:
-        f"{LOGS}/download_model/{{hub}}.log",
+        T.log("download_model"),
     benchmark:
-        f"{BENCH}/download_model/{{hub}}.tsv"
+        T.benchmark("download_model")
     conda:
         "../../envs/train.yaml"
     script:

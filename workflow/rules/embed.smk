@@ -5,16 +5,16 @@
 rule embed:
     """Export embeddings (id, text, float32 vector) of one eval set's texts with one selected model."""
     input:
-        model=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/model",
+        model=T.pattern(P.MODEL),
         eval_files=lambda wc: eval_set_files(wc.eval_set),
     output:
-        f"{R}/embeddings/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.parquet",
+        T.pattern(P.EMBEDDINGS),
     params:
         eval_set=lambda wc: PLAN.eval_params(wc.eval_set),
     log:
-        f"{LOGS}/embed/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.log",
+        T.log("embed"),
     benchmark:
-        f"{BENCH}/embed/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.tsv"
+        T.benchmark("embed")
     conda:
         "../../envs/train.yaml"
     threads: 1  # mostly start-up and imports: two embed or evaluate jobs share two cores
@@ -30,16 +30,16 @@ rule corpus_embed_shard:
     part of the input's chunks, each chunk kept as it is finished, so a killed job resumes after
     its last one (clinsent.corpus_shards); a GPU slot where embed jobs use a GPU, on Slurm its own job."""
     input:
-        model=lambda wc: f"{PLAN.model_dir(*PLAN.corpus_run(wc.embedded_corpus))}/model",
+        model=lambda wc: PLAN.run_file(P.MODEL, *PLAN.corpus_run(wc.embedded_corpus)),
         texts=lambda wc: PLAN.corpus_input(wc.embedded_corpus),
     output:
-        temp(f"{R}/corpus_embeddings/{{embedded_corpus}}.parts/{{part}}.parquet"),
+        temp(T.pattern(P.CORPUS_EMBEDDING_PART)),
     params:
         entry=lambda wc: PLAN.corpus_params(wc.embedded_corpus),
     log:
-        f"{LOGS}/corpus_embed/{{embedded_corpus}}_part{{part}}.log",
+        T.log("corpus_embed_shard"),
     benchmark:
-        f"{BENCH}/corpus_embed/{{embedded_corpus}}_part{{part}}.tsv"
+        T.benchmark("corpus_embed_shard")
     conda:
         "../../envs/train.yaml"
     threads: 1
@@ -58,13 +58,13 @@ rule corpus_embed:
     input:
         unpack(corpus_embed_inputs),
     output:
-        f"{R}/corpus_embeddings/{{embedded_corpus}}.parquet",
+        T.pattern(P.CORPUS_EMBEDDING),
     params:
         entry=lambda wc: PLAN.corpus_params(wc.embedded_corpus),
     log:
-        f"{LOGS}/corpus_embed/{{embedded_corpus}}.log",
+        T.log("corpus_embed"),
     benchmark:
-        f"{BENCH}/corpus_embed/{{embedded_corpus}}.tsv"
+        T.benchmark("corpus_embed")
     conda:
         "../../envs/train.yaml"
     threads: 1

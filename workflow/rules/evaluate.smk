@@ -7,18 +7,18 @@ rule evaluate:
     """Score one eval set's embeddings."""
     input:
         # the set's own embeddings, or with embed_from those of the set whose texts include its own
-        embeddings=lambda wc: f"{R}/embeddings/{wc.method}/{wc.base_model}/seed{wc.seed}/{EVAL[wc.eval_set].embedded()}.parquet",
+        embeddings=lambda wc: PLAN.embeddings(wc.method, wc.base_model, wc.seed, EVAL[wc.eval_set].embedded()),
         eval_files=lambda wc: eval_set_files(wc.eval_set),
     output:
-        f"{R}/metrics/{{method}}/{{base_model}}/seed{{seed}}/{{eval_set}}.json",
+        T.pattern(P.METRICS),
     params:
         eval_set=lambda wc: PLAN.eval_params(wc.eval_set),
         postprocess=lambda wc: PLAN.methods[wc.method].postprocess,
         whitening_dims=lambda wc: PLAN.methods[wc.method].whitening_dims,
     log:
-        f"{LOGS}/evaluate/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.log",
+        T.log("evaluate"),
     benchmark:
-        f"{BENCH}/evaluate/{{method}}_{{base_model}}_seed{{seed}}_{{eval_set}}.tsv"
+        T.benchmark("evaluate")
     conda:
         "../../envs/train.yaml"  # torch, for BERT-flow
     script:

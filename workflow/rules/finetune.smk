@@ -7,16 +7,16 @@
 rule finetune:
     """Fine-tune one trained run on one entry's train split; test metrics of the best validation epoch."""
     input:
-        model=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/model",
+        model=T.pattern(P.MODEL),
         eval_files=lambda wc: PLAN.finetune_files(wc.finetune),
     output:
-        f"{R}/finetune/{{method}}/{{base_model}}/seed{{seed}}/{{finetune}}.json",
+        T.pattern(P.FINETUNE),
     params:
         finetune=lambda wc: PLAN.finetune_params(wc.finetune),
     log:
-        f"{LOGS}/finetune/{{method}}_{{base_model}}_seed{{seed}}_{{finetune}}.log",
+        T.log("finetune"),
     benchmark:
-        f"{BENCH}/finetune/{{method}}_{{base_model}}_seed{{seed}}_{{finetune}}.tsv"
+        T.benchmark("finetune")
     conda:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]
@@ -33,14 +33,14 @@ rule cross_encoder:
         base_model=lambda wc: PLAN.model_inputs([config["base_models"][wc.base_model]]),
         eval_files=lambda wc: PLAN.finetune_files(wc.finetune),
     output:
-        f"{R}/cross_encoder/{{base_model}}/seed{{seed}}/{{finetune}}.json",
+        T.pattern(P.CROSS_ENCODER),
     params:
         finetune=lambda wc: PLAN.finetune_params(wc.finetune),
         base_model=lambda wc: config["base_models"][wc.base_model],
     log:
-        f"{LOGS}/cross_encoder/{{base_model}}_seed{{seed}}_{{finetune}}.log",
+        T.log("cross_encoder"),
     benchmark:
-        f"{BENCH}/cross_encoder/{{base_model}}_seed{{seed}}_{{finetune}}.tsv"
+        T.benchmark("cross_encoder")
     conda:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]

@@ -24,16 +24,16 @@ rule phi_sample:
     input:
         rules.ingest_notes.output.shards,
     output:
-        f"{R}/phi/ngrams.json",
+        T.pattern(P.PHI_NGRAMS),
     params:
         ngram=PHI["ngram"],
         sample=PHI["sample"],
         notes=PHI["notes"],
         seed=PHI["seed"],
     log:
-        f"{LOGS}/phi_sample.log",
+        T.log("phi_sample"),
     benchmark:
-        f"{BENCH}/phi_sample.tsv"
+        T.benchmark("phi_sample")
     conda:
         "../../envs/report.yaml"
     script:
@@ -52,19 +52,19 @@ rule phi_scan:
         sample=rules.phi_sample.output[0],
         reports=[rules.report.output, rules.paper_report.output if (TABLES or FIGURES) else [],
                  rules.corpus_stats.output if NOTE_ENTITIES else [], rules.corpus_manifest.output if NOTE_SENTENCES else [],
-                 [f"{R}/mteb/{m}" for m in BENCH_MODELS]],  # the benchmark's results and model cards
+                 [T.file(P.MTEB, model=m) for m in BENCH_MODELS]],  # the benchmark's results and model cards
         models=[f"{PLAN.model_dir(m, b, s)}/{f}" for m, b, s in PLAN.trained_jobs()
-                for f in ("model", "curve.csv", "selection.json")],  # the train rule's outputs, all scanned
+                for f in P.RUN_FILES],  # the train rule's outputs, all scanned
         releases=PLAN.release_dirs(),  # the release copies and their cards
     output:
         # one of the report's items: a report cannot be built before a passing scan
-        report(f"{R}/stats/phi_scan.json", caption="../report/phi_scan.rst", category="PHI scan"),
+        report(T.pattern(P.PHI_SCAN), caption="../report/phi_scan.rst", category="PHI scan"),
     params:
-        results=lambda wc, output: os.path.dirname(os.path.dirname(output[0])),  # {results}/stats/phi_scan.json
+        results=lambda wc, output: os.path.dirname(os.path.dirname(output[0])),  # <results>/stats/phi_scan.json
     log:
-        f"{LOGS}/phi_scan.log",
+        T.log("phi_scan"),
     benchmark:
-        f"{BENCH}/phi_scan.tsv"
+        T.benchmark("phi_scan")
     conda:
         "../../envs/report.yaml"
     script:

@@ -55,21 +55,21 @@ rule report:
     """Collect every job's metrics and selection into the summary, the table and the figure."""
     input:
         metrics=PLAN.evaluation_paths(),
-        selections=[f"{PLAN.model_dir(m, b, s)}/selection.json" for m, b, s in PLAN.trained_jobs()],
-        curves=[f"{PLAN.model_dir(m, b, s)}/curve.csv" for m, b, s in PLAN.trained_jobs()],
+        selections=[PLAN.run_file(P.SELECTION, m, b, s) for m, b, s in PLAN.trained_jobs()],
+        curves=[PLAN.run_file(P.CURVE, m, b, s) for m, b, s in PLAN.trained_jobs()],
         **CORPUS_INPUTS,
     output:
-        summary=report(f"{R}/summary.csv", caption="../report/summary.rst", category="Results"),
-        table_md=f"{R}/tables/results.md",
-        table_csv=report(f"{R}/tables/results.csv", caption="../report/results_table.rst", category="Results"),
-        table_tex=f"{R}/tables/results.tex",
+        summary=report(T.pattern(P.SUMMARY), caption="../report/summary.rst", category="Results"),
+        table_md=T.pattern(P.RESULTS_TABLE, ext="md"),
+        table_csv=report(T.pattern(P.RESULTS_TABLE, ext="csv"), caption="../report/results_table.rst", category="Results"),
+        table_tex=T.pattern(P.RESULTS_TABLE, ext="tex"),
         # the curve figure only where a run evaluates a curve set (else not drawn; results.md says why)
-        **({"figure_png": report(f"{R}/figures/curves.png", caption="../report/curves.rst", category="Training curves"),
-            "figure_pdf": f"{R}/figures/curves.pdf"} if PLAN.has_curves() else {}),
-        corpus_md=report(f"{R}/tables/corpus.md", caption="../report/run_corpus.rst", category="Corpus"),
-        corpus_tex=f"{R}/tables/corpus.tex",
-        run=f"{R}/stats/run.json",  # which config this report is of (`snakemake --report` checks it)
-        replicates=f"{R}/stats/bootstrap.parquet",  # every run's bootstrap replicates (paired comparisons)
+        **({"figure_png": report(T.pattern(P.CURVES_FIGURE, ext="png"), caption="../report/curves.rst", category="Training curves"),
+            "figure_pdf": T.pattern(P.CURVES_FIGURE, ext="pdf")} if PLAN.has_curves() else {}),
+        corpus_md=report(T.pattern(P.CORPUS_TABLE, ext="md"), caption="../report/run_corpus.rst", category="Corpus"),
+        corpus_tex=T.pattern(P.CORPUS_TABLE, ext="tex"),
+        run=T.pattern(P.RUN_RECORD),  # which config this report is of (`snakemake --report` checks it)
+        replicates=T.pattern(P.REPLICATES),  # every run's bootstrap replicates (paired comparisons)
     params:
         fingerprint=REPORT_FINGERPRINT,
         configfiles=[str(c) for c in workflow.overwrite_configfiles or ["config/config.yaml"]],
@@ -82,9 +82,9 @@ rule report:
         facts=RUN_FACTS.params(),  # the reference row, the selection, the seeds: the table's notes
         captions=CAPTIONS,  # what the .rst captions print in `snakemake --report`
     log:
-        f"{LOGS}/report.log",
+        T.log("report"),
     benchmark:
-        f"{BENCH}/report.tsv"
+        T.benchmark("report")
     conda:
         "../../envs/report.yaml"
     script:
@@ -98,13 +98,13 @@ rule eval_set_stats:
     input:
         lambda wc: eval_set_files(wc.eval_set),
     output:
-        f"{R}/stats/eval_sets/{{eval_set}}.json",
+        T.pattern(P.EVAL_SET_STATS),
     params:
         eval_set=lambda wc: PLAN.eval_params(wc.eval_set),
     log:
-        f"{LOGS}/eval_set_stats/{{eval_set}}.log",
+        T.log("eval_set_stats"),
     benchmark:
-        f"{BENCH}/eval_set_stats/{{eval_set}}.tsv"
+        T.benchmark("eval_set_stats")
     conda:
         "../../envs/report.yaml"
     script:
@@ -121,15 +121,15 @@ rule paper_report:
         extras=PLAN.kind_files(),  # what each table's and figure's kind reads besides these
     output:
         # in `snakemake --report`: each table (csv) and figure (png) under the paper's label
-        tables=[report(f"{R}/tables/paper/{t}.{ext}", caption="../report/paper_table.rst",
+        tables=[report(T.file(P.PAPER_TABLE, table=t, ext=ext), caption="../report/paper_table.rst",
                        category=f"Tables: {config['report']['paper_label']}", subcategory=t) if ext == "csv"
-                else f"{R}/tables/paper/{t}.{ext}" for t in TABLES for ext in ("md", "csv", "tex")],
-        curves=[report(f"{R}/figures/paper/curves_{t}.{ext}", caption="../report/curves.rst", category="Training curves",
-                       subcategory=t) if ext == "png" else f"{R}/figures/paper/curves_{t}.{ext}"
+                else T.file(P.PAPER_TABLE, table=t, ext=ext) for t in TABLES for ext in ("md", "csv", "tex")],
+        curves=[report(T.file(P.PAPER_CURVES, table=t, ext=ext), caption="../report/curves.rst", category="Training curves",
+                       subcategory=t) if ext == "png" else T.file(P.PAPER_CURVES, table=t, ext=ext)
                 for t in PLAN.run_tables() for ext in ("png", "pdf")],
-        figures=[report(f"{R}/figures/paper/{f}.{ext}", caption="../report/paper_figure.rst",
+        figures=[report(T.file(P.PAPER_FIGURE, figure=f, ext=ext), caption="../report/paper_figure.rst",
                         category=f"Figures: {config['report']['paper_label']}", subcategory=f) if ext == "png"
-                 else f"{R}/figures/paper/{f}.{ext}" for f in FIGURES for ext in ("png", "pdf", "csv")],
+                 else T.file(P.PAPER_FIGURE, figure=f, ext=ext) for f in FIGURES for ext in ("png", "pdf", "csv")],
     params:
         jobs=rules.report.params.jobs,
         tables=TABLES,
@@ -138,15 +138,15 @@ rule paper_report:
         eval_sets={n: t.headline for n, t in PLAN.scored_tasks().items()},
         default_base=PLAN.grid.default_base,
         paper_label=config["report"]["paper_label"],
-        tables_dir=f"{R}/tables/paper",  # where the declared outputs above live
-        figures_dir=f"{R}/figures/paper",
+        tables_dir=T.file(P.PAPER_TABLES),  # where the declared outputs above live
+        figures_dir=T.file(P.PAPER_FIGURES),
         extras=PLAN.kind_extras(),  # per table and figure: its kind's inputs and params
         facts=RUN_FACTS.params(),
         captions=CAPTIONS,
     log:
-        f"{LOGS}/paper_report.log",
+        T.log("paper_report"),
     benchmark:
-        f"{BENCH}/paper_report.tsv"
+        T.benchmark("paper_report")
     conda:
         "../../envs/report.yaml"
     script:

@@ -7,14 +7,14 @@ rule sentence_corpus:
     input:
         lambda wc: PLAN.external(corpus_paths(config["sentence_corpora"][wc.sentence_corpus])),
     output:
-        sentences=f"{R}/sentence_corpora/{{sentence_corpus}}/sentences.parquet",
-        stats=PLAN.corpus_stats_path("{sentence_corpus}"),
+        sentences=T.pattern(P.SENTENCE_CORPUS),
+        stats=T.pattern(P.SENTENCE_CORPUS_STATS),
     params:
         entry=lambda wc: config["sentence_corpora"][wc.sentence_corpus],
     log:
-        f"{LOGS}/sentence_corpus/{{sentence_corpus}}.log",
+        T.log("sentence_corpus"),
     benchmark:
-        f"{BENCH}/sentence_corpus/{{sentence_corpus}}.tsv"
+        T.benchmark("sentence_corpus")
     resources:
         mem_mb=4000,  # a million sentences held in memory while sampling
     conda:

@@ -7,14 +7,14 @@ rule training_rows:
     input:
         training_data_files,
     output:
-        rows=f"{R}/training_rows/{{source}}.parquet",
-        report=f"{R}/training_rows/{{source}}.json",
+        rows=T.pattern(P.TRAINING_ROWS),
+        report=T.pattern(P.TRAINING_ROWS_REPORT),
     params:
         entry=lambda wc: config["training_data"][wc.source],
     log:
-        f"{LOGS}/training_rows/{{source}}.log",
+        T.log("training_rows"),
     benchmark:
-        f"{BENCH}/training_rows/{{source}}.tsv"
+        T.benchmark("training_rows")
     conda:
         "../../envs/train.yaml"
     script:
@@ -27,9 +27,9 @@ rule train:
     input:
         unpack(train_inputs),
     output:
-        model=directory(f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/model"),
-        curve=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/curve.csv",
-        selection=f"{R}/models/{{method}}/{{base_model}}/seed{{seed}}/selection.json",
+        model=directory(T.pattern(P.MODEL)),
+        curve=T.pattern(P.CURVE),
+        selection=T.pattern(P.SELECTION),
     params:
         # only this method's own knobs (with their defaults): a change elsewhere reruns nothing here
         method=train_param("method"),
@@ -41,9 +41,9 @@ rule train:
         # checkpoints and the best model so far: kept when a job is killed, so a rerun resumes
         checkpoint_dir=train_param("checkpoint_dir"),
     log:
-        f"{LOGS}/train/{{method}}_{{base_model}}_seed{{seed}}.log",
+        T.log("train"),
     benchmark:
-        f"{BENCH}/train/{{method}}_{{base_model}}_seed{{seed}}.tsv"
+        T.benchmark("train")
     conda:
         "../../envs/train.yaml"
     threads: config["training"]["threads"]
@@ -77,9 +77,9 @@ rule release:
         runs=RELEASE_RUNS,
         card=config.get("model_card") or {},
     log:
-        f"{LOGS}/release.log",
+        T.log("release"),
     benchmark:
-        f"{BENCH}/release.tsv"
+        T.benchmark("release")
     conda:
         "../../envs/report.yaml"
     script:

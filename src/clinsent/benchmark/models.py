@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from clinsent.errors import InputError
+from clinsent.paths import DOC_TASK, MODEL, Tree
 
 METHOD_PREFIX = "as_is_"
 DEFAULT_TITLE = "Clinical sentence-embedding benchmark: every clinical task of the five papers"
@@ -44,7 +45,7 @@ def run_folder(results: str, run: str, seed: int, where: str) -> str:
     method, sep, base = run.partition("@")
     if not (method and sep and base):
         raise InputError(where, f"run {run!r} is not method@base_model", "write e.g. medse_replace@biobert")
-    return f"{results}/models/{method}/{base}/seed{seed}/model"
+    return Tree(results).file(MODEL, method=method, base_model=base, seed=seed)
 
 
 def _stderr(line: str) -> None:
@@ -145,7 +146,7 @@ def doc_task_sets(config: Mapping[str, Any]) -> dict[str, str]:
     """Eval set -> the document task whose table (``<results>/doc_tasks/<task>.parquet``, built
     from the notes) is its file."""
     results = str(config.get("results") or "results")
-    tables = {f"{results}/doc_tasks/{task}.parquet": task for task in config.get("doc_tasks") or {}}
+    tables = {Tree(results).file(DOC_TASK, task=task): task for task in config.get("doc_tasks") or {}}
     return {
         name: tables[str(e.get("path"))]
         for name, e in (config.get("eval_sets") or {}).items()

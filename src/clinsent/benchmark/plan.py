@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from clinsent.benchmark.models import model_runs
 from clinsent.models.base import is_hub_id
+from clinsent.paths import MODEL, seed_folder
 from clinsent.run_ref import split_run
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
             "run": [method, base],
             "name": name,
             "seeds": seeds,
-            "revisions": {s: NO_REVISION if as_is else f"seed{s}" for s in seeds},
+            "revisions": {s: NO_REVISION if as_is else seed_folder(s) for s in seeds},
         }
     return out
 
@@ -60,18 +61,15 @@ def model_cards(plan: Plan, model: Mapping[str, Any]) -> list[str]:
     """The card (README.md) of each seed's saved model of the model's run (``model``: one of
     :func:`benchmark_models`)."""
     method, base = model["run"]
-    return [f"{plan.model_dir(method, base, s)}/model/README.md" for s in model["seeds"]]
+    return [f"{plan.run_file(MODEL, method, base, s)}/README.md" for s in model["seeds"]]
 
 
 def metrics_files(plan: Plan, model: Mapping[str, Any], tasks: Iterable[str]) -> dict[str, list[str]]:
     """Task -> the metrics file of each seed of the model's run (zero-shot or fine-tuned)."""
     method, base = model["run"]
-    r = plan.results
     return {
         task: [
-            f"{r}/finetune/{method}/{base}/seed{s}/{task}.json"
-            if task in plan.finetune
-            else f"{r}/metrics/{method}/{base}/seed{s}/{task}.json"
+            (plan.finetune_metrics if task in plan.finetune else plan.metrics)(method, base, s, task)
             for s in model["seeds"]
         ]
         for task in tasks

@@ -21,6 +21,7 @@ import pandas as pd
 from clinsent.data import DataNeed, TrainingData
 from clinsent.data.rows import RowsData
 from clinsent.errors import InputError
+from clinsent.paths import DOCUMENTS, Tree
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ class DocumentRows(DataNeed):
     categories: bool = False  # the method predicts the note category
 
     def inputs(self, paths: Mapping[str, str], seed: int) -> dict[str, str]:
-        return {"documents": f"{paths['results']}/documents/{self.partition}.parquet"}
+        return {"documents": Tree(paths["results"]).file(DOCUMENTS, partition=self.partition)}
 
     def load(self, inputs: Mapping[str, Any], seed: int) -> TrainingData:
         path = inputs["documents"]

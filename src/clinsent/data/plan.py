@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from clinsent.data import DataNeed, TrainingData
+from clinsent.paths import BATCH_PLAN, SENTENCE_CORPUS, Tree
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,8 @@ class SentencePlan(DataNeed):
         return sentence_corpus_path(paths["results"], self.source)
 
     def inputs(self, paths: Mapping[str, str], seed: int) -> dict[str, str]:
-        out = {"plan": f"{paths['results']}/batches/{self.key()}/seed{seed}.parquet", "sets": self.sets_path(paths)}
+        plan = Tree(paths["results"]).file(BATCH_PLAN, plan=self.key(), seed=seed)
+        out = {"plan": plan, "sets": self.sets_path(paths)}
         if self.entities:
             out["linked"] = paths["linked"]
         return out
@@ -92,7 +94,7 @@ CORPUS_WORDS = {  # each set by its definition (clinsent.sets; MED-SE section 3.
 
 def sentence_corpus_path(results: str, name: str) -> str:
     """Where the ``sentence_corpus`` rule writes corpus ``name``."""
-    return f"{results}/sentence_corpora/{name}/sentences.parquet"
+    return Tree(results).file(SENTENCE_CORPUS, sentence_corpus=name)
 
 
 class PlanData(TrainingData):

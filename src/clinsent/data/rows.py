@@ -17,6 +17,7 @@ import pandas as pd
 
 from clinsent.data import DataNeed, TrainingData
 from clinsent.errors import InputError
+from clinsent.paths import TRAINING_ROWS, Tree
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class TrainingRows(DataNeed):
     batch_size: int
 
     def inputs(self, paths: Mapping[str, str], seed: int) -> dict[str, str]:
-        return {"rows": f"{paths['results']}/training_rows/{self.source}.parquet"}
+        return {"rows": Tree(paths["results"]).file(TRAINING_ROWS, source=self.source)}
 
     def load(self, inputs: Mapping[str, Any], seed: int) -> TrainingData:
         df = pd.read_parquet(inputs["rows"])

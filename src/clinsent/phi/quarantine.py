@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from clinsent.paths import MODEL_DIR, PHI_FAILED, PHI_NGRAMS, PHI_QUARANTINE
 from clinsent.phi.sample import Sample
 from clinsent.phi.scan import Leak, scan, shared_files
 
@@ -20,10 +21,10 @@ class PhiLeak(RuntimeError):
     """Note text was found in a file meant for sharing."""
 
 
-QUARANTINE = Path("phi", "quarantine")  # under `results`: owner-only, never shared
+QUARANTINE = Path(PHI_QUARANTINE)  # under `results`: owner-only, never shared
 
 
-FAILED = Path("phi", "scan_failed.json")  # the record of the last failed scan, while it stands
+FAILED = Path(PHI_FAILED)  # the record of the last failed scan, while it stands
 
 
 def _unit(path: Path, root: Path) -> Path:
@@ -31,8 +32,9 @@ def _unit(path: Path, root: Path) -> Path:
     whole folder (``models/<method>/<base>/<seed>``), so that the next run retrains it rather
     than keeping a model with a file missing."""
     absolute, top = Path(os.path.abspath(path)), Path(os.path.abspath(root))
-    if absolute.is_relative_to(top / "models") and len(absolute.relative_to(top).parts) > 4:
-        return top.joinpath(*absolute.relative_to(top).parts[:4])
+    depth = len(Path(MODEL_DIR).parts)  # models/<method>/<base>/seed<k>
+    if absolute.is_relative_to(top / Path(MODEL_DIR).parts[0]) and len(absolute.relative_to(top).parts) > depth:
+        return top.joinpath(*absolute.relative_to(top).parts[:depth])
     return absolute
 
 
@@ -56,7 +58,7 @@ def quarantine(leaks: list[Leak], results: str | Path, mode: int = 0o700) -> Pat
 
     root = Path(results)
     box = root / QUARANTINE / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    for folder in (root / "phi", root / QUARANTINE, box):
+    for folder in (root / QUARANTINE.parent, root / QUARANTINE, box):
         folder.mkdir(parents=True, exist_ok=True, mode=mode)
         os.chmod(folder, mode)
     moved: dict[Path, Path] = {}
@@ -157,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
-        check_shared(args.results, Path(args.results) / "phi" / "ngrams.json", extra=args.files, move=not args.keep)
+        check_shared(args.results, Path(args.results) / PHI_NGRAMS, extra=args.files, move=not args.keep)
     except PhiLeak as exc:
         print(exc)
         return 1

@@ -10,11 +10,29 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from clinsent.paths import (
+    BENCHMARKS,
+    CROSS_ENCODER,
+    CURVES_FIGURE,
+    FINETUNE,
+    LOGS,
+    METRICS,
+    MODEL_DIR,
+    RELEASE,
+    RESULTS_TABLE,
+    RUN_RECORD,
+    SUMMARY,
+    top,
+)
 from clinsent.phi.sample import _WORD, Sample, _hash
 from clinsent.phi.unpack import _decode, _inner
 
 # what a shared results folder may contain, and is scanned
-SHARED = ("tables", "figures", "stats", "logs", "benchmarks", "summary.csv", "metrics", "finetune", "cross_encoder")
+SHARED = (
+    *(top(t) for t in (RESULTS_TABLE, CURVES_FIGURE, RUN_RECORD)),
+    *(LOGS, BENCHMARKS, SUMMARY),
+    *(top(t) for t in (METRICS, FINETUNE, CROSS_ENCODER)),
+)
 
 
 # every file of the shared folders is scanned, and what it packs (gzip, base64 and data URIs, PDF
@@ -60,7 +78,7 @@ def shared_files(results: str | Path, extra: Iterable[str | Path] = ()) -> list[
             found.append(p)
         elif p.is_dir():
             found += [f for f in sorted(p.rglob("*")) if f.is_file()]
-    for models in ("models", "release"):  # trained models and their release copies: all but the weights
+    for models in (top(MODEL_DIR), RELEASE):  # trained models and their release copies: all but the weights
         if (root / models).is_dir():
             found += [f for f in sorted((root / models).rglob("*")) if f.is_file() and f.suffix.lower() not in WEIGHTS]
     found += [Path(p) for p in extra if Path(p).is_file()]

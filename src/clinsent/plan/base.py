@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from clinsent import paths
 from clinsent.corpus.shards import shard_names
 from clinsent.experiments import Grid
 from clinsent.finetune.config import FinetuneEntry
@@ -42,6 +43,11 @@ class PlanBase:
     @property
     def results(self) -> str:
         return str(self.config["results"])
+
+    @property
+    def tree(self) -> paths.Tree:
+        """The results folder's files (:mod:`clinsent.paths`)."""
+        return paths.Tree(self.results)
 
     @property
     def seeds(self) -> list[int]:
@@ -119,7 +125,7 @@ class PlanBase:
     @property
     def shard_dir(self) -> str:
         """The shard count is part of the path, so changing it never mixes two layouts."""
-        return f"{self.results}/corpus/shards{self.n_shards}"
+        return self.tree.pattern(paths.SHARD_DIR, n_shards=self.n_shards)
 
     @property
     def ontology_download(self) -> str:

@@ -205,7 +205,7 @@ def check_user_files(plan: Plan) -> None:
 
 def _ours(plan: Plan, path: str) -> bool:
     """A user file the dry run can read: it exists and no job of the run writes it."""
-    return os.path.exists(os.path.expanduser(path)) and not str(path).startswith(f"{plan.results}/")
+    return os.path.exists(os.path.expanduser(path)) and not plan.tree.holds(path)
 
 
 def check_inputs(plan: Plan) -> None:

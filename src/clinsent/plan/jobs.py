@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from clinsent import paths
+
 if TYPE_CHECKING:  # Plan.jobs calls job_counts: the plan is passed in, not imported
     from clinsent.plan.layout import Plan
 
@@ -13,7 +15,7 @@ if TYPE_CHECKING:  # Plan.jobs calls job_counts: the plan is passed in, not impo
 def job_counts(plan: Plan) -> dict[str, int]:
     """How many jobs each rule gets in a run from scratch (what ``snakemake -n`` lists; tested
     against it for the paper configs)."""
-    r = plan.results
+    under = plan.tree.folder  # the folder of a kind of file
     trained = list(plan.trained_jobs())
     counts: dict[str, int] = {"all": 1, "report": 1}
     if plan.tables or plan.figures:
@@ -21,7 +23,7 @@ def job_counts(plan: Plan) -> dict[str, int]:
     counts["train"] = len(trained)
     report_files = plan.kind_files()
     embedded = {plan.embeddings(m, b, s, plan.eval_sets[e].embedded()) for m, b, s, e in plan.zero_shot()}
-    embedded |= {f for f in report_files if f.startswith(f"{r}/embeddings/")}
+    embedded |= {f for f in report_files if f.startswith(under(paths.EMBEDDINGS))}
     counts["embed"] = len(embedded)
     counts["evaluate"] = len(plan.zero_shot())
     counts["finetune"] = len(plan.finetune_jobs())
@@ -30,15 +32,17 @@ def job_counts(plan: Plan) -> dict[str, int]:
     counts["batch_plan"] = len({n["plan"] for n in needs if "plan" in n})
     files = {f for n in needs for v in n.values() for f in ([v] if isinstance(v, str) else v)}
     files |= {f for name in plan.eval_sets for f in plan.eval_set_files(name)}
-    counts["training_rows"] = len({f for f in files if f.startswith(f"{r}/training_rows/")})
+    counts["training_rows"] = len({f for f in files if f.startswith(under(paths.TRAINING_ROWS))})
     models = [plan.model_inputs([str(plan.config["base_models"][b])]) for b, _, _ in plan.cross_encoder_jobs()]
     counts["download_model"] = len(
         {f for f in [*files, *(f for m in models for f in m)] if f.startswith(f"{plan.hub_dir}/")}
     )
     counts["sentence_corpus"] = len(plan.sentence_corpora)
-    counts["eval_set_stats"] = len({f for f in report_files if f.startswith(f"{r}/stats/eval_sets/")})
-    counts["doc_task"] = len({f for f in files if f.startswith(f"{r}/doc_tasks/")})
-    documents = counts["doc_task"] > 0 or any(f.startswith(f"{r}/documents/") for f in [*files, *report_files])
+    counts["eval_set_stats"] = len({f for f in report_files if f.startswith(under(paths.EVAL_SET_STATS))})
+    counts["doc_task"] = len({f for f in files if f.startswith(under(paths.DOC_TASK))})
+    documents = counts["doc_task"] > 0 or any(
+        f.startswith(under(paths.DOCUMENTS_STATS)) for f in [*files, *report_files]
+    )
     counts["documents"] = int(documents)
     if plan.note_sentences:
         counts.update(split_sentences=plan.n_shards, corpus_manifest=1, sentence_set_all=int(not plan.note_entities))

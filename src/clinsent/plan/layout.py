@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from clinsent import eval_length
+from clinsent import eval_length, paths
 from clinsent.data.plan import sentence_corpus_path
 from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.methods.config import run_models
@@ -27,7 +27,7 @@ class Plan(PlanPaths):
 
     def release_dir(self) -> str:
         """The release copies of the run's trained models (one ``release`` job writes them all)."""
-        return f"{self.results}/release"
+        return self.tree.file(paths.RELEASE)
 
     def release_runs(self) -> list[dict[str, Any]]:
         """Each run that trains (an untrained base model's release is its own): its folder under the
@@ -37,28 +37,23 @@ class Plan(PlanPaths):
         for m, b, s in self.trained_jobs():
             if not self.methods[m].method.trains:
                 continue
-            metrics = {
-                e: f"{self.results}/metrics/{m}/{b}/seed{s}/{e}.json"
-                for mm, bb, ss, e in self.zero_shot()
-                if (mm, bb, ss) == (m, b, s)
-            }
+            metrics = {e: self.metrics(m, b, s, e) for mm, bb, ss, e in self.zero_shot() if (mm, bb, ss) == (m, b, s)}
             ref = self.reference()
             baseline = (
                 {
-                    e: f"{self.results}/metrics/{ref}/{b}/seed{self.grid.seeds_of[ref][0]}/{e}.json"
+                    e: self.metrics(ref, b, self.grid.seeds_of[ref][0], e)
                     for mm, bb, ss, e in self.zero_shot()
                     if (mm, bb, ss) == (ref, b, self.grid.seeds_of[ref][0]) and e in metrics
                 }
                 if ref is not None and ref != m and ref in self.grid.seeds_of
                 else {}
             )
-            run = self.model_dir(m, b, s)
             runs.append(
                 {
-                    "folder": f"{m}/{b}/seed{s}",
-                    "model": f"{run}/model",
-                    "selection": f"{run}/selection.json",
-                    "curve": f"{run}/curve.csv",
+                    "folder": paths.fill(paths.RELEASE_RUN, method=m, base_model=b, seed=s),
+                    "model": self.run_file(paths.MODEL, m, b, s),
+                    "selection": self.run_file(paths.SELECTION, m, b, s),
+                    "curve": self.run_file(paths.CURVE, m, b, s),
                     "metrics": metrics,
                     "base_model": str(self.config["base_models"][b]),
                     "headlines": {e: self.eval_sets[e].task.headline for e in metrics},
@@ -106,13 +101,13 @@ class Plan(PlanPaths):
         seed): an edge of the DAG, so retraining it reruns this job."""
         upstream = self.methods[method].init_from
         if upstream:
-            return f"{self.model_dir(upstream, base_model, seed)}/model"
+            return self.run_file(paths.MODEL, upstream, base_model, seed)
         return str(self.config["base_models"][base_model])
 
     def run_models(self, method: str, base_model: str, seed: int | str) -> dict[str, str]:
         """The trained runs the method's loss loads (a key of methods as an extra model, e.g.
         MixCSE's complementary model) -> their saved model (same base model and seed): DAG edges."""
-        return {run: f"{self.model_dir(run, base_model, seed)}/model" for run in run_models(self.methods, method)}
+        return {run: self.run_file(paths.MODEL, run, base_model, seed) for run in run_models(self.methods, method)}
 
     def train_inputs(self, method: str, base_model: str, seed: int | str) -> dict[str, Any]:
         """The curve sets, local model folders, trained runs, and the training data the method declares."""
@@ -143,7 +138,7 @@ class Plan(PlanPaths):
                 "selection_set": entry.selection_set,
                 "eval_max_length": eval_length.configured(self.config),  # the evaluation length (saved)
                 **({"notes": facts} if (facts := self.notes_facts(method)) else {}),  # the model card's words
-                "checkpoint_dir": f"{self.results}/checkpoints/{method}/{base_model}/seed{seed}",
+                "checkpoint_dir": self.run_file(paths.CHECKPOINTS, method, base_model, seed),
             }
         return dict(self._cache[key])
 
@@ -212,11 +207,11 @@ class Plan(PlanPaths):
         ]
 
     def evaluation_paths(self) -> list[str]:
-        r = self.results
+        t = self.tree
         return (
-            [f"{r}/metrics/{m}/{b}/seed{s}/{e}.json" for m, b, s, e in self.zero_shot()]
-            + [f"{r}/finetune/{m}/{b}/seed{s}/{f}.json" for m, b, s, f in self.finetune_jobs()]
-            + [f"{r}/cross_encoder/{b}/seed{s}/{f}.json" for b, s, f in self.cross_encoder_jobs()]
+            [self.metrics(m, b, s, e) for m, b, s, e in self.zero_shot()]
+            + [self.finetune_metrics(m, b, s, f) for m, b, s, f in self.finetune_jobs()]
+            + [t.file(paths.CROSS_ENCODER, base_model=b, seed=s, finetune=f) for b, s, f in self.cross_encoder_jobs()]
         )
 
     def scored_tasks(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from clinsent import paths
 from clinsent.data.readers import entry_paths
 from clinsent.models.base import PACKAGE_PREFIX, hub_slug, is_hub_id
 from clinsent.plan.base import NOTES_INPUT, PlanBase
@@ -51,17 +52,30 @@ class PlanPaths(PlanBase):
     def corpus_parts(self, name: str) -> list[str]:
         """A sharded corpus embedding's parts, in shard order (each its own job's output)."""
         return [
-            f"{self.results}/corpus_embeddings/{name}.parts/{k:03d}.parquet" for k in range(self.corpus_shards(name))
+            self.tree.file(paths.CORPUS_EMBEDDING_PART, embedded_corpus=name, part=f"{k:03d}")
+            for k in range(self.corpus_shards(name))
         ]
 
     def corpus_embedding_files(self) -> list[str]:
-        return [f"{self.results}/corpus_embeddings/{name}.parquet" for name in self.corpus_embeddings]
+        return [self.tree.file(paths.CORPUS_EMBEDDING, embedded_corpus=name) for name in self.corpus_embeddings]
 
     def model_dir(self, method: str, base_model: str, seed: int | str) -> str:
-        return f"{self.results}/models/{method}/{base_model}/seed{seed}"
+        return self.tree.file(paths.MODEL_DIR, method=method, base_model=base_model, seed=seed)
+
+    def run_file(self, template: str, method: str, base_model: str, seed: int | str) -> str:
+        """A file of one run (its model, curve, record or checkpoints: :mod:`clinsent.paths`)."""
+        return self.tree.file(template, method=method, base_model=base_model, seed=seed)
+
+    def metrics(self, method: str, base_model: str, seed: int | str, eval_set: str) -> str:
+        """A run's zero-shot metrics on one eval set."""
+        return self.tree.file(paths.METRICS, method=method, base_model=base_model, seed=seed, eval_set=eval_set)
+
+    def finetune_metrics(self, method: str, base_model: str, seed: int | str, entry: str) -> str:
+        """A run's metrics after one fine-tune entry."""
+        return self.tree.file(paths.FINETUNE, method=method, base_model=base_model, seed=seed, finetune=entry)
 
     def embeddings(self, method: str, base_model: str, seed: int | str, eval_set: str) -> str:
-        return f"{self.results}/embeddings/{method}/{base_model}/seed{seed}/{eval_set}.parquet"
+        return self.tree.file(paths.EMBEDDINGS, method=method, base_model=base_model, seed=seed, eval_set=eval_set)
 
     def sets_path(self) -> str:
         """The notes' sentence sets: with entities (``sentence_sets``), or S_all alone (``sentence_set_all``;
@@ -69,22 +83,22 @@ class PlanPaths(PlanBase):
         return self.entity_sets_path() if self.note_entities else self.s_all_path()
 
     def entity_sets_path(self) -> str:
-        return f"{self.results}/sets/sentences.parquet"
+        return self.tree.file(paths.ENTITY_SETS)
 
     def s_all_path(self) -> str:
-        return f"{self.results}/sets/s_all.parquet"
+        return self.tree.file(paths.S_ALL)
 
     def sets_counts_path(self) -> str:
-        return f"{self.results}/sets/counts.json" if self.note_entities else f"{self.results}/sets/s_all.json"
+        return self.tree.file(paths.ENTITY_SETS_COUNTS if self.note_entities else paths.S_ALL_COUNTS)
 
     def linked_path(self) -> str:
-        return f"{self.results}/sets/entities_linked.parquet"
+        return self.tree.file(paths.LINKED)
 
     def corpus_stats_path(self, corpus: str) -> str:
-        return f"{self.results}/sentence_corpora/{corpus}/stats.json"
+        return self.tree.file(paths.SENTENCE_CORPUS_STATS, sentence_corpus=corpus)
 
     def documents_stats_path(self) -> str:
-        return f"{self.results}/documents/stats.json"
+        return self.tree.file(paths.DOCUMENTS_STATS)
 
     def data_paths(self) -> dict[str, str]:
         """Where the training data of the DAG lives (the notes pipeline's sets; sentence corpora under results)."""
@@ -96,12 +110,10 @@ class PlanPaths(PlanBase):
             "linked": self.linked_path() if self.note_entities else "",
         }
 
-    def external(self, paths: Iterable[str]) -> list[str]:
+    def external(self, files: Iterable[str]) -> list[str]:
         """Input files the user supplies; with placeholders_ok, missing ones are left out (dry runs).
         Files under the results folder (e.g. a doc_task's table as an eval set's path) are the DAG's own."""
-        return [
-            p for p in paths if not self.placeholders_ok or os.path.exists(p) or str(p).startswith(f"{self.results}/")
-        ]
+        return [p for p in files if not self.placeholders_ok or os.path.exists(p) or self.tree.holds(p)]
 
     def external_file(self, path: str) -> str | list[str]:
         """One user-supplied input file, or none when it is a placeholder of a dry run."""
@@ -128,8 +140,7 @@ class PlanPaths(PlanBase):
         return [
             self.hub_folder(s) if is_hub_id(s) else s
             for s in specs
-            if not s.startswith(PACKAGE_PREFIX)
-            and (is_hub_id(s) or os.path.exists(s) or s.startswith(f"{self.results}/"))
+            if not s.startswith(PACKAGE_PREFIX) and (is_hub_id(s) or os.path.exists(s) or self.tree.holds(s))
         ]
 
     def user_files(self) -> list[tuple[str, str]]:
@@ -161,7 +172,7 @@ class PlanPaths(PlanBase):
             for n, e in self.corpus_embeddings.items()
             if e["input"] != NOTES_INPUT
         ]
-        return [(k, p) for k, p in found if not str(p).startswith(f"{self.results}/")]
+        return [(k, p) for k, p in found if not self.tree.holds(p)]
 
     def eval_set_files(self, name: str) -> list[str]:
         return self.external(self.eval_sets[name].task.files())
@@ -178,9 +189,9 @@ class PlanPaths(PlanBase):
         """The user's MedCAT pack (slimmed to the kept types if asked), or the one built from the ontology."""
         ner = self.config["ner"]
         if not ner["model_pack"]:
-            return f"{self.results}/ner/medcat_pack"
+            return self.tree.file(paths.MEDCAT_PACK)
         if ner["slim_pack"]:
-            return f"{self.results}/ner/slim_pack"
+            return self.tree.file(paths.SLIM_PACK)
         return self.external_file(ner["model_pack"])
 
     def ontology_file(self) -> str | list[str]:

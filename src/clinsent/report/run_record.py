@@ -1,9 +1,9 @@
 """Which config a results folder was reported for, so ``snakemake --report`` over another one refuses.
 
-The ``report`` job writes ``{results}/stats/run.json``: a fingerprint of what the report
-describes (the job grid, every scored evaluation, the tables, the figures and the title, as the
-plan derives them from the config) and the config files given. ``snakemake --report`` with a
-config whose fingerprint differs (another config, or a changed one whose run has not been
+The ``report`` job writes ``<results>/stats/run.json`` (:data:`clinsent.paths.RUN_RECORD`): a
+fingerprint of what the report describes (the job grid, every scored evaluation, the tables, the
+figures and the title, as the plan derives them from the config) and the config files given.
+``snakemake --report`` with a config whose fingerprint differs (another config, or a changed one whose run has not been
 redone) stops with one line naming both and the fix, instead of a report that describes one
 config over the results of another. The fingerprint is the ``report`` job's own param, so a
 config change that alters what the report describes reruns it, and one that does not (a
@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clinsent.errors import InputError
+from clinsent.paths import RUN_RECORD
 
 if TYPE_CHECKING:
     from clinsent.plan import Plan
 
-RECORD = Path("stats", "run.json")
+RECORD = Path(RUN_RECORD)
 
 
 def fingerprint(plan: Plan) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from clinsent.paths import EVAL_SET_STATS
 from clinsent.report.cells import MISSING
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind, eval_set_names
 from clinsent.settings import knob
@@ -30,7 +31,7 @@ class EvalStatsTable(TableKind):
         return eval_set_names(f"tables.{key}.eval_sets", *entry["eval_sets"])
 
     def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
-        return {"stats": {e: f"{plan.results}/stats/eval_sets/{e}.json" for e in entry["eval_sets"]}}
+        return {"stats": {e: plan.tree.file(EVAL_SET_STATS, eval_set=e) for e in entry["eval_sets"]}}
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         return eval_stats_table(entry, ctx.inputs["stats"])

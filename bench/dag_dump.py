@@ -1,0 +1,100 @@
+"""Dump what Snakemake plans for each config: the prepared config and every job of a run from
+scratch (its rule, wildcards, inputs, outputs, log, benchmark, params and resources), read from
+Snakemake's own DAG, not from :mod:`clinsent.plan`, so a refactor of the planner or of the rules
+is checked from outside both.
+
+    python bench/dag_dump.py OUT_DIR [CONFIG ...]
+
+writes ``OUT_DIR/<config stem>.json`` for each config (every config under ``config/`` by
+default); ``diff -r`` two such folders to see what a change moved. Run from the repository root;
+dry run only (nothing is written under the results folders).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = [
+    *sorted((REPO / "config").glob("*.yaml")),
+    *sorted((REPO / "config" / "paper").glob("*.yaml")),
+]
+NOT_CONFIGS = {"schema.yaml", "icd9_triage.yaml"}  # the schema; a side file of doc_tasks
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able copy of a job's param, input or config value (sets sorted, paths as strings)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+def _named(items: Any) -> dict[str, Any]:
+    """A Snakemake named list: its items in order and its names."""
+    return {"all": _plain(list(items)), "named": {str(k): _plain(v) for k, v in items.items()}}
+
+
+def dump(config: Path) -> dict[str, Any]:
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, ResourceSettings
+    from snakemake.workflow import Workflow
+
+    found: dict[str, Any] = {}
+
+    def collect(self: Workflow) -> None:
+        self._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True)
+        self._build_dag()
+        jobs = []
+        for job in self.dag.jobs:
+            jobs.append(
+                {
+                    "rule": job.rule.name,
+                    "wildcards": _plain(dict(job.wildcards_dict)),
+                    "input": _named(job.input),
+                    "output": _named(job.output),
+                    "log": _named(job.log),
+                    "benchmark": str(job.benchmark) if job.benchmark else None,
+                    "params": _named(job.params),
+                    "resources": {
+                        k: _plain(v)
+                        for k, v in job.resources.items()
+                        if k not in ("_cores", "_nodes", "tmpdir", "mem_mib", "disk_mib", "mem_mb", "disk_mb")
+                    },
+                }
+            )
+        found["config"] = _plain(self.config)
+        found["jobs"] = sorted(jobs, key=lambda j: json.dumps([j["rule"], j["wildcards"], j["output"]], sort_keys=True))
+
+    Workflow.printdag = collect
+    with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
+        workflow = api.workflow(
+            ResourceSettings(cores=1),
+            ConfigSettings(configfiles=[config], config={"placeholders_ok": True}),
+            snakefile=REPO / "Snakefile",
+            workdir=REPO,
+        )
+        workflow.dag(DAGSettings(targets={"all"}, forceall=True)).printdag()
+    return found
+
+
+def main(argv: list[str]) -> None:
+    out = Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    configs = [Path(a).resolve() for a in argv[1:]] or [c for c in CONFIGS if c.name not in NOT_CONFIGS]
+    for config in configs:
+        result = dump(config)
+        (out / f"{config.stem}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+        print(f"{config.relative_to(REPO)}: {len(result['jobs'])} jobs", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
