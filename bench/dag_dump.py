@@ -43,6 +43,10 @@ def _named(items: Any) -> dict[str, Any]:
     return {"all": _plain(list(items)), "named": {str(k): _plain(v) for k, v in items.items()}}
 
 
+def _job_key(job: dict[str, Any]) -> str:
+    return json.dumps([job["rule"], job["wildcards"], job["output"]], sort_keys=True)
+
+
 def dump(config: Path) -> dict[str, Any]:
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, ResourceSettings
@@ -72,7 +76,7 @@ def dump(config: Path) -> dict[str, Any]:
                 }
             )
         found["config"] = _plain(self.config)
-        found["jobs"] = sorted(jobs, key=lambda j: json.dumps([j["rule"], j["wildcards"], j["output"]], sort_keys=True))
+        found["jobs"] = sorted(jobs, key=_job_key)
 
     Workflow.printdag = collect
     with SnakemakeApi(OutputSettings(quiet={"all"})) as api:

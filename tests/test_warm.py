@@ -166,12 +166,14 @@ def test_the_command_form_serves_its_command_and_stops() -> None:
     assert not Path(run.stdout.strip()).exists()  # stopped and removed once the command ended
 
 
-def test_every_job_script_hands_itself_off_first_but_the_downloads() -> None:
-    """The download jobs turn the hub on for their own process (clinsent.offline): never warm."""
+def test_every_job_script_starts_one_way() -> None:
+    """A script is a docstring, ``main(smk, log)`` (its imports inside, so the cold process hands
+    off before importing torch) and ``run(snakemake, main)`` (clinsent.script: the warm hand-off,
+    logging, the GPU slot); the download jobs turn the hub on for their own process: never warm."""
     for script in sorted((REPO / "workflow" / "scripts").glob("*.py")):
         body = ast.parse(script.read_text()).body[1:]
-        first = [ast.unparse(n) for n in body[:2]]
-        if script.stem.startswith("download_"):
-            assert "hand_off" not in script.read_text(), script.name
-        else:
-            assert first == ["from clinsent.warm import hand_off", "hand_off()"], script.name
+        imports = [ast.unparse(n) for n in body if isinstance(n, ast.Import | ast.ImportFrom)]
+        assert imports == ["from logging import Logger", "from typing import Any", "from clinsent.script import run"]
+        assert [type(n).__name__ for n in body[len(imports) :]] == ["FunctionDef", "Expr"], script.name
+        warm = "" if not script.stem.startswith("download_") else ", warm=False"
+        assert ast.unparse(body[-1]) == f"run(snakemake, main{warm})", script.name

@@ -1,41 +1,44 @@
 """Snakemake script: sentence sets -> one batch plan (corpus, mix, duplicate strategy) and seed."""
 
-from clinsent.warm import hand_off
+from logging import Logger
+from typing import Any
 
-hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+from clinsent.script import run
 
-import pandas as pd
 
-from clinsent.batching import candidates, no_entities, none_slots, plan_batches, set_columns
-from clinsent.corpus.sentences import fraction_subset
-from clinsent.io import write_parquet
-from clinsent.smk import setup_logging
+def main(smk: Any, log: Logger) -> None:
+    import pandas as pd
 
-smk = snakemake  # noqa: F821
-log = setup_logging(smk)
-p = smk.params.plan
-sets = pd.read_parquet(smk.input.sets, columns=set_columns(p))  # S_all alone (no entity stage): no `set`
-linked = pd.read_parquet(smk.input.linked) if "linked" in smk.input.keys() else no_entities()  # a sentence corpus
-sets = sets[sets["sent_id"].isin(fraction_subset(sets["sent_id"].to_numpy(), p["fraction"]))]
-cands = candidates(sets, linked, p["corpus"])
-none_cands = candidates(sets, linked, "s_none") if p["none_share"] > 0 else None
-plan = plan_batches(
-    cands,
-    p["duplicates"],
-    p["batch_size"],
-    p["steps"],
-    int(smk.wildcards.seed),
-    none_cands=none_cands,
-    none_share=p["none_share"],
-)
-k = none_slots(p["batch_size"], p["none_share"])
-log.info(
-    "plan %s: %d steps, %d rows from %d candidate sentences; %d S_none per batch (share %.4f)",
-    smk.wildcards.plan,
-    p["steps"],
-    len(plan),
-    len(cands),
-    k,
-    k / p["batch_size"],
-)
-write_parquet(plan, smk.output[0])
+    from clinsent.batching import candidates, no_entities, none_slots, plan_batches, set_columns
+    from clinsent.corpus.sentences import fraction_subset
+    from clinsent.io import write_parquet
+
+    p = smk.params.plan
+    sets = pd.read_parquet(smk.input.sets, columns=set_columns(p))  # S_all alone (no entity stage): no `set`
+    linked = pd.read_parquet(smk.input.linked) if "linked" in smk.input.keys() else no_entities()  # a sentence corpus
+    sets = sets[sets["sent_id"].isin(fraction_subset(sets["sent_id"].to_numpy(), p["fraction"]))]
+    cands = candidates(sets, linked, p["corpus"])
+    none_cands = candidates(sets, linked, "s_none") if p["none_share"] > 0 else None
+    plan = plan_batches(
+        cands,
+        p["duplicates"],
+        p["batch_size"],
+        p["steps"],
+        int(smk.wildcards.seed),
+        none_cands=none_cands,
+        none_share=p["none_share"],
+    )
+    k = none_slots(p["batch_size"], p["none_share"])
+    log.info(
+        "plan %s: %d steps, %d rows from %d candidate sentences; %d S_none per batch (share %.4f)",
+        smk.wildcards.plan,
+        p["steps"],
+        len(plan),
+        len(cands),
+        k,
+        k / p["batch_size"],
+    )
+    write_parquet(plan, smk.output[0])
+
+
+run(snakemake, main)  # noqa: F821

@@ -1,14 +1,18 @@
 """Snakemake script: term table -> MedCAT v2 model pack (T047/T048 concepts)."""
 
-from clinsent.warm import hand_off
+from logging import Logger
+from typing import Any
 
-hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+from clinsent.script import run
 
-import pandas as pd
 
-from clinsent.ner.cdb import build_model_pack
-from clinsent.smk import setup_logging
+def main(smk: Any, log: Logger) -> None:
+    import pandas as pd
 
-log = setup_logging(snakemake)  # noqa: F821
-pack = build_model_pack(pd.read_parquet(snakemake.input[0]), snakemake.output[0], snakemake.params.branch_types)  # noqa: F821
-log.info("wrote MedCAT model pack %s", pack)
+    from clinsent.ner.cdb import build_model_pack
+
+    pack = build_model_pack(pd.read_parquet(smk.input[0]), smk.output[0], smk.params.branch_types)
+    log.info("wrote MedCAT model pack %s", pack)
+
+
+run(snakemake, main)  # noqa: F821

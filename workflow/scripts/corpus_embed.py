@@ -1,51 +1,50 @@
 """Snakemake script: embed one configured corpus (corpus_embeddings.<name>) with a trained run, in chunks."""
 
-from clinsent.warm import hand_off
+from logging import Logger
+from typing import Any
 
-hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+from clinsent.script import run
 
-from clinsent.gpu_slots import slot_of
-from clinsent.smk import setup_logging
 
-smk = snakemake  # noqa: F821
-log = setup_logging(smk)
-slot_of(smk, log.info)  # this job's GPU (CUDA_VISIBLE_DEVICES), before anything starts CUDA
+def main(smk: Any, log: Logger) -> None:
+    from pathlib import Path
 
-from pathlib import Path  # noqa: E402
+    import torch
 
-import torch  # noqa: E402
+    from clinsent.corpus_embed import embed_corpus, gather_shards
 
-from clinsent.corpus_embed import embed_corpus, gather_shards  # noqa: E402
+    torch.set_num_threads(smk.threads)
+    p = smk.params.entry
+    if "parts" in smk.input.keys():  # a sharded corpus: join the parts, in shard order
+        rows = gather_shards([Path(x) for x in smk.input.parts], Path(smk.output[0]), private=p["private"])
+        log.info("joined %s parts: %s rows", len(smk.input.parts), rows)
+        raise SystemExit(0)
+    figures = embed_corpus(
+        Path(smk.input.model),
+        Path(smk.input.texts),
+        Path(smk.output[0]),
+        p["column"],
+        p["id_column"],
+        p["keep_text"],
+        p["chunk"],
+        p["batch_size"],
+        log=log.info,
+        private=p["private"],
+        results=smk.config["results"],
+        shard=int(smk.wildcards.get("part", 0)),
+        shards=p["shards"],
+        backend=p["backend"],
+        quantize=p["quantize"],
+    )
+    log.info(
+        "embedded %s texts (%s now, %s chunks resumed) in %s s (%s per second; peak resident memory %s MB)",
+        figures["rows"],
+        figures["embedded"],
+        figures["resumed_chunks"],
+        figures["seconds"],
+        figures["sentences_per_second"],
+        figures["peak_rss_mb"],
+    )
 
-torch.set_num_threads(smk.threads)
-p = smk.params.entry
-if "parts" in smk.input.keys():  # a sharded corpus: join the parts, in shard order
-    rows = gather_shards([Path(x) for x in smk.input.parts], Path(smk.output[0]), private=p["private"])
-    log.info("joined %s parts: %s rows", len(smk.input.parts), rows)
-    raise SystemExit(0)
-figures = embed_corpus(
-    Path(smk.input.model),
-    Path(smk.input.texts),
-    Path(smk.output[0]),
-    p["column"],
-    p["id_column"],
-    p["keep_text"],
-    p["chunk"],
-    p["batch_size"],
-    log=log.info,
-    private=p["private"],
-    results=smk.config["results"],
-    shard=int(smk.wildcards.get("part", 0)),
-    shards=p["shards"],
-    backend=p["backend"],
-    quantize=p["quantize"],
-)
-log.info(
-    "embedded %s texts (%s now, %s chunks resumed) in %s s (%s per second; peak resident memory %s MB)",
-    figures["rows"],
-    figures["embedded"],
-    figures["resumed_chunks"],
-    figures["seconds"],
-    figures["sentences_per_second"],
-    figures["peak_rss_mb"],
-)
+
+run(snakemake, main)  # noqa: F821

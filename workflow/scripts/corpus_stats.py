@@ -1,23 +1,26 @@
 """Snakemake script: MED-SE Tables 1 and 2 for this corpus, and the exact-duplicate counts."""
 
-from clinsent.warm import hand_off
+from logging import Logger
+from typing import Any
 
-hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+from clinsent.script import run
 
-import json
 
-import pandas as pd
+def main(smk: Any, log: Logger) -> None:
+    import json
 
-from clinsent.io import write_csv
-from clinsent.sets import exact_duplicates_table, table1, table2
-from clinsent.smk import setup_logging
+    import pandas as pd
 
-smk = snakemake  # noqa: F821
-setup_logging(smk)
-inp, out = smk.input, smk.output
-counts = json.loads(open(inp.counts).read())
-sets = pd.read_parquet(inp.sets, columns=["sent_id", "set", "n_defined"])
-linked = pd.read_parquet(inp.linked, columns=["sent_id", "term_id", "definition"])
-write_csv(table1(sets, linked, smk.params.top_fraction), out.table1)
-write_csv(table2(counts["counts"]), out.table2)
-write_csv(exact_duplicates_table(counts["exact_duplicates"]), out.duplicates)
+    from clinsent.io import write_csv
+    from clinsent.sets import exact_duplicates_table, table1, table2
+
+    inp, out = smk.input, smk.output
+    counts = json.loads(open(inp.counts).read())
+    sets = pd.read_parquet(inp.sets, columns=["sent_id", "set", "n_defined"])
+    linked = pd.read_parquet(inp.linked, columns=["sent_id", "term_id", "definition"])
+    write_csv(table1(sets, linked, smk.params.top_fraction), out.table1)
+    write_csv(table2(counts["counts"]), out.table2)
+    write_csv(exact_duplicates_table(counts["exact_duplicates"]), out.duplicates)
+
+
+run(snakemake, main)  # noqa: F821

@@ -1,20 +1,23 @@
 """Snakemake script: one labelled document task from the downstream documents."""
 
-from clinsent.warm import hand_off
+from logging import Logger
+from typing import Any
 
-hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+from clinsent.script import run
 
-from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task, per_class_needs
-from clinsent.io import write_json, write_parquet
-from clinsent.smk import setup_logging
 
-smk = snakemake  # noqa: F821
-log = setup_logging(smk)
-# the few-shot sizes asked of this table: checked here, first; not params (they do not change the table)
-needs = per_class_needs(smk.config, smk.output.table)
-table, report = build_doc_task(
-    smk.input.documents, DocTaskSettings.from_config(smk.params.task), smk.wildcards.task, needs
-)
-log.info("%d documents in %d classes (%s)", len(table), table["label"].nunique(), report["classes"])
-write_parquet(table, smk.output.table)
-write_json(report, smk.output.report)
+def main(smk: Any, log: Logger) -> None:
+    from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task, per_class_needs
+    from clinsent.io import write_json, write_parquet
+
+    # the few-shot sizes asked of this table: checked here, first; not params (they do not change the table)
+    needs = per_class_needs(smk.config, smk.output.table)
+    table, report = build_doc_task(
+        smk.input.documents, DocTaskSettings.from_config(smk.params.task), smk.wildcards.task, needs
+    )
+    log.info("%d documents in %d classes (%s)", len(table), table["label"].nunique(), report["classes"])
+    write_parquet(table, smk.output.table)
+    write_json(report, smk.output.report)
+
+
+run(snakemake, main)  # noqa: F821

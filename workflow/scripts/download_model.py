@@ -1,8 +1,15 @@
 """Snakemake script: fetch one Hugging Face model into its hub_dir folder (the only job online)."""
 
-from clinsent.models.download import download_hub_model
-from clinsent.smk import setup_logging
+from logging import Logger
+from typing import Any
 
-smk = snakemake  # noqa: F821
-log = setup_logging(smk)
-download_hub_model(smk.params.repo_id, smk.output[0], log=log.info)
+from clinsent.script import run
+
+
+def main(smk: Any, log: Logger) -> None:
+    from clinsent.models.download import download_hub_model
+
+    download_hub_model(smk.params.repo_id, smk.output[0], log=log.info)
+
+
+run(snakemake, main, warm=False)  # noqa: F821  (the download turns the hub on for its own process)

@@ -1,8 +1,15 @@
 """Snakemake script: download the pinned ontology release and check its sha256."""
 
-from clinsent.ontology.download import download_release
-from clinsent.smk import setup_logging
+from logging import Logger
+from typing import Any
 
-smk = snakemake  # noqa: F821
-setup_logging(smk)
-download_release(smk.params.url, smk.output[0], smk.params.sha256)
+from clinsent.script import run
+
+
+def main(smk: Any, log: Logger) -> None:
+    from clinsent.ontology.download import download_release
+
+    download_release(smk.params.url, smk.output[0], smk.params.sha256)
+
+
+run(snakemake, main, warm=False)  # noqa: F821  (the download turns the hub on for its own process)

@@ -1,26 +1,29 @@
 """Snakemake script: notes (csv/csv.gz, .txt folder or parquet) -> N note shards, streamed."""
 
-from clinsent.warm import hand_off
+from logging import Logger
+from typing import Any
 
-hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+from clinsent.script import run
 
-from clinsent.corpus.notes import NotesSpec, ReadStats, iter_notes
-from clinsent.corpus.shards import scatter_notes
-from clinsent.io import write_json
-from clinsent.smk import setup_logging
 
-smk = snakemake  # noqa: F821
-log = setup_logging(smk)
-spec, stats = NotesSpec.from_config(smk.params.notes), ReadStats()
-per_shard = scatter_notes(iter_notes(spec, stats), list(smk.output.shards), source=spec.path)
-log.info("read %s; notes per shard %s; notes per category %s", stats.as_dict(), per_shard, stats.categories)
-write_json(
-    {
-        **stats.as_dict(),
-        "category_counts": stats.categories,
-        "notes_per_shard": per_shard,
-        "source": spec.path,
-        "format": spec.format,
-    },
-    smk.output.stats,
-)
+def main(smk: Any, log: Logger) -> None:
+    from clinsent.corpus.notes import NotesSpec, ReadStats, iter_notes
+    from clinsent.corpus.shards import scatter_notes
+    from clinsent.io import write_json
+
+    spec, stats = NotesSpec.from_config(smk.params.notes), ReadStats()
+    per_shard = scatter_notes(iter_notes(spec, stats), list(smk.output.shards), source=spec.path)
+    log.info("read %s; notes per shard %s; notes per category %s", stats.as_dict(), per_shard, stats.categories)
+    write_json(
+        {
+            **stats.as_dict(),
+            "category_counts": stats.categories,
+            "notes_per_shard": per_shard,
+            "source": spec.path,
+            "format": spec.format,
+        },
+        smk.output.stats,
+    )
+
+
+run(snakemake, main)  # noqa: F821

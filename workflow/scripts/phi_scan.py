@@ -1,12 +1,15 @@
 """Snakemake script: search the files meant for sharing for sampled note n-grams."""
 
-from clinsent.warm import hand_off
+from logging import Logger
+from typing import Any
 
-hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+from clinsent.script import run
 
-from clinsent.phi import check_shared
-from clinsent.smk import setup_logging
 
-smk = snakemake  # noqa: F821
-log = setup_logging(smk)
-check_shared(smk.params.results, smk.input.sample, smk.output[0], log=log.info)
+def main(smk: Any, log: Logger) -> None:
+    from clinsent.phi import check_shared
+
+    check_shared(smk.params.results, smk.input.sample, smk.output[0], log=log.info)
+
+
+run(snakemake, main)  # noqa: F821

@@ -1,15 +1,16 @@
 """Snakemake script: the release copies of every trained run (model files hard-linked, cards with the eval metrics)."""
 
-from clinsent.warm import hand_off
+from logging import Logger
+from typing import Any
 
-hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+from clinsent.script import run
 
-from clinsent.smk import setup_logging
 
-smk = snakemake  # noqa: F821
-log = setup_logging(smk)
+def main(smk: Any, log: Logger) -> None:
+    from clinsent.model_card import release_all
 
-from clinsent.model_card import release_all  # noqa: E402
+    release_all(smk.params.runs, smk.params.card, smk.output[0])
+    log.info("release copies of %d runs written to %s", len(smk.params.runs), smk.output[0])
 
-release_all(smk.params.runs, smk.params.card, smk.output[0])
-log.info("release copies of %d runs written to %s", len(smk.params.runs), smk.output[0])
+
+run(snakemake, main)  # noqa: F821

@@ -1,20 +1,23 @@
 """Snakemake script: one shard of notes -> sentences (ScispaCy + pysbd, offsets into the normalised note)."""
 
-from clinsent.warm import hand_off
+from logging import Logger
+from typing import Any
 
-hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest of this script runs in it
+from clinsent.script import run
 
-from clinsent.corpus.split import SentenceSplitter, split_shard
-from clinsent.smk import setup_logging
 
-smk = snakemake  # noqa: F821
-log = setup_logging(smk)
-counts = split_shard(
-    smk.input[0],
-    smk.output[0],
-    SentenceSplitter(),
-    smk.params.min_words,
-    log=log.info,
-    every=smk.config.get("progress", {}).get("seconds", 30),
-)  # logs only: not a param
-log.info("shard %s: %s (>= %d words kept)", smk.wildcards.shard, counts, smk.params.min_words)
+def main(smk: Any, log: Logger) -> None:
+    from clinsent.corpus.split import SentenceSplitter, split_shard
+
+    counts = split_shard(
+        smk.input[0],
+        smk.output[0],
+        SentenceSplitter(),
+        smk.params.min_words,
+        log=log.info,
+        every=smk.config.get("progress", {}).get("seconds", 30),
+    )  # logs only: not a param
+    log.info("shard %s: %s (>= %d words kept)", smk.wildcards.shard, counts, smk.params.min_words)
+
+
+run(snakemake, main)  # noqa: F821
