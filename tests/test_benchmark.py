@@ -13,7 +13,10 @@ import pytest
 import yaml
 
 from clinsent.benchmark.models import expand, leave_out_missing
-from clinsent.plan import Plan, _load_config, build_plan
+from clinsent.plan.checks import build_plan
+from clinsent.plan.config import load_config
+from clinsent.plan.jobs import job_counts
+from clinsent.plan.layout import Plan
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,7 +32,7 @@ def _demo(tmp_path: Path, tiny_bert: Path, **changes: Any) -> dict[str, Any]:
     cfg.update(changes)
     path = tmp_path / "bench.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return _load_config(str(path), {})
+    return load_config(str(path), {})
 
 
 def _jobs(plan: Plan) -> dict[tuple[Any, ...], Any]:
@@ -66,7 +69,7 @@ def test_models_become_base_models_as_is_methods_and_the_leaderboard(
         "i2b2_2010_frozen",
     ]
     assert cfg["figures"]["heatmap"]["models"] == board["models"]
-    counts = build_plan(cfg).jobs()
+    counts = job_counts(build_plan(cfg))
     assert counts["train"] == 3 and counts["embed"] == 3 * 7 and counts["finetune"] == 3
     again = copy.deepcopy(cfg)
     assert expand(again) == cfg  # a job re-reading the config gets the same grid

@@ -51,7 +51,7 @@ def test_a_note_given_as_a_config_or_a_base_is_never_quoted(tmp_path: Path) -> N
     one_key.write_text(f"Chief complaint {SENTINEL}: chest pain\n")
     config = {"base": str(one_key), "results": "r"}
     resolve_base(config)  # a note line with one colon is a mapping: its key must not come back in any message
-    from clinsent.plan import prepare_config
+    from clinsent.plan.config import prepare_config
 
     with pytest.raises(ValueError) as err2:
         prepare_config(config)

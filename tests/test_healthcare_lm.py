@@ -364,7 +364,7 @@ def test_a_document_task_category_the_documents_lack_stops_the_job_and_the_dry_r
     (before: the class was dropped and the task had one class fewer); a category that
     notes.categories leaves out of the ingest stops the dry run; spaces do not count."""
     from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task
-    from clinsent.plan import check_doc_task_categories
+    from clinsent.plan.checks import check_doc_task_categories
 
     n = 40
     cats = ["Radiology", "Physician ", "Nursing"]

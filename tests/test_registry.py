@@ -333,11 +333,11 @@ def test_the_demo_config_checkpoints_every_trained_job() -> None:
 
 def test_one_registry_contract() -> None:
     """``register("name", settings=S)``: the name and the settings class written once; a name
-    registered twice refused, naming both classes and their files; the old form warns and works."""
+    registered twice refused, naming both classes and their files; a class without settings refused."""
     from dataclasses import dataclass
 
     from clinsent.methods import METHODS
-    from clinsent.registry import Registry, RegistryError, RegistryWarning
+    from clinsent.registry import Registry, RegistryError
     from clinsent.report.kinds.base import FIGURE_KINDS, TABLE_KINDS
     from clinsent.tasks.base import TASKS
 
@@ -361,13 +361,13 @@ def test_one_registry_contract() -> None:
         class B:
             pass
 
-    with pytest.warns(RegistryWarning, match=r"register\('old'\) without settings=; write .*settings=S\)"):
+    with pytest.raises(RegistryError, match=r"register\('old'\) without settings=; write "):
 
         @reg.register("old")
         class Old:
             settings_class = S
 
-    assert reg.get("old") is Old and Old.name == "old"  # type: ignore[attr-defined]
+    assert "old" not in reg.names()
     with pytest.raises(RegistryError, match=r"says name = 'x' but is registered as 'y'"):
 
         @reg.register("y", settings=S)
@@ -377,3 +377,28 @@ def test_one_registry_contract() -> None:
     # every built-in class carries the name it is registered under
     for registry in (METHODS, TASKS, TABLE_KINDS, FIGURE_KINDS):
         assert all(registry.get(n).name == n for n in registry.names()), registry.what
+
+
+def test_looking_up_one_entry_imports_its_module_alone() -> None:
+    """A kind, task or method is found in the module of its own name: importing the registry,
+    or looking one entry up, imports no other built-in (listing the names imports them all)."""
+    code = """
+import sys
+from clinsent.report.kinds import FIGURE_KINDS
+from clinsent.tasks import TASKS
+from clinsent.methods import METHODS
+assert FIGURE_KINDS.get("bar").name == "bar" and TASKS.get("rqe").name == "rqe" and METHODS.get("ct").name == "ct"
+print(" ".join(m for m in sys.modules if m.startswith("clinsent.")))
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    for package, wanted in (("report.kinds", "bar"), ("tasks", "rqe"), ("methods", "ct")):
+        entries = {m.rpartition(".")[2] for m in run.stdout.split() if m.startswith(f"clinsent.{package}.")}
+        assert wanted in entries and not entries & OTHERS[package], (package, sorted(entries))
+
+
+OTHERS = {  # other built-ins of each registry, never loaded by that lookup
+    "report.kinds": {"runs", "leaderboard", "tsne", "line", "heatmap", "box"},
+    "tasks": {"sts", "probe", "retrieval", "doc_classification"},
+    "methods": {"simcse", "medse", "mixcse", "mlm", "declutr"},
+}

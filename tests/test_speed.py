@@ -53,7 +53,8 @@ def test_a_request_turns_auto_on_and_only_an_explicit_conflict_is_refused() -> N
 
 
 def test_the_loop_runs_the_resolved_values_and_the_plan_keeps_auto(tiny_bert: Path) -> None:
-    from clinsent.plan import build_plan, load_config
+    from clinsent.plan.checks import build_plan
+    from clinsent.plan.config import load_config
 
     method, encoder = method_and_encoder(tiny_bert, "simcse", steps=2, checkpoint_every=0)
     loop = MethodLoop(method, encoder, seed=0, data=SimpleNamespace(classes=[]))  # type: ignore[arg-type]

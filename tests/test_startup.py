@@ -31,9 +31,17 @@ def _loaded_after(code: str) -> list[str]:
     return [m for m in line[len("loaded:") :].split(",") if m]
 
 
-def _imports(script: str) -> str:
+def _imports(script: str, top: bool = False) -> str:
+    """Every import of a script (those inside its ``main`` too), or with ``top`` its module's own."""
     tree = ast.parse((SCRIPTS / f"{script}.py").read_text())
-    return "\n".join(ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)))
+    nodes = tree.body if top else list(ast.walk(tree))
+    return "\n".join(ast.unparse(n) for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom)))
+
+
+def _rule_of(script: str) -> str:
+    """The text of the rules that run a script."""
+    blocks = [b for smk in (REPO / "workflow" / "rules").glob("*.smk") for b in smk.read_text().split("\nrule ")]
+    return "\n".join(b for b in blocks if f'"../scripts/{script}.py"' in b)
 
 
 def test_every_script_is_classified() -> None:
@@ -54,13 +62,12 @@ def test_a_model_job_imports_torch_the_probe_can_see_it() -> None:
 
 @pytest.mark.parametrize("script", sorted(MODEL_JOBS))
 def test_a_model_job_takes_its_gpu_slot_before_anything_loads_torch(script: str) -> None:
-    """CUDA_VISIBLE_DEVICES only counts if it is set before CUDA starts: the slot is taken
-    (clinsent.gpu_slots) before the script imports anything heavy."""
-    body = ast.parse((SCRIPTS / f"{script}.py").read_text()).body
-    calls = [i for i, n in enumerate(body) if "slot_of(" in ast.unparse(n) and not isinstance(n, ast.ImportFrom)]
-    assert calls, f"{script}.py takes no GPU slot"
-    before = "\n".join(ast.unparse(n) for n in body[: calls[0]] if isinstance(n, (ast.Import, ast.ImportFrom)))
-    assert _loaded_after(before) == []
+    """CUDA_VISIBLE_DEVICES only counts if it is set before CUDA starts: the script's module
+    imports nothing heavy, its rule declares a ``gpu`` resource, so ``clinsent.script.run`` takes
+    the slot (clinsent.gpu_slots) before ``main`` imports torch."""
+    assert _loaded_after(_imports(script, top=True)) == []
+    assert "gpu=" in _rule_of(script), f"the rule of {script}.py declares no gpu resource"
+    assert "torch" in _loaded_after(_imports(script))  # main's own imports: the probe sees them
 
 
 def test_reading_every_paper_config_imports_no_torch() -> None:
@@ -68,9 +75,10 @@ def test_reading_every_paper_config_imports_no_torch() -> None:
     the grid), for the five paper configs and their demo twins: no torch, no transformers."""
     configs = sorted(str(p) for p in (REPO / "config" / "paper").glob("*.yaml"))
     code = f"""
-from clinsent.plan import _load_config, build_plan
+from clinsent.plan.checks import build_plan
+from clinsent.plan.config import load_config
 from clinsent.report.build import build_paper_report, build_report
-sizes = {{path.rsplit('/', 1)[-1]: len(build_plan(_load_config(path, {{"placeholders_ok": True}})).trained_jobs())
+sizes = {{path.rsplit('/', 1)[-1]: len(build_plan(load_config(path, {{"placeholders_ok": True}})).trained_jobs())
          for path in {configs!r}}}
 print(sizes)
 """

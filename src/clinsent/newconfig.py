@@ -36,7 +36,8 @@ PAPERS = {
 
 def required_files(paper: str) -> list[tuple[str, str]]:
     """(key, placeholder) of each user file of the paper's config that is not in the repository."""
-    from clinsent.plan import build_plan, load_config
+    from clinsent.plan.checks import build_plan
+    from clinsent.plan.config import load_config
 
     cwd = os.getcwd()
     os.chdir(REPO)  # the paper configs' own paths (e.g. config/icd9_triage.yaml) are from the repository
@@ -143,7 +144,8 @@ def check_overlay(text: str, base: str, values: dict[str, Any]) -> None:
     knob valid; before anything is written."""
     import copy
 
-    from clinsent.plan import build_plan, prepare_config
+    from clinsent.plan.checks import build_plan
+    from clinsent.plan.config import prepare_config
     from clinsent.safe_yaml import loads
 
     written = loads(text, "the config to write")

@@ -7,10 +7,13 @@ name), which the workflow and every script import before they read the config.
 
 One contract for every registry: ``@REGISTRY.register("name", settings=SettingsClass)`` on the
 class. The name is written once (the registry sets the class's ``name``) and so is the settings
-class (its ``settings_class``); a registry of classes with settings (methods, tasks) warns
-(:class:`RegistryWarning`) when a plugin still calls ``register("name")`` and keeps the class's
-own ``settings_class``. A name registered twice is refused when the second module is imported,
-naming both classes and their files.
+class (its ``settings_class``); a registry of classes with settings (methods, tasks, kinds)
+refuses a class registered without one. A name registered twice is refused when the second
+module is imported, naming both classes and their files.
+
+The built-ins of a registry with a ``package`` are loaded when asked for: each lives in the
+package's module of its own name (``clinsent.tasks.sts`` registers ``sts``), so looking one
+up imports that module alone; listing the names (:meth:`Registry.names`) imports them all.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import difflib
 import importlib
 import importlib.util
 import inspect
+import pkgutil
 import sys
-import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -65,10 +68,6 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (closest: {match!r})" if match else ""
 
 
-class RegistryWarning(UserWarning):
-    """A plugin registers a class the old way (``register("name")`` without ``settings=``)."""
-
-
 class RegistryError(TypeError):
     """A name registered twice, or a class whose own ``name`` says another."""
 
@@ -84,11 +83,13 @@ def _place(entry: Any) -> str:
 
 class Registry(Generic[T]):
     """A named collection of classes (or readers); ``register`` is used as a class decorator.
-    ``settings``: whether its classes take a settings class (then ``register`` asks for it)."""
+    ``settings``: whether its classes take a settings class (then ``register`` asks for it);
+    ``package``: where the built-ins live, one module each, named as the entry (loaded lazily)."""
 
-    def __init__(self, what: str, config_key: str, settings: bool = False) -> None:
-        self.what, self.config_key, self.takes_settings = what, config_key, settings
+    def __init__(self, what: str, config_key: str, settings: bool = False, package: str | None = None) -> None:
+        self.what, self.config_key, self.takes_settings, self.package = what, config_key, settings, package
         self._entries: dict[str, T] = {}
+        self._all_loaded = package is None
 
     def register(self, name: str, settings: type | None = None) -> Callable[[T], T]:
         """``@REGISTRY.register("name", settings=SettingsClass)``: see the module."""
@@ -111,22 +112,22 @@ class Registry(Generic[T]):
         own = vars(cls)
         if own.get("name") not in (None, "", name):
             raise RegistryError(f"{_place(cls)} says name = {own['name']!r} but is registered as {name!r}")
+        if settings is None and self.takes_settings:
+            raise RegistryError(
+                f"{_place(cls)}: register({name!r}) without settings=; write "
+                f"@...register({name!r}, settings=<its settings dataclass>)"
+            )
         cls.name = name  # type: ignore[attr-defined]
         if settings is not None:
             cls.settings_class = settings  # type: ignore[attr-defined]
-        elif self.takes_settings:
-            warnings.warn(
-                f"{_place(cls)}: register({name!r}) without settings=; write "
-                f"@...register({name!r}, settings={getattr(cls, 'settings_class', type).__name__}) "
-                "(the class's settings_class is used meanwhile)",
-                RegistryWarning,
-                stacklevel=3,
-            )
 
     def names(self) -> list[str]:
+        self._load_all()
         return sorted(self._entries)
 
     def get(self, name: str, where: str | None = None) -> T:
+        if name not in self._entries:
+            self._load(name)
         if name not in self._entries:
             from clinsent.safe_yaml import shown
 
@@ -136,6 +137,23 @@ class Registry(Generic[T]):
                 f"use one of {', '.join(self.names())}, or add a module that registers it (see docs/extending.md)",
             )
         return self._entries[name]
+
+    def _load(self, name: str) -> None:
+        """Import the built-in module of that name (it registers itself), else every one."""
+        if self.package is None or self._all_loaded:
+            return
+        if name.isidentifier() and importlib.util.find_spec(f"{self.package}.{name}") is not None:
+            importlib.import_module(f"{self.package}.{name}")
+        if name not in self._entries:
+            self._load_all()
+
+    def _load_all(self) -> None:
+        if self._all_loaded or self.package is None:
+            return
+        package = importlib.import_module(self.package)
+        for module in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{self.package}.{module.name}")
+        self._all_loaded = True
 
 
 def load_plugins(plugins: Iterable[str] | None) -> None:

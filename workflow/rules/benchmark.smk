@@ -5,7 +5,7 @@
 import os
 
 
-from clinsent.benchmark.plan import benchmark_models, benchmark_tasks, metrics_files, model_cards
+from clinsent.plan.benchmark import benchmark_models, benchmark_tasks, metrics_files, model_cards
 
 BENCH_MODELS = benchmark_models(PLAN) if config.get("models") else {}
 BENCH_TASKS = benchmark_tasks(PLAN) if BENCH_MODELS else {}

@@ -10,7 +10,8 @@ from clinsent.gpu_slots import LOCK_DIR_ENV, check_lock_dir, export_pool, resolv
 from clinsent.io import check_writable
 from clinsent.models.base import HUB_DIR_ENV
 from clinsent.offline import set_network_switches
-from clinsent.plan import build_plan
+from clinsent.plan.checks import build_plan
+from clinsent.plan.jobs import job_counts
 from clinsent.smk import config_error
 
 # A misspelt or foreign knob, an invalid combination or a bad reference stops a dry run before

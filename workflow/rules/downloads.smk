@@ -45,7 +45,7 @@ rule download_model:
 # Snakemake's dry run does not say which jobs are local ("we don't know how the user wants to
 # execute"): say it here, from Snakemake's own record, for the downloads this run plans.
 if (PLAN.hub_models or not config["ontology"]["path"]) and not workflow.remote_exec:
-    _downloads = {k: v for k, v in PLAN.jobs().items() if k in ("download_model", "download_ontology")}
+    _downloads = {k: v for k, v in job_counts(PLAN).items() if k in ("download_model", "download_ontology")}
     _local = [f"{name} ({n})" for name, n in _downloads.items() if n and workflow.is_local(getattr(rules, name).rule)]
     if _local:
         print(f"downloads as local rules, on this host before any job that needs them: {', '.join(_local)}",

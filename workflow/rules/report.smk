@@ -17,7 +17,9 @@ localrules:
 
 
 # `snakemake --report` over results reported for another config: refused (clinsent.report.run_record)
-REPORT_FINGERPRINT = fingerprint(PLAN)
+REPORT_FINGERPRINT = fingerprint(
+    PLAN.trained_jobs(), PLAN.evaluations(), TABLES, FIGURES, config["report"]["title"]
+)
 try:
     refuse_other_config(R, REPORT_FINGERPRINT, [str(c) for c in workflow.overwrite_configfiles], sys.argv)
 except InputError as _exc:

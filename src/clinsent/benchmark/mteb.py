@@ -180,7 +180,7 @@ def write_model(
     out_dir: str | Path,
     cards: list[str] | None = None,
 ) -> list[Path]:
-    """Every seed's results of one model (``clinsent.benchmark.plan``'s view of it), from its jobs'
+    """Every seed's results of one model (``clinsent.plan.benchmark``'s view of it), from its jobs'
     metrics files (``metrics``: task -> one file per seed; the scores and the evaluation time,
     ``seconds``), and the model's card (``cards``: each seed's model folder's README.md) with them
     as model-index metadata; written atomically. Only the model's own files are read, so adding a

@@ -331,14 +331,6 @@ def rows_source(settings: MethodSettings) -> str:
     return str(getattr(settings, "train_data", "") or getattr(settings, "documents", ""))
 
 
-METHODS: Registry[type[Method[Any]]] = Registry("objective", "methods.<name>.objective", settings=True)
-
-
-def __getattr__(name: str) -> Any:
-    """``MethodLoss`` stays importable from here (plugins written before it moved), loading torch
-    only when asked for."""
-    if name == "MethodLoss":
-        from clinsent.losses.base import MethodLoss
-
-        return MethodLoss
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+METHODS: Registry[type[Method[Any]]] = Registry(
+    "objective", "methods.<name>.objective", settings=True, package="clinsent.methods"
+)

@@ -50,6 +50,11 @@ class PlanBase:
         return paths.Tree(self.results)
 
     @property
+    def default_base(self) -> str:
+        """The base model of a run cited without ``@base_model``."""
+        return self.grid.default_base
+
+    @property
     def seeds(self) -> list[int]:
         return [int(s) for s in self.config["seeds"]]
 

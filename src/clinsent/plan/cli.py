@@ -8,6 +8,7 @@ import sys
 from clinsent.errors import InputError
 from clinsent.plan.checks import build_plan
 from clinsent.plan.config import load_config
+from clinsent.plan.jobs import job_counts
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 1
-    counts = plan.jobs()
+    counts = job_counts(plan)
     width = max(map(len, counts))
     for rule, n in counts.items():
         print(f"{rule:<{width}}  {n:>6}")

@@ -4,12 +4,9 @@ against Snakemake's dry run for every paper config and its demo twin, ``tests/te
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from clinsent import paths
-
-if TYPE_CHECKING:  # Plan.jobs calls job_counts: the plan is passed in, not imported
-    from clinsent.plan.layout import Plan
+from clinsent.plan.benchmark import benchmark_models
+from clinsent.plan.layout import Plan
 
 
 def job_counts(plan: Plan) -> dict[str, int]:
@@ -59,7 +56,5 @@ def job_counts(plan: Plan) -> dict[str, int]:
     )
     counts["release"] = len(plan.release_dirs())  # one job for every run's copy
     if plan.config.get("models"):
-        from clinsent.benchmark.plan import benchmark_models
-
         counts["mteb_results"] = len(benchmark_models(plan))
     return {k: v for k, v in sorted(counts.items()) if v}

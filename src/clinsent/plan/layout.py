@@ -262,12 +262,6 @@ class Plan(PlanPaths):
     def scoring_methods(self) -> list[str]:
         return list(self.methods) + ([CROSS_ENCODER] if self.cross_encoder_jobs() else [])
 
-    def jobs(self) -> dict[str, int]:
-        """How many jobs each rule gets in a run from scratch (:func:`clinsent.plan.jobs.job_counts`)."""
-        from clinsent.plan.jobs import job_counts
-
-        return job_counts(self)
-
 
 def _paths(value: Any) -> list[str]:
     """The file paths in a kind's inputs (a path, or a list or dict of them)."""

@@ -14,28 +14,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from clinsent.errors import InputError
 from clinsent.paths import RUN_RECORD
 
-if TYPE_CHECKING:
-    from clinsent.plan import Plan
-
 RECORD = Path(RUN_RECORD)
 
 
-def fingerprint(plan: Plan) -> str:
-    """A short hash of what the report of ``plan`` describes."""
-    described = {
-        "jobs": plan.trained_jobs(),
-        "evaluations": plan.evaluations(),
-        "tables": plan.tables,
-        "figures": plan.figures,
-        "title": plan.config["report"]["title"],
-    }
+def fingerprint(
+    jobs: Sequence[Any], evaluations: Sequence[Any], tables: Mapping[str, Any], figures: Mapping[str, Any], title: str
+) -> str:
+    """A short hash of what a report describes: the trained jobs, every scored evaluation, the
+    tables, the figures and the title (as the plan derives them from the config)."""
+    described = {"jobs": jobs, "evaluations": evaluations, "tables": tables, "figures": figures, "title": title}
     blob = json.dumps(described, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 

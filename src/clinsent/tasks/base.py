@@ -153,4 +153,6 @@ class Task(abc.ABC, Generic[S]):
         return vectors[[index[t] for t in wanted]]
 
 
-TASKS: Registry[type[Task]] = Registry("evaluation task", "eval_sets.<name>.task", settings=True)
+TASKS: Registry[type[Task]] = Registry(
+    "evaluation task", "eval_sets.<name>.task", settings=True, package="clinsent.tasks"
+)

@@ -14,7 +14,7 @@ from clinsent.settings import knob
 
 if TYPE_CHECKING:
     from clinsent.methods.base import Method
-    from clinsent.plan import Plan
+    from clinsent.report.kinds.base import PlanView
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class AugmentationsTable(TableKind):
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         return [(f"tables.{key}.rows[{i}].method", row["method"], "methods") for i, row in enumerate(entry["rows"])]
 
-    def params(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+    def params(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> dict[str, Any]:
         return {"methods": {row["method"]: plan.methods[row["method"]].train_params() for row in entry["rows"]}}
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from clinsent.errors import InputError
 from clinsent.registry import Registry, did_you_mean
@@ -33,9 +33,39 @@ from clinsent.settings import knob, settings_schema
 if TYPE_CHECKING:
     import pandas as pd
 
-    from clinsent.plan import Plan
+    from clinsent.methods.config import MethodEntry
+    from clinsent.paths import Tree
     from clinsent.report.paired import Paired
     from clinsent.report.spread import Spread
+    from clinsent.tasks.config import EvalSetEntry
+
+
+class PlanView(Protocol):
+    """What a kind reads of the run's plan while the config is read (its checks, inputs and
+    params): the results folder, the methods and eval sets as read through their registries, the
+    default base model and the few files a kind cites. :class:`clinsent.plan.layout.Plan` is one;
+    a kind never imports the planner."""
+
+    @property
+    def tree(self) -> Tree: ...
+
+    @property
+    def methods(self) -> Mapping[str, MethodEntry]: ...
+
+    @property
+    def eval_sets(self) -> Mapping[str, EvalSetEntry]: ...
+
+    @property
+    def default_base(self) -> str: ...
+
+    def eval_set_files(self, name: str) -> list[str]: ...
+
+    def first_seed_embeddings(self, ref: str, eval_set: str) -> str: ...
+
+    def corpus_stats_path(self, corpus: str) -> str: ...
+
+    def documents_stats_path(self) -> str: ...
+
 
 DEFAULT_TABLE = "runs"
 DEFAULT_FIGURE = "alignment_uniformity"
@@ -112,15 +142,15 @@ class Kind:
         The plan refuses one derived from the notes, or not marked ``text_shareable``."""
         return []
 
-    def check(self, key: str, entry: Mapping[str, Any], plan: Plan) -> None:
+    def check(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> None:
         """Raise an InputError for what only the plan can tell (run when the config is read)."""
 
-    def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+    def inputs(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> dict[str, Any]:
         """Named files the entry reads besides the summary and curves (a path, or a list or dict of
         paths): declared inputs of ``paper_report``, handed back as ``ReportContext.inputs``."""
         return {}
 
-    def params(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+    def params(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> dict[str, Any]:
         """What else the entry's output depends on (``ReportContext.params``)."""
         return {}
 
@@ -189,8 +219,13 @@ class FigureKind(Kind):
         raise NotImplementedError
 
 
-TABLE_KINDS: Registry[type[TableKind]] = Registry("table kind", "tables.<id>.kind", settings=True)
-FIGURE_KINDS: Registry[type[FigureKind]] = Registry("figure kind", "figures.<id>.kind", settings=True)
+KINDS_PACKAGE = "clinsent.report.kinds"  # one module per kind, named as the kind
+TABLE_KINDS: Registry[type[TableKind]] = Registry(
+    "table kind", "tables.<id>.kind", settings=True, package=KINDS_PACKAGE
+)
+FIGURE_KINDS: Registry[type[FigureKind]] = Registry(
+    "figure kind", "figures.<id>.kind", settings=True, package=KINDS_PACKAGE
+)
 
 
 def table_kind(key: str, entry: Mapping[str, Any]) -> TableKind:

@@ -16,7 +16,7 @@ from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.plan import Plan
+    from clinsent.report.kinds.base import PlanView
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class CorpusStatsTable(TableKind):
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         return [(f"tables.{key}.corpora", name, "corpora") for name in entry["corpora"]]
 
-    def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+    def inputs(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> dict[str, Any]:
         return {"stats": {c: plan.corpus_stats_path(c) for c in entry["corpora"]}}
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:

@@ -20,7 +20,7 @@ from clinsent.settings import knob
 if TYPE_CHECKING:
     import pandas as pd
 
-    from clinsent.plan import Plan
+    from clinsent.report.kinds.base import PlanView
 
 POINT_COLUMNS = ["label", "run", "step", "seeds", "mean", "std"]
 
@@ -42,12 +42,12 @@ class CurveColumnFigure(FigureKind):
     def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return item_runs("figures", key, entry, "lines")
 
-    def check(self, key: str, entry: Mapping[str, Any], plan: Plan) -> None:
+    def check(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> None:
         from clinsent.run_ref import split_run
 
         column = str(entry["column"])
         for i, line in enumerate(entry["lines"]):
-            cited = plan.methods[split_run(line["run"], plan.grid.default_base)[0]]
+            cited = plan.methods[split_run(line["run"], plan.default_base)[0]]
             where = f"config: figures.{key}.lines[{i}].run"
             if not cited.method.trains:
                 raise InputError(

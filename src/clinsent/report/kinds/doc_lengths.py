@@ -27,10 +27,10 @@ from clinsent.report.kinds.base import (
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.plan import Plan
+    from clinsent.report.kinds.base import PlanView
 
 
-def _stats(plan: Plan) -> dict[str, Any]:
+def _stats(plan: PlanView) -> dict[str, Any]:
     return {"documents": plan.documents_stats_path()}
 
 
@@ -53,7 +53,7 @@ class DocLengthsFigureKnobs:
 
 @TABLE_KINDS.register("doc_lengths", settings=DocLengthsTableKnobs)
 class DocLengthsTable(TableKind):
-    def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+    def inputs(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> dict[str, Any]:
         return _stats(plan)
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
@@ -62,7 +62,7 @@ class DocLengthsTable(TableKind):
 
 @FIGURE_KINDS.register("doc_lengths", settings=DocLengthsFigureKnobs)
 class DocLengthsFigure(FigureKind):
-    def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+    def inputs(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> dict[str, Any]:
         return _stats(plan)
 
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind, ev
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.plan import Plan
+    from clinsent.report.kinds.base import PlanView
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class EvalStatsTable(TableKind):
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         return eval_set_names(f"tables.{key}.eval_sets", *entry["eval_sets"])
 
-    def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+    def inputs(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> dict[str, Any]:
         return {"stats": {e: plan.tree.file(EVAL_SET_STATS, eval_set=e) for e in entry["eval_sets"]}}
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind, ev
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.plan import Plan
+    from clinsent.report.kinds.base import PlanView
 
 
 @dataclass(frozen=True)
@@ -46,13 +46,13 @@ class RetrievalExamplesTable(TableKind):
     def shown_texts(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
         return [(f"tables.{key}.eval_set", entry["eval_set"])]
 
-    def check(self, key: str, entry: Mapping[str, Any], plan: Plan) -> None:
+    def check(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> None:
         """The queries must be texts of the eval set: checked when the config is read, not after training."""
         task = plan.eval_sets[entry["eval_set"]].task
         if all(os.path.exists(f) for f in task.files()):
             check_queries(key, entry, task.texts())
 
-    def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+    def inputs(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> dict[str, Any]:
         return {"embeddings": {ref: plan.first_seed_embeddings(ref, entry["eval_set"]) for ref in entry["runs"]}}
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, 
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.plan import Plan
+    from clinsent.report.kinds.base import PlanView
 
 ROLES = ("before", "after")
 
@@ -45,13 +45,13 @@ class TsneFigure(FigureKind):
     def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         return eval_set_names(f"figures.{key}", entry["eval_set"])
 
-    def inputs(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+    def inputs(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> dict[str, Any]:
         return {
             "embeddings": {role: plan.first_seed_embeddings(entry[role], entry["eval_set"]) for role in ROLES},
             "eval_set_files": plan.eval_set_files(entry["eval_set"]),
         }  # its pairs and scores
 
-    def params(self, key: str, entry: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
+    def params(self, key: str, entry: Mapping[str, Any], plan: PlanView) -> dict[str, Any]:
         return {"eval_set": plan.eval_sets[entry["eval_set"]].params()}
 
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from clinsent.paths import MODEL, seed_folder
 from clinsent.run_ref import split_run
 
 if TYPE_CHECKING:
-    from clinsent.plan import Plan
+    from clinsent.plan.layout import Plan
 
 
 def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
