@@ -19,13 +19,13 @@ import pytest
 import yaml
 
 from clinsent.benchmark.models import check_tasks, expand
-from clinsent.errors import InputError
+from clinsent.errors import InputError, shown
 from clinsent.io import check_writable
 from clinsent.models.saved import check_model_folder
 from clinsent.names import check_hub_id, check_names, inside
 from clinsent.newconfig import main as new_config
 from clinsent.overlay import fill_results, keep_only, resolve_base
-from clinsent.safe_yaml import MAX_NODES, load, load_mapping, loads, shown
+from clinsent.safe_yaml import MAX_NODES, load, load_mapping, loads
 
 REPO = Path(__file__).resolve().parents[1]
 SENTINEL = "ZQXSENTINELNOTE"

@@ -15,6 +15,7 @@ from clinsent.data.plan import PlanData, SentencePlan
 from clinsent.data.rows import RowsData
 from clinsent.methods.base import METHODS
 from clinsent.methods.config import default_settings
+from clinsent.release import release, release_all
 
 
 def _info(**changes: Any) -> dict[str, Any]:
@@ -148,7 +149,7 @@ def test_the_release_copy_links_the_model_and_adds_the_eval_metrics(tmp_path: Pa
     _curve().to_csv(tmp_path / "curve.csv", index=False)
     (tmp_path / "test.json").write_text(json.dumps({"spearman": 0.654321, "pearson": 0.6}))
     out = tmp_path / "release" / "seed0"
-    model_card.release(
+    release(
         model,
         tmp_path / "selection.json",
         tmp_path / "curve.csv",
@@ -177,7 +178,7 @@ def test_the_release_copy_links_the_model_and_adds_the_eval_metrics(tmp_path: Pa
             "base_model": "bert-base-uncased",
         }
     ]
-    model_card.release_all(runs, {}, tmp_path / "all")
+    release_all(runs, {}, tmp_path / "all")
     assert "| test | spearman | 0.6543 | n/a |" in (tmp_path / "all/simcse/bert/seed0/README.md").read_text()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 

@@ -656,10 +656,10 @@ def test_config_semantics_stop_the_dry_run(configs: dict[str, dict[str, Any]], c
 
 
 def test_a_hub_id_is_name_or_owner_slash_name() -> None:
-    from clinsent.models.base import is_hub_id, looks_like_path
+    from clinsent.models.base import from_hub, looks_like_path
 
-    assert is_hub_id("bert-base-uncased") and is_hub_id("hfl/chinese-bert-wwm-ext")
-    assert all(looks_like_path(p) and not is_hub_id(p) for p in ("./m", "../m", "/data/m", "~/m", "a/b/c", "a/b/"))
+    assert from_hub("bert-base-uncased") and from_hub("hfl/chinese-bert-wwm-ext")
+    assert all(looks_like_path(p) and not from_hub(p) for p in ("./m", "../m", "/data/m", "~/m", "a/b/c", "a/b/"))
 
 
 def test_a_hub_model_is_fetched_by_a_local_rule_and_loaded_from_its_folder(

@@ -123,3 +123,25 @@ def test_a_model_save_on_a_full_disk_leaves_no_staging_folder(tmp_path: Path) ->
     with pytest.raises(OutputError, match=r"/seed0/model: could not be written \(the disk quota is exceeded\)"):
         _save_model(Model(), out)
     assert list(out.parent.iterdir()) == []
+
+
+def test_the_atomic_folder_writer_replaces_whole_or_leaves_the_old_one(tmp_path: Path) -> None:
+    """The one folder writer (clinsent.io.atomic_folder): the release copies, packs, models and
+    benchmark results go through it; a failed step leaves the last folder as it was."""
+    from clinsent.io import atomic_folder
+
+    out = tmp_path / "release"
+    out.mkdir()
+    (out / "old.txt").write_text("last release")
+    with pytest.raises(RuntimeError, match="copy failed"), atomic_folder(out) as staged:
+        staged.mkdir()
+        (staged / "half.txt").write_text("half")
+        raise RuntimeError("copy failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["release"] and (out / "old.txt").exists()
+    with atomic_folder(out) as staged:
+        staged.mkdir()
+        (staged / "new.txt").write_text("new release")
+    assert sorted(p.name for p in out.iterdir()) == ["new.txt"] and len(list(tmp_path.iterdir())) == 1
+    with pytest.raises(FileNotFoundError, match="made no folder"), atomic_folder(out):
+        pass
+    assert (out / "new.txt").exists() and len(list(tmp_path.iterdir())) == 1

@@ -65,7 +65,7 @@ def check_device(device: str | None, where: str = "--device") -> None:
     if device is None or device == "cpu":
         return
     if not DEVICE.match(device):
-        from clinsent.safe_yaml import shown_value
+        from clinsent.errors import shown_value
 
         raise InputError(where, f"{shown_value(device)} is not a device", "give cpu, cuda or cuda:N (N from 0)")
     import torch

@@ -1,9 +1,44 @@
-"""The one exception type for bad input: it names the file, the row or key, and the fix."""
+"""The one exception type for bad input: it names the file, the row or key, and the fix; and
+how an error may show a user's key or value (:func:`shown`, :func:`shown_value`,
+:func:`unknown_key`): a key or value that could be a line of a note is named by its length,
+never quoted, so no console or log line carries note text."""
 
 from __future__ import annotations
 
 import errno
+import re
 from pathlib import Path
+from typing import Any
+
+KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,79}$")
+
+
+def shown(key: Any) -> str:
+    """A config key as an error message may show it: quoted when it is a plain name, else only
+    its length (a key that is a line of a note must not reach a console or a log)."""
+    if isinstance(key, (int, float, bool)) or key is None:
+        return repr(key)
+    text = str(key)
+    return repr(text) if KEY.match(text) else f"a key of {len(text)} characters"
+
+
+def unknown_key(key: Any) -> str:
+    """ "unknown key 'name'", or for a key that may not be shown "an unknown key (a key of N characters)"."""
+    hidden = isinstance(key, str) and not KEY.match(key)
+    return f"an unknown key ({shown(key)})" if hidden else f"unknown key {shown(key)}"
+
+
+def shown_value(value: Any) -> str:
+    """A config value as an error message may show it: numbers and plain names or paths quoted,
+    any other text only by its length."""
+    if value is None or isinstance(value, (int, float, bool)):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value) if _PLAIN.match(value) else f"a text of {len(value)} characters"
+    return f"a {type(value).__name__} of {len(value)} item(s)" if hasattr(value, "__len__") else "a value"
+
+
+_PLAIN = re.compile(r"^[A-Za-z0-9_./@:+~-]{0,120}$")
 
 
 class InputError(ValueError):

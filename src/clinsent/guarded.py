@@ -1,8 +1,8 @@
 """The one guarded writer: where this process may write, and with which modes.
 
 Every file the tool writes goes through :func:`claim` (:func:`clinsent.io.atomic_path`,
-:class:`clinsent.io.ParquetSink` and the staging folders of models, cards and packs call it
-before they put a file or folder in place):
+:class:`clinsent.io.ParquetSink` and the folder writer :func:`clinsent.io.atomic_folder` (models, release
+copies, packs, benchmark results) call it before they put a file or folder in place):
 
 - **Inside what the caller owns.** A Snakemake job owns its results folder and its declared
   outputs (:func:`clinsent.smk.setup_logging` calls :func:`own`); the embed command owns the

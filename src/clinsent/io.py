@@ -75,6 +75,34 @@ def atomic_path(path: str | Path, suffix: str = "", private: bool = False) -> It
             tmp_path.unlink(missing_ok=True)
 
 
+@contextmanager
+def atomic_folder(path: str | Path) -> Iterator[Path]:
+    """Yield a folder path beside ``path`` (not yet made: the block makes it, a copytree or a
+    library's save does) that replaces ``path`` only if the block succeeds; a failed block leaves
+    ``path`` as it was and nothing beside it. The one way a step stages a folder output (the
+    release copies, the MedCAT packs). A failed write names ``path`` (:func:`writing`)."""
+    import shutil
+
+    from clinsent.guarded import claim
+
+    target = claim(path)
+    with writing(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        box = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".staging", dir=target.parent))
+        try:
+            staged = box / target.name
+            yield staged
+            if not staged.is_dir():
+                raise FileNotFoundError(f"{target}: the step made no folder to put in its place")
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            else:
+                target.unlink(missing_ok=True)
+            staged.rename(target)
+        finally:
+            shutil.rmtree(box, ignore_errors=True)
+
+
 def sha256_file(path: str | Path) -> str:
     """sha256 of a file's bytes, read in 1 MB chunks."""
     h = hashlib.sha256()

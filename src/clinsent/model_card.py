@@ -19,8 +19,8 @@ curve) and nothing else:
   ``credentialed``, anything else to unstated), linked to ``docs/sharing.md``.
 
 The train job writes the card into the model folder; the ``release`` rule writes a release copy
-(the model's files hard-linked, the card with the eval metrics added), so evaluation never
-rewrites the model folder its own jobs read. The card holds counts, names from the config and
+(:mod:`clinsent.release`: the model's files hard-linked, the card with the eval metrics added),
+so evaluation never rewrites the model folder its own jobs read. The card holds counts, names from the config and
 numbers only; like every shared file it passes the PHI scan (:mod:`clinsent.phi`).
 """
 
@@ -70,9 +70,9 @@ def own_hub_id(folder: str | Path) -> str | None:
 
 def base_model_id(spec: str) -> str | None:
     """The base model's hub id: the entry itself when it is one, else the id its own files name."""
-    from clinsent.models.base import is_hub_id, resolve_model
+    from clinsent.models.base import from_hub, resolve_model
 
-    if is_hub_id(spec):
+    if from_hub(spec):
         return spec
     try:
         return own_hub_id(resolve_model(spec))
@@ -84,9 +84,9 @@ def base_model_label(spec: str) -> str:
     """The base model as the card names it: its hub id where it is one or its own files name one
     (with the package entry beside it), a package folder as written, a local folder by its last
     component only (its path would name the user's home)."""
-    from clinsent.models.base import PACKAGE_PREFIX, is_hub_id
+    from clinsent.models.base import PACKAGE_PREFIX, from_hub
 
-    if is_hub_id(spec):
+    if from_hub(spec):
         return spec
     hub = base_model_id(spec)
     where = spec if spec.startswith(PACKAGE_PREFIX) else f"a local folder named {Path(spec).expanduser().name or spec}"
@@ -243,17 +243,6 @@ def write(folder: str | Path, text: str) -> None:
     write_text(text, Path(folder) / "README.md")
 
 
-def _link(src: str, dst: str) -> None:
-    """Hard-link a model file into the release copy (a copy across file systems)."""
-    import os
-    import shutil
-
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
-
-
 def data_line(data: Mapping[str, Any]) -> str:
     """The card's training-data line: the sentences by their set's definition and size, and for
     the notes their config key, format, note count and length filter (never a path)."""
@@ -295,82 +284,3 @@ def eval_rows(
             )
         )
     return rows
-
-
-def release(
-    model: str | Path,
-    selection: str | Path,
-    curve: str | Path,
-    metrics: Mapping[str, str | Path],
-    headlines: Mapping[str, str],
-    base_model: str,
-    card_config: Mapping[str, Any],
-    out: str | Path,
-    baseline: Mapping[str, str | Path] | None = None,
-    reference: str | None = None,
-) -> None:
-    """A run's release copy in ``out``: the model folder's files hard-linked, its card rewritten
-    with the eval metrics and their intervals (``metrics``: eval set -> metrics file;
-    ``headlines``: eval set -> metric) beside the ``reference`` run's (``baseline``: its files).
-    Written beside ``out`` first and renamed, so a failed job leaves nothing half-written."""
-    import shutil
-
-    from clinsent.methods.base import METHODS
-
-    info = json.loads(Path(selection).read_text())
-    text = render(
-        info,
-        pd.read_csv(curve),
-        METHODS.get(str(info["objective"])).reference,
-        base_model,
-        card_config,
-        eval_rows(metrics, headlines, baseline),
-        reference if baseline else None,
-    )
-    from clinsent.guarded import claim
-
-    out = claim(out)
-    staging = out.parent / f".{out.name}.release"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        # not Snakemake's timestamp file: it touches the release copy's, which a link would share with the
-        # model folder's, making the model (and everything downstream of it) look newer than its outputs
-        shutil.copytree(model, staging, copy_function=_link, ignore=shutil.ignore_patterns(".snakemake*"))
-        write(staging, text)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    shutil.rmtree(out, ignore_errors=True)
-    staging.rename(out)
-
-
-def release_all(runs: Sequence[Mapping[str, Any]], card_config: Mapping[str, Any], out: str | Path) -> None:
-    """Every run's release copy (:func:`release`; ``runs``: :meth:`clinsent.plan.Plan.release_runs`)
-    under ``out``, written beside it first and renamed, so a failed job leaves the last one whole."""
-    import shutil
-
-    from clinsent.guarded import claim
-
-    out = claim(out)
-    staging = out.parent / f".{out.name}.writing"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        for run in runs:
-            release(
-                run["model"],
-                run["selection"],
-                run["curve"],
-                run["metrics"],
-                run["headlines"],
-                run["base_model"],
-                card_config,
-                staging / str(run["folder"]),
-                run.get("baseline"),
-                run.get("reference"),
-            )
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    shutil.rmtree(out, ignore_errors=True)
-    staging.mkdir(parents=True, exist_ok=True)  # no run: an empty folder
-    staging.rename(out)

@@ -26,8 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from clinsent.errors import InputError
-from clinsent.safe_yaml import shown, shown_value
+from clinsent.errors import InputError, shown, shown_value
 
 NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$")
 HUB_PART = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?$")

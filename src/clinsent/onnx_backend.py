@@ -38,7 +38,7 @@ OPSET = 17
 
 def check_backend(backend: str, quantize: str, where: str) -> None:
     """A known backend and quantization, and int8 only with ONNX: one line naming ``where``."""
-    from clinsent.safe_yaml import shown_value
+    from clinsent.errors import shown_value
 
     if backend not in BACKENDS:
         raise InputError(f"{where}.backend", f"{shown_value(backend)} is not a backend", f"give one of {BACKENDS}")

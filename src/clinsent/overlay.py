@@ -24,11 +24,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from clinsent.errors import InputError
+from clinsent.errors import InputError, shown
 from clinsent.names import is_name
 from clinsent.paths import DOC_TASK, fill
 from clinsent.registry import did_you_mean
-from clinsent.safe_yaml import shown
 
 # top-level sections whose entries cite runs
 _CITING = ("tables", "figures")

@@ -27,9 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from clinsent.errors import InputError
+from clinsent.errors import KEY, InputError
 from clinsent.registry import Registry, RegistryError
-from clinsent.safe_yaml import KEY
 
 T = TypeVar("T")
 Check = Callable[[Path, Mapping[str, Any], str], None]  # (file, config entry, config key) -> None or InputError

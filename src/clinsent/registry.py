@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from clinsent.errors import InputError
+from clinsent.errors import InputError, shown
 
 T = TypeVar("T")
 
@@ -129,8 +129,6 @@ class Registry(Generic[T]):
         if name not in self._entries:
             self._load(name)
         if name not in self._entries:
-            from clinsent.safe_yaml import shown
-
             raise InputError(
                 where or f"config: {self.config_key}",
                 f"unknown {self.what} {shown(name)}{did_you_mean(name, self._entries)}",

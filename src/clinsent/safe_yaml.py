@@ -5,7 +5,7 @@ the Snakefile), the schema and side files such as ``config/icd9_triage.yaml``.
 A file given by mistake may be a clinical note or a data file, so nothing of its content is ever
 quoted back: a parse error names the file, the line and the column (PyYAML's own message prints
 the offending line); a key that is not a plain name (letters, digits, ``_``, ``-``, ``.``) is
-shown as "a key of N characters" (:func:`shown`). Beyond PyYAML's ``safe_load`` it refuses:
+shown as "a key of N characters" (:func:`clinsent.errors.shown`). Beyond PyYAML's ``safe_load`` it refuses:
 
 - a mapping with a key given twice (PyYAML, and Snakemake's ``--configfile``, keep the last one
   without a word: two ``minilm:`` models), naming the key and both lines;
@@ -17,44 +17,14 @@ shown as "a key of N characters" (:func:`shown`). Beyond PyYAML's ``safe_load`` 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from clinsent.errors import InputError
+from clinsent.errors import InputError, shown
 
 MAX_NODES = 200_000  # expanded nodes of one document (the largest paper config has about 3,000)
-KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,79}$")
-
-
-def shown(key: Any) -> str:
-    """A config key as an error message may show it: quoted when it is a plain name, else only
-    its length (a key that is a line of a note must not reach a console or a log)."""
-    if isinstance(key, (int, float, bool)) or key is None:
-        return repr(key)
-    text = str(key)
-    return repr(text) if KEY.match(text) else f"a key of {len(text)} characters"
-
-
-def unknown_key(key: Any) -> str:
-    """ "unknown key 'name'", or for a key that may not be shown "an unknown key (a key of N characters)"."""
-    hidden = isinstance(key, str) and not KEY.match(key)
-    return f"an unknown key ({shown(key)})" if hidden else f"unknown key {shown(key)}"
-
-
-def shown_value(value: Any) -> str:
-    """A config value as an error message may show it: numbers and plain names or paths quoted,
-    any other text only by its length."""
-    if value is None or isinstance(value, (int, float, bool)):
-        return repr(value)
-    if isinstance(value, str):
-        return repr(value) if _PLAIN.match(value) else f"a text of {len(value)} characters"
-    return f"a {type(value).__name__} of {len(value)} item(s)" if hasattr(value, "__len__") else "a value"
-
-
-_PLAIN = re.compile(r"^[A-Za-z0-9_./@:+~-]{0,120}$")
 
 
 class _Refused(Exception):

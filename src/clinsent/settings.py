@@ -17,9 +17,8 @@ import typing
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
-from clinsent.errors import InputError
+from clinsent.errors import InputError, shown, shown_value, unknown_key
 from clinsent.registry import did_you_mean
-from clinsent.safe_yaml import shown, shown_value, unknown_key
 
 S = TypeVar("S")
 

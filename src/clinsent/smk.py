@@ -82,7 +82,7 @@ def schema_message(exc: BaseException) -> str:
     error = next((a for a in linked if hasattr(a, "absolute_path") and hasattr(a, "message")), None)
     if error is None:
         return str(exc).splitlines()[0]
-    from clinsent.safe_yaml import KEY, shown, shown_value, unknown_key
+    from clinsent.errors import KEY, shown, shown_value, unknown_key
 
     where = ".".join(str(p) if KEY.match(str(p)) else f"<{shown(p)}>" for p in error.absolute_path)
     instance = error.instance  # jsonschema's message quotes it: only a number or a plain name is shown

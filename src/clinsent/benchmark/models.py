@@ -33,7 +33,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from clinsent.errors import InputError
+from clinsent.errors import InputError, shown
 from clinsent.paths import DOC_TASK, MODEL, Tree
 
 METHOD_PREFIX = "as_is_"
@@ -106,7 +106,6 @@ def leave_out_missing(config: dict[str, Any], warn: Callable[[str], Any] = _stde
 def check_tasks(config: Mapping[str, Any]) -> None:
     """Every name of ``benchmark.tasks`` is an eval set or a fine-tune entry of the config."""
     from clinsent.registry import did_you_mean
-    from clinsent.safe_yaml import shown
 
     tasks = (config.get("benchmark") or {}).get("tasks")
     if not isinstance(tasks, list):

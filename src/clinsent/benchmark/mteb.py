@@ -27,8 +27,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from clinsent.guarded import claim
-
 NO_REVISION = "no_revision_available"  # MTEB's value for a model without a known revision
 TASK_PREFIX = "ClinSent."  # our tasks are not MTEB's registered tasks of the same names
 NOTICE = (
@@ -186,15 +184,14 @@ def write_model(
     as model-index metadata; written atomically. Only the model's own files are read, so adding a
     model reruns no other model's results."""
     import json
-    import shutil
 
+    from clinsent.io import atomic_folder
     from clinsent.names import inside
 
     out_dir = inside(out_dir, Path(out_dir).parent)  # never a folder reached through the model's name
-    staging = out_dir.parent / f".{out_dir.name}.writing"
-    shutil.rmtree(staging, ignore_errors=True)
     written: list[Path] = []
-    try:
+    with atomic_folder(out_dir) as staging:
+        staging.mkdir()
         for i, seed in enumerate(model["seeds"]):
             scores = {task: json.loads(Path(paths[i]).read_text(encoding="utf-8")) for task, paths in metrics.items()}
             revision = model["revisions"].get(seed) or model["revisions"].get(str(seed)) or NO_REVISION
@@ -208,10 +205,4 @@ def write_model(
             ]
             model_card(cards[i] if cards else None, str(model["name"]), results, staging / str(revision) / "README.md")
             written += files
-        claim(out_dir)
-        shutil.rmtree(out_dir, ignore_errors=True)
-        staging.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return [out_dir / p.relative_to(staging) for p in written]

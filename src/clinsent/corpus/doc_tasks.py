@@ -27,9 +27,8 @@ import numpy as np
 import pandas as pd
 
 from clinsent.corpus.documents import patient_keys, unit_hash
-from clinsent.errors import InputError
+from clinsent.errors import InputError, shown
 from clinsent.registry import check_values
-from clinsent.safe_yaml import shown
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,9 @@ def looks_like_path(spec: str) -> bool:
     return spec.startswith((".", "/", "~")) or "\\" in spec or spec.count("/") > 1 or spec.endswith("/")
 
 
-def is_hub_id(spec: str) -> bool:
-    """Whether a base-model entry names a Hugging Face id (downloaded), not a package or a folder."""
+def from_hub(spec: str) -> bool:
+    """Whether a model entry is fetched from the Hugging Face Hub: neither a package nor a path
+    (whether the id fits the Hub's grammar is :func:`clinsent.names.is_hub_id`)."""
     return not spec.startswith(PACKAGE_PREFIX) and not Path(spec).expanduser().exists() and not looks_like_path(spec)
 
 

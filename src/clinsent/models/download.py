@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
-from clinsent.guarded import claim
+from clinsent.io import atomic_folder
 from clinsent.offline import ONLINE
 
 
@@ -46,28 +45,22 @@ def _download(repo_id: str, out: Path, log: Callable[[str], Any]) -> Path:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
-    partial = out.parent / f".{out.name}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        snapshot_download(repo_id=repo_id, local_dir=str(partial))
-    except RepositoryNotFoundError:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise InputError(
-            "config: base_models",
-            f"{repo_id!r} is not a model on the Hugging Face hub (or needs a token)",
-            "check the id, log in with `huggingface-cli login`, or give a local folder",
-        ) from None
-    except (HfHubHTTPError, OSError) as exc:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise InputError(
-            out,
-            f"downloading {repo_id!r} failed ({type(exc).__name__})",
-            "run Snakemake on a host with "
-            "network access (download_model is a local rule), or download the model elsewhere and give "
-            "its folder in the config",
-        ) from None
-    shutil.rmtree(claim(out), ignore_errors=True)
-    partial.rename(out)
+    with atomic_folder(out) as partial:  # a complete snapshot, put in place only when whole
+        try:
+            snapshot_download(repo_id=repo_id, local_dir=str(partial))
+        except RepositoryNotFoundError:
+            raise InputError(
+                "config: base_models",
+                f"{repo_id!r} is not a model on the Hugging Face hub (or needs a token)",
+                "check the id, log in with `huggingface-cli login`, or give a local folder",
+            ) from None
+        except (HfHubHTTPError, OSError) as exc:
+            raise InputError(
+                out,
+                f"downloading {repo_id!r} failed ({type(exc).__name__})",
+                "run Snakemake on a host with "
+                "network access (download_model is a local rule), or download the model elsewhere and give "
+                "its folder in the config",
+            ) from None
     log(f"downloaded {repo_id} into {out} ({sum(1 for p in out.rglob('*') if p.is_file())} files)")
     return out

@@ -8,13 +8,11 @@ the preferred name and EXACT synonyms are alternative names.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pandas as pd
 
 from clinsent.errors import InputError
-from clinsent.guarded import claim
 
 BRANCH_TYPE = {"disease": "T047", "mental": "T048"}
 
@@ -71,21 +69,14 @@ def build_model_pack(terms: pd.DataFrame, out_dir: str | Path, branch_types: dic
     config = Config()
     cdb = CDBMaker(config).prepare_csvs([concepts], full_build=True)
     cat = CAT(cdb, config=config)
+    from clinsent.io import atomic_folder
     from clinsent.names import inside
 
     out_dir = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the output itself
-    parent = out_dir.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = parent / f".{out_dir.name}.staging"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    try:
-        saved = Path(
-            cat.save_model_pack(str(staging), pack_name="pack", make_archive=False, add_hash_to_pack_name=False)
+    with atomic_folder(out_dir) as staged:  # MedCAT saves <folder>/<pack_name>: the staged folder itself
+        saved = cat.save_model_pack(
+            str(staged.parent), pack_name=staged.name, make_archive=False, add_hash_to_pack_name=False
         )
-        if claim(out_dir).exists():
-            shutil.rmtree(out_dir)
-        saved.rename(out_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if Path(saved) != staged:  # MedCAT hashes its default pack name into the folder's
+            Path(saved).rename(staged)
     return out_dir

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
-from clinsent.guarded import claim
 from clinsent.io import sha256_file
 
 V1_CONVERTER = "python -m medcat.utils.legacy.legacy_converter OLD_PACK NEW_PACK"
@@ -95,20 +93,16 @@ def slim_pack(pack: str | Path, type_ids: Iterable[str], out_dir: str | Path) ->
     keep = kept_cuis(cat.cdb, type_ids, pack)
     cat.cdb.filter_by_cui(keep)
     cat.config.components.linking.filters.cuis = keep
+    from clinsent.io import atomic_folder
     from clinsent.names import inside
 
     out_dir = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the output itself
-    staging = out_dir.parent / f".{out_dir.name}.staging"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    try:
-        saved = Path(
-            cat.save_model_pack(str(staging), pack_name="pack", make_archive=False, add_hash_to_pack_name=False)
+    with atomic_folder(out_dir) as staged:  # MedCAT saves <folder>/<pack_name>: the staged folder itself
+        saved = cat.save_model_pack(
+            str(staged.parent), pack_name=staged.name, make_archive=False, add_hash_to_pack_name=False
         )
-        shutil.rmtree(claim(out_dir), ignore_errors=True)
-        saved.rename(out_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if Path(saved) != staged:  # MedCAT hashes its default pack name into the folder's
+            Path(saved).rename(staged)
     return {"concepts_before": before, "concepts_after": len(cat.cdb.cui2info), "kept_type_concepts": len(keep)}
 
 

@@ -16,7 +16,7 @@ from clinsent.corpus.shards import shard_names
 from clinsent.experiments import Grid
 from clinsent.finetune.config import FinetuneEntry
 from clinsent.methods.config import MethodEntry
-from clinsent.models.base import hub_slug, is_hub_id
+from clinsent.models.base import from_hub, hub_slug
 from clinsent.ontology.download import release_url
 from clinsent.report.kinds.base import Kind
 from clinsent.report.kinds.base import entries as kind_entries
@@ -158,7 +158,7 @@ class PlanBase:
     @property
     def hub_models(self) -> list[str]:
         """Models named by a Hugging Face id: the only downloads a run may make (:mod:`clinsent.offline`)."""
-        return sorted({m for _, m in self.model_specs() if isinstance(m, str) and is_hub_id(m)})
+        return sorted({m for _, m in self.model_specs() if isinstance(m, str) and from_hub(m)})
 
     def wildcard_constraints(self) -> dict[str, str]:
         import re

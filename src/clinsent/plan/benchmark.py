@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from clinsent.benchmark.models import model_runs
-from clinsent.models.base import is_hub_id
+from clinsent.models.base import from_hub
 from clinsent.paths import MODEL, seed_folder
 from clinsent.run_ref import split_run
 
@@ -25,7 +25,7 @@ def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
     for key, model in model_runs(plan.config).items():
         method, base = split_run(model["row"]["run"], plan.grid.default_base)
         as_is = "path" in model
-        name = model["path"] if as_is and is_hub_id(model["path"]) else key
+        name = model["path"] if as_is and from_hub(model["path"]) else key
         seeds = plan.grid.seeds_of[method]
         out[key] = {
             "run": [method, base],

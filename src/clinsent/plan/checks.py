@@ -15,7 +15,7 @@ from clinsent.errors import InputError
 from clinsent.experiments import Grid
 from clinsent.finetune.config import resolve_finetunes
 from clinsent.methods.config import resolve_methods
-from clinsent.models.base import PACKAGE_PREFIX, is_hub_id
+from clinsent.models.base import PACKAGE_PREFIX, from_hub
 from clinsent.plan.layout import NOTES_INPUT, Plan
 from clinsent.registry import load_plugins
 from clinsent.report.kinds.base import check_entries
@@ -140,7 +140,7 @@ def check_model_folders(plan: Plan) -> None:
                 "correct the path (relative paths are from the workflow's "
                 "directory); a Hugging Face id is `name` or `owner/name`",
             )
-        if is_hub_id(spec):
+        if from_hub(spec):
             check_hub_id(spec, f"config: {key}")
             continue
         folder = resolve_model(spec)

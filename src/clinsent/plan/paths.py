@@ -11,7 +11,7 @@ from typing import Any
 
 from clinsent import paths
 from clinsent.data.readers import entry_paths
-from clinsent.models.base import PACKAGE_PREFIX, hub_slug, is_hub_id
+from clinsent.models.base import PACKAGE_PREFIX, from_hub, hub_slug
 from clinsent.plan.base import NOTES_INPUT, PlanBase
 
 
@@ -138,9 +138,9 @@ class PlanPaths(PlanBase):
         runs on the submitting host before any job that loads the model; a folder under the results
         folder, a model this config trains: the benchmark's). Packaged models are not the DAG's."""
         return [
-            self.hub_folder(s) if is_hub_id(s) else s
+            self.hub_folder(s) if from_hub(s) else s
             for s in specs
-            if not s.startswith(PACKAGE_PREFIX) and (is_hub_id(s) or os.path.exists(s) or self.tree.holds(s))
+            if not s.startswith(PACKAGE_PREFIX) and (from_hub(s) or os.path.exists(s) or self.tree.holds(s))
         ]
 
     def user_files(self) -> list[tuple[str, str]]:

@@ -139,21 +139,13 @@ def curve_interval(items: Items | None, headline: str) -> tuple[float, float]:
 
 
 def _save_model(st_model: Any, out_dir: Path) -> None:
-    from clinsent.io import writing
+    """Save the model whole or not at all (:func:`clinsent.io.atomic_folder`)."""
+    from clinsent.io import atomic_folder
     from clinsent.names import inside
 
     inside(out_dir, out_dir.parent)  # the folder replaced is the output itself, not one reached through a name
-    claim(out_dir)
-    staging = out_dir.parent / f".{out_dir.name}.saving"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        with writing(out_dir):
-            st_model.save(str(staging))
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)  # nothing half-written is left
-        raise
-    shutil.rmtree(out_dir, ignore_errors=True)
-    staging.rename(out_dir)
+    with atomic_folder(out_dir) as staged:
+        st_model.save(str(staged))
 
 
 def _sync(device: torch.device) -> None:
