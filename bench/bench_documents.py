@@ -72,7 +72,7 @@ class Ours:
         from clinsent.models.encoder import Encoder
         from clinsent.optimisation import pick_device
         from clinsent.settings import from_config
-        from clinsent.train.trainer import MethodLoop
+        from clinsent.train.loop import MethodLoop
 
         cls = METHODS.get(objective)
         self.method = cls(

@@ -2,7 +2,7 @@
 chunks, :mod:`clinsent.train.chunked`), each setting in a process of its own (a process's peak
 resident size only grows, so two settings in one process would hide the second's).
 
-Each child builds the trainer's loop (:class:`clinsent.train.trainer.MethodLoop`, as
+Each child builds the trainer's loop (:class:`clinsent.train.loop.MethodLoop`, as
 ``bench_train.py``'s ``Ours``) on the bench's random BERT and sentences that fill
 ``--max-length`` tokens, takes one step to warm up (AdamW's states are allocated then), then
 measures ``--steps`` steps: on the CPU the peak resident set size (``ru_maxrss``) and its rise

@@ -63,9 +63,9 @@ from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, autocast
 from clinsent.optimisation import pick_device
+from clinsent.train.loop import MethodLoop
 from clinsent.train.prefetch import prefetch, workers_for
 from clinsent.train.syncs import SyncCounter
-from clinsent.train.trainer import MethodLoop
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_SENTENCES = REPO / "resources" / "demo" / "pubmed.demo.sentences.txt"

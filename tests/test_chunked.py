@@ -289,7 +289,7 @@ def test_a_forward_only_loss_steps_in_one_pass_and_takes_no_memory_knob(
 ) -> None:
     from clinsent.methods import METHODS
     from clinsent.methods.base import Method, SentencePlanSettings, TrainedSettings
-    from clinsent.train.trainer import MethodLoop
+    from clinsent.train.loop import MethodLoop
 
     class Settings(TrainedSettings, SentencePlanSettings):
         pass

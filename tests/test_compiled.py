@@ -16,7 +16,7 @@ from test_chunked import _rows, method_and_encoder
 
 from clinsent.methods import METHODS
 from clinsent.train.compiled import BUCKET, compile_loss, encoders_of
-from clinsent.train.trainer import MethodLoop
+from clinsent.train.loop import MethodLoop
 
 TRAINED = sorted(n for n in METHODS.names() if n != "none")
 # the second view: an augmentation drawn when the batch is prepared (ConSERT's cutoff: a hook in the graph)

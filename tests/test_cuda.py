@@ -37,9 +37,9 @@ from clinsent.methods import METHODS
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
 from clinsent.train.chunked import cached_step
+from clinsent.train.loop import MethodLoop
 from clinsent.train.prefetch import pinned
 from clinsent.train.syncs import SyncCounter
-from clinsent.train.trainer import MethodLoop
 
 ON_CPU = "CLINSENT_CUDA_TESTS_ON_CPU"
 CUDA = torch.cuda.is_available()

@@ -796,7 +796,7 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
 
 @pytest.mark.parametrize("name", [*EXPECTED, "benchmark", "benchmark-demo"])
 def test_job_counts_are_snakemakes_own(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``Plan.jobs`` and ``python -m clinsent.plan --summary`` against Snakemake's dry run of the
+    """``job_counts`` and ``python -m clinsent.plan --summary`` against Snakemake's dry run of the
     same config from scratch (a fresh results and hub folder), for every paper config, its demo
     twin and the benchmark's configs."""
     fresh = {"placeholders_ok": True, "results": str(tmp_path / "results"), "hub_dir": str(tmp_path / "hub")}

@@ -15,7 +15,7 @@ from test_chunked import method_and_encoder
 from clinsent import speed
 from clinsent.errors import InputError
 from clinsent.methods.config import resolve_method
-from clinsent.train.trainer import MethodLoop
+from clinsent.train.loop import MethodLoop
 
 
 def _settings(**knobs: object) -> object:

@@ -16,8 +16,8 @@ from test_chunked import _rows, method_and_encoder
 
 from clinsent.methods import METHODS
 from clinsent.models.encoder import model_inputs
+from clinsent.train.loop import MethodLoop
 from clinsent.train.syncs import SyncCounter
-from clinsent.train.trainer import MethodLoop
 
 TRAINED = sorted(n for n in METHODS.names() if n != "none")  # every objective that takes a step
 

@@ -181,7 +181,7 @@ def test_second_view_is_seeded_by_step(tiny_bert: object) -> None:
     from clinsent.methods.config import resolve_method
     from clinsent.models.base import load_transformer
     from clinsent.models.encoder import Encoder
-    from clinsent.train.trainer import step_generator
+    from clinsent.train.loop import step_generator
 
     method = resolve_method(
         "m",

@@ -448,7 +448,7 @@ def test_sigterm_checkpoints_the_step_and_stops_then_resumes(tiny_bert: Path, tm
     import os
     import signal
 
-    from clinsent.train.trainer import Preempted
+    from clinsent.train.loop import Preempted
 
     full, _ = _run(tiny_bert, tmp_path / "full", "medse", steps=6, checkpoint_every=100)
 
@@ -477,8 +477,8 @@ def test_prefetched_batches_match_inline_preparation(tiny_bert: Path, tmp_path: 
     """Batches prepared on the prefetching thread equal those prepared inline, step by step."""
     from clinsent.models.base import load_transformer
     from clinsent.models.encoder import Encoder
+    from clinsent.train.loop import MethodLoop
     from clinsent.train.prefetch import prefetch
-    from clinsent.train.trainer import MethodLoop
 
     sentences, entities = _corpus()
     method = _method("medse", perturbation="random_tokens", augmentation="token_cutoff")

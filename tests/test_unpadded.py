@@ -16,8 +16,8 @@ from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
 from clinsent.models.unpadded import PACKING, attach, packing
+from clinsent.train.loop import MethodLoop
 from clinsent.train.syncs import SyncCounter
-from clinsent.train.trainer import MethodLoop
 
 
 def _encoder(tiny_bert: Path, pooling: str, unpad: bool) -> Encoder:

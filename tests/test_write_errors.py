@@ -110,7 +110,7 @@ def test_a_full_disk_names_the_output_and_how_to_go_on(tmp_path: Path, monkeypat
 
 
 def test_a_model_save_on_a_full_disk_leaves_no_staging_folder(tmp_path: Path) -> None:
-    from clinsent.train.trainer import _save_model
+    from clinsent.train.selection import save_model
 
     class Model:
         def save(self, folder: str) -> None:
@@ -121,7 +121,7 @@ def test_a_model_save_on_a_full_disk_leaves_no_staging_folder(tmp_path: Path) ->
     out = tmp_path / "models" / "simcse" / "minilm" / "seed0" / "model"
     out.parent.mkdir(parents=True)
     with pytest.raises(OutputError, match=r"/seed0/model: could not be written \(the disk quota is exceeded\)"):
-        _save_model(Model(), out)
+        save_model(Model(), out)
     assert list(out.parent.iterdir()) == []
 
 

@@ -13,7 +13,8 @@ def main(smk: Any, log: Logger) -> None:
     from clinsent.io import write_csv, write_json
     from clinsent.methods.config import method_from_params
     from clinsent.tasks.config import task_from_params
-    from clinsent.train.trainer import Preempted, steps_from_epochs, train
+    from clinsent.train.loop import Preempted
+    from clinsent.train.trainer import steps_from_epochs, train
 
     torch.set_num_threads(smk.threads)  # the rule's `threads` (capped at --cores; sbatch --cpus-per-task)
     seed = int(smk.wildcards.seed)

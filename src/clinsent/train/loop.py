@@ -1,0 +1,295 @@
+"""One job's optimisation (:class:`MethodLoop`): the method's loss module, the training core's
+optimiser, schedule and clipping (:mod:`clinsent.optimisation`), stepped through the batch
+plan's steps with the batches prepared ahead; and how it stops on a scheduler's SIGTERM
+(:func:`sigterm_flag`, :class:`Preempted`). :mod:`clinsent.train.trainer` drives it; ``bench/``
+times its :meth:`MethodLoop.step`.
+
+Each step's random draws come from a generator seeded by (seed, step) (:func:`step_generator`)
+and dropout from torch's global generator, whose state the checkpoints keep: a resumed job
+continues exactly where it stopped, and CPU runs are deterministic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from clinsent.data import TrainingData
+from clinsent.errors import InputError
+from clinsent.losses.base import MethodLoss
+from clinsent.methods.base import Method, TrainedSettings
+from clinsent.models.encoder import Encoder, checkpoint_layers
+from clinsent.models.unpadded import attach
+from clinsent.optimisation import Optimisation
+from clinsent.speed import resolved as resolved_speed
+from clinsent.train import checkpoint as ckpt
+from clinsent.train.chunked import accumulated_step, cached_step
+from clinsent.train.compiled import compile_loss
+from clinsent.train.prefetch import pinned, prefetch, workers_for
+
+
+class Preempted(RuntimeError):
+    """SIGTERM (a scheduler's preemption or time limit) stopped training after a checkpoint."""
+
+
+@contextlib.contextmanager
+def sigterm_flag() -> Iterator[dict[str, int]]:
+    """While open, SIGTERM sets ``flag["signal"]`` instead of killing the process, so the loop
+    can finish its step, checkpoint and stop (Slurm sends SIGTERM, then SIGKILL after its
+    KillWait). Outside the main thread (no handler can be set) the default stays."""
+    flag: dict[str, int] = {}
+    if threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+
+    def note(signum: int, _frame: Any) -> None:
+        flag["signal"] = signum
+
+    previous = signal.signal(signal.SIGTERM, note)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def step_generator(seed: int, step: int) -> torch.Generator:
+    """The CPU generator of one step's random draws (independent of resumption)."""
+    return torch.Generator().manual_seed(seed * 1_000_003 + step)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+class MethodLoop:
+    """The optimisation of one job: the method's loss module and the training core's optimiser,
+    schedule and clipping (:class:`clinsent.optimisation.Optimisation`), stepped through the batch
+    plan's steps. ``bench/`` times its :meth:`step`."""
+
+    def __init__(
+        self, method: Method[TrainedSettings], encoder: Encoder, seed: int, data: TrainingData | None = None
+    ) -> None:
+        s = resolved_speed(method.settings, encoder.device.type)  # compile and unpad's auto, on this device
+        self.s, self.encoder, self.seed = s, encoder, seed
+        if s.gradient_checkpointing:  # before the loss copies the encoder (CT's twin, MED-SE's definitions)
+            checkpoint_layers(encoder.model, dropout=s.dropout)
+        loss = method.build_loss(encoder)
+        loss.bind(data)
+        self.loss: MethodLoss = loss.to(encoder.device)
+        self.params: list[torch.nn.Parameter] = []
+        head = list(encoder.head.parameters()) if encoder.head is not None else []
+        for p in [*encoder.model.parameters(), *head, *self.loss.parameters()]:  # a shared module counts once
+            if p.requires_grad and all(p is not q for q in self.params):
+                self.params.append(p)
+        self.optimisation = Optimisation(
+            self.params,
+            s.learning_rate,
+            s.steps,
+            warmup_ratio=s.warmup_ratio,
+            grad_clip=s.grad_clip,
+            optimizer=s.optimizer,
+            device=encoder.device,
+            precision=encoder.precision,
+        )
+        if s.unpad:  # every encoder of the loss (MED-SE's definitions, CT's twin) on its real tokens
+            from clinsent.models.unpadded import supports
+            from clinsent.train.compiled import encoders_of
+
+            for enc in encoders_of(self.loss, encoder):
+                if not supports(enc.model):
+                    raise InputError(
+                        f"methods: {method.name}.unpad",
+                        f"{type(enc.model).__name__} has not BERT's "
+                        "layout (embeddings, encoder.layer[i].attention.self.query, ...)",
+                        "remove unpad for this base model",
+                    )
+                enc.unpad, enc.varlen = True, s.varlen_attention
+        # the plain step's forward: the loss module, or (``compile``) the whole of it compiled
+        self.forward: Callable[[dict[str, Any]], dict[str, torch.Tensor]] = self.loss
+        if s.compile:
+            self.forward = compile_loss(self.loss, encoder, s.compile_mode)
+        torch.manual_seed(seed)  # dropout masks do not depend on which extra modules were built
+
+    def state(self, step: int) -> dict[str, Any]:
+        head = self.encoder.head.state_dict() if self.encoder.head is not None else None
+        return {
+            "step": step,
+            "model": self.encoder.model.state_dict(),
+            "head": head,
+            "loss": self.loss.state_dict(),
+            **self.optimisation.state_dict(),
+            "rng": ckpt.rng_state(),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.encoder.model.load_state_dict(state["model"])
+        if self.encoder.head is not None:
+            self.encoder.head.load_state_dict(state["head"])
+        self.loss.load_state_dict(state["loss"])
+        self.optimisation.load_state_dict(state)
+        ckpt.set_rng_state(state["rng"])
+
+    def step(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """One optimisation step on a prepared batch; returns the loss parts. A batch of more rows
+        than ``mini_batch`` is stepped in cached chunks, one with ``accumulate`` > 1 in
+        micro-batches (:mod:`clinsent.train.chunked`); otherwise one pass."""
+        s, opt = self.s, self.optimisation
+        self.loss.train()  # first: a loss holding the encoder's module (the MLM head's model) sets it too
+        self.encoder.model.train(s.dropout or s.gradient_checkpointing)  # checkpointing: train mode, dropout p 0
+        rows = self.loss.rows(batch) if s.mini_batch is not None or s.accumulate > 1 else 0  # a plain step never asks
+        if s.mini_batch is not None and rows > s.mini_batch:
+            opt.zero_grad()
+            parts = cached_step(self.loss, batch, s.mini_batch, self.encoder.device, opt.scale)
+        elif s.accumulate > 1 and rows > 1:
+            opt.zero_grad()
+            parts = accumulated_step(self.loss, batch, math.ceil(rows / s.accumulate), opt.scale)
+        else:
+            parts = self.forward(batch)
+            total = torch.stack(list(parts.values())).sum()
+            opt.step(total)
+            return self._record(total, parts)
+        opt.apply()
+        return self._record(torch.stack([v.float() for v in parts.values()]).sum(), parts)
+
+    def _record(self, total: torch.Tensor, parts: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return {
+            "loss": total.detach(),
+            **{f"loss_{k}": v.detach() for k, v in parts.items()},
+            **{f"stat_{k}": v.detach() for k, v in self.loss.statistics().items()},
+        }
+
+    def prepare(self, data: TrainingData, step: int) -> dict[str, Any]:
+        batch = self.loss.prepare(data.batch(step), step_generator(self.seed, step))
+        if self.s.unpad:  # where each batch's real tokens are, found here rather than in the step
+            attach(batch)
+        return pinned(batch) if self.encoder.device.type == "cuda" else batch  # async host-to-GPU copies
+
+    def run(
+        self,
+        data: TrainingData,
+        evaluate: Callable[[int, dict[str, float]], None],
+        save_checkpoint: Callable[[int], Path],
+        first_step: int = 1,
+        stop: Mapping[str, int] | None = None,
+        log: Callable[[str], Any] = print,
+        progress_every: int = 0,
+        track: Callable[[int, Mapping[str, float]], None] | None = None,
+        progress_seconds: float = 0.0,
+    ) -> float:
+        """Steps ``first_step``..``steps``; returns the seconds spent in them. When ``stop`` gets a
+        signal, the step under way finishes, a checkpoint is written and :class:`Preempted` raised.
+        A progress line (:mod:`clinsent.train.progress`: the loss and its parts, rows per second,
+        the ETA) after the first step and then at least every ``progress_seconds``, without a host
+        sync of its own; also every ``progress_every`` steps where that is set. At each evaluation
+        and each ``progress_every`` point ``track`` gets the losses, the learning rate and the rows
+        per second since the last one (:mod:`clinsent.tracking`)."""
+        from clinsent.train.progress import TrainProgress
+
+        progress = TrainProgress(first_step, self.s.steps, self.s.batch_size, log, progress_seconds)
+        clock = _StepClock(first_step - 1)
+        for step, batch in self._batches(data, first_step):
+            losses = self.step(batch)
+            points = self._points(step, progress_every, stop)
+            if progress.due(step) or (points.reporting and progress.pending is None):
+                progress.take(step, losses)  # a copy to the host that does not wait
+            if not points.sync:
+                progress.poll()  # written once its values have arrived
+                continue  # no host sync between these points: the steps queue on the device
+            _sync(self.encoder.device)  # the steps since the last sync point, timed together
+            progress.poll(synced=True)
+            clock.lap()
+            if (points.evaluating or points.reporting) and track is not None:
+                track(step, self._tracked(losses, clock.rate(step, self.s.batch_size)))
+            if points.evaluating:
+                evaluate(step, {k: float(v.item()) for k, v in losses.items()})
+            if points.saving:
+                save_checkpoint(step)
+            if stop and "signal" in stop:  # asked again: a signal may have come during the evaluation
+                _stop(step, stop["signal"], save_checkpoint, log)
+            clock.restart()
+        progress.poll(synced=True)  # the last step's sync point wrote any pending line already
+        return clock.seconds
+
+    def _batches(self, data: TrainingData, first_step: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The steps' batches, prepared ahead on a background thread (:mod:`clinsent.train.prefetch`)."""
+        return prefetch(
+            lambda step: self.prepare(data, step),
+            range(first_step, self.s.steps + 1),
+            depth=2,
+            workers=workers_for(self.encoder.device.type, torch.get_num_threads()),
+        )
+
+    def _points(self, step: int, progress_every: int, stop: Mapping[str, int] | None) -> _Points:
+        s = self.s
+        return _Points(
+            evaluating=step % s.eval_every == 0 or step == s.steps,
+            reporting=bool(progress_every) and step % progress_every == 0,
+            saving=bool(s.checkpoint_every) and step % s.checkpoint_every == 0 and step < s.steps,
+            stopping=bool(stop) and "signal" in (stop or {}),
+        )
+
+    def _tracked(self, losses: Mapping[str, torch.Tensor], rows_per_second: float) -> dict[str, float]:
+        """What the trackers get at a point: the losses, the learning rate, the rows per second."""
+        return {
+            **{f"train/{k}": float(v.item()) for k, v in losses.items()},
+            "train/learning_rate": float(self.optimisation.scheduler.get_last_lr()[0]),
+            "train/rows_per_second": rows_per_second,
+        }
+
+
+@dataclass(frozen=True)
+class _Points:
+    """What happens after a step: an evaluation, a tracked progress point, a checkpoint, a stop."""
+
+    evaluating: bool
+    reporting: bool
+    saving: bool
+    stopping: bool
+
+    @property
+    def sync(self) -> bool:
+        """Whether the host waits for the device here (every other step queues on it)."""
+        return self.evaluating or self.reporting or self.saving or self.stopping
+
+
+class _StepClock:
+    """The seconds spent in steps (from one sync point to the next, evaluation and checkpoints
+    left out), and the rows per second since the last tracked point."""
+
+    def __init__(self, last_tracked: int) -> None:
+        self.seconds, self.since, self.last = 0.0, 0.0, last_tracked
+        self.t0 = time.perf_counter()
+
+    def lap(self) -> None:
+        elapsed = time.perf_counter() - self.t0
+        self.seconds += elapsed
+        self.since += elapsed
+
+    def rate(self, step: int, batch_size: int) -> float:
+        rows = (step - self.last) * batch_size / max(self.since, 1e-9)
+        self.last, self.since = step, 0.0
+        return rows
+
+    def restart(self) -> None:
+        self.t0 = time.perf_counter()
+
+
+def _stop(step: int, signum: int, save_checkpoint: Callable[[int], Path], log: Callable[[str], Any]) -> None:
+    """A signal arrived: checkpoint the finished step and stop (a rerun resumes from it)."""
+    t1 = time.perf_counter()
+    path = save_checkpoint(step)
+    log(
+        f"signal {signum} at step {step}: checkpoint {path} written in "
+        f"{time.perf_counter() - t1:.1f} s; stopping (a rerun resumes from it)"
+    )
+    raise Preempted(f"stopped by signal {signum} after step {step}; checkpoint {path}")
