@@ -27,6 +27,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from clinsent.smk import snakemake_command
+
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo"
 DEMO_NOTES = 320
@@ -63,19 +65,7 @@ def run_corpus(
     (workdir / "config").mkdir(parents=True, exist_ok=True)
     (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(workflow_config(notes, shards)))
     env = {**os.environ, "MEDCAT_DISABLE_VERSION_CHECK": "true", "HF_HUB_OFFLINE": "1"}
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        *targets,
-        "--cores",
-        str(cores),
-        "--quiet",
-    ]
+    cmd = snakemake_command(workdir, *targets, "--cores", str(cores), "--quiet")
     t0 = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0

@@ -28,7 +28,7 @@ corpus's sentences (``--lengths demo``: real lengths, about 25 tokens on average
 definitions are other demo sentences); ``--lengths full`` makes every sentence fill the length
 (the earlier setting, no padding at all). ``simcse:unpad=true`` runs a method on the unpadded
 forward (the encoder layers fed the real tokens only: its real-token share is 1 by
-construction of the packing, checked in ``tests/test_unpadded.py``). Figures go to
+construction of the packing, checked in ``tests/models/test_unpadded.py``). Figures go to
 ``bench/results/train.{json,md}``.
 
 Usage: python bench/bench_train.py [--rounds 5] [--steps 1] [--size base|small|tiny] [--batch-size 64]

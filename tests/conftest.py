@@ -15,9 +15,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MEDCAT_DISABLE_VERSION_CHECK", "true")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-REPO = Path(__file__).resolve().parents[1]
-DEMO = REPO / "resources" / "demo"
-
 
 @pytest.fixture(scope="session", autouse=True)
 def warm_interpreter(request: pytest.FixtureRequest) -> Iterator[None]:

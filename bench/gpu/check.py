@@ -3,7 +3,7 @@
 Modes (``make gpu-check MODE=...``):
 
 - ``full`` (the default; about five minutes on an H100, install included):
-  1. the CUDA tests (``pytest -m cuda``, ``tests/test_cuda.py``): each passed, failed or skipped
+  1. the CUDA tests (``pytest -m cuda``, ``tests/train/test_cuda.py``): each passed, failed or skipped
      with its reason;
   2. ``bench_train.py`` on the demo corpus's real lengths, BERT-base: batch 64 for simcse, medse,
      sup_simcse and mnr eager, simcse and medse compiled and unpadded; batch 512 for simcse and
@@ -195,7 +195,7 @@ def steps(mode: str, out: Path, tiny: Path, py: str) -> list[Step]:
                 "pytest",
                 "-m",
                 "cuda",
-                "tests/test_cuda.py",
+                "tests/train/test_cuda.py",
                 "-q",
                 "-rs",
                 "-p",
@@ -234,14 +234,10 @@ def steps(mode: str, out: Path, tiny: Path, py: str) -> list[Step]:
         if cpu
         else ["--size", "base", "--batch-size", "512", "--max-length", "128", "--mini-batches", "0", "32"]
     )
-    snakemake = [
-        py,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(REPO),
+    from clinsent.smk import snakemake_command  # the tests' and benchmarks' one Snakemake command line
+
+    snakemake = snakemake_command(
+        REPO,
         "all",
         "--configfile",
         str(e2e_config(out, tiny, [] if cpu else [0])),
@@ -251,7 +247,7 @@ def steps(mode: str, out: Path, tiny: Path, py: str) -> list[Step]:
         "gpu=1",
         "--scheduler",
         "greedy",
-    ]
+    )
     found += [
         Step(
             "memory, batch 512 x 128",

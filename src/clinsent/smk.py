@@ -1,5 +1,6 @@
 """Helpers for the Snakefile and the thin Snakemake scripts: config errors as the first line a
-user sees, logging to the rule's log file, and the config's plugins."""
+user sees, logging to the rule's log file, the config's plugins, and the one Snakemake command
+line the tests and benchmarks run (:func:`snakemake_command`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ import logging
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
+
+SNAKEFILE = Path(__file__).resolve().parents[2] / "Snakefile"
+
+
+def snakemake_command(workdir: str | Path, *args: str) -> list[str]:
+    """This workflow's Snakemake run in ``workdir`` with ``args``, by this interpreter (the tests'
+    and the benchmarks' one way to start it; the workflow's own profile applies)."""
+    return [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir), *args]
 
 
 def _ours_or_errors(record: logging.LogRecord) -> bool:

@@ -1,5 +1,5 @@
 """A toy method, a toy evaluation task and a toy table kind, registered from outside the package
-through the config's ``plugins`` (tests/test_plugins.py): nothing in the trainer, the rules, the
+through the config's ``plugins`` (tests/workflow/test_plugins.py): nothing in the trainer, the rules, the
 schema, the report or the scripts names them."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from clinsent.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
-    from clinsent.model_card import release_all
+    from clinsent.release import release_all
 
     release_all(smk.params.runs, smk.params.card, smk.output[0])
     log.info("release copies of %d runs written to %s", len(smk.params.runs), smk.output[0])

@@ -22,7 +22,7 @@ resumed job and a rerun see the same views.
 - ``punctuation_insertion`` (PI, as AEDA: Karimi et al. 2021, its ``insert_punctuation_marks``):
   k marks drawn uniformly from ``. ; ? : ! ,`` are inserted before k distinct units (never after
   the last one), with k uniform in 1 .. int(rate * n + 1), at most n (AEDA's rate is 0.3).
-  ``tests/test_text_augment.py`` checks WD, RS and PI in distribution against ports of EDA's
+  ``tests/losses/test_text_augment.py`` checks WD, RS and PI in distribution against ports of EDA's
   and AEDA's functions (chi-squared tests).
 """
 

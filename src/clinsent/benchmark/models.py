@@ -22,7 +22,7 @@ model from a paper config's results folder that holds no such run leaves the sam
 with ``placeholders_ok`` keeps both (the whole grid).
 
 A model added to ``models`` adds only its own jobs; a task added adds only that task's embed and
-evaluate jobs (each job's params hold only what changes its output; tests/test_benchmark.py).
+evaluate jobs (each job's params hold only what changes its output; tests/report/test_benchmark.py).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ MLP of ``cls_mlp``), optionally ``Normalize``.
 Why not ``SentenceTransformer(path)`` in every embed job: importing sentence-transformers adds
 about 4 s to a job's start (it pulls in scikit-learn and its backends), and an embed job of a
 demo eval set is mostly start-up; the grids run hundreds of them. The vectors are the same
-(``tests/test_losses_pooling.py`` equates them for every pooling), and any other module list
+(``tests/losses/test_losses_pooling.py`` equates them for every pooling), and any other module list
 (another Dense, max pooling, a user's custom module) is loaded with ``SentenceTransformer(path)``.
 """
 

@@ -30,7 +30,7 @@ cutoff) and explicit ``position_ids`` (token shuffle) work as in the padded forw
 The hidden states come back padded, ``(batch, length, hidden)`` with zeros at the padding, one
 per layer as transformers returns them, so pooling and MED-SE's token states read them as
 before. In eval mode the pooled embeddings equal the padded forward's within 1e-5 (float32;
-``tests/test_unpadded.py``). With dropout the masks are drawn over another layout, so a curve
+``tests/models/test_unpadded.py``). With dropout the masks are drawn over another layout, so a curve
 differs from the padded one by dropout's noise: off by default.
 """
 

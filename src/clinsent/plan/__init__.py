@@ -5,7 +5,7 @@ fine-tune entries through their registries, the job grid, the batch plans, the r
 inputs) and the :class:`clinsent.plan.layout.Plan` answers every question the rules ask: a job's
 inputs and params, the jobs of each rule, the targets of ``all``, the report's inputs.
 ``workflow/rules/common.smk`` builds one plan and the rules call it through thin input
-functions, so the planning is tested (``tests/test_plan.py``) instead of only through dry runs,
+functions, so the planning is tested (``tests/plan/test_plan.py``) instead of only through dry runs,
 and parsing the Snakefile imports neither torch nor transformers. Where files live is
 :mod:`clinsent.paths`' grammar.
 

@@ -1,5 +1,5 @@
 """How many jobs each rule gets in a run from scratch: what ``snakemake -n`` lists (tested
-against Snakemake's dry run for every paper config and its demo twin, ``tests/test_plan.py``).
+against Snakemake's dry run for every paper config and its demo twin, ``tests/plan/test_plan.py``).
 """
 
 from __future__ import annotations

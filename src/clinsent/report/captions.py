@@ -6,7 +6,7 @@ plan knows at dry run (seeds, the reference row, which sets select a step, which
 ran, whether a paper's numbers stand beside ours, the evaluation length) and the run's own
 records (the evaluation length each base model resolved to). Each ``.rst`` file prints the
 report rule's ``captions`` param, so a caption is exactly as true as these functions, which
-``tests/test_captions.py`` checks on runs of several shapes.
+``tests/report/test_captions.py`` checks on runs of several shapes.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 
-from clinsent.losses.base import Embedded, MethodLoss
+from clinsent.losses.base import MethodLoss
 
 
 class RandomState:
@@ -75,12 +75,10 @@ def cached_step(
     size: int,
     device: torch.device,
     scale: Callable[[torch.Tensor], torch.Tensor] = lambda t: t,
-    seen: Callable[[int, Embedded, Embedded], Any] | None = None,
 ) -> dict[str, torch.Tensor]:
     """Back-propagate ``batch``'s loss in chunks of ``size`` rows (GradCache, see the module);
     returns the loss parts (detached). ``scale``: the gradient scaler's (fp16), applied to every
-    loss before its backward. ``seen(i, first, second)``: called with each chunk's two
-    ``embed`` results (tests check that both passes drew the same masks)."""
+    loss before its backward."""
     chunks = [loss.chunk(batch, a, b) for a, b in bounds(loss.rows(batch), size)]
     states, first = [], []
     with torch.no_grad():
@@ -97,11 +95,9 @@ def cached_step(
             scale(total).backward()
     grads = {k: leaf.grad for k, leaf in leaves.items()}
     offsets = dict.fromkeys(vectors, 0)
-    for i, (c, state) in enumerate(zip(chunks, states, strict=True)):
+    for c, state in zip(chunks, states, strict=True):
         with state.replay():
             again = loss.embed(c, fixed=False)
-        if seen is not None:
-            seen(i, first[i], again)
         outputs, gradients = [], []
         for k, v in again.vectors.items():
             start = offsets[k]

@@ -3,7 +3,7 @@ the loss's own encoders (MED-SE's definition encoder, CT's twin, MixCSE's comple
 traced by ``torch.compile`` as one graph, and back-propagated through the graph AOTAutograd
 derives from it.
 
-Every objective's step traces as one graph with no break (tests/test_compiled.py, with
+Every objective's step traces as one graph with no break (tests/train/test_compiled.py, with
 ``fullgraph=True``): the steps have no host sync (:mod:`clinsent.train.syncs`), which would
 break the graph too. Two things make that hold here:
 
