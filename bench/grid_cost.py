@@ -29,8 +29,8 @@ from typing import Any
 import yaml
 
 from clinsent.experiments import Grid
-from clinsent.methods.base import TrainedSettings
 from clinsent.methods.config import resolve_methods
+from clinsent.methods.knobs import TrainedSettings
 
 
 def grid_cost(

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from clinsent.methods.base import METHODS, TrainedSettings, loss_arguments
+from clinsent.methods.base import METHODS
+from clinsent.methods.knobs import TrainedSettings
+from clinsent.methods.loss_knobs import loss_arguments
 
 from testkit.losses import method_and_encoder
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from clinsent.losses.contrastive import info_nce
-from clinsent.losses.medse import entity_loss, medse_loss, span_token_mask
+from clinsent.losses.medse import MedSELoss, entity_loss, span_token_mask
 from clinsent.models.entity_encoder import ENTITY_ENCODERS, entity_encoder
 from clinsent.models.pooling import pool
 
@@ -30,9 +31,13 @@ def test_medse_total_is_sentence_plus_lambda_entity() -> None:
     z2 = torch.tensor([[1.0, 0.1], [0.2, 1.0], [1.0, 0.9]])
     h_ent = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     h_def = torch.tensor([[1.0, 1.0], [0.0, 2.0]])
-    total, l_sen, l_ent = medse_loss(z1, z2, h_ent, h_def, 0.05, 0.1)
+    # the loss module's own scoring of the embedded batch (eq. 3), without an encoder
+    parts = MedSELoss.score(
+        SimpleNamespace(temperature=0.05, lam=0.1), {"z1": z1, "z2": z2, "h_ent": h_ent, "h_def": h_def}, {}
+    )  # type: ignore[arg-type]
+    l_sen, l_ent = parts["sentence"], entity_loss(h_ent, h_def, 0.05)
     assert l_sen.item() == pytest.approx(info_nce(z1, z2, 0.05).item())
-    assert total.item() == pytest.approx(l_sen.item() + 0.1 * l_ent.item())
+    assert parts["entity"].item() == pytest.approx(0.1 * l_ent.item()) and l_ent.item() > 0
     # SimCSE: one direction, no intra-view negatives
     logits = torch.nn.functional.normalize(z1, dim=1) @ torch.nn.functional.normalize(z2, dim=1).T / 0.05
     manual = -torch.log_softmax(logits, dim=1).diag().mean()
@@ -159,7 +164,7 @@ def test_the_pooling_names_a_config_can_give_are_the_pooling_table() -> None:
     pooling) becomes one of them when the job loads the model."""
     import typing
 
-    from clinsent.methods.base import TRAINED_HEAD_POOLINGS, MethodSettings
+    from clinsent.methods.knobs import TRAINED_HEAD_POOLINGS, MethodSettings
     from clinsent.models.pooling import POOLINGS
     from clinsent.models.st_config import MODES
 

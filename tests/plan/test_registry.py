@@ -17,8 +17,8 @@ import yaml
 
 from clinsent.errors import InputError
 from clinsent.methods import METHODS
-from clinsent.methods.base import MethodSettings
 from clinsent.methods.config import resolve_methods
+from clinsent.methods.knobs import MethodSettings
 from clinsent.methods.medse import MedSE, MedSESettings
 from clinsent.models.pooling import POOLINGS
 from clinsent.settings import keys, settings_schema
@@ -316,7 +316,7 @@ def test_sequential_training_is_a_dag_edge(tmp_path: Path) -> None:
 
 def test_the_demo_config_checkpoints_every_trained_job() -> None:
     """`make demo` writes at least one checkpoint per train job, so the demo exercises resume."""
-    from clinsent.methods.base import TrainedSettings
+    from clinsent.methods.knobs import TrainedSettings
 
     entries = resolve_methods(_cfg())
     trained = [e.method.settings for e in entries.values() if isinstance(e.method.settings, TrainedSettings)]

@@ -14,7 +14,8 @@ import pandas as pd
 import torch
 
 from clinsent.losses.base import MethodLoss
-from clinsent.methods.base import METHODS, Method, SentencePlanSettings, TrainedSettings
+from clinsent.methods.base import METHODS, Method
+from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task

@@ -197,7 +197,8 @@ def test_a_forward_only_loss_steps_in_one_pass_and_takes_no_memory_knob(
     tiny_bert: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from clinsent.methods import METHODS
-    from clinsent.methods.base import Method, SentencePlanSettings, TrainedSettings
+    from clinsent.methods.base import Method
+    from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings
     from clinsent.train.loop import MethodLoop
 
     class Settings(TrainedSettings, SentencePlanSettings):

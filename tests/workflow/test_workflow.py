@@ -601,7 +601,7 @@ def _hot(cfg: dict, factor: float = 30.0) -> dict:
     takes, and its vectors are nearly parallel, so a frozen head needs a larger step too; a table
     whose trained rows equal its untrained one would fail the spread check for the wrong reason.
     Ratios between methods (the augmentation paper's 1e-5 for Chinese) are kept."""
-    from clinsent.methods.base import TrainedSettings
+    from clinsent.methods.knobs import TrainedSettings
     from clinsent.tasks.doc_classification import DocClassificationSettings
 
     training = cfg.setdefault("training", {})

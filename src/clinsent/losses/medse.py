@@ -69,15 +69,6 @@ def entity_loss(h_ent: torch.Tensor, h_def: torch.Tensor, temperature: float) ->
     return info_nce(h_ent, h_def, temperature)
 
 
-def medse_loss(
-    z1: torch.Tensor, z2: torch.Tensor, h_ent: torch.Tensor, h_def: torch.Tensor, temperature: float, lam: float
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(total, L_sen, L_ent) for one batch (eq. 3)."""
-    l_sen = info_nce(z1, z2, temperature)
-    l_ent = entity_loss(h_ent, h_def, temperature)
-    return l_sen + lam * l_ent, l_sen, l_ent
-
-
 class MedSELoss(SimCSELoss):
     """MED-SE (Hwang, Yoo, Choi 2022, arXiv 2212.04734, eq. 3): L = L_sen + lambda x L_ent, with
     L_sen unsupervised SimCSE (eq. 1) and L_ent InfoNCE between each row's entity embedding (its

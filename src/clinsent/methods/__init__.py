@@ -8,6 +8,7 @@ or in a plugin listed under the config's ``plugins``.
 
 from __future__ import annotations
 
-from clinsent.methods.base import METHODS, Method, MethodSettings, TrainedSettings
+from clinsent.methods.base import METHODS, Method
+from clinsent.methods.knobs import MethodSettings, TrainedSettings
 
 __all__ = ["METHODS", "Method", "MethodSettings", "TrainedSettings"]

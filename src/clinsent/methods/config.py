@@ -22,7 +22,8 @@ from clinsent.corpus.sentences import corpus_paths, corpus_size, steps_for_epoch
 from clinsent.data.plan import SentencePlan
 from clinsent.errors import InputError
 from clinsent.methods import METHODS, Method
-from clinsent.methods.base import TRAINED_HEAD_POOLINGS, SentencePlanSettings, TrainedSettings, rows_source
+from clinsent.methods.base import rows_source
+from clinsent.methods.knobs import TRAINED_HEAD_POOLINGS, SentencePlanSettings, TrainedSettings
 from clinsent.registry import did_you_mean
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 

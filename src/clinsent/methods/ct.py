@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clinsent.methods.base import METHODS, Method, SentencePlanSettings, TrainedSettings
+from clinsent.methods.base import METHODS, Method
+from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings
 
 if TYPE_CHECKING:
     from clinsent.losses.base import MethodLoss

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Literal
 
 from clinsent.data import DataNeed
 from clinsent.data.plan import SentencePlan
-from clinsent.methods.base import METHODS, Pooling
+from clinsent.methods.base import METHODS
+from clinsent.methods.knobs import Pooling
 from clinsent.methods.simcse import SimCSE, SimCSESettings
 from clinsent.settings import knob
 

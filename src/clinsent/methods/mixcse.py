@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from clinsent.errors import InputError
-from clinsent.methods.base import METHODS, Pooling
+from clinsent.methods.base import METHODS
+from clinsent.methods.knobs import Pooling
 from clinsent.methods.simcse import SimCSE, SimCSESettings
 from clinsent.settings import knob
 

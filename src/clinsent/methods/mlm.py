@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
-from clinsent.methods.base import METHODS, Method, Pooling, TrainedSettings
+from clinsent.methods.base import METHODS, Method
+from clinsent.methods.knobs import Pooling, TrainedSettings
 from clinsent.settings import knob
 
 if TYPE_CHECKING:

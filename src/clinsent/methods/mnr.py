@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clinsent.methods.base import METHODS, Pooling
+from clinsent.methods.base import METHODS
+from clinsent.methods.knobs import Pooling
 from clinsent.methods.sup_simcse import SupervisedSimCSE, SupSimCSESettings
 from clinsent.settings import knob
 

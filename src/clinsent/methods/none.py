@@ -4,7 +4,8 @@ entry's ``postprocess``: WhiteningBERT or BERT-flow)."""
 
 from __future__ import annotations
 
-from clinsent.methods.base import METHODS, Method, MethodSettings
+from clinsent.methods.base import METHODS, Method
+from clinsent.methods.knobs import MethodSettings
 
 
 @METHODS.register("none", settings=MethodSettings)

@@ -25,7 +25,8 @@ import numpy as np
 
 from clinsent.augment.text import STOPWORDS, TEXT_AUGMENTATIONS, augment
 from clinsent.errors import InputError
-from clinsent.methods.base import METHODS, Method, SentencePlanSettings, TrainedSettings
+from clinsent.methods.base import METHODS, Method
+from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings
 from clinsent.settings import knob
 
 if TYPE_CHECKING:

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from clinsent.data import DataNeed
 from clinsent.data.rows import TrainingRows
 from clinsent.errors import InputError
-from clinsent.methods.base import METHODS, Method, Pooling, TrainedSettings
+from clinsent.methods.base import METHODS, Method
+from clinsent.methods.knobs import Pooling, TrainedSettings
 from clinsent.registry import did_you_mean
 from clinsent.settings import knob
 

@@ -26,7 +26,8 @@ import torch
 from clinsent.data import TrainingData
 from clinsent.errors import InputError
 from clinsent.losses.base import MethodLoss
-from clinsent.methods.base import Method, TrainedSettings
+from clinsent.methods.base import Method
+from clinsent.methods.knobs import TrainedSettings
 from clinsent.models.encoder import Encoder, checkpoint_layers
 from clinsent.models.unpadded import attach
 from clinsent.optimisation import Optimisation

@@ -36,7 +36,8 @@ from clinsent import eval_length
 from clinsent.data import TrainingData
 from clinsent.guarded import claim
 from clinsent.hardware import describe, hardware_record
-from clinsent.methods.base import Method, TrainedSettings, rows_source
+from clinsent.methods.base import Method, rows_source
+from clinsent.methods.knobs import TrainedSettings
 from clinsent.models.base import load_transformer, resolve_model, sentence_transformer
 from clinsent.models.encoder import Encoder
 from clinsent.models.pooling import MlpHead, pooling_spec
