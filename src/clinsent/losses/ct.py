@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from clinsent.losses.base import Embedded, MethodLoss, take
+from clinsent.methods.ct import CTSettings
 from clinsent.models.encoder import Encoder
 
 GROUP_SIZE = 8  # one positive and seven negatives
@@ -79,7 +80,13 @@ class CTLoss(MethodLoss):
     Example: ``loss = CTLoss(encoder, dropout=False)``, then ``loss(loss.prepare(rows, generator))``.
     """
 
-    def __init__(self, encoder: Encoder, *, dropout: bool = True, gradient_checkpointing: bool = False) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        *,
+        dropout: bool = CTSettings.dropout,
+        gradient_checkpointing: bool = CTSettings.gradient_checkpointing,
+    ) -> None:
         super().__init__()
         self.encoder, self.dropout, self.gradient_checkpointing = encoder, dropout, gradient_checkpointing
         self.twin_model = copy.deepcopy(encoder.model)

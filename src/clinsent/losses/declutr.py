@@ -16,6 +16,7 @@ from clinsent.augment.declutr_spans import Strategy, sample_spans
 from clinsent.losses.base import Embedded, MethodLoss, take
 from clinsent.losses.contrastive import nt_xent
 from clinsent.losses.mlm import MlmLoss
+from clinsent.methods.declutr import DeclutrSettings
 from clinsent.models.encoder import Encoder
 from clinsent.models.pooling import pool
 
@@ -41,16 +42,16 @@ class DeclutrLoss(MethodLoss):
         self,
         encoder: Encoder,
         *,
-        num_anchors: int = 2,
-        num_positives: int = 2,
-        min_span: int = 32,
-        max_span: int = 512,
-        strategy: Strategy = "adjacent",
-        temperature: float = 0.05,
-        contrastive_weight: float = 1.0,
-        mlm_probability: float = 0.15,
-        mask_replace_prob: float = 0.8,
-        random_replace_prob: float = 0.1,
+        num_anchors: int = DeclutrSettings.num_anchors,
+        num_positives: int = DeclutrSettings.num_positives,
+        min_span: int = DeclutrSettings.min_span,
+        max_span: int = DeclutrSettings.max_span,
+        strategy: Strategy = DeclutrSettings.strategy,
+        temperature: float = DeclutrSettings.temperature,
+        contrastive_weight: float = DeclutrSettings.contrastive_weight,
+        mlm_probability: float = DeclutrSettings.mlm_probability,
+        mask_replace_prob: float = DeclutrSettings.mask_replace_prob,
+        random_replace_prob: float = DeclutrSettings.random_replace_prob,
     ) -> None:
         super().__init__()
         self.encoder = encoder

@@ -25,6 +25,7 @@ import torch
 from clinsent.losses.base import Embedded, take
 from clinsent.losses.contrastive import info_nce
 from clinsent.losses.simcse import SimCSELoss
+from clinsent.methods.medse import MedSESettings
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
 from clinsent.models.entity_encoder import entity_encoder
@@ -92,14 +93,14 @@ class MedSELoss(SimCSELoss):
         self,
         encoder: Encoder,
         *,
-        lam: float = 0.1,
-        entity_encoder: str = "transformer",
-        entity_layers: int = 1,
-        perturbation: str = "none",
-        definition_model: str | None = None,
-        definition_pooling: str | None = None,
-        definition_trainable: bool = True,
-        definition_max_length: int = 64,
+        lam: float = MedSESettings.lam,
+        entity_encoder: str = MedSESettings.entity_encoder,
+        entity_layers: int = MedSESettings.entity_layers,
+        perturbation: str = MedSESettings.perturbation,
+        definition_model: str | None = MedSESettings.definition_model,
+        definition_pooling: str | None = MedSESettings.definition_pooling,
+        definition_trainable: bool = MedSESettings.definition_trainable,
+        definition_max_length: int = MedSESettings.definition_max_length,
         **simcse: Any,
     ) -> None:
         # plain values, set before nn.Module's __init__: SimCSE's __init__ builds these modules

@@ -39,6 +39,7 @@ import torch.nn.functional as F
 from clinsent.losses.base import Embedded, take
 from clinsent.losses.contrastive import cosine_logits
 from clinsent.losses.simcse import SimCSELoss
+from clinsent.methods.mixcse import MixCSESettings
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
 
@@ -132,13 +133,13 @@ class MixCSELoss(SimCSELoss):
         self,
         encoder: Encoder,
         *,
-        mixing: bool = True,
-        mix_lambda: float = 0.2,
-        mix_form: str = "reference_code",
-        mix_symmetric: bool = True,
-        instance_weighting: bool = True,
-        phi: float = 0.9,
-        complementary_model: str | None = None,
+        mixing: bool = MixCSESettings.mixing,
+        mix_lambda: float = MixCSESettings.mix_lambda,
+        mix_form: str = MixCSESettings.mix_form,
+        mix_symmetric: bool = MixCSESettings.mix_symmetric,
+        instance_weighting: bool = MixCSESettings.instance_weighting,
+        phi: float = MixCSESettings.phi,
+        complementary_model: str | None = MixCSESettings.complementary_model,
         **simcse: Any,
     ) -> None:
         # plain values, set before nn.Module's __init__: SimCSE's __init__ builds the complementary

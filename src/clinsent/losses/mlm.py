@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from clinsent.losses.base import Embedded, MethodLoss, take
+from clinsent.methods.mlm import MlmSettings
 from clinsent.models.encoder import Encoder, autocast, model_inputs
 
 log = logging.getLogger(__name__)
@@ -150,9 +151,9 @@ class MlmLoss(MethodLoss):
         self,
         encoder: Encoder,
         *,
-        mlm_probability: float = 0.15,
-        mask_replace_prob: float = 0.8,
-        random_replace_prob: float = 0.1,
+        mlm_probability: float = MlmSettings.mlm_probability,
+        mask_replace_prob: float = MlmSettings.mask_replace_prob,
+        random_replace_prob: float = MlmSettings.random_replace_prob,
     ) -> None:
         super().__init__()
         self.encoder = encoder

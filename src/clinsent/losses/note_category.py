@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 from clinsent.losses.base import Embedded, MethodLoss
 from clinsent.losses.mlm import MlmLoss
+from clinsent.methods.note_category import NoteCategorySettings
 from clinsent.models.encoder import Encoder
 from clinsent.models.heads import ClassificationHead
 from clinsent.models.pooling import pool
@@ -39,11 +40,11 @@ class NoteCategoryLoss(MethodLoss):
         self,
         encoder: Encoder,
         *,
-        category_weight: float = 0.1,
-        head_dropout: float = 0.1,
-        mlm_probability: float = 0.15,
-        mask_replace_prob: float = 0.8,
-        random_replace_prob: float = 0.1,
+        category_weight: float = NoteCategorySettings.category_weight,
+        head_dropout: float = NoteCategorySettings.head_dropout,
+        mlm_probability: float = NoteCategorySettings.mlm_probability,
+        mask_replace_prob: float = NoteCategorySettings.mask_replace_prob,
+        random_replace_prob: float = NoteCategorySettings.random_replace_prob,
     ) -> None:
         super().__init__()
         self.encoder, self.category_weight, self.head_dropout = encoder, category_weight, head_dropout

@@ -15,9 +15,10 @@ import pandas as pd
 import torch
 
 from clinsent.augment.consert import EmbeddingCutoff, cutoff_rows, shuffled_position_ids
-from clinsent.augment.text import STOPWORDS, TEXT_AUGMENTATIONS, augment
+from clinsent.augment.text import TEXT_AUGMENTATIONS, augment
 from clinsent.losses.base import Embedded, MethodLoss, block_rows, take
 from clinsent.losses.contrastive import info_nce
+from clinsent.methods.simcse import SimCSESettings
 from clinsent.models.encoder import Encoder
 from clinsent.models.pooling import pool
 
@@ -47,11 +48,11 @@ class SimCSELoss(MethodLoss):
         self,
         encoder: Encoder,
         *,
-        temperature: float = 0.05,
-        augmentation: str = "dropout",
-        augmentation_rate: float = 0.15,
-        augmentation_unit: str = "words",
-        stopwords: tuple[str, ...] = STOPWORDS,
+        temperature: float = SimCSESettings.temperature,
+        augmentation: str = SimCSESettings.augmentation,
+        augmentation_rate: float = SimCSESettings.augmentation_rate,
+        augmentation_unit: str = SimCSESettings.augmentation_unit,
+        stopwords: tuple[str, ...] = SimCSESettings.stopwords,
     ) -> None:
         super().__init__()
         self.encoder, self.temperature = encoder, temperature

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from clinsent.losses.base import Embedded, MethodLoss, block_rows, take
 from clinsent.losses.contrastive import cosine_logits
+from clinsent.methods.sup_simcse import SupSimCSESettings
 from clinsent.models.encoder import Encoder
 from clinsent.models.pooling import pool
 
@@ -60,9 +61,9 @@ class SupSimCSELoss(MethodLoss):
         self,
         encoder: Encoder,
         *,
-        temperature: float = 0.05,
-        hard_negatives: bool = True,
-        hard_negative_weight: float = 0.0,
+        temperature: float = SupSimCSESettings.temperature,
+        hard_negatives: bool = SupSimCSESettings.hard_negatives,
+        hard_negative_weight: float = SupSimCSESettings.hard_negative_weight,
     ) -> None:
         super().__init__()
         self.encoder, self.temperature = encoder, temperature

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
@@ -38,6 +39,7 @@ class Method(abc.ABC, Generic[S]):
     ``settings_class`` holds its knobs and their defaults, ``self.settings`` their values."""
 
     name: ClassVar[str] = ""
+    loss_class: ClassVar[str] = ""  # "module:Class" of its loss (clinsent.losses), imported by build_loss alone
     settings_class: ClassVar[type[MethodSettings]] = MethodSettings
     # the paper and its equation or section, as the model card cites it (clinsent.model_card)
     reference: ClassVar[str] = ""
@@ -116,10 +118,15 @@ class Method(abc.ABC, Generic[S]):
         check_memory(self.settings, self.name, self.steps_in_chunks, self.in_batch_negatives, where)
 
     def build_loss(self, encoder: Encoder) -> MethodLoss:
-        """The method's loss module, built from its settings: ``SimCSELoss(encoder,
-        **self.loss_knobs(SimCSELoss))``. The loss module is imported here, so reading settings
-        never imports torch."""
-        raise NotImplementedError(f"{type(self).__name__} trains nothing")
+        """The method's loss module, built from its settings: the class :attr:`loss_class` names,
+        given each knob it takes (:meth:`loss_knobs`). The loss module is imported here, by name,
+        so reading settings never imports torch; the loss reads its knobs' defaults from the
+        method's settings class (written once, in the knob)."""
+        if not self.loss_class:
+            raise NotImplementedError(f"{type(self).__name__} trains nothing")
+        module, _, name = self.loss_class.partition(":")
+        loss_class = getattr(importlib.import_module(module), name)
+        return cast("MethodLoss", loss_class(encoder, **self.loss_knobs(loss_class)))
 
     def loss_knobs(self, loss_class: type) -> dict[str, Any]:
         """The settings values of the knobs ``loss_class`` takes (:func:`clinsent.methods.loss_knobs.loss_knobs`)."""

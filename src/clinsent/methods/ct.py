@@ -18,8 +18,7 @@ from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings
 
 if TYPE_CHECKING:
-    from clinsent.losses.base import MethodLoss
-    from clinsent.models.encoder import Encoder
+    pass
 
 
 @dataclass(frozen=True)
@@ -29,11 +28,7 @@ class CTSettings(TrainedSettings, SentencePlanSettings):
 
 @METHODS.register("ct", settings=CTSettings)
 class ContrastiveTension(Method[CTSettings]):
+    loss_class = "clinsent.losses.ct:CTLoss"  # imported by build_loss alone
     reference = "Contrastive Tension (Carlsson et al. 2021, ICLR, section 3)"
     in_batch_negatives = True
     steps_in_chunks = True
-
-    def build_loss(self, encoder: Encoder) -> MethodLoss:
-        from clinsent.losses.ct import CTLoss
-
-        return CTLoss(encoder, **self.loss_knobs(CTLoss))

@@ -29,8 +29,7 @@ from clinsent.methods.mlm import DocumentMethod, MlmSettings
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.losses.base import MethodLoss
-    from clinsent.models.encoder import Encoder
+    pass
 
 
 @dataclass(frozen=True)
@@ -51,6 +50,7 @@ class DeclutrSettings(MlmSettings):
 
 @METHODS.register("declutr", settings=DeclutrSettings)
 class Declutr(DocumentMethod[DeclutrSettings]):
+    loss_class = "clinsent.losses.declutr:DeclutrLoss"  # imported by build_loss alone
     reference = (
         "DeCLUTR (Giorgi et al. 2021, ACL) as the healthcare-LM paper trains it (Taylor et al., section 2.3.2, "
         "eqs. 2-3 and 5)"
@@ -71,8 +71,3 @@ class Declutr(DocumentMethod[DeclutrSettings]):
                 f"min_span {s.min_span} exceeds max_span {s.max_span}",
                 "make min_span at most max_span",
             )
-
-    def build_loss(self, encoder: Encoder) -> MethodLoss:
-        from clinsent.losses.declutr import DeclutrLoss
-
-        return DeclutrLoss(encoder, **self.loss_knobs(DeclutrLoss))

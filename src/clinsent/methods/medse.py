@@ -27,8 +27,7 @@ from clinsent.methods.simcse import SimCSE, SimCSESettings
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.losses.base import MethodLoss
-    from clinsent.models.encoder import Encoder
+    pass
 
 
 @dataclass(frozen=True)
@@ -51,6 +50,7 @@ class MedSESettings(SimCSESettings):
 
 @METHODS.register("medse", settings=MedSESettings)
 class MedSE(SimCSE[MedSESettings]):
+    loss_class = "clinsent.losses.medse:MedSELoss"  # imported by build_loss alone
     reference = "MED-SE (Hwang, Yoo, Choi 2022, arXiv 2212.04734, eq. 3: L = L_sen + lambda L_ent)"
 
     def data_need(self) -> DataNeed | None:
@@ -60,8 +60,3 @@ class MedSE(SimCSE[MedSESettings]):
 
     def extra_models(self) -> list[str]:
         return [self.settings.definition_model] if self.settings.definition_model else []
-
-    def build_loss(self, encoder: Encoder) -> MethodLoss:
-        from clinsent.losses.medse import MedSELoss
-
-        return MedSELoss(encoder, **self.loss_knobs(MedSELoss))

@@ -32,8 +32,7 @@ from clinsent.methods.simcse import SimCSE, SimCSESettings
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.losses.base import MethodLoss
-    from clinsent.models.encoder import Encoder
+    pass
 
 
 @dataclass(frozen=True)
@@ -66,6 +65,7 @@ STATISTICS = ("zero_weight_share", "mean_weight")
 
 @METHODS.register("mixcse", settings=MixCSESettings)
 class MixCSE(SimCSE[MixCSESettings]):
+    loss_class = "clinsent.losses.mixcse:MixCSELoss"  # imported by build_loss alone
     reference = (
         "MixCSE with instance weighting (the biomedical augmentation paper, section 3.2, eqs. 3-5; Zhang et al. "
         "2022; Zhou et al. 2022)"
@@ -94,8 +94,3 @@ class MixCSE(SimCSE[MixCSESettings]):
     def curve_statistics(self) -> list[str]:
         s = self.settings
         return list(STATISTICS) if s.instance_weighting else []
-
-    def build_loss(self, encoder: Encoder) -> MethodLoss:
-        from clinsent.losses.mixcse import MixCSELoss
-
-        return MixCSELoss(encoder, **self.loss_knobs(MixCSELoss))

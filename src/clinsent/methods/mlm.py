@@ -24,8 +24,7 @@ from clinsent.methods.knobs import Pooling, TrainedSettings
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.losses.base import MethodLoss
-    from clinsent.models.encoder import Encoder
+    pass
 
 
 @dataclass(frozen=True)
@@ -62,9 +61,5 @@ class DocumentMethod(Method[MlmS]):
 
 @METHODS.register("mlm", settings=MlmSettings)
 class ContinuedMLM(DocumentMethod[MlmSettings]):
+    loss_class = "clinsent.losses.mlm:MlmLoss"  # imported by build_loss alone
     reference = "continued masked language modelling (the healthcare-LM paper, Taylor et al., section 2.3.1, eq. 1)"
-
-    def build_loss(self, encoder: Encoder) -> MethodLoss:
-        from clinsent.losses.mlm import MlmLoss
-
-        return MlmLoss(encoder, **self.loss_knobs(MlmLoss))

@@ -21,8 +21,7 @@ from clinsent.methods.mlm import DocumentMethod, MlmSettings
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.losses.base import MethodLoss
-    from clinsent.models.encoder import Encoder
+    pass
 
 
 @dataclass(frozen=True)
@@ -34,13 +33,9 @@ class NoteCategorySettings(MlmSettings):
 
 @METHODS.register("note_category", settings=NoteCategorySettings)
 class NoteCategory(DocumentMethod[NoteCategorySettings]):
+    loss_class = "clinsent.losses.note_category:NoteCategoryLoss"  # imported by build_loss alone
     reference = "note-category pre-training (the healthcare-LM paper, Taylor et al., section 2.3.2, eqs. 4-5)"
 
     def data_need(self) -> DataNeed | None:
         s = self.settings
         return DocumentRows(s.documents, s.batch_size, categories=True)
-
-    def build_loss(self, encoder: Encoder) -> MethodLoss:
-        from clinsent.losses.note_category import NoteCategoryLoss
-
-        return NoteCategoryLoss(encoder, **self.loss_knobs(NoteCategoryLoss))

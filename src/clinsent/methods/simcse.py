@@ -30,8 +30,7 @@ from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.losses.base import MethodLoss
-    from clinsent.models.encoder import Encoder
+    pass
 
 
 @dataclass(frozen=True)
@@ -73,6 +72,7 @@ SimS = TypeVar("SimS", bound=SimCSESettings)  # MED-SE's and MixCSE's settings e
 
 @METHODS.register("simcse", settings=SimCSESettings)
 class SimCSE(Method[SimS]):
+    loss_class = "clinsent.losses.simcse:SimCSELoss"  # imported by build_loss alone
     reference = "unsupervised SimCSE (Gao, Yao, Chen 2021, EMNLP, eq. 1)"
     in_batch_negatives = True
     steps_in_chunks = True
@@ -92,8 +92,3 @@ class SimCSE(Method[SimS]):
                 "augmentation dropout with dropout: false gives two identical views",
                 "switch dropout on, or choose augmentation token_cutoff or token_shuffle",
             )
-
-    def build_loss(self, encoder: Encoder) -> MethodLoss:
-        from clinsent.losses.simcse import SimCSELoss
-
-        return SimCSELoss(encoder, **self.loss_knobs(SimCSELoss))

@@ -25,8 +25,7 @@ from clinsent.registry import did_you_mean
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
-    from clinsent.losses.base import MethodLoss
-    from clinsent.models.encoder import Encoder
+    pass
 
 
 @dataclass(frozen=True)
@@ -43,6 +42,7 @@ SupS = TypeVar("SupS", bound=SupSimCSESettings)  # MNR's settings extend these
 
 @METHODS.register("sup_simcse", settings=SupSimCSESettings)
 class SupervisedSimCSE(Method[SupS]):
+    loss_class = "clinsent.losses.supervised:SupSimCSELoss"  # imported by build_loss alone
     reference = "supervised SimCSE (Gao, Yao, Chen 2021, EMNLP, section 4, eq. 5)"
     in_batch_negatives = True
     steps_in_chunks = True
@@ -61,8 +61,3 @@ class SupervisedSimCSE(Method[SupS]):
                 f"{s.train_data!r} is not a key of training_data {sources}{did_you_mean(s.train_data, sources)}",
                 "name a training_data entry (e.g. NLI triplets from format nli_jsonl)",
             )
-
-    def build_loss(self, encoder: Encoder) -> MethodLoss:
-        from clinsent.losses.supervised import SupSimCSELoss
-
-        return SupSimCSELoss(encoder, **self.loss_knobs(SupSimCSELoss))
