@@ -61,7 +61,7 @@ rule all:
         rules.phi_scan.output if PHI_SCAN else [],
         [T.file(P.MTEB, model=m) for m in BENCH_MODELS],
         PLAN.release_dirs(),  # each trained run's release copy, its card with the eval metrics
-        PLAN.corpus_embedding_files(),
+        PLAN.files.corpus_embedding_files(),
     default_target: True
 
 # dry runs and every cluster job's re-parse: Snakemake reads each input function's signature once

@@ -43,7 +43,7 @@ def required_files(paper: str) -> list[tuple[str, str]]:
     os.chdir(REPO)  # the paper configs' own paths (e.g. config/icd9_triage.yaml) are from the repository
     try:
         plan = build_plan(load_config(PAPERS[paper], {"placeholders_ok": True}))
-        return [(k, p) for k, p in dict.fromkeys(plan.user_files()) if not os.path.exists(p)]
+        return [(k, p) for k, p in dict.fromkeys(plan.files.user_files()) if not os.path.exists(p)]
     finally:
         os.chdir(cwd)
 

@@ -94,6 +94,23 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def test_the_graph_is_read() -> None:
+    graph = import_graph()
+    assert "clinsent.methods.simcse" in graph["clinsent.losses.simcse"]  # the loss reads its settings' defaults
+    assert "clinsent.losses.base" in graph["clinsent.methods.base"]  # under TYPE_CHECKING: counted too
+    assert "clinsent.losses.simcse" not in graph["clinsent.methods.simcse"]  # loaded by name (loss_class)
+
+
+def test_methods_do_not_import_the_training_loop() -> None:
+    found = [
+        (a, b)
+        for a, deps in import_graph().items()
+        for b in deps
+        if a.startswith("clinsent.methods") and b.startswith("clinsent.train")
+    ]
+    assert not found, found
+
+
 def test_no_import_circle() -> None:
     graph = import_graph()
     assert not circles(graph), circles(graph)

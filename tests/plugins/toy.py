@@ -30,9 +30,10 @@ class SpreadLoss(MethodLoss):
     """Pushes a batch's normalised embeddings apart: ``scale`` x their mean pairwise cosine.
 
     Inputs: rows of ``text`` (tokenized as ``features``). Output: ``{"spread": loss}``.
-    Knobs: ``scale``, taken in ``__init__`` like a sentence-transformers loss."""
+    Knobs: ``scale``, taken in ``__init__`` like a sentence-transformers loss (its default is the
+    settings' knob: written once)."""
 
-    def __init__(self, encoder: Any, *, scale: float = 1.0) -> None:
+    def __init__(self, encoder: Any, *, scale: float = SpreadSettings.scale) -> None:
         super().__init__()
         self.encoder, self.scale = encoder, scale
 
@@ -46,6 +47,7 @@ class SpreadLoss(MethodLoss):
 
 @METHODS.register("toy_spread", settings=SpreadSettings)
 class Spread(Method[SpreadSettings]):
+    # a plugin file has no importable module name for ``loss_class``: it builds its loss itself
     def build_loss(self, encoder: Any) -> MethodLoss:
         return SpreadLoss(encoder, **self.loss_knobs(SpreadLoss))
 

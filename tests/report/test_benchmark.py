@@ -38,7 +38,7 @@ def _demo(tmp_path: Path, tiny_bert: Path, **changes: Any) -> dict[str, Any]:
 def _jobs(plan: Plan) -> dict[tuple[Any, ...], Any]:
     """Every train, embed/evaluate and fine-tune job with its params."""
     out: dict[tuple[Any, ...], Any] = {
-        ("train", m, b, s): plan.train_params(m, b, s) for m, b, s in plan.trained_jobs()
+        ("train", m, b, s): plan.train_params(m, b, s) for m, b, s in plan.run.trained_jobs()
     }
     out |= {("evaluate", m, b, s, e): plan.eval_params(e) for m, b, s, e in plan.zero_shot()}
     out |= {("finetune", m, b, s, f): plan.finetune_params(f) for m, b, s, f in plan.finetune_jobs()}

@@ -8,7 +8,7 @@ rule batch_plan:
     output:
         T.pattern(P.BATCH_PLAN),
     params:
-        plan=lambda wc: PLAN.plans[wc.plan],
+        plan=lambda wc: PLAN.run.plans[wc.plan],
     log:
         T.log("batch_plan"),
     benchmark:

@@ -21,20 +21,20 @@ try:  # the main process (a run, a dry run) reads every input's first block and 
 except (InputError, ValueError) as _exc:
     config_error(_exc)
 try:
-    check_writable(PLAN.results)  # a results folder that cannot be written stops the dry run, not a job
+    check_writable(PLAN.run.results)  # a results folder that cannot be written stops the dry run, not a job
 except InputError as _exc:
     config_error(_exc)
-for _line in PLAN.derived:  # steps derived from epochs: shown in every dry run
+for _line in PLAN.run.derived:  # steps derived from epochs: shown in every dry run
     print(_line, file=sys.stderr)
 
 # Offline by construction: every job inherits these switches, whatever the config. A model named
 # by a Hugging Face id is fetched by the local rule download_model (workflow/rules/downloads.smk),
 # the one job that turns the network on for itself; every job loads it from hub_dir.
 set_network_switches(())
-os.environ[HUB_DIR_ENV] = os.path.abspath(PLAN.hub_dir)
-if PLAN.hub_models:
-    print(f"models named by Hugging Face id, fetched by the local rule download_model into {PLAN.hub_dir}/ "
-          f"unless already there: {', '.join(PLAN.hub_models)} (a local folder needs no download)", file=sys.stderr)
+os.environ[HUB_DIR_ENV] = os.path.abspath(PLAN.files.hub_dir)
+if PLAN.run.hub_models:
+    print(f"models named by Hugging Face id, fetched by the local rule download_model into {PLAN.files.hub_dir}/ "
+          f"unless already there: {', '.join(PLAN.run.hub_models)} (a local folder needs no download)", file=sys.stderr)
 
 # One GPU per model job on this machine (clinsent.gpu_slots): the pool goes to every job in the
 # environment, not in params (it changes no output). embed counts against `gpu` only where it
@@ -42,30 +42,30 @@ if PLAN.hub_models:
 try:
     GPU_POOL = resolve_pool(config.get("gpus"))
     if GPU_POOL or os.environ.get(LOCK_DIR_ENV):  # the jobs' lock folder: outside results, writable
-        check_lock_dir(PLAN.results)
+        check_lock_dir(PLAN.run.results)
 except InputError as _exc:
     config_error(_exc)
 export_pool(GPU_POOL, explicit=config.get("gpus") is not None)
 EMBED_GPU = 1 if GPU_POOL and config.get("embed_device", "auto") != "cpu" else 0
 
-R = PLAN.results
-T = PLAN.tree  # every rule's input, output, log and benchmark pattern (clinsent.paths)
-EVAL = PLAN.eval_sets
-SHARDS = PLAN.shards
+R = PLAN.run.results
+T = PLAN.run.tree  # every rule's input, output, log and benchmark pattern (clinsent.paths)
+EVAL = PLAN.run.eval_sets
+SHARDS = PLAN.run.shards
 # the notes' shards: the shard count is part of their folder, so two layouts never mix
 NOTES_SHARD, SENTENCES_SHARD, ENTITIES_SHARD, INGEST_STATS = (
-    T.pattern(t, n_shards=PLAN.n_shards) for t in (P.NOTES_SHARD, P.SENTENCES_SHARD, P.ENTITIES_SHARD, P.INGEST_STATS)
+    T.pattern(t, n_shards=PLAN.run.n_shards) for t in (P.NOTES_SHARD, P.SENTENCES_SHARD, P.ENTITIES_SHARD, P.INGEST_STATS)
 )
-NOTE_SENTENCES = PLAN.note_sentences
-NOTE_ENTITIES = PLAN.note_entities  # ontology, pack, NER, S_ent / S_none and their statistics
-TABLES, FIGURES = PLAN.tables, PLAN.figures
+NOTE_SENTENCES = PLAN.run.note_sentences
+NOTE_ENTITIES = PLAN.run.note_entities  # ontology, pack, NER, S_ent / S_none and their statistics
+TABLES, FIGURES = PLAN.run.tables, PLAN.run.figures
 
 wildcard_constraints:
-    **PLAN.wildcard_constraints(),
+    **PLAN.run.wildcard_constraints(),
 
 
 def eval_set_files(name):
-    return PLAN.eval_set_files(name)
+    return PLAN.files.eval_set_files(name)
 
 
 def train_inputs(wildcards):
@@ -78,11 +78,11 @@ def train_param(key):
 
 def corpus_embed_inputs(wc):
     """One shard: the model and the texts; several: their parts (the job only joins them)."""
-    if PLAN.corpus_shards(wc.embedded_corpus) > 1:
-        return {"parts": PLAN.corpus_parts(wc.embedded_corpus)}
+    if PLAN.files.corpus_shards(wc.embedded_corpus) > 1:
+        return {"parts": PLAN.files.corpus_parts(wc.embedded_corpus)}
     return {
-        "model": PLAN.run_file(P.MODEL, *PLAN.corpus_run(wc.embedded_corpus)),
-        "texts": PLAN.corpus_input(wc.embedded_corpus),
+        "model": PLAN.files.run_file(P.MODEL, *PLAN.files.corpus_run(wc.embedded_corpus)),
+        "texts": PLAN.files.corpus_input(wc.embedded_corpus),
     }
 
 
@@ -91,12 +91,12 @@ def plan_inputs(wildcards):
 
 
 def training_data_files(wildcards):
-    return PLAN.training_data_files(wildcards.source)
+    return PLAN.files.training_data_files(wildcards.source)
 
 
 def ner_pack(wildcards):
-    return PLAN.ner_pack()
+    return PLAN.files.ner_pack()
 
 
 def ontology_file(wildcards):
-    return PLAN.ontology_file()
+    return PLAN.files.ontology_file()

@@ -1,5 +1,5 @@
 # Corpus: notes -> N shards -> sentences (per shard) -> entities (per shard) -> sentence sets
-# (gathered) and their statistics; the entity stage only where a method needs it (PLAN.note_entities),
+# (gathered) and their statistics; the entity stage only where a method needs it (PLAN.run.note_entities),
 # else S_all straight from the split sentences. Shard jobs are single-threaded with declared memory, so
 # Snakemake (or Slurm) runs as many side by side as cores allow; one failed shard reruns alone.
 
@@ -7,7 +7,7 @@
 rule ingest_notes:
     """Stream the notes (NOTEEVENTS csv/csv.gz, MIMIC-IV-Note, .txt folder or parquet) into N shards by row_id mod N."""
     input:
-        PLAN.external(PLAN.notes_paths) if PLAN.notes else [],
+        PLAN.files.external(PLAN.files.notes_paths) if PLAN.run.notes else [],
     output:
         shards=expand(NOTES_SHARD, shard=SHARDS),
         stats=INGEST_STATS,
@@ -68,7 +68,7 @@ rule medcat_pack:
 rule slim_pack:
     """Restrict the user's MedCAT pack to the kept types once, so every shard job loads less."""
     input:
-        lambda wc: PLAN.external_file(config["ner"]["model_pack"]),
+        lambda wc: PLAN.files.external_file(config["ner"]["model_pack"]),
     output:
         pack=directory(T.pattern(P.SLIM_PACK)),
         stats=T.pattern(P.SLIM_PACK_STATS),
@@ -179,14 +179,14 @@ rule corpus_manifest:
     input:
         ingest=rules.ingest_notes.output.stats,
         sentences=rules.sentence_sets.input.sentences,
-        counts=PLAN.sets_counts_path(),
+        counts=PLAN.files.sets_counts_path(),
         **({"entities": rules.sentence_sets.input.entities, "terms": rules.ontology_terms.output.terms,
             "coverage": rules.ontology_terms.output.coverage, "ontology": ontology_file, "pack": ner_pack}
            if NOTE_ENTITIES else {}),
     output:
         T.pattern(P.MANIFEST),
     params:
-        shards=PLAN.n_shards,
+        shards=PLAN.run.n_shards,
         type_ids=config["ner"]["type_ids"] if NOTE_ENTITIES else None,
         notes=config["notes"],
     log:

@@ -29,7 +29,7 @@ rule doc_task:
     """One labelled document task (doc_tasks.<name>) drawn from the downstream documents."""
     input:
         documents=rules.documents.output.downstream,
-        extra=lambda wc: PLAN.doc_task_files(wc.task),
+        extra=lambda wc: PLAN.files.doc_task_files(wc.task),
     output:
         table=T.pattern(P.DOC_TASK),
         report=T.pattern(P.DOC_TASK_REPORT),

@@ -11,9 +11,9 @@ localrules:
 rule download_ontology:
     """Download the pinned ontology release (URL, version, sha256 from `ontology.release`)."""
     output:
-        PLAN.ontology_download,
+        PLAN.run.ontology_download,
     params:
-        url=PLAN.ontology_url,
+        url=PLAN.run.ontology_url,
         sha256=config["ontology"]["release"]["sha256"],
     log:
         T.log("download_ontology"),
@@ -29,7 +29,7 @@ rule download_model:
     """Fetch one model named by a Hugging Face id (base_models, or a method's extra model) into
     `hub_dir`/<owner--name>: a complete snapshot, moved into place only when whole."""
     output:
-        directory(f"{PLAN.hub_dir}/{{hub}}"),  # outside the results folder: every config shares it
+        directory(f"{PLAN.files.hub_dir}/{{hub}}"),  # outside the results folder: every config shares it
     params:
         repo_id=lambda wc: wc.hub.replace("--", "/"),
     log:
@@ -44,7 +44,7 @@ rule download_model:
 
 # Snakemake's dry run does not say which jobs are local ("we don't know how the user wants to
 # execute"): say it here, from Snakemake's own record, for the downloads this run plans.
-if (PLAN.hub_models or not config["ontology"]["path"]) and not workflow.remote_exec:
+if (PLAN.run.hub_models or not config["ontology"]["path"]) and not workflow.remote_exec:
     _downloads = {k: v for k, v in job_counts(PLAN).items() if k in ("download_model", "download_ontology")}
     _local = [f"{name} ({n})" for name, n in _downloads.items() if n and workflow.is_local(getattr(rules, name).rule)]
     if _local:

@@ -30,12 +30,12 @@ rule corpus_embed_shard:
     part of the input's chunks, each chunk kept as it is finished, so a killed job resumes after
     its last one (clinsent.corpus_shards); a GPU slot where embed jobs use a GPU, on Slurm its own job."""
     input:
-        model=lambda wc: PLAN.run_file(P.MODEL, *PLAN.corpus_run(wc.embedded_corpus)),
-        texts=lambda wc: PLAN.corpus_input(wc.embedded_corpus),
+        model=lambda wc: PLAN.files.run_file(P.MODEL, *PLAN.files.corpus_run(wc.embedded_corpus)),
+        texts=lambda wc: PLAN.files.corpus_input(wc.embedded_corpus),
     output:
         temp(T.pattern(P.CORPUS_EMBEDDING_PART)),
     params:
-        entry=lambda wc: PLAN.corpus_params(wc.embedded_corpus),
+        entry=lambda wc: PLAN.files.corpus_params(wc.embedded_corpus),
     log:
         T.log("corpus_embed_shard"),
     benchmark:
@@ -45,7 +45,7 @@ rule corpus_embed_shard:
     threads: 1
     resources:
         mem_mb=4000,
-        gpu=lambda wc: EMBED_GPU if PLAN.corpus_params(wc.embedded_corpus)["backend"] == "torch" else 0,
+        gpu=lambda wc: EMBED_GPU if PLAN.files.corpus_params(wc.embedded_corpus)["backend"] == "torch" else 0,
     script:
         "../scripts/corpus_embed.py"
 
@@ -60,7 +60,7 @@ rule corpus_embed:
     output:
         T.pattern(P.CORPUS_EMBEDDING),
     params:
-        entry=lambda wc: PLAN.corpus_params(wc.embedded_corpus),
+        entry=lambda wc: PLAN.files.corpus_params(wc.embedded_corpus),
     log:
         T.log("corpus_embed"),
     benchmark:
@@ -72,7 +72,7 @@ rule corpus_embed:
         mem_mb=4000,
         # a GPU slot of the pool where there is one (clinsent.gpu_slots), as the embed jobs; none to join parts
         gpu=lambda wc: EMBED_GPU
-        if PLAN.corpus_shards(wc.embedded_corpus) == 1 and PLAN.corpus_params(wc.embedded_corpus)["backend"] == "torch"
+        if PLAN.files.corpus_shards(wc.embedded_corpus) == 1 and PLAN.files.corpus_params(wc.embedded_corpus)["backend"] == "torch"
         else 0,
     script:
         "../scripts/corpus_embed.py"
@@ -81,4 +81,4 @@ rule corpus_embed:
 rule corpus_embeddings:
     """Every configured corpus embedding (part of `all`; alone: snakemake corpus_embeddings)."""
     input:
-        PLAN.corpus_embedding_files(),
+        PLAN.files.corpus_embedding_files(),

@@ -7,14 +7,14 @@ rule evaluate:
     """Score one eval set's embeddings."""
     input:
         # the set's own embeddings, or with embed_from those of the set whose texts include its own
-        embeddings=lambda wc: PLAN.embeddings(wc.method, wc.base_model, wc.seed, EVAL[wc.eval_set].embedded()),
+        embeddings=lambda wc: PLAN.files.embeddings(wc.method, wc.base_model, wc.seed, EVAL[wc.eval_set].embedded()),
         eval_files=lambda wc: eval_set_files(wc.eval_set),
     output:
         T.pattern(P.METRICS),
     params:
         eval_set=lambda wc: PLAN.eval_params(wc.eval_set),
-        postprocess=lambda wc: PLAN.methods[wc.method].postprocess,
-        whitening_dims=lambda wc: PLAN.methods[wc.method].whitening_dims,
+        postprocess=lambda wc: PLAN.run.methods[wc.method].postprocess,
+        whitening_dims=lambda wc: PLAN.run.methods[wc.method].whitening_dims,
     log:
         T.log("evaluate"),
     benchmark:

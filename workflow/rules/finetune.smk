@@ -30,7 +30,7 @@ rule finetune:
 rule cross_encoder:
     """Fine-tune sentence-transformers' CrossEncoder from one base model on one entry's splits."""
     input:
-        base_model=lambda wc: PLAN.model_inputs([config["base_models"][wc.base_model]]),
+        base_model=lambda wc: PLAN.files.model_inputs([config["base_models"][wc.base_model]]),
         eval_files=lambda wc: PLAN.finetune_files(wc.finetune),
     output:
         T.pattern(P.CROSS_ENCODER),

@@ -11,7 +11,7 @@ localrules:
 
 
 PHI = config["phi"]
-PHI_SCAN = PLAN.phi_scan
+PHI_SCAN = PLAN.run.phi_scan
 if PHI_SCAN:  # `snakemake --report` while the last scan stands failed: refused (clinsent.phi.refuse_report)
     try:
         refuse_report(R, sys.argv)
@@ -53,7 +53,7 @@ rule phi_scan:
         reports=[rules.report.output, rules.paper_report.output if (TABLES or FIGURES) else [],
                  rules.corpus_stats.output if NOTE_ENTITIES else [], rules.corpus_manifest.output if NOTE_SENTENCES else [],
                  [T.file(P.MTEB, model=m) for m in BENCH_MODELS]],  # the benchmark's results and model cards
-        models=[f"{PLAN.model_dir(m, b, s)}/{f}" for m, b, s in PLAN.trained_jobs()
+        models=[f"{PLAN.files.model_dir(m, b, s)}/{f}" for m, b, s in PLAN.run.trained_jobs()
                 for f in P.RUN_FILES],  # the train rule's outputs, all scanned
         releases=PLAN.release_dirs(),  # the release copies and their cards
     output:

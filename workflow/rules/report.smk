@@ -18,7 +18,7 @@ localrules:
 
 # `snakemake --report` over results reported for another config: refused (clinsent.report.run_record)
 REPORT_FINGERPRINT = fingerprint(
-    PLAN.trained_jobs(), PLAN.evaluations(), TABLES, FIGURES, config["report"]["title"]
+    PLAN.run.trained_jobs(), PLAN.evaluations(), TABLES, FIGURES, config["report"]["title"]
 )
 try:
     refuse_other_config(R, REPORT_FINGERPRINT, [str(c) for c in workflow.overwrite_configfiles], sys.argv)
@@ -28,14 +28,14 @@ except InputError as _exc:
 
 # what this run does, as every caption and table note states it (clinsent.report.captions)
 RUN_FACTS = RunFacts(
-    seeds=max((len(e.seeds) for e in PLAN.methods.values()), default=1),
+    seeds=max((len(e.seeds) for e in PLAN.run.methods.values()), default=1),
     reference=PLAN.reference(),
-    selection={m: e.selection_set for m, e in PLAN.methods.items() if e.method.trains},
+    selection={m: e.selection_set for m, e in PLAN.run.methods.items() if e.method.trains},
     reported=list(PLAN.scored_tasks()),
-    curve_sets=list(dict.fromkeys(n for m in PLAN.methods if PLAN.methods[m].method.trains for n in PLAN.curve_sets(m))),
+    curve_sets=list(dict.fromkeys(n for m in PLAN.run.methods if PLAN.run.methods[m].method.trains for n in PLAN.curve_sets(m))),
     corpus_stages=(["the notes split into sentences (ScispaCy)", "S_all (the length filter)"] if NOTE_SENTENCES else [])
     + (["MedCAT NER (T047, T048)", "ontology definitions", "S_ent and S_none"] if NOTE_ENTITIES else [])
-    + [f"sentence corpus {c}" for c in PLAN.sentence_corpora],
+    + [f"sentence corpus {c}" for c in PLAN.run.sentence_corpora],
     paper_tables={t: has_paper_numbers(e) for t, e in TABLES.items()},
     eval_length=eval_length.configured(config),
 )
@@ -49,7 +49,7 @@ CORPUS_INPUTS = {
         "exact_duplicates": rules.corpus_stats.output.duplicates,
         "duplicate_simulation": rules.duplicate_stats.output[0]} if NOTE_ENTITIES else {}),
     **({"s_all_counts": rules.sentence_set_all.output.counts} if NOTE_SENTENCES and not NOTE_ENTITIES else {}),
-    "sentence_corpora": [PLAN.corpus_stats_path(c) for c in PLAN.sentence_corpora],
+    "sentence_corpora": [PLAN.files.corpus_stats_path(c) for c in PLAN.run.sentence_corpora],
 }
 
 
@@ -57,8 +57,8 @@ rule report:
     """Collect every job's metrics and selection into the summary, the table and the figure."""
     input:
         metrics=PLAN.evaluation_paths(),
-        selections=[PLAN.run_file(P.SELECTION, m, b, s) for m, b, s in PLAN.trained_jobs()],
-        curves=[PLAN.run_file(P.CURVE, m, b, s) for m, b, s in PLAN.trained_jobs()],
+        selections=[PLAN.files.run_file(P.SELECTION, m, b, s) for m, b, s in PLAN.run.trained_jobs()],
+        curves=[PLAN.files.run_file(P.CURVE, m, b, s) for m, b, s in PLAN.run.trained_jobs()],
         **CORPUS_INPUTS,
     output:
         summary=report(T.pattern(P.SUMMARY), caption="../report/summary.rst", category="Results"),
@@ -75,9 +75,9 @@ rule report:
     params:
         fingerprint=REPORT_FINGERPRINT,
         configfiles=[str(c) for c in workflow.overwrite_configfiles or ["config/config.yaml"]],
-        jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in PLAN.trained_jobs()],
+        jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in PLAN.run.trained_jobs()],
         evaluations=[{"method": m, "base_model": b, "seed": s, "eval_set": e} for m, b, s, e in PLAN.evaluations()],
-        sentence_corpora=PLAN.sentence_corpora,
+        sentence_corpora=PLAN.run.sentence_corpora,
         eval_sets={n: {"metrics": list(t.metrics), "headline": t.headline} for n, t in PLAN.scored_tasks().items()},
         methods=PLAN.scoring_methods(),
         title=config["report"]["title"],
@@ -138,7 +138,7 @@ rule paper_report:
         curve_tables=PLAN.run_tables(),  # the tables whose curve figure is drawn (declared above)
         figures=FIGURES,
         eval_sets={n: t.headline for n, t in PLAN.scored_tasks().items()},
-        default_base=PLAN.grid.default_base,
+        default_base=PLAN.run.grid.default_base,
         paper_label=config["report"]["paper_label"],
         tables_dir=T.file(P.PAPER_TABLES),  # where the declared outputs above live
         figures_dir=T.file(P.PAPER_FIGURES),

@@ -5,7 +5,7 @@
 rule sentence_corpus:
     """Read (and sample) one sentence corpus into the sentence-set layout, with its statistics."""
     input:
-        lambda wc: PLAN.external(corpus_paths(config["sentence_corpora"][wc.sentence_corpus])),
+        lambda wc: PLAN.files.external(corpus_paths(config["sentence_corpora"][wc.sentence_corpus])),
     output:
         sentences=T.pattern(P.SENTENCE_CORPUS),
         stats=T.pattern(P.SENTENCE_CORPUS_STATS),

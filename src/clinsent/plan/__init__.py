@@ -3,7 +3,10 @@
 :func:`clinsent.plan.checks.build_plan` reads a validated config once (methods, eval sets and
 fine-tune entries through their registries, the job grid, the batch plans, the report's extra
 inputs) and the :class:`clinsent.plan.layout.Plan` answers every question the rules ask: a job's
-inputs and params, the jobs of each rule, the targets of ``all``, the report's inputs.
+inputs and params, the jobs of each rule, the targets of ``all``, the report's inputs. A plan is
+composed of three parts, one idea each: ``plan.run`` (:mod:`clinsent.plan.run`: what the config
+asks, read through the registries), ``plan.files`` (:mod:`clinsent.plan.files`: where each file
+lives) and the plan's own methods (:mod:`clinsent.plan.layout`: every job's inputs and params).
 ``workflow/rules/common.smk`` builds one plan and the rules call it through thin input
 functions, so the planning is tested (``tests/plan/test_plan.py``) instead of only through dry runs,
 and parsing the Snakefile imports neither torch nor transformers. Where files live is
@@ -21,5 +24,5 @@ name, depend on it) and the queries of a ``retrieval_examples`` table (checked a
 set's texts before any training). Both read only when the file exists.
 
 This package's modules are imported by name (``clinsent.plan.checks``, ``.config``, ``.layout``,
-``.jobs``, ``.benchmark``); importing one imports only what it needs.
+``.run``, ``.files``, ``.jobs``, ``.benchmark``); importing one imports only what it needs.
 """

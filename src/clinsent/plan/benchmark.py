@@ -22,11 +22,11 @@ def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
     from clinsent.benchmark.mteb import NO_REVISION
 
     out = {}
-    for key, model in model_runs(plan.config).items():
-        method, base = split_run(model["row"]["run"], plan.grid.default_base)
+    for key, model in model_runs(plan.run.config).items():
+        method, base = split_run(model["row"]["run"], plan.run.grid.default_base)
         as_is = "path" in model
         name = model["path"] if as_is and from_hub(model["path"]) else key
-        seeds = plan.grid.seeds_of[method]
+        seeds = plan.run.grid.seeds_of[method]
         out[key] = {
             "run": [method, base],
             "name": name,
@@ -38,12 +38,12 @@ def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
 
 def benchmark_tasks(plan: Plan) -> dict[str, dict[str, Any]]:
     """Task (eval set or fine-tune entry) -> metric, split, languages and files."""
-    board = (plan.config.get("tables") or {}).get("leaderboard") or {}
+    board = (plan.run.config.get("tables") or {}).get("leaderboard") or {}
     scored = plan.scored_tasks()
     out = {}
     for task in board.get("eval_sets") or []:
-        test = plan.finetune[task].settings.test if task in plan.finetune else task
-        settings = plan.eval_sets[test].task.settings
+        test = plan.run.finetune[task].settings.test if task in plan.run.finetune else task
+        settings = plan.run.eval_sets[test].task.settings
         # the split scored: an STS table's `split`, or "all" when it scores every pair of the file; a task
         # without splits scores its file, which the config names as the test file (e.g. RQE's `path`)
         split = getattr(settings, "split", "test") or "all"
@@ -51,7 +51,7 @@ def benchmark_tasks(plan: Plan) -> dict[str, dict[str, Any]]:
             "metric": scored[task].headline,
             "split": split,
             "languages": ["en"],
-            "files": plan.eval_set_files(test),
+            "files": plan.files.eval_set_files(test),
             "task": scored[task].name,  # the task (sts, rqe, ...): the card's task type
         }
     return out
@@ -61,7 +61,7 @@ def model_cards(plan: Plan, model: Mapping[str, Any]) -> list[str]:
     """The card (README.md) of each seed's saved model of the model's run (``model``: one of
     :func:`benchmark_models`)."""
     method, base = model["run"]
-    return [f"{plan.run_file(MODEL, method, base, s)}/README.md" for s in model["seeds"]]
+    return [f"{plan.files.run_file(MODEL, method, base, s)}/README.md" for s in model["seeds"]]
 
 
 def metrics_files(plan: Plan, model: Mapping[str, Any], tasks: Iterable[str]) -> dict[str, list[str]]:
@@ -69,7 +69,7 @@ def metrics_files(plan: Plan, model: Mapping[str, Any], tasks: Iterable[str]) ->
     method, base = model["run"]
     return {
         task: [
-            (plan.finetune_metrics if task in plan.finetune else plan.metrics)(method, base, s, task)
+            (plan.files.finetune_metrics if task in plan.run.finetune else plan.files.metrics)(method, base, s, task)
             for s in model["seeds"]
         ]
         for task in tasks

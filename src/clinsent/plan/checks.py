@@ -16,7 +16,8 @@ from clinsent.experiments import Grid
 from clinsent.finetune.config import resolve_finetunes
 from clinsent.methods.config import resolve_methods
 from clinsent.models.base import PACKAGE_PREFIX, from_hub
-from clinsent.plan.layout import NOTES_INPUT, Plan
+from clinsent.plan.layout import Plan
+from clinsent.plan.run import NOTES_INPUT, RunView
 from clinsent.registry import load_plugins
 from clinsent.report.kinds.base import check_entries
 from clinsent.tasks.config import resolve_eval_sets
@@ -81,7 +82,9 @@ def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
                     "trains on the notes pipeline's sets (sentences: notes), and the config has no `notes`",
                     "add a `notes` block, or set `sentences` to a key of sentence_corpora",
                 )
-    plan = Plan(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
+    plan = Plan(
+        RunView(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
+    )
     check_model_folders(plan)
     check_corpus_embeddings(plan)
     check_user_files(plan)
@@ -90,8 +93,8 @@ def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
         check_inputs(plan)
         check_data_use(plan)
     check_doc_task_categories(config)
-    for key, kind, entry in plan.kinds():
-        kind.check(key, entry, plan)
+    for key, kind, entry in plan.run.kinds():
+        kind.check(key, entry, plan.view)
     check_shown_texts(plan)
     return plan
 
@@ -109,11 +112,11 @@ def check_model_folders(plan: Plan) -> None:
     from clinsent.models.saved import check_model_folder
     from clinsent.names import check_hub_id
 
-    benchmark = plan.config.get("models") or {}
+    benchmark = plan.run.config.get("models") or {}
     # `pooling: model` reads the folder's own pooling: a benchmark model's own entry says whether it
     # asks for it; any other base model is read with every method of the grid
     own_for_all = any(
-        e.method.settings.pooling == "model" for n, e in plan.methods.items() if not n.startswith(METHOD_PREFIX)
+        e.method.settings.pooling == "model" for n, e in plan.run.methods.items() if not n.startswith(METHOD_PREFIX)
     )
 
     def own_pooling(name: str) -> bool:
@@ -122,7 +125,7 @@ def check_model_folders(plan: Plan) -> None:
             return str(entry.get("pooling") or "model") == "model"
         return own_for_all or isinstance(entry, str)
 
-    for where, spec in plan.model_specs():
+    for where, spec in plan.run.model_specs():
         if not isinstance(spec, str):
             continue
         section, _, name = where.partition(".")
@@ -132,7 +135,7 @@ def check_model_folders(plan: Plan) -> None:
             and looks_like_path(spec)
             and not os.path.isdir(os.path.expanduser(spec))
         ):
-            if plan.placeholders_ok:
+            if plan.run.placeholders_ok:
                 continue
             raise InputError(
                 f"config: {key}",
@@ -159,26 +162,26 @@ def check_corpus_embeddings(plan: Plan) -> None:
     ``seeds``), and ``notes`` only where the config reads notes."""
     from clinsent.onnx_backend import check_backend
 
-    trained = set(plan.trained_jobs())
-    for name, entry in plan.corpus_embeddings.items():
+    trained = set(plan.run.trained_jobs())
+    for name, entry in plan.run.corpus_embeddings.items():
         where = f"config: corpus_embeddings.{name}"
         check_backend(str(entry.get("backend", "torch")), str(entry.get("quantize", "none")), where)
         method, _, base = str(entry["run"]).partition("@")
-        if method not in plan.methods or base not in plan.config["base_models"]:
+        if method not in plan.run.methods or base not in plan.run.config["base_models"]:
             raise InputError(
                 f"{where}.run",
                 f"{entry['run']!r} is not method@base_model of this config",
-                f"write a key of methods, @, a key of base_models (e.g. {next(iter(plan.methods), 'm')}@"
-                f"{next(iter(plan.config['base_models']), 'b')})",
+                f"write a key of methods, @, a key of base_models (e.g. {next(iter(plan.run.methods), 'm')}@"
+                f"{next(iter(plan.run.config['base_models']), 'b')})",
             )
-        if plan.corpus_run(name) not in trained:
+        if plan.files.corpus_run(name) not in trained:
             raise InputError(
                 f"{where}.seed",
-                f"no run of {entry['run']} with seed {plan.corpus_run(name)[2]} is in "
+                f"no run of {entry['run']} with seed {plan.files.corpus_run(name)[2]} is in "
                 "this config (its seeds, or the base model's evaluation)",
-                f"use one of seeds {plan.seeds}",
+                f"use one of seeds {plan.run.seeds}",
             )
-        if entry["input"] == NOTES_INPUT and not plan.notes:
+        if entry["input"] == NOTES_INPUT and not plan.run.notes:
             raise InputError(
                 f"{where}.input", "notes, and the config has no `notes`", "add a `notes` block, or give a file"
             )
@@ -188,9 +191,9 @@ def check_user_files(plan: Plan) -> None:
     """Every input file the config names exists, or the dry run stops naming each missing one
     with the key to set (before, Snakemake said "Missing input files" with paths only).
     ``placeholders_ok`` leaves missing files out of the DAG instead."""
-    if plan.placeholders_ok:
+    if plan.run.placeholders_ok:
         return
-    missing = [(k, p) for k, p in plan.user_files() if not os.path.exists(os.path.expanduser(p))]
+    missing = [(k, p) for k, p in plan.files.user_files() if not os.path.exists(os.path.expanduser(p))]
     if missing:
         more = "; ".join(f"{k}: {p}" for k, p in missing[1:])
         raise InputError(
@@ -205,7 +208,7 @@ def check_user_files(plan: Plan) -> None:
 
 def _ours(plan: Plan, path: str) -> bool:
     """A user file the dry run can read: it exists and no job of the run writes it."""
-    return os.path.exists(os.path.expanduser(path)) and not plan.tree.holds(path)
+    return os.path.exists(os.path.expanduser(path)) and not plan.run.tree.holds(path)
 
 
 def check_inputs(plan: Plan) -> None:
@@ -220,22 +223,22 @@ def check_inputs(plan: Plan) -> None:
     from clinsent.reading import keyed
     from clinsent.texts import check_input
 
-    notes = plan.config.get("notes") or {}
-    for path in plan.notes_paths if notes else []:
+    notes = plan.run.config.get("notes") or {}
+    for path in plan.files.notes_paths if notes else []:
         if _ours(plan, path):
             NOTE_READERS.check(str(notes.get("format", "noteevents_csv")), path, notes, "notes.path")
-    for name, entry in (plan.config.get("sentence_corpora") or {}).items():
+    for name, entry in (plan.run.config.get("sentence_corpora") or {}).items():
         for path in corpus_paths(entry):
             if _ours(plan, path):
                 SENTENCE_FORMATS.check(corpus_format(path, entry), path, entry, f"sentence_corpora.{name}.path")
-    for name, entry in (plan.config.get("training_data") or {}).items():
+    for name, entry in (plan.run.config.get("training_data") or {}).items():
         for path in entry_paths(entry):
             if _ours(plan, path):
                 READERS.check(str(entry["format"]), path, entry, f"training_data.{name}.path")
-    for name, entry in plan.corpus_embeddings.items():
+    for name, entry in plan.run.corpus_embeddings.items():
         if entry["input"] != NOTES_INPUT and _ours(plan, str(entry["input"])):
             check_input(Path(str(entry["input"])), entry, f"corpus_embeddings.{name}.input")
-    for name, e in plan.eval_sets.items():
+    for name, e in plan.run.eval_sets.items():
         if all(_ours(plan, f) for f in e.task.files()):
             with keyed(f"eval_sets.{name}", ", ".join(e.task.files()), f"an eval set of task {e.task.name}"):
                 e.task.read()
@@ -246,12 +249,12 @@ def check_data_use(plan: Plan) -> None:
     memorisation warning) only where the notes are the packaged demo notes, recognised by their
     texts (:mod:`clinsent.demo.recognise`): a config that inherits the key from the demo config
     and reads a hospital's notes stops here."""
-    use = ((plan.config.get("model_card") or {}).get("data_use") or {}).get("notes")
-    if use != "demo" or not plan.notes or not all(_ours(plan, p) for p in plan.notes_paths):
+    use = ((plan.run.config.get("model_card") or {}).get("data_use") or {}).get("notes")
+    if use != "demo" or not plan.run.notes or not all(_ours(plan, p) for p in plan.files.notes_paths):
         return
     from clinsent.demo.recognise import are_demo_notes
 
-    if not are_demo_notes(plan.config["notes"]):
+    if not are_demo_notes(plan.run.config["notes"]):
         raise InputError(
             "config: model_card.data_use.notes",
             "says demo (the pipeline's generated notes, no patient's), and the notes read from notes.path are not "
@@ -268,7 +271,7 @@ def check_eval_headers(plan: Plan) -> None:
     held. Files a job writes, and files missing under ``placeholders_ok``, are checked in their job."""
     from clinsent.reading import keyed
 
-    for name, entry in plan.eval_sets.items():
+    for name, entry in plan.run.eval_sets.items():
         files = entry.task.files()
         if all(_ours(plan, f) for f in files):
             with keyed(f"eval_sets.{name}", ", ".join(files), f"an eval set of task {entry.task.name}"):
@@ -309,17 +312,19 @@ def check_shown_texts(plan: Plan) -> None:
     from clinsent.phi import derived_from_notes
 
     derived = {
-        name: next((f for f in e.task.files() if derived_from_notes(f, plan.results, plan.notes_paths)), None)
-        for name, e in plan.eval_sets.items()
+        name: next(
+            (f for f in e.task.files() if derived_from_notes(f, plan.run.results, plan.files.notes_paths)), None
+        )
+        for name, e in plan.run.eval_sets.items()
     }
-    for name, e in plan.eval_sets.items():
+    for name, e in plan.run.eval_sets.items():
         if e.text_shareable and derived[name]:
             raise InputError(
                 f"config: eval_sets.{name}.text_shareable",
                 f"the set is read from {derived[name]}, which is made from the notes: its texts are never shared",
                 "drop text_shareable",
             )
-    for key, kind, entry in plan.kinds():
+    for key, kind, entry in plan.run.kinds():
         for where, name in kind.shown_texts(key, entry):
             if derived.get(name):
                 raise InputError(
@@ -328,7 +333,7 @@ def check_shown_texts(plan: Plan) -> None:
                     "which is made from the notes: note text never goes into a shared table",
                     "show an eval set of public texts, or drop the entry",
                 )
-            if name in plan.eval_sets and not plan.eval_sets[name].text_shareable:
+            if name in plan.run.eval_sets and not plan.run.eval_sets[name].text_shareable:
                 raise InputError(
                     f"config: {where}",
                     f"shows texts of eval set {name!r}, which is not marked text_shareable",

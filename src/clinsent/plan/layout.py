@@ -1,7 +1,9 @@
-"""The layout of a run (:class:`Plan`): every rule's inputs and params, the job grid, the scored
-rows, the report's tables and figures and the release copies; what the rules ask through thin
-input functions (``workflow/rules/common.smk``). The config's shape is :mod:`clinsent.plan.base`'s,
-the paths :mod:`clinsent.plan.paths`'.
+"""A run's plan (:class:`Plan`), composed of three parts: what the config asks
+(:class:`clinsent.plan.run.RunView`, ``plan.run``), where its files live
+(:class:`clinsent.plan.files.RunFiles`, ``plan.files``) and, here, every rule's inputs and
+params, the job grid, the scored rows, the report's tables and figures and the release copies;
+what the rules ask through thin input functions (``workflow/rules/common.smk``). Tables and
+figures see it through :class:`KindView` (:class:`clinsent.report.kinds.base.PlanView`).
 """
 
 from __future__ import annotations
@@ -13,50 +15,57 @@ from clinsent import eval_length, paths
 from clinsent.data.plan import sentence_corpus_path
 from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.methods.config import run_models
-from clinsent.plan.base import NOTES_INPUT, Job
-from clinsent.plan.paths import PlanPaths
-from clinsent.report.kinds.base import TableKind
+from clinsent.plan.files import RunFiles
+from clinsent.plan.run import NOTES_INPUT, Job, RunView
+from clinsent.report.kinds.base import PlanView, TableKind
 from clinsent.report.paired import default_reference
 from clinsent.run_ref import split_run
 
 __all__ = ["NOTES_INPUT", "Job", "Plan"]
 
 
-class Plan(PlanPaths):
+class Plan:
     """Everything the rules need from one config (see the module docstring)."""
+
+    def __init__(self, run: RunView) -> None:
+        self.run = run
+        self.files = RunFiles(run)
+        self.view: PlanView = KindView(self)
 
     def release_dir(self) -> str:
         """The release copies of the run's trained models (one ``release`` job writes them all)."""
-        return self.tree.file(paths.RELEASE)
+        return self.run.tree.file(paths.RELEASE)
 
     def release_runs(self) -> list[dict[str, Any]]:
         """Each run that trains (an untrained base model's release is its own): its folder under the
         release copy, its model, record and curve, its zero-shot metrics files with their headlines,
         and its base model entry (the card names it)."""
         runs = []
-        for m, b, s in self.trained_jobs():
-            if not self.methods[m].method.trains:
+        for m, b, s in self.run.trained_jobs():
+            if not self.run.methods[m].method.trains:
                 continue
-            metrics = {e: self.metrics(m, b, s, e) for mm, bb, ss, e in self.zero_shot() if (mm, bb, ss) == (m, b, s)}
+            metrics = {
+                e: self.files.metrics(m, b, s, e) for mm, bb, ss, e in self.zero_shot() if (mm, bb, ss) == (m, b, s)
+            }
             ref = self.reference()
             baseline = (
                 {
-                    e: self.metrics(ref, b, self.grid.seeds_of[ref][0], e)
+                    e: self.files.metrics(ref, b, self.run.grid.seeds_of[ref][0], e)
                     for mm, bb, ss, e in self.zero_shot()
-                    if (mm, bb, ss) == (ref, b, self.grid.seeds_of[ref][0]) and e in metrics
+                    if (mm, bb, ss) == (ref, b, self.run.grid.seeds_of[ref][0]) and e in metrics
                 }
-                if ref is not None and ref != m and ref in self.grid.seeds_of
+                if ref is not None and ref != m and ref in self.run.grid.seeds_of
                 else {}
             )
             runs.append(
                 {
                     "folder": paths.fill(paths.RELEASE_RUN, method=m, base_model=b, seed=s),
-                    "model": self.run_file(paths.MODEL, m, b, s),
-                    "selection": self.run_file(paths.SELECTION, m, b, s),
-                    "curve": self.run_file(paths.CURVE, m, b, s),
+                    "model": self.files.run_file(paths.MODEL, m, b, s),
+                    "selection": self.files.run_file(paths.SELECTION, m, b, s),
+                    "curve": self.files.run_file(paths.CURVE, m, b, s),
                     "metrics": metrics,
-                    "base_model": str(self.config["base_models"][b]),
-                    "headlines": {e: self.eval_sets[e].task.headline for e in metrics},
+                    "base_model": str(self.run.config["base_models"][b]),
+                    "headlines": {e: self.run.eval_sets[e].task.headline for e in metrics},
                     "reference": ref if baseline else None,  # the card's baseline column
                     "baseline": baseline,
                 }
@@ -67,22 +76,22 @@ class Plan(PlanPaths):
         """The method every row is compared with (:func:`clinsent.report.paired.default_reference`)."""
         return default_reference(
             self.scoring_methods(),
-            {m for m, e in self.methods.items() if not e.method.trains},
-            (self.config.get("report") or {}).get("reference"),
+            {m for m, e in self.run.methods.items() if not e.method.trains},
+            (self.run.config.get("report") or {}).get("reference"),
         )
 
     def notes_facts(self, method: str) -> dict[str, Any] | None:
         """What a model card says of the notes a method trains on (config key, format, the length
         filter): None for a method that does not draw from the notes."""
-        entry = self.methods[method]
+        entry = self.run.methods[method]
         need = entry.method.data_need() if entry.method.trains else None
         if getattr(need, "source", None) != "notes":
             return None
-        notes = self.config.get("notes") or {}
+        notes = self.run.config.get("notes") or {}
         return {
             "key": "notes",
             "format": str(notes.get("format", "noteevents_csv")),
-            "min_words": int((self.config.get("corpus") or {}).get("min_words", 10)),
+            "min_words": int((self.run.config.get("corpus") or {}).get("min_words", 10)),
         }
 
     def release_dirs(self) -> list[str]:
@@ -91,110 +100,117 @@ class Plan(PlanPaths):
 
     def curve_sets(self, method: str) -> list[str]:
         """The sets a train job evaluates: its selection set (if any) and those marked curve: true."""
-        selection = self.methods[method].selection_set
+        selection = self.run.methods[method].selection_set
         return ([selection] if selection else []) + [
-            n for n, e in self.eval_sets.items() if e.curve and n != selection
+            n for n, e in self.run.eval_sets.items() if e.curve and n != selection
         ]
 
     def start_model(self, method: str, base_model: str, seed: int | str) -> str:
         """The base model, or with ``init_from`` the trained model of that method (same base model and
         seed): an edge of the DAG, so retraining it reruns this job."""
-        upstream = self.methods[method].init_from
+        upstream = self.run.methods[method].init_from
         if upstream:
-            return self.run_file(paths.MODEL, upstream, base_model, seed)
-        return str(self.config["base_models"][base_model])
+            return self.files.run_file(paths.MODEL, upstream, base_model, seed)
+        return str(self.run.config["base_models"][base_model])
 
     def run_models(self, method: str, base_model: str, seed: int | str) -> dict[str, str]:
         """The trained runs the method's loss loads (a key of methods as an extra model, e.g.
         MixCSE's complementary model) -> their saved model (same base model and seed): DAG edges."""
-        return {run: self.run_file(paths.MODEL, run, base_model, seed) for run in run_models(self.methods, method)}
+        return {
+            run: self.files.run_file(paths.MODEL, run, base_model, seed)
+            for run in run_models(self.run.methods, method)
+        }
 
     def train_inputs(self, method: str, base_model: str, seed: int | str) -> dict[str, Any]:
         """The curve sets, local model folders, trained runs, and the training data the method declares."""
-        entry = self.methods[method]
+        entry = self.run.methods[method]
         start = self.start_model(method, base_model, seed)
         runs = self.run_models(method, base_model, seed)
         inputs: dict[str, Any] = {
-            "eval_files": [f for name in self.curve_sets(method) for f in self.eval_set_files(name)],
-            "base_model": [start] if entry.init_from else self.model_inputs([start]),
+            "eval_files": [f for name in self.curve_sets(method) for f in self.files.eval_set_files(name)],
+            "base_model": [start] if entry.init_from else self.files.model_inputs([start]),
             # e.g. MED-SE's definition_model; MixCSE's complementary model, a base model or a trained run
-            "extra_models": self.model_inputs([m for m in entry.method.extra_models() if m not in runs])
+            "extra_models": self.files.model_inputs([m for m in entry.method.extra_models() if m not in runs])
             + list(runs.values()),
         }
         need = entry.method.data_need() if entry.method.trains else None
         if need is not None:
-            inputs.update(need.inputs(self.data_paths(), int(seed)))
+            inputs.update(need.inputs(self.files.data_paths(), int(seed)))
         return inputs
 
     def train_params(self, method: str, base_model: str, seed: int | str) -> dict[str, Any]:
         key = (method, base_model, str(seed))
-        if key not in self._cache:  # each param of each train job asks (the dry run's listing again)
-            entry = self.methods[method]
+        if key not in self.run._cache:  # each param of each train job asks (the dry run's listing again)
+            entry = self.run.methods[method]
             runs = self.run_models(method, base_model, seed)  # only where there are some: no other job's params move
-            self._cache[key] = {
+            self.run._cache[key] = {
                 "method": {**entry.train_params(), **({"run_models": runs} if runs else {})},
                 "base_model": self.start_model(method, base_model, seed),
-                "eval_sets": {name: self.eval_sets[name].curve_params() for name in self.curve_sets(method)},
+                "eval_sets": {name: self.run.eval_sets[name].curve_params() for name in self.curve_sets(method)},
                 "selection_set": entry.selection_set,
-                "eval_max_length": eval_length.configured(self.config),  # the evaluation length (saved)
+                "eval_max_length": eval_length.configured(self.run.config),  # the evaluation length (saved)
                 **({"notes": facts} if (facts := self.notes_facts(method)) else {}),  # the model card's words
-                "checkpoint_dir": self.run_file(paths.CHECKPOINTS, method, base_model, seed),
+                "checkpoint_dir": self.files.run_file(paths.CHECKPOINTS, method, base_model, seed),
             }
-        return dict(self._cache[key])
+        return dict(self.run._cache[key])
 
     def eval_params(self, name: str) -> dict[str, Any]:
         """An eval set's params (what its embed, evaluate and stats jobs depend on)."""
-        if name not in self._cache:
-            self._cache[name] = self.eval_sets[name].params()
-        return dict(self._cache[name])
+        if name not in self.run._cache:
+            self.run._cache[name] = self.run.eval_sets[name].params()
+        return dict(self.run._cache[name])
 
     def plan_inputs(self, plan: str) -> dict[str, str]:
         """The sentences (and, for the notes' sets, the linked entities) a batch plan draws from."""
-        if self.plans[plan]["source"] != "notes":
-            return {"sets": sentence_corpus_path(self.results, self.plans[plan]["source"])}
-        if not self.note_entities:
-            return {"sets": self.sets_path()}
-        return {"sets": self.sets_path(), "linked": self.linked_path()}
+        if self.run.plans[plan]["source"] != "notes":
+            return {"sets": sentence_corpus_path(self.run.results, self.run.plans[plan]["source"])}
+        if not self.run.note_entities:
+            return {"sets": self.files.sets_path()}
+        return {"sets": self.files.sets_path(), "linked": self.files.linked_path()}
 
     def finetune_jobs(self) -> list[tuple[str, str, int, str]]:
         """(method, base model, seed, entry): each trained run of an entry's methods whose base model
         the entry's test set evaluates."""
         return [
             (m, b, s, f)
-            for m, b, s in self.trained_jobs()
-            for f, e in self.finetune.items()
-            if e.runs(m, b) and self.eval_sets[e.settings.test].evaluates(b)
+            for m, b, s in self.run.trained_jobs()
+            for f, e in self.run.finetune.items()
+            if e.runs(m, b) and self.run.eval_sets[e.settings.test].evaluates(b)
         ]
 
     def cross_encoder_jobs(self) -> list[tuple[str, int, str]]:
         """(base model, seed, entry): the cross-encoder baseline for every base model of the grid."""
-        bases = list(dict.fromkeys(b for _, b, _ in self.trained_jobs()))
+        bases = list(dict.fromkeys(b for _, b, _ in self.run.trained_jobs()))
         return [
             (b, s, f)
-            for f, e in self.finetune.items()
+            for f, e in self.run.finetune.items()
             if e.settings.cross_encoder
             for b in bases
-            if self.eval_sets[e.settings.test].evaluates(b) and e.on_base(b)
-            for s in self.seeds
+            if self.run.eval_sets[e.settings.test].evaluates(b) and e.on_base(b)
+            for s in self.run.seeds
         ]
 
     def finetune_files(self, name: str) -> list[str]:
-        s = self.finetune[name].settings
-        return list(dict.fromkeys(f for role in (s.train, s.validation, s.test) for f in self.eval_set_files(role)))
+        s = self.run.finetune[name].settings
+        return list(
+            dict.fromkeys(f for role in (s.train, s.validation, s.test) for f in self.files.eval_set_files(role))
+        )
 
     def finetune_params(self, name: str) -> dict[str, Any]:
-        s = self.finetune[name].settings
+        s = self.run.finetune[name].settings
         return {
-            "settings": self.finetune[name].params(),
-            "eval_sets": {role: self.eval_sets[getattr(s, role)].params() for role in ("train", "validation", "test")},
+            "settings": self.run.finetune[name].params(),
+            "eval_sets": {
+                role: self.run.eval_sets[getattr(s, role)].params() for role in ("train", "validation", "test")
+            },
         }
 
     def zero_shot(self) -> list[tuple[str, str, int, str]]:
         """(method, base model, seed, eval set) of every evaluate job."""
         return [
             (m, b, s, e)
-            for m, b, s in self.trained_jobs()
-            for e, entry in self.eval_sets.items()
+            for m, b, s in self.run.trained_jobs()
+            for e, entry in self.run.eval_sets.items()
             if entry.evaluate and entry.evaluates(b)
         ]
 
@@ -207,26 +223,26 @@ class Plan(PlanPaths):
         ]
 
     def evaluation_paths(self) -> list[str]:
-        t = self.tree
+        t = self.run.tree
         return (
-            [self.metrics(m, b, s, e) for m, b, s, e in self.zero_shot()]
-            + [self.finetune_metrics(m, b, s, f) for m, b, s, f in self.finetune_jobs()]
+            [self.files.metrics(m, b, s, e) for m, b, s, e in self.zero_shot()]
+            + [self.files.finetune_metrics(m, b, s, f) for m, b, s, f in self.finetune_jobs()]
             + [t.file(paths.CROSS_ENCODER, base_model=b, seed=s, finetune=f) for b, s, f in self.cross_encoder_jobs()]
         )
 
     def scored_tasks(self) -> dict[str, Any]:
         """Eval set or fine-tune entry -> the task its rows are scored by."""
-        return {n: e.task for n, e in self.eval_sets.items()} | {
-            f: self.eval_sets[e.settings.test].task for f, e in self.finetune.items()
+        return {n: e.task for n, e in self.run.eval_sets.items()} | {
+            f: self.run.eval_sets[e.settings.test].task for f, e in self.run.finetune.items()
         }
 
     def run_tables(self) -> list[str]:
         """Tables whose kind also draws their runs' training curves, where one of those runs has a
         curve set to draw (a figure with nothing on it is not drawn)."""
-        default = self.grid.default_base
+        default = self.run.grid.default_base
         return [
             t
-            for t, kind, entry in self.kinds()
+            for t, kind, entry in self.run.kinds()
             if isinstance(kind, TableKind)
             and kind.curves
             and self.has_curves(split_run(ref, default)[0] for _, ref in kind.runs(t, entry))
@@ -235,20 +251,23 @@ class Plan(PlanPaths):
     def has_curves(self, methods: Iterable[str] | None = None) -> bool:
         """Whether a training curve has points to draw: some run (of ``methods``) evaluates a curve
         set (the selection set, or an eval set with ``curve: true``)."""
-        chosen = set(self.methods) if methods is None else {m for m in methods if m in self.methods}
-        return any(self.curve_sets(m) for m, _, _ in self.trained_jobs() if m in chosen)
+        chosen = set(self.run.methods) if methods is None else {m for m in methods if m in self.run.methods}
+        return any(self.curve_sets(m) for m, _, _ in self.run.trained_jobs() if m in chosen)
 
     def first_seed_embeddings(self, ref: str, eval_set: str) -> str:
         """The embeddings of a run's first seed on an eval set (what example tables and t-SNE show)."""
-        m, b = split_run(ref, self.grid.default_base)
-        return self.embeddings(m, b, self.grid.seeds_of[m][0], eval_set)
+        m, b = split_run(ref, self.run.grid.default_base)
+        return self.files.embeddings(m, b, self.run.grid.seeds_of[m][0], eval_set)
 
     def kind_extras(self) -> dict[str, dict[str, dict[str, Any]]]:
         """tables/figures -> id -> the files its kind reads (``inputs``) and what else it depends on
         (``params``): the ``extras`` param of paper_report."""
         out: dict[str, dict[str, dict[str, Any]]] = {"tables": {}, "figures": {}}
-        for key, kind, entry in self.kinds():
-            out[kind.section][key] = {"inputs": kind.inputs(key, entry, self), "params": kind.params(key, entry, self)}
+        for key, kind, entry in self.run.kinds():
+            out[kind.section][key] = {
+                "inputs": kind.inputs(key, entry, self.view),
+                "params": kind.params(key, entry, self.view),
+            }
         return out
 
     def kind_files(self) -> list[str]:
@@ -260,7 +279,7 @@ class Plan(PlanPaths):
         return list(dict.fromkeys(files))
 
     def scoring_methods(self) -> list[str]:
-        return list(self.methods) + ([CROSS_ENCODER] if self.cross_encoder_jobs() else [])
+        return list(self.run.methods) + ([CROSS_ENCODER] if self.cross_encoder_jobs() else [])
 
 
 def _paths(value: Any) -> list[str]:
@@ -270,3 +289,38 @@ def _paths(value: Any) -> list[str]:
     if isinstance(value, Mapping):
         return [p for v in value.values() for p in _paths(v)]
     return [p for v in value for p in _paths(v)]
+
+
+class KindView:
+    """The plan as a table or figure kind sees it (:class:`clinsent.report.kinds.base.PlanView`)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self._plan = plan
+
+    @property
+    def tree(self) -> paths.Tree:
+        return self._plan.run.tree
+
+    @property
+    def methods(self) -> Mapping[str, Any]:
+        return self._plan.run.methods
+
+    @property
+    def eval_sets(self) -> Mapping[str, Any]:
+        return self._plan.run.eval_sets
+
+    @property
+    def default_base(self) -> str:
+        return self._plan.run.default_base
+
+    def eval_set_files(self, name: str) -> list[str]:
+        return self._plan.files.eval_set_files(name)
+
+    def first_seed_embeddings(self, ref: str, eval_set: str) -> str:
+        return self._plan.first_seed_embeddings(ref, eval_set)
+
+    def corpus_stats_path(self, corpus: str) -> str:
+        return self._plan.files.corpus_stats_path(corpus)
+
+    def documents_stats_path(self) -> str:
+        return self._plan.files.documents_stats_path()

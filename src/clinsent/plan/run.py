@@ -1,8 +1,8 @@
-"""The plan's core (:class:`PlanBase`): what one config holds, read through the registries (its
-methods, eval sets, fine-tune entries and job grid), the shape of the run it asks for (which
-stages run, the shards, the ontology, the models and wildcards) and the tables and figures it
-declares. :mod:`clinsent.plan.paths` adds where every file lives, :mod:`clinsent.plan.layout`
-every job's inputs and params.
+"""The config view of a plan (:class:`RunView`): what one config holds, read through the
+registries (its methods, eval sets, fine-tune entries and job grid), the shape of the run it asks
+for (which stages run, the shards, the ontology, the models and wildcards) and the tables and
+figures it declares. A :class:`clinsent.plan.layout.Plan` is composed of this view, its files
+(:mod:`clinsent.plan.files`) and every job's inputs and params.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ NOTES_INPUT = "notes"  # corpus_embeddings.<name>.input: the notes' split senten
 
 
 @dataclass
-class PlanBase:
-    """One config read through the registries, and the shape of its run."""
+class RunView:
+    """One config read through the registries, and the shape of its run: which stages run, the
+    shards, the ontology, the models and wildcards, the job grid, the tables and figures."""
 
     config: dict[str, Any]
     methods: dict[str, MethodEntry]

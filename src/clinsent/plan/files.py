@@ -1,4 +1,4 @@
-"""Where a run's files live (:class:`PlanPaths`): the models, embeddings and sentence sets under
+"""Where a run's files live (:class:`RunFiles`): the models, embeddings and sentence sets under
 the results folder, the corpus embeddings, and the user's own files (the notes, eval sets,
 training data, models), which a dry run with ``placeholders_ok`` leaves out when they are missing.
 """
@@ -12,26 +12,30 @@ from typing import Any
 from clinsent import paths
 from clinsent.data.readers import entry_paths
 from clinsent.models.base import PACKAGE_PREFIX, from_hub, hub_slug
-from clinsent.plan.base import NOTES_INPUT, PlanBase
+from clinsent.plan.run import NOTES_INPUT, RunView
 
 
-class PlanPaths(PlanBase):
-    """The plan's paths: files under the results folder and the user's input files."""
+class RunFiles:
+    """The plan's files: those under the results folder (:mod:`clinsent.paths`' templates filled)
+    and the user's input files, of one run (its :class:`RunView`)."""
+
+    def __init__(self, run: RunView) -> None:
+        self.run = run
 
     def corpus_run(self, name: str) -> tuple[str, str, int]:
         """(method, base model, seed) of the run a corpus embedding uses."""
-        entry = self.corpus_embeddings[name]
+        entry = self.run.corpus_embeddings[name]
         method, _, base = str(entry["run"]).partition("@")
-        return method, base, int(entry["seed"] if entry.get("seed") is not None else self.seeds[0])
+        return method, base, int(entry["seed"] if entry.get("seed") is not None else self.run.seeds[0])
 
     def corpus_input(self, name: str) -> str:
         """The file a corpus embedding reads: ``notes`` is the notes' sentence sets."""
-        given = str(self.corpus_embeddings[name]["input"])
+        given = str(self.run.corpus_embeddings[name]["input"])
         return self.sets_path() if given == NOTES_INPUT else given
 
     def corpus_params(self, name: str) -> dict[str, Any]:
         """The embed settings of one corpus embedding (the rule's params); ``private``: from the notes."""
-        entry = self.corpus_embeddings[name]
+        entry = self.run.corpus_embeddings[name]
         notes = entry["input"] == NOTES_INPUT
         return {
             "column": "text" if notes else entry.get("column"),
@@ -47,86 +51,88 @@ class PlanPaths(PlanBase):
 
     def corpus_shards(self, name: str) -> int:
         """How many shard jobs a corpus embedding runs (1: the one job writes the output)."""
-        return int(self.corpus_embeddings[name].get("shards") or 1)
+        return int(self.run.corpus_embeddings[name].get("shards") or 1)
 
     def corpus_parts(self, name: str) -> list[str]:
         """A sharded corpus embedding's parts, in shard order (each its own job's output)."""
         return [
-            self.tree.file(paths.CORPUS_EMBEDDING_PART, embedded_corpus=name, part=f"{k:03d}")
+            self.run.tree.file(paths.CORPUS_EMBEDDING_PART, embedded_corpus=name, part=f"{k:03d}")
             for k in range(self.corpus_shards(name))
         ]
 
     def corpus_embedding_files(self) -> list[str]:
-        return [self.tree.file(paths.CORPUS_EMBEDDING, embedded_corpus=name) for name in self.corpus_embeddings]
+        return [
+            self.run.tree.file(paths.CORPUS_EMBEDDING, embedded_corpus=name) for name in self.run.corpus_embeddings
+        ]
 
     def model_dir(self, method: str, base_model: str, seed: int | str) -> str:
-        return self.tree.file(paths.MODEL_DIR, method=method, base_model=base_model, seed=seed)
+        return self.run.tree.file(paths.MODEL_DIR, method=method, base_model=base_model, seed=seed)
 
     def run_file(self, template: str, method: str, base_model: str, seed: int | str) -> str:
         """A file of one run (its model, curve, record or checkpoints: :mod:`clinsent.paths`)."""
-        return self.tree.file(template, method=method, base_model=base_model, seed=seed)
+        return self.run.tree.file(template, method=method, base_model=base_model, seed=seed)
 
     def metrics(self, method: str, base_model: str, seed: int | str, eval_set: str) -> str:
         """A run's zero-shot metrics on one eval set."""
-        return self.tree.file(paths.METRICS, method=method, base_model=base_model, seed=seed, eval_set=eval_set)
+        return self.run.tree.file(paths.METRICS, method=method, base_model=base_model, seed=seed, eval_set=eval_set)
 
     def finetune_metrics(self, method: str, base_model: str, seed: int | str, entry: str) -> str:
         """A run's metrics after one fine-tune entry."""
-        return self.tree.file(paths.FINETUNE, method=method, base_model=base_model, seed=seed, finetune=entry)
+        return self.run.tree.file(paths.FINETUNE, method=method, base_model=base_model, seed=seed, finetune=entry)
 
     def embeddings(self, method: str, base_model: str, seed: int | str, eval_set: str) -> str:
-        return self.tree.file(paths.EMBEDDINGS, method=method, base_model=base_model, seed=seed, eval_set=eval_set)
+        return self.run.tree.file(paths.EMBEDDINGS, method=method, base_model=base_model, seed=seed, eval_set=eval_set)
 
     def sets_path(self) -> str:
         """The notes' sentence sets: with entities (``sentence_sets``), or S_all alone (``sentence_set_all``;
         the same sentences, ids and order)."""
-        return self.entity_sets_path() if self.note_entities else self.s_all_path()
+        return self.entity_sets_path() if self.run.note_entities else self.s_all_path()
 
     def entity_sets_path(self) -> str:
-        return self.tree.file(paths.ENTITY_SETS)
+        return self.run.tree.file(paths.ENTITY_SETS)
 
     def s_all_path(self) -> str:
-        return self.tree.file(paths.S_ALL)
+        return self.run.tree.file(paths.S_ALL)
 
     def sets_counts_path(self) -> str:
-        return self.tree.file(paths.ENTITY_SETS_COUNTS if self.note_entities else paths.S_ALL_COUNTS)
+        return self.run.tree.file(paths.ENTITY_SETS_COUNTS if self.run.note_entities else paths.S_ALL_COUNTS)
 
     def linked_path(self) -> str:
-        return self.tree.file(paths.LINKED)
+        return self.run.tree.file(paths.LINKED)
 
     def corpus_stats_path(self, corpus: str) -> str:
-        return self.tree.file(paths.SENTENCE_CORPUS_STATS, sentence_corpus=corpus)
+        return self.run.tree.file(paths.SENTENCE_CORPUS_STATS, sentence_corpus=corpus)
 
     def documents_stats_path(self) -> str:
-        return self.tree.file(paths.DOCUMENTS_STATS)
+        return self.run.tree.file(paths.DOCUMENTS_STATS)
 
     def data_paths(self) -> dict[str, str]:
         """Where the training data of the DAG lives (the notes pipeline's sets; sentence corpora under results)."""
-        if not self.notes:
-            return {"results": self.results, "sets": "", "linked": ""}
+        if not self.run.notes:
+            return {"results": self.run.results, "sets": "", "linked": ""}
         return {
-            "results": self.results,
+            "results": self.run.results,
             "sets": self.sets_path(),
-            "linked": self.linked_path() if self.note_entities else "",
+            "linked": self.linked_path() if self.run.note_entities else "",
         }
 
     def external(self, files: Iterable[str]) -> list[str]:
         """Input files the user supplies; with placeholders_ok, missing ones are left out (dry runs).
         Files under the results folder (e.g. a doc_task's table as an eval set's path) are the DAG's own."""
-        return [p for p in files if not self.placeholders_ok or os.path.exists(p) or self.tree.holds(p)]
+        return [p for p in files if not self.run.placeholders_ok or os.path.exists(p) or self.run.tree.holds(p)]
 
     def external_file(self, path: str) -> str | list[str]:
         """One user-supplied input file, or none when it is a placeholder of a dry run."""
-        return path if not self.placeholders_ok or os.path.exists(path) else []
+        return path if not self.run.placeholders_ok or os.path.exists(path) else []
 
     @property
     def notes_paths(self) -> list[str]:
         """The notes' file(s) (``notes.path``: a path or a list of them)."""
-        return _as_paths((self.config.get("notes") or {}).get("path"))
+        return _as_paths((self.run.config.get("notes") or {}).get("path"))
 
     @property
     def hub_dir(self) -> str:
-        return str(self.config.get("hub_dir") or "downloads/hub")
+        return str(self.run.config.get("hub_dir") or "downloads/hub")
 
     def hub_folder(self, spec: str) -> str:
         """Where ``download_model`` fetches a Hugging Face id (:func:`clinsent.models.base.hub_slug`)."""
@@ -140,7 +146,7 @@ class PlanPaths(PlanBase):
         return [
             self.hub_folder(s) if from_hub(s) else s
             for s in specs
-            if not s.startswith(PACKAGE_PREFIX) and (from_hub(s) or os.path.exists(s) or self.tree.holds(s))
+            if not s.startswith(PACKAGE_PREFIX) and (from_hub(s) or os.path.exists(s) or self.run.tree.holds(s))
         ]
 
     def user_files(self) -> list[tuple[str, str]]:
@@ -150,54 +156,54 @@ class PlanPaths(PlanBase):
         from clinsent.corpus.sentences import corpus_paths
 
         found = [("notes.path", p) for p in self.notes_paths]
-        if self.note_entities:  # read only where the entity stage runs
+        if self.run.note_entities:  # read only where the entity stage runs
             found += [
                 (f"{section}.{key}", p)
                 for section, key in (("ner", "model_pack"), ("ontology", "path"))
-                for p in _as_paths((self.config.get(section) or {}).get(key))
+                for p in _as_paths((self.run.config.get(section) or {}).get(key))
             ]
-        for name, e in self.eval_sets.items():
-            entry = self.config["eval_sets"][name]
+        for name, e in self.run.eval_sets.items():
+            entry = self.run.config["eval_sets"][name]
             for f in e.task.files():
                 key = next((k for k, v in entry.items() if v == f or (isinstance(v, list) and f in v)), "path")
                 found.append((f"eval_sets.{name}.{key}", f))
-        for name, entry in (self.config.get("training_data") or {}).items():
+        for name, entry in (self.run.config.get("training_data") or {}).items():
             found += [(f"training_data.{name}.path", p) for p in entry_paths(entry)]
-        for name, entry in (self.config.get("sentence_corpora") or {}).items():
+        for name, entry in (self.run.config.get("sentence_corpora") or {}).items():
             found += [(f"sentence_corpora.{name}.path", p) for p in corpus_paths(entry)]
-        for name, entry in (self.config.get("doc_tasks") or {}).items():
+        for name, entry in (self.run.config.get("doc_tasks") or {}).items():
             found += [(f"doc_tasks.{name}.{k}", entry[k]) for k in ("diagnoses", "mapping") if entry.get(k)]
         found += [
             (f"corpus_embeddings.{n}.input", str(e["input"]))
-            for n, e in self.corpus_embeddings.items()
+            for n, e in self.run.corpus_embeddings.items()
             if e["input"] != NOTES_INPUT
         ]
-        return [(k, p) for k, p in found if not self.tree.holds(p)]
+        return [(k, p) for k, p in found if not self.run.tree.holds(p)]
 
     def eval_set_files(self, name: str) -> list[str]:
-        return self.external(self.eval_sets[name].task.files())
+        return self.external(self.run.eval_sets[name].task.files())
 
     def doc_task_files(self, name: str) -> list[str]:
         """The user files an ICD-9 triage task reads besides the documents (diagnoses, mapping)."""
-        entry = self.config["doc_tasks"][name]
+        entry = self.run.config["doc_tasks"][name]
         return self.external([p for p in (entry.get("diagnoses"), entry.get("mapping")) if p])
 
     def training_data_files(self, source: str) -> list[str]:
-        return self.external(entry_paths(self.config["training_data"][source]))
+        return self.external(entry_paths(self.run.config["training_data"][source]))
 
     def ner_pack(self) -> str | list[str]:
         """The user's MedCAT pack (slimmed to the kept types if asked), or the one built from the ontology."""
-        ner = self.config["ner"]
+        ner = self.run.config["ner"]
         if not ner["model_pack"]:
-            return self.tree.file(paths.MEDCAT_PACK)
+            return self.run.tree.file(paths.MEDCAT_PACK)
         if ner["slim_pack"]:
-            return self.tree.file(paths.SLIM_PACK)
+            return self.run.tree.file(paths.SLIM_PACK)
         return self.external_file(ner["model_pack"])
 
     def ontology_file(self) -> str | list[str]:
         """The local ontology file, or the pinned release downloaded by ``download_ontology``."""
-        path = self.config["ontology"]["path"]
-        return self.external_file(path) if path else self.ontology_download
+        path = self.run.config["ontology"]["path"]
+        return self.external_file(path) if path else self.run.ontology_download
 
 
 def _as_paths(value: Any) -> list[str]:
