@@ -38,8 +38,10 @@ FIRST_ROWS = 1000  # rows a check reads
 class Readers(Registry[T]):
     """The readers of one kind of file: a section of the one reader index (see the module)."""
 
-    def __init__(self, kind: str, what: str, config_key: str, read_in_full: bool = False) -> None:
-        super().__init__(what, config_key)
+    def __init__(
+        self, kind: str, what: str, config_key: str, read_in_full: bool = False, package: str | None = None
+    ) -> None:
+        super().__init__(what, config_key, package=package)
         self.kind, self.read_in_full = kind, read_in_full
         self.module = str(sys._getframe(1).f_globals.get("__name__", ""))  # where it is made (the docs name it)
         self.checks: dict[str, Check] = {}
@@ -61,6 +63,8 @@ class Readers(Registry[T]):
     def check(self, name: str, path: str | Path, entry: Mapping[str, Any], where: str) -> None:
         """Run the check of reader ``name`` on one file; its error is prefixed with ``where`` (the
         config key), so the dry run names the key, the file, the row and the fix."""
+        if name not in self.checks:
+            self._load(name)  # a reader in a module of its own name (the registry's package)
         check = self.checks.get(name)
         if check is not None:
             with keyed(where, path, f"a {self.kind} file ({name})"):
