@@ -372,19 +372,26 @@ def test_one_registry_contract() -> None:
 
 
 def test_looking_up_one_entry_imports_its_module_alone() -> None:
-    """A kind, task or method is found in the module of its own name: importing the registry,
-    or looking one entry up, imports no other built-in (listing the names imports them all)."""
+    """A kind, task, method or notes format is found in the module of its own name: importing the
+    registry, or looking one entry up, imports no other built-in (listing the names imports them all)."""
     code = """
 import sys
 from clinsent.report.kinds import FIGURE_KINDS
 from clinsent.tasks import TASKS
 from clinsent.methods import METHODS
+from clinsent.corpus.notes import NOTE_READERS
 assert FIGURE_KINDS.get("bar").name == "bar" and TASKS.get("rqe").name == "rqe" and METHODS.get("ct").name == "ct"
+assert NOTE_READERS.get("txt_dir") is not None
 print(" ".join(m for m in sys.modules if m.startswith("clinsent.")))
 """
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    for package, wanted in (("report.kinds", "bar"), ("tasks", "rqe"), ("methods", "ct")):
+    for package, wanted in (
+        ("report.kinds", "bar"),
+        ("tasks", "rqe"),
+        ("methods", "ct"),
+        ("corpus.note_formats", "txt_dir"),
+    ):
         entries = {m.rpartition(".")[2] for m in run.stdout.split() if m.startswith(f"clinsent.{package}.")}
         assert wanted in entries and not entries & OTHERS[package], (package, sorted(entries))
 
@@ -393,4 +400,5 @@ OTHERS = {  # other built-ins of each registry, never loaded by that lookup
     "report.kinds": {"runs", "leaderboard", "tsne", "line", "heatmap", "box"},
     "tasks": {"sts", "probe", "retrieval", "doc_classification"},
     "methods": {"simcse", "medse", "mixcse", "mlm", "declutr"},
+    "corpus.note_formats": {"noteevents_csv", "mimic_iv_note", "parquet"},
 }
