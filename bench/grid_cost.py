@@ -31,6 +31,7 @@ import yaml
 from clinsent.experiments import Grid
 from clinsent.methods.config import resolve_methods
 from clinsent.methods.knobs import TrainedSettings
+from clinsent.run_config import RunConfig
 
 
 def grid_cost(
@@ -43,8 +44,9 @@ def grid_cost(
 ) -> dict[str, Any]:
     config = copy.deepcopy(config)
     config["placeholders_ok"] = True
-    entries = resolve_methods(config)
-    grid = Grid.from_config(config, entries)
+    parts = RunConfig.parse(config)
+    entries = resolve_methods(parts)
+    grid = Grid.from_config(parts, entries)
     jobs = grid.jobs
     steps = 0
     flops = 0.0

@@ -148,12 +148,13 @@ def check_rows() -> None:
 
     sys.path.insert(0, str(REPO / "src"))
     from clinsent.methods.config import resolve_method
+    from clinsent.run_config import RunConfig
 
     for row in {*B64, *B512}:
         name, *extra = row.split(":")
         knobs = {k: yaml.safe_load(v) for k, v in (e.split("=", 1) for e in extra)}
         data = {"train_data": "rows"} if name in ("sup_simcse", "mnr") else {}
-        resolve_method(name, {"objective": name, **data, **knobs}, {}, [0], {"training_data": {"rows": {}}})
+        resolve_method(name, {"objective": name, **data, **knobs}, {}, [0], RunConfig(training_data={"rows": {}}))
 
 
 def e2e_config(out: Path, tiny: Path, gpus: list[int]) -> Path:

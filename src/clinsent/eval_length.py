@@ -27,15 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
+from clinsent.run_config import RunConfig
 
 AUTO = "auto"
 KEY = "max_length"  # under `evaluation:` in the config
 UNBOUNDED = 10**6  # a tokenizer without a limit says about 1e30
 
 
-def configured(config: Mapping[str, Any]) -> int | str:
+def configured(config: RunConfig) -> int | str:
     """``evaluation.max_length`` of a config: ``auto`` or a number of tokens."""
-    value = (config.get("evaluation") or {}).get(KEY, AUTO)
+    value = config.evaluation.get(KEY, AUTO)
     return value if value == AUTO else int(value)
 
 

@@ -21,6 +21,7 @@ from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.methods.config import MethodEntry, resolve_methods
 from clinsent.registry import did_you_mean
 from clinsent.report.kinds.base import entries as kind_entries
+from clinsent.run_config import RunConfig
 from clinsent.run_ref import Run, split_run
 
 
@@ -37,11 +38,11 @@ class Grid:
         return [(m, b, s) for m, b in self.runs for s in self.seeds_of[m]]
 
     @classmethod
-    def from_config(cls, config: dict[str, Any], entries: Mapping[str, MethodEntry] | None = None) -> Grid:
+    def from_config(cls, config: RunConfig, entries: Mapping[str, MethodEntry] | None = None) -> Grid:
         """The grid of a config; ``entries`` are its methods read through the registry (read here when not given)."""
         entries = entries if entries is not None else resolve_methods(config)
-        methods, bases = config["methods"], list(config["base_models"])
-        default_base = (config.get("report") or {}).get("base_model") or bases[0]
+        methods, bases = config.methods, list(config.base_models)
+        default_base = config.report.get("base_model") or bases[0]
         if default_base not in bases:
             raise InputError(
                 "config: report.base_model",
@@ -63,19 +64,19 @@ class Grid:
         return grid
 
 
-def cited_runs(config: dict[str, Any]) -> list[tuple[str, str]]:
+def cited_runs(config: RunConfig) -> list[tuple[str, str]]:
     """(where, reference) for every run a table cell or a figure point cites (each kind says which)."""
     out = [ref for key, kind, entry in kind_entries(config) for ref in kind.runs(key, entry)]
     # the cross-encoder rows (finetune entries with cross_encoder: true) are no train job
     return [(where, ref) for where, ref in out if ref.partition("@")[0] != CROSS_ENCODER]
 
 
-def check_references(config: dict[str, Any]) -> None:
+def check_references(config: RunConfig) -> None:
     """Names that tables and figures cite (each kind says which): eval sets, sentence corpora, methods."""
     known = {
-        "eval_sets": [*(config.get("eval_sets") or {}), *(config.get("finetune") or {})],
-        "corpora": list(config.get("sentence_corpora") or {}),
-        "methods": list(config.get("methods") or {}),
+        "eval_sets": [*config.eval_sets, *config.finetune],
+        "corpora": list(config.sentence_corpora),
+        "methods": list(config.methods),
     }
     for key, kind, entry in kind_entries(config):
         for where, name, what in kind.names(key, entry):
@@ -88,7 +89,7 @@ def check_references(config: dict[str, Any]) -> None:
                 )
 
 
-def parse_run(ref: str, where: str, methods: dict[str, Any], bases: list[str], default_base: str) -> Run:
+def parse_run(ref: str, where: str, methods: Mapping[str, Any], bases: list[str], default_base: str) -> Run:
     method, base = split_run(ref, default_base)
     if method not in methods:
         raise InputError(

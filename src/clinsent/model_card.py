@@ -104,10 +104,10 @@ def changed_knobs(objective: str, settings: Mapping[str, Any]) -> dict[str, Any]
     return {k: v for k, v in given.items() if k not in ("objective", "seed") and defaults.get(k, object()) != v}
 
 
-def data_use(source: str, config: Mapping[str, Any]) -> str:
+def data_use(source: str, card_config: Mapping[str, Any]) -> str:
     """The data-use class of one training source (``notes`` or a ``training_data`` /
-    ``sentence_corpora`` key) from ``model_card.data_use``."""
-    given = dict(DEFAULT_USE, **((config or {}).get("data_use") or {}))
+    ``sentence_corpora`` key) from the config's ``model_card`` section (its ``data_use``)."""
+    given = dict(DEFAULT_USE, **((card_config or {}).get("data_use") or {}))
     return str(given.get(source, "unstated"))
 
 

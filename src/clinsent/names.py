@@ -22,11 +22,11 @@ from turning into ``owner/x/y``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError, shown, shown_value
+from clinsent.run_config import RunConfig
 
 NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$")
 HUB_PART = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?$")
@@ -65,13 +65,11 @@ def check_name(name: Any, where: str) -> None:
         )
 
 
-def check_names(config: Mapping[str, Any]) -> None:
+def check_names(config: RunConfig) -> None:
     """Every entry name of the sections whose names become path parts (see the module)."""
     for section in SECTIONS:
-        entries = config.get(section)
-        if isinstance(entries, Mapping):
-            for i, name in enumerate(entries, start=1):
-                check_name(name, f"config: {section}, entry {i} ({shown(name)})")
+        for i, name in enumerate(config.section(section), start=1):
+            check_name(name, f"config: {section}, entry {i} ({shown(name)})")
 
 
 def is_hub_id(spec: str) -> bool:

@@ -20,6 +20,7 @@ from clinsent.corpus.sentences import (
 )
 from clinsent.errors import InputError
 from clinsent.methods.config import resolve_methods
+from clinsent.run_config import RunConfig
 
 
 def _text(tmp: Path, lines: list[str], name: str = "c.txt") -> str:
@@ -102,11 +103,13 @@ def _cfg(path: str, **methods: dict[str, Any]) -> dict[str, Any]:
 def test_epochs_derive_steps_from_the_corpus(tmp_path: Path) -> None:
     path = _text(tmp_path, [f"s {i}" for i in range(50)])
     entries = resolve_methods(
-        _cfg(
-            path,
-            a={"objective": "simcse", "sentences": "pubmed"},
-            b={"objective": "simcse", "sentences": "pubmed", "steps": 3},
-            c={"objective": "simcse", "sentences": "pubmed", "epochs": 2, "fraction": 0.2},
+        RunConfig.parse(
+            _cfg(
+                path,
+                a={"objective": "simcse", "sentences": "pubmed"},
+                b={"objective": "simcse", "sentences": "pubmed", "steps": 3},
+                c={"objective": "simcse", "sentences": "pubmed", "epochs": 2, "fraction": 0.2},
+            )
         )
     )
     assert entries["a"].method.settings.steps == 7 and "= 7 steps" in entries["a"].derived  # ceil(50 / 8)
@@ -150,7 +153,7 @@ def test_epochs_derive_steps_from_the_corpus(tmp_path: Path) -> None:
 def test_bad_sources_stop_when_the_config_is_read(tmp_path: Path, method: dict[str, Any], message: str) -> None:
     path = _text(tmp_path, [f"s {i}" for i in range(50)])
     with pytest.raises(InputError, match=message):
-        resolve_methods(_cfg(path, m=method))
+        resolve_methods(RunConfig.parse(_cfg(path, m=method)))
 
 
 def test_abstracts_are_split_into_sentences(tmp_path: Path) -> None:
@@ -180,4 +183,4 @@ def test_abstracts_are_split_into_sentences(tmp_path: Path) -> None:
         match=r"not known when the config is read .*documents to split.*Fix: give "
         r"sentence_corpora\.pmc\.sample",
     ):
-        resolve_methods(cfg)
+        resolve_methods(RunConfig.parse(cfg))

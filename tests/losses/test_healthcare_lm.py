@@ -18,6 +18,7 @@ from clinsent.augment.declutr_spans import min_tokens, sample_spans
 from clinsent.errors import InputError
 from clinsent.losses.contrastive import nt_xent
 from clinsent.losses.mlm import mask_tokens
+from clinsent.run_config import RunConfig
 
 # --- MLM masking ---------------------------------------------------------------------------
 
@@ -353,7 +354,7 @@ def test_icd9_triage_mapping_and_task_split(tmp_path: Path) -> None:
         },
         "finetune": {"f": {"train": "b", "per_class": 2}, "g": {"train": "c", "per_class": 3}},
     }
-    assert per_class_needs(cfg, "t.parquet") == {"eval_sets.a": 4, "finetune.f": 2}
+    assert per_class_needs(RunConfig.parse(cfg), "t.parquet") == {"eval_sets.a": 4, "finetune.f": 2}
     subj = docs.set_index("row_id")["subject_id"]
     sides = table.assign(subject=table["row_id"].map(subj)).groupby("subject")["split"].nunique()
     assert (sides == 1).all()  # no patient on both sides

@@ -11,6 +11,7 @@ import torch
 
 from clinsent.errors import InputError
 from clinsent.losses.mixcse import instance_weights, mixed_blocks, weighted_cross_entropy
+from clinsent.run_config import RunConfig
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -152,7 +153,7 @@ def test_the_complementary_model_can_be_a_trained_run() -> None:
         "seeds": [0, 1],
         "methods": {"simcse": {"objective": "simcse"}, "iw": {"objective": "mixcse", "complementary_model": "simcse"}},
     }
-    entries = resolve_methods(cfg)
+    entries = resolve_methods(RunConfig.parse(cfg))
     method = entries["iw"].method.with_run_models({"simcse": "results/models/simcse/b/seed1/model"})
     assert method.settings.complementary_model == "results/models/simcse/b/seed1/model"
     assert entries["iw"].method.with_run_models({}) is entries["iw"].method
@@ -166,6 +167,6 @@ def test_the_complementary_model_can_be_a_trained_run() -> None:
     ]
     for upstream, message in bad:
         with pytest.raises(InputError, match=message):
-            resolve_methods({**cfg, "methods": {**cfg["methods"], "simcse": upstream}})
+            resolve_methods(RunConfig.parse({**cfg, "methods": {**cfg["methods"], "simcse": upstream}}))
     with pytest.raises(InputError, match=r"methods\.iw: names 'iw', which is itself"):
-        resolve_methods({"methods": {"iw": {"objective": "mixcse", "complementary_model": "iw"}}})
+        resolve_methods(RunConfig.parse({"methods": {"iw": {"objective": "mixcse", "complementary_model": "iw"}}}))

@@ -16,6 +16,7 @@ from clinsent.finetune.config import resolve_finetunes
 from clinsent.methods.config import resolve_method
 from clinsent.optimisation import Optimisation
 from clinsent.precision import autocast, grad_scaler, resolve
+from clinsent.run_config import RunConfig
 
 
 def test_auto_is_fp32_on_the_cpu_and_follows_the_compute_capability_on_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -52,7 +53,7 @@ def test_a_fine_tune_entry_takes_precision_and_refuses_half() -> None:
         "finetune": {"ft": {"train": "tr", "validation": "va", "test": "te", "precision": "half"}}
     }
     with pytest.raises(InputError, match=r"finetune\.ft\.precision: 'half' .*means fp16"):
-        resolve_finetunes(config, sets)
+        resolve_finetunes(RunConfig.parse(config), sets)
 
 
 class _Scaler:

@@ -25,6 +25,7 @@ from clinsent.models.saved import check_model_folder
 from clinsent.names import check_hub_id, check_names, inside
 from clinsent.newconfig import main as new_config
 from clinsent.overlay import fill_results, keep_only, resolve_base
+from clinsent.run_config import RunConfig
 from clinsent.safe_yaml import MAX_NODES, load, load_mapping, loads
 
 from testkit.workflow import snakemake
@@ -132,9 +133,9 @@ def test_duplicate_keys_alias_bombs_binary_and_empty_files_stop_in_one_line(tmp_
 def test_names_that_would_be_path_parts_are_refused(name: str) -> None:
     for section in ("models", "methods", "eval_sets", "tables"):
         with pytest.raises(InputError) as err:
-            check_names({section: {"fine": {}, name: {}}})
+            check_names(RunConfig.parse({section: {"fine": {}, name: {}}}))
         assert _one_line(err.value).startswith(f"config: {section}, entry 2 (")
-    check_names({"methods": {"simcse_cls-all.v2": {}}, "base_models": {"x--y": "owner/name"}})
+    check_names(RunConfig.parse({"methods": {"simcse_cls-all.v2": {}}, "base_models": {"x--y": "owner/name"}}))
 
 
 def test_hub_ids_follow_the_hubs_grammar_and_writers_stay_inside_their_folder(tmp_path: Path) -> None:

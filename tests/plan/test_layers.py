@@ -146,3 +146,30 @@ def test_tests_mirror_the_packages_and_share_helpers_through_testkit() -> None:
         )
     ]
     assert not borrowed, borrowed
+
+
+def test_nothing_below_the_planner_takes_the_raw_config() -> None:
+    """The config is parsed once, at the door, into its parts (:class:`clinsent.run_config.RunConfig`):
+    no function below the planner takes the raw mapping as ``config`` (the door's own modules,
+    the overlay and the benchmark's expansion, rewrite it before it is validated)."""
+    door = {"clinsent.overlay", "clinsent.benchmark.models", "clinsent.run_config"}
+    raw = []
+    for name, path in _modules().items():
+        below = name.split(".")[1:2] and name.split(".")[1] in (
+            *BELOW_THE_PLANNER,
+            "experiments",
+            "names",
+            "eval_length",
+        )
+        if not below or name in door:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                for arg in [*node.args.args, *node.args.kwonlyargs]:
+                    if (
+                        arg.arg == "config"
+                        and arg.annotation is not None
+                        and "RunConfig" not in ast.unparse(arg.annotation)
+                    ):
+                        raw.append(f"{name}.{node.name}({arg.arg}: {ast.unparse(arg.annotation)})")
+    assert not raw, raw

@@ -15,6 +15,7 @@ from clinsent.overlay import keep_only, resolve_base
 from clinsent.plan.checks import build_plan
 from clinsent.plan.config import load_config
 from clinsent.plan.jobs import job_counts
+from clinsent.run_config import RunConfig
 
 from testkit.workflow import snakemake
 
@@ -86,7 +87,7 @@ def test_paper_grid_without_the_flag_names_the_missing_file() -> None:
 
 
 def test_grid_counts_from_the_tables() -> None:
-    grid = Grid.from_config(_load(PAPER))
+    grid = Grid.from_config(RunConfig.parse(_load(PAPER)))
     trained = [(m, b) for m, b in grid.runs if _load(PAPER)["methods"][m]["objective"] != "none"]
     assert len(trained) == 55 and len(grid.runs) == 67
     assert len(grid.plans) == 12 and len(grid.jobs) == EXPECTED["train"]
@@ -100,11 +101,11 @@ def test_a_table_citing_an_unknown_run_is_a_clear_error() -> None:
         match=r"^config: tables\.table8\.rows\[0\] \(Mean\): cites method 'medse_typo', which is not a key of "
         r"methods.*Fix: ",
     ):
-        Grid.from_config(cfg)
+        Grid.from_config(RunConfig.parse(cfg))
     cfg = _load(DEMO)
     cfg["figures"]["figure2"]["points"][0]["run"] = "lm@biobert"
     with pytest.raises(ValueError, match=r"^config: figures\.figure2\.points\[0\]: cites base model 'biobert'.*Fix: "):
-        Grid.from_config(cfg)
+        Grid.from_config(RunConfig.parse(cfg))
 
 
 AUGMENT = REPO / "config" / "paper" / "augment.yaml"
@@ -139,13 +140,13 @@ def test_augment_tables_name_known_sets_and_methods() -> None:
     cfg = _twin(AUGMENT_DEMO)
     cfg["tables"]["table2"]["rows"][0]["method"] = "rc_typo"
     with pytest.raises(ValueError, match=r"^config: tables\.table2\.rows\[0\]\.method: names 'rc_typo'"):
-        Grid.from_config(cfg)
+        Grid.from_config(RunConfig.parse(cfg))
     cfg = _twin(AUGMENT_DEMO)
     cfg["tables"]["table3"]["eval_sets"].append("cmedqa")
     with pytest.raises(
         ValueError, match=r"^config: tables\.table3\.eval_sets: names 'cmedqa', which is not a key of eval_sets"
     ):
-        Grid.from_config(cfg)
+        Grid.from_config(RunConfig.parse(cfg))
 
 
 BIOSIMCSE = REPO / "config" / "paper" / "biosimcse.yaml"
@@ -257,4 +258,4 @@ def test_each_demo_twin_states_only_what_differs_from_its_paper_config(paper: st
     resolved = _twin(path)
     assert set(resolved["methods"]) <= set(under["methods"]) and len(resolved["seeds"]) == 2
     assert set(resolved["tables"]) - set(under["tables"]) == set(overlay.get("tables") or {}) - set(under["tables"])
-    Grid.from_config(resolved)  # every cell the pruning kept cites a run the twin has
+    Grid.from_config(RunConfig.parse(resolved))  # every cell the pruning kept cites a run the twin has

@@ -21,6 +21,7 @@ from clinsent.methods.config import resolve_methods
 from clinsent.methods.knobs import MethodSettings
 from clinsent.methods.medse import MedSE, MedSESettings
 from clinsent.models.pooling import POOLINGS
+from clinsent.run_config import RunConfig
 from clinsent.settings import keys, settings_schema
 from clinsent.tasks.config import resolve_eval_sets
 
@@ -73,25 +74,25 @@ def _error_lines(run: subprocess.CompletedProcess[str]) -> list[str]:
 )
 def test_bad_method_entries(entry: dict[str, Any], message: str) -> None:
     with pytest.raises(InputError, match=message):
-        resolve_methods(_cfg(bad=entry))
+        resolve_methods(RunConfig.parse(_cfg(bad=entry)))
 
 
 def test_training_block_and_eval_set_keys_are_checked() -> None:
     cfg = _cfg()
     cfg["training"]["stpes"] = 3
     with pytest.raises(InputError, match=r"config: training: unknown key 'stpes' \(closest: 'steps'\)"):
-        resolve_methods(cfg)
+        resolve_methods(RunConfig.parse(cfg))
     cfg = _cfg()
     cfg["eval_sets"]["demo_rqe"]["gold"] = "x"
     with pytest.raises(InputError, match=r"eval_sets\.demo_rqe: 'gold' is a knob of task sts"):
-        resolve_eval_sets(cfg)
+        resolve_eval_sets(RunConfig.parse(cfg))
     cfg["eval_sets"]["demo_rqe"] = {"task": "rqe", "path": "x"}
     with pytest.raises(InputError, match=r"eval_sets\.demo_rqe: missing required key\(s\) \['dev_path'\]"):
-        resolve_eval_sets(cfg)
+        resolve_eval_sets(RunConfig.parse(cfg))
 
 
 def test_params_hold_only_the_methods_own_knobs() -> None:
-    entries = resolve_methods(_cfg(ct={"objective": "ct"}))
+    entries = resolve_methods(RunConfig.parse(_cfg(ct={"objective": "ct"})))
     medse_only = set(keys(MedSESettings)) - set(keys(METHODS.get("simcse").settings_class))
     assert {"lambda", "entity_encoder", "definition_model"} <= medse_only
     for name in ("simcse", "ct", "none", "sup_simcse"):
@@ -104,7 +105,7 @@ def test_params_hold_only_the_methods_own_knobs() -> None:
 
 def test_changing_a_medse_default_changes_no_other_methods_params(monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = _cfg(ct={"objective": "ct"})
-    before = {n: e.train_params() for n, e in resolve_methods(cfg).items()}
+    before = {n: e.train_params() for n, e in resolve_methods(RunConfig.parse(cfg)).items()}
 
     meta = next(f for f in dataclasses.fields(MedSESettings) if f.name == "entity_layers").metadata
 
@@ -116,7 +117,7 @@ def test_changing_a_medse_default_changes_no_other_methods_params(monkeypatch: p
         settings_class = Changed
 
     monkeypatch.setitem(METHODS._entries, "medse", MedSE2)  # noqa: SLF001
-    after = {n: e.train_params() for n, e in resolve_methods(cfg).items()}
+    after = {n: e.train_params() for n, e in resolve_methods(RunConfig.parse(cfg)).items()}
     assert after["medse"] != before["medse"] and after["medse"]["settings"]["entity_layers"] == 2
     assert all(after[n] == before[n] for n in before if n != "medse")
 
@@ -232,7 +233,7 @@ def test_every_knob_is_documented() -> None:
 
 def test_train_jobs_depend_only_on_what_the_curve_reads() -> None:
     cfg = _cfg()
-    sets = resolve_eval_sets(cfg)
+    sets = resolve_eval_sets(RunConfig.parse(cfg))
     curve = sets["demo_select"].curve_params()["settings"]
     # Spearman does not read positive_share (scale_max: the reader checks each score against it)
     assert set(curve) == {
@@ -246,7 +247,7 @@ def test_train_jobs_depend_only_on_what_the_curve_reads() -> None:
         "scale_max",
     }
     cfg["evaluation"] = {"positive_share": 0.5}
-    changed = resolve_eval_sets(cfg)
+    changed = resolve_eval_sets(RunConfig.parse(cfg))
     assert changed["demo_select"].curve_params() == sets["demo_select"].curve_params()
     assert changed["demo_select"].params() != sets["demo_select"].params()  # evaluate and embed do rerun
     assert sets["demo_rqe"].curve_params() == sets["demo_rqe"].params()
@@ -265,7 +266,7 @@ def test_local_extra_models_are_train_inputs(tmp_path: Path) -> None:
         "medse": {"objective": "medse", "definition_model": str(folder)},
         "hub": {"objective": "medse", "definition_model": "dmis-lab/biobert-v1.1"},
     }
-    entries = resolve_methods(cfg)
+    entries = resolve_methods(RunConfig.parse(cfg))
     assert entries["medse"].method.extra_models() == [str(folder)]
     run = _dry_run(tmp_path, cfg)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -295,7 +296,7 @@ def test_init_from_must_name_a_trained_method(methods: dict[str, Any], message: 
     cfg = _cfg()
     cfg["methods"] = methods
     with pytest.raises(InputError, match=message):
-        resolve_methods(cfg)
+        resolve_methods(RunConfig.parse(cfg))
 
 
 def test_sequential_training_is_a_dag_edge(tmp_path: Path) -> None:
@@ -318,7 +319,7 @@ def test_the_demo_config_checkpoints_every_trained_job() -> None:
     """`make demo` writes at least one checkpoint per train job, so the demo exercises resume."""
     from clinsent.methods.knobs import TrainedSettings
 
-    entries = resolve_methods(_cfg())
+    entries = resolve_methods(RunConfig.parse(_cfg()))
     trained = [e.method.settings for e in entries.values() if isinstance(e.method.settings, TrainedSettings)]
     assert trained and all(0 < s.checkpoint_every < s.steps for s in trained)
 

@@ -20,6 +20,7 @@ from clinsent.report.kinds.fraction import fraction_points
 from clinsent.report.kinds.retrieval_examples import retrieval_table
 from clinsent.report.kinds.runs import paper_table
 from clinsent.report.summary import SUMMARY_COLUMNS
+from clinsent.run_config import RunConfig
 
 HEADLINE = {"train": "spearman", "test": "spearman"}
 
@@ -169,12 +170,14 @@ def test_average_and_percent_columns() -> None:
 
 def test_other_kinds_of_table() -> None:
     entries = resolve_methods(
-        {
-            "methods": {
-                "rc": {"objective": "simcse", "augmentation": "random_crop", "augmentation_rate": 0.3},
-                "plain": {"objective": "simcse"},
+        RunConfig.parse(
+            {
+                "methods": {
+                    "rc": {"objective": "simcse", "augmentation": "random_crop", "augmentation_rate": 0.3},
+                    "plain": {"objective": "simcse"},
+                }
             }
-        }
+        )
     )
     table = {
         "sentence": "one two three four five six seven eight nine ten",

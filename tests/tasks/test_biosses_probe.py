@@ -14,6 +14,7 @@ from sklearn.metrics import accuracy_score, f1_score
 
 from clinsent.errors import InputError
 from clinsent.evaluation.sts_data import read_sts, read_sts_table
+from clinsent.run_config import RunConfig
 from clinsent.tasks.config import resolve_eval_sets
 from clinsent.tasks.probe import Probe, ProbeSettings
 
@@ -129,14 +130,16 @@ def test_split_needs_the_table_format_or_a_validation_share() -> None:
     its splits; other formats hold out a seeded validation share)."""
     with pytest.raises(InputError, match=r"eval_sets\.s\.split: format n2c2_sts: split 'dev' with validation_share 0"):
         resolve_eval_sets(
-            {
-                "eval_sets": {
-                    "s": {"path": str(DEMO / "clinical_sts.demo.test.tsv"), "format": "n2c2_sts", "split": "dev"}
+            RunConfig.parse(
+                {
+                    "eval_sets": {
+                        "s": {"path": str(DEMO / "clinical_sts.demo.test.tsv"), "format": "n2c2_sts", "split": "dev"}
+                    }
                 }
-            }
+            )
         )
     with pytest.raises(InputError, match="split_file needs format table"):
-        resolve_eval_sets({"eval_sets": {"s": {"path": "x", "format": "sts_tsv", "split_file": "y"}}})
+        resolve_eval_sets(RunConfig.parse({"eval_sets": {"s": {"path": "x", "format": "sts_tsv", "split_file": "y"}}}))
 
 
 def _probe_file(tmp: Path, pairs: bool) -> Path:
@@ -274,7 +277,7 @@ def test_eval_set_base_models_are_checked() -> None:
     with pytest.raises(
         InputError, match=r"eval_sets\.s\.base_models: 'bret' is not a key of base_models.*closest: 'bert'"
     ):
-        resolve_eval_sets(cfg)
+        resolve_eval_sets(RunConfig.parse(cfg))
     cfg["eval_sets"]["s"]["base_models"] = ["bert"]
-    entry = resolve_eval_sets(cfg)["s"]
+    entry = resolve_eval_sets(RunConfig.parse(cfg))["s"]
     assert entry.evaluates("bert") and not entry.evaluates("chinese")

@@ -20,6 +20,7 @@ from clinsent.report.kinds.bar import bar_points
 from clinsent.report.kinds.confusion import confusion_points
 from clinsent.report.kinds.runs import paper_table
 from clinsent.report.kinds.tsne import top_pairs, tsne_points
+from clinsent.run_config import RunConfig
 from clinsent.tasks.probe import Probe, ProbeSettings
 from clinsent.tasks.retrieval import Retrieval, RetrievalSettings
 from clinsent.train.trainer import steps_from_epochs
@@ -32,7 +33,7 @@ def _mnr(**knobs: object) -> object:
         "methods": {"m": {"objective": "mnr", "train_data": "nli", **knobs}},
         "training_data": {"nli": {"format": "nli_jsonl", "path": "x"}},
     }
-    return resolve_methods(cfg)["m"]
+    return resolve_methods(RunConfig.parse(cfg))["m"]
 
 
 def test_mnr_defaults_are_the_studys() -> None:

@@ -13,6 +13,7 @@ import pytest
 from scipy.spatial.distance import pdist
 
 from clinsent.errors import InputError
+from clinsent.run_config import RunConfig
 from clinsent.tasks import TASKS
 
 
@@ -336,6 +337,11 @@ def test_draw_seed_needs_a_few_shot_document_entry(tmp_path: Path) -> None:
         ),
     ]:
         with pytest.raises(InputError, match=message):
-            resolve_finetunes(cfg | {"finetune": {"f": entry}}, resolve_eval_sets(cfg))
+            resolve_finetunes(
+                RunConfig.parse(cfg | {"finetune": {"f": entry}}), resolve_eval_sets(RunConfig.parse(cfg))
+            )
     cfg["finetune"] = {"f": {"train": "docs", "per_class": 2, "draw_seed": 0}}
-    assert resolve_finetunes(cfg, resolve_eval_sets(cfg))["f"].params()["draw_seed"] == 0  # it reruns the job
+    assert (
+        resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))["f"].params()["draw_seed"]
+        == 0
+    )  # it reruns the job

@@ -15,6 +15,7 @@ from clinsent.errors import InputError
 from clinsent.evaluation.metrics import pearson_p
 from clinsent.finetune.config import FinetuneSettings, resolve_finetunes
 from clinsent.finetune.job import run_finetune
+from clinsent.run_config import RunConfig
 from clinsent.tasks.config import resolve_eval_sets
 from clinsent.tasks.rqe import Rqe, RqeSettings
 from clinsent.tasks.sts import Sts, StsSettings, holdout_mask
@@ -175,18 +176,18 @@ def _config(**finetune: object) -> dict:
 def test_bad_finetune_entries_stop_the_config(change: dict, message: str) -> None:
     cfg = _config(**change)
     with pytest.raises(InputError, match=message):
-        resolve_finetunes(cfg, resolve_eval_sets(cfg))
+        resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))
 
 
 def test_a_task_without_pairs_cannot_be_fine_tuned() -> None:
     cfg = _config(train="mrr", validation="mrr2", test="mrr3")
     cfg["eval_sets"] |= {"mrr2": cfg["eval_sets"]["mrr"], "mrr3": cfg["eval_sets"]["mrr"]}
     with pytest.raises(InputError, match=r"task retrieval\) has no training pairs"):
-        resolve_finetunes(cfg, resolve_eval_sets(cfg))
+        resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))
     cfg = _config()
     cfg["finetune"] = {"te": {"train": "tr", "validation": "va", "test": "te"}}
     with pytest.raises(InputError, match="also an eval set"):
-        resolve_finetunes(cfg, resolve_eval_sets(cfg))
+        resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))
 
 
 def test_job_params_leave_out_which_runs_are_fine_tuned() -> None:
@@ -195,10 +196,10 @@ def test_job_params_leave_out_which_runs_are_fine_tuned() -> None:
     from clinsent.settings import from_config
 
     cfg = _config()
-    base = resolve_finetunes(cfg, resolve_eval_sets(cfg))["ft"].params()
+    base = resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))["ft"].params()
     cfg = _config(methods=["simcse"], cross_encoder=True)
-    changed = resolve_finetunes(cfg, resolve_eval_sets(cfg))["ft"].params()
+    changed = resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))["ft"].params()
     assert changed == base and "methods" not in base
     assert from_config(FinetuneSettings, base).epochs == 4  # a job rebuilds its settings from them
     cfg = _config(epochs=5)
-    assert resolve_finetunes(cfg, resolve_eval_sets(cfg))["ft"].params() != base
+    assert resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))["ft"].params() != base

@@ -16,6 +16,7 @@ from clinsent.losses.base import Embedded, MethodLoss
 from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
+from clinsent.run_config import RunConfig
 
 DISEASES = [
     "heart failure",
@@ -78,7 +79,7 @@ def method_and_encoder(tiny_bert: Path, objective: str, **knobs: Any) -> tuple[A
     if objective == "declutr":
         base.update({"min_span": 2, "max_span": 6})
     method = resolve_method(
-        "m", {"objective": objective, **base, **knobs}, {}, [0], {"training_data": {"rows": {}}}
+        "m", {"objective": objective, **base, **knobs}, {}, [0], RunConfig(training_data={"rows": {}})
     ).method
     s = method.settings
     t = load_transformer(str(tiny_bert), s.max_length)

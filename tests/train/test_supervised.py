@@ -19,6 +19,7 @@ from clinsent.errors import InputError
 from clinsent.evaluation.sts_data import StsSet
 from clinsent.losses.supervised import supervised_info_nce
 from clinsent.methods.config import resolve_methods
+from clinsent.run_config import RunConfig
 from clinsent.tasks.sts import Sts
 from clinsent.train.trainer import train
 
@@ -148,7 +149,7 @@ def test_sup_simcse_trains_on_rows(tiny_bert: Path, tmp_path: Path) -> None:
         },
         "training_data": {"nli": {"format": "nli_jsonl", "path": "x"}},
     }
-    method = resolve_methods(cfg)["sup"].method
+    method = resolve_methods(RunConfig.parse(cfg))["sup"].method
     need = method.data_need()
     assert isinstance(need, TrainingRows) and need.columns == ("anchor", "positive", "negative")
     rows_path = tmp_path / "rows.parquet"
@@ -194,7 +195,7 @@ def test_cls_mlp_keeps_the_trained_mlp_in_the_saved_model(tiny_bert: Path, tmp_p
         },
         "training_data": {"nli": {"format": "nli_jsonl", "path": "x"}},
     }
-    method = resolve_methods(cfg)["sup"].method
+    method = resolve_methods(RunConfig.parse(cfg))["sup"].method
     nli.to_parquet(tmp_path / "rows.parquet")
     data = method.data_need().load({"rows": str(tmp_path / "rows.parquet")}, seed=0)
     texts1, texts2 = [f"disease {i}" for i in range(6)], [f"illness {i} now" for i in range(6)]
@@ -210,4 +211,4 @@ def test_cls_mlp_keeps_the_trained_mlp_in_the_saved_model(tiny_bert: Path, tmp_p
     dense = library[2].linear.weight.detach()
     assert not torch.allclose(dense, torch.zeros_like(dense))
     with pytest.raises(InputError, match=r"methods\.base\.pooling: cls_mlp keeps an MLP head"):
-        resolve_methods({"methods": {"base": {"objective": "none", "pooling": "cls_mlp"}}})
+        resolve_methods(RunConfig.parse({"methods": {"base": {"objective": "none", "pooling": "cls_mlp"}}}))

@@ -16,6 +16,7 @@ from clinsent.data.plan import PlanData
 from clinsent.embed import embed_texts, load_model
 from clinsent.evaluation.sts_data import StsSet
 from clinsent.methods.config import resolve_method, resolve_methods
+from clinsent.run_config import RunConfig
 from clinsent.tasks.base import Task
 from clinsent.tasks.sts import Sts
 from clinsent.train.trainer import train
@@ -573,14 +574,18 @@ def test_mixcse_iw_logs_the_share_of_removed_negatives(tiny_bert: Path, tmp_path
         trained = curves[phi][curves[phi]["step"] > 0]
         assert len(trained) and set(trained["stat_zero_weight_share"]) == {share}
         assert set(trained["stat_mean_weight"]) == {1.0 - share}
-        declared = resolve_methods({"methods": {"m": {"objective": "mixcse", "phi": phi}}})["m"].method
+        declared = resolve_methods(RunConfig.parse({"methods": {"m": {"objective": "mixcse", "phi": phi}}}))[
+            "m"
+        ].method
         assert [c for c in curves[phi].columns if c.startswith("stat_")] == [
             f"stat_{n}" for n in declared.curve_statistics()
         ]
     no_iw, _ = _run(tiny_bert, tmp_path / "off", "mixcse", instance_weighting=False)
     assert np.allclose(curves[1.0]["loss"].dropna(), no_iw["loss"].dropna())  # weights all 1 = no weighting
     assert not [c for c in no_iw.columns if c.startswith("stat_")]
-    off = resolve_methods({"methods": {"m": {"objective": "mixcse", "instance_weighting": False}}})["m"].method
+    off = resolve_methods(RunConfig.parse({"methods": {"m": {"objective": "mixcse", "instance_weighting": False}}}))[
+        "m"
+    ].method
     assert off.curve_statistics() == []
 
 

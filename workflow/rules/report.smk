@@ -37,7 +37,7 @@ RUN_FACTS = RunFacts(
     + (["MedCAT NER (T047, T048)", "ontology definitions", "S_ent and S_none"] if NOTE_ENTITIES else [])
     + [f"sentence corpus {c}" for c in PLAN.run.sentence_corpora],
     paper_tables={t: has_paper_numbers(e) for t, e in TABLES.items()},
-    eval_length=eval_length.configured(config),
+    eval_length=eval_length.configured(PLAN.run.parts),
 )
 CAPTIONS = captions(RUN_FACTS, config["report"]["paper_label"])
 

@@ -204,9 +204,14 @@ def _model_entries(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The tables and figures whose kind cites models on tasks (its keys include ``models`` and
     ``eval_sets``: the leaderboard and the heatmap among the built-ins), as the config declares them."""
     from clinsent.report.kinds.base import entries
+    from clinsent.run_config import RunConfig
 
     wanted = {"models", "eval_sets"}
-    return [e for _, kind, e in entries(config) if wanted <= {f.name for f in dataclasses.fields(kind.settings_class)}]
+    return [
+        e
+        for _, kind, e in entries(RunConfig.parse(config))
+        if wanted <= {f.name for f in dataclasses.fields(kind.settings_class)}
+    ]
 
 
 def expand(config: dict[str, Any]) -> dict[str, Any]:

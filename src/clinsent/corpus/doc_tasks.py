@@ -29,6 +29,7 @@ import pandas as pd
 from clinsent.corpus.documents import patient_keys, unit_hash
 from clinsent.errors import InputError, shown
 from clinsent.registry import check_values
+from clinsent.run_config import RunConfig
 
 
 @dataclass(frozen=True)
@@ -212,14 +213,14 @@ def build_doc_task(
     return task, report
 
 
-def per_class_needs(config: Mapping[str, Any], table: str) -> dict[str, int]:
+def per_class_needs(config: RunConfig, table: str) -> dict[str, int]:
     """Eval sets and finetune entries of ``config`` that draw n documents per class of ``table``
     (config key -> n)."""
-    sets = config.get("eval_sets") or {}
+    sets = config.eval_sets
     out = {
         f"eval_sets.{n}": int(e["per_class"]) for n, e in sets.items() if e.get("path") == table and e.get("per_class")
     }
-    for n, f in (config.get("finetune") or {}).items():
-        if f.get("per_class") and (sets.get(f.get("train")) or {}).get("path") == table:
+    for n, f in config.finetune.items():
+        if f.get("per_class") and (sets.get(str(f.get("train"))) or {}).get("path") == table:
             out[f"finetune.{n}"] = int(f["per_class"])
     return out

@@ -23,6 +23,7 @@ from clinsent.errors import InputError
 from clinsent.precision import ALIASES as PRECISION_ALIASES
 from clinsent.precision import PRECISION_DOC, Precision
 from clinsent.registry import did_you_mean
+from clinsent.run_config import RunConfig
 from clinsent.settings import knob, parse_settings, to_config
 
 CROSS_ENCODER = "cross_encoder"  # the method name of cross-encoder rows in summary.csv
@@ -114,17 +115,17 @@ class FinetuneEntry:
         }
 
 
-def resolve_finetunes(config: Mapping[str, Any], eval_sets: Mapping[str, Any]) -> dict[str, FinetuneEntry]:
+def resolve_finetunes(config: RunConfig, eval_sets: Mapping[str, Any]) -> dict[str, FinetuneEntry]:
     """Check each entry: its eval sets exist and share a task whose pairs can train; its methods
     exist; its name is no eval set's."""
     out = {}
-    methods = list(config.get("methods") or {})
+    methods = list(config.methods)
     if CROSS_ENCODER in methods:
         raise InputError(
             f"config: methods.{CROSS_ENCODER}", "the name is taken by the cross-encoder rows", "rename the method"
         )
-    bases = list(config.get("base_models") or {})
-    for name, entry in (config.get("finetune") or {}).items():
+    bases = list(config.base_models)
+    for name, entry in config.finetune.items():
         where = f"config: finetune.{name}"
         for b in (entry or {}).get("base_models") or ():
             if b not in bases:

@@ -26,6 +26,7 @@ from clinsent.methods.knobs import MethodSettings, Pooling, SentencePlanSettings
 from clinsent.methods.loss_knobs import loss_knobs
 from clinsent.methods.memory import check_memory
 from clinsent.registry import Registry
+from clinsent.run_config import RunConfig
 
 if TYPE_CHECKING:  # the loss side needs torch; the settings side never imports it
     from clinsent.losses.base import MethodLoss
@@ -109,7 +110,7 @@ class Method(abc.ABC, Generic[S]):
         Table 2), or None when the view is the same text (dropout and embedding-level views)."""
         return None
 
-    def check(self, where: str, config: Mapping[str, Any]) -> None:
+    def check(self, where: str, config: RunConfig) -> None:
         """Raise an InputError for an invalid combination of knobs (run when the config is read)."""
 
     def check_memory(self, where: str) -> None:

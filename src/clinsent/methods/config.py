@@ -25,6 +25,7 @@ from clinsent.methods import METHODS, Method
 from clinsent.methods.base import rows_source
 from clinsent.methods.knobs import TRAINED_HEAD_POOLINGS, SentencePlanSettings, TrainedSettings
 from clinsent.registry import did_you_mean
+from clinsent.run_config import RunConfig
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 
 ENTRY_KEYS = ("objective", "seeds", "postprocess", "whitening_dims", "selection_set", "init_from")
@@ -68,7 +69,7 @@ def resolve_method(
     entry: Mapping[str, Any],
     training: Mapping[str, Any],
     default_seeds: list[int],
-    config: Mapping[str, Any] | None = None,
+    config: RunConfig | None = None,
 ) -> MethodEntry:
     where = f"config: methods.{name}"
     cls = METHODS.get(str(entry.get("objective")), where=f"{where}.objective")
@@ -79,7 +80,7 @@ def resolve_method(
     }  # each applies where it can
     parse_settings(cls.settings_class, knobs, where, foreign=foreign_keys(cls.settings_class, _owners(), "objective"))
     settings = parse_settings(cls.settings_class, {**shared, **knobs}, where)
-    config = config or {}
+    config = config or RunConfig()
     _check_source(where, settings, config)
     settings, derived = _resolve_epochs(where, settings, knobs, shared, config)
     method = cls(settings)
@@ -108,9 +109,9 @@ def resolve_method(
             f"steps: 0 trains nothing, so objective {cls.name} would be an untrained copy of the base model",
             "give steps > 0 (or epochs), or use objective: none for the untrained baseline",
         )
-    selection = entry.get("selection_set", config.get("selection_set"))
-    if selection is not None and selection not in (config.get("eval_sets") or {}):
-        sets = list(config.get("eval_sets") or {})
+    selection = entry.get("selection_set", config.selection_set)
+    if selection is not None and selection not in config.eval_sets:
+        sets = list(config.eval_sets)
         raise InputError(
             f"{where}.selection_set",
             f"{selection!r} is not a key of eval_sets {sets}{did_you_mean(str(selection), sets)}",
@@ -128,13 +129,13 @@ def resolve_method(
     )
 
 
-def _check_source(where: str, s: Any, config: Mapping[str, Any]) -> None:
+def _check_source(where: str, s: Any, config: RunConfig) -> None:
     """A plain sentence corpus must exist in ``sentence_corpora`` and has neither S_ent nor S_none."""
     if not isinstance(s, SentencePlanSettings):
         return
     if s.sentences == "notes":  # (a workflow without `notes` stops on it in common.smk)
         return
-    corpora = list(config.get("sentence_corpora") or {})
+    corpora = list(config.sentence_corpora)
     if s.sentences not in corpora:
         raise InputError(
             f"{where}.sentences",
@@ -160,9 +161,9 @@ def _check_source(where: str, s: Any, config: Mapping[str, Any]) -> None:
             )
 
 
-def _size(name: str, config: Mapping[str, Any]) -> int | None:
-    entry = config["sentence_corpora"][name]
-    placeholders = str(config.get("placeholders_ok", False)).lower() == "true"
+def _size(name: str, config: RunConfig) -> int | None:
+    entry = config.sentence_corpora[name]
+    placeholders = config.placeholders_ok
     stamps = [os.stat(p).st_mtime_ns if os.path.exists(p) else None for p in corpus_paths(entry)]
     key = (name, json.dumps([entry, stamps], sort_keys=True), placeholders)
     if key not in _SIZES:  # counted once per config read, however many methods train on the corpus
@@ -174,7 +175,7 @@ _SIZES: dict[tuple[str, str, bool], int | None] = {}
 
 
 def _resolve_epochs(
-    where: str, s: Any, knobs: Mapping[str, Any], shared: Mapping[str, Any], config: Mapping[str, Any]
+    where: str, s: Any, knobs: Mapping[str, Any], shared: Mapping[str, Any], config: RunConfig
 ) -> tuple[Any, str]:
     """Steps from ``epochs`` over the sentence corpus (the method's own steps/epochs win over the
     training block's); epochs is kept in the settings beside the derived steps. Over training
@@ -216,11 +217,11 @@ def _resolve_epochs(
     return replace(s, steps=steps), note
 
 
-def resolve_methods(config: Mapping[str, Any]) -> dict[str, MethodEntry]:
-    training = config.get("training") or {}
+def resolve_methods(config: RunConfig) -> dict[str, MethodEntry]:
+    training = config.training
     check_shared(training, "training", _owners(), NOT_SETTINGS)
-    seeds = [int(s) for s in config.get("seeds", [0])]
-    entries = {name: resolve_method(name, entry, training, seeds, config) for name, entry in config["methods"].items()}
+    seeds = list(config.seeds)
+    entries = {name: resolve_method(name, entry, training, seeds, config) for name, entry in config.methods.items()}
     check_init_from(entries)
     check_run_models(entries)
     return entries

@@ -19,13 +19,14 @@ strategy, 3 epochs; ``contrastive_weight`` 1 (the paper sweeps w for the note ob
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from clinsent.augment.declutr_spans import Strategy, min_tokens
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
 from clinsent.methods.base import METHODS
 from clinsent.methods.mlm import DocumentMethod, MlmSettings
+from clinsent.run_config import RunConfig
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ class Declutr(DocumentMethod[DeclutrSettings]):
         s = self.settings
         return DocumentRows(s.documents, s.batch_size, min_words=min_tokens(s.num_anchors, s.max_span))
 
-    def check(self, where: str, config: Any) -> None:
+    def check(self, where: str, config: RunConfig) -> None:
         from clinsent.errors import InputError
 
         s = self.settings

@@ -21,14 +21,14 @@ with ``null`` it is a frozen copy of the base model taken before training.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from clinsent.errors import InputError
 from clinsent.methods.base import METHODS
 from clinsent.methods.knobs import Pooling
 from clinsent.methods.simcse import SimCSE, SimCSESettings
+from clinsent.run_config import RunConfig
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class MixCSE(SimCSE[MixCSESettings]):
         "2022; Zhou et al. 2022)"
     )
 
-    def check(self, where: str, config: Mapping[str, Any]) -> None:
+    def check(self, where: str, config: RunConfig) -> None:
         super().check(where, config)
         s = self.settings
         if not s.mixing and not s.instance_weighting:

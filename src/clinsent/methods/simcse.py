@@ -17,9 +17,8 @@ only, and MED-SE needs the token states of the same forward pass.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
 
@@ -27,6 +26,7 @@ from clinsent.augment.text import STOPWORDS, TEXT_AUGMENTATIONS, augment
 from clinsent.errors import InputError
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings
+from clinsent.run_config import RunConfig
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class SimCSE(Method[SimS]):
         rng = np.random.default_rng(seed)
         return augment(text, s.augmentation, s.augmentation_rate, rng, mask_token, s.augmentation_unit, s.stopwords)
 
-    def check(self, where: str, config: Mapping[str, Any]) -> None:
+    def check(self, where: str, config: RunConfig) -> None:
         s = self.settings
         if s.augmentation == "dropout" and not s.dropout:
             raise InputError(

@@ -12,9 +12,8 @@ trains and is not saved, as for the unsupervised objectives.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from clinsent.data import DataNeed
 from clinsent.data.rows import TrainingRows
@@ -22,6 +21,7 @@ from clinsent.errors import InputError
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import Pooling, TrainedSettings
 from clinsent.registry import did_you_mean
+from clinsent.run_config import RunConfig
 from clinsent.settings import knob
 
 if TYPE_CHECKING:
@@ -52,9 +52,9 @@ class SupervisedSimCSE(Method[SupS]):
         columns = ("anchor", "positive", "negative") if s.hard_negatives else ("anchor", "positive")
         return TrainingRows(s.train_data, columns, s.batch_size)
 
-    def check(self, where: str, config: Mapping[str, Any]) -> None:
+    def check(self, where: str, config: RunConfig) -> None:
         s = self.settings
-        sources = list(config.get("training_data") or {})
+        sources = list(config.training_data)
         if s.train_data not in sources:
             raise InputError(
                 f"{where}.train_data",

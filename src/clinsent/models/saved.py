@@ -36,13 +36,13 @@ def saved_max_length(root: Path) -> int | None:
     return int(value) if isinstance(value, int) and value > 0 else None
 
 
-def _pooling_mode(config: dict[str, Any]) -> str | None:
-    """'cls' or 'mean' from a Pooling config (sentence-transformers 6 names one mode; earlier
-    versions set one flag each), or None for anything else."""
-    mode = config.get("pooling_mode")
+def _pooling_mode(pooling_config: dict[str, Any]) -> str | None:
+    """'cls' or 'mean' from a Pooling module's config.json (sentence-transformers 6 names one mode;
+    earlier versions set one flag each), or None for anything else."""
+    mode = pooling_config.get("pooling_mode")
     if isinstance(mode, str):
         return mode if mode in ("cls", "mean") else None
-    flags = [k for k, v in config.items() if k.startswith("pooling_mode_") and v is True]
+    flags = [k for k, v in pooling_config.items() if k.startswith("pooling_mode_") and v is True]
     named = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean"}
     return named.get(flags[0]) if len(flags) == 1 else None
 

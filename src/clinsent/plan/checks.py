@@ -20,6 +20,7 @@ from clinsent.plan.layout import Plan
 from clinsent.plan.run import NOTES_INPUT, RunView
 from clinsent.registry import load_plugins
 from clinsent.report.kinds.base import check_entries
+from clinsent.run_config import RunConfig
 from clinsent.tasks.config import resolve_eval_sets
 
 
@@ -69,11 +70,12 @@ def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
     # `plugins` (Python files or modules) may register more methods and tasks; every job script imports them too
     load_plugins(config.get("plugins"))
     check_formats(config)
-    check_entries(config)  # each table and figure against its kind's keys, their defaults filled in
-    methods = resolve_methods(config)
-    eval_sets = resolve_eval_sets(config)
-    finetune = resolve_finetunes(config, eval_sets)
-    grid = Grid.from_config(config, methods)
+    parts = RunConfig.parse(config)  # the config's parts: what the registries and the checks below read
+    check_entries(parts)  # each table and figure against its kind's keys, their defaults filled in
+    methods = resolve_methods(parts)
+    eval_sets = resolve_eval_sets(parts)
+    finetune = resolve_finetunes(parts, eval_sets)
+    grid = Grid.from_config(parts, methods)
     if not config.get("notes"):
         for m, key in grid.plan_of.items():
             if grid.plans[key]["source"] == "notes":
@@ -83,7 +85,7 @@ def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
                     "add a `notes` block, or set `sentences` to a key of sentence_corpora",
                 )
     plan = Plan(
-        RunView(config, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
+        RunView(config, parts, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
     )
     check_model_folders(plan)
     check_corpus_embeddings(plan)
@@ -154,7 +156,7 @@ def check_model_folders(plan: Plan) -> None:
 def check_names(config: Mapping[str, Any]) -> None:
     from clinsent.names import check_names as check
 
-    check(config)
+    check(RunConfig.parse(config))
 
 
 def check_corpus_embeddings(plan: Plan) -> None:

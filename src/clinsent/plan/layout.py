@@ -148,7 +148,7 @@ class Plan:
                 "base_model": self.start_model(method, base_model, seed),
                 "eval_sets": {name: self.run.eval_sets[name].curve_params() for name in self.curve_sets(method)},
                 "selection_set": entry.selection_set,
-                "eval_max_length": eval_length.configured(self.run.config),  # the evaluation length (saved)
+                "eval_max_length": eval_length.configured(self.run.parts),  # the evaluation length (saved)
                 **({"notes": facts} if (facts := self.notes_facts(method)) else {}),  # the model card's words
                 "checkpoint_dir": self.files.run_file(paths.CHECKPOINTS, method, base_model, seed),
             }

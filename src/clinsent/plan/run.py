@@ -20,6 +20,7 @@ from clinsent.models.base import from_hub, hub_slug
 from clinsent.ontology.download import release_url
 from clinsent.report.kinds.base import Kind
 from clinsent.report.kinds.base import entries as kind_entries
+from clinsent.run_config import RunConfig
 from clinsent.tasks.config import EvalSetEntry
 
 Job = tuple[str, str, int]  # (method, base model, seed)
@@ -33,7 +34,8 @@ class RunView:
     """One config read through the registries, and the shape of its run: which stages run, the
     shards, the ontology, the models and wildcards, the job grid, the tables and figures."""
 
-    config: dict[str, Any]
+    config: dict[str, Any]  # the validated mapping, as the Snakefile's rules read it
+    parts: RunConfig  # the same config parsed once into its parts: what the registries received
     methods: dict[str, MethodEntry]
     eval_sets: dict[str, EvalSetEntry]
     finetune: dict[str, FinetuneEntry]
@@ -189,4 +191,4 @@ class RunView:
 
     def kinds(self) -> list[tuple[str, Kind, dict[str, Any]]]:
         """(id, kind, entry) of every table, then every figure."""
-        return kind_entries(self.config)
+        return kind_entries(self.parts)

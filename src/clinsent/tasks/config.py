@@ -21,6 +21,7 @@ from typing import Any
 from clinsent import eval_length
 from clinsent.errors import InputError
 from clinsent.registry import did_you_mean
+from clinsent.run_config import RunConfig
 from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 from clinsent.tasks import TASKS, Task
 
@@ -90,18 +91,18 @@ def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[st
     )
 
 
-def resolve_eval_sets(config: Mapping[str, Any]) -> dict[str, EvalSetEntry]:
-    evaluation = config.get("evaluation") or {}
+def resolve_eval_sets(config: RunConfig) -> dict[str, EvalSetEntry]:
+    evaluation = config.evaluation
     check_shared(evaluation, "evaluation", _owners(), extra=(eval_length.KEY,))  # the run's, not a task's
-    out = {name: resolve_eval_set(name, e, evaluation) for name, e in config["eval_sets"].items()}
-    selection = config.get("selection_set")
+    out = {name: resolve_eval_set(name, e, evaluation) for name, e in config.eval_sets.items()}
+    selection = config.selection_set
     if selection in out and not out[selection].task.zero_shot:
         raise InputError(
             "config: selection_set",
             f"{selection!r} (task {out[selection].task.name}) is scored by finetune entries only, not during training",
             "select on an eval set scored from embeddings",
         )
-    known = list(config.get("base_models") or {})
+    known = list(config.base_models)
     for name, e in out.items():
         source = e.embed_from
         if source is not None and (source not in out or out[source].embed_from or source == name):

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
 from clinsent.errors import InputError
 from clinsent.registry import Registry, did_you_mean
+from clinsent.run_config import RunConfig
 from clinsent.settings import knob, settings_schema
 
 if TYPE_CHECKING:
@@ -236,15 +237,16 @@ def figure_kind(key: str, entry: Mapping[str, Any]) -> FigureKind:
     return FIGURE_KINDS.get(str(entry.get("kind", DEFAULT_FIGURE)), where=f"config: figures.{key}.kind")()
 
 
-def entries(config: Mapping[str, Any]) -> list[tuple[str, Kind, dict[str, Any]]]:
+def entries(config: RunConfig) -> list[tuple[str, Kind, dict[str, Any]]]:
     """(id, kind, entry) of every table, then every figure."""
+    # the entries themselves, not copies: the defaults a kind fills in are what the rules see
     return [
-        *((k, table_kind(k, e), e) for k, e in (config.get("tables") or {}).items()),
-        *((k, figure_kind(k, e), e) for k, e in (config.get("figures") or {}).items()),
+        *((k, table_kind(k, e), cast("dict[str, Any]", e)) for k, e in config.tables.items()),
+        *((k, figure_kind(k, e), cast("dict[str, Any]", e)) for k, e in config.figures.items()),
     ]
 
 
-def check_entries(config: Mapping[str, Any]) -> None:
+def check_entries(config: RunConfig) -> None:
     """Each table and figure against its kind's keys, defaults filled in (the plan calls it)."""
     for key, kind, entry in entries(config):
         type(kind).validate(key, entry)
