@@ -121,7 +121,8 @@ def _rqe(fmt: str) -> Callable[[Path], Callable[[], Any]]:
 
 def _probe(fmt: str) -> Callable[[Path], Callable[[], Any]]:
     def build(tmp: Path) -> Callable[[], Any]:
-        from clinsent.tasks.probe import ProbeSettings, read_probe
+        from clinsent.evaluation.probe_data import read_probe
+        from clinsent.tasks.probe import ProbeSettings
 
         good = [("a b", "1", "train"), ("c d", "0", "train"), ("e f", "1", "dev"), ("g h", "0", "test")]
         if fmt == "tsv":
