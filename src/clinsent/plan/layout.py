@@ -14,12 +14,13 @@ from typing import Any
 from clinsent import eval_length, paths
 from clinsent.data.plan import sentence_corpus_path
 from clinsent.finetune.config import CROSS_ENCODER
-from clinsent.methods.config import run_models
+from clinsent.methods.config import MethodEntry, run_models
 from clinsent.plan.files import RunFiles
 from clinsent.plan.run import NOTES_INPUT, Job, RunView
 from clinsent.report.kinds.base import PlanView, TableKind
 from clinsent.report.paired import default_reference
 from clinsent.run_ref import split_run
+from clinsent.tasks.config import EvalSetEntry
 
 __all__ = ["NOTES_INPUT", "Job", "Plan"]
 
@@ -302,11 +303,11 @@ class KindView:
         return self._plan.run.tree
 
     @property
-    def methods(self) -> Mapping[str, Any]:
+    def methods(self) -> Mapping[str, MethodEntry]:
         return self._plan.run.methods
 
     @property
-    def eval_sets(self) -> Mapping[str, Any]:
+    def eval_sets(self) -> Mapping[str, EvalSetEntry]:
         return self._plan.run.eval_sets
 
     @property
