@@ -84,7 +84,7 @@ def open_work(folder: Path, key: dict[str, Any], private: bool) -> list[int]:
         except (OSError, ValueError):
             same = False
         if not same:
-            shutil.rmtree(folder)
+            shutil.rmtree(claim(folder))
     mode = 0o700 if private else 0o777  # created only: an existing folder keeps its mode
     folder.parent.mkdir(parents=True, exist_ok=True, mode=mode)
     folder.mkdir(exist_ok=True, mode=mode)

@@ -131,11 +131,6 @@ class RunView:
         return shard_names(self.n_shards)
 
     @property
-    def shard_dir(self) -> str:
-        """The shard count is part of the path, so changing it never mixes two layouts."""
-        return self.tree.pattern(paths.SHARD_DIR, n_shards=self.n_shards)
-
-    @property
     def ontology_download(self) -> str:
         release = self.config["ontology"]["release"]
         return f"{release['dir']}/efo-{release['version']}/efo.obo"

@@ -236,7 +236,7 @@ class MethodLoop:
             evaluating=step % s.eval_every == 0 or step == s.steps,
             reporting=bool(progress_every) and step % progress_every == 0,
             saving=bool(s.checkpoint_every) and step % s.checkpoint_every == 0 and step < s.steps,
-            stopping=bool(stop) and "signal" in (stop or {}),
+            stopping=stop is not None and "signal" in stop,
         )
 
     def _tracked(self, losses: Mapping[str, torch.Tensor], rows_per_second: float) -> dict[str, float]:

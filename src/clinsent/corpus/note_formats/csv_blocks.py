@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import logging
 import re
 import zlib
 from collections.abc import Iterator
@@ -29,8 +28,6 @@ from clinsent.corpus.notes import (
 )
 from clinsent.errors import InputError
 from clinsent.textfile import header_lacks
-
-log = logging.getLogger(__name__)
 
 
 def csv_header(path: Path) -> list[str]:

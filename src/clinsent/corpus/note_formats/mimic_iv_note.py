@@ -4,7 +4,6 @@ subject, type and sequence give each note its row id; the note type its category
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,9 +21,6 @@ from clinsent.corpus.notes import (
     note_table,
 )
 from clinsent.errors import InputError
-
-log = logging.getLogger(__name__)
-
 
 MIMIC_IV_TYPES = {
     "DS": ("Discharge summary", "Report"),

@@ -5,7 +5,6 @@ ISERROR=1 rows are dropped.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,8 +20,6 @@ from clinsent.corpus.notes import (
     keep_categories,
     note_table,
 )
-
-log = logging.getLogger(__name__)
 
 
 @NOTE_READERS.register("noteevents_csv", check=lambda path, entry, where: check_notes(path, entry, file=True))

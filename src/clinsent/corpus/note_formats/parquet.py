@@ -4,7 +4,6 @@ integer ids are the row ids, other ids are numbered in file order.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,8 +20,6 @@ from clinsent.corpus.notes import (
 )
 from clinsent.errors import InputError
 from clinsent.reading import parquet_file, shown_column, shown_columns
-
-log = logging.getLogger(__name__)
 
 
 @NOTE_READERS.register("parquet", check=lambda path, entry, where: check_notes(path, entry, file=True))
