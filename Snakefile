@@ -54,14 +54,10 @@ include: "workflow/rules/phi.smk"
 
 rule all:
     input:
-        rules.report.output,
-        rules.corpus_stats.output if NOTE_ENTITIES else [],
-        rules.corpus_manifest.output if NOTE_SENTENCES else [],
-        rules.paper_report.output if (TABLES or FIGURES) else [],
-        rules.phi_scan.output if PHI_SCAN else [],
-        [T.file(P.MTEB, model=m) for m in BENCH_MODELS],
-        PLAN.release_dirs(),  # each trained run's release copy, its card with the eval metrics
-        PLAN.files.corpus_embedding_files(),
+        # the report, the corpus tables and manifest, the paper's tables and figures, the PHI scan, the
+        # benchmark's results, each trained run's release copy (its card with the eval metrics), the
+        # corpus embeddings: clinsent.plan.rules
+        IN("all"),
     default_target: True
 
 # dry runs and every cluster job's re-parse: Snakemake reads each input function's signature once

@@ -1,17 +1,20 @@
 """Dump what Snakemake plans for each config: the prepared config and every job of a run from
-scratch (its rule, wildcards, inputs, outputs, log, benchmark, params and resources), read from
+scratch (its rule, wildcards, inputs, outputs and their flags, log, benchmark, params and resources), read from
 Snakemake's own DAG, not from :mod:`clinsent.plan`, so a refactor of the planner or of the rules
 is checked from outside both.
 
-    python bench/dag_dump.py OUT_DIR [CONFIG ...]
+    python bench/dag_dump.py OUT_DIR [CONFIG ...] [--set KEY=VALUE ...]
 
 writes ``OUT_DIR/<config stem>.json`` for each config (every config under ``config/`` by
-default); ``diff -r`` two such folders to see what a change moved. Run from the repository root;
-dry run only (nothing is written under the results folders).
+default; ``--set`` overrides a top-level key, e.g. ``results=/tmp/r``); ``diff -r`` two such
+folders to see what a change moved. Run from the repository root; dry run only (nothing is
+written under the results folders). ``tests/plan/test_plan.py`` checks the plan's own jobs
+(:mod:`clinsent.plan.jobs`) against these dumps.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -47,7 +50,7 @@ def _job_key(job: dict[str, Any]) -> str:
     return json.dumps([job["rule"], job["wildcards"], job["output"]], sort_keys=True)
 
 
-def dump(config: Path) -> dict[str, Any]:
+def dump(config: Path, overrides: dict[str, str] | None = None) -> dict[str, Any]:
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, ResourceSettings
     from snakemake.workflow import Workflow
@@ -65,6 +68,8 @@ def dump(config: Path) -> dict[str, Any]:
                     "wildcards": _plain(dict(job.wildcards_dict)),
                     "input": _named(job.input),
                     "output": _named(job.output),
+                    # directory, temp, report (and its caption and category), ...: how each output is made and shown
+                    "flags": {str(f): _plain(getattr(f, "flags", {})) for f in job.output},
                     "log": _named(job.log),
                     "benchmark": str(job.benchmark) if job.benchmark else None,
                     "params": _named(job.params),
@@ -82,7 +87,7 @@ def dump(config: Path) -> dict[str, Any]:
     with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
         workflow = api.workflow(
             ResourceSettings(cores=1),
-            ConfigSettings(configfiles=[config], config={"placeholders_ok": True}),
+            ConfigSettings(configfiles=[config], config={"placeholders_ok": True, **(overrides or {})}),
             snakefile=REPO / "Snakefile",
             workdir=REPO,
         )
@@ -91,13 +96,18 @@ def dump(config: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> None:
-    out = Path(argv[0])
-    out.mkdir(parents=True, exist_ok=True)
-    configs = [Path(a).resolve() for a in argv[1:]] or [c for c in CONFIGS if c.name not in NOT_CONFIGS]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("configs", nargs="*", type=Path)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides")
+    args = parser.parse_args(argv)
+    overrides = dict(o.split("=", 1) for o in args.overrides)
+    args.out.mkdir(parents=True, exist_ok=True)
+    configs = [c.resolve() for c in args.configs] or [c for c in CONFIGS if c.name not in NOT_CONFIGS]
     for config in configs:
-        result = dump(config)
-        (out / f"{config.stem}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
-        print(f"{config.relative_to(REPO)}: {len(result['jobs'])} jobs", flush=True)
+        result = dump(config, overrides)
+        (args.out / f"{config.stem}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+        print(f"{config}: {len(result['jobs'])} jobs", flush=True)
 
 
 if __name__ == "__main__":

@@ -791,28 +791,61 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
     )
 
 
-@pytest.mark.parametrize("name", [*EXPECTED, "benchmark", "benchmark-demo"])
-def test_job_counts_are_snakemakes_own(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``job_counts`` and ``python -m clinsent.plan --summary`` against Snakemake's dry run of the
-    same config from scratch (a fresh results and hub folder), for every paper config, its demo
-    twin and the benchmark's configs."""
-    fresh = {"placeholders_ok": True, "results": str(tmp_path / "results"), "hub_dir": str(tmp_path / "hub")}
-    run = snakemake(
-        REPO, "all", "-n", "--configfile", _path(name), "--config",
-        *(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in fresh.items()),
-        "--cores", "1", "--resources", "gpu=1", "--quiet", "rules", timeout=600,
+SNAKEMAKE_CONFIGS = [*EXPECTED, "benchmark", "benchmark-demo"]
+
+
+@pytest.fixture(scope="session")
+def snakemakes_dags(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, str]]:
+    """Snakemake's own DAG of each config from scratch (``bench/dag_dump.py``: every job's rule,
+    wildcards, inputs and outputs, read through Snakemake's API in one process), with a fresh
+    results and hub folder; and those overrides, for the plan."""
+    import json
+    import subprocess
+
+    tmp = tmp_path_factory.mktemp("dags")
+    fresh = {"placeholders_ok": "true", "results": str(tmp / "results"), "hub_dir": str(tmp / "hub")}
+    run = subprocess.run(
+        [sys.executable, "bench/dag_dump.py", str(tmp / "out"), *map(_path, SNAKEMAKE_CONFIGS),
+         *(f"--set={k}={v}" for k, v in fresh.items())],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
-    counted = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", run.stdout, re.M)}
-    assert counted.pop("total") == sum(counted.values())
+    return {n: json.loads((tmp / "out" / f"{n}.json").read_text()) for n in SNAKEMAKE_CONFIGS}, fresh
+
+
+@pytest.mark.parametrize("name", SNAKEMAKE_CONFIGS)
+def test_the_plans_jobs_are_snakemakes_own(
+    name: str, snakemakes_dags: tuple[dict[str, Any], dict[str, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The plan's jobs (:mod:`clinsent.plan.jobs`, walked from ``all`` over the rules the plan
+    declares) against Snakemake's DAG of the same config: the same jobs (rule, wildcards,
+    outputs), each with the same inputs, named as its script reads them; so ``job_counts`` and
+    ``python -m clinsent.plan --summary`` count what ``snakemake -n`` lists."""
+    from collections import Counter
+
+    from clinsent.plan.jobs import jobs
+    from clinsent.plan.rules import files_of
+
+    dags, fresh = snakemakes_dags
+
+    def key(rule: str, wildcards: dict[str, str], outputs: list[str]) -> tuple[str, str, str]:
+        return rule, repr(sorted(wildcards.items())), repr(outputs)
+
+    theirs = {key(j["rule"], j["wildcards"], j["output"]["all"]): j["input"] for j in dags[name]["jobs"]}
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
-        planned = job_counts(build_plan(load_config(_path(name), fresh)))
+        plan = build_plan(load_config(_path(name), dict(fresh)))
+        mine = {key(j.rule, j.wildcards, j.outputs): j.inputs for j in jobs(plan)}
         capsys.readouterr()
         assert main([_path(name), "--summary", "--placeholders-ok"]) == 0
     finally:
         os.chdir(cwd)
-    assert planned == counted
+    assert sorted(mine) == sorted(theirs)
+    for job, inputs in mine.items():
+        named = inputs if isinstance(inputs, dict) else {}
+        assert (files_of(inputs), named) == (theirs[job]["all"], theirs[job]["named"]), job
+    counted = dict(Counter(j["rule"] for j in dags[name]["jobs"]))
+    assert job_counts(plan) == counted
     printed = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", capsys.readouterr().out, re.M)}
     assert printed.pop("total") == sum(counted.values()) and printed == counted

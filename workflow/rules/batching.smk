@@ -4,9 +4,9 @@
 rule batch_plan:
     """Fix the batches (and each sentence's chosen entity) of every training step."""
     input:
-        unpack(plan_inputs),
+        IN("batch_plan"),
     output:
-        T.pattern(P.BATCH_PLAN),
+        *OUT("batch_plan"),
     params:
         plan=lambda wc: PLAN.run.plans[wc.plan],
     log:
@@ -22,10 +22,9 @@ rule batch_plan:
 rule duplicate_stats:
     """Simulate naive batches on S_ent: share with a duplicate entity, mean unique share."""
     input:
-        sets=rules.sentence_sets.output.sets,
-        linked=rules.sentence_sets.output.linked,
+        IN("duplicate_stats"),
     output:
-        T.pattern(P.DUPLICATE_ENTITIES),
+        *OUT("duplicate_stats"),
     params:
         batches=config["batching"]["duplicate_sim_batches"],
         batch_size=config["batching"]["duplicate_sim_batch_size"],

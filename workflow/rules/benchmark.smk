@@ -2,9 +2,6 @@
 # JSON per task and seed's revision, from its own jobs' metrics files (scores and times), and
 # the model's card with them as model-index metadata (a copy beside them: the model folder is the
 # train job's output and stays as it wrote it).
-import os
-
-
 from clinsent.plan.benchmark import benchmark_models, benchmark_tasks, metrics_files, model_cards
 
 BENCH_MODELS = benchmark_models(PLAN) if config.get("models") else {}
@@ -18,11 +15,9 @@ localrules:
 rule mteb_results:
     """One model's results, MTEB TaskResult files (mteb/<model>/<revision>/<task>.json)."""
     input:
-        metrics=lambda wc: [f for fs in metrics_files(PLAN, BENCH_MODELS[wc.model], BENCH_TASKS).values() for f in fs],
-        task_files=[f for t in BENCH_TASKS.values() for f in t["files"]],
-        models=lambda wc: [os.path.dirname(c) for c in model_cards(PLAN, BENCH_MODELS[wc.model])],  # their cards get the results
+        IN("mteb_results"),  # its runs' metrics, the tasks' files, its models (their cards get the results)
     output:
-        directory(T.pattern(P.MTEB)),
+        *OUT("mteb_results"),
     params:
         model=lambda wc: BENCH_MODELS[wc.model],
         tasks=BENCH_TASKS,

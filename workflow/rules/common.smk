@@ -1,10 +1,10 @@
 # The plan of the run (clinsent.plan: the grid, every job's inputs and params, the report's
-# inputs, tested without Snakemake) and the thin input functions the rules call.
+# inputs, tested without Snakemake); every rule's inputs and outputs as the plan declares them
+# (clinsent.plan.rules: IN and OUT below) and the thin params functions the rules call.
 import os
 import sys
 
 from clinsent import paths as P
-from clinsent.corpus.sentences import corpus_paths
 from clinsent.errors import InputError
 from clinsent.gpu_slots import LOCK_DIR_ENV, check_lock_dir, export_pool, resolve_pool
 from clinsent.io import check_writable
@@ -12,6 +12,7 @@ from clinsent.models.base import HUB_DIR_ENV
 from clinsent.offline import set_network_switches
 from clinsent.plan.checks import build_plan
 from clinsent.plan.jobs import job_counts
+from clinsent.plan.rules import RULES as DECLARED, Folder, Scratch
 from clinsent.smk import config_error
 
 # A misspelt or foreign knob, an invalid combination or a bad reference stops a dry run before
@@ -50,12 +51,6 @@ EMBED_GPU = 1 if GPU_POOL and config.get("embed_device", "auto") != "cpu" else 0
 
 R = PLAN.run.results
 T = PLAN.run.tree  # every rule's input, output, log and benchmark pattern (clinsent.paths)
-EVAL = PLAN.run.eval_sets
-SHARDS = PLAN.run.shards
-# the notes' shards: the shard count is part of their folder, so two layouts never mix
-NOTES_SHARD, SENTENCES_SHARD, ENTITIES_SHARD, INGEST_STATS = (
-    T.pattern(t, n_shards=PLAN.run.n_shards) for t in (P.NOTES_SHARD, P.SENTENCES_SHARD, P.ENTITIES_SHARD, P.INGEST_STATS)
-)
 NOTE_SENTENCES = PLAN.run.note_sentences
 NOTE_ENTITIES = PLAN.run.note_entities  # ontology, pack, NER, S_ent / S_none and their statistics
 TABLES, FIGURES = PLAN.run.tables, PLAN.run.figures
@@ -64,39 +59,41 @@ wildcard_constraints:
     **PLAN.run.wildcard_constraints(),
 
 
-def eval_set_files(name):
-    return PLAN.files.eval_set_files(name)
+def IN(rule):
+    """A rule's inputs as the plan declares them (clinsent.plan.rules), for each job's wildcards."""
+    declared = DECLARED[rule]
+    return unpack(lambda wildcards: declared.inputs(PLAN, wildcards))
 
 
-def train_inputs(wildcards):
-    return PLAN.train_inputs(wildcards.method, wildcards.base_model, wildcards.seed)
+def OUT(rule, show=None, **shown):
+    """A rule's outputs as the plan declares them (clinsent.plan.rules), a folder as directory()
+    and a scratch file as temp(); how `snakemake --report` shows them: `shown`, an output's name ->
+    a function of each of its files (SHOWN), or `show` for every file of a rule's unnamed outputs."""
+
+    def flagged(f, show):
+        f = directory(str(f)) if isinstance(f, Folder) else temp(str(f)) if isinstance(f, Scratch) else str(f)
+        return show(f) if show else f
+
+    declared = DECLARED[rule].outputs(PLAN)
+    if isinstance(declared, list):
+        return [flagged(f, show) for f in declared]
+    return {k: [flagged(f, shown.get(k)) for f in v] if isinstance(v, list) else flagged(v, shown.get(k))
+            for k, v in declared.items()}
+
+
+def SHOWN(caption, category, subcategory=None, ext=None):
+    """An output's files as `snakemake --report` shows them (those ending in `ext` only, if given);
+    `subcategory` may be a function of the file's name without its extension."""
+
+    def show(f):
+        if ext and not f.endswith(ext):
+            return f
+        stem = os.path.basename(f).rsplit(".", 1)[0]
+        sub = subcategory(stem) if callable(subcategory) else subcategory
+        return report(f, caption=caption, category=category, **({"subcategory": sub} if sub else {}))
+
+    return show
 
 
 def train_param(key):
     return lambda wc: PLAN.train_params(wc.method, wc.base_model, wc.seed)[key]
-
-
-def corpus_embed_inputs(wc):
-    """One shard: the model and the texts; several: their parts (the job only joins them)."""
-    if PLAN.files.corpus_shards(wc.embedded_corpus) > 1:
-        return {"parts": PLAN.files.corpus_parts(wc.embedded_corpus)}
-    return {
-        "model": PLAN.files.run_file(P.MODEL, *PLAN.files.corpus_run(wc.embedded_corpus)),
-        "texts": PLAN.files.corpus_input(wc.embedded_corpus),
-    }
-
-
-def plan_inputs(wildcards):
-    return PLAN.plan_inputs(wildcards.plan)
-
-
-def training_data_files(wildcards):
-    return PLAN.files.training_data_files(wildcards.source)
-
-
-def ner_pack(wildcards):
-    return PLAN.files.ner_pack()
-
-
-def ontology_file(wildcards):
-    return PLAN.files.ontology_file()

@@ -7,10 +7,9 @@
 rule ingest_notes:
     """Stream the notes (NOTEEVENTS csv/csv.gz, MIMIC-IV-Note, .txt folder or parquet) into N shards by row_id mod N."""
     input:
-        PLAN.files.external(PLAN.files.notes_paths) if PLAN.run.notes else [],
+        IN("ingest_notes"),
     output:
-        shards=expand(NOTES_SHARD, shard=SHARDS),
-        stats=INGEST_STATS,
+        **OUT("ingest_notes"),
     params:
         notes=config["notes"],
     log:
@@ -29,9 +28,9 @@ rule ingest_notes:
 rule split_sentences:
     """Normalise MIMIC text and split one shard with ScispaCy + pysbd, paragraph by paragraph."""
     input:
-        NOTES_SHARD,
+        IN("split_sentences"),
     output:
-        SENTENCES_SHARD,
+        *OUT("split_sentences"),
     params:
         min_words=config["corpus"]["min_words"],
     log:
@@ -50,9 +49,9 @@ rule split_sentences:
 rule medcat_pack:
     """Build a MedCAT v2 model pack from the ontology's disease (T047) and mental (T048) terms."""
     input:
-        rules.ontology_terms.output.terms,
+        IN("medcat_pack"),
     output:
-        directory(T.pattern(P.MEDCAT_PACK)),
+        *OUT("medcat_pack"),
     params:
         branch_types=config["ner"]["branch_types"],
     log:
@@ -68,10 +67,9 @@ rule medcat_pack:
 rule slim_pack:
     """Restrict the user's MedCAT pack to the kept types once, so every shard job loads less."""
     input:
-        lambda wc: PLAN.files.external_file(config["ner"]["model_pack"]),
+        IN("slim_pack"),
     output:
-        pack=directory(T.pattern(P.SLIM_PACK)),
-        stats=T.pattern(P.SLIM_PACK_STATS),
+        **OUT("slim_pack"),
     params:
         type_ids=config["ner"]["type_ids"],
     log:
@@ -89,10 +87,9 @@ rule slim_pack:
 rule ner:
     """Annotate the kept sentences of one shard with MedCAT (pack loaded once), keeping the configured types."""
     input:
-        sentences=SENTENCES_SHARD,
-        pack=ner_pack,
+        IN("ner"),
     output:
-        ENTITIES_SHARD,
+        *OUT("ner"),
     params:
         type_ids=config["ner"]["type_ids"],
     log:
@@ -111,13 +108,9 @@ rule ner:
 rule sentence_sets:
     """Gather the shards: link entities to definitions; S_all, S_ent, S_none and the no-definition remainder."""
     input:
-        sentences=expand(SENTENCES_SHARD, shard=SHARDS),
-        entities=expand(ENTITIES_SHARD, shard=SHARDS),
-        terms=rules.ontology_terms.output.terms,
+        IN("sentence_sets"),
     output:
-        sets=T.pattern(P.ENTITY_SETS),
-        linked=T.pattern(P.LINKED),
-        counts=T.pattern(P.ENTITY_SETS_COUNTS),
+        **OUT("sentence_sets"),
     params:
         link_by=config["linking"]["by"],
     log:
@@ -136,10 +129,9 @@ rule sentence_set_all:
     """Gather the shards' kept sentences into S_all when no method needs entities: the sentences,
     ids and order of the sets `sentence_sets` writes, without the ontology, the pack or NER."""
     input:
-        sentences=expand(SENTENCES_SHARD, shard=SHARDS),
+        IN("sentence_set_all"),
     output:
-        sets=T.pattern(P.S_ALL),
-        counts=T.pattern(P.S_ALL_COUNTS),
+        **OUT("sentence_set_all"),
     log:
         T.log("sentence_set_all"),
     benchmark:
@@ -155,13 +147,9 @@ rule sentence_set_all:
 rule corpus_stats:
     """MED-SE Tables 1 and 2 for this corpus, and the exact-duplicate (copy-paste) counts."""
     input:
-        sets=rules.sentence_sets.output.sets,
-        linked=rules.sentence_sets.output.linked,
-        counts=rules.sentence_sets.output.counts,
+        IN("corpus_stats"),
     output:
-        table1=report(T.pattern(P.TABLE1), caption="../report/corpus.rst", category="Corpus"),
-        table2=report(T.pattern(P.TABLE2), caption="../report/corpus.rst", category="Corpus"),
-        duplicates=report(T.pattern(P.EXACT_DUPLICATES), caption="../report/corpus.rst", category="Corpus"),
+        **OUT("corpus_stats", **dict.fromkeys(("table1", "table2", "duplicates"), SHOWN("../report/corpus.rst", "Corpus"))),
     params:
         top_fraction=0.1,  # MED-SE Table 1: the top 10% most frequent entities
     log:
@@ -177,14 +165,9 @@ rule corpus_stats:
 rule corpus_manifest:
     """Per-stage counts, tool versions, normalisation version, ontology version and hash, pack hash."""
     input:
-        ingest=rules.ingest_notes.output.stats,
-        sentences=rules.sentence_sets.input.sentences,
-        counts=PLAN.files.sets_counts_path(),
-        **({"entities": rules.sentence_sets.input.entities, "terms": rules.ontology_terms.output.terms,
-            "coverage": rules.ontology_terms.output.coverage, "ontology": ontology_file, "pack": ner_pack}
-           if NOTE_ENTITIES else {}),
+        IN("corpus_manifest"),
     output:
-        T.pattern(P.MANIFEST),
+        *OUT("corpus_manifest"),
     params:
         shards=PLAN.run.n_shards,
         type_ids=config["ner"]["type_ids"] if NOTE_ENTITIES else None,

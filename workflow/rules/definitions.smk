@@ -5,10 +5,9 @@
 rule ontology_terms:
     """Parse the ontology into a term table (id, label, synonyms, definition, CUIs, branch, obsolete) and its coverage."""
     input:
-        ontology_file,
+        IN("ontology_terms"),
     output:
-        terms=T.pattern(P.ONTOLOGY_TERMS),
-        coverage=T.pattern(P.ONTOLOGY_COVERAGE),
+        **OUT("ontology_terms"),
     params:
         disease_root=config["ontology"]["disease_root"],
         mental_root=config["ontology"]["mental_root"],

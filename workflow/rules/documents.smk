@@ -6,11 +6,9 @@
 rule documents:
     """Whole notes as documents: a seeded pre-training sample and the held-out patients' notes."""
     input:
-        expand(NOTES_SHARD, shard=SHARDS),
+        IN("documents"),
     output:
-        pretrain=T.pattern(P.DOCUMENTS, partition="pretrain"),
-        downstream=T.pattern(P.DOCUMENTS, partition="downstream"),
-        stats=T.pattern(P.DOCUMENTS_STATS),
+        **OUT("documents"),
     params:
         documents=config["documents"],
     log:
@@ -28,11 +26,9 @@ rule documents:
 rule doc_task:
     """One labelled document task (doc_tasks.<name>) drawn from the downstream documents."""
     input:
-        documents=rules.documents.output.downstream,
-        extra=lambda wc: PLAN.files.doc_task_files(wc.task),
+        IN("doc_task"),
     output:
-        table=T.pattern(P.DOC_TASK),
-        report=T.pattern(P.DOC_TASK_REPORT),
+        **OUT("doc_task"),
     params:
         task=lambda wc: config["doc_tasks"][wc.task],
     log:

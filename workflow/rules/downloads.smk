@@ -11,7 +11,7 @@ localrules:
 rule download_ontology:
     """Download the pinned ontology release (URL, version, sha256 from `ontology.release`)."""
     output:
-        PLAN.run.ontology_download,
+        *OUT("download_ontology"),
     params:
         url=PLAN.run.ontology_url,
         sha256=config["ontology"]["release"]["sha256"],
@@ -29,7 +29,7 @@ rule download_model:
     """Fetch one model named by a Hugging Face id (base_models, or a method's extra model) into
     `hub_dir`/<owner--name>: a complete snapshot, moved into place only when whole."""
     output:
-        directory(f"{PLAN.files.hub_dir}/{{hub}}"),  # outside the results folder: every config shares it
+        *OUT("download_model"),  # outside the results folder: every config shares it
     params:
         repo_id=lambda wc: wc.hub.replace("--", "/"),
     log:

@@ -5,10 +5,9 @@
 rule embed:
     """Export embeddings (id, text, float32 vector) of one eval set's texts with one selected model."""
     input:
-        model=T.pattern(P.MODEL),
-        eval_files=lambda wc: eval_set_files(wc.eval_set),
+        IN("embed"),
     output:
-        T.pattern(P.EMBEDDINGS),
+        *OUT("embed"),
     params:
         eval_set=lambda wc: PLAN.eval_params(wc.eval_set),
     log:
@@ -30,10 +29,9 @@ rule corpus_embed_shard:
     part of the input's chunks, each chunk kept as it is finished, so a killed job resumes after
     its last one (clinsent.corpus_shards); a GPU slot where embed jobs use a GPU, on Slurm its own job."""
     input:
-        model=lambda wc: PLAN.files.run_file(P.MODEL, *PLAN.files.corpus_run(wc.embedded_corpus)),
-        texts=lambda wc: PLAN.files.corpus_input(wc.embedded_corpus),
+        IN("corpus_embed_shard"),
     output:
-        temp(T.pattern(P.CORPUS_EMBEDDING_PART)),
+        *OUT("corpus_embed_shard"),
     params:
         entry=lambda wc: PLAN.files.corpus_params(wc.embedded_corpus),
     log:
@@ -56,9 +54,9 @@ rule corpus_embed:
     chunk), the model, its identity and pooling in its metadata; owner-only (the folder always, the
     file too when the texts are the notes'). With shards, the cheap job that joins the parts in order."""
     input:
-        unpack(corpus_embed_inputs),
+        IN("corpus_embed"),
     output:
-        T.pattern(P.CORPUS_EMBEDDING),
+        *OUT("corpus_embed"),
     params:
         entry=lambda wc: PLAN.files.corpus_params(wc.embedded_corpus),
     log:
@@ -81,4 +79,4 @@ rule corpus_embed:
 rule corpus_embeddings:
     """Every configured corpus embedding (part of `all`; alone: snakemake corpus_embeddings)."""
     input:
-        PLAN.files.corpus_embedding_files(),
+        IN("corpus_embeddings"),

@@ -6,11 +6,9 @@
 rule evaluate:
     """Score one eval set's embeddings."""
     input:
-        # the set's own embeddings, or with embed_from those of the set whose texts include its own
-        embeddings=lambda wc: PLAN.files.embeddings(wc.method, wc.base_model, wc.seed, EVAL[wc.eval_set].embedded()),
-        eval_files=lambda wc: eval_set_files(wc.eval_set),
+        IN("evaluate"),  # the set's own embeddings (or with embed_from another set's) and its files
     output:
-        T.pattern(P.METRICS),
+        *OUT("evaluate"),
     params:
         eval_set=lambda wc: PLAN.eval_params(wc.eval_set),
         postprocess=lambda wc: PLAN.run.methods[wc.method].postprocess,

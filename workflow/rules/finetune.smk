@@ -7,10 +7,9 @@
 rule finetune:
     """Fine-tune one trained run on one entry's train split; test metrics of the best validation epoch."""
     input:
-        model=T.pattern(P.MODEL),
-        eval_files=lambda wc: PLAN.finetune_files(wc.finetune),
+        IN("finetune"),
     output:
-        T.pattern(P.FINETUNE),
+        *OUT("finetune"),
     params:
         finetune=lambda wc: PLAN.finetune_params(wc.finetune),
     log:
@@ -30,10 +29,9 @@ rule finetune:
 rule cross_encoder:
     """Fine-tune sentence-transformers' CrossEncoder from one base model on one entry's splits."""
     input:
-        base_model=lambda wc: PLAN.files.model_inputs([config["base_models"][wc.base_model]]),
-        eval_files=lambda wc: PLAN.finetune_files(wc.finetune),
+        IN("cross_encoder"),
     output:
-        T.pattern(P.CROSS_ENCODER),
+        *OUT("cross_encoder"),
     params:
         finetune=lambda wc: PLAN.finetune_params(wc.finetune),
         base_model=lambda wc: config["base_models"][wc.base_model],

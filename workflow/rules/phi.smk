@@ -22,9 +22,9 @@ if PHI_SCAN:  # `snakemake --report` while the last scan stands failed: refused 
 rule phi_sample:
     """Salted hashes of a seeded sample of the notes' word n-grams (no text is kept)."""
     input:
-        rules.ingest_notes.output.shards,
+        IN("phi_sample"),
     output:
-        T.pattern(P.PHI_NGRAMS),
+        *OUT("phi_sample"),
     params:
         ngram=PHI["ngram"],
         sample=PHI["sample"],
@@ -49,16 +49,10 @@ rule phi_scan:
     are no job's output, so they are listed when this job runs, after the reports and models it
     depends on; every file of a trained run's folder is an input."""
     input:
-        sample=rules.phi_sample.output[0],
-        reports=[rules.report.output, rules.paper_report.output if (TABLES or FIGURES) else [],
-                 rules.corpus_stats.output if NOTE_ENTITIES else [], rules.corpus_manifest.output if NOTE_SENTENCES else [],
-                 [T.file(P.MTEB, model=m) for m in BENCH_MODELS]],  # the benchmark's results and model cards
-        models=[f"{PLAN.files.model_dir(m, b, s)}/{f}" for m, b, s in PLAN.run.trained_jobs()
-                for f in P.RUN_FILES],  # the train rule's outputs, all scanned
-        releases=PLAN.release_dirs(),  # the release copies and their cards
+        IN("phi_scan"),  # the reports, the benchmark's results and cards, every file of a trained run, the release copies
     output:
         # one of the report's items: a report cannot be built before a passing scan
-        report(T.pattern(P.PHI_SCAN), caption="../report/phi_scan.rst", category="PHI scan"),
+        *OUT("phi_scan", show=SHOWN("../report/phi_scan.rst", "PHI scan")),
     params:
         results=lambda wc, output: os.path.dirname(os.path.dirname(output[0])),  # <results>/stats/phi_scan.json
     log:

@@ -42,36 +42,20 @@ RUN_FACTS = RunFacts(
 CAPTIONS = captions(RUN_FACTS, config["report"]["paper_label"])
 
 
-# every (job, eval set) that is scored: an eval set with `base_models` only for runs of those;
-# then the fine-tuned runs and cross-encoders, under their `finetune` entry's name as eval set
-CORPUS_INPUTS = {
-    **({"table1": rules.corpus_stats.output.table1, "table2": rules.corpus_stats.output.table2,
-        "exact_duplicates": rules.corpus_stats.output.duplicates,
-        "duplicate_simulation": rules.duplicate_stats.output[0]} if NOTE_ENTITIES else {}),
-    **({"s_all_counts": rules.sentence_set_all.output.counts} if NOTE_SENTENCES and not NOTE_ENTITIES else {}),
-    "sentence_corpora": [PLAN.files.corpus_stats_path(c) for c in PLAN.run.sentence_corpora],
-}
-
-
 rule report:
     """Collect every job's metrics and selection into the summary, the table and the figure."""
     input:
-        metrics=PLAN.evaluation_paths(),
-        selections=[PLAN.files.run_file(P.SELECTION, m, b, s) for m, b, s in PLAN.run.trained_jobs()],
-        curves=[PLAN.files.run_file(P.CURVE, m, b, s) for m, b, s in PLAN.run.trained_jobs()],
-        **CORPUS_INPUTS,
+        # every (job, eval set) that is scored (an eval set with `base_models` only for runs of those;
+        # then the fine-tuned runs and cross-encoders), every run's selection and curve, the corpus tables
+        IN("report"),
     output:
-        summary=report(T.pattern(P.SUMMARY), caption="../report/summary.rst", category="Results"),
-        table_md=T.pattern(P.RESULTS_TABLE, ext="md"),
-        table_csv=report(T.pattern(P.RESULTS_TABLE, ext="csv"), caption="../report/results_table.rst", category="Results"),
-        table_tex=T.pattern(P.RESULTS_TABLE, ext="tex"),
-        # the curve figure only where a run evaluates a curve set (else not drawn; results.md says why)
-        **({"figure_png": report(T.pattern(P.CURVES_FIGURE, ext="png"), caption="../report/curves.rst", category="Training curves"),
-            "figure_pdf": T.pattern(P.CURVES_FIGURE, ext="pdf")} if PLAN.has_curves() else {}),
-        corpus_md=report(T.pattern(P.CORPUS_TABLE, ext="md"), caption="../report/run_corpus.rst", category="Corpus"),
-        corpus_tex=T.pattern(P.CORPUS_TABLE, ext="tex"),
-        run=T.pattern(P.RUN_RECORD),  # which config this report is of (`snakemake --report` checks it)
-        replicates=T.pattern(P.REPLICATES),  # every run's bootstrap replicates (paired comparisons)
+        # the table (md, csv, tex), the curve figure where a run evaluates a curve set, the corpus table,
+        # which config this report is of (`snakemake --report` checks it), the bootstrap replicates
+        **OUT("report",
+              summary=SHOWN("../report/summary.rst", "Results"),
+              table_csv=SHOWN("../report/results_table.rst", "Results"),
+              figure_png=SHOWN("../report/curves.rst", "Training curves"),
+              corpus_md=SHOWN("../report/run_corpus.rst", "Corpus")),
     params:
         fingerprint=REPORT_FINGERPRINT,
         configfiles=[str(c) for c in workflow.overwrite_configfiles or ["config/config.yaml"]],
@@ -98,9 +82,9 @@ rule report:
 rule eval_set_stats:
     """Size of one eval set per split, its task and metric (the augmentation paper's Table 3)."""
     input:
-        lambda wc: eval_set_files(wc.eval_set),
+        IN("eval_set_stats"),
     output:
-        T.pattern(P.EVAL_SET_STATS),
+        *OUT("eval_set_stats"),
     params:
         eval_set=lambda wc: PLAN.eval_params(wc.eval_set),
     log:
@@ -117,21 +101,13 @@ rule paper_report:
     """The paper's tables (md, csv, tex; ours beside the paper's numbers), a training-curve figure
     per runs table, and the figures; each built by its kind (clinsent.report.kinds)."""
     input:
-        summary=rules.report.output.summary,
-        replicates=rules.report.output.replicates,
-        curves=rules.report.input.curves,
-        extras=PLAN.kind_files(),  # what each table's and figure's kind reads besides these
+        IN("paper_report"),  # the summary, the replicates, the curves, what each kind reads besides
     output:
         # in `snakemake --report`: each table (csv) and figure (png) under the paper's label
-        tables=[report(T.file(P.PAPER_TABLE, table=t, ext=ext), caption="../report/paper_table.rst",
-                       category=f"Tables: {config['report']['paper_label']}", subcategory=t) if ext == "csv"
-                else T.file(P.PAPER_TABLE, table=t, ext=ext) for t in TABLES for ext in ("md", "csv", "tex")],
-        curves=[report(T.file(P.PAPER_CURVES, table=t, ext=ext), caption="../report/curves.rst", category="Training curves",
-                       subcategory=t) if ext == "png" else T.file(P.PAPER_CURVES, table=t, ext=ext)
-                for t in PLAN.run_tables() for ext in ("png", "pdf")],
-        figures=[report(T.file(P.PAPER_FIGURE, figure=f, ext=ext), caption="../report/paper_figure.rst",
-                        category=f"Figures: {config['report']['paper_label']}", subcategory=f) if ext == "png"
-                 else T.file(P.PAPER_FIGURE, figure=f, ext=ext) for f in FIGURES for ext in ("png", "pdf", "csv")],
+        **OUT("paper_report",
+              tables=SHOWN("../report/paper_table.rst", f"Tables: {config['report']['paper_label']}", str, ext=".csv"),
+              curves=SHOWN("../report/curves.rst", "Training curves", lambda stem: stem.removeprefix("curves_"), ext=".png"),
+              figures=SHOWN("../report/paper_figure.rst", f"Figures: {config['report']['paper_label']}", str, ext=".png")),
     params:
         jobs=rules.report.params.jobs,
         tables=TABLES,

@@ -5,10 +5,9 @@
 rule sentence_corpus:
     """Read (and sample) one sentence corpus into the sentence-set layout, with its statistics."""
     input:
-        lambda wc: PLAN.files.external(corpus_paths(config["sentence_corpora"][wc.sentence_corpus])),
+        IN("sentence_corpus"),
     output:
-        sentences=T.pattern(P.SENTENCE_CORPUS),
-        stats=T.pattern(P.SENTENCE_CORPUS_STATS),
+        **OUT("sentence_corpus"),
     params:
         entry=lambda wc: config["sentence_corpora"][wc.sentence_corpus],
     log:

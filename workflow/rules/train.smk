@@ -5,10 +5,9 @@
 rule training_rows:
     """Read one `training_data` entry as distributed into training rows with named text columns."""
     input:
-        training_data_files,
+        IN("training_rows"),
     output:
-        rows=T.pattern(P.TRAINING_ROWS),
-        report=T.pattern(P.TRAINING_ROWS_REPORT),
+        **OUT("training_rows"),
     params:
         entry=lambda wc: config["training_data"][wc.source],
     log:
@@ -25,11 +24,9 @@ rule train:
     """Train one model, evaluate the curve sets every n steps, keep the step with the best
     selection-set headline metric."""
     input:
-        unpack(train_inputs),
+        IN("train"),
     output:
-        model=directory(T.pattern(P.MODEL)),
-        curve=T.pattern(P.CURVE),
-        selection=T.pattern(P.SELECTION),
+        **OUT("train"),
     params:
         # only this method's own knobs (with their defaults): a change elsewhere reruns nothing here
         method=train_param("method"),
@@ -58,9 +55,6 @@ localrules:
     release,
 
 
-RELEASE_RUNS = PLAN.release_runs()
-
-
 rule release:
     """The release copies of every trained run (results/release/<method>/<base model>/seed<k>/):
     each model's files hard-linked (a copy where links cannot be made) and a card (README.md)
@@ -68,13 +62,11 @@ rule release:
     evaluation never rewrites the model folders its own jobs read; one job for all (each copy is
     links and a card: seconds), so a grid of hundreds of runs adds one job, not hundreds."""
     input:
-        models=[r["model"] for r in RELEASE_RUNS],
-        records=[r["selection"] for r in RELEASE_RUNS] + [r["curve"] for r in RELEASE_RUNS],
-        metrics=list(dict.fromkeys(p for r in RELEASE_RUNS for p in [*r["metrics"].values(), *r["baseline"].values()])),
+        IN("release"),
     output:
-        directory(PLAN.release_dir()),
+        *OUT("release"),
     params:
-        runs=RELEASE_RUNS,
+        runs=PLAN.release_runs(),
         card=config.get("model_card") or {},
     log:
         T.log("release"),

@@ -1,64 +1,96 @@
-"""How many jobs each rule gets in a run from scratch: what ``snakemake -n`` lists (tested
-against Snakemake's dry run for every paper config and its demo twin, ``tests/plan/test_plan.py``).
+"""The plan's jobs: the rules of :mod:`clinsent.plan.rules` walked from ``all``'s inputs, as
+Snakemake builds its DAG of a run from scratch (each file asked for is made by the one rule whose
+output pattern it matches, under the run's wildcard constraints; that job's inputs are asked for
+in turn; a file no rule makes is the user's). :func:`job_counts` is what ``snakemake -n`` lists.
+
+``tests/plan/test_plan.py`` checks every job (rule, wildcards, inputs, outputs) and the counts
+against Snakemake's own DAG of every config (``bench/dag_dump.py``).
 """
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from clinsent import paths
-from clinsent.plan.benchmark import benchmark_models
-from clinsent.plan.layout import Plan
+from clinsent.plan.rules import RULES, Declared, files_of
+
+if TYPE_CHECKING:
+    from clinsent.plan.layout import Plan
+
+DEFAULT = ".+"  # Snakemake's wildcard without a constraint
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job of the DAG: its rule, wildcards, inputs (as the rule's script reads them) and outputs."""
+
+    rule: str
+    wildcards: dict[str, str]
+    inputs: Declared
+    outputs: list[str]
+
+
+def _regex(pattern: str, constraints: dict[str, str]) -> re.Pattern[str]:
+    """Snakemake's reading of an output pattern: each wildcard a named group under its constraint."""
+    out, seen, at = [], set(), 0
+    for m in re.finditer(r"\{(\w+)\}", pattern):
+        out.append(re.escape(pattern[at : m.start()]))
+        name = m.group(1)
+        out.append(f"(?P={name})" if name in seen else f"(?P<{name}>{constraints.get(name, DEFAULT)})")
+        seen.add(name)
+        at = m.end()
+    out.append(re.escape(pattern[at:]))
+    return re.compile("".join(out))
+
+
+def _match(file: str, regexes: list[re.Pattern[str]]) -> dict[str, str] | None:
+    """The wildcards of the first output pattern a file matches, or None."""
+    for regex in regexes:
+        if m := regex.fullmatch(file):
+            return m.groupdict()
+    return None
+
+
+class AmbiguousFile(ValueError):
+    """Two rules make the same file: the DAG cannot choose (Snakemake refuses it too)."""
+
+
+def jobs(plan: Plan) -> list[Job]:
+    """Every job of a run from scratch, ``all`` first, then in the order they are first asked for."""
+    constraints = plan.run.wildcard_constraints()
+    patterns: list[tuple[str, list[str], list[re.Pattern[str]]]] = []
+    for name, rule in RULES.items():
+        outputs = files_of(rule.outputs(plan))
+        if outputs:
+            patterns.append((name, outputs, [_regex(o, constraints) for o in outputs]))
+    made: dict[str, Job] = {}
+    first = Job("all", {}, RULES["all"].inputs(plan, {}), [])
+    found = [first]
+    wanted = list(reversed(files_of(first.inputs)))
+    while wanted:
+        file = wanted.pop()
+        if file in made:
+            continue
+        matches = [
+            (name, outputs, wildcards)
+            for name, outputs, regexes in patterns
+            if (wildcards := _match(file, regexes)) is not None
+        ]
+        if not matches:
+            continue  # the user's file (or a missing one: Snakemake's dry run names it)
+        if len(matches) > 1:
+            raise AmbiguousFile(f"{file}: made by the rules {', '.join(n for n, _, _ in matches)}")
+        name, outputs, wildcards = matches[0]
+        job = Job(name, wildcards, RULES[name].inputs(plan, wildcards), [paths.fill(o, **wildcards) for o in outputs])
+        found.append(job)
+        made.update(dict.fromkeys(job.outputs, job))
+        wanted += reversed(files_of(job.inputs))
+    return found
 
 
 def job_counts(plan: Plan) -> dict[str, int]:
-    """How many jobs each rule gets in a run from scratch (what ``snakemake -n`` lists; tested
-    against it for the paper configs)."""
-    under = plan.run.tree.folder  # the folder of a kind of file
-    trained = list(plan.run.trained_jobs())
-    counts: dict[str, int] = {"all": 1, "report": 1}
-    if plan.run.tables or plan.run.figures:
-        counts["paper_report"] = 1
-    counts["train"] = len(trained)
-    report_files = plan.kind_files()
-    embedded = {plan.files.embeddings(m, b, s, plan.run.eval_sets[e].embedded()) for m, b, s, e in plan.zero_shot()}
-    embedded |= {f for f in report_files if f.startswith(under(paths.EMBEDDINGS))}
-    counts["embed"] = len(embedded)
-    counts["evaluate"] = len(plan.zero_shot())
-    counts["finetune"] = len(plan.finetune_jobs())
-    counts["cross_encoder"] = len(plan.cross_encoder_jobs())
-    needs = [plan.train_inputs(m, b, s) for m, b, s in trained]
-    counts["batch_plan"] = len({n["plan"] for n in needs if "plan" in n})
-    files = {f for n in needs for v in n.values() for f in ([v] if isinstance(v, str) else v)}
-    files |= {f for name in plan.run.eval_sets for f in plan.files.eval_set_files(name)}
-    counts["training_rows"] = len({f for f in files if f.startswith(under(paths.TRAINING_ROWS))})
-    models = [
-        plan.files.model_inputs([str(plan.run.config["base_models"][b])]) for b, _, _ in plan.cross_encoder_jobs()
-    ]
-    counts["download_model"] = len(
-        {f for f in [*files, *(f for m in models for f in m)] if f.startswith(f"{plan.files.hub_dir}/")}
-    )
-    counts["sentence_corpus"] = len(plan.run.sentence_corpora)
-    counts["eval_set_stats"] = len({f for f in report_files if f.startswith(under(paths.EVAL_SET_STATS))})
-    counts["doc_task"] = len({f for f in files if f.startswith(under(paths.DOC_TASK))})
-    documents = counts["doc_task"] > 0 or any(
-        f.startswith(under(paths.DOCUMENTS_STATS)) for f in [*files, *report_files]
-    )
-    counts["documents"] = int(documents)
-    if plan.run.note_sentences:
-        counts.update(
-            split_sentences=plan.run.n_shards, corpus_manifest=1, sentence_set_all=int(not plan.run.note_entities)
-        )
-    if plan.run.note_entities:
-        counts.update(ner=plan.run.n_shards, sentence_sets=1, corpus_stats=1, duplicate_stats=1, ontology_terms=1)
-        counts["download_ontology"] = int(not plan.run.config["ontology"]["path"])
-        counts["medcat_pack"] = int(not plan.run.config["ner"]["model_pack"])
-        counts["slim_pack"] = int(bool(plan.run.config["ner"]["model_pack"] and plan.run.config["ner"]["slim_pack"]))
-    counts["ingest_notes"] = int(plan.run.notes and (plan.run.note_sentences or documents or plan.run.phi_scan))
-    counts["phi_sample"] = counts["phi_scan"] = int(plan.run.phi_scan)
-    counts["corpus_embed"] = len(plan.run.corpus_embeddings)
-    counts["corpus_embed_shard"] = sum(
-        plan.files.corpus_shards(n) for n in plan.run.corpus_embeddings if plan.files.corpus_shards(n) > 1
-    )
-    counts["release"] = len(plan.release_dirs())  # one job for every run's copy
-    if plan.run.config.get("models"):
-        counts["mteb_results"] = len(benchmark_models(plan))
-    return {k: v for k, v in sorted(counts.items()) if v}
+    """How many jobs each rule gets in a run from scratch (what ``snakemake -n`` lists)."""
+    return dict(sorted(Counter(job.rule for job in jobs(plan)).items()))
