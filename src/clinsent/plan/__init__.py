@@ -7,10 +7,12 @@ inputs and params, the jobs of each rule, the targets of ``all``, the report's i
 composed of three parts, one idea each: ``plan.run`` (:mod:`clinsent.plan.run`: what the config
 asks, read through the registries), ``plan.files`` (:mod:`clinsent.plan.files`: where each file
 lives) and the plan's own methods (:mod:`clinsent.plan.layout`: every job's inputs and params).
-``workflow/rules/common.smk`` builds one plan and the rules call it through thin input
-functions, so the planning is tested (``tests/plan/test_plan.py``) instead of only through dry runs,
-and parsing the Snakefile imports neither torch nor transformers. Where files live is
-:mod:`clinsent.paths`' grammar.
+Each rule's outputs and inputs are declared once (:mod:`clinsent.plan.rules`) and
+:mod:`clinsent.plan.jobs` walks them from ``all`` as Snakemake builds its DAG: the plan's jobs and
+their counts. ``workflow/rules/common.smk`` builds one plan and every rule takes its inputs and
+outputs from it, so the planning is tested (``tests/plan/test_plan.py``, job by job against
+Snakemake's own DAG) instead of only through dry runs, and parsing the Snakefile imports neither
+torch nor transformers. Where files live is :mod:`clinsent.paths`' grammar.
 
 ``python -m clinsent.plan --summary config/paper/medse.yaml`` prints the job counts by rule.
 
@@ -24,5 +26,5 @@ name, depend on it) and the queries of a ``retrieval_examples`` table (checked a
 set's texts before any training). Both read only when the file exists.
 
 This package's modules are imported by name (``clinsent.plan.checks``, ``.config``, ``.layout``,
-``.run``, ``.files``, ``.jobs``, ``.benchmark``); importing one imports only what it needs.
+``.run``, ``.files``, ``.rules``, ``.jobs``, ``.benchmark``); importing one imports only what it needs.
 """

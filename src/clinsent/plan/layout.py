@@ -2,7 +2,7 @@
 (:class:`clinsent.plan.run.RunView`, ``plan.run``), where its files live
 (:class:`clinsent.plan.files.RunFiles`, ``plan.files``) and, here, every rule's inputs and
 params, the job grid, the scored rows, the report's tables and figures and the release copies;
-what the rules ask through thin input functions (``workflow/rules/common.smk``). Tables and
+what the rules' declarations (:mod:`clinsent.plan.rules`) and params functions ask. Tables and
 figures see it through :class:`KindView` (:class:`clinsent.report.kinds.base.PlanView`).
 """
 
