@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from snakemake.io import regex_from_filepattern
 
+from clinsent import paths
 from clinsent.plan import jobs as walk
 from clinsent.plan.rules import RULES, Folder, files_of
 from clinsent.plan.rules.base import Declarations
@@ -20,7 +21,7 @@ from clinsent.plan.rules.base import Declarations
 @pytest.mark.parametrize(
     ("pattern", "path"),
     [
-        ("r/models/{method}/{base_model}/seed{seed}/model", "r/models/simcse/mini/seed0/model"),
+        ("r/" + paths.MODEL, "r/models/simcse/mini/seed0/model"),
         ("r/a.b/{x}/c{y}.{x}.txt", "r/a.b/one/c2.one.txt"),
         ("r/a.b/{x}/c{y}.{x}.txt", "r/a.b/one/c2.two.txt"),  # a repeated wildcard must repeat its value
         ("r/a.b/{x}/c{y}.{x}.txt", "r/aXb/one/c2.one.txt"),  # a dot is a dot
@@ -98,8 +99,6 @@ def test_a_rule_is_declared_once() -> None:
 def test_every_rule_of_the_snakefile_takes_its_inputs_and_outputs_from_its_declaration() -> None:
     """Each rule the .smk files define is declared under its name and takes its ``input:`` and
     ``output:`` from there (a rule with no inputs declares none); each has its log's step."""
-    from clinsent import paths
-
     from testkit import REPO
 
     smk = "\n".join(p.read_text() for p in [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))])
