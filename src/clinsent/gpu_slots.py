@@ -3,13 +3,8 @@
 Snakemake does not hand out devices to local jobs (``--resources gpu=N`` is a counter only;
 snakemake/snakemake#281), so without this every concurrent job would run on device 0. Here:
 
-- **The pool** (:func:`resolve_pool`, while the Snakefile is parsed, without importing torch):
-  the config's ``gpus`` (device indices among the visible devices; ``[]``: use no GPU), or by
-  default every visible device: the entries of ``CUDA_VISIBLE_DEVICES`` when it is set, else
-  one index per device the NVIDIA driver lists (``/proc/driver/nvidia/gpus``, else
-  ``nvidia-smi -L``). ``snakemake --config gpus=[2,3]`` overrides it for one run. The Snakefile
-  hands the pool to every job in the environment (:data:`POOL_ENV`): it changes no output, so
-  it is no job's param.
+- **The pool** is the run's (:mod:`clinsent.gpu_pool`, resolved while the Snakefile is parsed and
+  handed to every job in the environment).
 - **A slot per job** (:func:`take_slot`, the first thing a model job's script does, before
   torch is imported): a job whose rule declares ``gpu`` takes the first free device of the pool
   under an exclusive ``fcntl.flock`` on ``<lock dir>/gpu-<device>.lock`` and sets
@@ -34,133 +29,19 @@ import atexit
 import errno
 import fcntl
 import os
-import re
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from clinsent.errors import InputError
+from clinsent.gpu_pool import EXPLICIT_ENV, VISIBLE, exported_pool, visible_entries
 
-POOL_ENV = "CLINSENT_GPU_POOL"  # the pool the Snakefile resolved, comma-separated ("" = none)
-EXPLICIT_ENV = "CLINSENT_GPU_POOL_FROM_CONFIG"  # "1": the config's gpus made the pool (so [] means none)
 SLOT_ENV = "CLINSENT_GPU_SLOT"  # what the job got: a device, or "none (<why>)"
 LOCK_DIR_ENV = "CLINSENT_GPU_LOCK_DIR"
 DEFAULT_LOCK_DIR = "/tmp/clinsent-gpu-locks"
-VISIBLE = "CUDA_VISIBLE_DEVICES"
-_DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_:-]*$")  # an index, GPU-<uuid> or MIG-<uuid>
-
-
-def visible_entries(value: str | None) -> list[str] | None:
-    """The devices a ``CUDA_VISIBLE_DEVICES`` value names (None: unset). CUDA stops at the first
-    invalid entry (``-1`` hides every device), and so does this."""
-    if value is None:
-        return None
-    out: list[str] = []
-    for part in (p.strip() for p in value.split(",")):
-        if not part or part.startswith("-") or not _DEVICE.match(part):
-            break
-        out.append(part)
-    return out
-
-
-def detect_devices(proc: str | Path = "/proc/driver/nvidia/gpus", run: Callable[..., Any] = subprocess.run) -> int:
-    """How many GPUs the NVIDIA driver lists, without CUDA or torch (0 when there is no driver)."""
-    folder = Path(proc)
-    if folder.is_dir():
-        return sum(1 for p in folder.iterdir() if p.is_dir())
-    try:
-        out = run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    return sum(1 for line in str(out.stdout).splitlines() if line.startswith("GPU "))
-
-
-def normalise_gpus(config: MutableMapping[str, Any]) -> None:
-    """``gpus`` as the schema reads it: Snakemake's ``--config 'gpus=[2,3]'`` (the documented
-    override) parses the list's items as strings, which become integers here; anything else is
-    left for the schema and :func:`resolve_pool` to judge."""
-    gpus = config.get("gpus")
-    if isinstance(gpus, list):
-        config["gpus"] = [int(g) if isinstance(g, str) and g.strip().isdigit() else g for g in gpus]
-
-
-def resolve_pool(
-    gpus: Any,
-    environ: Mapping[str, str] = os.environ,
-    detect: Callable[[], int] = detect_devices,
-    warn: Callable[[str], Any] = lambda line: print(line, file=sys.stderr),
-) -> list[str]:
-    """The devices of the pool (what ``CUDA_VISIBLE_DEVICES`` will be set to, one per job) from
-    the config's ``gpus`` (None or "auto": every visible device; a list of indices among the
-    visible devices; a comma-separated string of them; ``[]``: none). A device named twice in
-    ``CUDA_VISIBLE_DEVICES`` is refused as in ``gpus``; indices on a machine that shows no GPU
-    (a login node planning for GPU nodes) get one ``warn`` line, since they cannot be checked."""
-    visible = visible_entries(environ.get(VISIBLE))
-    if visible is not None and (twice := [d for i, d in enumerate(visible) if d in visible[:i]]):
-        raise InputError(
-            f"environment: {VISIBLE}",
-            f"device {twice[0]} is listed twice, which would make two slots of one device",
-            f"list each device once in {VISIBLE}, or unset it",
-        )
-    if gpus is None or gpus == "auto":
-        return visible if visible is not None else [str(i) for i in range(detect())]
-    items = _indices(gpus)
-    if visible is None:  # the driver's own numbering; a CPU machine may list slots it does not have
-        found = detect()
-        if found and (bad := [i for i in items if i >= found]):
-            raise InputError(
-                "config: gpus",
-                f"device {bad[0]} is not among the {found} GPUs the driver lists (0-{found - 1})",
-                "list indices of this machine's GPUs, or leave gpus out for all",
-            )
-        if not found and items:
-            warn(
-                f"config: gpus: this machine shows no GPU, so device(s) {', '.join(map(str, items))} cannot be "
-                "checked here; the jobs take them where they run (a plan made on a login node for GPU nodes is fine; "
-                "elsewhere, list the indices nvidia-smi -L shows there, or set gpus: [] for none)"
-            )
-        return [str(i) for i in items]
-    if bad := [i for i in items if i >= len(visible)]:
-        raise InputError(
-            "config: gpus",
-            f"index {bad[0]} is beyond the {len(visible)} device(s) "
-            f"CUDA_VISIBLE_DEVICES makes visible ({','.join(visible)})",
-            "give indices among the visible devices (0 is the first), or leave gpus out for all",
-        )
-    return [visible[i] for i in items]
-
-
-def _indices(gpus: Any) -> list[int]:
-    if isinstance(gpus, str):
-        gpus = [p.strip() for p in gpus.split(",") if p.strip()]
-    if isinstance(gpus, int) and not isinstance(gpus, bool):
-        gpus = [gpus]
-    if not isinstance(gpus, (list, tuple)):
-        raise InputError(
-            "config: gpus",
-            f"a value of type {type(gpus).__name__}",
-            "give a list of device indices ([0, 1]), [] for none, or leave it out for every visible GPU",
-        )
-    out: list[int] = []
-    for i, g in enumerate(gpus):
-        try:
-            value = int(g)
-        except (TypeError, ValueError):
-            value = -1
-        if isinstance(g, bool) or value < 0 or (isinstance(g, str) and not g.strip().isdigit()):
-            raise InputError(
-                f"config: gpus[{i}]",
-                "is not a device index (0, 1, ...)",
-                "list device indices among the visible devices, e.g. gpus: [0, 1]",
-            )
-        if value in out:
-            raise InputError(f"config: gpus[{i}]", f"device {value} is listed twice", "list each device once")
-        out.append(value)
-    return out
 
 
 def lock_dir(environ: Mapping[str, str] = os.environ) -> Path:
@@ -294,7 +175,7 @@ def take_slot(
     if "torch" in sys.modules and _cuda_started():
         raise RuntimeError("take_slot() must run before CUDA starts (before the job's first use of torch.cuda)")
     visible = visible_entries(environ.get(VISIBLE))
-    pool = _pool(environ)
+    pool = exported_pool(environ)
     if not declares_gpu:
         slot = Slot(None, "the rule declares no gpu: the job runs on the CPU")
         environ[VISIBLE] = ""
@@ -327,20 +208,9 @@ def _free(slot: Slot, log: Callable[[str], Any]) -> None:
     slot.release()
 
 
-def _pool(environ: Mapping[str, str]) -> list[str] | None:
-    value = environ.get(POOL_ENV)
-    return None if value is None else [p for p in value.split(",") if p]
-
-
 def _cuda_started() -> bool:
     torch = sys.modules["torch"]
     return bool(getattr(getattr(torch, "cuda", None), "is_initialized", lambda: False)())
-
-
-def export_pool(pool: Iterable[str], explicit: bool, environ: MutableMapping[str, str] = os.environ) -> None:
-    """Hand the pool to every job (the Snakefile, once parsed); ``explicit``: the config set ``gpus``."""
-    environ[POOL_ENV] = ",".join(pool)
-    environ[EXPLICIT_ENV] = "1" if explicit else "0"
 
 
 def slot_of(smk: Any, log: Callable[[str], Any]) -> Slot:

@@ -17,18 +17,8 @@ from typing import Any
 import pytest
 
 from clinsent.errors import InputError
-from clinsent.gpu_slots import (
-    EXPLICIT_ENV,
-    LOCK_DIR_ENV,
-    POOL_ENV,
-    SLOT_ENV,
-    VISIBLE,
-    acquire,
-    detect_devices,
-    resolve_pool,
-    take_slot,
-    try_lock,
-)
+from clinsent.gpu_pool import EXPLICIT_ENV, POOL_ENV, VISIBLE, detect_devices, resolve_pool
+from clinsent.gpu_slots import LOCK_DIR_ENV, SLOT_ENV, acquire, take_slot, try_lock
 
 HOLD = """
 import json, os, sys, time

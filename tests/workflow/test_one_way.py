@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from clinsent import corpus_embed, gpu_slots
+from clinsent import corpus_embed, gpu_pool, gpu_slots
 from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
 from clinsent.plan.checks import build_plan
@@ -220,10 +220,10 @@ def test_model_cards_cannot_call_a_hospitals_notes_demo(tmp_path: Path) -> None:
 def test_gpus_as_the_docs_write_them_and_a_pool_without_repeats(capsys: pytest.CaptureFixture[str]) -> None:
     assert load_config("config/config.yaml", {"gpus": ["2", "3"]})["gpus"] == [2, 3]  # --config 'gpus=[2,3]'
     told: list[str] = []
-    pool = gpu_slots.resolve_pool([99999999999999999999], {}, detect=lambda: 0, warn=told.append)
+    pool = gpu_pool.resolve_pool([99999999999999999999], {}, detect=lambda: 0, warn=told.append)
     assert pool == ["99999999999999999999"] and len(told) == 1 and "this machine shows no GPU" in told[0]
     with pytest.raises(InputError) as err:
-        gpu_slots.resolve_pool(None, {"CUDA_VISIBLE_DEVICES": "0,0"}, detect=lambda: 2)
+        gpu_pool.resolve_pool(None, {"CUDA_VISIBLE_DEVICES": "0,0"}, detect=lambda: 2)
     assert _one_line(err.value).startswith("environment: CUDA_VISIBLE_DEVICES: device 0 is listed twice")
 
 

@@ -6,7 +6,8 @@ import sys
 
 from clinsent import paths as P
 from clinsent.errors import InputError
-from clinsent.gpu_slots import LOCK_DIR_ENV, check_lock_dir, export_pool, resolve_pool
+from clinsent.gpu_pool import export_pool, resolve_pool
+from clinsent.gpu_slots import LOCK_DIR_ENV, check_lock_dir
 from clinsent.io import check_writable
 from clinsent.models.base import HUB_DIR_ENV
 from clinsent.offline import set_network_switches
@@ -37,7 +38,7 @@ if PLAN.run.hub_models:
     print(f"models named by Hugging Face id, fetched by the local rule download_model into {PLAN.files.hub_dir}/ "
           f"unless already there: {', '.join(PLAN.run.hub_models)} (a local folder needs no download)", file=sys.stderr)
 
-# One GPU per model job on this machine (clinsent.gpu_slots): the pool goes to every job in the
+# One GPU per model job on this machine (clinsent.gpu_pool, clinsent.gpu_slots): the pool goes to every job in the
 # environment, not in params (it changes no output). embed counts against `gpu` only where it
 # can use one, so a CPU-only run keeps its parallelism.
 try:

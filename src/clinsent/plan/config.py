@@ -33,7 +33,7 @@ def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str
     fill_results(resolve_base(config, root=root))
     leave_out_missing(config)
     expand_models(config)
-    from clinsent.gpu_slots import normalise_gpus
+    from clinsent.gpu_pool import normalise_gpus
     from clinsent.settings import floats_for_integers
 
     normalise_gpus(config)  # --config 'gpus=[2,3]' arrives as strings
