@@ -8,7 +8,7 @@ one ``register`` away and every kind keeps one contract:
 - ``register(name, check=...)`` adds a reader and its **check**: ``check(path, entry, where)``
   reads the file's header, its format and its first block (:data:`FIRST_ROWS` rows; a notes CSV's
   first read block, ``notes.block_mb``), never the whole file, and raises an :class:`InputError`. The dry
-  run calls it for every configured input (:func:`clinsent.plan.checks.check_inputs`), so a wrong
+  run calls it for every configured input (:func:`clinsent.plan.input_checks.check_inputs`), so a wrong
   column, an unknown extension, an empty or binary file, a header or first block that is not
   UTF-8, or a folder stops there, naming the config key; a bad byte further in stops the job,
   naming the file and the row, with nothing written. A kind whose files are small (eval sets)

@@ -25,6 +25,7 @@ sentence corpus's size when a method gives ``epochs`` over it (the steps, and so
 name, depend on it) and the queries of a ``retrieval_examples`` table (checked against its eval
 set's texts before any training). Both read only when the file exists.
 
-This package's modules are imported by name (``clinsent.plan.checks``, ``.config``, ``.layout``,
-``.run``, ``.files``, ``.rules``, ``.jobs``, ``.benchmark``); importing one imports only what it needs.
+This package's modules are imported by name (``clinsent.plan.checks``, ``.input_checks``,
+``.config``, ``.layout``, ``.run``, ``.files``, ``.rules``, ``.jobs``, ``.benchmark``); importing
+one imports only what it needs.
 """

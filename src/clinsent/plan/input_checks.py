@@ -1,0 +1,111 @@
+"""The user's files, checked while a config is read (:func:`clinsent.plan.checks.build_plan`),
+before any job: each one the config names exists (:func:`check_user_files`); each goes through its
+reader's check and the eval sets are read in full (:func:`check_inputs`); the eval sets' header
+lines (:func:`check_eval_headers`); the notes are the demo's where the cards say so
+(:func:`check_data_use`). Every error names the config key, the file, the row and the fix, never
+a row's text. Files a job writes, and files missing under ``placeholders_ok``, are their jobs' to check.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from clinsent.data.readers import entry_paths
+from clinsent.errors import InputError
+from clinsent.plan.run import NOTES_INPUT
+
+if TYPE_CHECKING:
+    from clinsent.plan.layout import Plan
+
+
+def check_user_files(plan: Plan) -> None:
+    """Every input file the config names exists, or the dry run stops naming each missing one
+    with the key to set (before, Snakemake said "Missing input files" with paths only).
+    ``placeholders_ok`` leaves missing files out of the DAG instead."""
+    if plan.run.placeholders_ok:
+        return
+    missing = [(k, p) for k, p in plan.files.user_files() if not os.path.exists(os.path.expanduser(p))]
+    if missing:
+        more = "; ".join(f"{k}: {p}" for k, p in missing[1:])
+        raise InputError(
+            f"config: {missing[0][0]}",
+            f"{missing[0][1]} does not exist (from {os.getcwd()})"
+            + (f"; {len(missing) - 1} more missing: {more}" if more else ""),
+            "set each of these keys to your copy of the file (relative paths are from the workflow's "
+            "directory); to see the jobs before the data is there, dry-run with "
+            "--config placeholders_ok=true",
+        )
+
+
+def _ours(plan: Plan, path: str) -> bool:
+    """A user file the dry run can read: it exists and no job of the run writes it."""
+    return os.path.exists(os.path.expanduser(path)) and not plan.run.tree.holds(path)
+
+
+def check_inputs(plan: Plan) -> None:
+    """Every configured input through its reader's check (:mod:`clinsent.reading`: header, format,
+    first block), and every eval set read in full through its task (they are small: a non-finite
+    gold score, a bad row anywhere stops here), each error naming the config key, the file, the
+    row and the fix, never a row's text. Files a job writes, and files missing under
+    ``placeholders_ok``, are checked by their jobs."""
+    from clinsent.corpus.notes import NOTE_READERS
+    from clinsent.corpus.sentences import SENTENCE_FORMATS, corpus_format, corpus_paths
+    from clinsent.data.training_rows import READERS
+    from clinsent.reading import keyed
+    from clinsent.texts import check_input
+
+    notes = plan.run.config.get("notes") or {}
+    for path in plan.files.notes_paths if notes else []:
+        if _ours(plan, path):
+            NOTE_READERS.check(str(notes.get("format", "noteevents_csv")), path, notes, "notes.path")
+    for name, entry in (plan.run.config.get("sentence_corpora") or {}).items():
+        for path in corpus_paths(entry):
+            if _ours(plan, path):
+                SENTENCE_FORMATS.check(corpus_format(path, entry), path, entry, f"sentence_corpora.{name}.path")
+    for name, entry in (plan.run.config.get("training_data") or {}).items():
+        for path in entry_paths(entry):
+            if _ours(plan, path):
+                READERS.check(str(entry["format"]), path, entry, f"training_data.{name}.path")
+    for name, entry in plan.run.corpus_embeddings.items():
+        if entry["input"] != NOTES_INPUT and _ours(plan, str(entry["input"])):
+            check_input(Path(str(entry["input"])), entry, f"corpus_embeddings.{name}.input")
+    for name, e in plan.run.eval_sets.items():
+        if all(_ours(plan, f) for f in e.task.files()):
+            with keyed(f"eval_sets.{name}", ", ".join(e.task.files()), f"an eval set of task {e.task.name}"):
+                e.task.read()
+
+
+def check_data_use(plan: Plan) -> None:
+    """``model_card.data_use.notes: demo`` (the cards then say "no patient's notes" and drop the
+    memorisation warning) only where the notes are the packaged demo notes, recognised by their
+    texts (:mod:`clinsent.demo.recognise`): a config that inherits the key from the demo config
+    and reads a hospital's notes stops here."""
+    use = ((plan.run.config.get("model_card") or {}).get("data_use") or {}).get("notes")
+    if use != "demo" or not plan.run.notes or not all(_ours(plan, p) for p in plan.files.notes_paths):
+        return
+    from clinsent.demo.recognise import are_demo_notes
+
+    if not are_demo_notes(plan.run.config["notes"]):
+        raise InputError(
+            "config: model_card.data_use.notes",
+            "says demo (the pipeline's generated notes, no patient's), and the notes read from notes.path are not "
+            "the packaged demo notes: every model card would say so and drop its warning that weights can "
+            "reproduce training text",
+            "set model_card.data_use.notes to credentialed (MIMIC-III/IV, n2c2) or institutional (your "
+            "hospital's notes) in your config; a config with base: config/config.yaml inherits demo from it",
+        )
+
+
+def check_eval_headers(plan: Plan) -> None:
+    """Each eval set's header lines (e.g. a split asked of a file without a split column), read
+    while the config is read: a header line only, not a row, so nothing of the data is shown or
+    held. Files a job writes, and files missing under ``placeholders_ok``, are checked in their job."""
+    from clinsent.reading import keyed
+
+    for name, entry in plan.run.eval_sets.items():
+        files = entry.task.files()
+        if all(_ours(plan, f) for f in files):
+            with keyed(f"eval_sets.{name}", ", ".join(files), f"an eval set of task {entry.task.name}"):
+                entry.task.check_header()
