@@ -3,7 +3,8 @@
 (:class:`clinsent.plan.files.RunFiles`, ``plan.files``) and, here, every rule's inputs and
 params, the job grid, the scored rows, the report's tables and figures and the release copies;
 what the rules' declarations (:mod:`clinsent.plan.rules`) and params functions ask. Tables and
-figures see it through :class:`KindView` (:class:`clinsent.report.kinds.base.PlanView`).
+figures see it through :class:`clinsent.plan.view.KindView` (a
+:class:`clinsent.report.kinds.base.PlanView`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from typing import Any
 from clinsent import eval_length, paths
 from clinsent.data.plan import sentence_corpus_path
 from clinsent.finetune.config import CROSS_ENCODER
-from clinsent.methods.config import MethodEntry, run_models
+from clinsent.methods.config import run_models
 from clinsent.plan.files import RunFiles
 from clinsent.plan.run import NOTES_INPUT, Job, RunView
+from clinsent.plan.view import KindView
 from clinsent.report.kinds.base import PlanView, TableKind
 from clinsent.report.paired import default_reference
 from clinsent.run_ref import split_run
-from clinsent.tasks.config import EvalSetEntry
 
 __all__ = ["NOTES_INPUT", "Job", "Plan"]
 
@@ -31,7 +32,7 @@ class Plan:
     def __init__(self, run: RunView) -> None:
         self.run = run
         self.files = RunFiles(run)
-        self.view: PlanView = KindView(self)
+        self.view: PlanView = KindView(run, self.files)
 
     def release_dir(self) -> str:
         """The release copies of the run's trained models (one ``release`` job writes them all)."""
@@ -255,11 +256,6 @@ class Plan:
         chosen = set(self.run.methods) if methods is None else {m for m in methods if m in self.run.methods}
         return any(self.curve_sets(m) for m, _, _ in self.run.trained_jobs() if m in chosen)
 
-    def first_seed_embeddings(self, ref: str, eval_set: str) -> str:
-        """The embeddings of a run's first seed on an eval set (what example tables and t-SNE show)."""
-        m, b = split_run(ref, self.run.grid.default_base)
-        return self.files.embeddings(m, b, self.run.grid.seeds_of[m][0], eval_set)
-
     def kind_extras(self) -> dict[str, dict[str, dict[str, Any]]]:
         """tables/figures -> id -> the files its kind reads (``inputs``) and what else it depends on
         (``params``): the ``extras`` param of paper_report."""
@@ -290,38 +286,3 @@ def _paths(value: Any) -> list[str]:
     if isinstance(value, Mapping):
         return [p for v in value.values() for p in _paths(v)]
     return [p for v in value for p in _paths(v)]
-
-
-class KindView:
-    """The plan as a table or figure kind sees it (:class:`clinsent.report.kinds.base.PlanView`)."""
-
-    def __init__(self, plan: Plan) -> None:
-        self._plan = plan
-
-    @property
-    def tree(self) -> paths.Tree:
-        return self._plan.run.tree
-
-    @property
-    def methods(self) -> Mapping[str, MethodEntry]:
-        return self._plan.run.methods
-
-    @property
-    def eval_sets(self) -> Mapping[str, EvalSetEntry]:
-        return self._plan.run.eval_sets
-
-    @property
-    def default_base(self) -> str:
-        return self._plan.run.default_base
-
-    def eval_set_files(self, name: str) -> list[str]:
-        return self._plan.files.eval_set_files(name)
-
-    def first_seed_embeddings(self, ref: str, eval_set: str) -> str:
-        return self._plan.first_seed_embeddings(ref, eval_set)
-
-    def corpus_stats_path(self, corpus: str) -> str:
-        return self._plan.files.corpus_stats_path(corpus)
-
-    def documents_stats_path(self) -> str:
-        return self._plan.files.documents_stats_path()
