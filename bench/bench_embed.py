@@ -97,7 +97,7 @@ def shard_run(model: Path, source: Path, folder: Path, shards: int, cores: int) 
     for job in jobs:
         if job.wait() != 0:
             raise SystemExit(f"shard failed: {job.stderr.read().decode()[-2000:] if job.stderr else ''}")
-    from clinsent.corpus_embed import gather_shards
+    from clinsent.corpus_shards import gather_shards
 
     gather_shards(parts, folder / f"joined{shards}.parquet")
     return time.perf_counter() - start

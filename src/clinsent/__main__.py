@@ -1,13 +1,13 @@
 """``python -m clinsent COMMAND``: ``new-config`` (a user's config on top of a paper's,
 :mod:`clinsent.newconfig`); ``embed`` (a corpus's vectors with a trained model,
-:mod:`clinsent.corpus_embed`); ``warm -- COMMAND`` (COMMAND's jobs forked from one interpreter that
+:mod:`clinsent.embed_command`); ``warm -- COMMAND`` (COMMAND's jobs forked from one interpreter that
 has imported the heavy libraries, :mod:`clinsent.warm`)."""
 
 from __future__ import annotations
 
 import sys
 
-COMMANDS = {"new-config": "clinsent.newconfig", "warm": "clinsent.warm", "embed": "clinsent.corpus_embed"}
+COMMANDS = {"new-config": "clinsent.newconfig", "warm": "clinsent.warm", "embed": "clinsent.embed_command"}
 
 
 def main(argv: list[str] | None = None) -> int:

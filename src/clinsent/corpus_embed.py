@@ -1,5 +1,6 @@
-"""Embed a whole corpus with a trained model: ``python -m clinsent embed --model DIR --input FILE
---out FILE.parquet``.
+"""Embed a whole corpus with a trained model (:func:`embed_corpus`): the ``corpus_embed`` jobs, and
+``python -m clinsent embed --model DIR --input FILE --out FILE.parquet``
+(:mod:`clinsent.embed_command`).
 
 The input is read in chunks (``--chunk`` texts at a time) through the ``texts`` readers
 (:mod:`clinsent.texts`: plain text, CSV, TSV, JSON lines, parquet) and each chunk's vectors are
@@ -26,7 +27,6 @@ the row and the column, never the text, and nothing is left half-written.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import stat
@@ -37,7 +37,9 @@ from typing import Any
 
 import numpy as np
 
+from clinsent.corpus_shards import work_folder
 from clinsent.errors import InputError
+from clinsent.process_memory import peak_rss_mb, release_heap
 from clinsent.texts import check as check_texts
 from clinsent.texts import chunks
 
@@ -114,44 +116,6 @@ def check_request(
     claim(out, inputs=(source, model_dir))  # never the input, never inside the model folder
 
 
-def release_heap() -> None:
-    """Give freed heap memory back to the system after a chunk (glibc's ``malloc_trim``; nothing
-    elsewhere). Measured on the torch path with MiniLM: the peak from 5,000 to 40,000 sentences
-    grew 1.35 times without it and 1.13 times with it, at no measurable cost in speed. From
-    10,000 to 100,000 it still grows 1.26 times (1.29 without), for a reason not yet found."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if sys.platform.startswith("linux") and name:
-        try:
-            ctypes.CDLL(name).malloc_trim(0)
-        except (OSError, AttributeError):  # a libc without it (musl)
-            pass
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident size, MiB: Linux's ``VmHWM`` (the high-water mark of this
-    program's own memory; ``ru_maxrss`` also carries the parent's from before ``exec``), else
-    ``ru_maxrss``."""
-    import resource
-
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-
-
-def work_folder(out: Path, shard: int = 0, shards: int = 1) -> Path:
-    """Where the job writing ``out`` (a shard's part, or the whole output) keeps its finished
-    chunks until ``out`` is written: beside ``out``, no declared output, so it survives a killed
-    job and a rerun resumes (:mod:`clinsent.corpus_shards`)."""
-    return out.parent / f".{out.name}.work" / f"shard{shard}of{shards}"
-
-
 def _chunk_table(ids: list[Any], vectors: np.ndarray, texts: list[str] | None) -> Any:
     import pyarrow as pa
 
@@ -162,32 +126,6 @@ def _chunk_table(ids: list[Any], vectors: np.ndarray, texts: list[str] | None) -
     if texts is not None:
         columns["text"] = pa.array(texts, pa.string())
     return pa.table(columns)
-
-
-def join_parquet(parts: list[Path], out: Path, meta: dict[str, str], private: bool) -> int:
-    """Stream ``parts`` (parquet files of one schema), row group by row group, into ``out``
-    (atomic) with ``meta`` added to the schema's metadata; returns the rows written."""
-    import pyarrow.parquet as pq
-
-    from clinsent.io import atomic_path
-
-    rows, writer = 0, None
-    with atomic_path(out, ".parquet", private=private) as tmp:
-        try:
-            for part in parts:
-                source = pq.ParquetFile(part)
-                for group in range(source.num_row_groups):
-                    table = source.read_row_group(group)
-                    if writer is None:
-                        own = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
-                        schema = table.schema.with_metadata({**own, **meta})
-                        writer = pq.ParquetWriter(tmp, schema)
-                    writer.write_table(table.replace_schema_metadata(writer.schema.metadata))
-                    rows += table.num_rows
-        finally:
-            if writer is not None:
-                writer.close()
-    return rows
 
 
 def embed_corpus(
@@ -310,7 +248,7 @@ def embed_corpus(
         "clinsent.backend": backend if quantize == "none" else f"{backend} {quantize}",
         "clinsent.shard": f"{shard}/{shards}",
     }
-    join_parquet(parts, out, meta, private)
+    corpus_shards.join_parquet(parts, out, meta, private)
     corpus_shards.remove_work(work.parent)  # this output's own working folder
     seconds = time.perf_counter() - start
     return {
@@ -323,27 +261,6 @@ def embed_corpus(
     }
 
 
-def gather_shards(parts: list[Path], out: Path, private: bool = False) -> int:
-    """The shards' parts, in shard order, into one output (the cheap last job of a sharded
-    corpus embedding); each part is checked to come from the same model and its rows counted."""
-    import pyarrow.parquet as pq
-
-    metas = [pq.read_schema(p).metadata or {} for p in parts]
-    identities = {m.get(b"clinsent.model_identity") for m in metas}
-    first = next((m for m in metas if m.get(b"clinsent.rows") != b"0"), metas[0])
-    if len(identities) != 1:
-        raise InputError(parts[0].parent, "the shards were embedded with different models", "rerun every shard")
-    expected = sum(int(m.get(b"clinsent.rows", b"0")) for m in metas)
-    first = {k.decode(): v.decode() for k, v in first.items() if k.startswith(b"clinsent.")}
-    meta = {**first, "clinsent.rows": str(expected), "clinsent.shard": f"all/{len(parts)}"}
-    rows = join_parquet(
-        [p for p, m in zip(parts, metas, strict=True) if m.get(b"clinsent.rows") != b"0"], out, meta, private
-    )
-    if rows != expected:
-        raise InputError(out, f"{rows} rows where the shards name {expected}", "rerun every shard")
-    return rows
-
-
 def _pooling(model_dir: Path, modules: list[dict[str, Any]]) -> dict[str, Any]:
     """The saved model's pooling module's settings (empty when it has none)."""
     for module in modules:
@@ -351,47 +268,3 @@ def _pooling(model_dir: Path, modules: list[dict[str, Any]]) -> dict[str, Any]:
         if module.get("type", "").endswith("Pooling") and config.is_file():
             return dict(json.loads(config.read_text()))
     return {}
-
-
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m clinsent embed", description=__doc__.splitlines()[0])
-    ap.add_argument("--model", required=True, type=Path, help="a saved model folder (a trained run's model/)")
-    ap.add_argument("--input", required=True, type=Path, help="text (one per line), CSV, TSV, JSON lines or parquet")
-    ap.add_argument("--out", required=True, type=Path, help="the parquet file to write (id, vector)")
-    ap.add_argument("--column", help="the texts' column or field (CSV, TSV, JSON lines, parquet)")
-    ap.add_argument("--id-column", help="the ids' column or field (default: row numbers from 0)")
-    ap.add_argument("--keep-text", action="store_true", help="write the texts beside their vectors")
-    ap.add_argument("--chunk", type=int, default=CHUNK, help="texts read and written at a time (memory)")
-    ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when present)")
-    ap.add_argument("--backend", default="torch", help="torch, or onnx (ONNX Runtime on the CPU)")
-    ap.add_argument("--quantize", default="none", help="none, or int8 (with --backend onnx)")
-    args = ap.parse_args(argv)
-    from clinsent import guarded
-
-    guarded.reset()
-    from clinsent.onnx_backend import export_folder
-
-    # the file the user named, its chunks until it is written, and the model's ONNX export beside it
-    guarded.own(args.out, work_folder(args.out).parent, export_folder(args.model).parent)
-    guarded.protect_inputs([args.input, args.model])
-    try:
-        figures = embed_corpus(
-            args.model,
-            args.input,
-            args.out,
-            args.column,
-            args.id_column,
-            args.keep_text,
-            args.chunk,
-            args.batch_size,
-            args.device,
-            log=lambda line: print(line, file=sys.stderr),
-            backend=args.backend,
-            quantize=args.quantize,
-        )
-    except InputError as exc:
-        print(f"embed: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(figures))
-    return 0

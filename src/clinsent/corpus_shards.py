@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from clinsent.errors import InputError
 from clinsent.texts import Chunk, chunks, input_format
 
 
@@ -129,3 +130,57 @@ def shard_chunks(
             break
     if ids:
         yield index, (ids, texts)
+
+
+def work_folder(out: Path, shard: int = 0, shards: int = 1) -> Path:
+    """Where the job writing ``out`` (a shard's part, or the whole output) keeps its finished
+    chunks until ``out`` is written: beside ``out``, no declared output, so it survives a killed
+    job and a rerun resumes (:mod:`clinsent.corpus_shards`)."""
+    return out.parent / f".{out.name}.work" / f"shard{shard}of{shards}"
+
+
+def join_parquet(parts: list[Path], out: Path, meta: dict[str, str], private: bool) -> int:
+    """Stream ``parts`` (parquet files of one schema), row group by row group, into ``out``
+    (atomic) with ``meta`` added to the schema's metadata; returns the rows written."""
+    import pyarrow.parquet as pq
+
+    from clinsent.io import atomic_path
+
+    rows, writer = 0, None
+    with atomic_path(out, ".parquet", private=private) as tmp:
+        try:
+            for part in parts:
+                source = pq.ParquetFile(part)
+                for group in range(source.num_row_groups):
+                    table = source.read_row_group(group)
+                    if writer is None:
+                        own = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
+                        schema = table.schema.with_metadata({**own, **meta})
+                        writer = pq.ParquetWriter(tmp, schema)
+                    writer.write_table(table.replace_schema_metadata(writer.schema.metadata))
+                    rows += table.num_rows
+        finally:
+            if writer is not None:
+                writer.close()
+    return rows
+
+
+def gather_shards(parts: list[Path], out: Path, private: bool = False) -> int:
+    """The shards' parts, in shard order, into one output (the cheap last job of a sharded
+    corpus embedding); each part is checked to come from the same model and its rows counted."""
+    import pyarrow.parquet as pq
+
+    metas = [pq.read_schema(p).metadata or {} for p in parts]
+    identities = {m.get(b"clinsent.model_identity") for m in metas}
+    first = next((m for m in metas if m.get(b"clinsent.rows") != b"0"), metas[0])
+    if len(identities) != 1:
+        raise InputError(parts[0].parent, "the shards were embedded with different models", "rerun every shard")
+    expected = sum(int(m.get(b"clinsent.rows", b"0")) for m in metas)
+    first = {k.decode(): v.decode() for k, v in first.items() if k.startswith(b"clinsent.")}
+    meta = {**first, "clinsent.rows": str(expected), "clinsent.shard": f"all/{len(parts)}"}
+    rows = join_parquet(
+        [p for p, m in zip(parts, metas, strict=True) if m.get(b"clinsent.rows") != b"0"], out, meta, private
+    )
+    if rows != expected:
+        raise InputError(out, f"{rows} rows where the shards name {expected}", "rerun every shard")
+    return rows

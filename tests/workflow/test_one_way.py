@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from clinsent import corpus_embed, gpu_pool, gpu_slots
+from clinsent import corpus_embed, embed_command, gpu_pool, gpu_slots
 from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
 from clinsent.plan.checks import build_plan
@@ -49,7 +49,7 @@ def _modes(root: Path) -> dict[Path, int]:
 
 
 def _embed(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = corpus_embed.main([*args])
+    code = embed_command.main([*args])
     return code, capsys.readouterr().err
 
 

@@ -11,7 +11,8 @@ def main(smk: Any, log: Logger) -> None:
 
     import torch
 
-    from clinsent.corpus_embed import embed_corpus, gather_shards
+    from clinsent.corpus_embed import embed_corpus
+    from clinsent.corpus_shards import gather_shards
 
     torch.set_num_threads(smk.threads)
     p = smk.params.entry

@@ -1,0 +1,61 @@
+"""``python -m clinsent embed --model DIR --input FILE --out FILE.parquet``: a corpus's vectors with a
+saved model (:func:`clinsent.corpus_embed.embed_corpus`), outside the workflow; the files it may
+write are the one named and its working folders (:mod:`clinsent.guarded`), and an error is one
+line on standard error (exit 2), naming the flag or file and the fix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from clinsent.corpus_embed import CHUNK, embed_corpus
+from clinsent.corpus_shards import work_folder
+from clinsent.errors import InputError
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m clinsent embed", description="Embed a whole corpus with a trained model."
+    )
+    ap.add_argument("--model", required=True, type=Path, help="a saved model folder (a trained run's model/)")
+    ap.add_argument("--input", required=True, type=Path, help="text (one per line), CSV, TSV, JSON lines or parquet")
+    ap.add_argument("--out", required=True, type=Path, help="the parquet file to write (id, vector)")
+    ap.add_argument("--column", help="the texts' column or field (CSV, TSV, JSON lines, parquet)")
+    ap.add_argument("--id-column", help="the ids' column or field (default: row numbers from 0)")
+    ap.add_argument("--keep-text", action="store_true", help="write the texts beside their vectors")
+    ap.add_argument("--chunk", type=int, default=CHUNK, help="texts read and written at a time (memory)")
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when present)")
+    ap.add_argument("--backend", default="torch", help="torch, or onnx (ONNX Runtime on the CPU)")
+    ap.add_argument("--quantize", default="none", help="none, or int8 (with --backend onnx)")
+    args = ap.parse_args(argv)
+    from clinsent import guarded
+
+    guarded.reset()
+    from clinsent.onnx_backend import export_folder
+
+    # the file the user named, its chunks until it is written, and the model's ONNX export beside it
+    guarded.own(args.out, work_folder(args.out).parent, export_folder(args.model).parent)
+    guarded.protect_inputs([args.input, args.model])
+    try:
+        figures = embed_corpus(
+            args.model,
+            args.input,
+            args.out,
+            args.column,
+            args.id_column,
+            args.keep_text,
+            args.chunk,
+            args.batch_size,
+            args.device,
+            log=lambda line: print(line, file=sys.stderr),
+            backend=args.backend,
+            quantize=args.quantize,
+        )
+    except InputError as exc:
+        print(f"embed: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(figures))
+    return 0

@@ -1,0 +1,38 @@
+"""This process's memory: its peak resident size (:func:`peak_rss_mb`, what a corpus embedding
+reports) and freed heap given back to the system (:func:`release_heap`, after each chunk)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def release_heap() -> None:
+    """Give freed heap memory back to the system after a chunk (glibc's ``malloc_trim``; nothing
+    elsewhere). Measured on the torch path with MiniLM: the peak from 5,000 to 40,000 sentences
+    grew 1.35 times without it and 1.13 times with it, at no measurable cost in speed. From
+    10,000 to 100,000 it still grows 1.26 times (1.29 without), for a reason not yet found."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if sys.platform.startswith("linux") and name:
+        try:
+            ctypes.CDLL(name).malloc_trim(0)
+        except (OSError, AttributeError):  # a libc without it (musl)
+            pass
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident size, MiB: Linux's ``VmHWM`` (the high-water mark of this
+    program's own memory; ``ru_maxrss`` also carries the parent's from before ``exec``), else
+    ``ru_maxrss``."""
+    import resource
+
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
