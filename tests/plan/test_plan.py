@@ -1,5 +1,6 @@
 """The plan (clinsent.plan) without Snakemake: the job counts of every paper config, what a knob
-change replans, the summary command; and, once, the plan against Snakemake's own dry run."""
+change replans, the summary command; and the plan's jobs, one by one, against Snakemake's own DAG
+of every paper config (bench/dag_dump.py)."""
 
 from __future__ import annotations
 
