@@ -35,7 +35,8 @@ DEMO_NOTES = 320
 
 
 def make_notes(path: Path, size: int) -> None:
-    from clinsent.demo.notes import generate_notes, write_noteevents
+    from clinsent.demo.note_layouts import write_noteevents
+    from clinsent.demo.notes import generate_notes
 
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,8 @@ from clinsent.demo.augment import (
 from clinsent.demo.documents import add_category_notes, generate_diagnoses, write_diagnoses
 from clinsent.demo.ner import generate_ner, write_conll
 from clinsent.demo.nli import generate_nli, generate_radnli, generate_snli, write_nli_jsonl
-from clinsent.demo.notes import generate_notes, write_mimic_iv_note, write_noteevents
+from clinsent.demo.note_layouts import write_mimic_iv_note, write_noteevents
+from clinsent.demo.notes import generate_notes
 from clinsent.demo.ontology import write_demo_obo
 from clinsent.demo.rqe import generate_rqe, write_rqe_xml
 from clinsent.demo.sts import generate_pairs, write_sts_tsv

@@ -13,7 +13,8 @@ import pytest
 
 from clinsent.corpus.notes import NotesSpec, ReadStats, iter_notes, read_notes
 from clinsent.corpus.shards import scatter_notes, shard_names
-from clinsent.demo.notes import COLUMNS, generate_notes, write_noteevents
+from clinsent.demo.note_layouts import write_noteevents
+from clinsent.demo.notes import COLUMNS, generate_notes
 from clinsent.errors import InputError
 
 

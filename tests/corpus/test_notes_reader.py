@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from clinsent.corpus.notes import read_noteevents
-from clinsent.demo.notes import COLUMNS, write_noteevents
+from clinsent.demo.note_layouts import write_noteevents
+from clinsent.demo.notes import COLUMNS
 from clinsent.errors import InputError
 
 

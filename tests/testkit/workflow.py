@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clinsent.demo.notes import generate_notes, write_noteevents
+from clinsent.demo.note_layouts import write_noteevents
+from clinsent.demo.notes import generate_notes
 from clinsent.smk import snakemake_command
 
 from testkit import DEMO

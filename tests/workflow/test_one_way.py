@@ -195,7 +195,8 @@ def test_an_owner_only_input_gives_owner_only_vectors_inside_results(tmp_path: P
 
 def test_model_cards_cannot_call_a_hospitals_notes_demo(tmp_path: Path) -> None:
     from clinsent.demo.documents import add_category_notes
-    from clinsent.demo.notes import generate_notes, write_mimic_iv_note, write_noteevents
+    from clinsent.demo.note_layouts import write_mimic_iv_note, write_noteevents
+    from clinsent.demo.notes import generate_notes
     from clinsent.demo.recognise import are_demo_notes
 
     theirs = tmp_path / "NOTEEVENTS.csv"

@@ -926,7 +926,7 @@ def test_either_notes_layout_splits_alike_and_a_malformed_row_stops_the_dry_run(
     nothing runs, and neither the console nor any log shows the note."""
     from clinsent.corpus.notes import read_noteevents
     from clinsent.corpus.split import SentenceSplitter, split_notes
-    from clinsent.demo.notes import write_mimic_iv_note
+    from clinsent.demo.note_layouts import write_mimic_iv_note
 
     cfg = tiny_config(tmp_path, tiny_bert)
     if layout == "mimic_iv_note":

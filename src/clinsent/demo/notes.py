@@ -1,4 +1,5 @@
-"""Seeded generator of synthetic discharge summaries in the MIMIC-III NOTEEVENTS.csv layout.
+"""Seeded generator of synthetic discharge summaries as rows of MIMIC-III's NOTEEVENTS.csv
+(:data:`COLUMNS`; :mod:`clinsent.demo.note_layouts` writes them in MIMIC-III's and MIMIC-IV's layouts).
 
 DEMO DATA: every note is produced from templates written for this project; no text comes
 from MIMIC-III. The notes carry what makes real notes hard: ``[** **]`` de-identification
@@ -9,11 +10,8 @@ disease mentions by name, synonym and abbreviation, other note categories and IS
 
 from __future__ import annotations
 
-import csv
-import io
 import random
 import textwrap
-from pathlib import Path
 
 from clinsent.demo.vocabulary import DemoTerm, load_terms
 
@@ -314,67 +312,3 @@ def generate_notes(n_discharge: int = 320, seed: int = 7) -> list[dict[str, str]
                     }
                 )
     return rows
-
-
-def write_noteevents(path: Path, rows: list[dict[str, str]]) -> None:
-    """Write rows as MIMIC-III writes NOTEEVENTS.csv: every field quoted, multi-line TEXT."""
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, quoting=csv.QUOTE_ALL, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    path.write_text(buf.getvalue(), encoding="utf-8")
-
-
-MIMIC_IV_COLUMNS = ["note_id", "subject_id", "hadm_id", "note_type", "note_seq", "charttime", "storetime", "text"]
-# MIMIC-III category and description -> MIMIC-IV-Note's note type, and the file it is shipped in
-_MIMIC_IV_TYPE = {
-    ("Discharge summary", "Report"): ("DS", "discharge"),
-    ("Discharge summary", "Addendum"): ("AD", "discharge"),
-    ("Radiology", "Report"): ("RR", "radiology"),
-    ("Radiology", "Addendum"): ("AR", "radiology"),
-}
-
-
-def write_mimic_iv_note(folder: Path, rows: list[dict[str, str]]) -> list[Path]:
-    """The notes of ``rows`` that MIMIC-IV-Note has (discharge summaries and radiology reports, with
-    their addenda; none marked ISERROR) in its layout: ``note/discharge.csv.gz`` and
-    ``note/radiology.csv.gz`` under ``folder`` (note_id ``<subject>-<type>-<seq>``, the same texts),
-    gzip-compressed with a fixed timestamp so the bytes are stable. DEMO DATA, for trying and
-    testing ``notes.format: mimic_iv_note``. Returns the files written."""
-    import gzip
-
-    files: dict[str, list[list[str]]] = {"discharge": [], "radiology": []}
-    seq: dict[tuple[str, str], int] = {}
-    for r in rows:
-        kind = _MIMIC_IV_TYPE.get((r["CATEGORY"], r["DESCRIPTION"]))
-        if kind is None or r["ISERROR"].strip() == "1":
-            continue
-        code, file = kind
-        seq[(r["SUBJECT_ID"], code)] = seq.get((r["SUBJECT_ID"], code), 0) + 1
-        number = seq[(r["SUBJECT_ID"], code)]
-        charttime = r["CHARTTIME"] or f"{r['CHARTDATE']} 00:00:00"
-        files[file].append(
-            [
-                f"{r['SUBJECT_ID']}-{code}-{number}",
-                r["SUBJECT_ID"],
-                r["HADM_ID"],
-                code,
-                str(number),
-                charttime,
-                "",
-                r["TEXT"],
-            ]
-        )
-    from clinsent.io import atomic_path
-
-    out = []
-    for file, records in files.items():
-        buf = io.StringIO()
-        writer = csv.writer(buf, quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
-        writer.writerow(MIMIC_IV_COLUMNS)
-        writer.writerows(records)
-        path = folder / "note" / f"{file}.csv.gz"
-        with atomic_path(path, ".csv.gz") as tmp:  # the guarded writer: never over an input, whole or absent
-            tmp.write_bytes(gzip.compress(buf.getvalue().encode("utf-8"), mtime=0))
-        out.append(path)
-    return out
