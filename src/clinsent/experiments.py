@@ -18,7 +18,8 @@ from typing import Any
 from clinsent.data.plan import SentencePlan
 from clinsent.errors import InputError
 from clinsent.finetune.config import CROSS_ENCODER
-from clinsent.methods.config import MethodEntry, resolve_methods
+from clinsent.methods.config import resolve_methods
+from clinsent.methods.entries import MethodEntry
 from clinsent.registry import did_you_mean
 from clinsent.report.kinds.base import entries as kind_entries
 from clinsent.run_config import RunConfig

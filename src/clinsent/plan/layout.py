@@ -15,7 +15,7 @@ from typing import Any
 from clinsent import eval_length, paths
 from clinsent.data.plan import sentence_corpus_path
 from clinsent.finetune.config import CROSS_ENCODER
-from clinsent.methods.config import run_models
+from clinsent.methods.entries import run_models
 from clinsent.plan.files import RunFiles
 from clinsent.plan.run import NOTES_INPUT, Job, RunView
 from clinsent.plan.view import KindView

@@ -15,7 +15,7 @@ from clinsent import paths
 from clinsent.corpus.shards import shard_names
 from clinsent.experiments import Grid
 from clinsent.finetune.config import FinetuneEntry
-from clinsent.methods.config import MethodEntry
+from clinsent.methods.entries import MethodEntry
 from clinsent.models.base import from_hub, hub_slug
 from clinsent.ontology.download import release_url
 from clinsent.report.kinds.base import Kind

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from clinsent import paths
-from clinsent.methods.config import MethodEntry
+from clinsent.methods.entries import MethodEntry
 from clinsent.plan.files import RunFiles
 from clinsent.plan.run import RunView
 from clinsent.run_ref import split_run

@@ -34,7 +34,7 @@ from clinsent.settings import knob, settings_schema
 if TYPE_CHECKING:
     import pandas as pd
 
-    from clinsent.methods.config import MethodEntry
+    from clinsent.methods.entries import MethodEntry
     from clinsent.paths import Tree
     from clinsent.report.paired import Paired
     from clinsent.report.spread import Spread
