@@ -96,6 +96,8 @@ def dump(config: Path, overrides: dict[str, str] | None = None) -> dict[str, Any
 
 
 def main(argv: list[str]) -> None:
+    from clinsent.io import write_text  # the guarded writer: whole or absent, never over an input
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("configs", nargs="*", type=Path)
@@ -106,7 +108,7 @@ def main(argv: list[str]) -> None:
     configs = [c.resolve() for c in args.configs] or [c for c in CONFIGS if c.name not in NOT_CONFIGS]
     for config in configs:
         result = dump(config, overrides)
-        (args.out / f"{config.stem}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+        write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", args.out / f"{config.stem}.json")
         print(f"{config}: {len(result['jobs'])} jobs", flush=True)
 
 

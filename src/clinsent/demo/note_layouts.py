@@ -10,6 +10,7 @@ import io
 from pathlib import Path
 
 from clinsent.demo.notes import COLUMNS
+from clinsent.io import atomic_path
 
 
 def write_noteevents(path: Path, rows: list[dict[str, str]]) -> None:
@@ -18,7 +19,8 @@ def write_noteevents(path: Path, rows: list[dict[str, str]]) -> None:
     writer = csv.DictWriter(buf, fieldnames=COLUMNS, quoting=csv.QUOTE_ALL, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    path.write_text(buf.getvalue(), encoding="utf-8")
+    with atomic_path(path, ".csv") as tmp:  # the guarded writer: never over an input, whole or absent
+        tmp.write_text(buf.getvalue(), encoding="utf-8")
 
 
 MIMIC_IV_COLUMNS = ["note_id", "subject_id", "hadm_id", "note_type", "note_seq", "charttime", "storetime", "text"]
@@ -61,8 +63,6 @@ def write_mimic_iv_note(folder: Path, rows: list[dict[str, str]]) -> list[Path]:
                 r["TEXT"],
             ]
         )
-    from clinsent.io import atomic_path
-
     out = []
     for file, records in files.items():
         buf = io.StringIO()
