@@ -7,8 +7,8 @@ The corpus is generated: sentences drawn from the demo notes (``resources/demo``
 vocabulary, the lengths of clinical sentences), each made distinct by a number, written as one
 parquet file per size. Each run is ``python -m clinsent embed`` in a process of its own (a
 process's peak resident size only grows), on the packaged MiniLM copied to a scratch folder (its
-ONNX export is made there once, before the timed runs); the rate is the embed command's own
-(texts over the seconds spent embedding, start-up excluded) and the peak is its ``ru_maxrss``.
+ONNX export is made once, before the timed runs, into the cache beside their output); the rate is
+the embed command's own (texts over the seconds spent embedding, start-up excluded) and the peak is its ``ru_maxrss``.
 Shards: N processes at once, each with cores/N threads, each one contiguous part
 (:mod:`clinsent.corpus_shards`), then the join; wall time from the first start to the joined file.
 
@@ -112,6 +112,7 @@ def quality(model: Path, corpus_file: Path) -> list[dict[str, Any]]:
     from clinsent.evaluation.bootstrap import SEED, bootstrap_items, paired_interval
     from clinsent.evaluation.sts_data import StsSet
     from clinsent.onnx_backend import OnnxEncoder
+    from clinsent.safety.cache import default_cache
     from clinsent.tasks.sts import Sts
 
     table = pd.read_csv(REPO / "resources/demo/biosses.demo.tsv", sep="\t")
@@ -120,8 +121,9 @@ def quality(model: Path, corpus_file: Path) -> list[dict[str, Any]]:
     texts = task.texts()
     extra = pd.read_parquet(corpus_file)["text"].tolist()[:2000]
     encoders = {"torch": load_encoder(model, "cpu")}
-    encoders["onnx"] = OnnxEncoder(model, "none", log=lambda *_: None)
-    encoders["onnx int8"] = OnnxEncoder(model, "int8", log=lambda *_: None)
+    cache = default_cache(corpus_file)  # the cache the timed runs' exports went to (beside their output)
+    encoders["onnx"] = OnnxEncoder(model, "none", cache, log=lambda *_: None)
+    encoders["onnx int8"] = OnnxEncoder(model, "int8", cache, log=lambda *_: None)
     vectors = {k: e.encode(texts, batch_size=64) for k, e in encoders.items()}
 
     def cosines(v: np.ndarray) -> np.ndarray:  # each pair's cosine, as the STS task scores it
@@ -169,10 +171,13 @@ def main() -> None:
     try:
         from clinsent.models.base import resolve_model
         from clinsent.onnx_backend import export
+        from clinsent.safety.cache import cache_folder, default_cache
+        from clinsent.safety.content import content_key
 
         model = scratch / "model"
         shutil.copytree(resolve_model(MODEL), model)
-        export(model, "int8", log=lambda *_: None)  # the export once, before any timed run
+        cache = cache_folder(default_cache(scratch / "out.parquet"), "--cache")  # the runs' default cache
+        export(model, "int8", cache, content_key(model), log=lambda *_: None)  # once, before any timed run
         rows: list[dict[str, Any]] = []
         devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
         for size in args.sizes:

@@ -43,6 +43,21 @@ def guarded_writer_reset() -> Iterator[None]:
     guarded.reset()
 
 
+@pytest.fixture
+def public_tmp() -> Iterator[Path]:
+    """A folder others can reach (0755 under /tmp, which is 1777): pytest's own ``tmp_path`` lies
+    in an owner-only folder, where nothing is within anyone else's reach."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="clinsent-public-", dir="/tmp"))
+    os.chmod(folder, 0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_bert(tmp_path_factory.mktemp("tiny_bert"))

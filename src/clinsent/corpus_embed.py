@@ -18,20 +18,27 @@ to its own; the vectors are written in the input's order.
 Everything that can be checked is checked before the model loads (:func:`check_request`):
 ``--chunk``, ``--batch-size`` and ``--device``; the input's extension, header, column and first
 rows (:func:`clinsent.texts.check`, the same check as the dry run's); the model folder; and the
-output, through the guarded writer (:mod:`clinsent.guarded`): never the input or inside the
-model folder, and, for vectors of texts others cannot read (the notes, or an owner-only file),
-never into an existing folder others can read (created 0700, the file 0600; no existing folder's
-mode is changed). A bad row further in stops the run when its chunk is read, naming the file,
-the row and the column, never the text, and nothing is left half-written.
+output, through the guarded writer (:mod:`clinsent.guarded`): a ``.parquet`` file, never the
+input or inside the model folder, never through a link, never at the root of the file system or
+in a system folder, and, for vectors of private texts (the notes, a file the caller marks as
+derived from them, or a file nobody else can reach: :mod:`clinsent.safety.reach`), never into an
+existing folder others can reach (created 0700, the file 0600; no existing folder's mode is
+changed). A bad row further in stops the run when its chunk is read, naming the file, the row
+and the column, never the text, and nothing is left half-written.
+
+**One writer.** The run holds its output's lock from the checks to the end
+(:func:`clinsent.safety.exclusive.writing_lock`): a second run writing the same output is refused
+at once, naming the process that holds it, and never touches the first one's working folder.
+The rows of the written file are counted against the input's before it is published.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import stat
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +62,6 @@ def encode_in_length_order(model: Any, texts: list[str], batch_size: int) -> np.
     out = np.empty_like(vectors)
     out[order] = vectors
     return out
-
-
-def _owner_only(path: Path) -> bool:
-    """Whether others cannot read ``path`` (its text stays private, so its vectors do too)."""
-    return not path.stat().st_mode & (stat.S_IROTH | stat.S_IRGRP)
 
 
 def check_device(device: str | None, where: str = "--device") -> None:
@@ -113,7 +115,16 @@ def check_request(
         )
     if out.is_dir():
         raise InputError(out, "is a folder", "--out names the parquet file to write, e.g. vectors.parquet")
-    claim(out, inputs=(source, model_dir))  # never the input, never inside the model folder
+    from clinsent.safety.places import check_output_file
+
+    check_output_file(out, str(out))
+    claim(out, inputs=(source, model_dir))  # never the input, never inside the model folder, never through a link
+    if out.suffix != ".parquet":
+        raise InputError(
+            out,
+            "the output is written as parquet, and this name does not end in .parquet",
+            f"name the file {out.with_suffix('.parquet').name} (read it with pandas.read_parquet)",
+        )
 
 
 def _chunk_table(ids: list[Any], vectors: np.ndarray, texts: list[str] | None) -> Any:
@@ -145,24 +156,22 @@ def embed_corpus(
     shards: int = 1,
     backend: str = "torch",
     quantize: str = "none",
+    cache: Path | None = None,
 ) -> dict[str, Any]:
     """Embed ``source``'s texts with the model in ``model_dir`` into ``out`` (parquet); returns the
     run's figures (rows, seconds, sentences per second, peak resident memory). ``shard`` of
     ``shards``: only that contiguous part of the input's rows (:mod:`clinsent.corpus_shards`);
     each finished chunk is kept in :func:`work_folder` until ``out`` is written, so a killed run
     started again resumes after its last chunk. The output is owner-only when ``private`` (the
-    workflow's notes sentences) or when others cannot read ``source``; inside ``results`` its
-    folder is already owner-only (:mod:`clinsent.phi`), elsewhere
-    :func:`clinsent.guarded.private_destination` decides, before the model loads. ``backend``
-    ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU (:mod:`clinsent.onnx_backend`)."""
-
-    import pyarrow.parquet as pq
-
-    from clinsent import corpus_shards
-    from clinsent.embed import load_encoder
+    workflow's notes sentences, or a file the caller marks as derived from them) or when nobody
+    else can reach ``source``; inside ``results`` its folder is already owner-only
+    (:mod:`clinsent.phi`), elsewhere :func:`clinsent.guarded.private_destination` decides, before
+    the model loads. ``backend`` ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU
+    (:mod:`clinsent.onnx_backend`), its export kept in ``cache`` (by default
+    :func:`clinsent.safety.cache.default_cache`; inside ``results``, ``<results>/cache``)."""
     from clinsent.guarded import private_destination
-    from clinsent.io import atomic_path
-    from clinsent.onnx_backend import OnnxEncoder, check_backend
+    from clinsent.onnx_backend import check_backend
+    from clinsent.safety.exclusive import writing_lock
 
     check_backend(backend, quantize, "embed")
     if backend == "onnx" and device not in (None, "cpu"):
@@ -172,83 +181,128 @@ def embed_corpus(
         raise InputError("shard", f"{shard} is not a shard of {shards}", "give 0 <= shard < shards")
     if next(chunks(source, chunk, column, id_column), None) is None:  # the first chunk, before the model loads
         raise InputError(source, "no texts", "an input with at least one row")
-    private = bool(private) or _owner_only(source)
-    if private:
+    private = _is_private(source, private)
+    if private:  # before anything is created beside the output: its missing folders are made owner-only
         private_destination(out, results)
-    if shards == 1:  # every row: no count needed
+    with writing_lock(out):  # the one writer of `out` (and of its working folder) from here to the end
+        return _embed_locked(
+            _Run(model_dir, source, out, column, id_column, keep_text, chunk, batch_size, device, log, private,
+                 results, shard, shards, backend, quantize, cache)
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One embed run's settings, checked (:func:`embed_corpus`'s arguments, ``private`` decided)."""
+
+    model_dir: Path
+    source: Path
+    out: Path
+    column: str | None
+    id_column: str | None
+    keep_text: bool
+    chunk: int
+    batch_size: int
+    device: str | None
+    log: Any
+    private: bool
+    results: str | Path | None
+    shard: int
+    shards: int
+    backend: str
+    quantize: str
+    cache: Path | None
+
+
+def _is_private(source: Path, marked: bool) -> bool:
+    """Private texts: marked so (the notes, a file derived from them), or nobody else can reach the file."""
+    from clinsent.safety.reach import others_can_read
+
+    return bool(marked) or not others_can_read(source)
+
+
+def _cache(out: Path, results: str | Path | None, cache: Path | None) -> Path:
+    """The ONNX export's cache folder, made ready (:mod:`clinsent.safety.cache`)."""
+    import os
+
+    from clinsent import paths
+    from clinsent.safety.cache import cache_folder, default_cache
+
+    if cache is not None:
+        return cache_folder(cache, "--cache")
+    if results is not None and Path(os.path.realpath(out)).is_relative_to(Path(os.path.realpath(results))):
+        return cache_folder(Path(results) / paths.CACHE, "config: results", owned=True)
+    return cache_folder(default_cache(out), "--cache")
+
+
+def _embed_locked(run: _Run) -> dict[str, Any]:
+    import pyarrow.parquet as pq
+
+    from clinsent import corpus_shards
+    from clinsent.io import atomic_path
+    from clinsent.safety.content import content_key
+
+    cache_dir = _cache(run.out, run.results, run.cache) if run.backend == "onnx" else None
+    if run.shards == 1:  # every row: no count needed
         wanted = range(0, sys.maxsize)
     else:
-        wanted = corpus_shards.row_ranges(corpus_shards.count_rows(source, column, id_column, chunk), shards)[shard]
-    work = work_folder(out, shard, shards)
+        wanted = corpus_shards.row_ranges(
+            corpus_shards.count_rows(run.source, run.column, run.id_column, run.chunk), run.shards
+        )[run.shard]
+    model_key = content_key(run.model_dir)
+    work = work_folder(run.out, run.shard, run.shards)
     settings = {
-        "chunk": chunk,
-        "shard": shard,
-        "shards": shards,
-        "column": column,
-        "id_column": id_column,
-        "backend": backend,
-        "quantize": quantize,
+        "chunk": run.chunk,
+        "shard": run.shard,
+        "shards": run.shards,
+        "column": run.column,
+        "id_column": run.id_column,
+        "backend": run.backend,
+        "quantize": run.quantize,
+        "keep_text": run.keep_text,
     }
-    done = set(
-        corpus_shards.open_work(
-            work, corpus_shards.work_key(model_dir, source, {**settings, "keep_text": keep_text}), private
-        )
-    )
-    resumed = len(done)
-    if resumed:
-        log(f"resuming shard {shard} of {shards}: {resumed} of its chunks are done")
-    modules = json.loads((model_dir / "modules.json").read_text())
-    model, start, rows, embedded = None, time.perf_counter(), 0, 0
-    for index, (ids, texts) in corpus_shards.shard_chunks(source, chunk, column, id_column, wanted):
+    done = corpus_shards.open_work(work, corpus_shards.work_key(model_key, run.source, settings), run.private, run.log)
+    modules = json.loads((run.model_dir / "modules.json").read_text())
+    model, start, rows, embedded, resumed = None, time.perf_counter(), 0, 0, 0
+    for index, (ids, texts) in corpus_shards.shard_chunks(run.source, run.chunk, run.column, run.id_column, wanted):
         rows += len(ids)
-        if index in done:
+        if done.get(index) == len(ids):
+            resumed += 1
             continue
+        if index in done:
+            run.log(f"chunk {index} of the working folder holds {done[index]} rows where the input has {len(ids)}: "
+                "embedding it again")  # fmt: skip
         if model is None:
-            if backend == "onnx":
-                import torch
-
-                model = OnnxEncoder(model_dir, quantize, threads=torch.get_num_threads(), log=log)
-            else:
-                model = load_encoder(model_dir, device)
-        vectors = encode_in_length_order(model, texts, batch_size)
-        with atomic_path(corpus_shards.chunk_path(work, index), ".parquet", private=private) as tmp:
-            pq.write_table(_chunk_table(ids, vectors, texts if keep_text else None), tmp)
+            if resumed:
+                run.log(f"resuming shard {run.shard} of {run.shards}: {resumed} of its chunks are done")
+            model = _load(run.model_dir, run.device, run.backend, run.quantize, cache_dir, model_key, run.log)
+        vectors = encode_in_length_order(model, texts, run.batch_size)
+        with atomic_path(corpus_shards.chunk_path(work, index), ".parquet", private=run.private) as tmp:
+            pq.write_table(_chunk_table(ids, vectors, texts if run.keep_text else None), tmp)
         embedded += len(ids)
         release_heap()
-        log(f"embedded {rows} texts of shard {shard} ({embedded / (time.perf_counter() - start):.0f}/s)")
+        rate = embedded / (time.perf_counter() - start)
+        run.log(f"embedded {rows} texts of shard {run.shard} of {run.shards} ({rate:.0f}/s)")
+    if model is None and resumed:
+        run.log(f"resuming shard {run.shard} of {run.shards}: all {resumed} of its chunks are done")
     parts = sorted(work.glob("chunk-*.parquet"))  # this shard's chunks (its own folder, keyed), in order
     if not parts:  # a shard without rows (fewer rows than shards): an empty part the join passes over
-        import pyarrow as pa
-
-        empty = pa.table({"id": pa.array([], pa.int64()), "vector": pa.array([], pa.list_(pa.float32()))})
-        with atomic_path(out, ".parquet", private=private) as tmp:
-            pq.write_table(
-                empty.replace_schema_metadata(
-                    {"clinsent.rows": "0", "clinsent.model_identity": corpus_shards.model_identity(model_dir)}
-                ),
-                tmp,
-            )
+        _write_empty(run.out, model_key, run.private)
         corpus_shards.remove_work(work.parent)
-        return {
-            "rows": 0,
-            "embedded": 0,
-            "resumed_chunks": 0,
-            "seconds": 0.0,
-            "sentences_per_second": None,
-            "peak_rss_mb": peak_rss_mb(),
-        }
+        return {"rows": 0, "embedded": 0, "resumed_chunks": 0, "seconds": 0.0, "sentences_per_second": None,
+                "peak_rss_mb": peak_rss_mb()}  # fmt: skip
     dim = int(pq.read_schema(parts[0]).field("vector").type.list_size)
     meta = {
-        "clinsent.model": str(model_dir),
-        "clinsent.model_identity": corpus_shards.model_identity(model_dir),
+        "clinsent.model": str(run.model_dir),
+        "clinsent.model_identity": model_key,
         "clinsent.modules": json.dumps(modules),
-        "clinsent.pooling": json.dumps(_pooling(model_dir, modules)),
+        "clinsent.pooling": json.dumps(_pooling(run.model_dir, modules)),
         "clinsent.dim": str(dim),
         "clinsent.rows": str(rows),
-        "clinsent.backend": backend if quantize == "none" else f"{backend} {quantize}",
-        "clinsent.shard": f"{shard}/{shards}",
+        "clinsent.backend": run.backend if run.quantize == "none" else f"{run.backend} {run.quantize}",
+        "clinsent.shard": f"{run.shard}/{run.shards}",
     }
-    corpus_shards.join_parquet(parts, out, meta, private)
+    corpus_shards.join_parquet(parts, run.out, meta, run.private, expected=rows)
     corpus_shards.remove_work(work.parent)  # this output's own working folder
     seconds = time.perf_counter() - start
     return {
@@ -259,6 +313,34 @@ def embed_corpus(
         "sentences_per_second": round(embedded / seconds, 1) if embedded else None,
         "peak_rss_mb": peak_rss_mb(),
     }
+
+
+def _load(
+    model_dir: Path, device: str | None, backend: str, quantize: str, cache: Path | None, model_key: str, log: Any
+) -> Any:
+    """The encoder of a run: ONNX Runtime's (its export in ``cache``) or the torch model's."""
+    if backend == "onnx":
+        import torch
+
+        from clinsent.onnx_backend import OnnxEncoder
+
+        assert cache is not None
+        return OnnxEncoder(model_dir, quantize, cache, threads=torch.get_num_threads(), log=log, model_key=model_key)
+    from clinsent.embed import load_encoder
+
+    return load_encoder(model_dir, device)
+
+
+def _write_empty(out: Path, model_key: str, private: bool) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from clinsent.io import atomic_path
+
+    empty = pa.table({"id": pa.array([], pa.int64()), "vector": pa.array([], pa.list_(pa.float32()))})
+    meta = {"clinsent.rows": "0", "clinsent.model_identity": model_key}
+    with atomic_path(out, ".parquet", private=private) as tmp:
+        pq.write_table(empty.replace_schema_metadata(meta), tmp)
 
 
 def _pooling(model_dir: Path, modules: list[dict[str, Any]]) -> dict[str, Any]:

@@ -13,18 +13,21 @@ rows and the shards. With one shard the job writes the output directly.
 it and renamed), in a working folder beside the shard's output (``.<part>.work/shard<k>of<N>/``) that is
 no declared output, so it survives a killed or preempted job. Started again, the shard skips the
 chunks it has and continues after the last one; the chunks are then joined into the shard's
-part and the folder removed. The folder is keyed by everything the vectors depend on (the
-model's identity, the input's size and time, the shard, the chunk size, the columns): a change
-empties it. A chunk's vectors do not depend on what else was run in the job (each chunk is
-encoded alone, its texts longest first), so a resumed shard equals an uninterrupted one.
+part and the folder removed. The folder is keyed by everything the vectors depend on, by content
+(:mod:`clinsent.safety.content`: the model folder's bytes and the input's, the shard, the chunk
+size, the columns, the backend): a change empties it. A chunk that cannot be read (a truncated
+file) or whose row count is not its rows' in the input is embedded again, with one line. The
+joined file's rows are counted against the input's before it is published. Only the writer
+that holds the output's lock (:func:`clinsent.safety.exclusive.writing_lock`) touches the
+folder. A chunk's vectors do not depend on what else was run in the job (each chunk is encoded
+alone, its texts longest first), so a resumed shard equals an uninterrupted one.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,33 +50,21 @@ def count_rows(path: Path, column: str | None, id_column: str | None, chunk: int
     return sum(len(ids) for ids, _ in chunks(path, chunk, column, id_column))
 
 
-def model_identity(model_dir: Path) -> str:
-    """A short hash of the model folder's files (names, sizes and modification times; the small
-    JSON configs by content): what a resumed chunk must have been embedded with."""
-    h = hashlib.sha256()
-    for path in sorted(p for p in model_dir.rglob("*") if p.is_file() and not p.name.startswith(".")):
-        stat = path.stat()
-        h.update(f"{path.relative_to(model_dir)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-        if path.suffix == ".json" and stat.st_size < 1_000_000:
-            h.update(path.read_bytes())
-    return h.hexdigest()[:16]
+def work_key(model_key: str, source: Path, settings: dict[str, Any]) -> dict[str, Any]:
+    """What a shard's chunk files depend on (kept in its working folder's ``key.json``): the
+    model's content key, the input's (:func:`clinsent.safety.content.content_key`) and the settings."""
+    from clinsent.safety.content import content_key
+
+    return {"model": model_key, "input": content_key(source), **settings}
 
 
-def work_key(model_dir: Path, source: Path, settings: dict[str, Any]) -> dict[str, Any]:
-    """What a shard's chunk files depend on (kept in its working folder's ``key.json``)."""
-    stat = source.stat()
-    return {
-        "model": model_identity(model_dir),
-        "input": {"path": str(source.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns},
-        **settings,
-    }
-
-
-def open_work(folder: Path, key: dict[str, Any], private: bool) -> list[int]:
+def open_work(folder: Path, key: dict[str, Any], private: bool, log: Callable[[str], Any] = print) -> dict[int, int]:
     """The working folder of one shard for ``key`` (emptied when it holds another key's chunks),
     through the guarded writer (:func:`clinsent.guarded.claim`: inside what the job owns, never an
-    input); owner-only, the folder above it too, when the texts are private. Returns the chunk
-    indices already done."""
+    input); owner-only, the folder above it too, when the texts are private. Returns the chunks
+    already done (index -> rows); a chunk that cannot be read is removed, with one line."""
+    import pyarrow.parquet as pq
+
     from clinsent.guarded import claim
     from clinsent.io import write_text
 
@@ -91,7 +82,15 @@ def open_work(folder: Path, key: dict[str, Any], private: bool) -> list[int]:
     folder.mkdir(exist_ok=True, mode=mode)
     if not stored.exists():
         write_text(json.dumps(key, sort_keys=True), stored)
-    return sorted(int(p.stem.split("-")[1]) for p in folder.glob("chunk-*.parquet"))
+    done = {}
+    for path in sorted(folder.glob("chunk-*.parquet")):
+        try:
+            done[int(path.stem.split("-")[1])] = int(pq.read_metadata(path).num_rows)
+        except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError: a truncated or damaged file
+            log(f"{path.name} of the working folder {folder} cannot be read (a truncated file?): removed, "
+                "its chunk is embedded again")  # fmt: skip
+            claim(path).unlink()
+    return done
 
 
 def remove_work(folder: Path) -> None:
@@ -139,9 +138,12 @@ def work_folder(out: Path, shard: int = 0, shards: int = 1) -> Path:
     return out.parent / f".{out.name}.work" / f"shard{shard}of{shards}"
 
 
-def join_parquet(parts: list[Path], out: Path, meta: dict[str, str], private: bool) -> int:
+def join_parquet(
+    parts: list[Path], out: Path, meta: dict[str, str], private: bool, expected: int | None = None
+) -> int:
     """Stream ``parts`` (parquet files of one schema), row group by row group, into ``out``
-    (atomic) with ``meta`` added to the schema's metadata; returns the rows written."""
+    (atomic) with ``meta`` added to the schema's metadata; returns the rows written. With
+    ``expected``, a file of any other row count is refused before it is published."""
     import pyarrow.parquet as pq
 
     from clinsent.io import atomic_path
@@ -162,14 +164,31 @@ def join_parquet(parts: list[Path], out: Path, meta: dict[str, str], private: bo
         finally:
             if writer is not None:
                 writer.close()
+        if expected is not None and rows != expected:
+            raise InputError(
+                out,
+                f"the joined file holds {rows} rows where its input has {expected}; it was not written",
+                "run the same command again: its working folder is checked chunk by chunk",
+            )
     return rows
 
 
 def gather_shards(parts: list[Path], out: Path, private: bool = False) -> int:
     """The shards' parts, in shard order, into one output (the cheap last job of a sharded
     corpus embedding); each part is checked to come from the same model and its rows counted."""
+    from clinsent.safety.exclusive import writing_lock
+
+    with writing_lock(out):
+        return _gather(parts, out, private)
+
+
+def _gather(parts: list[Path], out: Path, private: bool) -> int:
+    import stat
+
     import pyarrow.parquet as pq
 
+    # a part written owner-only (its shard's texts were private) makes the whole output so
+    private = private or any(not p.stat().st_mode & (stat.S_IRGRP | stat.S_IROTH) for p in parts)
     metas = [pq.read_schema(p).metadata or {} for p in parts]
     identities = {m.get(b"clinsent.model_identity") for m in metas}
     first = next((m for m in metas if m.get(b"clinsent.rows") != b"0"), metas[0])
@@ -178,9 +197,5 @@ def gather_shards(parts: list[Path], out: Path, private: bool = False) -> int:
     expected = sum(int(m.get(b"clinsent.rows", b"0")) for m in metas)
     first = {k.decode(): v.decode() for k, v in first.items() if k.startswith(b"clinsent.")}
     meta = {**first, "clinsent.rows": str(expected), "clinsent.shard": f"all/{len(parts)}"}
-    rows = join_parquet(
-        [p for p, m in zip(parts, metas, strict=True) if m.get(b"clinsent.rows") != b"0"], out, meta, private
-    )
-    if rows != expected:
-        raise InputError(out, f"{rows} rows where the shards name {expected}", "rerun every shard")
-    return rows
+    kept = [p for p, m in zip(parts, metas, strict=True) if m.get(b"clinsent.rows") != b"0"]
+    return join_parquet(kept, out, meta, private, expected=expected)

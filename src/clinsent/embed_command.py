@@ -1,7 +1,8 @@
 """``python -m clinsent embed --model DIR --input FILE --out FILE.parquet``: a corpus's vectors with a
 saved model (:func:`clinsent.corpus_embed.embed_corpus`), outside the workflow; the files it may
-write are the one named and its working folders (:mod:`clinsent.guarded`), and an error is one
-line on standard error (exit 2), naming the flag or file and the fix."""
+write are the one named, its working folder and lock beside it, and the cache (``--cache``, by
+default ``.clinsent-cache`` beside the output: :mod:`clinsent.safety.cache`) (:mod:`clinsent.guarded`),
+and an error is one line on standard error (exit 2), naming the flag or file and the fix."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 from clinsent.corpus_embed import CHUNK, embed_corpus
 from clinsent.corpus_shards import work_folder
 from clinsent.errors import InputError
+from clinsent.safety.cache import DEFAULT, default_cache
+from clinsent.safety.exclusive import lock_path
 
 
 def main(argv: list[str]) -> int:
@@ -30,14 +33,24 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when present)")
     ap.add_argument("--backend", default="torch", help="torch, or onnx (ONNX Runtime on the CPU)")
     ap.add_argument("--quantize", default="none", help="none, or int8 (with --backend onnx)")
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help=f"an owner-only folder for the ONNX export (default: {DEFAULT} beside --out)",
+    )
+    ap.add_argument(
+        "--private",
+        action="store_true",
+        help="the texts come from notes: the output is owner-only whatever the input's modes",
+    )
     args = ap.parse_args(argv)
     from clinsent import guarded
 
     guarded.reset()
-    from clinsent.onnx_backend import export_folder
-
-    # the file the user named, its chunks until it is written, and the model's ONNX export beside it
-    guarded.own(args.out, work_folder(args.out).parent, export_folder(args.model).parent)
+    cache = args.cache if args.cache is not None else default_cache(args.out)
+    # the file the user named, its lock and its chunks until it is written, and the cache
+    guarded.own(args.out, lock_path(args.out), work_folder(args.out).parent, cache)
     guarded.protect_inputs([args.input, args.model])
     try:
         figures = embed_corpus(
@@ -51,8 +64,10 @@ def main(argv: list[str]) -> int:
             args.batch_size,
             args.device,
             log=lambda line: print(line, file=sys.stderr),
+            private=args.private,
             backend=args.backend,
             quantize=args.quantize,
+            cache=args.cache,
         )
     except InputError as exc:
         print(f"embed: {exc}", file=sys.stderr)

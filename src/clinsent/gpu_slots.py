@@ -98,15 +98,18 @@ def make_lock_dir(folder: Path) -> bool:
 
 
 def check_lock_dir(results: str | Path, environ: Mapping[str, str] = os.environ) -> None:
-    """At dry run: the GPU lock folder is not inside the results folder (the tool sets modes
-    there; a lock folder inside would be a folder others write in among note text) and can be
-    written (or created), so a job never fails on it."""
+    """At dry run: the GPU lock folder is a folder the tool may write under
+    (:func:`clinsent.safety.places.check_write_root`), not inside the results folder once links
+    are resolved (the tool sets modes there; a lock folder inside would be a folder others write
+    in among note text) and can be written (or created), so a job never fails on it."""
     from clinsent.io import check_writable
+    from clinsent.safety.places import check_write_root
 
     folder = lock_dir(environ)
     where = f"environment: {LOCK_DIR_ENV}" if environ.get(LOCK_DIR_ENV) else f"the GPU lock folder {folder}"
-    root = Path(os.path.abspath(results))
-    if Path(os.path.abspath(folder)).is_relative_to(root):
+    check_write_root(str(folder), where)
+    root = Path(os.path.realpath(results))  # links resolved: a link into results is inside it
+    if Path(os.path.realpath(folder)).is_relative_to(root):
         raise InputError(
             where,
             f"{folder} is inside the results folder {results}",

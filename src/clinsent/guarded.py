@@ -12,11 +12,18 @@ copies, packs, benchmark results) call it before they put a file or folder in pl
 - **Never over an input.** A job's declared inputs, the embed command's ``--input`` and model
   folder (:func:`protect_inputs`): a target that resolves to one of them, or into an input
   folder, is refused before anything is written.
+- **Never through a link.** A target that is itself a symbolic link is refused
+  (:func:`clinsent.safety.places.check_not_link`); every inside/outside decision is taken on
+  resolved paths.
+- **One writer.** The writers hold the target's exclusive lock for the whole write
+  (:func:`clinsent.safety.exclusive.writing_lock`): a second writer of the same output is
+  refused at once, naming the process that holds it.
 - **Modes.** Inside results the tool sets the modes it needs (owner-only note-text folders:
   :mod:`clinsent.phi.protect`). Outside results no existing folder's mode is changed: a private
-  (notes-derived or owner-only) output bound for an existing folder that others can read is
-  refused before any model loads (:func:`private_destination`), naming the folder and the fix;
-  the folders the tool creates for it are 0700, the file 0600 (``private=True`` of the writers).
+  output (of notes, or of an input nobody else can reach: :mod:`clinsent.safety.reach`) bound for
+  an existing folder that others can reach is refused before any model loads
+  (:func:`private_destination`), naming the folder and the fix; the folders the tool creates for
+  it are 0700, the file 0600 (``private=True`` of the writers).
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from clinsent.errors import InputError
+from clinsent.safety.places import check_not_link
+from clinsent.safety.reach import others_can_reach
 
 _OWNED: list[Path] = []  # resolved folders and files this process may write (empty: not restricted)
 _INPUTS: set[Path] = set()  # resolved inputs (files and folders) never written over
@@ -55,6 +64,7 @@ def claim(path: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
     """``path`` when this process may write it (see the module; ``inputs``: more inputs of this
     call), else an :class:`InputError` naming it and the fix; nothing is written either way."""
     target = Path(path)
+    check_not_link(target, str(target))
     resolved = target.resolve()
     protected = [*_INPUTS, *(Path(p).resolve() for p in inputs)]
     hit = next((i for i in protected if resolved == i or resolved.is_relative_to(i)), None)
@@ -73,29 +83,27 @@ def claim(path: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
     return target
 
 
-def others_can_read(folder: Path) -> bool:
-    return bool(folder.stat().st_mode & (stat.S_IRGRP | stat.S_IROTH | stat.S_IXGRP | stat.S_IXOTH))
-
-
 def private_destination(out: str | Path, results: str | Path | None = None) -> list[Path]:
     """Make ready the folder of a private output ``out`` (text derived from notes, or from an
-    input others cannot read), before the model loads. Inside ``results`` the job's note-text
+    input nobody else can reach), before the model loads. Inside ``results`` the job's note-text
     folder is already owner-only (:mod:`clinsent.phi.protect`): nothing to do. Elsewhere, an
-    existing folder others can read is refused (its mode is the user's, never changed here);
+    existing folder that others can reach (:func:`clinsent.safety.reach.others_can_reach`: its
+    modes and every folder's above it) is refused (its mode is the user's, never changed here);
     the missing folders are created 0700. Returns the folders it created."""
-    target = Path(out).absolute()
-    if results is not None and target.is_relative_to(Path(results).absolute()):
+    target = Path(os.path.realpath(out))
+    if results is not None and target.is_relative_to(Path(os.path.realpath(results))):
         return []
-    missing, folder = [], target.parent
+    missing, folder = [], Path(os.path.abspath(out)).parent
     while not folder.exists():
         missing.append(folder)
         folder = folder.parent
-    if not missing and others_can_read(folder):
+    if not missing and others_can_reach(folder):
         raise InputError(
             folder,
-            f"others can read this folder (mode {stat.S_IMODE(folder.stat().st_mode):04o}), and the output holds "
-            "vectors of owner-only texts (notes)",
-            "write the output into a folder only you can read (mkdir -m 700 DIR) or into a new folder, which is "
+            f"others can reach this folder (mode {stat.S_IMODE(folder.stat().st_mode):04o}, and every folder above "
+            "it lets them through), and the output holds vectors of private texts (notes, or a file nobody else "
+            "can reach)",
+            "write the output into a folder only you can reach (mkdir -m 700 DIR) or into a new folder, which is "
             "created owner-only; this folder's mode is left as it is",
         )
     for created in reversed(missing):

@@ -1,6 +1,7 @@
 """Atomic writers: an output appears complete or not at all (write to a temp file, then rename).
 Each asks the guarded writer first (:func:`clinsent.guarded.claim`: inside what the caller owns,
-never over an input)."""
+never over an input, never through a link) and holds the output's one-writer lock for the whole
+write (:func:`clinsent.safety.exclusive.writing_lock`: a second writer is refused at once)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +60,10 @@ def atomic_path(path: str | Path, suffix: str = "", private: bool = False) -> It
     A failed write names ``path`` (:func:`writing`); the temporary file is removed either way.
     ``private``: the file is 0600 (note-derived text or vectors), else the umask's usual mode."""
     from clinsent.guarded import claim
+    from clinsent.safety.exclusive import writing_lock
 
     target = claim(path)
-    with writing(target):
+    with writing(target), writing_lock(target):
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix or ".tmp", dir=target.parent)
         os.close(fd)
@@ -84,9 +86,10 @@ def atomic_folder(path: str | Path) -> Iterator[Path]:
     import shutil
 
     from clinsent.guarded import claim
+    from clinsent.safety.exclusive import writing_lock
 
     target = claim(path)
-    with writing(target):
+    with writing(target), writing_lock(target):
         target.parent.mkdir(parents=True, exist_ok=True)
         box = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".staging", dir=target.parent))
         try:
@@ -173,17 +176,24 @@ class ParquetSink:
         import pyarrow.parquet as pq
 
         from clinsent.guarded import claim
+        from clinsent.safety.exclusive import writing_lock
 
         self.path = claim(path)
+        self._lock = ExitStack()  # the one-writer lock, held from here to close or abort
         with writing(self.path):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".parquet", dir=self.path.parent)
-            os.close(fd)
-            self._tmp = Path(tmp)
+            self._lock.enter_context(writing_lock(self.path))
             try:
-                self._writer = pq.ParquetWriter(self._tmp, schema, compression="zstd")
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".parquet", dir=self.path.parent)
+                os.close(fd)
+                self._tmp = Path(tmp)
+                try:
+                    self._writer = pq.ParquetWriter(self._tmp, schema, compression="zstd")
+                except BaseException:
+                    self._tmp.unlink(missing_ok=True)
+                    raise
             except BaseException:
-                self._tmp.unlink(missing_ok=True)
+                self._lock.close()
                 raise
         self.schema = schema
         self.group_bytes = group_bytes
@@ -217,11 +227,15 @@ class ParquetSink:
 
     def close(self) -> None:
         """Write what is buffered and move the file into place."""
-        self._flush()
-        with writing(self.path):
-            self._writer.close()
-            os.chmod(self._tmp, 0o666 & ~_umask())
-            os.replace(self._tmp, self.path)
+        try:
+            self._flush()
+            with writing(self.path):
+                self._writer.close()
+                os.chmod(self._tmp, 0o666 & ~_umask())
+                os.replace(self._tmp, self.path)
+        finally:
+            self._tmp.unlink(missing_ok=True)
+            self._lock.close()
 
     def abort(self) -> None:
         """Drop everything written so far; nothing appears at ``path``."""
@@ -231,6 +245,7 @@ class ParquetSink:
             pass  # a full disk can fail the close too: the file is dropped all the same
         finally:
             self._tmp.unlink(missing_ok=True)
+            self._lock.close()
 
     def __enter__(self) -> ParquetSink:
         return self

@@ -15,11 +15,16 @@ Why MatMul weights per channel only: quantizing every op (the default, the embed
 included) cost the packaged MiniLM 0.04 Spearman on the demo BIOSSES pairs, MatMul per channel
 0.006 (``bench/embed.py`` measures it on every run).
 
-The export is cached beside the model folder, ``<model>.onnx/<identity>/{fp32,int8}.onnx``, keyed
-by the model's files (:func:`clinsent.corpus_shards.model_identity`): a retrained model gets a
-new export, shards of one run share one (each writes atomically, so two shards exporting at
-once leave one whole file). Tokenization is the model's own tokenizer at the model's
-``max_seq_length`` (the evaluation length it was saved with).
+The export is cached where the tool may write (:mod:`clinsent.safety.cache`: ``<results>/cache``
+for workflow jobs, the embed command's ``--cache``, by default ``.clinsent-cache`` beside its
+output), never beside the model: ``<cache>/onnx/<key>/{fp32,int8}.onnx``, where the key is a hash
+of the model folder's bytes (:func:`clinsent.safety.content.content_key`), so a model whose
+weights changed with the same names, sizes and times gets a new export. Shards of one run
+exporting one model take turns (:func:`clinsent.safety.exclusive.building_lock`): the first
+exports, the others wait and reuse it. A cached graph that ONNX Runtime cannot load (a truncated
+file) is removed and exported again, with one line. Dynamic int8 quantization uses no
+calibration sample, so the key is the model's alone. Tokenization is the model's own tokenizer
+at the model's ``max_seq_length`` (the evaluation length it was saved with).
 """
 
 from __future__ import annotations
@@ -54,10 +59,9 @@ def check_backend(backend: str, quantize: str, where: str) -> None:
         )
 
 
-def export_folder(model_dir: Path) -> Path:
-    from clinsent.corpus_shards import model_identity
-
-    return model_dir.parent / f"{model_dir.name}.onnx" / model_identity(model_dir)
+def export_folder(cache: Path, model_key: str) -> Path:
+    """The cache entry of one model's export (``model_key``: its content key)."""
+    return cache / "onnx" / model_key
 
 
 def _replace_atomically(write: Any, target: Path) -> None:
@@ -69,25 +73,29 @@ def _replace_atomically(write: Any, target: Path) -> None:
         write(str(tmp))
 
 
-def export(model_dir: Path, quantize: str = "none", log: Any = print) -> Path:
+def export(model_dir: Path, quantize: str, cache: Path, model_key: str, log: Any = print) -> Path:
     """The model's ONNX graph (``fp32.onnx``, or ``int8.onnx`` quantized from it), exported on
-    first use and cached beside the model folder (see the module)."""
-    import torch
-    from sentence_transformers import SentenceTransformer
-
+    first use into the cache entry of ``model_key`` (see the module); the builders of one entry
+    take turns, and the later ones reuse the first one's files."""
     from clinsent.guarded import claim
+    from clinsent.safety.exclusive import building_lock
 
-    folder = claim(export_folder(model_dir), inputs=(model_dir,))
+    folder = claim(export_folder(cache, model_key), inputs=(model_dir,))
     fp32, int8 = folder / "fp32.onnx", folder / "int8.onnx"
     wanted = int8 if quantize == "int8" else fp32
     if wanted.exists():
         return wanted
-    folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.parent.iterdir():  # exports of the model's earlier files (a retrained run)
-        if stale.is_dir() and stale != folder and len(stale.name) == len(folder.name):
-            import shutil
+    with building_lock(folder, waiting=lambda who: log(f"waiting for {who}, which is exporting this model to ONNX")):
+        if not wanted.exists():
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _build(model_dir, quantize, fp32, int8, log)
+    return wanted
 
-            shutil.rmtree(claim(stale, inputs=(model_dir,)), ignore_errors=True)
+
+def _build(model_dir: Path, quantize: str, fp32: Path, int8: Path, log: Any) -> None:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
     if not fp32.exists():
         model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True).eval()
         names = list(model.tokenizer.model_input_names)
@@ -119,7 +127,7 @@ def export(model_dir: Path, quantize: str = "none", log: Any = print) -> Path:
                     dynamo=False,
                 )
 
-        log(f"exporting {model_dir.name} to ONNX (once; cached in {folder.parent.name}/{folder.name})")
+        log(f"exporting {model_dir.name} to ONNX (once; cached in {fp32.parent})")
         _replace_atomically(write, fp32)
     if quantize == "int8" and not int8.exists():
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -136,23 +144,44 @@ def export(model_dir: Path, quantize: str = "none", log: Any = print) -> Path:
                 logging.disable(logging.NOTSET)
 
         _replace_atomically(quantized, int8)
-    return wanted
 
 
 class OnnxEncoder:
     """``encode(texts, batch_size)`` as ``SentenceTransformer.encode``, run by ONNX Runtime."""
 
-    def __init__(self, model_dir: Path, quantize: str = "none", threads: int | None = None, log: Any = print) -> None:
+    def __init__(
+        self,
+        model_dir: Path,
+        quantize: str,
+        cache: Path,
+        threads: int | None = None,
+        log: Any = print,
+        model_key: str | None = None,
+    ) -> None:
+        """``cache``: the cache folder (made ready by :func:`clinsent.safety.cache.cache_folder`);
+        ``model_key``: the model folder's content key, where the caller has it."""
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
         from clinsent.models.saved import saved_max_length, transformer_folder
+        from clinsent.safety.content import content_key
 
-        graph = export(model_dir, quantize, log)
+        key = model_key or content_key(model_dir)
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        graph = export(model_dir, quantize, cache, key, log)
+        try:
+            self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime's own errors (InvalidProtobuf, Fail): a damaged cache entry
+            import shutil
+
+            from clinsent.guarded import claim
+
+            log(f"the cached ONNX graph {graph} cannot be loaded ({type(exc).__name__}): removed, exporting again")
+            shutil.rmtree(claim(graph.parent), ignore_errors=True)
+            graph = export(model_dir, quantize, cache, key, log)
+            self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         self.names = [i.name for i in self.session.get_inputs()]
         root = transformer_folder(model_dir)
         self.tokenizer = AutoTokenizer.from_pretrained(str(root), local_files_only=True)

@@ -71,6 +71,12 @@ def keep_only(
     for word, spec in specs.items():
         for section, names in spec.items():
             out[section] = {k: v for k, v in out[section].items() if (k in names) == (word == "keep")}
+    uses = (out.get("model_card") or {}).get("data_use")
+    if isinstance(uses, dict):  # the data-use entry of a training source left out leaves with it
+        gone_sources = {k for section in ("training_data", "sentence_corpora") for k in base.get(section) or {}} - {
+            k for section in ("training_data", "sentence_corpora") for k in out.get(section) or {}
+        }
+        out["model_card"]["data_use"] = {k: v for k, v in uses.items() if k not in gone_sources}
     gone_methods = set(base.get("methods") or {}) - set(out.get("methods") or {})
     gone_bases = set(base.get("base_models") or {}) - set(out.get("base_models") or {})
     if not (gone_methods or gone_bases):

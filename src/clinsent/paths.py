@@ -88,6 +88,7 @@ PAPER_TABLE = PAPER_TABLES + "/{table}.{ext}"
 PAPER_CURVES = PAPER_FIGURES + "/curves_{table}.{ext}"
 PAPER_FIGURE = PAPER_FIGURES + "/{figure}.{ext}"
 MTEB = "mteb/{model}"
+CACHE = "cache"  # derived artefacts keyed by content (ONNX exports: cache/onnx/<key>/), owner-only
 
 LOGS = "logs"
 BENCHMARKS = "benchmarks"

@@ -13,10 +13,13 @@ one ``register`` away and every kind keeps one contract:
   UTF-8, or a folder stops there, naming the config key; a bad byte further in stops the job,
   naming the file and the row, with nothing written. A kind whose files are small (eval sets)
   is ``read_in_full`` at dry run instead, through its task.
-- Errors follow one policy (:func:`shown_column`, :func:`check_file`): the file, the row number,
-  the fix; never a cell, a header field or a line of the file unless it is a plain name (a
-  header field that is a note's sentence, as in a CSV without a header line, shows as "a column
-  of N characters").
+- Errors follow one policy (:func:`shown_columns`, :func:`check_file`): the file, the row
+  number, the fix; never a cell or a line of the file. A header field is named only when it is
+  a column the config or the reader expects, or one of the formats' own column names
+  (:data:`FORMAT_COLUMNS`): any other shows as "a column of N characters" (in a file without a
+  header line the "header" is a data row, and a plain word of it may be a patient's name). A
+  first line none of whose fields is such a name, and one of which is not a plain name at all,
+  is said to be a data row (:func:`looks_headerless`), never quoted.
 """
 
 from __future__ import annotations
@@ -45,20 +48,42 @@ class Readers(Registry[T]):
         self.kind, self.read_in_full = kind, read_in_full
         self.module = str(sys._getframe(1).f_globals.get("__name__", ""))  # where it is made (the docs name it)
         self.checks: dict[str, Check] = {}
+        self.reads: dict[str, tuple[str, ...]] = {}
         if READER_KINDS.setdefault(kind, self) is not self:
             raise RegistryError(f"reader kind {kind!r} is made twice")
 
-    def register(self, name: str, settings: type | None = None, check: Check | None = None) -> Callable[[T], T]:
-        """``@READERS.register("name", check=check_fn)``: the reader and its dry-run check."""
+    def register(
+        self, name: str, settings: type | None = None, check: Check | None = None, reads: tuple[str, ...] | None = None
+    ) -> Callable[[T], T]:
+        """``@READERS.register("name", check=check_fn)``: the reader and its dry-run check;
+        ``reads``: the keys of the config entry this format reads (None: every key), so a key it
+        would ignore is refused (:meth:`ignored`)."""
         add = super().register(name, settings)
 
         def both(entry: T) -> T:
             out = add(entry)
             if check is not None:
                 self.checks[name] = check
+            if reads is not None:
+                self.reads[name] = reads
             return out
 
         return both
+
+    def ignored(self, name: str, entry: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> None:
+        """Stop when ``entry`` sets a key that format ``name`` does not read to anything but its
+        default (a key left at its default changes nothing, whatever the format): it would be
+        ignored without a word."""
+        if name not in self.reads:
+            return
+        reads = set(self.reads[name]) | {"path", "format"}
+        for key, value in entry.items():
+            if key not in reads and value != defaults.get(key):
+                raise InputError(
+                    f"{where}.{key}",
+                    f"the {name} format does not read it (it reads {', '.join(sorted(reads))})",
+                    f"remove {key}, or choose the format that has it",
+                )
 
     def check(self, name: str, path: str | Path, entry: Mapping[str, Any], where: str) -> None:
         """Run the check of reader ``name`` on one file; its error is prefixed with ``where`` (the
@@ -119,18 +144,54 @@ def every_reader() -> list[tuple[str, str, bool]]:
     ]
 
 
+# the formats' own column names (NOTEEVENTS, DIAGNOSES_ICD, MIMIC-IV-Note, the eval-set, NLI, RQE,
+# sentence and text layouts): a header field among them may be named in an error
+FORMAT_COLUMNS = frozenset(
+    (
+        *("ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CHARTTIME", "STORETIME", "CATEGORY", "DESCRIPTION"),
+        *("CGID", "ISERROR", "TEXT", "SEQ_NUM", "ICD9_CODE"),
+        *("note_id", "subject_id", "hadm_id", "note_type", "note_seq", "charttime", "storetime", "text"),
+        *("id", "split", "sentence1", "sentence2", "score", "label", "gold_label", "premise", "hypothesis"),
+        *("pairID", "question1", "question2", "chq", "faq", "sentence", "sentences", "sent_id", "category"),
+    )
+)
+
+
 def shown_column(name: Any) -> str:
-    """A column or field name as an error may show it: quoted when it is a plain name, else only
-    its length (in a file without a header line, the "header" is a data row)."""
+    """A column or field name the config or a flag gives, as an error may show it: quoted when it
+    is a plain name, else only its length (it may be a line pasted by mistake)."""
     text = str(name)
     return repr(text) if KEY.match(text) else f"a column of {len(text)} characters"
 
 
-def shown_columns(names: Iterable[Any], limit: int = 12) -> str:
-    """The columns of a header as an error may show them (see :func:`shown_column`)."""
-    names = list(names)
-    shown = ", ".join(shown_column(n) for n in names[:limit])
+def shown_columns(names: Iterable[Any], expected: Iterable[Any] = (), limit: int = 12) -> str:
+    """The fields of a file's header as an error may show them: a field is named only when it is
+    ``expected`` (the columns the config or the reader asks for) or one of :data:`FORMAT_COLUMNS`;
+    any other is "a column of N characters" (see the module)."""
+    names = [str(n) for n in names]
+    known = FORMAT_COLUMNS | {str(e) for e in expected if e is not None}
+    shown = ", ".join(repr(n) if n in known else f"a column of {len(n)} characters" for n in names[:limit])
     return (shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")) or "(none)"
+
+
+def looks_headerless(names: Iterable[Any], expected: Iterable[Any] = ()) -> bool:
+    """Whether a file's first line reads as a data row: none of its fields is an expected or a
+    format's column name, and one is empty, a number or not a plain name."""
+    names = [str(n).strip() for n in names]
+    known = FORMAT_COLUMNS | {str(e) for e in expected if e is not None}
+    return not any(n in known for n in names) and any(
+        not n or not KEY.match(n) or n.replace(".", "", 1).isdigit() for n in names
+    )
+
+
+def headerless(path: Any, names: list[Any], fix: str) -> InputError:
+    """The error of a file whose first line reads as a data row (:func:`looks_headerless`)."""
+    return InputError(
+        path,
+        f"has no header line: its first line reads as a data row ({len(names)} field(s), none of them a column "
+        "name; not shown)",
+        fix,
+    )
 
 
 def check_file(path: str | Path, fix: str, text: bool = True) -> Path:
@@ -173,3 +234,33 @@ def parquet_file(path: str | Path) -> Any:
 
 def _compressed(path: Path, head: bytes) -> bool:
     return path.suffix == ".gz" and head.startswith(b"\x1f\x8b")
+
+
+def extra_fields(row: list[Any], expected: int, where: str, fix: str) -> None:
+    """A delimited row with more fields than the header (or the layout) has is refused: its values
+    would shift into the wrong columns, or the extra one be dropped without a word."""
+    if len(row) > expected:
+        raise InputError(where, f"{len(row)} fields where the header (or the layout) has {expected}", fix)
+
+
+def state_repeats(what: str, keys: list[Any], names: list[str]) -> str | None:
+    """One line, logged as a warning and returned, when rows of an eval set repeat an earlier row
+    (all their fields the same): how many, and the first by its row name, never its text. They
+    are kept (a file may hold a pair twice on purpose); the line says so. None when none repeats."""
+    first: dict[Any, str] = {}
+    repeats: list[tuple[str, str]] = []
+    for key, name in zip(keys, names, strict=True):
+        if key in first:
+            repeats.append((name, first[key]))
+        else:
+            first[key] = name
+    if not repeats:
+        return None
+    line = (
+        f"{what}: {len(repeats)} row(s) repeat an earlier row field for field (first: {repeats[0][0]} repeats "
+        f"{repeats[0][1]}); they are kept and each counts in the metrics"
+    )
+    import logging
+
+    logging.getLogger(__name__).warning(line)
+    return line

@@ -49,7 +49,7 @@ class RunConfig:
     def parse(cls, config: Mapping[str, Any]) -> RunConfig:
         """The parts of a (validated) config; a section it lacks is empty."""
         return cls(
-            results=str(config.get("results") or "results"),
+            results=str(config.get("results", "results")),
             seeds=tuple(int(s) for s in config.get("seeds", [0])),
             base_models=_entries(config, "base_models"),
             training=_entries(config, "training"),

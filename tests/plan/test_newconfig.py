@@ -180,6 +180,8 @@ def test_own_notes_and_eval_file_on_no_paper(tmp_path: Path, capsys: pytest.Capt
     counted as written (two notes files, two eval files: four), and no step is selected on the
     set the table reports."""
     out = tmp_path / "mine.yaml"
+    second = tmp_path / "NOTEEVENTS.second.csv"  # a second notes file (a file listed twice is refused)
+    second.write_bytes((REPO / "resources/demo/NOTEEVENTS.demo.csv").read_bytes())
     assert (
         main(
             [
@@ -187,7 +189,7 @@ def test_own_notes_and_eval_file_on_no_paper(tmp_path: Path, capsys: pytest.Capt
                 "--out",
                 str(out),
                 "--set",
-                "notes.path=[resources/demo/NOTEEVENTS.demo.csv, resources/demo/NOTEEVENTS.demo.csv]",
+                f"notes.path=[resources/demo/NOTEEVENTS.demo.csv, {second}]",
                 "--set",
                 "eval_sets.mine.path=resources/demo/biosses.demo.tsv",
                 "--set",

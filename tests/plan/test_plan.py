@@ -301,6 +301,7 @@ def _simcse_only(config: dict[str, Any]) -> dict[str, Any]:
     reduced["methods"] = {m: e for m, e in reduced["methods"].items() if m in ("none", "simcse")}
     assert reduced["methods"]["simcse"]["corpus"] == "s_all" and reduced["methods"]["simcse"]["duplicates"] == "naive"
     reduced["training_data"] = {}
+    reduced["model_card"]["data_use"].pop("demo_nli")  # a source the run no longer has
     reduced.pop("corpus_embeddings")  # it cites the demo's medse
     return reduced
 

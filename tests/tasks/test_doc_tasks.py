@@ -253,8 +253,10 @@ def test_labelled_documents_bad_input(tmp_path: Path) -> None:
     pd.DataFrame({"body": ["a"], "label": ["x"]}).to_csv(path, index=False)
     with pytest.raises(InputError, match=r"header line lacks \['text'\] \(2 field\(s\).*Fix: set text_column"):
         _ = _task("doc_classification", path).data
-    pd.DataFrame({"body": ["a"], "label": ["x"]}).to_parquet(tmp_path / "bad.parquet")  # parquet: names, shown
-    with pytest.raises(InputError, match=r"missing column\(s\) \['text'\] \(columns: \['body', 'label'\]\)"):
+    pd.DataFrame({"body": ["a"], "label": ["x"]}).to_parquet(tmp_path / "bad.parquet")  # the expected names alone
+    with pytest.raises(
+        InputError, match=r"missing column\(s\) \['text'\] \(columns: a column of 4 characters, 'label'\)"
+    ):
         _ = _task("doc_classification", tmp_path / "bad.parquet").data
 
 

@@ -76,17 +76,29 @@ def test_the_gpu_lock_folder_is_used_as_it_is(tmp_path: Path) -> None:
 
 
 def test_a_csv_without_a_header_is_never_quoted_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A headerless file is said to be one; a header field is named only when it is a column asked
+    for or a format's own: a plain word (a name) in a data row taken for the header is not."""
     noheader = tmp_path / "noheader.csv"
     noheader.write_text("".join(f"{i},{t}\n" for i, t in enumerate(NOTE_ROWS, start=1)))
+    named = tmp_path / "named.csv"
+    named.write_text("Quorvex,note text\n1,two\n")  # a name and a phrase: the first line is data
+    plain = tmp_path / "plain.csv"
+    plain.write_text("Quorvex,Blandish\n1,two\n")  # two plain words: not a header anyone asked for
+    for path in (noheader, named):
+        code, told = _embed(
+            "--model", str(MODEL), "--input", str(path), "--out", str(tmp_path / "v.parquet"), "--column", "text",
+            capsys=capsys,
+        )  # fmt: skip
+        assert code == 2 and "has no header line: its first line reads as a data row (2 field(s)" in _one_line(told)
     code, told = _embed(
-        "--model", str(MODEL), "--input", str(noheader), "--out", str(tmp_path / "v.parquet"), "--column", "text",
+        "--model", str(MODEL), "--input", str(plain), "--out", str(tmp_path / "v.parquet"), "--column", "text",
         capsys=capsys,
     )  # fmt: skip
-    assert code == 2 and "a column of" in _one_line(told) and "no column 'text'" in told
+    assert code == 2 and "the header line has a column of 7 characters, a column of 8 characters" in _one_line(told)
     entry = {"run": "medse@minilm", "input": str(noheader), "column": "text"}
     with pytest.raises(InputError) as err:
         _plan(corpus_embeddings={"mine": entry})
-    assert _one_line(err.value).startswith(f"config: corpus_embeddings.mine.input: {noheader}: no column 'text'")
+    assert _one_line(err.value).startswith(f"config: corpus_embeddings.mine.input: {noheader}: has no header line")
     assert not (tmp_path / "v.parquet").exists()
 
 
@@ -143,18 +155,18 @@ def test_embed_checks_everything_before_the_model_loads(tmp_path: Path, capsys: 
 
 
 def test_embed_writes_no_input_and_changes_no_folder_it_did_not_create(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    public_tmp: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """An owner-only input: never its own output, never into the model; an existing folder others
-    can read is refused (its mode left as it is), a new one is made 0700 and the file 0600; every
+    can reach is refused (its mode left as it is), a new one is made 0700 and the file 0600; every
     other folder's mode is the same after as before."""
+    tmp_path = public_tmp
     source = tmp_path / "notes.txt"
     source.write_text("\n".join(NOTE_ROWS) + "\n")
     source.chmod(0o600)
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o755)
     os.chmod(shared, 0o755)
-    os.chmod(tmp_path, 0o755)
     before, kept = _modes(tmp_path), source.read_bytes()
     run = ["--model", str(MODEL), "--input", str(source), "--device", "cpu"]
     code, told = _embed(*run, "--out", str(source), capsys=capsys)
@@ -162,10 +174,10 @@ def test_embed_writes_no_input_and_changes_no_folder_it_did_not_create(
     code, told = _embed(*run, "--out", str(MODEL / "v.parquet"), capsys=capsys)
     assert code == 2 and f"inside {MODEL.resolve()}" in _one_line(told)
     code, told = _embed(*run, "--out", str(shared / "v.parquet"), capsys=capsys)
-    assert code == 2 and _one_line(told).startswith(f"embed: {shared}: others can read this folder (mode 0755)")
+    assert code == 2 and _one_line(told).startswith(f"embed: {shared}: others can reach this folder (mode 0755")
     monkeypatch.chdir(tmp_path)
-    code, told = _embed(*run, "--out", "v.parquet", capsys=capsys)  # the current folder, others can read it
-    assert code == 2 and "others can read this folder" in _one_line(told)
+    code, told = _embed(*run, "--out", "v.parquet", capsys=capsys)  # the current folder, others can reach it
+    assert code == 2 and "others can reach this folder" in _one_line(told)
     assert source.read_bytes() == kept and _modes(tmp_path) == before and not list(tmp_path.rglob("*.parquet"))
     out = tmp_path / "mine" / "deeper" / "v.parquet"
     code, _ = _embed(*run, "--out", str(out), capsys=capsys)

@@ -182,8 +182,16 @@ def check_notes(path: Path, entry: Mapping[str, Any], file: bool) -> None:
         pass
 
 
+# a format whose row ids are made from its note ids: how to name a row id as the file's own note id
+NOTE_IDS: dict[str, Callable[[int], str]] = {}
+
+
 def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.Table]:
-    """Stream the kept notes as tables with ``NOTE_SCHEMA`` (empty texts are dropped and counted)."""
+    """Stream the kept notes as tables with ``NOTE_SCHEMA`` (empty texts are dropped and counted),
+    each table's schema metadata naming the file it came from (``clinsent.file``). The rules every
+    format keeps, whatever its reader: a text holding a NUL byte stops with the note's id and file
+    (:func:`refuse_nul`), and a note id read twice, within a file or across files, stops with the
+    file's own id and both files (:func:`check_unique_ids`), both never quoting a text."""
     stats = stats if stats is not None else ReadStats()
     path = Path(spec.path)
     source = NOTE_READERS.get(spec.format, where="config: notes.format")
@@ -195,15 +203,23 @@ def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.T
                 "set `notes.path` in the config to your NOTEEVENTS.csv(.gz), MIMIC-IV-Note file(s), notes folder "
                 "or parquet file",
             )
-    tables = (t for one in spec.paths for t in source(replace(spec, path=one, more_paths=()), stats))
-    for table in tables:
-        nonempty = pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(pc.fill_null(table["text"], ""))), 0)
-        kept = table.filter(nonempty)
-        stats.skipped_empty += table.num_rows - kept.num_rows
-        stats.notes_kept += kept.num_rows
-        stats.chars_kept += int(pc.sum(pc.utf8_length(kept["text"])).as_py() or 0)
-        if kept.num_rows:
-            yield kept
+    check_listed_once(spec.paths)
+    ids: list[np.ndarray] = []
+    files: list[np.ndarray] = []
+    for index, one in enumerate(spec.paths):
+        for table in source(replace(spec, path=one, more_paths=()), stats):
+            refuse_nul(table, one)
+            ids.append(table["row_id"].to_numpy())
+            files.append(np.full(table.num_rows, index, dtype=np.int32))
+            nonempty = pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(pc.fill_null(table["text"], ""))), 0)
+            kept = table.filter(nonempty)
+            stats.skipped_empty += table.num_rows - kept.num_rows
+            stats.notes_kept += kept.num_rows
+            stats.chars_kept += int(pc.sum(pc.utf8_length(kept["text"])).as_py() or 0)
+            if kept.num_rows:
+                yield kept.replace_schema_metadata({"clinsent.file": str(one)})
+    if spec.blocks is None:  # a whole read (the dry run's reads only the first block of each file)
+        check_unique_ids(ids, files, spec)
     if stats.filtered_by and stats.notes_read:  # a category that matches no note would silently drop a class
         check_values(stats.filtered_by, stats.categories, "notes.categories", path, "note CATEGORY")
     if stats.notes_kept == 0:
@@ -221,6 +237,57 @@ def iter_notes(spec: NotesSpec, stats: ReadStats | None = None) -> Iterator[pa.T
             path,
             stats.decoded_with_replacement,
         )
+
+
+def check_listed_once(paths: list[str]) -> None:
+    """Each notes file once in ``notes.path`` (links and ``..`` resolved): a file read twice
+    would repeat every note id."""
+    import os
+
+    seen: dict[str, str] = {}
+    for one in paths:
+        real = os.path.realpath(one)
+        if real in seen:
+            said = one if seen[real] == one else f"{one} (the same file as {seen[real]})"
+            raise InputError("config: notes.path", f"{said} is listed twice", "list each notes file once")
+        seen[real] = one
+
+
+def note_id_of(spec: NotesSpec, row_id: int) -> str:
+    """A row id as the notes file names the note (MIMIC-IV-Note: its ``note_id``), for errors."""
+    return NOTE_IDS.get(spec.format, str)(row_id)
+
+
+def refuse_nul(table: pa.Table, path: str | Path) -> None:
+    """A note holding a NUL byte (a binary file, or text saved as UTF-16/32) stops, wherever it is
+    in the file (the dry run reads the first block only), naming its note id and the file."""
+    nul = pc.fill_null(pc.match_substring(table["text"], "\x00"), False)
+    if pc.any(nul).as_py():
+        at = int(np.flatnonzero(nul.to_numpy(zero_copy_only=False))[0])
+        raise InputError(
+            f"{path}, note id {table['note_id'][at].as_py()}",
+            "the note's text holds a NUL byte: binary data, or text saved as UTF-16/32",
+            "save the notes as UTF-8 text (iconv -f <its encoding> -t utf-8), or drop the note",
+        )
+
+
+def check_unique_ids(ids: list[np.ndarray], files: list[np.ndarray], spec: NotesSpec) -> None:
+    """Every note id once in all the notes' files (they become sentence ids): a repeated one stops,
+    named as the file names it (:func:`note_id_of`) with the file(s) it is in."""
+    every = np.concatenate(ids) if ids else np.empty(0, dtype=np.int64)
+    where = np.concatenate(files) if files else np.empty(0, dtype=np.int32)
+    uniq, counts = np.unique(every, return_counts=True)
+    if not (counts > 1).any():
+        return
+    dup = int(uniq[counts > 1][0])
+    found = sorted({spec.paths[int(i)] for i in where[every == dup]}, key=spec.paths.index)
+    files_said = f"in {found[0]} and in {found[1]}" if len(found) > 1 else f"in {found[0]}"
+    raise InputError(
+        f"config: notes.path: {found[0]}",
+        f"note id {note_id_of(spec, dup)} occurs {int(counts[counts > 1][0])} times ({files_said}; "
+        f"{int((counts > 1).sum())} repeated id(s) in all)",
+        "note ids must be unique: list each file once, de-duplicate the input, or use a unique id column",
+    )
 
 
 def _categories(stats: ReadStats) -> str:

@@ -63,7 +63,7 @@ def _column(path: str, column: str, where: str) -> list[str]:
     if column not in names:
         raise InputError(
             path,
-            f"no column {shown_column(column)} (the file's columns: {shown_columns(names)})",
+            f"no column {shown_column(column)} (the file's columns: {shown_columns(names, [column])})",
             f"set `{where}.column`",
         )
     import pyarrow as pa
@@ -126,7 +126,7 @@ def check_parquet(path: Path, entry: Mapping[str, Any], where: str) -> None:
     if column not in schema.names:
         raise InputError(
             path,
-            f"no column {shown_column(column)} (the file's columns: {shown_columns(schema.names)})",
+            f"no column {shown_column(column)} (the file's columns: {shown_columns(schema.names, [column])})",
             f"set `{where.rsplit('.', 1)[0]}.column`",
         )
     kind = schema.field(column).type

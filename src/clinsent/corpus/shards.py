@@ -39,31 +39,20 @@ def scatter_notes(
     ``buffer_bytes`` is shared by all shards (each writes a row group when its share is
     full), so memory does not grow with the shard count.
 
-    Row ids must be unique across the whole input (they become sentence ids); a repeated id
-    raises :class:`InputError` naming it, and no shard file is written.
+    Row ids are unique across the whole input (they become sentence ids): the notes reader
+    stops on a repeated one (:func:`clinsent.corpus.notes.check_unique_ids`), and then no shard
+    file is written.
     """
     n = len(out_paths)
     group_bytes = max(256 << 10, buffer_bytes // n)
     sinks = [ParquetSink(p, NOTE_SCHEMA, group_bytes) for p in out_paths]
-    seen: list[np.ndarray] = []
     try:
         for table in tables:
             shard = pa.array(assign_shards(table["row_id"], n))
             for i, sink in enumerate(sinks):
                 part = table.filter(pc.equal(shard, i))
                 sink.write(part)
-            seen.append(table["row_id"].to_numpy())
             pa.default_memory_pool().release_unused()  # hand freed blocks back: keeps the peak flat
-        ids = np.concatenate(seen) if seen else np.empty(0, dtype=np.int64)
-        uniq, counts = np.unique(ids, return_counts=True)
-        if (counts > 1).any():
-            dup = int(uniq[counts > 1][0])
-            raise InputError(
-                source,
-                f"note id {dup} occurs {int(counts[counts > 1][0])} times "
-                f"({int((counts > 1).sum())} repeated id(s) in all)",
-                "note ids must be unique: de-duplicate the input or use a unique id column",
-            )
     except BaseException:
         for sink in sinks:
             sink.abort()

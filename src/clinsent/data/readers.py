@@ -10,7 +10,7 @@ reads an entry through the registry (this module imports no reader, so none impo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -21,7 +21,7 @@ Reader = Callable[[dict[str, Any]], tuple[pd.DataFrame, dict[str, Any]]]
 READERS: Readers[Reader] = Readers("training_data", "training-data format", "training_data.<name>.format")
 
 
-def entry_paths(entry: dict[str, Any]) -> list[str]:
+def entry_paths(entry: Mapping[str, Any]) -> list[str]:
     """``path`` as a list (one file, or several read one after another)."""
     path = entry["path"]
     return [path] if isinstance(path, str) else list(path)

@@ -1,4 +1,4 @@
-"""Whether the notes a config reads are the packaged demo notes, recognised by their content.
+"""Whether the data a config says is demo data is the packaged demo data, recognised by content.
 
 A model card's data-use notice says "generated demo data (no patient's notes)" only for the demo
 notes (:mod:`clinsent.model_card`); a config key inherited from the demo config must not say so of
@@ -8,6 +8,11 @@ must be one of the notes the package's seeded generator writes (``resources/demo
 NOTEEVENTS), compared by the SHA-256 of its text. The same notes in another layout (MIMIC-IV-Note,
 parquet, a folder of .txt files) or another place are still demo; one note of anyone else's is
 not. Files larger than :data:`LIMIT` are not read: no demo file is that large.
+
+Every other source a card describes (``training_data`` and ``sentence_corpora`` entries) is demo
+only when each of its files is, byte for byte, one of the demo files the seeded generators write
+(:func:`clinsent.demo.files.write_demo_files`, regenerated here into a temporary folder, about
+0.5 s): the demo MedNLI file with one real row added is not.
 """
 
 from __future__ import annotations
@@ -32,6 +37,27 @@ def demo_digests() -> frozenset[str]:
     from clinsent.demo.notes import generate_notes
 
     return frozenset(_digest(r["TEXT"]) for r in add_category_notes(generate_notes()))
+
+
+@functools.cache
+def demo_file_digests() -> frozenset[str]:
+    """The SHA-256 of every demo input file the seeded generators write."""
+    import tempfile
+
+    from clinsent.demo.files import write_demo_files
+    from clinsent.io import sha256_file
+
+    with tempfile.TemporaryDirectory(prefix="clinsent-demo-") as folder:
+        write_demo_files(Path(folder))
+        return frozenset(sha256_file(p) for p in Path(folder).iterdir() if p.is_file())
+
+
+def is_demo_file(path: str | Path) -> bool:
+    """Whether ``path`` is, byte for byte, one of the demo input files (a folder never is)."""
+    from clinsent.io import sha256_file
+
+    path = Path(path)
+    return path.is_file() and path.stat().st_size <= LIMIT and sha256_file(path) in demo_file_digests()
 
 
 def _size(paths: list[str]) -> int:

@@ -16,7 +16,7 @@ import numpy as np
 
 from clinsent.errors import InputError
 from clinsent.io import jsonl_objects
-from clinsent.reading import Readers
+from clinsent.reading import Readers, state_repeats
 from clinsent.textfile import text_lines
 
 Records = list[tuple[str, dict[str, Any]]]  # (where: file and line, never text; the row's fields)
@@ -164,6 +164,7 @@ def read_probe(path: str | Path, settings: ProbeFile) -> ProbeSet:
             )
         for c in wanted:
             cols[c].append(str(rec[c]).strip())
+    state_repeats(str(path), list(zip(*(cols[c] for c in wanted), strict=True)), [w for w, _ in records])
     data = ProbeSet(
         cols["text"] if settings.inputs == "single" else cols["text1"],
         None if settings.inputs == "single" else cols["text2"],

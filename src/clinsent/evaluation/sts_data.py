@@ -25,8 +25,11 @@ import numpy as np
 import pandas as pd
 
 from clinsent.errors import InputError
-from clinsent.reading import Readers
+from clinsent.reading import Readers, extra_fields, state_repeats
 from clinsent.textfile import header_lacks, table_header, text_lines
+
+TAB_FIX = "remove the tab inside a sentence (a TSV has no quoting), or write the file as CSV with quoted fields"
+CSV_FIX = "quote fields that hold a comma, as CSV does"
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,7 @@ def read_sts_table(
     for r, where in zip(rows, names, strict=True):
         if len(r) < len(header):
             raise InputError(where, f"{len(r)} field(s), expected {len(header)}", "fix the row")
+        extra_fields(r, len(header), where, TAB_FIX if Path(path).suffix != ".csv" else CSV_FIX)
     ids = [r[col["id"]].strip() for r in rows] if "id" in col else [str(i) for i in range(1, len(rows) + 1)]
     splits: list[str | None]
     if split_file is not None:
@@ -164,6 +168,8 @@ def read_sts_table(
     for s in splits:
         counts[s or "all"] = counts.get(s or "all", 0) + 1
     keep = [k for k, s in enumerate(splits) if split is None or s == split]
+    if not rows:
+        raise InputError(path, "has a header line and no rows", "point the eval set at a file with pairs")
     if not keep:
         raise InputError(
             path, f"no pair is in split {split!r} (splits: {sorted(counts)})", "fix `split` in the config"
@@ -172,6 +178,7 @@ def read_sts_table(
     s2 = [rows[k][col["sentence2"]].strip() for k in keep]
     scores = [_cell_score(rows[k][col["score"]], names[k]) for k in keep]
     _check_scale(scores, [names[k] for k in keep], scale_max, name)
+    state_repeats(f"eval_sets.{name}", list(zip(s1, s2, scores, strict=True)), [names[k] for k in keep])
     return StsSet(name, s1, s2, np.asarray(scores, dtype=np.float64), scale_max), counts
 
 
@@ -218,6 +225,7 @@ def _sts_tsv(path: Path, rows: list[list[str]], gold: str | Path | None) -> Pair
     for line, r in enumerate(rows[1:], start=2):
         if len(r) <= max(i1, i2, i3):
             raise InputError(f"{path}:{line}", f"{len(r)} field(s), expected {len(header)}", "fix the row")
+        extra_fields(r, len(header), f"{path}:{line}", TAB_FIX)
         s1.append(r[i1].strip())
         s2.append(r[i2].strip())
         scores.append(_score(r[i3], path, line))
@@ -246,6 +254,7 @@ def _n2c2_sts(path: Path, rows: list[list[str]], gold: str | Path | None) -> Pai
                 f"{len(r)} field(s), expected {want} (s1, s2{', score' if want == 3 else ''})",
                 "fix the row, or give the gold file as `gold` for a test file without scores",
             )
+        extra_fields(r, want, f"{path}:{line}", TAB_FIX)
         s1.append(r[0].strip())
         s2.append(r[1].strip())
         scores.append(gold_scores[line - 1] if gold_scores is not None else _score(r[2], path, line))
@@ -282,7 +291,10 @@ def _whole_file(pairs: Callable[[Path, list[list[str]], str | Path | None], Pair
         if not rows:
             raise InputError(path, "the evaluation file is empty", "point the eval set at a non-empty STS file")
         s1, s2, scores, where = pairs(path, rows, gold)
+        if not scores:
+            raise InputError(path, "has a header line and no rows", "point the eval set at a file with pairs")
         _check_scale(scores, where, scale_max, name)
+        state_repeats(f"eval_sets.{name}", list(zip(s1, s2, scores, strict=True)), where)
         return StsSet(name, s1, s2, np.asarray(scores, dtype=np.float64), scale_max), {"pairs": len(scores)}
 
     return StsFormat(own_splits=False, read=read)

@@ -5,15 +5,15 @@ Snakemake. Jobs then load the folder offline (:func:`clinsent.models.base.resolv
 This turns the hub switches on for its own process only (:mod:`clinsent.offline` keeps every
 other job offline), downloads a complete snapshot with ``huggingface_hub.snapshot_download`` into
 a hidden folder beside the target, and moves it into place only when whole, so an interrupted
-download leaves nothing that looks complete. Downloads of one model serialise on a lock file
-beside it (``fcntl.flock`` on ``.<folder>.lock``), so two checkouts sharing ``hub_dir`` never
-delete each other's partial download: the second finds the model there and is done. A failure
+download leaves nothing that looks complete. Downloads of one model serialise on its lock
+(:func:`clinsent.safety.exclusive.building_lock`: ``fcntl.flock`` on ``.<folder>.lock`` beside it,
+the lock its writer then holds), so two checkouts sharing ``hub_dir`` never delete each other's
+partial download: the second waits, finds the model there and is done. A failure
 is one line (the cause's type, not its traceback). The download itself is not exercised offline
 (tests have no network)."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
 from collections.abc import Callable
@@ -23,6 +23,7 @@ from typing import Any
 from clinsent.errors import InputError
 from clinsent.io import atomic_folder
 from clinsent.offline import ONLINE
+from clinsent.safety.exclusive import building_lock
 
 
 def download_hub_model(repo_id: str, out_dir: str | Path, log: Callable[[str], Any] = print) -> Path:
@@ -30,8 +31,7 @@ def download_hub_model(repo_id: str, out_dir: str | Path, log: Callable[[str], A
 
     out = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the model's own, under hub_dir
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.parent / f".{out.name}.lock", "a+b") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # another checkout's download of this model finishes first
+    with building_lock(out):  # another checkout's download of this model finishes first
         if (out / "config.json").is_file() or (out / "modules.json").is_file():
             log(f"{repo_id} is already in {out} (downloaded by another run)")
             return out

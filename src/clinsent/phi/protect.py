@@ -31,11 +31,12 @@ NOTES_DERIVED = ("corpus", "sets", "ner", "documents", "doc_tasks")
 
 
 def derived_from_notes(path: str | Path, results: str | Path, notes: Iterable[str | Path] = ()) -> bool:
-    """``path`` is one of the notes' files or lies in a results folder made from them."""
-    target = Path(os.path.abspath(path))
-    if any(target == Path(os.path.abspath(n)) for n in notes):
+    """``path`` is one of the notes' files or lies in a results folder made from them (links
+    resolved: a link to a notes-derived file is one)."""
+    target = Path(os.path.realpath(path))
+    if any(target == Path(os.path.realpath(n)) for n in notes):
         return True
-    root = Path(os.path.abspath(results))
+    root = Path(os.path.realpath(results))
     return any(target.is_relative_to(root / d) for d in NOTES_DERIVED)
 
 

@@ -15,7 +15,14 @@ from clinsent.experiments import Grid
 from clinsent.finetune.config import resolve_finetunes
 from clinsent.methods.config import resolve_methods
 from clinsent.models.base import PACKAGE_PREFIX, from_hub
-from clinsent.plan.input_checks import check_data_use, check_eval_headers, check_inputs, check_user_files
+from clinsent.plan.input_checks import (
+    check_data_use,
+    check_data_use_keys,
+    check_eval_headers,
+    check_inputs,
+    check_outputs,
+    check_user_files,
+)
 from clinsent.plan.layout import Plan
 from clinsent.plan.run import NOTES_INPUT, RunView
 from clinsent.registry import load_plugins
@@ -31,7 +38,11 @@ def check_formats(config: dict[str, Any]) -> None:
     from clinsent.data.training_rows import READERS
 
     if config.get("notes"):
-        NOTE_READERS.get(str(config["notes"].get("format", "noteevents_csv")), where="config: notes.format")
+        from clinsent.plan.config import schema_defaults
+
+        name = str(config["notes"].get("format", "noteevents_csv"))
+        NOTE_READERS.get(name, where="config: notes.format")
+        NOTE_READERS.ignored(name, config["notes"], schema_defaults("notes"), "config: notes")
     for name, entry in (config.get("sentence_corpora") or {}).items():
         for path in corpus_paths(entry):
             SENTENCE_FORMATS.get(corpus_format(path, entry), where=f"config: sentence_corpora.{name}.format")
@@ -90,10 +101,12 @@ def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
     check_model_folders(plan)
     check_corpus_embeddings(plan)
     check_user_files(plan)
+    check_data_use_keys(plan)
     check_eval_headers(plan)
     if read_inputs:
         check_inputs(plan)
         check_data_use(plan)
+        check_outputs(plan)
     check_doc_task_categories(config)
     for key, kind, entry in plan.run.kinds():
         kind.check(key, entry, plan.view)

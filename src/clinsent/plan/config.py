@@ -43,6 +43,12 @@ def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str
     except WorkflowError as exc:
         raise ValueError(schema_message(exc)) from None
     floats_for_integers(config, _schema(schema_file))
+    from clinsent.safety.places import check_write_root
+
+    # the folders the workflow writes under: never empty, the root, a home folder or a system
+    # folder, whether the value came from a config file or --config (clinsent.safety.places)
+    check_write_root(config.get("results"), "config: results")
+    check_write_root(config.get("hub_dir"), "config: hub_dir")
     return config
 
 
@@ -52,3 +58,9 @@ def _schema(path: Path) -> dict[str, Any]:
     from clinsent.safe_yaml import load_mapping
 
     return load_mapping(path)
+
+
+def schema_defaults(section: str) -> dict[str, Any]:
+    """The defaults the schema gives the keys of one section (a key without one: absent)."""
+    properties = _schema(Path(__file__).resolve().parents[3] / "config" / "schema.yaml")["properties"]
+    return {k: v["default"] for k, v in properties[section].get("properties", {}).items() if "default" in v}

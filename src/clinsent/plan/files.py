@@ -34,9 +34,15 @@ class RunFiles:
         return self.sets_path() if given == NOTES_INPUT else given
 
     def corpus_params(self, name: str) -> dict[str, Any]:
-        """The embed settings of one corpus embedding (the rule's params); ``private``: from the notes."""
+        """The embed settings of one corpus embedding (the rule's params); ``private``: the notes'
+        sentences, a file the entry marks so, or a file under a results folder made from the notes
+        (:func:`clinsent.phi.protect.derived_from_notes`); a file nobody else can reach is private
+        too, decided in the job (:func:`clinsent.corpus_embed.embed_corpus`)."""
+        from clinsent.phi.protect import derived_from_notes
+
         entry = self.run.corpus_embeddings[name]
         notes = entry["input"] == NOTES_INPUT
+        derived = notes or derived_from_notes(str(entry["input"]), self.run.results, self.notes_paths)
         return {
             "column": "text" if notes else entry.get("column"),
             "id_column": "sent_id" if notes else entry.get("id_column"),
@@ -46,7 +52,7 @@ class RunFiles:
             "shards": int(entry.get("shards") or 1),
             "backend": str(entry.get("backend") or "torch"),
             "quantize": str(entry.get("quantize") or "none"),
-            "private": notes,
+            "private": bool(derived or entry.get("private")),
         }
 
     def corpus_shards(self, name: str) -> int:
@@ -149,10 +155,11 @@ class RunFiles:
             if not s.startswith(PACKAGE_PREFIX) and (from_hub(s) or os.path.exists(s) or self.run.tree.holds(s))
         ]
 
-    def user_files(self) -> list[tuple[str, str]]:
+    def user_files(self, under_results: bool = False) -> list[tuple[str, str]]:
         """(config key, path) of every input file the user supplies: the notes, the MedCAT pack and a
         local ontology (where the entity stage runs), each eval set's, training-data, sentence-corpus and
-        document-task file. Files under the results folder are the DAG's own and are left out."""
+        document-task file. Files under the results folder are the DAG's own and are left out
+        (``under_results``: only those)."""
         from clinsent.corpus.sentences import corpus_paths
 
         found = [("notes.path", p) for p in self.notes_paths]
@@ -178,7 +185,7 @@ class RunFiles:
             for n, e in self.run.corpus_embeddings.items()
             if e["input"] != NOTES_INPUT
         ]
-        return [(k, p) for k, p in found if not self.run.tree.holds(p)]
+        return [(k, p) for k, p in found if self.run.tree.holds(p) == under_results]
 
     def eval_set_files(self, name: str) -> list[str]:
         return self.external(self.run.eval_sets[name].task.files())

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 from clinsent.data.readers import entry_paths
 from clinsent.errors import InputError
+from clinsent.overlay import RESULTS
+from clinsent.paths import DOC_TASK, fill
 from clinsent.plan.run import NOTES_INPUT
 
 if TYPE_CHECKING:
@@ -37,6 +39,45 @@ def check_user_files(plan: Plan) -> None:
             "directory); to see the jobs before the data is there, dry-run with "
             "--config placeholders_ok=true",
         )
+    from clinsent.plan.jobs import made_by
+
+    for key, path in plan.files.user_files(under_results=True):
+        if not os.path.exists(path) and made_by(plan, path) is None:
+            raise InputError(
+                f"config: {key}",
+                f"{path} lies inside the results folder {plan.run.results}, does not exist, and no step of this "
+                "run makes it",
+                "point the key at your copy of the file outside the results folder, or at a file a step of this "
+                f"run writes (e.g. a document task's table, {RESULTS}/{fill(DOC_TASK, task='<task>')})",
+            )
+
+
+def check_outputs(plan: Plan) -> None:
+    """No output of the run, nor a folder between the results folder and it, is a symbolic link:
+    Snakemake would take a link to an existing file (an input, another run's output) as done, and
+    a writer would write through it (:mod:`clinsent.safety.places`). Run at dry run, over every
+    job of the run from scratch (:func:`clinsent.plan.jobs.jobs`)."""
+    from clinsent.plan.jobs import jobs
+
+    root, seen = Path(plan.run.results), set()
+    for job in jobs(plan):
+        for out in job.outputs:
+            if not plan.run.tree.holds(out):
+                continue
+            at = root
+            for part in Path(out).relative_to(root).parts:
+                at = at / part
+                if at in seen:
+                    continue
+                seen.add(at)
+                if at.is_symlink():
+                    raise InputError(
+                        at,
+                        f"is a symbolic link (to {os.readlink(at)}), and the step {job.rule} writes "
+                        f"{'it' if str(at) == out else out}: an output is written in place, never through a link, "
+                        "and a link to an existing file would be taken as done",
+                        f"remove the link ({at}); the step then writes its output itself",
+                    )
 
 
 def _ours(plan: Plan, path: str) -> bool:
@@ -57,6 +98,10 @@ def check_inputs(plan: Plan) -> None:
     from clinsent.texts import check_input
 
     notes = plan.run.config.get("notes") or {}
+    if notes:
+        from clinsent.corpus.notes import check_listed_once
+
+        check_listed_once(list(plan.files.notes_paths))
     for path in plan.files.notes_paths if notes else []:
         if _ours(plan, path):
             NOTE_READERS.check(str(notes.get("format", "noteevents_csv")), path, notes, "notes.path")
@@ -77,25 +122,70 @@ def check_inputs(plan: Plan) -> None:
                 e.task.read()
 
 
-def check_data_use(plan: Plan) -> None:
-    """``model_card.data_use.notes: demo`` (the cards then say "no patient's notes" and drop the
-    memorisation warning) only where the notes are the packaged demo notes, recognised by their
-    texts (:mod:`clinsent.demo.recognise`): a config that inherits the key from the demo config
-    and reads a hospital's notes stops here."""
-    use = ((plan.run.config.get("model_card") or {}).get("data_use") or {}).get("notes")
-    if use != "demo" or not plan.run.notes or not all(_ours(plan, p) for p in plan.files.notes_paths):
-        return
-    from clinsent.demo.recognise import are_demo_notes
+def data_use_sources(plan: Plan) -> dict[str, list[str]]:
+    """The training sources a model card describes, each with its files: ``notes`` (the notes'
+    files) and each ``training_data`` and ``sentence_corpora`` entry."""
+    from clinsent.corpus.sentences import corpus_paths
 
-    if not are_demo_notes(plan.run.config["notes"]):
-        raise InputError(
-            "config: model_card.data_use.notes",
-            "says demo (the pipeline's generated notes, no patient's), and the notes read from notes.path are not "
-            "the packaged demo notes: every model card would say so and drop its warning that weights can "
-            "reproduce training text",
-            "set model_card.data_use.notes to credentialed (MIMIC-III/IV, n2c2) or institutional (your "
-            "hospital's notes) in your config; a config with base: config/config.yaml inherits demo from it",
-        )
+    sources = {"notes": list(plan.files.notes_paths) if plan.run.notes else []}
+    sources |= {name: entry_paths(entry) for name, entry in plan.run.parts.training_data.items()}
+    sources |= {name: corpus_paths(entry) for name, entry in plan.run.parts.sentence_corpora.items()}
+    return sources
+
+
+def check_data_use_keys(plan: Plan) -> None:
+    """Every ``model_card.data_use`` entry names a training source of the run (an unknown one would
+    be ignored, and the card would say "unstated" of the source meant)."""
+    from clinsent.errors import shown
+    from clinsent.registry import did_you_mean
+
+    sources = data_use_sources(plan)
+    for key in (plan.run.config.get("model_card") or {}).get("data_use") or {}:
+        if key not in sources:
+            raise InputError(
+                "config: model_card.data_use",
+                f"{shown(key)} is not a training source of this run{did_you_mean(str(key), list(sources))} (the "
+                f"sources: {', '.join(sources)})",
+                "name notes, or a key of training_data or sentence_corpora; remove the entry of a source the run "
+                "does not have",
+            )
+
+
+def check_data_use(plan: Plan) -> None:
+    """``model_card.data_use.<source>: demo`` (the cards then say "no patient's notes" and drop the
+    memorisation warning) only where the source is the packaged demo data, recognised by content
+    (:mod:`clinsent.demo.recognise`): the notes by each note's text, a training-data or sentence
+    corpus by each of its files' bytes. A config that inherits the key from the demo config and
+    reads a hospital's notes, or the demo MedNLI file with one real row added, stops here."""
+    from clinsent.demo.recognise import are_demo_notes, is_demo_file
+
+    uses = (plan.run.config.get("model_card") or {}).get("data_use") or {}
+    fix = (
+        "set model_card.data_use.{0} to credentialed (MIMIC-III/IV, MedNLI, n2c2), institutional (your "
+        "hospital's data) or open in your config; a config with base: config/config.yaml inherits demo from it"
+    )
+    for source, files in data_use_sources(plan).items():
+        if uses.get(source) != "demo" or not files or not all(_ours(plan, p) for p in files):
+            continue
+        if source == "notes":
+            if not are_demo_notes(plan.run.config["notes"]):
+                raise InputError(
+                    "config: model_card.data_use.notes",
+                    "says demo (the pipeline's generated notes, no patient's), and the notes read from notes.path "
+                    "are not the packaged demo notes: every model card would say so and drop its warning that "
+                    "weights can reproduce training text",
+                    fix.format("notes"),
+                )
+            continue
+        other = next((f for f in files if not is_demo_file(f)), None)
+        if other is not None:
+            raise InputError(
+                f"config: model_card.data_use.{source}",
+                f"says demo (the pipeline's generated data), and {other} is not one of the packaged demo files "
+                "(compared byte for byte): every model card would say so and drop its warning that weights can "
+                "reproduce training text",
+                fix.format(source),
+            )
 
 
 def check_eval_headers(plan: Plan) -> None:

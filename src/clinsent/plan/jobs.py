@@ -58,14 +58,25 @@ class AmbiguousFile(ValueError):
     """Two rules make the same file: the DAG cannot choose (Snakemake refuses it too)."""
 
 
-def jobs(plan: Plan) -> list[Job]:
-    """Every job of a run from scratch, ``all`` first, then in the order they are first asked for."""
+def _patterns(plan: Plan) -> list[tuple[str, list[str], list[re.Pattern[str]]]]:
+    """(rule, its output patterns, their regexes) of every rule that makes files."""
     constraints = plan.run.wildcard_constraints()
     patterns: list[tuple[str, list[str], list[re.Pattern[str]]]] = []
     for name, rule in RULES.items():
         outputs = files_of(rule.outputs(plan))
         if outputs:
             patterns.append((name, outputs, [_regex(o, constraints) for o in outputs]))
+    return patterns
+
+
+def made_by(plan: Plan, file: str) -> str | None:
+    """The rule whose output pattern ``file`` matches, or None (a user's file)."""
+    return next((name for name, _, regexes in _patterns(plan) if _match(file, regexes) is not None), None)
+
+
+def jobs(plan: Plan) -> list[Job]:
+    """Every job of a run from scratch, ``all`` first, then in the order they are first asked for."""
+    patterns = _patterns(plan)
     made: dict[str, Job] = {}
     first = Job("all", {}, RULES["all"].inputs(plan, {}), [])
     found = [first]

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from clinsent.errors import InputError
+from clinsent.reading import shown_columns
 from clinsent.settings import knob
 from clinsent.tasks.base import Task
 from clinsent.textfile import check_columns, header_lacks
@@ -61,7 +62,7 @@ def read_labelled_docs(s: LabelledDocsSettings) -> pd.DataFrame:
         columns = [str(c) for c in df.columns]  # a CSV's header line: not shown (see header_lacks)
         raise InputError(
             path,
-            f"missing column(s) {missing} (columns: {columns})"
+            f"missing column(s) {missing} (columns: {shown_columns(columns, wanted)})"
             if path.suffix == ".parquet"
             else header_lacks(columns, missing),
             "set text_column and label_column of the eval set",

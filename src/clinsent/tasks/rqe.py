@@ -30,7 +30,7 @@ import numpy as np
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items
 from clinsent.evaluation.metrics import cosine_rows
-from clinsent.reading import Readers
+from clinsent.reading import Readers, extra_fields, state_repeats
 from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, PairTargets, Task
 from clinsent.textfile import check_columns, header_lacks, text_lines
@@ -63,7 +63,7 @@ def read_mediqa_xml(path: str | Path) -> RqeSet:
         raise InputError(path, "the RQE file does not exist", "fix `eval_sets.<name>.path` or `dev_path`") from exc
     except ET.ParseError as exc:
         raise InputError(path, f"not well-formed XML ({exc})", "check that the file is complete") from exc
-    q1, q2, labels = [], [], []
+    q1, q2, labels, names = [], [], [], []
     for i, pair in enumerate(root.iter("pair"), start=1):
         pid = pair.get("pid", "")
         where = f"{path}: pair {i}" + (
@@ -75,8 +75,10 @@ def read_mediqa_xml(path: str | Path) -> RqeSet:
         q1.append(chq)
         q2.append(faq)
         labels.append(_label(pair.get("value"), where))
+        names.append(where)
     if not labels:
         raise InputError(path, "no <pair> elements", "point the eval set at an RQE XML file")
+    state_repeats(str(path), list(zip(q1, q2, labels, strict=True)), names)
     return RqeSet(q1, q2, np.asarray(labels, dtype=bool))
 
 
@@ -102,11 +104,13 @@ def read_rqe_tsv(path: str | Path) -> RqeSet:
     for line, r in enumerate(rows[1:], start=2):
         if len(r) <= max(i1, i2, il):
             raise InputError(f"{path}:{line}", f"{len(r)} field(s), expected {len(header)}", "fix the row")
+        extra_fields(r, len(header), f"{path}:{line}", "remove the tab inside a question (a TSV has no quoting)")
         q1.append(r[i1].strip())
         q2.append(r[i2].strip())
         labels.append(_label(r[il], f"{path}:{line}"))
     if not labels:
         raise InputError(path, "no pairs", "point the eval set at a non-empty RQE file")
+    state_repeats(str(path), list(zip(q1, q2, labels, strict=True)), [f"{path}:{n}" for n in range(2, len(rows) + 1)])
     return RqeSet(q1, q2, np.asarray(labels, dtype=bool))
 
 

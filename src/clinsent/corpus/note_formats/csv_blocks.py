@@ -6,7 +6,6 @@ that ends inside a quoted field refused, integer columns checked.
 from __future__ import annotations
 
 import gzip
-import io
 import re
 import zlib
 from collections.abc import Iterator
@@ -33,7 +32,7 @@ from clinsent.textfile import header_lacks
 def csv_header(path: Path) -> list[str]:
     opener: Any = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace") as fh:  # a byte-order mark dropped
             header_line = fh.readline(1 << 16)  # a header line, never a whole file without line breaks
     except (OSError, EOFError, zlib.error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
@@ -45,32 +44,19 @@ def csv_header(path: Path) -> list[str]:
     return [c.strip().strip('"') for c in header_line.strip().split(",")] if header_line.strip() else []
 
 
-class _QuoteCounter(io.RawIOBase):
-    """The CSV's bytes as pyarrow reads them, counting double quotes on the way: a complete CSV
-    has an even count (each quoted field opens and closes; an escaped quote is two), so an odd
-    count at the end means the file stops inside a quoted field (a note cut off mid-text), which
-    pyarrow's parser accepts as a complete last row. Costs a ``bytes.count`` per block."""
-
-    def __init__(self, raw: Any) -> None:
-        super().__init__()
-        self.raw, self.quotes = raw, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int | None = -1) -> bytes:
-        data: bytes = self.raw.read(size if size is not None and size >= 0 else None)
-        self.quotes += data.count(b'"')
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        self.raw.close()
-        super().close()
+def odd_quotes(path: Path) -> bool:
+    """Whether the file (decompressed by its extension) holds an odd number of double quotes: a
+    complete CSV has an even count (each quoted field opens and closes; an escaped quote is two),
+    so an odd one means the file stops inside a quoted field (a note cut off mid-text), which
+    pyarrow's parser accepts as a complete last row. A pass of its own over the bytes after the
+    parse, in this thread: counting inside the parser's read would put Python code on its
+    read-ahead thread, which then runs into the interpreter's exit when an error leaves the
+    reader early (Fatal Python error: PyGILState_Release)."""
+    quotes = 0
+    with pa.input_stream(str(path)) as stream:
+        while block := stream.read(16 << 20):
+            quotes += block.count(b'"')
+    return bool(quotes % 2)
 
 
 @dataclass
@@ -157,6 +143,30 @@ MIMIC_IV = CsvLayout(
 )
 
 
+def _read_error(exc: BaseException, path: Path, spec: NotesSpec, stats: ReadStats, layout: CsvLayout) -> InputError:
+    """What a failed read of a notes CSV says: a note larger than the read block names the key
+    to raise; anything else, the rows read so far (never the row's text)."""
+    reason = _reason(exc)
+    if reason == "a row straddles the read block":
+        return InputError(
+            path,
+            f"a note is larger than the read block of {spec.block_mb} MB ({reason})",
+            "raise `notes.block_mb` above the size of the largest note",
+        )
+    if stats.notes_read == 0 and isinstance(exc, (OSError, EOFError, zlib.error)):
+        return InputError(
+            path,
+            f"cannot open the notes CSV ({reason})",
+            f"check that the file is a complete {layout.name} (.csv or .csv.gz): re-copy or re-download it",
+        )
+    return InputError(
+        path,
+        f"cannot parse the notes CSV after {stats.notes_read} rows ({reason})",
+        "the file must be a complete CSV (or .csv.gz) with quoted multi-line text; "
+        "re-copy a truncated file, or fix the rows after the last one read",
+    )
+
+
 def read_blocks(
     path: Path, spec: NotesSpec, stats: ReadStats, layout: CsvLayout
 ) -> Iterator[tuple[dict[str, pa.Array], np.ndarray]]:
@@ -172,7 +182,7 @@ def read_blocks(
         raise InputError(path, header_lacks(names, missing), layout.fix_header)
     include = [c for c in (*layout.required, *layout.optional) if c in names]
     bad = _BadRow()
-    source = _QuoteCounter(pa.input_stream(str(path)))  # .gz decompressed by extension
+    source = pa.input_stream(str(path))  # native (.gz decompressed by extension): see odd_quotes
     try:
         reader = pacsv.open_csv(
             source,
@@ -183,51 +193,39 @@ def read_blocks(
             ),
         )
     except (pa.ArrowInvalid, OSError, EOFError, zlib.error) as exc:
-        raise InputError(
-            path,
-            f"cannot open the notes CSV ({_reason(exc)})",
-            f"check that the file is a complete {layout.name} (.csv or .csv.gz): re-copy or re-download it",
-        ) from None
-    records, blocks = 1, 0  # CSV records read so far, the header included
-    while spec.blocks is None or blocks < spec.blocks:
-        try:
-            batch = reader.read_next_batch()
-        except StopIteration:
-            break
-        except (pa.ArrowInvalid, OSError, EOFError, zlib.error) as exc:
-            reason = _reason(exc)
-            if reason == "a row straddles the read block":
+        source.close()
+        raise _read_error(exc, path, spec, stats, layout) from None
+    try:
+        records, blocks = 1, 0  # CSV records read so far, the header included
+        while spec.blocks is None or blocks < spec.blocks:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
+            except (pa.ArrowInvalid, OSError, EOFError, zlib.error) as exc:
+                raise _read_error(exc, path, spec, stats, layout) from None
+            blocks += 1
+            if bad.number is not None:
                 raise InputError(
-                    path,
-                    f"a note is larger than the read block of {spec.block_mb} MB ({reason})",
-                    "raise `notes.block_mb` above the size of the largest note",
-                ) from None
-            raise InputError(
-                path,
-                f"cannot parse the notes CSV after {stats.notes_read} rows ({reason})",
-                "the file must be a complete CSV (or .csv.gz) with quoted multi-line text; "
-                "re-copy a truncated file, or fix the rows after the last one read",
-            ) from None
-        blocks += 1
-        if bad.number is not None:
-            raise InputError(
-                f"{path}, row {bad.number} (the header is row 1)",
-                f"{bad.actual} field(s) where the header has {bad.expected}",
-                f"quote every {layout.text} field in double quotes, doubling quotes inside it (as {layout.name} "
-                "does: unquoted commas split a note into extra fields); if the file was cut short, re-copy it",
-            )
-        n = batch.num_rows
-        row_numbers = np.arange(records + 1, records + n + 1, dtype=np.int64)
-        records += n
-        stats.notes_read += n
-        cols: dict[str, pa.Array] = {}
-        for name in include:
-            cols[name], replaced = decode_text(batch.column(name))
-            if name == layout.text:
-                stats.decoded_with_replacement += replaced
-        yield cols, row_numbers
-    source.close()
-    if spec.blocks is None and source.quotes % 2:
+                    f"{path}, row {bad.number} (the header is row 1)",
+                    f"{bad.actual} field(s) where the header has {bad.expected}",
+                    f"quote every {layout.text} field in double quotes, doubling quotes inside it (as {layout.name} "
+                    "does: unquoted commas split a note into extra fields); if the file was cut short, re-copy it",
+                )
+            n = batch.num_rows
+            row_numbers = np.arange(records + 1, records + n + 1, dtype=np.int64)
+            records += n
+            stats.notes_read += n
+            cols: dict[str, pa.Array] = {}
+            for name in include:
+                cols[name], replaced = decode_text(batch.column(name))
+                if name == layout.text:
+                    stats.decoded_with_replacement += replaced
+            yield cols, row_numbers
+    finally:
+        reader.close()
+        source.close()
+    if spec.blocks is None and odd_quotes(path):
         raise InputError(
             f"{path}, row {records} (the header is row 1)",
             "the file ends inside this row's quoted field: the note is cut off",

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from clinsent.corpus.note_formats.csv_blocks import MIMIC_IV, optional_int, read_blocks
 from clinsent.corpus.notes import (
+    NOTE_IDS,
     NOTE_READERS,
     NotesSpec,
     ReadStats,
@@ -54,7 +55,21 @@ def note_id_rows(note_ids: pa.Array, path: Path, records: np.ndarray) -> pa.Arra
     return pc.add(pc.multiply(pc.add(pc.multiply(subject, 4), pc.cast(rank, pa.int64())), 10_000), seq)
 
 
-@NOTE_READERS.register("mimic_iv_note", check=lambda path, entry, where: check_notes(path, entry, file=True))
+def row_note_id(row_id: int) -> str:
+    """The MIMIC-IV ``note_id`` a row id was made from (:func:`note_id_rows` inverted)."""
+    key, seq = divmod(int(row_id), 10_000)
+    subject, rank = divmod(key, 4)
+    return f"{subject}-{list(MIMIC_IV_TYPES)[rank]}-{seq}"
+
+
+NOTE_IDS["mimic_iv_note"] = row_note_id
+
+
+@NOTE_READERS.register(
+    "mimic_iv_note",
+    check=lambda path, entry, where: check_notes(path, entry, file=True),
+    reads=("categories", "block_mb"),
+)
 def iter_mimic_iv(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     """MIMIC-IV-Note as shipped (``note/discharge.csv.gz``, ``note/radiology.csv.gz``): ``note_id``
     is the note id, and gives the row id (:func:`note_id_rows`); ``note_type`` becomes MIMIC-III's

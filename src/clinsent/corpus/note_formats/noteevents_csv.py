@@ -22,7 +22,11 @@ from clinsent.corpus.notes import (
 )
 
 
-@NOTE_READERS.register("noteevents_csv", check=lambda path, entry, where: check_notes(path, entry, file=True))
+@NOTE_READERS.register(
+    "noteevents_csv",
+    check=lambda path, entry, where: check_notes(path, entry, file=True),
+    reads=("categories", "drop_errors", "block_mb"),
+)
 def iter_noteevents(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     path = Path(spec.path)
     stats.filtered_by = spec.categories

@@ -22,7 +22,11 @@ from clinsent.errors import InputError
 from clinsent.reading import parquet_file, shown_column, shown_columns
 
 
-@NOTE_READERS.register("parquet", check=lambda path, entry, where: check_notes(path, entry, file=True))
+@NOTE_READERS.register(
+    "parquet",
+    check=lambda path, entry, where: check_notes(path, entry, file=True),
+    reads=("id_column", "text_column", "category_column"),
+)
 def iter_parquet(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     path = Path(spec.path)
     pf = parquet_file(path)
@@ -32,7 +36,8 @@ def iter_parquet(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     if missing:
         raise InputError(
             path,
-            f"missing column(s) {', '.join(map(shown_column, missing))} (the file's columns: {shown_columns(names)})",
+            f"missing column(s) {', '.join(map(shown_column, missing))} "
+            f"(the file's columns: {shown_columns(names, wanted)})",
             "set `notes.id_column`, `notes.text_column` (and `notes.category_column`) to the id, text "
             "(and category) columns",
         )

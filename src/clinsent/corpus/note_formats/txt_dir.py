@@ -22,7 +22,11 @@ from clinsent.errors import InputError
 log = logging.getLogger(__name__)
 
 
-@NOTE_READERS.register("txt_dir", check=lambda path, entry, where: check_notes(path, entry, file=False))
+@NOTE_READERS.register(
+    "txt_dir",
+    check=lambda path, entry, where: check_notes(path, entry, file=False),
+    reads=("block_mb",),
+)
 def iter_txt_dir(spec: NotesSpec, stats: ReadStats) -> Iterator[pa.Table]:
     root = Path(spec.path)
     if not root.is_dir():

@@ -1,0 +1,42 @@
+"""Identity by content: what a cache entry or a resumable working folder is keyed by.
+
+A derived artefact (an ONNX export and its int8 graph, a shard's finished chunks) is reused
+only when the bytes it was made from are the same. Names, sizes and modification times are not
+enough: a model folder unpacked from a tarball with fixed times, or a file rewritten within a
+second, keeps all three while its weights change. So the key is a SHA-256 of the files' bytes
+(a folder's: every file but hidden ones, by relative name and content), read in 1 MB blocks;
+about 0.2 s for a 90 MB model here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+BLOCK = 1 << 20
+
+
+def _feed(h: Any, path: Path) -> None:
+    with open(path, "rb") as fh:
+        while block := fh.read(BLOCK):
+            h.update(block)
+
+
+def content_key(path: str | Path, length: int = 32) -> str:
+    """A hex key of ``path``'s bytes: a file's, or a folder's files (hidden ones left out: the
+    tool's own lock and working files), each by its relative name and content."""
+    path = Path(path)
+    h = hashlib.sha256()
+    if path.is_dir():
+        for file in sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path))):
+            name = file.relative_to(path).as_posix().encode()
+            h.update(len(name).to_bytes(4, "little") + name + file.stat().st_size.to_bytes(8, "little"))
+            _feed(h, file)
+    else:
+        _feed(h, path)
+    return h.hexdigest()[:length]
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)

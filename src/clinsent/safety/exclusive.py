@@ -1,0 +1,152 @@
+"""One writer per output, one builder per cache entry.
+
+:func:`writing_lock` holds an exclusive lock on an output for the whole write: a lock file
+beside it (``.<name>.lock``) under ``fcntl.flock``, which the kernel drops when the process ends,
+however it ends, so a killed writer leaves no stale lock. A second writer of the same output
+(another process, on this machine or, on NFS v4 and Lustre, another node) is refused at once
+with one line naming the output and the process that holds it; nothing of the first writer's
+work is touched. The lock is re-entrant within a process (a writer that stages chunks, then
+joins them into the output, holds it once). On a file system that keeps no file locks (Lustre
+mounted ``noflock``) the write goes on and one warning per folder says it is unguarded.
+
+:func:`building_lock` is the cache's kind: the builders of one cache entry (shards of one run
+exporting one model to ONNX) wait for the first, then find the entry made and reuse it.
+
+A lock file is made only for a target the guarded writer lets this process write
+(:func:`clinsent.guarded.claim`: the lock beside it is the target's own), is owner-only, names
+its holder (process id, host, time) and is removed by the holder when it lets go (a file
+recreated in the meantime is noticed and locked afresh).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+from clinsent.errors import InputError
+
+_HELD: dict[Path, tuple[int, int]] = {}  # lock file -> (descriptor, depth): this process's locks
+# flock's errors on a file system that keeps no such locks (Lustre mounted noflock, some FUSE)
+NO_LOCKS = {errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL}
+_WARNED: set[Path] = set()
+
+
+def _no_locks(folder: Path) -> None:
+    """Say once per folder that its file system keeps no file locks (a second writer of an output
+    there cannot be refused); the write goes on."""
+    if folder not in _WARNED:
+        _WARNED.add(folder)
+        logging.getLogger(__name__).warning(
+            "%s: this file system keeps no file locks (flock), so a second writer of the same output here "
+            "cannot be refused: run one writer per output (mount with -o flock where it is Lustre)",
+            folder,
+        )
+
+
+def lock_path(target: str | Path) -> Path:
+    """The lock file of an output or cache entry: beside it, hidden."""
+    target = Path(target)
+    return Path(os.path.abspath(target.parent)).resolve() / f".{target.name}.lock"
+
+
+def _holder(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return "another process"
+    return text if text.startswith("pid ") and len(text) < 200 else "another process"
+
+
+def _open_locked(target: str | Path, path: Path, blocking: bool, waiting: Callable[[str], None] | None) -> int | None:
+    """A descriptor of ``target``'s lock file ``path`` holding its flock (None: held elsewhere and
+    not ``blocking``)."""
+    from clinsent.guarded import claim
+
+    claim(target)
+    while True:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if not blocking:
+                    os.close(fd)
+                    return None
+                if waiting is not None:
+                    waiting(_holder(path))
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError as exc:
+                if exc.errno not in NO_LOCKS:
+                    raise
+                _no_locks(path.parent)  # a file system without flock: the write goes on, unguarded
+                return fd
+            try:
+                same = os.fstat(fd).st_ino == os.stat(path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:  # else the holder removed it as we waited: lock the file that is there now
+                os.ftruncate(fd, 0)
+                os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}".encode())
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+@contextmanager
+def _locked(target: str | Path, blocking: bool, waiting: Callable[[str], None] | None = None) -> Iterator[None]:
+    path = lock_path(target)
+    if path in _HELD:
+        fd, depth = _HELD[path]
+        _HELD[path] = (fd, depth + 1)
+        try:
+            yield
+        finally:
+            fd, depth = _HELD[path]
+            _HELD[path] = (fd, depth - 1)
+        return
+    opened = _open_locked(target, path, blocking, waiting)
+    if opened is None:
+        raise InputError(
+            target,
+            f"is being written by {_holder(path)}, which holds its lock ({path.name})",
+            "wait for that run to finish, or write another output; nothing was written",
+        )
+    fd = opened
+    _HELD[path] = (fd, 1)
+    try:
+        yield
+    finally:
+        if _HELD[path][1] == 1:
+            del _HELD[path]
+            try:
+                path.unlink(missing_ok=True)  # while still held: a waiter then locks a new file
+            finally:
+                os.close(fd)
+        else:
+            _HELD[path] = (fd, _HELD[path][1] - 1)
+
+
+def writing_lock(output: str | Path) -> AbstractContextManager[None]:
+    """The one writer of ``output`` for the block; a second is refused at once (see the module)."""
+    return _locked(output, blocking=False)
+
+
+def building_lock(entry: str | Path, waiting: Callable[[str], None] | None = None) -> AbstractContextManager[None]:
+    """The one builder of a cache ``entry`` for the block; the others wait (``waiting`` is told
+    who holds it), then find the entry made."""
+    return _locked(entry, blocking=True, waiting=waiting)
+
+
+def held() -> list[Path]:
+    """The lock files this process holds (tests)."""
+    return sorted(_HELD)
