@@ -31,6 +31,7 @@ PAPERS = {
     "demo": "config/config.yaml",
     "benchmark": "config/benchmark.yaml",
     "own": "config/own.yaml",
+    "own-quick": "config/own-quick.yaml",
 }
 
 
@@ -159,18 +160,50 @@ def check_overlay(text: str, base: str, values: dict[str, Any]) -> None:
         os.chdir(cwd)
 
 
+def cost_lines(config: str) -> list[str]:
+    """The ``# Cost:`` comment blocks of a config and of its bases, nearest first: what its settings
+    cost, declared once beside them and copied to the top of every config written on it."""
+    from clinsent.safe_yaml import load_mapping
+
+    out: list[str] = []
+    seen: set[str] = set()
+    path: str | None = config
+    while path and path not in seen:
+        seen.add(path)
+        lines = (REPO / path).read_text(encoding="utf-8").splitlines()
+        block = False
+        for line in lines:
+            if line.startswith("# Cost:"):
+                block = True
+            elif block and not line.startswith("#   "):
+                block = False
+            if block:
+                out.append(line)
+        base = load_mapping(REPO / path).get("base")
+        path = str(base) if base else None
+    return out
+
+
 def render(
-    paper: str, base: str, values: dict[str, Any], required: dict[str, str], optional: set[str] | None = None
+    paper: str,
+    base: str,
+    values: dict[str, Any],
+    required: dict[str, str],
+    optional: set[str] | None = None,
+    out: str = "THIS_FILE",
 ) -> str:
-    """The overlay's YAML: ``base``, then every key (nested), each value written by the YAML
-    library, a REQUIRED (or, for an optional eval set's, OPTIONAL) mark on user files not set."""
+    """The overlay's YAML: what the settings cost (:func:`cost_lines`), how to run it, ``base``,
+    then every key (nested), each value written by the YAML library, a REQUIRED (or, for an
+    optional eval set's, OPTIONAL) mark on user files not set."""
     optional = optional or set()
     lines = [
         f"# Your {paper} run: {base} (tracked, never edited) with your own files on top.",
+        *cost_lines(base),
         "# Keys marked REQUIRED still hold the paper config's placeholder: set each to your copy",
         "# (or rerun new-config with --set KEY=PATH). Then:",
-        "#   snakemake all --configfile THIS_FILE -n        # a dry run names any file still missing",
-        "#   snakemake all --configfile THIS_FILE --profile profiles/slurm",
+        f"#   .venv/bin/snakemake all --configfile {out} -n        # a dry run names any file still missing",
+        f"#   .venv/bin/snakemake all --configfile {out} --cores 2 --resources gpu=1",
+        f"#   .venv/bin/snakemake all --configfile {out} --profile profiles/slurm",
         _dump({"base": base}),
     ]
 
@@ -244,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
             values[key] = value
         base = PAPERS[args.paper]  # from the workflow's directory, as Snakemake reads every path of a config
         optional = optional_keys(args.paper, list(required))
-        text = render(args.paper, base, values, required, optional)
+        text = render(args.paper, base, values, required, optional, str(out))
         check_overlay(text, base, values)
     except (InputError, ValueError) as exc:
         print(exc, file=sys.stderr)
