@@ -107,7 +107,7 @@ test-workflow: dev
 
 # The docs site (mkdocs-material) into site/; --strict fails on a broken link or a page left out of nav.
 docs: dev
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict  # not --quiet: it hides the warnings --strict fails on
 
 dry-run: install
 	$(BIN)/snakemake all -n --cores $(CORES) --resources gpu=1

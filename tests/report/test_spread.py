@@ -41,7 +41,9 @@ def test_rows_within_the_seed_spread_fail() -> None:
 
 def test_one_seed_counts_any_visible_gap() -> None:
     assert check(_cells(a=[0.5000], b=[0.5004]), {"col": "mrr"}).problems  # below three decimals
-    assert check(_cells(a=[0.500], b=[0.502]), {"col": "mrr"}).ok
+    one = check(_cells(a=[0.500], b=[0.502]), {"col": "mrr"})
+    assert one.ok and "(one seed: no seed spread)" in one.line("t") and "seed std" not in one.line("t")
+    assert "(seed std 0.0000)" in check(_cells(a=[0.5, 0.5], b=[0.6, 0.6]), {"col": "mrr"}).line("t")
 
 
 def test_ceiling_and_floor_in_every_row_fail_even_when_rows_differ() -> None:

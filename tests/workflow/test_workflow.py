@@ -105,23 +105,33 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
         "diff",
         "diff_ci_low",
         "diff_ci_high",
+        "status",
     ]
     # each row's paired difference to the untrained row (`none`, the config's first untrained method)
     spearman = summary[summary["metric"] == "spearman"].set_index(["method", "eval_set"])
     for (method, eval_set), row in spearman.iterrows():
         if method == "none":
-            assert pd.isna(row["reference"]) and pd.isna(row["diff"])
+            assert pd.isna(row["reference"]) and pd.isna(row["diff"]) and row["status"] == "reference"
             continue
+        assert pd.isna(row["status"])  # nothing empty: the value's interval and the difference's
         assert row["reference"] == "none"
         assert row["diff"] == pytest.approx(row["value"] - spearman.loc[("none", eval_set), "value"])
         assert row["diff_ci_low"] <= row["diff"] <= row["diff_ci_high"]
     notes = (res / "tables/results.md").read_text()
     assert "Δ vs none" in notes and "Texts evaluated at up to tiny " in notes and "One seed" in notes
+    tex = (res / "tables/results.tex").read_text()  # the .tex caption carries results.md's note
+    assert "One seed" in tex and "paired-bootstrap interval" in tex
     scored = summary["metric"].isin(["spearman", "pearson"])  # a 95% interval around every score, none for geometry
     assert (summary.loc[scored, "ci_low"] <= summary.loc[scored, "value"]).all()
     assert (summary.loc[scored, "value"] <= summary.loc[scored, "ci_high"]).all() and summary.loc[
         ~scored, "ci_low"
     ].isna().all()
+    # a p-value gets no difference; an empty interval or difference says why in the status column
+    trained = summary["method"] != "none"
+    p_values = summary[(summary["metric"] == "pearson_p") & trained]
+    assert p_values["diff"].isna().all() and p_values["status"].str.contains("diff not applicable").all()
+    geometry = summary[summary["metric"].isin(["alignment", "uniformity"]) & trained]
+    assert geometry["status"].str.startswith("ci untested").all() and geometry["diff"].notna().all()
     assert set(summary["method"]) == {"none", "simcse", "medse"}
     assert set(summary["metric"]) == {"spearman", "pearson", "pearson_p", "alignment", "uniformity"}
     assert len(summary) == 3 * 2 * 5  # methods x eval sets x metrics

@@ -62,7 +62,8 @@ rule report:
         jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in PLAN.run.trained_jobs()],
         evaluations=[{"method": m, "base_model": b, "seed": s, "eval_set": e} for m, b, s, e in PLAN.evaluations()],
         sentence_corpora=PLAN.run.sentence_corpora,
-        eval_sets={n: {"metrics": list(t.metrics), "headline": t.headline} for n, t in PLAN.scored_tasks().items()},
+        eval_sets={n: {"metrics": list(t.metrics), "headline": t.headline, "not_differenced": list(t.not_differenced)}
+                   for n, t in PLAN.scored_tasks().items()},
         methods=PLAN.scoring_methods(),
         title=config["report"]["title"],
         facts=RUN_FACTS.params(),  # the reference row, the selection, the seeds: the table's notes

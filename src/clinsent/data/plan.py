@@ -130,6 +130,9 @@ class PlanData(TrainingData):
         self.notes = int(
             sentences.loc[sentences["sent_id"].isin(df["sent_id"]), "row_id"].nunique() if "row_id" in sentences else 0
         )  # the notes the trained sentences come from (0: not the notes' sets)
+        # what training drew from: the set's distinct sentences and the notes they come from
+        self.corpus_texts = int(sentences["text"].nunique())
+        self.corpus_notes = int(sentences["row_id"].nunique()) if "row_id" in sentences else 0
 
     def batch(self, step: int) -> pd.DataFrame:
         return self.steps[step - 1]
@@ -142,7 +145,8 @@ class PlanData(TrainingData):
             **self.about,
             "rows": self.distinct_texts,
             "unit": "distinct sentences",
-            **({"notes": self.notes} if self.notes else {}),
+            "of_rows": self.corpus_texts,
+            **({"notes": self.notes, "of_notes": self.corpus_notes} if self.notes else {}),
         }
 
     def check(self, steps: int) -> None:

@@ -75,12 +75,20 @@ def load_transformer(spec: str, max_length: int) -> Any:
 
 
 def sentence_transformer(
-    transformer: Any, pooling: str, first_layer: int = 1, device: str = "cpu", head: Any = None
+    transformer: Any,
+    pooling: str,
+    first_layer: int = 1,
+    device: str = "cpu",
+    head: Any = None,
+    normalize: bool = False,
 ) -> Any:
     """Wrap a (trained) Transformer module with the stock modules of its pooling
     (:data:`clinsent.models.pooling.POOLINGS`), so the saved model needs no custom code; a
-    pooling that keeps its MLP at test time adds ``head`` (a shared ``MlpHead``) as a ``Dense``."""
+    pooling that keeps its MLP at test time adds ``head`` (a shared ``MlpHead``) as a ``Dense``;
+    ``normalize`` (the base model ends in ``Normalize``: :func:`clinsent.models.st_config.ends_normalized`)
+    keeps that last module, as sentence-transformers keeps a model's modules when it trains one."""
     from sentence_transformers import SentenceTransformer, SentenceTransformerModelCardData
+    from sentence_transformers.sentence_transformer.modules import Normalize
 
     from clinsent.models.pooling import POOLINGS
 
@@ -89,6 +97,8 @@ def sentence_transformer(
     modules = [transformer, *POOLINGS[pooling].saved_modules(transformer, first_layer)]
     if head is not None:
         modules.append(head.as_dense())
+    if normalize:
+        modules.append(Normalize())
     # the model card is written from what is local: no look-up of the base model on the Hub
     return SentenceTransformer(
         modules=modules, device=device, model_card_data=SentenceTransformerModelCardData(local_files_only=True)

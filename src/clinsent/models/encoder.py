@@ -68,10 +68,12 @@ class Encoder:
         device: torch.device,
         head: torch.nn.Module | None = None,
         precision: str = "auto",
+        normalize: bool = False,
     ) -> None:
         from clinsent.precision import resolve
 
         self.model, self.tokenizer = model, tokenizer
+        self.normalize = normalize  # the saved model ends in Normalize: encode gives unit vectors, as it will
         self.head = head  # a pooling's MLP kept at test time (``cls_mlp``): part of every embedding
         self.pooling, self.first_layer, self.max_length, self.device = pooling, first_layer, max_length, device
         self.precision = resolve(precision, device)  # bf16, fp16 or fp32: the forward pass's autocast
@@ -146,13 +148,16 @@ class Encoder:
     @torch.no_grad()
     def encode(self, texts: list[str], batch_size: int = 64, max_length: int | None = None) -> np.ndarray:
         """Embeddings in eval mode, each text truncated to ``max_length`` tokens (the evaluation
-        length, :mod:`clinsent.eval_length`; default the training length)."""
+        length, :mod:`clinsent.eval_length`; default the training length), unit vectors where
+        the saved model ends in ``Normalize``."""
         was_training = self.model.training
         self.model.eval()
-        out = [
-            self.embed_batch(self.tokenize(texts[i : i + batch_size], max_length=max_length)).float().cpu().numpy()
-            for i in range(0, len(texts), batch_size)
-        ]
+        out = []
+        for i in range(0, len(texts), batch_size):
+            emb = self.embed_batch(self.tokenize(texts[i : i + batch_size], max_length=max_length)).float()
+            if self.normalize:  # the training loss reads embed_batch's vectors as they are
+                emb = torch.nn.functional.normalize(emb, p=2, dim=1)
+            out.append(emb.cpu().numpy())
         self.model.train(was_training)
         return np.concatenate(out, axis=0) if out else np.zeros((0, 0), dtype=np.float32)
 

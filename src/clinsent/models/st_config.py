@@ -4,9 +4,9 @@ the way its authors configured it (the benchmark's default for a model that has 
 
 Both layouts are read: the boolean ``pooling_mode_*`` keys of sentence-transformers before v5
 and the ``pooling_mode`` string of later versions. Only the poolings we rebuild are accepted
-(CLS: ``cls_before_pooler``, mean: ``mean``); a ``Normalize`` module is ignored (every task scores
-by cosine, which it does not change); any other module after the pooling (a ``Dense`` head) or
-another pooling mode is an error that asks for ``pooling`` to be given."""
+(CLS: ``cls_before_pooler``, mean: ``mean``); a ``Normalize`` module after it is not pooling: a
+model saved from this one keeps it (:func:`ends_normalized`); any other module after the pooling
+(a ``Dense`` head) or another pooling mode is an error that asks for ``pooling`` to be given."""
 
 from __future__ import annotations
 
@@ -58,3 +58,21 @@ def own_pooling(folder: str | Path, where: str = "pooling: model") -> str:
             fix,
         )
     return MODES[modes[0]]
+
+
+def module_kinds(folder: str | Path) -> list[str]:
+    """The module kinds a sentence-transformers folder lists (``Transformer``, ``Pooling``,
+    ``Normalize``, ...), in order; empty for a folder without ``modules.json`` (a plain
+    transformers model)."""
+    modules_file = Path(folder) / "modules.json"
+    if not modules_file.is_file():
+        return []
+    return [str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads(modules_file.read_text(encoding="utf-8"))]
+
+
+def ends_normalized(folder: str | Path) -> bool:
+    """Whether the model's vectors leave it as unit vectors (its last module is ``Normalize``):
+    a model trained from it keeps that module, so its users' vectors stay of the same kind
+    (inner-product search gives the neighbours cosine does)."""
+    kinds = module_kinds(folder)
+    return bool(kinds) and kinds[-1] == "Normalize"

@@ -39,7 +39,7 @@ def build_report(
     facts: RunFacts | None = None,
 ) -> pd.DataFrame:
     """``evaluations``: (method, base_model, seed, eval_set) of each path of ``metric_paths``;
-    ``eval_sets``: name -> {"metrics": [...], "headline": ...} (from its task). A fine-tune
+    ``eval_sets``: name -> {"metrics": [...], "headline": ..., "not_differenced": [...]} (from its task). A fine-tune
     entry is an eval set here; its result file holds the test metrics under ``metrics``. Rows of
     a method without a train job (the cross-encoders) have step 0. ``facts``: what the run did
     (:mod:`clinsent.report.captions`): the reference row of the paired differences and the
@@ -89,7 +89,10 @@ def build_report(
     write_parquet(replicates, outputs["replicates"])
     paired = Paired(replicates)
     summary = with_differences(
-        summary_rows(records, {name: e["metrics"] for name, e in eval_sets.items()}), paired, facts.reference
+        summary_rows(records, {name: e["metrics"] for name, e in eval_sets.items()}),
+        paired,
+        facts.reference,
+        {name: e.get("not_differenced", ()) for name, e in eval_sets.items()},
     )
     write_csv(summary, outputs["summary"])
     headlines = {name: e["headline"] for name, e in eval_sets.items()}
@@ -98,13 +101,13 @@ def build_report(
     table.columns = [f"{c} †" if c.split(" (")[0] in biased and " Δ vs " not in c else c for c in table.columns]
     check(*results_cells(summary, headlines), paired=paired_rows(paired, headlines)).log(log, "tables/results")
     write_csv(table, outputs["table_csv"])
-    write_text(to_latex(table, title), outputs["table_tex"])
+    notes = results_caption(facts, lengths) + ("" if "figure_png" in outputs else f" {NO_CURVES}")
+    write_text(to_latex(table, f"{title.rstrip('.')}. {notes}"), outputs["table_tex"])  # the note as results.md's
     if "figure_png" in outputs:
         with atomic_path(outputs["figure_png"], ".png") as png, atomic_path(outputs["figure_pdf"], ".pdf") as pdf:
             curve_figure(pd.concat(curves, ignore_index=True), [png, pdf], title)
     else:
         log.info("%s", NO_CURVES)
-    notes = results_caption(facts, lengths) + ("" if "figure_png" in outputs else f" {NO_CURVES}")
     write_text(to_markdown(table, title) + f"\n{notes}\n", outputs["table_md"])
     return summary
 

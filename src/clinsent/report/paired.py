@@ -25,6 +25,13 @@ from clinsent.evaluation.bootstrap import paired_interval, significantly_better
 
 COLUMNS = ["method", "base_model", "seed", "eval_set", "metric", "replicates"]
 DIFF_COLUMNS = ["reference", "diff", "diff_ci_low", "diff_ci_high"]  # summary.csv's paired comparison
+STATUS = "status"  # summary.csv's last column: why a numeric cell of the row is empty (empty: none is)
+# the words of the status column, ``; ``-joined
+CI_UNTESTED = "ci untested"  # the metric has no item-level replicates (a geometry statistic, a fitted value)
+DIFF_UNTESTED = "diff untested"  # a difference without its paired interval (no replicates on the same resamples)
+DIFF_NOT_APPLICABLE = "diff not applicable"  # a p-value, a fitted value or a count: a difference means nothing
+REFERENCE = "reference"  # the reference run's own row
+NO_REFERENCE = "no reference"  # the reference method has no run on this row's base model, or there is none
 
 
 def replicate_rows(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -102,33 +109,53 @@ def default_reference(methods: list[str], untrained: set[str], given: str | None
     return next((m for m in methods if m in untrained), None)
 
 
-def with_differences(summary: pd.DataFrame, paired: Paired, reference: str | None) -> pd.DataFrame:
-    """``summary`` with :data:`DIFF_COLUMNS`: each row's value minus the mean over seeds of the
-    reference method's value on the same base model, eval set and metric, and the 95% paired
-    bootstrap interval of that difference (NaN where untested: a metric without replicates, a
-    run on another resample). The reference's own rows, and rows without the reference on
-    their base model, have the four cells empty."""
+def with_differences(
+    summary: pd.DataFrame,
+    paired: Paired,
+    reference: str | None,
+    not_differenced: Mapping[str, Iterable[str]] | None = None,
+) -> pd.DataFrame:
+    """``summary`` with :data:`DIFF_COLUMNS` and :data:`STATUS`: each row's value minus the mean
+    over seeds of the reference method's value on the same base model, eval set and metric, and
+    the 95% paired bootstrap interval of that difference (NaN where untested: a metric without
+    replicates, a run on another resample). The reference's own rows, rows without the reference
+    on their base model, and metrics of ``not_differenced`` (eval set -> metrics a difference
+    means nothing for: a p-value, a fitted value, a count) have the four cells empty; the status
+    column says why each empty numeric cell is empty."""
     out = summary.copy()
     out["reference"] = ""
     for c in DIFF_COLUMNS[1:]:
         out[c] = np.nan
-    if reference is None or out.empty:
-        return out
-    ref_rows = out[out["method"] == reference]
-    ref_mean = ref_rows.groupby(["base_model", "eval_set", "metric"])["value"].mean()
+    skip = {e: set(ms) for e, ms in (not_differenced or {}).items()}
+    ref_mean = (
+        out[out["method"] == reference].groupby(["base_model", "eval_set", "metric"])["value"].mean()
+        if reference is not None and not out.empty
+        else None
+    )
+    status: list[str] = []
     for i, row in out.iterrows():
+        words = [CI_UNTESTED] if pd.isna(row["ci_low"]) or pd.isna(row["ci_high"]) else []
         key = (row["base_model"], row["eval_set"], row["metric"])
-        if row["method"] == reference or key not in ref_mean.index:
-            continue
-        out.at[i, "reference"] = reference
-        out.at[i, "diff"] = float(row["value"]) - float(ref_mean[key])
-        interval = paired.interval(
-            (row["method"], row["base_model"]),
-            (reference, row["base_model"]),
-            row["eval_set"],
-            row["metric"],
-            seed=int(row["seed"]),
-        )
-        if interval is not None:
-            out.at[i, "diff_ci_low"], out.at[i, "diff_ci_high"] = interval
+        if row["method"] == reference:
+            words.append(REFERENCE)
+        elif ref_mean is None or key not in ref_mean.index:
+            words.append(NO_REFERENCE)
+        elif row["metric"] in skip.get(row["eval_set"], ()):
+            words.append(DIFF_NOT_APPLICABLE)
+        else:
+            out.at[i, "reference"] = reference
+            out.at[i, "diff"] = float(row["value"]) - float(ref_mean[key])
+            interval = paired.interval(
+                (row["method"], row["base_model"]),
+                (str(reference), row["base_model"]),
+                row["eval_set"],
+                row["metric"],
+                seed=int(row["seed"]),
+            )
+            if interval is not None and all(np.isfinite(interval)):
+                out.at[i, "diff_ci_low"], out.at[i, "diff_ci_high"] = interval
+            else:
+                words.append(DIFF_UNTESTED)
+        status.append("; ".join(words))
+    out[STATUS] = status
     return out

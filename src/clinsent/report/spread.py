@@ -61,6 +61,7 @@ class Spread:
 
     problems: list[str]
     widest: tuple[str, str, str, float, float] | None
+    seeds: int = 2  # the most seeds a row of the table has (one: there is no seed spread)
 
     @property
     def ok(self) -> bool:
@@ -71,7 +72,8 @@ class Spread:
             gap = "no two rows to compare"
         else:
             column, a, b, diff, sd = self.widest
-            gap = f"widest gap {diff:.4f} (seed std {sd:.4f}) in {column!r}: {a!r} vs {b!r}"
+            spread = f"seed std {sd:.4f}" if self.seeds > 1 else "one seed: no seed spread"
+            gap = f"widest gap {diff:.4f} ({spread}) in {column!r}: {a!r} vs {b!r}"
         if self.ok:
             return f"spread: {where}: rows told apart; {gap}"
         return f"spread: {where}: {'; '.join(self.problems)}; {gap}"
@@ -103,6 +105,7 @@ def check(cells: Cells, metrics: Mapping[str, str], paired: PairedTest | None = 
     widest: tuple[str, str, str, float, float] | None = None
     separated = False
     n_rows = 0
+    seeds = max((len(v) for rows in cells.values() for v in rows.values()), default=0)
     for column, rows in cells.items():
         stats = {
             r: (float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0) for r, v in rows.items() if len(v)
@@ -134,4 +137,4 @@ def check(cells: Cells, metrics: Mapping[str, str], paired: PairedTest | None = 
             "no two rows differ by more than the seeds' standard deviation"
             + (" and by a paired bootstrap on the items" if paired is not None else "")
         )
-    return Spread(problems, widest)
+    return Spread(problems, widest, seeds)

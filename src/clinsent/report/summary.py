@@ -5,7 +5,8 @@ One row per method x base_model x seed x eval_set x metric, columns exactly
 step, 0 for ``objective: none``; ``ci_low``/``ci_high``: the metric's 95% bootstrap interval over the
 eval set's items, :mod:`clinsent.evaluation.bootstrap`, empty for geometry statistics, fitted
 values and tasks without items). Each eval set's task names its metrics (STS: spearman, pearson,
-alignment, uniformity; RQE: accuracy, threshold, dev_accuracy).
+alignment, uniformity; RQE: accuracy, threshold, dev_accuracy). The report adds the paired
+difference to the reference run and a ``status`` column (:func:`clinsent.report.paired.with_differences`).
 """
 
 from __future__ import annotations

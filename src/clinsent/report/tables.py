@@ -30,9 +30,12 @@ def fmt_mean_std(values: np.ndarray, decimals: int = 3, style: str = "f") -> str
 
 def _interval(rows: pd.DataFrame, decimals: int = 3) -> str:
     """`` [low, high]``: the 95% bootstrap interval over the eval set's items, shown with a single
-    seed (several seeds show their mean ± std; each seed's interval is in summary.csv)."""
-    if len(rows) != 1 or "ci_low" not in rows or rows["ci_low"].isna().all():
+    seed (several seeds show their mean ± std; each seed's interval is in summary.csv); `` (untested)``
+    where the metric has none."""
+    if len(rows) != 1 or "ci_low" not in rows:
         return ""
+    if rows["ci_low"].isna().all():  # a metric without item replicates (geometry, fitted values)
+        return f" ({UNTESTED})"
     low, high = float(rows["ci_low"].iloc[0]), float(rows["ci_high"].iloc[0])
     return f" [{low:.{decimals}f}, {high:.{decimals}f}]"
 

@@ -48,6 +48,9 @@ class Task(abc.ABC, Generic[S]):
     doc_training: ClassVar[bool] = False  # examples() is implemented: documents fine-tuned with a classifier head
     token_training: ClassVar[bool] = False  # a token task: fine-tuned with a token-classification head
     zero_shot: ClassVar[bool] = True  # scored from sentence embeddings (false: by finetune entries only)
+    # metrics a paired difference between two runs means nothing for: p-values, values fitted on
+    # the data (a threshold, a regularisation strength, a number of clusters) and counts
+    not_differenced: tuple[str, ...] = ()  # a class default; a task may set it per eval set (probe)
 
     def __init__(self, set_name: str, settings: S) -> None:
         self.set_name = set_name

@@ -57,6 +57,7 @@ def silhouette(x: np.ndarray, clusters: np.ndarray, sample: int | None, seed: in
 class KMeansClusters(LabelledDocsTask[KMeansSettings]):
     headline = "silhouette"
     metrics = ("davies_bouldin", "calinski_harabasz", "silhouette", "adjusted_rand", "k")
+    not_differenced = ("k",)  # chosen by the silhouette: no paired difference
 
     def __init__(self, set_name: str, settings: KMeansSettings) -> None:
         super().__init__(set_name, settings)

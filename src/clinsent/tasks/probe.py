@@ -115,6 +115,8 @@ class Probe(Task[ProbeSettings]):
                 *type(self).metrics,
                 *(f"confusion:{t}:{p}" for t in settings.classes for p in settings.classes),
             )
+        # the regularisation chosen on the dev split and the confusion counts: no paired difference
+        self.not_differenced = ("c", *(m for m in self.metrics if m.startswith("confusion:")))
         if len(settings.splits) != 3:
             raise InputError(
                 f"config: eval_sets.{set_name}.splits",

@@ -176,6 +176,7 @@ class Rqe(Task[RqeSettings]):
     pair_training = True
     headline = "accuracy"
     metrics = ("accuracy", "threshold", "dev_accuracy")
+    not_differenced = ("threshold",)  # fitted on the dev file: no paired difference
     settings: RqeSettings
 
     def files(self) -> list[str]:

@@ -79,6 +79,7 @@ class Sts(Task[StsSettings]):
     pair_training = True
     headline = "spearman"
     metrics = ("spearman", "pearson", "pearson_p", "alignment", "uniformity")
+    not_differenced = ("pearson_p",)  # a p-value: no paired difference
     curve_keys = (
         "path",
         "format",

@@ -42,6 +42,7 @@ class TokenSplits:
 class TokenClassification(Task[TokenClassificationSettings]):
     headline = "f1_micro"
     metrics = ("f1_micro", "precision_micro", "recall_micro", "entities")
+    not_differenced = ("entities",)  # a count: no paired difference
     token_training = True
     zero_shot = False
 

@@ -41,6 +41,7 @@ from clinsent.methods.knobs import TrainedSettings
 from clinsent.models.base import load_transformer, resolve_model, sentence_transformer
 from clinsent.models.encoder import Encoder
 from clinsent.models.pooling import MlpHead, pooling_spec
+from clinsent.models.st_config import ends_normalized, module_kinds
 from clinsent.models.unpadded import varlen_fallback_note
 from clinsent.optimisation import pick_device, seed_everything
 from clinsent.precision import resolve as resolve_precision
@@ -77,6 +78,7 @@ class _Built:
     encoder: Encoder
     st_model: Any
     evaluated_at: int
+    base_modules: list[str]  # the base model's own module kinds (empty: a plain transformers model)
 
 
 def steps_from_epochs(method: Method, data: TrainingData | None) -> Method:
@@ -124,6 +126,7 @@ def train(
     """
     if selection_set is not None and selection_set not in eval_sets:
         raise ValueError(f"selection set {selection_set!r} is not among the eval sets {sorted(eval_sets)}")
+    base_pooling = method.settings.pooling == "model"  # the base's own pooling kept (else the method's replaces it)
     method = method.with_own_pooling(resolve_model(base_model))
     trained = method.trains
     if trained and data is None:
@@ -194,6 +197,7 @@ def train(
     info = _record(
         method, built, selection, settings, timing, resumed, loop, eval_max_length, data if trained else None, notes
     )
+    info["base_pooling"] = base_pooling
     parts = [c for c in dict.fromkeys(k for row in curve for k in row) if c.startswith(("loss_", "stat_"))]
     result_curve = pd.DataFrame(curve, columns=CURVE_COLUMNS + parts)
     return TrainResult(result_curve, selection.best_step, selection.best_score, info)
@@ -216,7 +220,10 @@ def _build(method: Method, base_model: str, eval_max_length: int | str, log: Cal
     evaluated_at = eval_length.resolve(eval_max_length, resolve_model(base_model), transformer.model.config)
     log(f"evaluation length: {evaluated_at} tokens per text (evaluation.max_length: {eval_max_length})")
     head = MlpHead(transformer.model.config.hidden_size) if pooling_spec(s.pooling).mlp_at_test else None
-    st_model = sentence_transformer(transformer, s.pooling, s.first_layer, device=str(device), head=head)
+    normalize = ends_normalized(resolve_model(base_model))  # the base's unit vectors stay unit vectors
+    st_model = sentence_transformer(
+        transformer, s.pooling, s.first_layer, device=str(device), head=head, normalize=normalize
+    )
     st_model.max_seq_length = evaluated_at
     encoder = Encoder(
         transformer.model,
@@ -227,8 +234,9 @@ def _build(method: Method, base_model: str, eval_max_length: int | str, log: Cal
         device,
         head=head,
         precision=precision,
+        normalize=normalize,
     )
-    return _Built(method, device, record, encoder, st_model, evaluated_at)
+    return _Built(method, device, record, encoder, st_model, evaluated_at, module_kinds(resolve_model(base_model)))
 
 
 def _resume(work: Path, fingerprint: str | None, log: Callable[[str], Any]) -> dict[str, Any] | None:
@@ -321,6 +329,9 @@ def _record(
         "skipped_steps": loop.optimisation.skipped if loop is not None else 0,  # fp16 overflows
         "settings": settings,
         "eval_max_length": built.evaluated_at,  # tokens per text at evaluation (clinsent.eval_length)
+        # the saved model's modules and the base's (the card says which, and a pooling replaced)
+        "modules": [type(m).__name__ for m in built.st_model],
+        "base_modules": built.base_modules,
         "eval_max_length_spec": eval_max_length,
         # the model card's line (and, for the notes' sets, their config key, format and length filter)
         "training_data": {**data.summary(), **({"notes_entry": dict(notes)} if notes else {})}
