@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
+from clinsent.repository import ROOT
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = ROOT
 PAPERS = {
     "medse": "config/paper/medse.yaml",
     "augment": "config/paper/augment.yaml",

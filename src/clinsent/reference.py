@@ -15,10 +15,11 @@ import json
 import re
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-README = Path(__file__).resolve().parents[2] / "config" / "README.md"
+from clinsent.repository import CONFIG_README
+
+README = CONFIG_README
 
 
 def _type(spec: dict[str, Any]) -> str:

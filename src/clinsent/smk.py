@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-SNAKEFILE = Path(__file__).resolve().parents[2] / "Snakefile"
+from clinsent.repository import SNAKEFILE
 
 
 def snakemake_command(workdir: str | Path, *args: str) -> list[str]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -81,7 +81,7 @@ class TensorBoard:
         self.writer.close()
 
 
-TRACKERS: dict[str, Any] = {"tensorboard": TensorBoard}  # name -> class(folder, first_step)
+TRACKERS: dict[str, Callable[[Path, int], Tracker]] = {"tensorboard": TensorBoard}  # name -> class(folder, first_step)
 
 
 class Trackers:
@@ -93,7 +93,7 @@ class Trackers:
             from clinsent.errors import InputError
 
             raise InputError("config: tracking", f"unknown tracker(s) {unknown}", f"use {', '.join(sorted(TRACKERS))}")
-        self.trackers = [TRACKERS[n](Path(folder) / n, first_step) for n in names]
+        self.trackers: list[Tracker] = [TRACKERS[n](Path(folder) / n, first_step) for n in names]
 
     def scalars(self, step: int, values: Mapping[str, float]) -> None:
         for tracker in self.trackers:

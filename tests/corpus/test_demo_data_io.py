@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from clinsent.corpus.notes import read_noteevents
 from clinsent.io import atomic_path, write_parquet
+
+from testkit.readers import read_noteevents
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "resources" / "demo"

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from clinsent.corpus.notes import read_noteevents
 from clinsent.demo.note_layouts import write_noteevents
 from clinsent.demo.notes import COLUMNS
 from clinsent.errors import InputError
+
+from testkit.readers import read_noteevents
 
 
 def _row(row_id: int, category: str, text: str, iserror: str = "") -> dict[str, str]:

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from clinsent.benchmark.mteb import files_revision, model_path_name, task_result
+from clinsent.benchmark.mteb import files_revision, task_result
+
+from testkit.readers import model_path_name
 
 mteb = pytest.importorskip("mteb")  # a dev dependency (requirements-dev.lock)
 

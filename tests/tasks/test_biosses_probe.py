@@ -13,10 +13,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
 
 from clinsent.errors import InputError
-from clinsent.evaluation.sts_data import read_sts, read_sts_table
+from clinsent.evaluation.sts_data import read_sts_table
 from clinsent.run_config import RunConfig
 from clinsent.tasks.config import resolve_eval_sets
 from clinsent.tasks.probe import Probe, ProbeSettings
+
+from testkit.readers import read_sts
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "resources" / "demo"

@@ -11,7 +11,8 @@ from scipy import stats
 
 from clinsent.errors import InputError
 from clinsent.evaluation.metrics import alignment, pearson, rankdata, spearman, sts_metrics, uniformity
-from clinsent.evaluation.sts_data import read_sts
+
+from testkit.readers import read_sts
 
 
 def test_spearman_and_pearson_match_scipy_with_ties() -> None:

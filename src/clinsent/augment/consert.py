@@ -17,8 +17,6 @@ from typing import Any
 
 import torch
 
-AUGMENTATIONS = ("dropout", "token_cutoff", "token_shuffle")
-
 
 def shuffled_position_ids(attention_mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """Position ids [n, T]: a random permutation of 0..L-1 on each row's L real tokens, the

@@ -58,11 +58,6 @@ def files_revision(paths: Iterable[str | Path]) -> str:
     return digest.hexdigest()[:16]
 
 
-def model_path_name(name: str) -> str:
-    """A model name as MTEB writes it in a path ("/" -> "__", " " -> "_")."""
-    return name.replace("/", "__").replace(" ", "_")
-
-
 def task_result(
     task_name: str,
     split: str,

@@ -50,7 +50,6 @@ NOTE_SCHEMA = pa.schema(
         ("text", pa.string()),
     ]
 )
-NOTE_COLUMNS = NOTE_SCHEMA.names
 
 
 @dataclass
@@ -299,14 +298,3 @@ def read_notes(spec: NotesSpec, stats: ReadStats | None = None) -> pd.DataFrame:
     tables = list(iter_notes(spec, stats))
     table = pa.concat_tables(tables) if tables else NOTE_SCHEMA.empty_table()
     return table.to_pandas().sort_values("row_id", kind="stable").reset_index(drop=True)
-
-
-def read_noteevents(
-    path: str | Path, categories: list[str] | None, drop_errors: bool = True, block_mb: int = 1
-) -> pd.DataFrame:
-    """NOTEEVENTS.csv(.gz) as one DataFrame (see :func:`read_notes`)."""
-    return read_notes(
-        NotesSpec(
-            str(path), "noteevents_csv", tuple(categories) if categories else None, drop_errors, block_mb=block_mb
-        )
-    )

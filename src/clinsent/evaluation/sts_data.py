@@ -315,8 +315,3 @@ STS_FORMATS.register("table")(
 
 def sts_format(name: str, fmt: str) -> StsFormat:
     return STS_FORMATS.get(fmt, where=f"config: eval_sets.{name}.format")
-
-
-def read_sts(name: str, path: str | Path, fmt: str, gold: str | Path | None = None, scale_max: float = 5.0) -> StsSet:
-    """Every pair of a file whose layout holds no splits (``sts_tsv``, ``n2c2_sts``, or a registered one)."""
-    return sts_format(name, fmt).read(name, Path(path), gold, None, None, scale_max)[0]

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from clinsent.repository import SCHEMA
+
 
 def load_config(path: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """A config file as the Snakefile sees it: validated against the schema, defaults filled in."""
@@ -37,7 +39,7 @@ def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str
     from clinsent.settings import floats_for_integers
 
     normalise_gpus(config)  # --config 'gpus=[2,3]' arrives as strings
-    schema_file = Path(__file__).resolve().parents[3] / "config" / "schema.yaml"
+    schema_file = SCHEMA
     try:
         validate(config, str(schema_file))
     except WorkflowError as exc:
@@ -62,5 +64,5 @@ def _schema(path: Path) -> dict[str, Any]:
 
 def schema_defaults(section: str) -> dict[str, Any]:
     """The defaults the schema gives the keys of one section (a key without one: absent)."""
-    properties = _schema(Path(__file__).resolve().parents[3] / "config" / "schema.yaml")["properties"]
+    properties = _schema(SCHEMA)["properties"]
     return {k: v["default"] for k, v in properties[section].get("properties", {}).items() if "default" in v}
