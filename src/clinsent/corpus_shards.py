@@ -135,7 +135,9 @@ def work_folder(out: Path, shard: int = 0, shards: int = 1) -> Path:
     """Where the job writing ``out`` (a shard's part, or the whole output) keeps its finished
     chunks until ``out`` is written: beside ``out``, no declared output, so it survives a killed
     job and a rerun resumes (:mod:`clinsent.corpus_shards`)."""
-    return out.parent / f".{out.name}.work" / f"shard{shard}of{shards}"
+    from clinsent.io import work_folder as beside
+
+    return beside(out) / f"shard{shard}of{shards}"
 
 
 def join_parquet(

@@ -69,7 +69,7 @@ def cited_runs(config: RunConfig) -> list[tuple[str, str]]:
     """(where, reference) for every run a table cell or a figure point cites (each kind says which)."""
     out = [ref for key, kind, entry in kind_entries(config) for ref in kind.runs(key, entry)]
     # the cross-encoder rows (finetune entries with cross_encoder: true) are no train job
-    return [(where, ref) for where, ref in out if ref.partition("@")[0] != CROSS_ENCODER]
+    return [(where, ref) for where, ref in out if split_run(ref, "")[0] != CROSS_ENCODER]
 
 
 def check_references(config: RunConfig) -> None:

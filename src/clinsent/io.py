@@ -106,6 +106,14 @@ def atomic_folder(path: str | Path) -> Iterator[Path]:
             shutil.rmtree(box, ignore_errors=True)
 
 
+def work_folder(target: str | Path) -> Path:
+    """Where the step writing ``target`` keeps its unfinished work until ``target`` is written (a
+    training run's checkpoints without a checkpoint folder, a corpus embedding's finished chunks):
+    ``.<name>.work`` beside it, no declared output, so it survives a killed job."""
+    target = Path(target)
+    return target.parent / f".{target.name}.work"
+
+
 def sha256_file(path: str | Path) -> str:
     """sha256 of a file's bytes, read in 1 MB chunks."""
     h = hashlib.sha256()

@@ -28,6 +28,7 @@ from clinsent.errors import InputError, shown
 from clinsent.names import is_name
 from clinsent.paths import DOC_TASK, fill
 from clinsent.registry import did_you_mean
+from clinsent.run_ref import split_run
 
 # top-level sections whose entries cite runs
 _CITING = ("tables", "figures")
@@ -87,8 +88,8 @@ def keep_only(
     def gone(ref: Any) -> bool:
         if not isinstance(ref, str):
             return False
-        method, _, on = ref.partition("@")
-        return method in gone_methods or (on or default) in gone_bases
+        method, on = split_run(ref, default)
+        return method in gone_methods or on in gone_bases
 
     for section in _CITING:
         entries = out.get(section)

@@ -41,4 +41,4 @@ def main(smk: Any, log: Logger) -> None:
     write_parquet(plan, smk.output[0])
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -15,4 +15,4 @@ def main(smk: Any, log: Logger) -> None:
     log.info("wrote MedCAT model pack %s", pack)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -19,4 +19,4 @@ def main(smk: Any, log: Logger) -> None:
     write_json(build_manifest(inp.ingest, list(inp.sentences), inp.counts, p.shards, p.notes, stage), smk.output[0])
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -23,4 +23,4 @@ def main(smk: Any, log: Logger) -> None:
     write_csv(exact_duplicates_table(counts["exact_duplicates"]), out.duplicates)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

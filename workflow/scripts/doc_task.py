@@ -21,4 +21,4 @@ def main(smk: Any, log: Logger) -> None:
     write_json(report, smk.output.report)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -12,4 +12,4 @@ def main(smk: Any, log: Logger) -> None:
     download_hub_model(smk.params.repo_id, smk.output[0], log=log.info)
 
 
-run(snakemake, main, warm=False)  # noqa: F821  (the download turns the hub on for its own process)
+run(snakemake, main, warm=False)  # the download turns the hub on for its own process

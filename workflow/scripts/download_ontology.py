@@ -12,4 +12,4 @@ def main(smk: Any, log: Logger) -> None:
     download_release(smk.params.url, smk.output[0], smk.params.sha256)
 
 
-run(snakemake, main, warm=False)  # noqa: F821  (the download turns the hub on for its own process)
+run(snakemake, main, warm=False)  # the download turns the hub on for its own process

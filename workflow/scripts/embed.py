@@ -25,4 +25,4 @@ def main(smk: Any, log: Logger) -> None:
         pq.write_table(embeddings_table(rows, time.perf_counter() - start), tmp)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

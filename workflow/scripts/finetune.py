@@ -19,4 +19,4 @@ def main(smk: Any, log: Logger) -> None:
     write_json({**result, "seconds": round(time.perf_counter() - start, 4)}, smk.output[0])
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

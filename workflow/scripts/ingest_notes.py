@@ -26,4 +26,4 @@ def main(smk: Any, log: Logger) -> None:
     )
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -13,4 +13,4 @@ def main(smk: Any, log: Logger) -> None:
         log.info("wrote %s", path)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -17,4 +17,4 @@ def main(smk: Any, log: Logger) -> None:
     write_csv(cov, smk.output.coverage)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

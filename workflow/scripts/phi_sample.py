@@ -18,4 +18,4 @@ def main(smk: Any, log: Logger) -> None:
     sample.save(smk.output[0])
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

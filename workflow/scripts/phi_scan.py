@@ -12,4 +12,4 @@ def main(smk: Any, log: Logger) -> None:
     check_shared(smk.params.results, smk.input.sample, smk.output[0], log=log.info)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

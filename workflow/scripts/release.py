@@ -13,4 +13,4 @@ def main(smk: Any, log: Logger) -> None:
     log.info("release copies of %d runs written to %s", len(smk.params.runs), smk.output[0])
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

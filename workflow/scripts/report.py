@@ -39,4 +39,4 @@ def main(smk: Any, log: Logger) -> None:
     write_json(record(p.fingerprint, p.configfiles), out.run)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -19,4 +19,4 @@ def main(smk: Any, log: Logger) -> None:
     log.info("shard %s: %s", smk.wildcards.shard, counts)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -20,4 +20,4 @@ def main(smk: Any, log: Logger) -> None:
     write_json(report, smk.output.stats)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -15,4 +15,4 @@ def main(smk: Any, log: Logger) -> None:
     write_json(counts, smk.output.counts)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

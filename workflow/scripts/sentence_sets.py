@@ -20,4 +20,4 @@ def main(smk: Any, log: Logger) -> None:
     write_json(counts, out.counts)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

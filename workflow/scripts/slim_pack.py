@@ -15,4 +15,4 @@ def main(smk: Any, log: Logger) -> None:
     write_json(stats, smk.output.stats)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -20,4 +20,4 @@ def main(smk: Any, log: Logger) -> None:
     log.info("shard %s: %s (>= %d words kept)", smk.wildcards.shard, counts, smk.params.min_words)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -53,4 +53,4 @@ def main(smk: Any, log: Logger) -> None:
     write_json(result.info, smk.output.selection)
 
 
-run(snakemake, main)  # noqa: F821
+run(snakemake, main)

@@ -35,6 +35,7 @@ from typing import Any, cast
 
 from clinsent.errors import InputError, shown
 from clinsent.paths import DOC_TASK, MODEL, Tree
+from clinsent.run_ref import split_run
 
 METHOD_PREFIX = "as_is_"
 DEFAULT_TITLE = "Clinical sentence-embedding benchmark: every clinical task of the five papers"
@@ -42,8 +43,8 @@ DEFAULT_TITLE = "Clinical sentence-embedding benchmark: every clinical task of t
 
 def run_folder(results: str, run: str, seed: int, where: str) -> str:
     """The saved model of ``method@base_model`` (seed ``seed``) in a paper config's results folder."""
-    method, sep, base = run.partition("@")
-    if not (method and sep and base):
+    method, base = split_run(run, "")
+    if not (method and base):
         raise InputError(where, f"run {run!r} is not method@base_model", "write e.g. medse_replace@biobert")
     return Tree(results).file(MODEL, method=method, base_model=base, seed=seed)
 

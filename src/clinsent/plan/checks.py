@@ -15,6 +15,7 @@ from clinsent.experiments import Grid
 from clinsent.finetune.config import resolve_finetunes
 from clinsent.methods.config import resolve_methods
 from clinsent.models.base import PACKAGE_PREFIX, from_hub
+from clinsent.names import check_names
 from clinsent.plan.input_checks import (
     check_data_use,
     check_data_use_keys,
@@ -28,6 +29,7 @@ from clinsent.plan.run import NOTES_INPUT, RunView
 from clinsent.registry import load_plugins
 from clinsent.report.kinds.base import check_entries
 from clinsent.run_config import RunConfig
+from clinsent.run_ref import split_run
 from clinsent.tasks.config import resolve_eval_sets
 
 
@@ -57,7 +59,7 @@ def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
     (:func:`check_inputs`): the dry run and the main Snakemake process do; a job's re-parse of the
     Snakefile does not (its run already did)."""
     config.setdefault("notes", {})
-    check_names(config)  # entry names become path parts: ../phi, spaces, : and / are refused
+    check_names(RunConfig.parse(config))  # entry names become path parts: ../phi, spaces, : and / are refused
     if config["selection_set"] is not None and config["selection_set"] not in config["eval_sets"]:
         raise InputError(
             "config: selection_set",
@@ -166,12 +168,6 @@ def check_model_folders(plan: Plan) -> None:
             check_model_folder(folder, f"config: {key}", section == "base_models" and own_pooling(name))
 
 
-def check_names(config: Mapping[str, Any]) -> None:
-    from clinsent.names import check_names as check
-
-    check(RunConfig.parse(config))
-
-
 def check_corpus_embeddings(plan: Plan) -> None:
     """Each corpus embedding names a trained run of this config (method@base_model, a seed among
     ``seeds``), and ``notes`` only where the config reads notes."""
@@ -181,7 +177,7 @@ def check_corpus_embeddings(plan: Plan) -> None:
     for name, entry in plan.run.corpus_embeddings.items():
         where = f"config: corpus_embeddings.{name}"
         check_backend(str(entry.get("backend", "torch")), str(entry.get("quantize", "none")), where)
-        method, _, base = str(entry["run"]).partition("@")
+        method, base = split_run(str(entry["run"]), "")  # no default base: the run names its base model
         if method not in plan.run.methods or base not in plan.run.config["base_models"]:
             raise InputError(
                 f"{where}.run",

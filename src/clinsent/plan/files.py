@@ -13,6 +13,7 @@ from clinsent import paths
 from clinsent.data.readers import entry_paths
 from clinsent.models.base import PACKAGE_PREFIX, from_hub, hub_slug
 from clinsent.plan.run import NOTES_INPUT, RunView
+from clinsent.run_ref import split_run
 
 
 class RunFiles:
@@ -25,7 +26,7 @@ class RunFiles:
     def corpus_run(self, name: str) -> tuple[str, str, int]:
         """(method, base model, seed) of the run a corpus embedding uses."""
         entry = self.run.corpus_embeddings[name]
-        method, _, base = str(entry["run"]).partition("@")
+        method, base = split_run(str(entry["run"]), "")
         return method, base, int(entry["seed"] if entry.get("seed") is not None else self.run.seeds[0])
 
     def corpus_input(self, name: str) -> str:

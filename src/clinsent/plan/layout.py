@@ -33,6 +33,7 @@ class Plan:
         self.run = run
         self.files = RunFiles(run)
         self.view: PlanView = KindView(run, self.files)
+        self._params: dict[Any, dict[str, Any]] = {}  # each job's params, made once (every rule asks often)
 
     def release_dir(self) -> str:
         """The release copies of the run's trained models (one ``release`` job writes them all)."""
@@ -142,10 +143,10 @@ class Plan:
 
     def train_params(self, method: str, base_model: str, seed: int | str) -> dict[str, Any]:
         key = (method, base_model, str(seed))
-        if key not in self.run._cache:  # each param of each train job asks (the dry run's listing again)
+        if key not in self._params:  # each param of each train job asks (the dry run's listing again)
             entry = self.run.methods[method]
             runs = self.run_models(method, base_model, seed)  # only where there are some: no other job's params move
-            self.run._cache[key] = {
+            self._params[key] = {
                 "method": {**entry.train_params(), **({"run_models": runs} if runs else {})},
                 "base_model": self.start_model(method, base_model, seed),
                 "eval_sets": {name: self.run.eval_sets[name].curve_params() for name in self.curve_sets(method)},
@@ -154,13 +155,13 @@ class Plan:
                 **({"notes": facts} if (facts := self.notes_facts(method)) else {}),  # the model card's words
                 "checkpoint_dir": self.files.run_file(paths.CHECKPOINTS, method, base_model, seed),
             }
-        return dict(self.run._cache[key])
+        return dict(self._params[key])
 
     def eval_params(self, name: str) -> dict[str, Any]:
         """An eval set's params (what its embed, evaluate and stats jobs depend on)."""
-        if name not in self.run._cache:
-            self.run._cache[name] = self.run.eval_sets[name].params()
-        return dict(self.run._cache[name])
+        if name not in self._params:
+            self._params[name] = self.run.eval_sets[name].params()
+        return dict(self._params[name])
 
     def plan_inputs(self, plan: str) -> dict[str, str]:
         """The sentences (and, for the notes' sets, the linked entities) a batch plan draws from."""

@@ -41,7 +41,6 @@ class RunView:
     finetune: dict[str, FinetuneEntry]
     grid: Grid
     derived: list[str] = field(default_factory=list)  # how steps were derived from epochs (shown in dry runs)
-    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @property
     def results(self) -> str:

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from clinsent.run_ref import split_run
+
 if TYPE_CHECKING:
     from clinsent.report.paired import Paired
 
@@ -88,10 +90,10 @@ def paired_rows(paired: Paired, metrics: Mapping[str, str]) -> PairedTest:
     columns are eval sets (``metrics``: column -> the metric shown)."""
 
     def test(column: str, a: str, b: str) -> bool | None:
-        run_a, run_b = tuple(a.split("@", 1)), tuple(b.split("@", 1))
-        if len(run_a) != 2 or len(run_b) != 2 or column not in metrics:
+        run_a, run_b = split_run(a, ""), split_run(b, "")
+        if not run_a[1] or not run_b[1] or column not in metrics:
             return None
-        return paired.differ((run_a[0], run_a[1]), (run_b[0], run_b[1]), column, metrics[column])
+        return paired.differ(run_a, run_b, column, metrics[column])
 
     return test
 

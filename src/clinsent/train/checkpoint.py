@@ -67,18 +67,14 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _write_durably(path: Path, write: Callable[[Any], None]) -> None:
-    """``write(file object)`` into a temporary file beside ``path``, fsync it, rename it onto ``path``."""
-    from clinsent.io import writing
+    """``write(file object)`` through the one atomic writer (:func:`clinsent.io.atomic_path`: a
+    temporary file beside ``path``, renamed onto it), fsynced before the rename."""
+    from clinsent.io import atomic_path
 
-    tmp = path.parent / f".{path.name}.tmp"
-    try:
-        with writing(path), open(tmp, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(path, ".tmp") as tmp, open(tmp, "wb") as fh:
+        write(fh)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def state_paths(folder: Path) -> list[tuple[int, Path]]:

@@ -36,6 +36,7 @@ from clinsent import eval_length
 from clinsent.data import TrainingData
 from clinsent.guarded import claim
 from clinsent.hardware import describe, hardware_record
+from clinsent.io import work_folder
 from clinsent.methods.base import Method, rows_source
 from clinsent.methods.knobs import TrainedSettings
 from clinsent.models.base import load_transformer, resolve_model, sentence_transformer
@@ -133,7 +134,7 @@ def train(
         raise ValueError(f"objective {method.name} needs training data")
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(checkpoint_dir) if checkpoint_dir else out_dir.parent / f".{out_dir.name}.work"
+    work = Path(checkpoint_dir) if checkpoint_dir else work_folder(out_dir)
     seed_everything(seed)
     built = _build(method, base_model, eval_max_length, log)
     method, s = built.method, built.method.settings
