@@ -11,7 +11,10 @@ against Snakemake's own DAG for every paper config).
 A rule's inputs (and outputs) are a list (positional) or a mapping (named): a name holds one
 file (a ``str``) or a list of them, as the rule's script reads it. An output that is a folder is
 a :class:`Folder`, one removed once its readers are done a :class:`Scratch`. One module per
-stage, as the ``.smk`` files: :mod:`.corpus`, :mod:`.training`, :mod:`.scoring`, :mod:`.reports`.
+stage, each holding the rules of several ``.smk`` files: :mod:`.corpus` (the notes to the sets,
+the downloads, documents and sentence corpora), :mod:`.training` (batch plans, training rows,
+train, release), :mod:`.scoring` (embed, corpus embeddings, evaluate, finetune) and
+:mod:`.reports` (report, paper report, benchmark, PHI scan, ``all``).
 """
 
 from __future__ import annotations

@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 class PlanView(Protocol):
     """What a kind reads of the run's plan while the config is read (its checks, inputs and
     params): the results folder, the methods and eval sets as read through their registries, the
-    default base model and the few files a kind cites. :class:`clinsent.plan.layout.Plan` is one;
-    a kind never imports the planner."""
+    default base model and the few files a kind cites. The planner gives each kind the plan's
+    :class:`clinsent.plan.view.KindView` (``Plan.view``); a kind never imports the planner."""
 
     @property
     def tree(self) -> Tree: ...
