@@ -69,14 +69,6 @@ def build_model_pack(terms: pd.DataFrame, out_dir: str | Path, branch_types: dic
     config = Config()
     cdb = CDBMaker(config).prepare_csvs([concepts], full_build=True)
     cat = CAT(cdb, config=config)
-    from clinsent.io import atomic_folder
-    from clinsent.names import inside
+    from clinsent.ner.pack import save_pack
 
-    out_dir = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the output itself
-    with atomic_folder(out_dir) as staged:  # MedCAT saves <folder>/<pack_name>: the staged folder itself
-        saved = cat.save_model_pack(
-            str(staged.parent), pack_name=staged.name, make_archive=False, add_hash_to_pack_name=False
-        )
-        if Path(saved) != staged:  # MedCAT hashes its default pack name into the folder's
-            Path(saved).rename(staged)
-    return out_dir
+    return save_pack(cat, out_dir)

@@ -93,17 +93,24 @@ def slim_pack(pack: str | Path, type_ids: Iterable[str], out_dir: str | Path) ->
     keep = kept_cuis(cat.cdb, type_ids, pack)
     cat.cdb.filter_by_cui(keep)
     cat.config.components.linking.filters.cuis = keep
+    save_pack(cat, out_dir)
+    return {"concepts_before": before, "concepts_after": len(cat.cdb.cui2info), "kept_type_concepts": len(keep)}
+
+
+def save_pack(cat: Any, out_dir: str | Path) -> Path:
+    """A MedCAT model pack saved whole as the folder ``out_dir`` (:func:`clinsent.io.atomic_folder`):
+    the one way this package writes a pack (the demo pack, the slim pack)."""
     from clinsent.io import atomic_folder
     from clinsent.names import inside
 
-    out_dir = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the output itself
-    with atomic_folder(out_dir) as staged:  # MedCAT saves <folder>/<pack_name>: the staged folder itself
+    out = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the output itself
+    with atomic_folder(out) as staged:  # MedCAT saves <folder>/<pack_name>: the staged folder itself
         saved = cat.save_model_pack(
             str(staged.parent), pack_name=staged.name, make_archive=False, add_hash_to_pack_name=False
         )
         if Path(saved) != staged:  # MedCAT hashes its default pack name into the folder's
             Path(saved).rename(staged)
-    return {"concepts_before": before, "concepts_after": len(cat.cdb.cui2info), "kept_type_concepts": len(keep)}
+    return out
 
 
 def pack_hash(pack: str | Path) -> str:
