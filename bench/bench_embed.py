@@ -79,8 +79,9 @@ def shard_run(model: Path, source: Path, folder: Path, shards: int, cores: int) 
     code = (
         "import sys, torch; from pathlib import Path; from clinsent.corpus_embed import embed_corpus; "
         f"torch.set_num_threads({threads}); "
-        "embed_corpus(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), 'text', 'id', device='cpu', "
-        "log=lambda *_: None, shard=int(sys.argv[4]), shards=int(sys.argv[5]))"
+        "from clinsent.corpus_embed import EmbedOptions; "
+        "embed_corpus(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), EmbedOptions('text', 'id', "
+        "device='cpu', shard=int(sys.argv[4]), shards=int(sys.argv[5])), log=lambda *_: None)"
     )
     parts = [folder / f"part{k}.parquet" for k in range(shards)]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}

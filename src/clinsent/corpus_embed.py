@@ -38,7 +38,7 @@ import json
 import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -139,79 +139,59 @@ def _chunk_table(ids: list[Any], vectors: np.ndarray, texts: list[str] | None) -
     return pa.table(columns)
 
 
+@dataclass(frozen=True)
+class EmbedOptions:
+    """How a corpus is embedded: the embed command's flags and a ``corpus_embeddings`` entry's
+    keys, each with its default, in one object (:func:`embed_corpus`)."""
+
+    column: str | None = None  # the texts' column or field (csv, tsv, jsonl, parquet)
+    id_column: str | None = None  # the ids' column or field (None: row numbers from 0)
+    keep_text: bool = False  # write the texts beside their vectors
+    chunk: int = CHUNK  # texts read, embedded and written at a time (memory)
+    batch_size: int = 64
+    device: str | None = None  # cpu, cuda or cuda:N (None: cuda when present)
+    private: bool = False  # the texts come from notes: owner-only output whatever the input's modes
+    results: str | Path | None = None  # a workflow job's results folder (its note-text folders, its cache)
+    shard: int = 0  # this job's part of the input's rows ...
+    shards: int = 1  # ... of this many (clinsent.corpus_shards)
+    backend: str = "torch"  # or onnx: ONNX Runtime on the CPU (clinsent.onnx_backend)
+    quantize: str = "none"  # or int8 (onnx only)
+    cache: Path | None = None  # the ONNX export's cache folder (None: clinsent.safety.cache's default)
+
+
 def embed_corpus(
-    model_dir: Path,
-    source: Path,
-    out: Path,
-    column: str | None = None,
-    id_column: str | None = None,
-    keep_text: bool = False,
-    chunk: int = CHUNK,
-    batch_size: int = 64,
-    device: str | None = None,
-    log: Any = print,
-    private: bool = False,
-    results: str | Path | None = None,
-    shard: int = 0,
-    shards: int = 1,
-    backend: str = "torch",
-    quantize: str = "none",
-    cache: Path | None = None,
+    model_dir: Path, source: Path, out: Path, options: EmbedOptions = EmbedOptions(), log: Any = print
 ) -> dict[str, Any]:
     """Embed ``source``'s texts with the model in ``model_dir`` into ``out`` (parquet); returns the
-    run's figures (rows, seconds, sentences per second, peak resident memory). ``shard`` of
-    ``shards``: only that contiguous part of the input's rows (:mod:`clinsent.corpus_shards`);
-    each finished chunk is kept in :func:`work_folder` until ``out`` is written, so a killed run
-    started again resumes after its last chunk. The output is owner-only when ``private`` (the
-    workflow's notes sentences, or a file the caller marks as derived from them) or when nobody
-    else can reach ``source``; inside ``results`` its folder is already owner-only
-    (:mod:`clinsent.phi`), elsewhere :func:`clinsent.guarded.private_destination` decides, before
-    the model loads. ``backend`` ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU
-    (:mod:`clinsent.onnx_backend`), its export kept in ``cache`` (by default
-    :func:`clinsent.safety.cache.default_cache`; inside ``results``, ``<results>/cache``)."""
+    run's figures (rows, seconds, sentences per second, peak resident memory). ``options.shard``
+    of ``options.shards``: only that contiguous part of the input's rows
+    (:mod:`clinsent.corpus_shards`); each finished chunk is kept in :func:`work_folder` until
+    ``out`` is written, so a killed run started again resumes after its last chunk. The output is
+    owner-only when ``options.private`` (the workflow's notes sentences, or a file the caller
+    marks as derived from them) or when nobody else can reach ``source``; inside
+    ``options.results`` its folder is already owner-only (:mod:`clinsent.phi`), elsewhere
+    :func:`clinsent.guarded.private_destination` decides, before the model loads. ``backend``
+    ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU (:mod:`clinsent.onnx_backend`), its
+    export kept in ``options.cache`` (by default :func:`clinsent.safety.cache.default_cache`;
+    inside ``results``, ``<results>/cache``)."""
     from clinsent.guarded import private_destination
     from clinsent.onnx_backend import check_backend
     from clinsent.safety.exclusive import writing_lock
 
-    check_backend(backend, quantize, "embed")
-    if backend == "onnx" and device not in (None, "cpu"):
-        raise InputError("--device", f"{device}: the onnx backend runs on the CPU", "give cpu, or backend torch")
-    check_request(model_dir, source, out, column, id_column, chunk, batch_size, device)
-    if not 0 <= shard < shards:
-        raise InputError("shard", f"{shard} is not a shard of {shards}", "give 0 <= shard < shards")
-    if next(chunks(source, chunk, column, id_column), None) is None:  # the first chunk, before the model loads
+    o = options
+    check_backend(o.backend, o.quantize, "embed")
+    if o.backend == "onnx" and o.device not in (None, "cpu"):
+        raise InputError("--device", f"{o.device}: the onnx backend runs on the CPU", "give cpu, or backend torch")
+    check_request(model_dir, source, out, o.column, o.id_column, o.chunk, o.batch_size, o.device)
+    if not 0 <= o.shard < o.shards:
+        raise InputError("shard", f"{o.shard} is not a shard of {o.shards}", "give 0 <= shard < shards")
+    if next(chunks(source, o.chunk, o.column, o.id_column), None) is None:  # the first chunk, before the model loads
         raise InputError(source, "no texts", "an input with at least one row")
-    private = _is_private(source, private)
-    if private:  # before anything is created beside the output: its missing folders are made owner-only
-        private_destination(out, results)
+    o = replace(o, private=_is_private(source, o.private))
+    if o.private:  # before anything is created beside the output: its missing folders are made owner-only
+        private_destination(out, o.results)
     with writing_lock(out):  # the one writer of `out` (and of its working folder) from here to the end
-        return _embed_locked(
-            _Run(model_dir, source, out, column, id_column, keep_text, chunk, batch_size, device, log, private,
-                 results, shard, shards, backend, quantize, cache)
-        )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class _Run:
-    """One embed run's settings, checked (:func:`embed_corpus`'s arguments, ``private`` decided)."""
-
-    model_dir: Path
-    source: Path
-    out: Path
-    column: str | None
-    id_column: str | None
-    keep_text: bool
-    chunk: int
-    batch_size: int
-    device: str | None
-    log: Any
-    private: bool
-    results: str | Path | None
-    shard: int
-    shards: int
-    backend: str
-    quantize: str
-    cache: Path | None
+        return _embed_locked(model_dir, source, out, o, log)
 
 
 def _is_private(source: Path, marked: bool) -> bool:
@@ -235,22 +215,22 @@ def _cache(out: Path, results: str | Path | None, cache: Path | None) -> Path:
     return cache_folder(default_cache(out), "--cache")
 
 
-def _embed_locked(run: _Run) -> dict[str, Any]:
+def _embed_locked(model_dir: Path, source: Path, out: Path, run: EmbedOptions, log: Any) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     from clinsent import corpus_shards
     from clinsent.io import atomic_path
     from clinsent.safety.content import content_key
 
-    cache_dir = _cache(run.out, run.results, run.cache) if run.backend == "onnx" else None
+    cache_dir = _cache(out, run.results, run.cache) if run.backend == "onnx" else None
     if run.shards == 1:  # every row: no count needed
         wanted = range(0, sys.maxsize)
     else:
         wanted = corpus_shards.row_ranges(
-            corpus_shards.count_rows(run.source, run.column, run.id_column, run.chunk), run.shards
+            corpus_shards.count_rows(source, run.column, run.id_column, run.chunk), run.shards
         )[run.shard]
-    model_key = content_key(run.model_dir)
-    work = work_folder(run.out, run.shard, run.shards)
+    model_key = content_key(model_dir)
+    work = work_folder(out, run.shard, run.shards)
     settings = {
         "chunk": run.chunk,
         "shard": run.shard,
@@ -261,48 +241,48 @@ def _embed_locked(run: _Run) -> dict[str, Any]:
         "quantize": run.quantize,
         "keep_text": run.keep_text,
     }
-    done = corpus_shards.open_work(work, corpus_shards.work_key(model_key, run.source, settings), run.private, run.log)
-    modules = json.loads((run.model_dir / "modules.json").read_text())
+    done = corpus_shards.open_work(work, corpus_shards.work_key(model_key, source, settings), run.private, log)
+    modules = json.loads((model_dir / "modules.json").read_text())
     model, start, rows, embedded, resumed = None, time.perf_counter(), 0, 0, 0
-    for index, (ids, texts) in corpus_shards.shard_chunks(run.source, run.chunk, run.column, run.id_column, wanted):
+    for index, (ids, texts) in corpus_shards.shard_chunks(source, run.chunk, run.column, run.id_column, wanted):
         rows += len(ids)
         if done.get(index) == len(ids):
             resumed += 1
             continue
         if index in done:
-            run.log(f"chunk {index} of the working folder holds {done[index]} rows where the input has {len(ids)}: "
+            log(f"chunk {index} of the working folder holds {done[index]} rows where the input has {len(ids)}: "
                 "embedding it again")  # fmt: skip
         if model is None:
             if resumed:
-                run.log(f"resuming shard {run.shard} of {run.shards}: {resumed} of its chunks are done")
-            model = _load(run.model_dir, run.device, run.backend, run.quantize, cache_dir, model_key, run.log)
+                log(f"resuming shard {run.shard} of {run.shards}: {resumed} of its chunks are done")
+            model = _load(model_dir, run.device, run.backend, run.quantize, cache_dir, model_key, log)
         vectors = encode_in_length_order(model, texts, run.batch_size)
         with atomic_path(corpus_shards.chunk_path(work, index), ".parquet", private=run.private) as tmp:
             pq.write_table(_chunk_table(ids, vectors, texts if run.keep_text else None), tmp)
         embedded += len(ids)
         release_heap()
         rate = embedded / (time.perf_counter() - start)
-        run.log(f"embedded {rows} texts of shard {run.shard} of {run.shards} ({rate:.0f}/s)")
+        log(f"embedded {rows} texts of shard {run.shard} of {run.shards} ({rate:.0f}/s)")
     if model is None and resumed:
-        run.log(f"resuming shard {run.shard} of {run.shards}: all {resumed} of its chunks are done")
+        log(f"resuming shard {run.shard} of {run.shards}: all {resumed} of its chunks are done")
     parts = sorted(work.glob("chunk-*.parquet"))  # this shard's chunks (its own folder, keyed), in order
     if not parts:  # a shard without rows (fewer rows than shards): an empty part the join passes over
-        _write_empty(run.out, model_key, run.private)
+        _write_empty(out, model_key, run.private)
         corpus_shards.remove_work(work.parent)
         return {"rows": 0, "embedded": 0, "resumed_chunks": 0, "seconds": 0.0, "sentences_per_second": None,
                 "peak_rss_mb": peak_rss_mb()}  # fmt: skip
     dim = int(pq.read_schema(parts[0]).field("vector").type.list_size)
     meta = {
-        "clinsent.model": str(run.model_dir),
+        "clinsent.model": str(model_dir),
         "clinsent.model_identity": model_key,
         "clinsent.modules": json.dumps(modules),
-        "clinsent.pooling": json.dumps(_pooling(run.model_dir, modules)),
+        "clinsent.pooling": json.dumps(_pooling(model_dir, modules)),
         "clinsent.dim": str(dim),
         "clinsent.rows": str(rows),
         "clinsent.backend": run.backend if run.quantize == "none" else f"{run.backend} {run.quantize}",
         "clinsent.shard": f"{run.shard}/{run.shards}",
     }
-    corpus_shards.join_parquet(parts, run.out, meta, run.private, expected=rows)
+    corpus_shards.join_parquet(parts, out, meta, run.private, expected=rows)
     corpus_shards.remove_work(work.parent)  # this output's own working folder
     seconds = time.perf_counter() - start
     return {

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from clinsent.corpus_embed import CHUNK, embed_corpus
+from clinsent.corpus_embed import CHUNK, EmbedOptions, embed_corpus
 from clinsent.corpus_shards import work_folder
 from clinsent.errors import InputError
 from clinsent.safety.cache import DEFAULT, default_cache
@@ -53,21 +53,20 @@ def main(argv: list[str]) -> int:
     guarded.own(args.out, lock_path(args.out), work_folder(args.out).parent, cache)
     guarded.protect_inputs([args.input, args.model])
     try:
-        figures = embed_corpus(
-            args.model,
-            args.input,
-            args.out,
-            args.column,
-            args.id_column,
-            args.keep_text,
-            args.chunk,
-            args.batch_size,
-            args.device,
-            log=lambda line: print(line, file=sys.stderr),
+        options = EmbedOptions(
+            column=args.column,
+            id_column=args.id_column,
+            keep_text=args.keep_text,
+            chunk=args.chunk,
+            batch_size=args.batch_size,
+            device=args.device,
             private=args.private,
             backend=args.backend,
             quantize=args.quantize,
             cache=args.cache,
+        )
+        figures = embed_corpus(
+            args.model, args.input, args.out, options, log=lambda line: print(line, file=sys.stderr)
         )
     except InputError as exc:
         print(f"embed: {exc}", file=sys.stderr)

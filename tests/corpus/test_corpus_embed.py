@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from clinsent.corpus_embed import embed_corpus
+from clinsent.corpus_embed import EmbedOptions, embed_corpus
 from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
 
@@ -63,9 +63,8 @@ def test_the_vectors_are_sentence_transformers_in_the_input_order(
     tmp_path: Path, kind: str, reference: np.ndarray
 ) -> None:
     source, columns = _write(tmp_path, kind)
-    figures = embed_corpus(
-        MODEL, source, tmp_path / "out.parquet", chunk=7, batch_size=4, device="cpu", log=lambda _: None, **columns
-    )
+    options = EmbedOptions(chunk=7, batch_size=4, device="cpu", **columns)
+    figures = embed_corpus(MODEL, source, tmp_path / "out.parquet", options, log=lambda _: None)
     ids, vectors = _vectors(tmp_path / "out.parquet")
     assert figures["rows"] == len(TEXTS) and vectors.dtype == np.float32
     assert ids == (list(range(len(TEXTS))) if kind == "txt" else [f"n{i:03d}" for i in range(len(TEXTS))])
@@ -111,11 +110,15 @@ def test_bad_input_is_named_by_row_and_column_never_by_its_text(tmp_path: Path) 
     frame = pd.DataFrame({"note_id": ["a", "b", "c"], "sentence": ["Mr Smith has pneumonia.", " ", "fine"]})
     frame.to_csv(tmp_path / "in.csv", index=False)
     with pytest.raises(InputError, match=r"in\.csv, row 1: the text \(sentence\) is empty") as empty:
-        embed_corpus(MODEL, tmp_path / "in.csv", tmp_path / "out.parquet", column="sentence", log=lambda _: None)
+        embed_corpus(
+            MODEL, tmp_path / "in.csv", tmp_path / "out.parquet", EmbedOptions(column="sentence"), log=lambda _: None
+        )
     assert "Smith" not in str(empty.value)
     with pytest.raises(InputError, match=r"no column 'text' \(column\); the header line has 'note_id', 'sentence'"):
-        embed_corpus(MODEL, tmp_path / "in.csv", tmp_path / "out.parquet", column="text", log=lambda _: None)
+        embed_corpus(
+            MODEL, tmp_path / "in.csv", tmp_path / "out.parquet", EmbedOptions(column="text"), log=lambda _: None
+        )
     (tmp_path / "in.xlsx").write_text("x")
     with pytest.raises(InputError, match="unknown input format .xlsx"):
-        embed_corpus(MODEL, tmp_path / "in.xlsx", tmp_path / "out.parquet", log=lambda _: None)
+        embed_corpus(MODEL, tmp_path / "in.xlsx", tmp_path / "out.parquet", EmbedOptions(), log=lambda _: None)
     assert not (tmp_path / "out.parquet").exists()

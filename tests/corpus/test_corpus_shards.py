@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from clinsent.corpus_embed import embed_corpus
+from clinsent.corpus_embed import EmbedOptions, embed_corpus
 from clinsent.corpus_shards import gather_shards, row_ranges, work_folder
 from clinsent.models.base import resolve_model
 
@@ -43,11 +43,15 @@ def test_row_ranges_cover_every_row_once_in_order() -> None:
 def test_three_shards_joined_equal_the_one_shard_run(tmp_path: Path) -> None:
     source = tmp_path / "in.txt"
     source.write_text("\n".join(_texts(41)) + "\n")
-    whole = embed_corpus(MODEL, source, tmp_path / "whole.parquet", chunk=5, batch_size=8, device="cpu", log=print)
+    whole = embed_corpus(
+        MODEL, source, tmp_path / "whole.parquet", EmbedOptions(chunk=5, batch_size=8, device="cpu"), log=print
+    )
     parts = []
     for k in range(3):
         part = tmp_path / "parts" / f"{k:03d}.parquet"
-        figures = embed_corpus(MODEL, source, part, chunk=5, batch_size=8, device="cpu", log=print, shard=k, shards=3)
+        figures = embed_corpus(
+            MODEL, source, part, EmbedOptions(chunk=5, batch_size=8, device="cpu", shard=k, shards=3), log=print
+        )
         assert figures["rows"] == [13, 14, 14][k]  # rows [0, 13), [13, 27), [27, 41), in chunks of 5
         parts.append(part)
     assert gather_shards(parts, tmp_path / "joined.parquet") == whole["rows"] == 41
@@ -112,7 +116,7 @@ def test_a_changed_model_or_input_starts_the_shard_again(tmp_path: Path) -> None
     work.mkdir(parents=True)
     (work / "key.json").write_text(json.dumps({"model": "another"}))
     (work / "chunk-0000000.parquet").write_bytes(b"stale")
-    figures = embed_corpus(MODEL, source, out, chunk=4, batch_size=4, device="cpu", log=print)
+    figures = embed_corpus(MODEL, source, out, EmbedOptions(chunk=4, batch_size=4, device="cpu"), log=print)
     assert figures["resumed_chunks"] == 0 and figures["embedded"] == 10
     with pytest.raises(Exception, match="shard"):
-        embed_corpus(MODEL, source, out, chunk=4, device="cpu", log=print, shard=3, shards=3)
+        embed_corpus(MODEL, source, out, EmbedOptions(chunk=4, device="cpu", shard=3, shards=3), log=print)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import copy
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
-from clinsent.corpus_embed import embed_corpus
+from clinsent.corpus_embed import EmbedOptions, embed_corpus
 from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
 from clinsent.onnx_backend import OnnxEncoder, check_backend, export_folder
@@ -100,9 +101,11 @@ def test_embed_with_the_onnx_backend_writes_what_torch_writes(models: dict[str, 
 
     source = tmp_path / "in.txt"
     source.write_text("\n".join(TEXTS) + "\n")
-    kw = {"chunk": 7, "batch_size": 4, "device": "cpu", "log": lambda *_: None}
-    embed_corpus(models["minilm"], source, tmp_path / "t.parquet", **kw)
-    embed_corpus(models["minilm"], source, tmp_path / "o.parquet", backend="onnx", **kw)
+    options = EmbedOptions(chunk=7, batch_size=4, device="cpu")
+    embed_corpus(models["minilm"], source, tmp_path / "t.parquet", options, log=lambda *_: None)
+    embed_corpus(
+        models["minilm"], source, tmp_path / "o.parquet", replace(options, backend="onnx"), log=lambda *_: None
+    )
     t, o = pq.read_table(tmp_path / "t.parquet"), pq.read_table(tmp_path / "o.parquet")
     assert t.column("id").to_pylist() == o.column("id").to_pylist()
     a, b = (np.stack(x.column("vector").to_numpy(zero_copy_only=False)) for x in (t, o))

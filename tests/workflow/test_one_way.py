@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from clinsent import corpus_embed, embed_command, gpu_pool, gpu_slots
+from clinsent.corpus_embed import EmbedOptions
 from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
 from clinsent.plan.checks import build_plan
@@ -195,13 +196,15 @@ def test_an_owner_only_input_gives_owner_only_vectors_inside_results(tmp_path: P
     source.write_text("\n".join(f"sentence number {i}" for i in range(6)) + "\n")
     source.chmod(0o600)
     out = tmp_path / "results" / "corpus_embeddings" / "mine.parquet"
-    figures = corpus_embed.embed_corpus(MODEL, source, out, chunk=4, device="cpu", log=lambda _: None,
-                                        results=tmp_path / "results")  # fmt: skip
+    options = EmbedOptions(chunk=4, device="cpu", results=tmp_path / "results")
+    figures = corpus_embed.embed_corpus(MODEL, source, out, options, log=lambda _: None)
     assert figures["rows"] == 6 and stat.S_IMODE(out.stat().st_mode) == 0o600
     late = tmp_path / "late.txt"
     late.write_bytes("".join(f"line {i}\n" for i in range(5)).encode() + f"{SENTINEL} caf\xe9\n".encode("latin-1"))
     with pytest.raises(InputError) as err:
-        corpus_embed.embed_corpus(MODEL, late, tmp_path / "late.parquet", chunk=4, device="cpu", log=lambda _: None)
+        corpus_embed.embed_corpus(
+            MODEL, late, tmp_path / "late.parquet", EmbedOptions(chunk=4, device="cpu"), log=lambda _: None
+        )
     assert _one_line(err.value).startswith(f"{late}:6: byte ") and not (tmp_path / "late.parquet").exists()
 
 

@@ -226,14 +226,14 @@ def test_every_writer_holds_the_lock_of_its_output(tmp_path: Path) -> None:
 def test_a_truncated_chunk_is_set_aside_and_the_file_is_whole(tmp_path: Path) -> None:
     """A damaged working folder: one line, the chunk embedded again, every row in the file; chunks
     of a changed input (same size and time, other bytes) are not reused."""
-    from clinsent.corpus_embed import embed_corpus
+    from clinsent.corpus_embed import EmbedOptions, embed_corpus
     from clinsent.corpus_shards import work_folder
 
     source = tmp_path / "in.txt"
     source.write_text("\n".join(ROWS) + "\n")
     out = tmp_path / "v.parquet"
     said: list[str] = []
-    embed_corpus(MODEL, source, tmp_path / "first.parquet", chunk=4, device="cpu", log=said.append)
+    embed_corpus(MODEL, source, tmp_path / "first.parquet", EmbedOptions(chunk=4, device="cpu"), log=said.append)
     work = work_folder(out)
     # a killed run's leftovers: the key of this run, one whole chunk, one truncated chunk
     from clinsent.corpus_shards import open_work, work_key
@@ -246,21 +246,21 @@ def test_a_truncated_chunk_is_set_aside_and_the_file_is_whole(tmp_path: Path) ->
     pq.write_table(whole, work / "chunk-0000000.parquet")
     (work / "chunk-0000001.parquet").write_bytes(b"PAR1 cut short")
     said.clear()
-    figures = embed_corpus(MODEL, source, out, chunk=4, device="cpu", log=said.append)
+    figures = embed_corpus(MODEL, source, out, EmbedOptions(chunk=4, device="cpu"), log=said.append)
     assert figures["rows"] == 12 and figures["resumed_chunks"] == 1 and figures["embedded"] == 8
     assert any("chunk-0000001.parquet" in line and "cannot be read" in line for line in said), said
     assert pq.read_table(out).column("id").to_pylist() == list(range(12)) and not work.parent.exists()
 
 
 def test_a_joined_file_of_the_wrong_row_count_is_never_published(tmp_path: Path) -> None:
-    from clinsent.corpus_embed import embed_corpus
+    from clinsent.corpus_embed import EmbedOptions, embed_corpus
     from clinsent.corpus_shards import gather_shards
 
     source = tmp_path / "in.txt"
     source.write_text("\n".join(ROWS) + "\n")
     parts = [tmp_path / f"p{k}.parquet" for k in range(2)]
     for k, part in enumerate(parts):
-        embed_corpus(MODEL, source, part, chunk=4, device="cpu", log=lambda _: None, shard=k, shards=2)
+        embed_corpus(MODEL, source, part, EmbedOptions(chunk=4, device="cpu", shard=k, shards=2), log=lambda _: None)
     table = pq.read_table(parts[1])
     pq.write_table(table.slice(0, 3).replace_schema_metadata(table.schema.metadata), parts[1])  # a row lost
     with pytest.raises(InputError) as err:

@@ -11,7 +11,7 @@ def main(smk: Any, log: Logger) -> None:
 
     import torch
 
-    from clinsent.corpus_embed import embed_corpus
+    from clinsent.corpus_embed import EmbedOptions, embed_corpus
     from clinsent.corpus_shards import gather_shards
 
     torch.set_num_threads(smk.threads)
@@ -20,23 +20,8 @@ def main(smk: Any, log: Logger) -> None:
         rows = gather_shards([Path(x) for x in smk.input.parts], Path(smk.output[0]), private=p["private"])
         log.info("joined %s parts: %s rows", len(smk.input.parts), rows)
         raise SystemExit(0)
-    figures = embed_corpus(
-        Path(smk.input.model),
-        Path(smk.input.texts),
-        Path(smk.output[0]),
-        p["column"],
-        p["id_column"],
-        p["keep_text"],
-        p["chunk"],
-        p["batch_size"],
-        log=log.info,
-        private=p["private"],
-        results=smk.config["results"],
-        shard=int(smk.wildcards.get("part", 0)),
-        shards=p["shards"],
-        backend=p["backend"],
-        quantize=p["quantize"],
-    )
+    options = EmbedOptions(**p, results=smk.config["results"], shard=int(smk.wildcards.get("part", 0)))
+    figures = embed_corpus(Path(smk.input.model), Path(smk.input.texts), Path(smk.output[0]), options, log=log.info)
     log.info(
         "embedded %s texts (%s now, %s chunks resumed) in %s s (%s per second; peak resident memory %s MB)",
         figures["rows"],

@@ -176,7 +176,7 @@ def check_corpus_embeddings(plan: Plan) -> None:
     trained = set(plan.run.trained_jobs())
     for name, entry in plan.run.corpus_embeddings.items():
         where = f"config: corpus_embeddings.{name}"
-        check_backend(str(entry.get("backend", "torch")), str(entry.get("quantize", "none")), where)
+        check_backend(str(entry["backend"]), str(entry["quantize"]), where)
         method, base = split_run(str(entry["run"]), "")  # no default base: the run names its base model
         if method not in plan.run.methods or base not in plan.run.config["base_models"]:
             raise InputError(

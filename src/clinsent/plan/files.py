@@ -44,21 +44,21 @@ class RunFiles:
         entry = self.run.corpus_embeddings[name]
         notes = entry["input"] == NOTES_INPUT
         derived = notes or derived_from_notes(str(entry["input"]), self.run.results, self.notes_paths)
-        return {
-            "column": "text" if notes else entry.get("column"),
-            "id_column": "sent_id" if notes else entry.get("id_column"),
-            "keep_text": bool(entry.get("keep_text", False)),
-            "batch_size": int(entry.get("batch_size", 64)),
-            "chunk": int(entry.get("chunk", 10_000)),
-            "shards": int(entry.get("shards") or 1),
-            "backend": str(entry.get("backend") or "torch"),
-            "quantize": str(entry.get("quantize") or "none"),
-            "private": bool(derived or entry.get("private")),
+        return {  # the entry as validated: the schema has filled in every default
+            "column": "text" if notes else entry["column"],
+            "id_column": "sent_id" if notes else entry["id_column"],
+            "keep_text": bool(entry["keep_text"]),
+            "batch_size": int(entry["batch_size"]),
+            "chunk": int(entry["chunk"]),
+            "shards": int(entry["shards"]),
+            "backend": str(entry["backend"]),
+            "quantize": str(entry["quantize"]),
+            "private": bool(derived or entry["private"]),
         }
 
     def corpus_shards(self, name: str) -> int:
         """How many shard jobs a corpus embedding runs (1: the one job writes the output)."""
-        return int(self.run.corpus_embeddings[name].get("shards") or 1)
+        return int(self.run.corpus_embeddings[name]["shards"])
 
     def corpus_parts(self, name: str) -> list[str]:
         """A sharded corpus embedding's parts, in shard order (each its own job's output)."""
