@@ -136,30 +136,52 @@ def render(
 ) -> str:
     """The card's markdown, from a run's ``selection.json`` (``info``), its curve, the method's
     reference and the base model entry; ``eval_metrics`` (eval set, metric, value, interval and,
-    with ``baseline_run``, that run's value) for a release copy."""
-    settings = dict(info.get("settings") or {})
-    objective = str(info["objective"])
+    with ``baseline_run``, that run's value) for a release copy. Section by section, top to bottom."""
     data = info.get("training_data")
-    label = base_model_label(base_model)
     use = data_use(str(data["source"]), card_config or {}) if data else None
-    licence = (card_config or {}).get("licence") or "other"
-    tags = ["sentence-transformers", "sentence-similarity", "clinical", "clinsent", objective]
+    lines = [
+        *_front_matter(info, base_model, use, card_config),
+        *_training(info, reference, base_model),
+        *_measured(info, curve, eval_metrics, baseline_run),
+        *_hardware(info),
+        *_data_use(use),
+        *USAGE,
+    ]
+    return "\n".join(lines)
+
+
+def _front_matter(
+    info: Mapping[str, Any], base_model: str, use: str | None, card_config: Mapping[str, Any] | None
+) -> list[str]:
+    """The card's metadata block (the Hub reads it): library, licence, tags, base model."""
+    tags = ["sentence-transformers", "sentence-similarity", "clinical", "clinsent", str(info["objective"])]
     meta: dict[str, Any] = {
         "library_name": "sentence-transformers",
         "pipeline_tag": "sentence-similarity",
-        "license": licence,
+        "license": (card_config or {}).get("licence") or "other",
         "tags": tags,
     }
     if hub := base_model_id(base_model):
         meta["base_model"] = hub
     if use == "credentialed":
         tags.append("credentialed-data")
+    return ["---", *(f"{k}: {json.dumps(v)}" for k, v in meta.items()), "---", ""]
+
+
+def _training(info: Mapping[str, Any], reference: str, base_model: str) -> list[str]:
+    """The title, the method and its paper, and how the model was trained: the base model, the
+    steps and the selected one, the data, the evaluation length, the modules, the changed knobs."""
+    settings = dict(info.get("settings") or {})
+    objective = str(info["objective"])
+    label = base_model_label(base_model)
+    data = info.get("training_data")
     cited = f"see the {objective} method's module"
+    selected = (
+        f" (best {info['selection_metric']} on `{info['selection_set']}`)"
+        if info.get("selection_set")
+        else " (the last step: no selection set)"
+    )
     lines = [
-        "---",
-        *(f"{k}: {json.dumps(v)}" for k, v in meta.items()),
-        "---",
-        "",
         f"# {objective} on {label}",
         "",
         f"A sentence-embedding model trained by the clinical sentence-embedding pipeline (clinsent) with the "
@@ -170,17 +192,11 @@ def render(
         f"- Base model: {label}",
         f"- Method: `{objective}`, seed {settings.get('seed', 'n/a')}",
         f"- Steps: {settings.get('steps', 0)} (batch size {settings.get('batch_size', 'n/a')}); "
-        f"selected step: {info.get('selected_step', 0)}"
-        + (
-            f" (best {info['selection_metric']} on `{info['selection_set']}`)"
-            if info.get("selection_set")
-            else " (the last step: no selection set)"
-        ),
+        f"selected step: {info.get('selected_step', 0)}{selected}",
+        f"- Training data: {data_line(data)}"
+        if data
+        else "- Training data: none (the untrained base model with this pooling)",
     ]
-    if data:
-        lines.append(f"- Training data: {data_line(data)}")
-    else:
-        lines.append("- Training data: none (the untrained base model with this pooling)")
     if info.get("eval_max_length"):
         lines.append(
             f"- Evaluation length: {int(info['eval_max_length'])} tokens per text (saved as the model's "
@@ -189,22 +205,32 @@ def render(
     lines += module_lines(info, settings)
     changed = changed_knobs(objective, settings)
     lines += ["", "Settings that differ from the method's defaults:", ""]
-    lines += [f"- `{k}`: `{json.dumps(v)}`" for k, v in sorted(changed.items())] or ["- none"]
+    return lines + ([f"- `{k}`: `{json.dumps(v)}`" for k, v in sorted(changed.items())] or ["- none"])
+
+
+def _measured(
+    info: Mapping[str, Any],
+    curve: pd.DataFrame,
+    eval_metrics: list[tuple[str, ...]] | None,
+    baseline_run: str | None,
+) -> list[str]:
+    """The metrics the train job measured at the selected step, and a release copy's eval metrics."""
+    lines: list[str] = []
     measured = train_metrics(curve, int(info.get("selected_step", 0)))
     if measured:
-        lines += [
-            "",
-            "## Metrics measured while training (at the selected step)",
-            "",
-            *_table(("eval set", "metric", "value"), measured),
-        ]
+        lines += ["", "## Metrics measured while training (at the selected step)", ""]
+        lines += _table(("eval set", "metric", "value"), measured)
     if eval_metrics:
         header: tuple[str, ...] = ("eval set", "metric", "value", "95% interval")
         if baseline_run:
             header += (f"{baseline_run} (baseline)",)
         lines += ["", "## Evaluation", "", *_table(header, [r[: len(header)] for r in eval_metrics])]
         lines += ["", "The interval: a bootstrap over the eval set's items (docs/uncertainty.md)."]
-    lines += [
+    return lines
+
+
+def _hardware(info: Mapping[str, Any]) -> list[str]:
+    return [
         "",
         "## Hardware and software",
         "",
@@ -214,27 +240,31 @@ def render(
         f"{info.get('sentence_transformers')}",
         f"- Training time: {info.get('train_seconds', 'n/a')} s",
     ]
-    lines += ["", "## Data use and licence", ""]
+
+
+def _data_use(use: str | None) -> list[str]:
+    """The data-use notice of the training data (docs/sharing.md), and the memorisation warning."""
+    lines = ["", "## Data use and licence", ""]
     if use:
         lines += [f"This model was trained on {DATA_USE.get(use, DATA_USE['unstated'])}."]
         lines += ["", MEMORISATION] if use != "demo" else []
     else:
         lines += ["This model has no training of its own: the base model's licence applies."]
-    lines += [
-        "",
-        f"See the pipeline's sharing guidance ({SHARING}) before releasing these weights.",
-        "",
-        "## Usage",
-        "",
-        "```python",
-        "from sentence_transformers import SentenceTransformer",
-        "",
-        'model = SentenceTransformer("path/to/this/folder")',
-        'vectors = model.encode(["first sentence", "second sentence"])',
-        "```",
-        "",
-    ]
-    return "\n".join(lines)
+    return [*lines, "", f"See the pipeline's sharing guidance ({SHARING}) before releasing these weights."]
+
+
+USAGE = [
+    "",
+    "## Usage",
+    "",
+    "```python",
+    "from sentence_transformers import SentenceTransformer",
+    "",
+    'model = SentenceTransformer("path/to/this/folder")',
+    'vectors = model.encode(["first sentence", "second sentence"])',
+    "```",
+    "",
+]
 
 
 def module_lines(info: Mapping[str, Any], settings: Mapping[str, Any]) -> list[str]:
