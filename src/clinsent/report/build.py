@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,52 +40,18 @@ def build_report(
     facts: RunFacts | None = None,
 ) -> pd.DataFrame:
     """``evaluations``: (method, base_model, seed, eval_set) of each path of ``metric_paths``;
-    ``eval_sets``: name -> {"metrics": [...], "headline": ..., "not_differenced": [...]} (from its task). A fine-tune
-    entry is an eval set here; its result file holds the test metrics under ``metrics``. Rows of
-    a method without a train job (the cross-encoders) have step 0. ``facts``: what the run did
-    (:mod:`clinsent.report.captions`): the reference row of the paired differences and the
-    notes under the table."""
+    ``eval_sets``: name -> {"metrics": [...], "headline": ..., "not_differenced": [...]} (from its
+    task). A fine-tune entry is an eval set here; its result file holds the test metrics under
+    ``metrics``. Rows of a method without a train job (the cross-encoders) have step 0. ``facts``:
+    what the run did (:mod:`clinsent.report.captions`): the reference row of the paired
+    differences and the notes under the table. The steps: read the runs' records, the metrics
+    and the curves; write the replicates and summary.csv; the results table (csv, tex, md) and
+    the curve figure."""
     if len(metric_paths) != len(evaluations) or len(selection_paths) != len(jobs):
         raise ValueError("report inputs do not match the job grid")
     facts = facts or RunFacts(seeds=len({int(j["seed"]) for j in jobs}) or 1)
-    records = []
-    curves = []
-    selected: dict[tuple[str, str, int], int] = {}
-    selected_on: dict[tuple[str, str, int], str | None] = {}
-    lengths: dict[str, int] = {}
-    for job, path in zip(jobs, selection_paths, strict=True):
-        info = json.loads(Path(path).read_text())
-        selected[(job["method"], job["base_model"], job["seed"])] = info["selected_step"]
-        selected_on[(job["method"], job["base_model"], job["seed"])] = info.get("selection_set")
-        if info.get("eval_max_length"):  # records from before the evaluation length have none
-            lengths.setdefault(job["base_model"], int(info["eval_max_length"]))
-    for ev, path in zip(evaluations, metric_paths, strict=True):
-        job = {k: ev[k] for k in ("method", "base_model", "seed")}
-        metrics = json.loads(Path(path).read_text())
-        some = ev["method"] == CROSS_ENCODER  # pair scores: the STS metrics of embeddings are absent
-        if isinstance(metrics.get("metrics"), dict):  # a fine-tune job's result
-            metrics = metrics["metrics"]
-        records.append(
-            {
-                **job,
-                "eval_set": ev["eval_set"],
-                "step": selected.get(tuple(job.values()), 0),
-                "metrics": metrics,
-                "some_metrics": some,
-            }
-        )
-    for j, job in enumerate(jobs):
-        curve = pd.read_csv(curve_paths[j])
-        key = (job["method"], job["base_model"], job["seed"])
-        curves.append(
-            curve.assign(
-                method=job["method"],
-                base_model=job["base_model"],
-                seed=job["seed"],
-                # a star only where a step was selected (no selection set: the last step, unmarked)
-                selected_step=selected[key] if selected_on[key] else np.nan,
-            )
-        )
+    runs = _selections(jobs, selection_paths)
+    records = _records(evaluations, metric_paths, runs)
     replicates = replicate_rows(records)
     write_parquet(replicates, outputs["replicates"])
     paired = Paired(replicates)
@@ -101,15 +68,68 @@ def build_report(
     table.columns = [f"{c} †" if c.split(" (")[0] in biased and " Δ vs " not in c else c for c in table.columns]
     check(*results_cells(summary, headlines), paired=paired_rows(paired, headlines)).log(log, "tables/results")
     write_csv(table, outputs["table_csv"])
-    notes = results_caption(facts, lengths) + ("" if "figure_png" in outputs else f" {NO_CURVES}")
+    notes = results_caption(facts, runs.lengths) + ("" if "figure_png" in outputs else f" {NO_CURVES}")
     write_text(to_latex(table, f"{title.rstrip('.')}. {notes}"), outputs["table_tex"])  # the note as results.md's
     if "figure_png" in outputs:
         with atomic_path(outputs["figure_png"], ".png") as png, atomic_path(outputs["figure_pdf"], ".pdf") as pdf:
-            curve_figure(pd.concat(curves, ignore_index=True), [png, pdf], title)
+            curve_figure(_curves(jobs, curve_paths, runs), [png, pdf], title)
     else:
         log.info("%s", NO_CURVES)
     write_text(to_markdown(table, title) + f"\n{notes}\n", outputs["table_md"])
     return summary
+
+
+@dataclass
+class _Selections:
+    """What each run's record says: its selected step, the set it was selected on, and each base
+    model's evaluation length."""
+
+    step: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    selected_on: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
+    lengths: dict[str, int] = field(default_factory=dict)
+
+
+def _selections(jobs: list[dict[str, Any]], selection_paths: list[str]) -> _Selections:
+    out = _Selections()
+    for job, path in zip(jobs, selection_paths, strict=True):
+        info = json.loads(Path(path).read_text())
+        key = (job["method"], job["base_model"], job["seed"])
+        out.step[key] = info["selected_step"]
+        out.selected_on[key] = info.get("selection_set")
+        if info.get("eval_max_length"):  # records from before the evaluation length have none
+            out.lengths.setdefault(job["base_model"], int(info["eval_max_length"]))
+    return out
+
+
+def _records(evaluations: list[dict[str, Any]], metric_paths: list[str], runs: _Selections) -> list[dict[str, Any]]:
+    """One record per evaluation: the run, the eval set, the selected step and the metrics."""
+    records = []
+    for ev, path in zip(evaluations, metric_paths, strict=True):
+        job = {k: ev[k] for k in ("method", "base_model", "seed")}
+        metrics = json.loads(Path(path).read_text())
+        some = ev["method"] == CROSS_ENCODER  # pair scores: the STS metrics of embeddings are absent
+        if isinstance(metrics.get("metrics"), dict):  # a fine-tune job's result
+            metrics = metrics["metrics"]
+        step = runs.step.get((job["method"], job["base_model"], job["seed"]), 0)
+        records.append({**job, "eval_set": ev["eval_set"], "step": step, "metrics": metrics, "some_metrics": some})
+    return records
+
+
+def _curves(jobs: list[dict[str, Any]], curve_paths: list[str], runs: _Selections) -> pd.DataFrame:
+    """Every run's curve, marked with its run and its selected step (a star only where a step was
+    selected: with no selection set the last step is kept, unmarked)."""
+    curves = []
+    for job, path in zip(jobs, curve_paths, strict=True):
+        key = (job["method"], job["base_model"], job["seed"])
+        curves.append(
+            pd.read_csv(path).assign(
+                method=job["method"],
+                base_model=job["base_model"],
+                seed=job["seed"],
+                selected_step=runs.step[key] if runs.selected_on[key] else np.nan,
+            )
+        )
+    return pd.concat(curves, ignore_index=True)
 
 
 def build_paper_report(
