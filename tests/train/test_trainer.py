@@ -160,6 +160,7 @@ def test_the_curve_grows_as_the_job_trains_and_tensorboard_reads_its_events(tiny
         "source": "",
         "unit": "distinct sentences",
         "rows": plan["sent_id"].nunique(),
+        "of_rows": len(_corpus()[0]),  # what training drew, of the set's distinct sentences
     }
     events = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
     events.Reload()
