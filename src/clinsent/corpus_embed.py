@@ -215,36 +215,36 @@ def _cache(out: Path, results: str | Path | None, cache: Path | None) -> Path:
     return cache_folder(default_cache(out), "--cache")
 
 
-def _embed_locked(model_dir: Path, source: Path, out: Path, run: EmbedOptions, log: Any) -> dict[str, Any]:
+def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log: Any) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     from clinsent import corpus_shards
     from clinsent.io import atomic_path
     from clinsent.safety.content import content_key
 
-    cache_dir = _cache(out, run.results, run.cache) if run.backend == "onnx" else None
-    if run.shards == 1:  # every row: no count needed
+    cache_dir = _cache(out, o.results, o.cache) if o.backend == "onnx" else None
+    if o.shards == 1:  # every row: no count needed
         wanted = range(0, sys.maxsize)
     else:
-        wanted = corpus_shards.row_ranges(
-            corpus_shards.count_rows(source, run.column, run.id_column, run.chunk), run.shards
-        )[run.shard]
+        wanted = corpus_shards.row_ranges(corpus_shards.count_rows(source, o.column, o.id_column, o.chunk), o.shards)[
+            o.shard
+        ]
     model_key = content_key(model_dir)
-    work = work_folder(out, run.shard, run.shards)
+    work = work_folder(out, o.shard, o.shards)
     settings = {
-        "chunk": run.chunk,
-        "shard": run.shard,
-        "shards": run.shards,
-        "column": run.column,
-        "id_column": run.id_column,
-        "backend": run.backend,
-        "quantize": run.quantize,
-        "keep_text": run.keep_text,
+        "chunk": o.chunk,
+        "shard": o.shard,
+        "shards": o.shards,
+        "column": o.column,
+        "id_column": o.id_column,
+        "backend": o.backend,
+        "quantize": o.quantize,
+        "keep_text": o.keep_text,
     }
-    done = corpus_shards.open_work(work, corpus_shards.work_key(model_key, source, settings), run.private, log)
+    done = corpus_shards.open_work(work, corpus_shards.work_key(model_key, source, settings), o.private, log)
     modules = json.loads((model_dir / "modules.json").read_text())
     model, start, rows, embedded, resumed = None, time.perf_counter(), 0, 0, 0
-    for index, (ids, texts) in corpus_shards.shard_chunks(source, run.chunk, run.column, run.id_column, wanted):
+    for index, (ids, texts) in corpus_shards.shard_chunks(source, o.chunk, o.column, o.id_column, wanted):
         rows += len(ids)
         if done.get(index) == len(ids):
             resumed += 1
@@ -254,20 +254,20 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, run: EmbedOptions, l
                 "embedding it again")  # fmt: skip
         if model is None:
             if resumed:
-                log(f"resuming shard {run.shard} of {run.shards}: {resumed} of its chunks are done")
-            model = _load(model_dir, run.device, run.backend, run.quantize, cache_dir, model_key, log)
-        vectors = encode_in_length_order(model, texts, run.batch_size)
-        with atomic_path(corpus_shards.chunk_path(work, index), ".parquet", private=run.private) as tmp:
-            pq.write_table(_chunk_table(ids, vectors, texts if run.keep_text else None), tmp)
+                log(f"resuming shard {o.shard} of {o.shards}: {resumed} of its chunks are done")
+            model = _load(model_dir, o.device, o.backend, o.quantize, cache_dir, model_key, log)
+        vectors = encode_in_length_order(model, texts, o.batch_size)
+        with atomic_path(corpus_shards.chunk_path(work, index), ".parquet", private=o.private) as tmp:
+            pq.write_table(_chunk_table(ids, vectors, texts if o.keep_text else None), tmp)
         embedded += len(ids)
         release_heap()
         rate = embedded / (time.perf_counter() - start)
-        log(f"embedded {rows} texts of shard {run.shard} of {run.shards} ({rate:.0f}/s)")
+        log(f"embedded {rows} texts of shard {o.shard} of {o.shards} ({rate:.0f}/s)")
     if model is None and resumed:
-        log(f"resuming shard {run.shard} of {run.shards}: all {resumed} of its chunks are done")
+        log(f"resuming shard {o.shard} of {o.shards}: all {resumed} of its chunks are done")
     parts = sorted(work.glob("chunk-*.parquet"))  # this shard's chunks (its own folder, keyed), in order
     if not parts:  # a shard without rows (fewer rows than shards): an empty part the join passes over
-        _write_empty(out, model_key, run.private)
+        _write_empty(out, model_key, o.private)
         corpus_shards.remove_work(work.parent)
         return {"rows": 0, "embedded": 0, "resumed_chunks": 0, "seconds": 0.0, "sentences_per_second": None,
                 "peak_rss_mb": peak_rss_mb()}  # fmt: skip
@@ -279,10 +279,10 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, run: EmbedOptions, l
         "clinsent.pooling": json.dumps(_pooling(model_dir, modules)),
         "clinsent.dim": str(dim),
         "clinsent.rows": str(rows),
-        "clinsent.backend": run.backend if run.quantize == "none" else f"{run.backend} {run.quantize}",
-        "clinsent.shard": f"{run.shard}/{run.shards}",
+        "clinsent.backend": o.backend if o.quantize == "none" else f"{o.backend} {o.quantize}",
+        "clinsent.shard": f"{o.shard}/{o.shards}",
     }
-    corpus_shards.join_parquet(parts, out, meta, run.private, expected=rows)
+    corpus_shards.join_parquet(parts, out, meta, o.private, expected=rows)
     corpus_shards.remove_work(work.parent)  # this output's own working folder
     seconds = time.perf_counter() - start
     return {

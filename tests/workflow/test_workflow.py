@@ -934,9 +934,10 @@ def test_either_notes_layout_splits_alike_and_a_malformed_row_stops_the_dry_run(
     NOTEEVENTS layout's own run is the whole-DAG test's). Then, in either layout, an unquoted text
     field (commas split the note): the dry run stops naming the file, the row and the field count,
     nothing runs, and neither the console nor any log shows the note."""
-    from clinsent.corpus.notes import read_noteevents
     from clinsent.corpus.split import SentenceSplitter, split_notes
     from clinsent.demo.note_layouts import write_mimic_iv_note
+
+    from testkit.readers import read_noteevents
 
     cfg = tiny_config(tmp_path, tiny_bert)
     if layout == "mimic_iv_note":
