@@ -114,13 +114,17 @@ def work_folder(target: str | Path) -> Path:
     return target.parent / f".{target.name}.work"
 
 
-def sha256_file(path: str | Path) -> str:
-    """sha256 of a file's bytes, read in 1 MB chunks."""
-    h = hashlib.sha256()
+def feed_file(h: Any, path: str | Path) -> Any:
+    """``h`` (a hashlib hash) updated with a file's bytes, read in 1 MB chunks."""
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
-    return h.hexdigest()
+    return h
+
+
+def sha256_file(path: str | Path) -> str:
+    """sha256 of a file's bytes."""
+    return str(feed_file(hashlib.sha256(), path).hexdigest())
 
 
 def write_parquet(df: pd.DataFrame, path: str | Path) -> None:

@@ -177,9 +177,11 @@ class OnnxEncoder:
             import shutil
 
             from clinsent.guarded import claim
+            from clinsent.safety.exclusive import building_lock
 
             log(f"the cached ONNX graph {graph} cannot be loaded ({type(exc).__name__}): removed, exporting again")
-            shutil.rmtree(claim(graph.parent), ignore_errors=True)
+            with building_lock(graph.parent):  # never under another builder of the same entry
+                shutil.rmtree(claim(graph.parent), ignore_errors=True)
             graph = export(model_dir, quantize, cache, key, log)
             self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         self.names = [i.name for i in self.session.get_inputs()]

@@ -70,9 +70,9 @@ def module_kinds(folder: str | Path) -> list[str]:
     return [str(m.get("type", "")).rsplit(".", 1)[-1] for m in json.loads(modules_file.read_text(encoding="utf-8"))]
 
 
-def ends_normalized(folder: str | Path) -> bool:
-    """Whether the model's vectors leave it as unit vectors (its last module is ``Normalize``):
+def ends_normalized(kinds: list[str]) -> bool:
+    """Whether a model's vectors leave it as unit vectors (``kinds``, :func:`module_kinds`: its last
+    module is ``Normalize``):
     a model trained from it keeps that module, so its users' vectors stay of the same kind
     (inner-product search gives the neighbours cosine does)."""
-    kinds = module_kinds(folder)
     return bool(kinds) and kinds[-1] == "Normalize"

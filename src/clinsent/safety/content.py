@@ -12,15 +12,8 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
 
-BLOCK = 1 << 20
-
-
-def _feed(h: Any, path: Path) -> None:
-    with open(path, "rb") as fh:
-        while block := fh.read(BLOCK):
-            h.update(block)
+from clinsent.io import feed_file
 
 
 def content_key(path: str | Path, length: int = 32) -> str:
@@ -32,9 +25,9 @@ def content_key(path: str | Path, length: int = 32) -> str:
         for file in sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path))):
             name = file.relative_to(path).as_posix().encode()
             h.update(len(name).to_bytes(4, "little") + name + file.stat().st_size.to_bytes(8, "little"))
-            _feed(h, file)
+            feed_file(h, file)
     else:
-        _feed(h, path)
+        feed_file(h, path)
     return h.hexdigest()[:length]
 
 

@@ -221,7 +221,8 @@ def _build(method: Method, base_model: str, eval_max_length: int | str, log: Cal
     evaluated_at = eval_length.resolve(eval_max_length, resolve_model(base_model), transformer.model.config)
     log(f"evaluation length: {evaluated_at} tokens per text (evaluation.max_length: {eval_max_length})")
     head = MlpHead(transformer.model.config.hidden_size) if pooling_spec(s.pooling).mlp_at_test else None
-    normalize = ends_normalized(resolve_model(base_model))  # the base's unit vectors stay unit vectors
+    base_modules = module_kinds(resolve_model(base_model))
+    normalize = ends_normalized(base_modules)  # the base's unit vectors stay unit vectors
     st_model = sentence_transformer(
         transformer, s.pooling, s.first_layer, device=str(device), head=head, normalize=normalize
     )
@@ -237,7 +238,7 @@ def _build(method: Method, base_model: str, eval_max_length: int | str, log: Cal
         precision=precision,
         normalize=normalize,
     )
-    return _Built(method, device, record, encoder, st_model, evaluated_at, module_kinds(resolve_model(base_model)))
+    return _Built(method, device, record, encoder, st_model, evaluated_at, base_modules)
 
 
 def _resume(work: Path, fingerprint: str | None, log: Callable[[str], Any]) -> dict[str, Any] | None:
