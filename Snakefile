@@ -5,8 +5,8 @@ from snakemake.utils import min_version
 
 from clinsent.errors import InputError
 from clinsent.plan.config import prepare_config
-from clinsent.safe_yaml import load_mapping
-from clinsent.smk import cache_signatures, check_scripts_once, config_error
+from clinsent.io.safe_yaml import load_mapping
+from clinsent.workflow.smk import cache_signatures, check_scripts_once, config_error
 
 min_version("9.0")
 
@@ -20,7 +20,7 @@ if not workflow.overwrite_configfiles:
 
 
 # A config error stops here with one line (the key, the problem, the fix) as the first output.
-# A config with `base:` is read on top of that file (clinsent.overlay: a user's own config
+# A config with `base:` is read on top of that file (clinsent.config.overlay: a user's own config
 # states only their files, the paper config underneath stays as tracked).
 try:
     for _given in workflow.overwrite_configfiles or ["config/config.yaml"]:

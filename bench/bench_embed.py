@@ -10,7 +10,7 @@ process's peak resident size only grows), on the packaged MiniLM copied to a scr
 ONNX export is made once, before the timed runs, into the cache beside their output); the rate is
 the embed command's own (texts over the seconds spent embedding, start-up excluded) and the peak is its ``ru_maxrss``.
 Shards: N processes at once, each with cores/N threads, each one contiguous part
-(:mod:`clinsent.corpus_shards`), then the join; wall time from the first start to the joined file.
+(:mod:`clinsent.embedding.sharded`), then the join; wall time from the first start to the joined file.
 
 Quality: Spearman of the cosines on the demo BIOSSES pairs for each backend, the paired
 difference to torch with its 95% paired-bootstrap interval (the same resamples of the pairs,
@@ -77,9 +77,9 @@ def shard_run(model: Path, source: Path, folder: Path, shards: int, cores: int) 
     """Wall seconds for ``shards`` processes at once (cores/shards threads each) and the join."""
     threads = max(1, cores // shards)
     code = (
-        "import sys, torch; from pathlib import Path; from clinsent.corpus_embed import embed_corpus; "
+        "import sys, torch; from pathlib import Path; from clinsent.embedding.corpus import embed_corpus; "
         f"torch.set_num_threads({threads}); "
-        "from clinsent.corpus_embed import EmbedOptions; "
+        "from clinsent.embedding.corpus import EmbedOptions; "
         "embed_corpus(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), EmbedOptions('text', 'id', "
         "device='cpu', shard=int(sys.argv[4]), shards=int(sys.argv[5])), log=lambda *_: None)"
     )
@@ -98,7 +98,7 @@ def shard_run(model: Path, source: Path, folder: Path, shards: int, cores: int) 
     for job in jobs:
         if job.wait() != 0:
             raise SystemExit(f"shard failed: {job.stderr.read().decode()[-2000:] if job.stderr else ''}")
-    from clinsent.corpus_shards import gather_shards
+    from clinsent.embedding.sharded import gather_shards
 
     gather_shards(parts, folder / f"joined{shards}.parquet")
     return time.perf_counter() - start
@@ -109,10 +109,10 @@ def quality(model: Path, corpus_file: Path) -> list[dict[str, Any]]:
     largest cosine distance to torch (on those texts and on ``corpus_file``'s first 2,000)."""
     import pandas as pd
 
-    from clinsent.embed import load_encoder
+    from clinsent.embedding.onnx_backend import OnnxEncoder
+    from clinsent.embedding.vectors import load_encoder
     from clinsent.evaluation.bootstrap import SEED, bootstrap_items, paired_interval
     from clinsent.evaluation.sts_data import StsSet
-    from clinsent.onnx_backend import OnnxEncoder
     from clinsent.safety.cache import default_cache
     from clinsent.tasks.sts import Sts
 
@@ -170,8 +170,8 @@ def main() -> None:
     cores = os.cpu_count() or 1
     scratch = Path(tempfile.mkdtemp(prefix="bench-embed-"))
     try:
+        from clinsent.embedding.onnx_backend import export
         from clinsent.models.base import resolve_model
-        from clinsent.onnx_backend import export
         from clinsent.safety.cache import cache_folder, default_cache
         from clinsent.safety.content import content_key
 

@@ -44,9 +44,9 @@ PREAMBLE = [
 
 # The first real work of the jobs that load a model, through the project's own path ({model}: the model folder).
 MODEL_LOAD = {
-    "embed": "from clinsent.embed import load_encoder; load_encoder({model!r}, 'cpu')",
+    "embed": "from clinsent.embedding.vectors import load_encoder; load_encoder({model!r}, 'cpu')",
     "train": "from clinsent.models.base import load_transformer; load_transformer({model!r}, 128)",
-    "finetune": "from clinsent.embed import load_model; load_model({model!r}, 'cpu')",
+    "finetune": "from clinsent.embedding.vectors import load_model; load_model({model!r}, 'cpu')",
     "cross_encoder": "from clinsent.finetune.cross_encoder import load_cross_encoder; "
     "load_cross_encoder({model!r}, 128, 'cpu')",
 }

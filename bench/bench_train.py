@@ -56,14 +56,14 @@ import torch
 import torch.nn.functional as F
 import yaml
 
-from clinsent.batching import Candidate, plan_batches
+from clinsent.config.sections import RunConfig, TrainingDataEntry
+from clinsent.data.batching import Candidate, plan_batches
 from clinsent.data.plan import PlanData
 from clinsent.data.rows import RowsData
 from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, autocast
 from clinsent.optimisation import pick_device
-from clinsent.run_config import RunConfig
 from clinsent.train.loop import MethodLoop
 from clinsent.train.prefetch import prefetch, workers_for
 from clinsent.train.syncs import SyncCounter
@@ -217,7 +217,7 @@ class Ours:
         else:
             plan = plan_batches(cands, "replace" if method_name == "medse" else "naive", batch, total_steps, seed=0)
             data = PlanData(plan, sentences, entities if method_name == "medse" else None)
-        cfg = RunConfig(training_data={"rows": {}})
+        cfg = RunConfig(training_data={"rows": TrainingDataEntry(format="nli_jsonl", path="rows")})
         self.method = resolve_method(method_name, {"objective": method_name, **knobs}, {}, [0], cfg).method
         self.device = pick_device()
         t = load_transformer(model, length)

@@ -96,7 +96,7 @@ def dump(config: Path, overrides: dict[str, str] | None = None) -> dict[str, Any
 
 
 def main(argv: list[str]) -> None:
-    from clinsent.io import write_text  # the guarded writer: whole or absent, never over an input
+    from clinsent.io.files import write_text  # the guarded writer: whole or absent, never over an input
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)

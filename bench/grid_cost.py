@@ -28,10 +28,10 @@ from typing import Any
 
 import yaml
 
-from clinsent.experiments import Grid
+from clinsent.config.sections import RunConfig
 from clinsent.methods.config import resolve_methods
 from clinsent.methods.knobs import TrainedSettings
-from clinsent.run_config import RunConfig
+from clinsent.plan.experiments import Grid
 
 
 def grid_cost(

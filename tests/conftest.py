@@ -19,12 +19,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 @pytest.fixture(scope="session", autouse=True)
 def warm_interpreter(request: pytest.FixtureRequest) -> Iterator[None]:
     """The workflow tests' jobs forked from one warm interpreter per pytest worker
-    (:mod:`clinsent.warm`): at demo scale most of a model job's time is importing torch and
+    (:mod:`clinsent.workflow.warm`): at demo scale most of a model job's time is importing torch and
     transformers. Unit-test sessions start none; ``CLINSENT_COLD=1`` runs every job cold."""
     if os.environ.get("CLINSENT_COLD") or not any(i.get_closest_marker("workflow") for i in request.session.items):
         yield
         return
-    from clinsent import warm
+    from clinsent.workflow import warm
 
     with warm.server() as path:
         os.environ[warm.ENV] = str(path)
@@ -37,7 +37,7 @@ def warm_interpreter(request: pytest.FixtureRequest) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def guarded_writer_reset() -> Iterator[None]:
     """What a test declares to the guarded writer (a job's outputs and inputs) ends with the test."""
-    from clinsent import guarded
+    from clinsent.io import guarded
 
     yield
     guarded.reset()

@@ -147,14 +147,20 @@ def check_rows() -> None:
     import yaml
 
     sys.path.insert(0, str(REPO / "src"))
+    from clinsent.config.sections import RunConfig, TrainingDataEntry
     from clinsent.methods.config import resolve_method
-    from clinsent.run_config import RunConfig
 
     for row in {*B64, *B512}:
         name, *extra = row.split(":")
         knobs = {k: yaml.safe_load(v) for k, v in (e.split("=", 1) for e in extra)}
         data = {"train_data": "rows"} if name in ("sup_simcse", "mnr") else {}
-        resolve_method(name, {"objective": name, **data, **knobs}, {}, [0], RunConfig(training_data={"rows": {}}))
+        resolve_method(
+            name,
+            {"objective": name, **data, **knobs},
+            {},
+            [0],
+            RunConfig(training_data={"rows": TrainingDataEntry(format="nli_jsonl", path="rows")}),
+        )
 
 
 def e2e_config(out: Path, tiny: Path, gpus: list[int]) -> Path:
@@ -235,7 +241,7 @@ def steps(mode: str, out: Path, tiny: Path, py: str) -> list[Step]:
         if cpu
         else ["--size", "base", "--batch-size", "512", "--max-length", "128", "--mini-batches", "0", "32"]
     )
-    from clinsent.smk import snakemake_command  # the tests' and benchmarks' one Snakemake command line
+    from clinsent.workflow.smk import snakemake_command  # the tests' and benchmarks' one Snakemake command line
 
     snakemake = snakemake_command(
         REPO,

@@ -4,8 +4,8 @@ The Snakemake workflow at the repository root calls this package through thin sc
 ``workflow/scripts``; every stage's logic lives in one module here.
 """
 
-from clinsent.offline import default_offline
+from clinsent.workflow.offline import default_offline
 
-default_offline()  # before any job script or user imports transformers (clinsent.offline)
+default_offline()  # before any job script or user imports transformers (clinsent.workflow.offline)
 
 __version__ = "0.1.0"

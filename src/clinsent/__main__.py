@@ -1,13 +1,17 @@
 """``python -m clinsent COMMAND``: ``new-config`` (a user's config on top of a paper's,
-:mod:`clinsent.newconfig`); ``embed`` (a corpus's vectors with a trained model,
-:mod:`clinsent.embed_command`); ``warm -- COMMAND`` (COMMAND's jobs forked from one interpreter that
-has imported the heavy libraries, :mod:`clinsent.warm`)."""
+:mod:`clinsent.config.newconfig`); ``embed`` (a corpus's vectors with a trained model,
+:mod:`clinsent.embedding.command`); ``warm -- COMMAND`` (COMMAND's jobs forked from one interpreter that
+has imported the heavy libraries, :mod:`clinsent.workflow.warm`)."""
 
 from __future__ import annotations
 
 import sys
 
-COMMANDS = {"new-config": "clinsent.newconfig", "warm": "clinsent.warm", "embed": "clinsent.embed_command"}
+COMMANDS = {
+    "new-config": "clinsent.config.newconfig",
+    "warm": "clinsent.workflow.warm",
+    "embed": "clinsent.embedding.command",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,7 +45,7 @@ class Optimisation:
 
     ``total_steps`` steps, the first ``round(warmup_ratio x total_steps)`` warming up linearly,
     then a linear decay to 0 (transformers' schedule). ``grad_clip`` 0 switches clipping off.
-    ``precision`` (:mod:`clinsent.precision`) sets the autocast of :meth:`autocast` and, for fp16,
+    ``precision`` (:mod:`clinsent.gpu.precision`) sets the autocast of :meth:`autocast` and, for fp16,
     a gradient scaler: losses are scaled before backward (:meth:`scale`), gradients unscaled
     before clipping, and a step whose gradients overflowed is skipped with its schedule step
     (``skipped`` counts them). A step is :meth:`zero_grad`, backward passes, :meth:`apply`;
@@ -66,7 +66,7 @@ class Optimisation:
     ) -> None:
         from transformers import get_linear_schedule_with_warmup
 
-        from clinsent.precision import grad_scaler, resolve
+        from clinsent.gpu.precision import grad_scaler, resolve
 
         self.params = list(params)
         self.grad_clip = grad_clip
@@ -87,7 +87,7 @@ class Optimisation:
 
     def autocast(self) -> Any:
         """The forward passes' autocast for this precision (none for fp32)."""
-        from clinsent.precision import autocast
+        from clinsent.gpu.precision import autocast
 
         return autocast(self.device, self.precision)
 

@@ -1,6 +1,6 @@
 """A run reference as tables, figures and the benchmark write it: ``method`` (the config's default
 base model) or ``method@base_model``. Imports nothing of the package, so the report's kinds and
-the job grid (:mod:`clinsent.experiments`) can both read one."""
+the job grid (:mod:`clinsent.plan.experiments`) can both read one."""
 
 from __future__ import annotations
 

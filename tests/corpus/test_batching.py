@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from clinsent.batching import Candidate, candidates, duplicate_stats, plan_batches
+from clinsent.data.batching import Candidate, candidates, duplicate_stats, plan_batches
 from clinsent.errors import InputError
 
 
@@ -140,7 +140,7 @@ def test_s_all_without_the_entity_stage_keeps_the_first_epoch() -> None:
     """SimCSE's plan over S_all gathered without NER (no ``set`` column, no entities) picks the same
     sentences in the same slots as over the full sets for the whole first epoch: the order is one
     permutation drawn before any entity; only later epochs see the entity draws' other stream."""
-    from clinsent.batching import no_entities, set_columns
+    from clinsent.data.batching import no_entities, set_columns
 
     rng = np.random.default_rng(5)
     sets = pd.DataFrame({"sent_id": np.arange(100, 160), "set": rng.choice(["ent", "none", "nodef"], 60)})

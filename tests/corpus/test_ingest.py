@@ -143,7 +143,7 @@ def test_repeated_note_ids_are_an_error_and_leave_nothing(tmp_path: Path) -> Non
 
 
 def test_parquet_sink_streams_row_groups_and_aborts_cleanly(tmp_path: Path) -> None:
-    from clinsent.io import ParquetSink
+    from clinsent.io.files import ParquetSink
 
     schema = pa.schema([("x", pa.int64())])
     with ParquetSink(tmp_path / "out.parquet", schema, group_bytes=64) as sink:

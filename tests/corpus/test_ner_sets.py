@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from clinsent.corpus.sets import assign_sets, link_entities, set_counts, table1, table2
 from clinsent.errors import InputError
 from clinsent.ner.annotate import MedCATAnnotator
 from clinsent.ner.cdb import build_model_pack, concepts_from_terms
-from clinsent.sets import assign_sets, link_entities, set_counts, table1, table2
 
 
 def _terms() -> pd.DataFrame:

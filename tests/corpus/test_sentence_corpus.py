@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from clinsent.config.sections import RunConfig, SentenceCorpusEntry
 from clinsent.corpus.sentences import (
     corpus_size,
     corpus_stats,
@@ -20,7 +21,6 @@ from clinsent.corpus.sentences import (
 )
 from clinsent.errors import InputError
 from clinsent.methods.config import resolve_methods
-from clinsent.run_config import RunConfig
 
 
 def _text(tmp: Path, lines: list[str], name: str = "c.txt") -> str:
@@ -35,7 +35,7 @@ def test_text_corpus_skips_blank_lines_and_keeps_unicode(tmp_path: Path) -> None
     assert df["text"].tolist() == ["First sentence.", "什么是高血压？", "Third one."]
     assert df["sent_id"].tolist() == [0, 1, 2] and set(df["set"]) == {"all"}
     assert report["files"] == [{"path": path, "sentences": 3, "skipped_blank": 2, "sampled": 3}]
-    assert corpus_size("c", {"path": path}) == 3
+    assert corpus_size("c", SentenceCorpusEntry(path=path)) == 3
 
 
 def test_parquet_column_and_several_files(tmp_path: Path) -> None:
@@ -55,7 +55,7 @@ def test_sample_is_seeded_and_exact(tmp_path: Path) -> None:
     b, _ = read_sentence_corpus("c", {"path": path, "sample": 10, "sample_seed": 1})
     c, _ = read_sentence_corpus("c", {"path": path, "sample": 10, "sample_seed": 2})
     assert a.equals(b) and not a.equals(c) and len(a) == 10 and a["text"].is_unique
-    assert corpus_size("c", {"path": "/nowhere.txt", "sample": 10}) == 10  # no need to count
+    assert corpus_size("c", SentenceCorpusEntry(path="/nowhere.txt", sample=10)) == 10  # no need to count
     with pytest.raises(InputError, match=r"sentence_corpora\.c\.sample: asks for 101 sentences, the corpus has 100"):
         read_sentence_corpus("c", {"path": path, "sample": 101})
 
@@ -70,7 +70,7 @@ def test_bad_corpora_are_named(tmp_path: Path) -> None:
         read_sentence_corpus("c", {"path": str(bad)})
     with pytest.raises(InputError, match="does not exist"):
         read_sentence_corpus("c", {"path": str(tmp_path / "missing.txt")})
-    assert corpus_size("c", {"path": str(tmp_path / "missing.txt")}, placeholders_ok=True) is None
+    assert corpus_size("c", SentenceCorpusEntry(path=str(tmp_path / "missing.txt")), placeholders_ok=True) is None
 
 
 def test_fraction_subsets_are_nested_and_sized() -> None:
@@ -172,8 +172,10 @@ def test_abstracts_are_split_into_sentences(tmp_path: Path) -> None:
         "Mortality was 25%.",
     ]
     assert report["files"][0]["documents"] == 2 and report["files"][0]["skipped_blank"] == 1
-    assert corpus_size("pmc", {"path": str(abstracts), "split": True}) is None  # known only after splitting
-    assert corpus_size("pmc", {"path": str(abstracts), "split": True, "sample": 3}) == 3
+    assert (
+        corpus_size("pmc", SentenceCorpusEntry(path=str(abstracts), split=True)) is None
+    )  # known only after splitting
+    assert corpus_size("pmc", SentenceCorpusEntry(path=str(abstracts), split=True, sample=3)) == 3
     cfg = {
         "sentence_corpora": {"pmc": {"path": str(abstracts), "split": True}},
         "methods": {"m": {"objective": "simcse", "sentences": "pmc", "epochs": 1}},

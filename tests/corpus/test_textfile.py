@@ -1,4 +1,4 @@
-"""One decoding policy for every text reader (clinsent.textfile): a UTF-8 BOM dropped, UTF-16
+"""One decoding policy for every text reader (clinsent.io.textfile): a UTF-8 BOM dropped, UTF-16
 with a BOM decoded, UTF-16 without one and bytes that are not UTF-8 refused with the file, the
 line and the byte's offset, never the text; CoNLL lines with whitespace inside a token refused."""
 
@@ -14,7 +14,7 @@ from clinsent.corpus.sentences import read_sentence_corpus
 from clinsent.errors import InputError
 from clinsent.evaluation.conll import read_conll
 from clinsent.evaluation.sts_data import read_table
-from clinsent.textfile import text_lines
+from clinsent.io.textfile import text_lines
 
 SENTINEL = "Zyxwv sentinel wording"
 
@@ -27,7 +27,7 @@ def _corpus(path: Path) -> list[str]:
 def test_a_utf8_byte_order_mark_is_dropped_and_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "bom.txt"
     path.write_bytes(codecs.BOM_UTF8 + b"First sentence.\nSecond one.\n")
-    with caplog.at_level(logging.INFO, logger="clinsent.textfile"):
+    with caplog.at_level(logging.INFO, logger="clinsent.io.textfile"):
         assert _corpus(path) == ["First sentence.", "Second one."]  # no U+FEFF glued to the first
     assert "byte-order mark at the start was dropped" in caplog.text
     header = tmp_path / "bom.csv"

@@ -15,10 +15,10 @@ import torch.nn.functional as F
 from scipy import stats
 
 from clinsent.augment.declutr_spans import min_tokens, sample_spans
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
 from clinsent.losses.contrastive import nt_xent
 from clinsent.losses.mlm import mask_tokens
-from clinsent.run_config import RunConfig
 
 # --- MLM masking ---------------------------------------------------------------------------
 
@@ -140,8 +140,8 @@ def test_nt_xent_against_a_loop() -> None:
 
 
 def _method(name: str, **knobs):
+    from clinsent.config.settings import from_config
     from clinsent.methods import METHODS
-    from clinsent.settings import from_config
 
     cls = METHODS.get(name)
     return cls(from_config(cls.settings_class, {"max_length": 64, **knobs}))
@@ -282,11 +282,12 @@ def _shard(tmp_path: Path, n: int = 60) -> Path:
 
 
 def test_documents_partition_by_patient_sample_and_count_lengths(tmp_path: Path) -> None:
-    from clinsent.corpus.documents import MIN_LENGTHS, DocumentSettings, build_documents
+    from clinsent.config.sections import Documents
+    from clinsent.corpus.documents import MIN_LENGTHS, build_documents
 
     shard = _shard(tmp_path)
     out = {"pretrain": tmp_path / "pre.parquet", "downstream": tmp_path / "down.parquet"}
-    s = DocumentSettings(max_documents=20, downstream_share=0.3, seed=0, min_words=5)
+    s = Documents(max_documents=20, downstream_share=0.3, seed=0, min_words=5)
     st = build_documents([shard], out, s, log_fn=lambda _: None)
     pre, down = pd.read_parquet(out["pretrain"]), pd.read_parquet(out["downstream"])
     assert len(pre) == 20 and set(pre["row_id"]).isdisjoint(down["row_id"])
@@ -305,7 +306,8 @@ def test_documents_partition_by_patient_sample_and_count_lengths(tmp_path: Path)
 
 
 def test_icd9_triage_mapping_and_task_split(tmp_path: Path) -> None:
-    from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task, icd9_team, per_class_needs, read_mapping
+    from clinsent.config.sections import DocTaskEntry
+    from clinsent.corpus.doc_tasks import build_doc_task, icd9_team, per_class_needs, read_mapping
 
     mapping = read_mapping(Path(__file__).resolve().parents[2] / "config" / "icd9_triage.yaml")
     assert icd9_team("41071", mapping) == "Cardiology" and icd9_team("0389", mapping) == "Acute or Internal Medicine"
@@ -333,7 +335,7 @@ def test_icd9_triage_mapping_and_task_split(tmp_path: Path) -> None:
             "ICD9_CODE": [codes[(i // 2) % 3] if i % 2 == 0 else "41071" for i in range(2 * n)],
         }
     ).to_csv(tmp_path / "dx.csv", index=False)
-    s = DocTaskSettings(
+    s = DocTaskEntry(
         label="icd9_triage",
         train_per_class=5,
         test_per_class=4,
@@ -364,7 +366,8 @@ def test_a_document_task_category_the_documents_lack_stops_the_job_and_the_dry_r
     """A typo in doc_tasks.<name>.categories stops the doc_task job with the closest category
     (before: the class was dropped and the task had one class fewer); a category that
     notes.categories leaves out of the ingest stops the dry run; spaces do not count."""
-    from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task
+    from clinsent.config.sections import DocTaskEntry, RunConfig
+    from clinsent.corpus.doc_tasks import build_doc_task
     from clinsent.plan.checks import check_doc_task_categories
 
     n = 40
@@ -378,7 +381,7 @@ def test_a_document_task_category_the_documents_lack_stops_the_job_and_the_dry_r
             "text": [f"doc {i}" for i in range(n)],
         }
     ).to_parquet(tmp_path / "down.parquet")
-    s = DocTaskSettings(label="category", train_per_class=3, test_per_class=2, categories=("Radiologyy", "Physician"))
+    s = DocTaskEntry(label="category", train_per_class=3, test_per_class=2, categories=("Radiologyy", "Physician"))
     with pytest.raises(InputError) as err:
         build_doc_task(tmp_path / "down.parquet", s, "mcat")
     assert str(err.value).startswith(
@@ -387,15 +390,17 @@ def test_a_document_task_category_the_documents_lack_stops_the_job_and_the_dry_r
     )
     table, report = build_doc_task(
         tmp_path / "down.parquet",
-        DocTaskSettings(label="category", train_per_class=3, test_per_class=2, categories=("Radiology", "Physician")),
+        DocTaskEntry(label="category", train_per_class=3, test_per_class=2, categories=("Radiology", "Physician")),
         "mcat",
     )
     assert set(table["label"]) == {"Radiology", "Physician"}  # compared without the trailing space
     check_doc_task_categories(
-        {
-            "notes": {"categories": ["Radiology", "Physician "]},
-            "doc_tasks": {"mcat": {"label": "category", "categories": ["Radiology", "Physician"]}},
-        }
+        RunConfig.parse(
+            {
+                "notes": {"categories": ["Radiology", "Physician "]},
+                "doc_tasks": {"mcat": {"label": "category", "categories": ["Radiology", "Physician"]}},
+            }
+        )
     )
     with pytest.raises(
         InputError,
@@ -403,12 +408,14 @@ def test_a_document_task_category_the_documents_lack_stops_the_job_and_the_dry_r
         r"notes\.categories \['Radiology'\]",
     ):
         check_doc_task_categories(
-            {
-                "notes": {"categories": ["Radiology"]},
-                "doc_tasks": {"mcat": {"label": "category", "categories": ["Radiology", "Nursing"]}},
-            }
+            RunConfig.parse(
+                {
+                    "notes": {"categories": ["Radiology"]},
+                    "doc_tasks": {"mcat": {"label": "category", "categories": ["Radiology", "Nursing"]}},
+                }
+            )
         )
     with pytest.raises(InputError, match=r"^config: doc_tasks\.mtri\.note_category: 'Discharge summary' is not among"):
         check_doc_task_categories(
-            {"notes": {"categories": ["Radiology"]}, "doc_tasks": {"mtri": {"label": "icd9_triage"}}}
+            RunConfig.parse({"notes": {"categories": ["Radiology"]}, "doc_tasks": {"mtri": {"label": "icd9_triage"}}})
         )

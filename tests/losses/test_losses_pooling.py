@@ -126,7 +126,7 @@ def test_embed_loader_gives_the_vectors_of_sentence_transformers(
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Dense, Normalize
 
-    from clinsent.embed import load_encoder
+    from clinsent.embedding.vectors import load_encoder
     from clinsent.models.base import load_transformer, sentence_transformer
     from clinsent.models.pooling import MlpHead
     from clinsent.models.saved import SavedEncoder

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
 from clinsent.losses.mixcse import instance_weights, mixed_blocks, weighted_cross_entropy
-from clinsent.run_config import RunConfig
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:

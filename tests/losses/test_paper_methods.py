@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from clinsent.augment.consert import EmbeddingCutoff, cutoff_rows, shuffled_position_ids
-from clinsent.batching import Candidate, none_slots, plan_batches
+from clinsent.data.batching import Candidate, none_slots, plan_batches
 from clinsent.losses.ct import ct_logits, ct_loss, ct_pairs
 from clinsent.losses.medse import derangement, random_token_mask
 from clinsent.models.entity_encoder import ENTITY_ENCODERS, entity_encoder

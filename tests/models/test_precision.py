@@ -1,4 +1,4 @@
-"""The precision knob (clinsent.precision): what ``auto`` resolves to, the names it refuses with
+"""The precision knob (clinsent.gpu.precision): what ``auto`` resolves to, the names it refuses with
 the one they mean, and the fp16 path's gradient scaler in the optimisation core: a step whose
 gradients overflowed is skipped, learning-rate schedule included (a stub scaler reporting
 overflow, and torch's own GradScaler on the CPU)."""
@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import torch
 
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
 from clinsent.finetune.config import resolve_finetunes
+from clinsent.gpu.precision import autocast, grad_scaler, resolve
 from clinsent.methods.config import resolve_method
 from clinsent.optimisation import Optimisation
-from clinsent.precision import autocast, grad_scaler, resolve
-from clinsent.run_config import RunConfig
 
 
 def test_auto_is_fp32_on_the_cpu_and_follows_the_compute_capability_on_cuda(monkeypatch: pytest.MonkeyPatch) -> None:

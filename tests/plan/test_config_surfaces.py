@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 import yaml
 
-from clinsent.benchmark.models import check_tasks, expand
+from clinsent.config.expansion import check_tasks, expand
+from clinsent.config.names import check_hub_id, check_names, inside
+from clinsent.config.newconfig import main as new_config
+from clinsent.config.overlay import fill_results, keep_only, resolve_base
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError, shown
-from clinsent.io import check_writable
+from clinsent.io.files import check_writable
+from clinsent.io.safe_yaml import MAX_NODES, load, load_mapping, loads
 from clinsent.models.saved import check_model_folder
-from clinsent.names import check_hub_id, check_names, inside
-from clinsent.newconfig import main as new_config
-from clinsent.overlay import fill_results, keep_only, resolve_base
-from clinsent.run_config import RunConfig
-from clinsent.safe_yaml import MAX_NODES, load, load_mapping, loads
 
 from testkit.workflow import snakemake
 
@@ -211,7 +211,7 @@ def test_benchmark_tasks_and_models_are_checked() -> None:
     config["benchmark"]["tasks"].pop()
     check_tasks(config)  # an optional set is known before its missing files leave it out
     lines: list[str] = []
-    import clinsent.benchmark.models as models
+    import clinsent.config.expansion as models
 
     two = {
         "models": {

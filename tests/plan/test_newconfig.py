@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from clinsent.config.newconfig import PAPERS, main, required_files
+from clinsent.config.overlay import keep_only, merge, resolve_base
 from clinsent.errors import InputError
-from clinsent.newconfig import PAPERS, main, required_files
-from clinsent.overlay import keep_only, merge, resolve_base
 from clinsent.plan.checks import build_plan
 from clinsent.plan.config import load_config
 from clinsent.plan.jobs import job_counts

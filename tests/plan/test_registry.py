@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import yaml
 
+from clinsent.config.sections import RunConfig
+from clinsent.config.settings import keys, settings_schema
 from clinsent.errors import InputError
 from clinsent.methods import METHODS
 from clinsent.methods.config import resolve_methods
 from clinsent.methods.knobs import MethodSettings
 from clinsent.methods.medse import MedSE, MedSESettings
 from clinsent.models.pooling import POOLINGS
-from clinsent.run_config import RunConfig
-from clinsent.settings import keys, settings_schema
 from clinsent.tasks.config import resolve_eval_sets
 
 from testkit.workflow import snakemake

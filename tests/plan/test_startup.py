@@ -51,7 +51,9 @@ def test_every_script_is_classified() -> None:
 
 @pytest.mark.parametrize("script", NO_MODEL_JOBS)
 def test_a_job_that_loads_no_model_imports_no_torch(script: str) -> None:
-    code = "from clinsent.smk import setup_logging\nimport clinsent.phi, clinsent.registry\n" + _imports(script)
+    code = "from clinsent.workflow.smk import setup_logging\nimport clinsent.phi, clinsent.registry\n" + _imports(
+        script
+    )
     assert _loaded_after(code) == []
 
 
@@ -63,8 +65,8 @@ def test_a_model_job_imports_torch_the_probe_can_see_it() -> None:
 @pytest.mark.parametrize("script", sorted(MODEL_JOBS))
 def test_a_model_job_takes_its_gpu_slot_before_anything_loads_torch(script: str) -> None:
     """CUDA_VISIBLE_DEVICES only counts if it is set before CUDA starts: the script's module
-    imports nothing heavy, its rule declares a ``gpu`` resource, so ``clinsent.script.run`` takes
-    the slot (clinsent.gpu_slots) before ``main`` imports torch."""
+    imports nothing heavy, its rule declares a ``gpu`` resource, so ``clinsent.workflow.script.run`` takes
+    the slot (clinsent.gpu.slots) before ``main`` imports torch."""
     assert _loaded_after(_imports(script, top=True)) == []
     assert "gpu=" in _rule_of(script), f"the rule of {script}.py declares no gpu resource"
     assert "torch" in _loaded_after(_imports(script))  # main's own imports: the probe sees them

@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from clinsent.config.settings import knob
 from clinsent.losses.base import MethodLoss
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind
-from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from clinsent.benchmark.models import expand, leave_out_missing
+from clinsent.config.expansion import expand, leave_out_missing
 from clinsent.plan.checks import build_plan
 from clinsent.plan.config import load_config
 from clinsent.plan.jobs import job_counts
@@ -129,7 +129,7 @@ def test_a_model_of_a_paper_config_not_yet_run_leaves_with_one_line(in_repo: Non
 
 
 def test_new_config_marks_the_optional_tasks_files_optional(tmp_path: Path) -> None:
-    from clinsent.newconfig import main
+    from clinsent.config.newconfig import main
 
     out = tmp_path / "my-benchmark.yaml"
     assert main(["benchmark", "--out", str(out)]) == 0

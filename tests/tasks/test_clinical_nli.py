@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 import torch
 
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
 from clinsent.methods.config import resolve_methods
 from clinsent.report.kinds.bar import bar_points
 from clinsent.report.kinds.confusion import confusion_points
 from clinsent.report.kinds.runs import paper_table
 from clinsent.report.kinds.tsne import top_pairs, tsne_points
-from clinsent.run_config import RunConfig
 from clinsent.tasks.probe import Probe, ProbeSettings
 from clinsent.tasks.retrieval import Retrieval, RetrievalSettings
 from clinsent.train.trainer import steps_from_epochs

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from scipy.spatial.distance import pdist
 
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
-from clinsent.run_config import RunConfig
 from clinsent.tasks import TASKS
 
 
@@ -38,7 +38,7 @@ def _labelled(tmp_path: Path, n_per_class: int = 12, classes: int = 3, split: bo
 
 
 def _task(name: str, path: Path, **settings):
-    from clinsent.settings import from_config
+    from clinsent.config.settings import from_config
 
     cls = TASKS.get(name)
     return cls(name, from_config(cls.settings_class, {"path": str(path), **settings}))

@@ -11,11 +11,11 @@ import pytest
 import torch
 from scipy.stats import pearsonr, spearmanr
 
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
 from clinsent.evaluation.metrics import pearson_p
 from clinsent.finetune.config import FinetuneSettings, resolve_finetunes
 from clinsent.finetune.job import run_finetune
-from clinsent.run_config import RunConfig
 from clinsent.tasks.config import resolve_eval_sets
 from clinsent.tasks.rqe import Rqe, RqeSettings
 from clinsent.tasks.sts import Sts, StsSettings, holdout_mask
@@ -193,7 +193,7 @@ def test_a_task_without_pairs_cannot_be_fine_tuned() -> None:
 def test_job_params_leave_out_which_runs_are_fine_tuned() -> None:
     """Adding a method to an entry or switching its cross-encoders on plans or drops jobs; it
     changes no existing fine-tune job's params (so none reruns)."""
-    from clinsent.settings import from_config
+    from clinsent.config.settings import from_config
 
     cfg = _config()
     base = resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))["ft"].params()

@@ -83,13 +83,13 @@ def test_undefined_metrics_are_written_as_null_and_logged(tmp_path: Path, caplog
     import json
     import logging
 
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
 
     same = np.ones((4, 3))
     metrics = sts_metrics(same, same, np.array([0.0, 1.0, 4.5, 5.0]), same, 5.0)
     assert np.isnan(metrics["pearson"]) and np.isnan(metrics["spearman"])
     out = tmp_path / "m.json"
-    with caplog.at_level(logging.WARNING, logger="clinsent.io"):
+    with caplog.at_level(logging.WARNING, logger="clinsent.io.files"):
         write_json({**metrics, "per_class": [{"f1": np.float32("nan")}, {"f1": np.float64(0.5)}]}, out)
 
     def refuse(constant: str) -> None:

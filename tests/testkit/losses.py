@@ -12,11 +12,11 @@ from typing import Any
 import pandas as pd
 import torch
 
+from clinsent.config.sections import RunConfig
 from clinsent.losses.base import Embedded, MethodLoss
 from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
-from clinsent.run_config import RunConfig
 
 DISEASES = [
     "heart failure",

@@ -114,10 +114,10 @@ def test_a_job_given_a_slot_sees_exactly_that_device(tmp_path: Path) -> None:
     entries = [e for e in visible.split(",") if e] if visible else [str(i) for i in range(torch.cuda.device_count())]
     device = entries[-1] if entries else "0"
     code = (
-        "from clinsent.gpu_slots import take_slot\n"
+        "from clinsent.gpu.slots import take_slot\n"
         "take_slot(True, log=print)\n"
         "import torch\n"
-        "from clinsent.hardware import hardware_record\n"
+        "from clinsent.gpu.hardware import hardware_record\n"
         "cuda = torch.cuda.is_available()\n"
         "record = hardware_record(torch.device('cuda' if cuda else 'cpu'), 'bf16')\n"
         "print('COUNT', torch.cuda.device_count())\n"
@@ -313,7 +313,7 @@ def _parts_and_grads(forward: Any, loop: MethodLoop, batch: dict[str, Any]) -> t
 
 
 def test_the_hardware_record_names_the_device() -> None:
-    from clinsent.hardware import describe, hardware_record
+    from clinsent.gpu.hardware import describe, hardware_record
 
     record = hardware_record(DEVICE, "bf16")
     assert record["device"] == DEVICE.type and record["torch"] == torch.__version__ and record["precision"] == "bf16"

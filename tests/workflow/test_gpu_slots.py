@@ -1,4 +1,4 @@
-"""One GPU per job (clinsent.gpu_slots), on a machine without GPUs: the pool is device indices,
+"""One GPU per job (clinsent.gpu.slots), on a machine without GPUs: the pool is device indices,
 allocated the same way whether or not CUDA exists. Concurrent jobs never hold one slot at once,
 a killed job's slot is free again at once, a scheduler's choice is kept, and a job that declares
 no GPU sees none."""
@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from clinsent.errors import InputError
-from clinsent.gpu_pool import EXPLICIT_ENV, POOL_ENV, VISIBLE, detect_devices, resolve_pool
-from clinsent.gpu_slots import LOCK_DIR_ENV, SLOT_ENV, acquire, take_slot, try_lock
+from clinsent.gpu.pool import EXPLICIT_ENV, POOL_ENV, VISIBLE, detect_devices, resolve_pool
+from clinsent.gpu.slots import LOCK_DIR_ENV, SLOT_ENV, acquire, take_slot, try_lock
 
 HOLD = """
 import json, os, sys, time
-from clinsent.gpu_slots import take_slot
+from clinsent.gpu.slots import take_slot
 slot = take_slot(True, log=lambda _line: None, poll=0.02)
 start = time.time()
 print("held", flush=True)

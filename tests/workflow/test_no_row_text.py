@@ -172,7 +172,7 @@ def _texts(fmt: str) -> Callable[[Path], Callable[[], Any]]:
     """Texts to embed, through the reader's dry-run check (which reads as the job does)."""
 
     def build(tmp: Path) -> Callable[[], Any]:
-        from clinsent.texts import READERS as TEXTS
+        from clinsent.embedding.texts import READERS as TEXTS
 
         entry: dict[str, Any] = {"column": "text"}
         if fmt == "csv":  # no header line: its first row would be taken for the column names
@@ -233,9 +233,9 @@ CASES: dict[tuple[str, str], Callable[[Path], Callable[[], Any]]] = {
 
 
 def test_every_registered_format_has_a_case() -> None:
-    """Every reader of the one index (clinsent.reading) has a case here, and a dry-run check (or
+    """Every reader of the one index (clinsent.io.reading) has a case here, and a dry-run check (or
     its kind is read in full at dry run)."""
-    from clinsent.reading import READER_KINDS, every_reader
+    from clinsent.io.reading import READER_KINDS, every_reader
 
     readers = every_reader()
     assert {(kind, name) for kind, name, _ in readers} == {c for c in CASES if c[0] in READER_KINDS}
@@ -269,7 +269,7 @@ def test_a_bad_row_of_sentinels_reaches_no_message(
 def test_a_header_is_described_by_its_field_count_and_near_misses_only() -> None:
     """A header that lacks a column: its values are not shown (a file without a header line would
     show its first row), but a field that is a wanted name apart from case, spaces or `_`/`-` is."""
-    from clinsent.textfile import header_lacks
+    from clinsent.io.textfile import header_lacks
 
     told = header_lacks(["Sentence_1", "sentence 2", S[0]], ["sentence1", "sentence2", "score"])
     assert told == (

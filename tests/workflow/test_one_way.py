@@ -17,9 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from clinsent import corpus_embed, embed_command, gpu_pool, gpu_slots
-from clinsent.corpus_embed import EmbedOptions
+from clinsent.embedding import command as embed_command
+from clinsent.embedding import corpus as corpus_embed
+from clinsent.embedding.corpus import EmbedOptions
 from clinsent.errors import InputError
+from clinsent.gpu import pool as gpu_pool
+from clinsent.gpu import slots as gpu_slots
 from clinsent.models.base import resolve_model
 from clinsent.plan.checks import build_plan
 from clinsent.plan.config import load_config
@@ -114,7 +117,7 @@ def test_a_corpus_embedding_name_is_a_name(name: str) -> None:
 def test_the_name_checked_sections_are_the_schemas_named_entries() -> None:
     """Every section of the schema whose keys are the user's names is name-checked, or listed with
     the reason its keys never become path parts."""
-    from clinsent.names import NOT_PATH_PARTS, SECTIONS
+    from clinsent.config.names import NOT_PATH_PARTS, SECTIONS
 
     schema = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())["properties"]
     named = {
@@ -301,7 +304,7 @@ def test_an_eval_set_is_read_in_full_at_dry_run(tmp_path: Path) -> None:
 
 
 def test_new_config_refuses_a_base_and_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from clinsent.newconfig import main
+    from clinsent.config.newconfig import main
 
     assert main(["medse", "--out", str(tmp_path), "--force"]) == 1
     assert _one_line(capsys.readouterr().err).startswith(f"{tmp_path}: is a folder")

@@ -90,6 +90,7 @@ def test_the_note_text_folder_a_job_writes_into_is_owner_only(tmp_path: Path, mo
     and folders no job writes are left alone; `phi.dir_mode: null` leaves everything."""
     from types import SimpleNamespace
 
+    from clinsent.config.sections import RunConfig
     from clinsent.phi import protect_job
 
     monkeypatch.chdir(tmp_path)
@@ -101,7 +102,7 @@ def test_the_note_text_folder_a_job_writes_into_is_owner_only(tmp_path: Path, mo
         params=params,
         output=["results/corpus/shards2/notes/000.parquet", "results/tables/t.md"],
     )
-    made = protect_job(job)
+    made = protect_job(job, RunConfig.parse(job.config))
     assert [p.relative_to(tmp_path / "results").as_posix() for p in made] == ["corpus", "checkpoints"]
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o700 for p in made)
     assert not (tmp_path / "results" / "tables").exists() and not (tmp_path / "results" / "ner").exists()
@@ -111,7 +112,9 @@ def test_the_note_text_folder_a_job_writes_into_is_owner_only(tmp_path: Path, mo
         params=params,
         output=["results/sets/sentences.parquet"],
     )
-    assert protect_job(open_job) == [] and not (tmp_path / "results" / "sets").exists()
+    assert (
+        protect_job(open_job, RunConfig.parse(open_job.config)) == [] and not (tmp_path / "results" / "sets").exists()
+    )
     assert protect_dirs("results", ["results/sets/x.parquet"], 0o750)[0].stat().st_mode & 0o777 == 0o750
 
 
@@ -245,7 +248,7 @@ def test_note_text_in_any_table_or_figure_output_is_caught(tmp_path: Path) -> No
     three, and a quote drawn as a legend label in the pdf (matplotlib cuts it into one string
     per kerned letter run) and in the points csv. Text drawn into the png's pixels is not
     read: the pdf and csv beside it carry the same labels."""
-    from clinsent.io import write_csv, write_text
+    from clinsent.io.files import write_csv, write_text
     from clinsent.report.figures import pyplot, save_figure
     from clinsent.report.tables import to_latex, to_markdown
 

@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from clinsent import embed_command
+from clinsent.embedding import command as embed_command
 from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
 from clinsent.plan.checks import build_plan
@@ -195,7 +195,7 @@ def test_every_writer_holds_the_lock_of_its_output(tmp_path: Path) -> None:
 
     import pyarrow as pa
 
-    from clinsent.io import ParquetSink, atomic_folder, atomic_path
+    from clinsent.io.files import ParquetSink, atomic_folder, atomic_path
     from clinsent.safety.exclusive import lock_path
 
     writers = {
@@ -226,8 +226,8 @@ def test_every_writer_holds_the_lock_of_its_output(tmp_path: Path) -> None:
 def test_a_truncated_chunk_is_set_aside_and_the_file_is_whole(tmp_path: Path) -> None:
     """A damaged working folder: one line, the chunk embedded again, every row in the file; chunks
     of a changed input (same size and time, other bytes) are not reused."""
-    from clinsent.corpus_embed import EmbedOptions, embed_corpus
-    from clinsent.corpus_shards import work_folder
+    from clinsent.embedding.corpus import EmbedOptions, embed_corpus
+    from clinsent.embedding.sharded import work_folder
 
     source = tmp_path / "in.txt"
     source.write_text("\n".join(ROWS) + "\n")
@@ -236,7 +236,7 @@ def test_a_truncated_chunk_is_set_aside_and_the_file_is_whole(tmp_path: Path) ->
     embed_corpus(MODEL, source, tmp_path / "first.parquet", EmbedOptions(chunk=4, device="cpu"), log=said.append)
     work = work_folder(out)
     # a killed run's leftovers: the key of this run, one whole chunk, one truncated chunk
-    from clinsent.corpus_shards import open_work, work_key
+    from clinsent.embedding.sharded import open_work, work_key
     from clinsent.safety.content import content_key
 
     settings = {"chunk": 4, "shard": 0, "shards": 1, "column": None, "id_column": None, "backend": "torch",
@@ -253,8 +253,8 @@ def test_a_truncated_chunk_is_set_aside_and_the_file_is_whole(tmp_path: Path) ->
 
 
 def test_a_joined_file_of_the_wrong_row_count_is_never_published(tmp_path: Path) -> None:
-    from clinsent.corpus_embed import EmbedOptions, embed_corpus
-    from clinsent.corpus_shards import gather_shards
+    from clinsent.embedding.corpus import EmbedOptions, embed_corpus
+    from clinsent.embedding.sharded import gather_shards
 
     source = tmp_path / "in.txt"
     source.write_text("\n".join(ROWS) + "\n")
@@ -313,8 +313,8 @@ def test_results_empty_is_refused_from_a_file_and_from_config(tmp_path: Path) ->
     """`results: ""` in a config file planned every output at the root; --config results= was refused."""
     mine = tmp_path / "mine.yaml"
     mine.write_text('base: config/config.yaml\nresults: ""\n')
+    from clinsent.io.safe_yaml import load_mapping
     from clinsent.plan.config import prepare_config
-    from clinsent.safe_yaml import load_mapping
 
     with pytest.raises(InputError) as err:
         prepare_config(load_mapping(mine))
@@ -322,7 +322,7 @@ def test_results_empty_is_refused_from_a_file_and_from_config(tmp_path: Path) ->
     with pytest.raises((InputError, ValueError)):
         load_config("config/config.yaml", {"results": None})
     for lock_dir in ("/", "/etc"):
-        from clinsent import gpu_slots
+        from clinsent.gpu import slots as gpu_slots
 
         with pytest.raises(InputError) as err:
             gpu_slots.check_lock_dir(tmp_path / "results", {gpu_slots.LOCK_DIR_ENV: lock_dir})
@@ -332,7 +332,7 @@ def test_results_empty_is_refused_from_a_file_and_from_config(tmp_path: Path) ->
 def test_a_link_decides_nothing(tmp_path: Path) -> None:
     """A results output that is a link to an input is refused at dry run (Snakemake took it as
     done); a lock folder that is a link into results is inside results."""
-    from clinsent import gpu_slots
+    from clinsent.gpu import slots as gpu_slots
     from clinsent.paths import MANIFEST, Tree
 
     results = tmp_path / "results"
@@ -347,7 +347,7 @@ def test_a_link_decides_nothing(tmp_path: Path) -> None:
     link.symlink_to(manifest.parent, target_is_directory=True)
     with pytest.raises(InputError, match="inside the results folder"):
         gpu_slots.check_lock_dir(results, {gpu_slots.LOCK_DIR_ENV: str(link)})
-    from clinsent.guarded import claim
+    from clinsent.io.guarded import claim
 
     with pytest.raises(InputError, match="is a symbolic link"):
         claim(manifest)
@@ -534,8 +534,8 @@ def test_headers_of_single_words_never_reach_a_message(tmp_path: Path) -> None:
 
     from clinsent.corpus.notes import NotesSpec, read_notes
     from clinsent.corpus.sentences import read_sentence_corpus
+    from clinsent.embedding.texts import READERS as TEXTS
     from clinsent.tasks.labelled_docs import LabelledDocsSettings, read_labelled_docs
-    from clinsent.texts import READERS as TEXTS
 
     frame = pd.DataFrame({SENTINEL: ["a b"], "Blandish": ["c d"]})
     for suffix in ("csv", "tsv", "parquet"):
@@ -563,7 +563,7 @@ def test_a_file_system_without_locks_warns_once_and_writes(
     import errno
     import fcntl
 
-    from clinsent.io import write_text
+    from clinsent.io.files import write_text
 
     def no_flock(fd: int, op: int) -> None:
         raise OSError(errno.ENOLCK, "No locks available")

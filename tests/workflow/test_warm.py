@@ -1,4 +1,4 @@
-"""The warm interpreter (clinsent.warm): a job handed to it runs as it would in its own process
+"""The warm interpreter (clinsent.workflow.warm): a job handed to it runs as it would in its own process
 (status, streams, folder, environment, arguments, umask), in a child of the server, gets the
 signals its process gets, dies with it, and runs in its own process where no server serves it.
 
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from clinsent import warm
+from clinsent.workflow import warm
 
 REPO = Path(__file__).resolve().parents[2]
 JOB = '''"""a job"""
-from clinsent.warm import hand_off
+from clinsent.workflow.warm import hand_off
 
 hand_off()
 import os, signal, sys, time
@@ -168,12 +168,16 @@ def test_the_command_form_serves_its_command_and_stops() -> None:
 
 def test_every_job_script_starts_one_way() -> None:
     """A script is a docstring, ``main(smk, log)`` (its imports inside, so the cold process hands
-    off before importing torch) and ``run(snakemake, main)`` (clinsent.script: the warm hand-off,
+    off before importing torch) and ``run(snakemake, main)`` (clinsent.workflow.script: the warm hand-off,
     logging, the GPU slot); the download jobs turn the hub on for their own process: never warm."""
     for script in sorted((REPO / "workflow" / "scripts").glob("*.py")):
         body = ast.parse(script.read_text()).body[1:]
         imports = [ast.unparse(n) for n in body if isinstance(n, ast.Import | ast.ImportFrom)]
-        assert imports == ["from logging import Logger", "from typing import Any", "from clinsent.script import run"]
+        assert imports == [
+            "from logging import Logger",
+            "from typing import Any",
+            "from clinsent.workflow.script import run",
+        ]
         assert [type(n).__name__ for n in body[len(imports) :]] == ["FunctionDef", "Expr"], script.name
         warm = "" if not script.stem.startswith("download_") else ", warm=False"
         assert ast.unparse(body[-1]) == f"run(snakemake, main{warm})", script.name

@@ -21,10 +21,10 @@ import pytest
 import yaml
 
 from clinsent import paths
+from clinsent.config.overlay import resolve_base
 from clinsent.demo.notes import generate_notes
 from clinsent.demo.tiny_bert import make_tiny_bert
-from clinsent.overlay import resolve_base
-from clinsent.smk import snakemake_command
+from clinsent.workflow.smk import snakemake_command
 
 from testkit import REPO
 from testkit.workflow import planned_outputs, resume_config, snakemake, tiny_config

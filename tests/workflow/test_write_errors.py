@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from clinsent.errors import OutputError
-from clinsent.io import _write_errno, write_parquet
+from clinsent.io.files import _write_errno, write_parquet
 
 CAPPED = """
 import resource, signal, sys
@@ -41,17 +41,17 @@ def _capped(tmp_path: Path, body: str, out: Path) -> str:
 
 WRITERS = {
     "write_json": """
-        from clinsent.io import write_json
+        from clinsent.io.files import write_json
         write_json({"rows": list(range(20000))}, out)
     """,
     "write_parquet": """
         import numpy as np, pandas as pd
-        from clinsent.io import write_parquet
+        from clinsent.io.files import write_parquet
         write_parquet(pd.DataFrame({"x": np.random.default_rng(0).normal(size=50000)}), out)
     """,
     "parquet_sink": """
         import numpy as np, pyarrow as pa
-        from clinsent.io import ParquetSink
+        from clinsent.io.files import ParquetSink
         schema = pa.schema([("x", pa.float64())])
         with ParquetSink(out, schema, group_bytes=1 << 16) as sink:
             for seed in range(20):
@@ -60,7 +60,7 @@ WRITERS = {
     "figure": """
         import matplotlib; matplotlib.use("Agg")
         import matplotlib.pyplot as plt, numpy as np
-        from clinsent.io import atomic_path
+        from clinsent.io.files import atomic_path
         from clinsent.report.figures import save_figure
         fig, ax = plt.subplots(figsize=(12, 12))
         ax.scatter(*np.random.default_rng(0).normal(size=(2, 40000)), s=1)
@@ -126,9 +126,9 @@ def test_a_model_save_on_a_full_disk_leaves_no_staging_folder(tmp_path: Path) ->
 
 
 def test_the_atomic_folder_writer_replaces_whole_or_leaves_the_old_one(tmp_path: Path) -> None:
-    """The one folder writer (clinsent.io.atomic_folder): the release copies, packs, models and
+    """The one folder writer (clinsent.io.files.atomic_folder): the release copies, packs, models and
     benchmark results go through it; a failed step leaves the last folder as it was."""
-    from clinsent.io import atomic_folder
+    from clinsent.io.files import atomic_folder
 
     out = tmp_path / "release"
     out.mkdir()

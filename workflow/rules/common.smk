@@ -6,15 +6,16 @@ import sys
 
 from clinsent import paths as P
 from clinsent.errors import InputError
-from clinsent.gpu_pool import export_pool, resolve_pool
-from clinsent.gpu_slots import LOCK_DIR_ENV, check_lock_dir
-from clinsent.io import check_writable
+from clinsent.gpu.pool import export_pool, resolve_pool
+from clinsent.gpu.slots import LOCK_DIR_ENV, check_lock_dir
+from clinsent.io.files import check_writable
 from clinsent.models.base import HUB_DIR_ENV
-from clinsent.offline import set_network_switches
+from clinsent.workflow.offline import set_network_switches
 from clinsent.plan.checks import build_plan
 from clinsent.plan.jobs import job_counts
 from clinsent.plan.rules import RULES as DECLARED, Folder, Scratch
-from clinsent.smk import config_error
+from clinsent.config.settings import to_params
+from clinsent.workflow.smk import Untracked, config_error
 
 # A misspelt or foreign knob, an invalid combination or a bad reference stops a dry run before
 # any job starts, with the key, the allowed keys and the closest match as the first line.
@@ -22,6 +23,9 @@ try:  # the main process (a run, a dry run) reads every input's first block and 
     PLAN = build_plan(config, read_inputs=workflow.is_main_process)
 except (InputError, ValueError) as _exc:
     config_error(_exc)
+# The typed config (clinsent.config.sections): every rule below reads its settings here, never the
+# mapping Snakemake holds; an entry a job reads whole goes into its params through to_params.
+C = PLAN.run.parts
 try:
     check_writable(PLAN.run.results)  # a results folder that cannot be written stops the dry run, not a job
 except InputError as _exc:
@@ -38,17 +42,17 @@ if PLAN.run.hub_models:
     print(f"models named by Hugging Face id, fetched by the local rule download_model into {PLAN.files.hub_dir}/ "
           f"unless already there: {', '.join(PLAN.run.hub_models)} (a local folder needs no download)", file=sys.stderr)
 
-# One GPU per model job on this machine (clinsent.gpu_pool, clinsent.gpu_slots): the pool goes to every job in the
+# One GPU per model job on this machine (clinsent.gpu.pool, clinsent.gpu.slots): the pool goes to every job in the
 # environment, not in params (it changes no output). embed counts against `gpu` only where it
 # can use one, so a CPU-only run keeps its parallelism.
 try:
-    GPU_POOL = resolve_pool(config.get("gpus"))
+    GPU_POOL = resolve_pool(C.gpus)
     if GPU_POOL or os.environ.get(LOCK_DIR_ENV):  # the jobs' lock folder: outside results, writable
         check_lock_dir(PLAN.run.results)
 except InputError as _exc:
     config_error(_exc)
-export_pool(GPU_POOL, explicit=config.get("gpus") is not None)
-EMBED_GPU = 1 if GPU_POOL and config.get("embed_device", "auto") != "cpu" else 0
+export_pool(GPU_POOL, explicit=C.gpus is not None)
+EMBED_GPU = 1 if GPU_POOL and C.embed_device != "cpu" else 0
 
 R = PLAN.run.results
 T = PLAN.run.tree  # every rule's input, output, log and benchmark pattern (clinsent.paths)

@@ -11,14 +11,14 @@ rule ingest_notes:
     output:
         **OUT("ingest_notes"),
     params:
-        notes=config["notes"],
+        notes=to_params(C.notes) if C.notes else {},
     log:
         T.log("ingest_notes"),
     benchmark:
         T.benchmark("ingest_notes")
     threads: 1
     resources:
-        mem_mb=config["corpus"]["mem_mb"]["ingest"],
+        mem_mb=C.corpus.mem_mb.ingest,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -32,14 +32,15 @@ rule split_sentences:
     output:
         *OUT("split_sentences"),
     params:
-        min_words=config["corpus"]["min_words"],
+        min_words=C.corpus.min_words,
+        progress=Untracked(C.progress),  # progress lines in the log: change no output
     log:
         T.log("split_sentences"),
     benchmark:
         T.benchmark("split_sentences")
     threads: 1
     resources:
-        mem_mb=config["corpus"]["mem_mb"]["split"],
+        mem_mb=C.corpus.mem_mb.split,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -53,7 +54,7 @@ rule medcat_pack:
     output:
         *OUT("medcat_pack"),
     params:
-        branch_types=config["ner"]["branch_types"],
+        branch_types=C.ner.branch_types,
     log:
         T.log("medcat_pack"),
     benchmark:
@@ -71,13 +72,13 @@ rule slim_pack:
     output:
         **OUT("slim_pack"),
     params:
-        type_ids=config["ner"]["type_ids"],
+        type_ids=C.ner.type_ids,
     log:
         T.log("slim_pack"),
     benchmark:
         T.benchmark("slim_pack")
     resources:
-        mem_mb=config["corpus"]["mem_mb"]["ner"],
+        mem_mb=C.corpus.mem_mb.ner,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -91,14 +92,15 @@ rule ner:
     output:
         *OUT("ner"),
     params:
-        type_ids=config["ner"]["type_ids"],
+        type_ids=C.ner.type_ids,
+        progress=Untracked(C.progress),
     log:
         T.log("ner"),
     benchmark:
         T.benchmark("ner")
     threads: 1
     resources:
-        mem_mb=config["corpus"]["mem_mb"]["ner"],
+        mem_mb=C.corpus.mem_mb.ner,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -112,13 +114,13 @@ rule sentence_sets:
     output:
         **OUT("sentence_sets"),
     params:
-        link_by=config["linking"]["by"],
+        link_by=C.linking.by,
     log:
         T.log("sentence_sets"),
     benchmark:
         T.benchmark("sentence_sets")
     resources:
-        mem_mb=config["corpus"]["mem_mb"]["gather"],
+        mem_mb=C.corpus.mem_mb.gather,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -137,7 +139,7 @@ rule sentence_set_all:
     benchmark:
         T.benchmark("sentence_set_all")
     resources:
-        mem_mb=config["corpus"]["mem_mb"]["gather"],
+        mem_mb=C.corpus.mem_mb.gather,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -170,8 +172,8 @@ rule corpus_manifest:
         *OUT("corpus_manifest"),
     params:
         shards=PLAN.run.n_shards,
-        type_ids=config["ner"]["type_ids"] if NOTE_ENTITIES else None,
-        notes=config["notes"],
+        type_ids=C.ner.type_ids if NOTE_ENTITIES else None,
+        notes=to_params(C.notes) if C.notes else {},
     log:
         T.log("corpus_manifest"),
     benchmark:

@@ -9,8 +9,8 @@ rule ontology_terms:
     output:
         **OUT("ontology_terms"),
     params:
-        disease_root=config["ontology"]["disease_root"],
-        mental_root=config["ontology"]["mental_root"],
+        disease_root=C.ontology.disease_root,
+        mental_root=C.ontology.mental_root,
     log:
         T.log("ontology_terms"),
     benchmark:

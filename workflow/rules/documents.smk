@@ -1,6 +1,7 @@
 # Documents (the healthcare-LM paper): whole notes from the ingested shards, split by patient
 # into a pre-training and a downstream partition, with their length statistics (Table 12,
 # Figure 7); labelled document tasks (note category, ICD-9 triage) from the downstream one.
+from clinsent.corpus.doc_tasks import per_class_needs
 
 
 rule documents:
@@ -10,13 +11,13 @@ rule documents:
     output:
         **OUT("documents"),
     params:
-        documents=config["documents"],
+        documents=to_params(C.documents),
     log:
         T.log("documents"),
     benchmark:
         T.benchmark("documents")
     resources:
-        mem_mb=config["corpus"]["mem_mb"]["gather"],
+        mem_mb=C.corpus.mem_mb.gather,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -30,7 +31,9 @@ rule doc_task:
     output:
         **OUT("doc_task"),
     params:
-        task=lambda wc: config["doc_tasks"][wc.task],
+        task=lambda wc: to_params(C.doc_tasks[wc.task]),
+        # the few-shot sizes eval sets and fine-tune entries ask of it: checked first; they change no output
+        needs=lambda wc, output: Untracked(per_class_needs(C, output.table)),
     log:
         T.log("doc_task"),
     benchmark:

@@ -27,13 +27,14 @@ rule embed:
 rule corpus_embed_shard:
     """One shard of a sharded corpus embedding (corpus_embeddings.<name>.shards > 1): a contiguous
     part of the input's chunks, each chunk kept as it is finished, so a killed job resumes after
-    its last one (clinsent.corpus_shards); a GPU slot where embed jobs use a GPU, on Slurm its own job."""
+    its last one (clinsent.embedding.sharded); a GPU slot where embed jobs use a GPU, on Slurm its own job."""
     input:
         IN("corpus_embed_shard"),
     output:
         *OUT("corpus_embed_shard"),
     params:
         entry=lambda wc: PLAN.files.corpus_params(wc.embedded_corpus),
+        results=Untracked(R),  # where the job's cache lives (<results>/cache): changes no output
     log:
         T.log("corpus_embed_shard"),
     benchmark:
@@ -59,6 +60,7 @@ rule corpus_embed:
         *OUT("corpus_embed"),
     params:
         entry=lambda wc: PLAN.files.corpus_params(wc.embedded_corpus),
+        results=Untracked(R),  # where the job's cache lives (<results>/cache): changes no output
     log:
         T.log("corpus_embed"),
     benchmark:
@@ -68,7 +70,7 @@ rule corpus_embed:
     threads: 1
     resources:
         mem_mb=4000,
-        # a GPU slot of the pool where there is one (clinsent.gpu_slots), as the embed jobs; none to join parts
+        # a GPU slot of the pool where there is one (clinsent.gpu.slots), as the embed jobs; none to join parts
         gpu=lambda wc: EMBED_GPU
         if PLAN.files.corpus_shards(wc.embedded_corpus) == 1 and PLAN.files.corpus_params(wc.embedded_corpus)["backend"] == "torch"
         else 0,

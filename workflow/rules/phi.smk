@@ -10,7 +10,7 @@ localrules:
     phi_scan,
 
 
-PHI = config["phi"]
+PHI = C.phi
 PHI_SCAN = PLAN.run.phi_scan
 if PHI_SCAN:  # `snakemake --report` while the last scan stands failed: refused (clinsent.phi.refuse_report)
     try:
@@ -26,10 +26,10 @@ rule phi_sample:
     output:
         *OUT("phi_sample"),
     params:
-        ngram=PHI["ngram"],
-        sample=PHI["sample"],
-        notes=PHI["notes"],
-        seed=PHI["seed"],
+        ngram=PHI.ngram,
+        sample=PHI.sample,
+        notes=PHI.notes,
+        seed=PHI.seed,
     log:
         T.log("phi_sample"),
     benchmark:

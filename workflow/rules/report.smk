@@ -3,7 +3,7 @@
 # method needs entities, S_all's size and exact duplicates).
 
 
-from clinsent import eval_length
+from clinsent.evaluation import length as eval_length
 from clinsent.report.captions import RunFacts, captions, has_paper_numbers
 from clinsent.report.run_record import fingerprint, refuse_other_config
 
@@ -18,7 +18,7 @@ localrules:
 
 # `snakemake --report` over results reported for another config: refused (clinsent.report.run_record)
 REPORT_FINGERPRINT = fingerprint(
-    PLAN.run.trained_jobs(), PLAN.evaluations(), TABLES, FIGURES, config["report"]["title"]
+    PLAN.run.trained_jobs(), PLAN.evaluations(), TABLES, FIGURES, C.report.title
 )
 try:
     refuse_other_config(R, REPORT_FINGERPRINT, [str(c) for c in workflow.overwrite_configfiles], sys.argv)
@@ -39,7 +39,7 @@ RUN_FACTS = RunFacts(
     paper_tables={t: has_paper_numbers(e) for t, e in TABLES.items()},
     eval_length=eval_length.configured(PLAN.run.parts),
 )
-CAPTIONS = captions(RUN_FACTS, config["report"]["paper_label"])
+CAPTIONS = captions(RUN_FACTS, C.report.paper_label)
 
 
 rule report:
@@ -65,7 +65,7 @@ rule report:
         eval_sets={n: {"metrics": list(t.metrics), "headline": t.headline, "not_differenced": list(t.not_differenced)}
                    for n, t in PLAN.scored_tasks().items()},
         methods=PLAN.scoring_methods(),
-        title=config["report"]["title"],
+        title=C.report.title,
         facts=RUN_FACTS.params(),  # the reference row, the selection, the seeds: the table's notes
         captions=CAPTIONS,  # what the .rst captions print in `snakemake --report`
     log:
@@ -106,9 +106,9 @@ rule paper_report:
     output:
         # in `snakemake --report`: each table (csv) and figure (png) under the paper's label
         **OUT("paper_report",
-              tables=SHOWN("../report/paper_table.rst", f"Tables: {config['report']['paper_label']}", str, ext=".csv"),
+              tables=SHOWN("../report/paper_table.rst", f"Tables: {C.report.paper_label}", str, ext=".csv"),
               curves=SHOWN("../report/curves.rst", "Training curves", lambda stem: stem.removeprefix("curves_"), ext=".png"),
-              figures=SHOWN("../report/paper_figure.rst", f"Figures: {config['report']['paper_label']}", str, ext=".png")),
+              figures=SHOWN("../report/paper_figure.rst", f"Figures: {C.report.paper_label}", str, ext=".png")),
     params:
         jobs=rules.report.params.jobs,
         tables=TABLES,
@@ -116,7 +116,7 @@ rule paper_report:
         figures=FIGURES,
         eval_sets={n: t.headline for n, t in PLAN.scored_tasks().items()},
         default_base=PLAN.run.grid.default_base,
-        paper_label=config["report"]["paper_label"],
+        paper_label=C.report.paper_label,
         tables_dir=T.file(P.PAPER_TABLES),  # where the declared outputs above live
         figures_dir=T.file(P.PAPER_FIGURES),
         extras=PLAN.kind_extras(),  # per table and figure: its kind's inputs and params

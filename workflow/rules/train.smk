@@ -9,7 +9,7 @@ rule training_rows:
     output:
         **OUT("training_rows"),
     params:
-        entry=lambda wc: config["training_data"][wc.source],
+        entry=lambda wc: to_params(C.training_data[wc.source]),
     log:
         T.log("training_rows"),
     benchmark:
@@ -37,13 +37,17 @@ rule train:
         notes=lambda wc: PLAN.train_params(wc.method, wc.base_model, wc.seed).get("notes"),  # the card's words
         # checkpoints and the best model so far: kept when a job is killed, so a rerun resumes
         checkpoint_dir=train_param("checkpoint_dir"),
+        # read by the job, changing no output: progress lines, trackers' event files, the card's words
+        progress=Untracked(C.progress),
+        tracking=Untracked(C.tracking),
+        card=Untracked(C.model_card),
     log:
         T.log("train"),
     benchmark:
         T.benchmark("train")
     conda:
         "../../envs/train.yaml"
-    threads: config["training"]["threads"]
+    threads: C.training["threads"]
     resources:
         gpu=1,
         mem_mb=8000,
@@ -58,7 +62,7 @@ localrules:
 rule release:
     """The release copies of every trained run (results/release/<method>/<base model>/seed<k>/):
     each model's files hard-linked (a copy where links cannot be made) and a card (README.md)
-    with the zero-shot eval metrics added (clinsent.model_card). A later rule than train, so
+    with the zero-shot eval metrics added (clinsent.release.card). A later rule than train, so
     evaluation never rewrites the model folders its own jobs read; one job for all (each copy is
     links and a card: seconds), so a grid of hundreds of runs adds one job, not hundreds."""
     input:
@@ -67,7 +71,7 @@ rule release:
         *OUT("release"),
     params:
         runs=PLAN.release_runs(),
-        card=config.get("model_card") or {},
+        card=to_params(C.model_card),
     log:
         T.log("release"),
     benchmark:

@@ -3,15 +3,15 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
     import pandas as pd
 
-    from clinsent.batching import candidates, no_entities, none_slots, plan_batches, set_columns
     from clinsent.corpus.sentences import fraction_subset
-    from clinsent.io import write_parquet
+    from clinsent.data.batching import candidates, no_entities, none_slots, plan_batches, set_columns
+    from clinsent.io.files import write_parquet
 
     p = smk.params.plan
     sets = pd.read_parquet(smk.input.sets, columns=set_columns(p))  # S_all alone (no entity stage): no `set`

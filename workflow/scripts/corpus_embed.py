@@ -3,7 +3,7 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
@@ -11,8 +11,8 @@ def main(smk: Any, log: Logger) -> None:
 
     import torch
 
-    from clinsent.corpus_embed import EmbedOptions, embed_corpus
-    from clinsent.corpus_shards import gather_shards
+    from clinsent.embedding.corpus import EmbedOptions, embed_corpus
+    from clinsent.embedding.sharded import gather_shards
 
     torch.set_num_threads(smk.threads)
     p = smk.params.entry
@@ -20,7 +20,7 @@ def main(smk: Any, log: Logger) -> None:
         rows = gather_shards([Path(x) for x in smk.input.parts], Path(smk.output[0]), private=p["private"])
         log.info("joined %s parts: %s rows", len(smk.input.parts), rows)
         raise SystemExit(0)
-    options = EmbedOptions(**p, results=smk.config["results"], shard=int(smk.wildcards.get("part", 0)))
+    options = EmbedOptions.from_entry(p, results=smk.params.results.value, shard=int(smk.wildcards.get("part", 0)))
     figures = embed_corpus(Path(smk.input.model), Path(smk.input.texts), Path(smk.output[0]), options, log=log.info)
     log.info(
         "embedded %s texts (%s now, %s chunks resumed) in %s s (%s per second; peak resident memory %s MB)",

@@ -3,7 +3,7 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
@@ -11,8 +11,8 @@ def main(smk: Any, log: Logger) -> None:
 
     import pandas as pd
 
-    from clinsent.io import write_csv
-    from clinsent.sets import exact_duplicates_table, table1, table2
+    from clinsent.corpus.sets import exact_duplicates_table, table1, table2
+    from clinsent.io.files import write_csv
 
     inp, out = smk.input, smk.output
     counts = json.loads(open(inp.counts).read())

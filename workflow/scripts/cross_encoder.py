@@ -3,12 +3,12 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
     from clinsent.finetune.job import job_from_params
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
     from clinsent.models.base import resolve_model
 
     write_json(

@@ -3,18 +3,18 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
-    from clinsent.corpus.doc_tasks import DocTaskSettings, build_doc_task, per_class_needs
-    from clinsent.io import write_json, write_parquet
-    from clinsent.run_config import RunConfig
+    from clinsent.config.sections import DocTaskEntry
+    from clinsent.config.settings import build
+    from clinsent.corpus.doc_tasks import build_doc_task
+    from clinsent.io.files import write_json, write_parquet
 
-    # the few-shot sizes asked of this table: checked here, first; not params (they do not change the table)
-    needs = per_class_needs(RunConfig.parse(smk.config), smk.output.table)
+    needs = smk.params.needs.value  # the few-shot sizes asked of this table: checked here, first
     table, report = build_doc_task(
-        smk.input.documents, DocTaskSettings.from_config(smk.params.task), smk.wildcards.task, needs
+        smk.input.documents, build(DocTaskEntry, smk.params.task), smk.wildcards.task, needs
     )
     log.info("%d documents in %d classes (%s)", len(table), table["label"].nunique(), report["classes"])
     write_parquet(table, smk.output.table)

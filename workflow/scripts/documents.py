@@ -3,17 +3,19 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
-    from clinsent.corpus.documents import DocumentSettings, build_documents
-    from clinsent.io import write_json
+    from clinsent.config.sections import Documents
+    from clinsent.config.settings import build
+    from clinsent.corpus.documents import build_documents
+    from clinsent.io.files import write_json
 
     stats = build_documents(
         list(smk.input),
         {"pretrain": smk.output.pretrain, "downstream": smk.output.downstream},
-        DocumentSettings.from_config(smk.params.documents),
+        build(Documents, smk.params.documents),
         log.info,
     )
     write_json(stats, smk.output.stats)

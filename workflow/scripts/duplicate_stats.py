@@ -3,14 +3,14 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
     import pandas as pd
 
-    from clinsent.batching import candidates, duplicate_stats
-    from clinsent.io import write_json
+    from clinsent.data.batching import candidates, duplicate_stats
+    from clinsent.io.files import write_json
 
     p = smk.params
     cands = candidates(pd.read_parquet(smk.input.sets), pd.read_parquet(smk.input.linked), "s_ent")

@@ -3,7 +3,7 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
@@ -12,8 +12,8 @@ def main(smk: Any, log: Logger) -> None:
     import pyarrow.parquet as pq
     import torch
 
-    from clinsent.embed import embed_texts, embeddings_table, load_encoder
-    from clinsent.io import atomic_path
+    from clinsent.embedding.vectors import embed_texts, embeddings_table, load_encoder
+    from clinsent.io.files import atomic_path
     from clinsent.tasks.config import task_from_params
 
     torch.set_num_threads(smk.threads)  # the rule's `threads` (capped at --cores; sbatch --cpus-per-task)

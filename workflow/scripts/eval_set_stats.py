@@ -3,11 +3,11 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
     from clinsent.tasks.config import task_from_params
 
     stats = task_from_params(smk.wildcards.eval_set, smk.params.eval_set).statistics()

@@ -3,15 +3,15 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
     import time
 
-    from clinsent.embed import encode_seconds, read_embeddings
+    from clinsent.embedding.vectors import encode_seconds, read_embeddings
     from clinsent.evaluation.bootstrap import interval_record
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
     from clinsent.postprocess.apply import postprocess
     from clinsent.tasks.config import task_from_params
 

@@ -3,14 +3,14 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
     import time
 
     from clinsent.finetune.job import job_from_params
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
 
     start = time.perf_counter()
     result = job_from_params(

@@ -3,13 +3,13 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
     from clinsent.corpus.notes import NotesSpec, ReadStats, iter_notes
     from clinsent.corpus.shards import scatter_notes
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
 
     spec, stats = NotesSpec.from_config(smk.params.notes), ReadStats()
     per_shard = scatter_notes(iter_notes(spec, stats), list(smk.output.shards), source=spec.path)

@@ -3,11 +3,11 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
-    from clinsent.io import write_csv, write_parquet
+    from clinsent.io.files import write_csv, write_parquet
     from clinsent.ontology.obo import build_term_table, coverage
 
     terms = build_term_table(smk.input[0], smk.params.disease_root, smk.params.mental_root)

@@ -3,13 +3,15 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
-    from clinsent.release import release_all
+    from clinsent.config.sections import ModelCard
+    from clinsent.config.settings import build
+    from clinsent.release.copies import release_all
 
-    release_all(smk.params.runs, smk.params.card, smk.output[0])
+    release_all(smk.params.runs, build(ModelCard, smk.params.card), smk.output[0])
     log.info("release copies of %d runs written to %s", len(smk.params.runs), smk.output[0])
 
 

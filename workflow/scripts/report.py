@@ -3,11 +3,11 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
     from clinsent.report.build import build_report
     from clinsent.report.captions import RunFacts
     from clinsent.report.corpus import write_corpus_report

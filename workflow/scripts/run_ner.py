@@ -3,7 +3,7 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
@@ -14,7 +14,7 @@ def main(smk: Any, log: Logger) -> None:
         smk.output[0],
         MedCATAnnotator(smk.input.pack, smk.params.type_ids),
         log=log.info,
-        every=smk.config.get("progress", {}).get("seconds", 30),
+        every=smk.params.progress.value.seconds,
     )  # not a param
     log.info("shard %s: %s", smk.wildcards.shard, counts)
 

@@ -3,12 +3,12 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
     from clinsent.corpus.sentences import corpus_stats, read_sentence_corpus
-    from clinsent.io import write_json, write_parquet
+    from clinsent.io.files import write_json, write_parquet
 
     df, report = read_sentence_corpus(smk.wildcards.sentence_corpus, smk.params.entry)
     report["stats"] = corpus_stats(df)

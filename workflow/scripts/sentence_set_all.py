@@ -3,12 +3,12 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
     from clinsent.corpus.gather import gather_s_all
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
 
     counts = gather_s_all(list(smk.input.sentences), smk.output.sets)
     log.info("%s", counts)

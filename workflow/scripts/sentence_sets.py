@@ -3,14 +3,14 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
     import pandas as pd
 
     from clinsent.corpus.gather import gather_sets
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
 
     inp, out = smk.input, smk.output
     counts = gather_sets(

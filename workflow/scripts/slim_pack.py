@@ -3,11 +3,11 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
     from clinsent.ner.pack import slim_pack
 
     stats = slim_pack(smk.input[0], smk.params.type_ids, smk.output.pack)

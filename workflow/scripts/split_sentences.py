@@ -3,7 +3,7 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
@@ -15,7 +15,7 @@ def main(smk: Any, log: Logger) -> None:
         SentenceSplitter(),
         smk.params.min_words,
         log=log.info,
-        every=smk.config.get("progress", {}).get("seconds", 30),
+        every=smk.params.progress.value.seconds,
     )  # logs only: not a param
     log.info("shard %s: %s (>= %d words kept)", smk.wildcards.shard, counts, smk.params.min_words)
 

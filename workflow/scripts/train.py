@@ -3,15 +3,15 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
     import torch
 
-    from clinsent import model_card
-    from clinsent.io import write_csv, write_json
+    from clinsent.io.files import write_csv, write_json
     from clinsent.methods.config import method_from_params
+    from clinsent.release import card as model_card
     from clinsent.tasks.config import task_from_params
     from clinsent.train.loop import Preempted
     from clinsent.train.trainer import steps_from_epochs, train
@@ -34,9 +34,9 @@ def main(smk: Any, log: Logger) -> None:
             seed=seed,
             log=log.info,
             checkpoint_dir=smk.params.checkpoint_dir,
-            progress_every=smk.config.get("progress", {}).get("train_steps", 0),  # logs only: not params
-            progress_seconds=smk.config.get("progress", {}).get("train_seconds", 30),
-            tracking=smk.config.get("tracking") or [],  # event files beside the run: not a param either
+            progress_every=smk.params.progress.value.train_steps,  # logs only: untracked params
+            progress_seconds=smk.params.progress.value.train_seconds,
+            tracking=list(smk.params.tracking.value),  # event files beside the run: untracked too
             eval_max_length=smk.params.eval_max_length,
             notes=smk.params.notes,
         )
@@ -45,9 +45,7 @@ def main(smk: Any, log: Logger) -> None:
         raise SystemExit(143) from None
     model_card.write(
         smk.output.model,
-        model_card.render(
-            result.info, result.curve, method.reference, smk.params.base_model, smk.config.get("model_card")
-        ),
+        model_card.render(result.info, result.curve, method.reference, smk.params.base_model, smk.params.card.value),
     )
     write_csv(result.curve, smk.output.curve)
     write_json(result.info, smk.output.selection)

@@ -3,12 +3,12 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.script import run
+from clinsent.workflow.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
     from clinsent.data.training_rows import read_training_rows
-    from clinsent.io import write_json, write_parquet
+    from clinsent.io.files import write_json, write_parquet
 
     rows, report = read_training_rows(smk.wildcards.source, smk.params.entry)
     log.info("training rows %s: %s", smk.wildcards.source, report)  # counts only, never text

@@ -180,8 +180,8 @@ def write_model(
     model reruns no other model's results."""
     import json
 
-    from clinsent.io import atomic_folder
-    from clinsent.names import inside
+    from clinsent.config.names import inside
+    from clinsent.io.files import atomic_folder
 
     out_dir = inside(out_dir, Path(out_dir).parent)  # never a folder reached through the model's name
     written: list[Path] = []

@@ -19,49 +19,22 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from clinsent.config.sections import DocTaskEntry, RunConfig
 from clinsent.corpus.documents import patient_keys, unit_hash
 from clinsent.errors import InputError, shown
 from clinsent.registry import check_values
-from clinsent.run_config import RunConfig
-
-
-@dataclass(frozen=True)
-class DocTaskSettings:
-    label: str  # category | icd9_triage
-    train_per_class: int = 200
-    test_per_class: int = 500
-    seed: int = 0
-    categories: tuple[str, ...] | None = None  # category: the classes kept (None: all)
-    diagnoses: str | None = None  # icd9_triage: DIAGNOSES_ICD.csv(.gz)
-    mapping: str | None = None  # icd9_triage: the team -> ICD-9 ranges file
-    note_category: str = "Discharge summary"  # icd9_triage: the notes labelled
-
-    @classmethod
-    def from_config(cls, cfg: Mapping[str, Any]) -> DocTaskSettings:
-        cats = cfg.get("categories")
-        return cls(
-            label=str(cfg["label"]),
-            train_per_class=int(cfg.get("train_per_class", 200)),
-            test_per_class=int(cfg.get("test_per_class", 500)),
-            seed=int(cfg.get("seed", 0)),
-            categories=tuple(cats) if cats else None,
-            diagnoses=cfg.get("diagnoses"),
-            mapping=cfg.get("mapping"),
-            note_category=str(cfg.get("note_category", "Discharge summary")),
-        )
 
 
 def read_mapping(path: str | Path) -> list[tuple[str, int, int]]:
     """(team, first, last) numeric ICD-9 ranges (3-digit categories, inclusive) from the YAML file
     ``teams: {<team>: ["390-459", "785", ...]}``."""
-    from clinsent.safe_yaml import load
+    from clinsent.io.safe_yaml import load
 
     data = load(path) or {}
     teams = data.get("teams") if isinstance(data, dict) else None
@@ -116,7 +89,7 @@ def primary_diagnoses(path: str | Path) -> pd.DataFrame:
     return pd.DataFrame({"hadm_id": first["HADM_ID"].astype(np.int64), "code": first["ICD9_CODE"].str.strip()})
 
 
-def label_documents(docs: pd.DataFrame, s: DocTaskSettings, name: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+def label_documents(docs: pd.DataFrame, s: DocTaskEntry, name: str) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Documents with a ``label`` column, and what was dropped."""
     report: dict[str, Any] = {"documents": int(len(docs))}
     if s.label == "category":
@@ -164,7 +137,7 @@ def label_documents(docs: pd.DataFrame, s: DocTaskSettings, name: str) -> tuple[
     return merged[merged["label"].notna()].drop(columns=["code"]), report
 
 
-def draw(labelled: pd.DataFrame, s: DocTaskSettings, where: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+def draw(labelled: pd.DataFrame, s: DocTaskEntry, where: str) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Train/test documents per class (patients never on both sides)."""
     patient = patient_keys(labelled["subject_id"].fillna(-1).to_numpy(), labelled["row_id"].to_numpy())
     share = s.test_per_class / (s.train_per_class + s.test_per_class)
@@ -191,7 +164,7 @@ def draw(labelled: pd.DataFrame, s: DocTaskSettings, where: str) -> tuple[pd.Dat
 
 
 def build_doc_task(
-    documents: str | Path, s: DocTaskSettings, name: str, per_class: Mapping[str, int] | None = None
+    documents: str | Path, s: DocTaskEntry, name: str, per_class: Mapping[str, int] | None = None
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """``per_class``: the few-shot sizes asked of this task (eval set or finetune entry -> n),
     checked here, before any model trains on or is scored against the table."""

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from clinsent.config.sections import Documents
 from clinsent.errors import InputError
-from clinsent.io import ParquetSink
+from clinsent.io.files import ParquetSink
 
 log = logging.getLogger(__name__)
 
@@ -49,25 +49,6 @@ DOCUMENT_SCHEMA = pa.schema(
 PARTITIONS = ("pretrain", "downstream")
 MIN_LENGTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)  # the paper's Table 12 rows
 HIST_EDGES = (0, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)  # Figure 7's bins (words); the last is open
-
-
-@dataclass(frozen=True)
-class DocumentSettings:
-    """The ``documents`` block of the config."""
-
-    max_documents: int | None = None  # pre-training documents (None: every note of the partition)
-    downstream_share: float = 0.2  # share of patients held out for the downstream tasks
-    seed: int = 0
-    min_words: int = 1  # shorter notes are dropped (counted)
-
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> DocumentSettings:
-        return cls(
-            max_documents=cfg.get("max_documents"),
-            downstream_share=float(cfg.get("downstream_share", 0.2)),
-            seed=int(cfg.get("seed", 0)),
-            min_words=int(cfg.get("min_words", 1)),
-        )
 
 
 def word_counts(text: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -96,9 +77,7 @@ def patient_keys(subject_id: np.ndarray, row_id: np.ndarray) -> np.ndarray:
     return np.where(subject_id >= 0, subject_id, -row_id - 1).astype(np.int64)
 
 
-def choose(
-    row_id: np.ndarray, subject_id: np.ndarray, n_words: np.ndarray, s: DocumentSettings
-) -> dict[str, np.ndarray]:
+def choose(row_id: np.ndarray, subject_id: np.ndarray, n_words: np.ndarray, s: Documents) -> dict[str, np.ndarray]:
     """Which notes each partition keeps (boolean masks over the inputs)."""
     downstream = unit_hash(patient_keys(subject_id, row_id), s.seed, 1) < s.downstream_share
     long_enough = n_words >= s.min_words
@@ -132,7 +111,7 @@ def length_statistics(n_words: np.ndarray, categories: Sequence[str]) -> dict[st
 def build_documents(
     shards: Sequence[str | Path],
     out: dict[str, str | Path],
-    s: DocumentSettings,
+    s: Documents,
     log_fn: Callable[[str], Any] = log.info,
 ) -> dict[str, Any]:
     """Write ``out['pretrain']`` and ``out['downstream']`` (parquet, :data:`DOCUMENT_SCHEMA`)

@@ -1,9 +1,9 @@
 """Gather the per-shard sentences and entities into the sentence sets, one shard at a time
 (or, where no method needs entities, the kept sentences alone into S_all: :func:`gather_s_all`).
 
-For each shard: link its entities to the ontology (:func:`clinsent.sets.link_entities`),
+For each shard: link its entities to the ontology (:func:`clinsent.corpus.sets.link_entities`),
 assign its kept sentences to S_ent / S_none / the no-definition remainder
-(:func:`clinsent.sets.assign_sets`) and append both to the gathered files. Only one shard and
+(:func:`clinsent.corpus.sets.assign_sets`) and append both to the gathered files. Only one shard and
 a 64-bit hash per sentence are in memory; the hashes give the exact-duplicate (copy-paste)
 counts across the whole corpus.
 """
@@ -18,10 +18,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from clinsent.corpus.sets import assign_sets, link_entities
 from clinsent.corpus.split import SENTENCE_SCHEMA
-from clinsent.io import ParquetSink
+from clinsent.io.files import ParquetSink
 from clinsent.ner.annotate import ENTITY_SCHEMA
-from clinsent.sets import assign_sets, link_entities
 
 SETS_SCHEMA = pa.schema(
     [

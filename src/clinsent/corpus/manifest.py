@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from clinsent.corpus.normalize import NORM_VERSION
-from clinsent.io import sha256_file
+from clinsent.io.files import sha256_file
 from clinsent.ner.pack import pack_hash
 
 

@@ -25,8 +25,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from clinsent.config.sections import Notes
+from clinsent.config.settings import build
 from clinsent.errors import InputError
-from clinsent.reading import Readers, check_file
+from clinsent.io.reading import Readers, check_file
 from clinsent.registry import check_values
 
 log = logging.getLogger(__name__)
@@ -75,18 +77,22 @@ class ReadStats:
             self.categories[name] = self.categories.get(name, 0) + int(item["counts"])
 
 
+_DECLARED = Notes(path="")  # the notes section's declared defaults
+
+
 @dataclass(frozen=True)
 class NotesSpec:
-    """Where the notes are and how to read them (the ``notes`` block of the config)."""
+    """Where the notes are and how to read them: the ``notes`` section (:class:`Notes`, whose
+    declaration holds every default) as the readers take it, with the files as a list."""
 
     path: str
-    format: str = "noteevents_csv"
-    categories: tuple[str, ...] | None = ("Discharge summary",)
-    drop_errors: bool = True
-    id_column: str = "id"
-    text_column: str = "text"
-    category_column: str | None = None  # parquet: the note-category column (note-category pre-training, M-Cat)
-    block_mb: int = 1
+    format: str = _DECLARED.format
+    categories: tuple[str, ...] | None = tuple(_DECLARED.categories or ()) or None
+    drop_errors: bool = _DECLARED.drop_errors
+    id_column: str = _DECLARED.id_column
+    text_column: str = _DECLARED.text_column
+    category_column: str | None = _DECLARED.category_column  # parquet: the note-category column
+    block_mb: int = _DECLARED.block_mb
     blocks: int | None = None  # read only this many blocks of each file (the dry run's check), not from the config
     more_paths: tuple[str, ...] = ()  # notes.path given as a list: the files after the first, read in order
 
@@ -96,20 +102,26 @@ class NotesSpec:
         return [self.path, *self.more_paths]
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any]) -> NotesSpec:
-        cats = cfg.get("categories")
-        given = [str(p) for p in cfg["path"]] if isinstance(cfg["path"], (list, tuple)) else [str(cfg["path"])]
+    def from_notes(cls, notes: Notes) -> NotesSpec:
+        """The typed ``notes`` section as the readers take it."""
+        given = [str(p) for p in notes.path] if isinstance(notes.path, (list, tuple)) else [str(notes.path)]
         return cls(
             path=given[0],
             more_paths=tuple(given[1:]),
-            format=cfg.get("format", "noteevents_csv"),
-            categories=tuple(cats) if cats else None,
-            drop_errors=bool(cfg.get("drop_errors", True)),
-            id_column=cfg.get("id_column", "id"),
-            text_column=cfg.get("text_column", "text"),
-            category_column=cfg.get("category_column"),
-            block_mb=int(cfg.get("block_mb", 1)),
+            format=notes.format,
+            categories=tuple(notes.categories) if notes.categories else None,
+            drop_errors=notes.drop_errors,
+            id_column=notes.id_column,
+            text_column=notes.text_column,
+            category_column=notes.category_column,
+            block_mb=notes.block_mb,
         )
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any]) -> NotesSpec:
+        """A ``notes`` entry as validated (a job's params, a reader check's entry), read back through
+        its declaration (:func:`clinsent.config.settings.build`)."""
+        return cls.from_notes(build(Notes, cfg))
 
 
 def decode_text(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, int]:

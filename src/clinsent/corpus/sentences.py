@@ -13,37 +13,38 @@ feed the same ``batch_plan`` rule. Errors name the file and line or key, never t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from clinsent.config.sections import SentenceCorpusEntry
+from clinsent.config.settings import to_params
 from clinsent.errors import InputError
-from clinsent.reading import FIRST_ROWS, Readers, check_file, parquet_file, shown_column, shown_columns
-from clinsent.textfile import text_lines
+from clinsent.io.reading import FIRST_ROWS, Readers, check_file, parquet_file, shown_column, shown_columns
+from clinsent.io.textfile import text_lines
 
 RESERVED = ("notes", "s_all", "s_ent", "s_none")  # names of the notes pipeline's sets
 
 
-def corpus_paths(entry: Mapping[str, Any]) -> list[str]:
-    path = entry["path"]
+def corpus_paths(path: str | Sequence[str]) -> list[str]:
+    """A corpus entry's ``path`` as a list (one file, or several read one after another)."""
     return [path] if isinstance(path, str) else list(path)
 
 
-def corpus_format(path: str, entry: Mapping[str, Any]) -> str:
+def corpus_format(path: str, fmt: str | None) -> str:
     """The entry's ``format``, or by the file's suffix: parquet for ``.parquet``, else text."""
-    fmt = entry.get("format") or ("parquet" if path.endswith(".parquet") else "text")
-    return str(fmt)
+    return fmt or ("parquet" if path.endswith(".parquet") else "text")
 
 
 def _lines(path: str, where: str) -> tuple[list[str], int]:
-    """The non-blank lines of a text file (:func:`clinsent.textfile.text_lines`), stripped, and the number of
+    """The non-blank lines of a text file (:func:`clinsent.io.textfile.text_lines`), stripped, and the number of
     blank ones."""
     kept, blank = [], 0
     try:
-        for line in text_lines(path):  # UTF-8, a BOM dropped, UTF-16 refused (clinsent.textfile)
+        for line in text_lines(path):  # UTF-8, a BOM dropped, UTF-16 refused (clinsent.io.textfile)
             text = line.strip()
             if text:
                 kept.append(text)
@@ -144,7 +145,7 @@ SENTENCE_FORMATS.register("parquet", check=check_parquet)(_parquet)  # one sente
 
 
 def _read_file(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str], int]:
-    return SENTENCE_FORMATS.get(corpus_format(path, entry), where=f"{where}.format")(path, entry, where)
+    return SENTENCE_FORMATS.get(corpus_format(path, entry.get("format")), where=f"{where}.format")(path, entry, where)
 
 
 def read_sentence_corpus(name: str, entry: Mapping[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -154,7 +155,7 @@ def read_sentence_corpus(name: str, entry: Mapping[str, Any]) -> tuple[pd.DataFr
     sources: list[int] = []
     files = []
     splitter = None
-    for i, path in enumerate(corpus_paths(entry)):
+    for i, path in enumerate(corpus_paths(entry["path"])):
         kept, skipped = _read_file(path, entry, where)
         record: dict[str, Any] = {"path": path}
         if entry.get("split"):  # each line (cell) a document, e.g. an abstract: our ScispaCy splitter
@@ -182,7 +183,7 @@ def read_sentence_corpus(name: str, entry: Mapping[str, Any]) -> tuple[pd.DataFr
         keep = np.arange(total)
     if len(keep) == 0:
         raise InputError(
-            ", ".join(corpus_paths(entry)),
+            ", ".join(corpus_paths(entry["path"])),
             "the sentence corpus is empty after sampling",
             f"point `{where}.path` at a file with sentences, or raise `sample`",
         )
@@ -199,18 +200,18 @@ def read_sentence_corpus(name: str, entry: Mapping[str, Any]) -> tuple[pd.DataFr
     return df, {"sentences_read": total, "sentences": len(df), "sample": sample, "files": files}
 
 
-def corpus_size(name: str, entry: Mapping[str, Any], placeholders_ok: bool = False) -> int | None:
+def corpus_size(name: str, entry: SentenceCorpusEntry, placeholders_ok: bool = False) -> int | None:
     """The number of sentences the corpus will hold, when the config is read (for ``epochs``):
     ``sample`` when given, else a count of the files (None for a missing file in a dry run with
     placeholders)."""
-    if entry.get("sample") is not None:
-        return int(entry["sample"])
-    if entry.get("split"):  # documents: their sentences are counted by the sentence_corpus job
+    if entry.sample is not None:
+        return entry.sample
+    if entry.split:  # documents: their sentences are counted by the sentence_corpus job
         return None
-    if placeholders_ok and not all(Path(p).exists() for p in corpus_paths(entry)):
+    if placeholders_ok and not all(Path(p).exists() for p in corpus_paths(entry.path)):
         return None
     where = f"config: sentence_corpora.{name}"
-    return sum(len(_read_file(p, entry, where)[0]) for p in corpus_paths(entry))
+    return sum(len(_read_file(p, to_params(entry), where)[0]) for p in corpus_paths(entry.path))
 
 
 def steps_for_epochs(epochs: float, sentences: int, batch_size: int) -> int:

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from clinsent.corpus.notes import NOTE_SCHEMA
 from clinsent.errors import InputError
-from clinsent.io import ParquetSink
+from clinsent.io.files import ParquetSink
 
 
 def shard_names(n_shards: int) -> list[str]:

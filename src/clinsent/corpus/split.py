@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from clinsent.corpus.normalize import NORM_VERSION, normalize_note
-from clinsent.io import ParquetSink
+from clinsent.io.files import ParquetSink
 
 #: Abbreviations that never end a sentence: the next segment always continues it.
 _NEVER_FINAL = re.compile(r"(?:\b(?:dr|mr|mrs|ms|st|vs|approx|e\.g|i\.e|p\.o|i\.v|no|sig|pt)\.)$", re.I)
@@ -197,7 +197,7 @@ def split_shard(
 ) -> dict[str, int]:
     """Split one shard of notes, streaming: ``notes_per_batch`` notes in memory at a time; with
     ``log``, a progress line (notes done, sentences/s, ETA) at most every ``every`` seconds."""
-    from clinsent.progress import Progress
+    from clinsent.workflow.eta import Progress
 
     counts = {"notes": 0, "sentences": 0, "kept": 0}
     notes = pq.ParquetFile(notes_path)

@@ -40,7 +40,7 @@ class TrainingData(abc.ABC):
         """Raise when ``steps`` steps cannot be served."""
 
     def summary(self) -> dict[str, Any]:
-        """What the model card says of this data (:mod:`clinsent.model_card`): ``description``
+        """What the model card says of this data (:mod:`clinsent.release.card`): ``description``
         (its kind and source: names from the config, never a path or a row), ``rows`` (distinct
         rows trained on), ``unit``, and ``source`` (``notes`` or the config key of the source,
         where its data-use class is looked up)."""

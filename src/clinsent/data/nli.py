@@ -27,9 +27,9 @@ import pandas as pd
 
 from clinsent.data.readers import READERS, entry_paths
 from clinsent.errors import InputError
-from clinsent.io import jsonl_objects
-from clinsent.reading import FIRST_ROWS, Check, Readers, check_file
-from clinsent.textfile import header_lacks, text_lines
+from clinsent.io.files import jsonl_objects
+from clinsent.io.reading import FIRST_ROWS, Check, Readers, check_file
+from clinsent.io.textfile import header_lacks, text_lines
 
 LABELS = ("entailment", "neutral", "contradiction")
 TRIPLET_COLUMNS = ["anchor", "positive", "negative"]
@@ -143,7 +143,7 @@ def triplets(pairs: list[tuple[str, str, str]]) -> tuple[pd.DataFrame, dict[str,
 def _read(entry: dict[str, Any], read_one: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
     skipped = {"no_gold_label": 0}
     pairs = []
-    for path in entry_paths(entry):
+    for path in entry_paths(entry["path"]):
         if not Path(path).exists():
             raise InputError(path, "the training-data file does not exist", "fix `training_data.<name>.path`")
         pairs += read_one(path, skipped)
@@ -159,7 +159,7 @@ def _read(entry: dict[str, Any], read_one: Any) -> tuple[pd.DataFrame, dict[str,
     }
     if df.empty:
         raise InputError(
-            ", ".join(entry_paths(entry)),
+            ", ".join(entry_paths(entry["path"])),
             f"no premise has both an entailment and a contradiction hypothesis ({premises} premises)",
             "check the labels, or use another file",
         )

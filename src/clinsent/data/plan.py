@@ -1,7 +1,7 @@
 """Training data of the sentence-level methods: a batch plan over the sentence sets.
 
 The ``batch_plan`` rule fixes every step's sentences and each sentence's chosen entity in
-advance (corpus, S_none share, duplicate strategy; :mod:`clinsent.batching`); methods whose
+advance (corpus, S_none share, duplicate strategy; :mod:`clinsent.data.batching`); methods whose
 plan settings agree share one plan per seed. The sentences come from the notes pipeline's sets
 (``source`` notes) or from a plain sentence corpus (``source``: a key of ``sentence_corpora``,
 :mod:`clinsent.corpus.sentences`); ``fraction`` < 1 plans over a fixed subset of the corpus.
@@ -84,7 +84,7 @@ class SentencePlan(DataNeed):
         return {"description": f"{sets} of the notes", "source": "notes"}
 
 
-CORPUS_WORDS = {  # each set by its definition (clinsent.sets; MED-SE section 3.2)
+CORPUS_WORDS = {  # each set by its definition (clinsent.corpus.sets; MED-SE section 3.2)
     "s_all": "S_all sentences (those kept by the length filter, corpus.min_words)",
     "s_ent": "S_ent sentences (S_all sentences with a disease or mental-disorder entity, UMLS T047 or T048, "
     "that has an ontology definition)",

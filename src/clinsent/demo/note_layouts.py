@@ -10,7 +10,7 @@ import io
 from pathlib import Path
 
 from clinsent.demo.notes import COLUMNS
-from clinsent.io import atomic_path
+from clinsent.io.files import atomic_path
 
 
 def write_noteevents(path: Path, rows: list[dict[str, str]]) -> None:

@@ -1,7 +1,7 @@
 """Whether the data a config says is demo data is the packaged demo data, recognised by content.
 
 A model card's data-use notice says "generated demo data (no patient's notes)" only for the demo
-notes (:mod:`clinsent.model_card`); a config key inherited from the demo config must not say so of
+notes (:mod:`clinsent.release.card`); a config key inherited from the demo config must not say so of
 a hospital's notes. So the claim ``model_card.data_use.notes: demo`` is checked at dry run
 against the notes themselves: every note the config's reader keeps (its format, its categories)
 must be one of the notes the package's seeded generator writes (``resources/demo``'s
@@ -45,7 +45,7 @@ def demo_file_digests() -> frozenset[str]:
     import tempfile
 
     from clinsent.demo.files import write_demo_files
-    from clinsent.io import sha256_file
+    from clinsent.io.files import sha256_file
 
     with tempfile.TemporaryDirectory(prefix="clinsent-demo-") as folder:
         write_demo_files(Path(folder))
@@ -54,7 +54,7 @@ def demo_file_digests() -> frozenset[str]:
 
 def is_demo_file(path: str | Path) -> bool:
     """Whether ``path`` is, byte for byte, one of the demo input files (a folder never is)."""
-    from clinsent.io import sha256_file
+    from clinsent.io.files import sha256_file
 
     path = Path(path)
     return path.is_file() and path.stat().st_size <= LIMIT and sha256_file(path) in demo_file_digests()

@@ -23,7 +23,7 @@ import numpy as np
 
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items
-from clinsent.textfile import text_lines
+from clinsent.io.textfile import text_lines
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def read_conll(path: str | Path) -> list[TaggedSentence]:
     first = 0
     bad: list[int] = []
     width, uneven = 0, []  # the columns of the first token line; lines with another count
-    for n, line in enumerate(text_lines(path), 1):  # UTF-8 strictly (clinsent.textfile), never U+FFFD
+    for n, line in enumerate(text_lines(path), 1):  # UTF-8 strictly (clinsent.io.textfile), never U+FFFD
         cols = line.split()
         if not cols or cols[0] == "-DOCSTART-":
             if tokens:

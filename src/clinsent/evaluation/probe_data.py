@@ -15,9 +15,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from clinsent.errors import InputError
-from clinsent.io import jsonl_objects
-from clinsent.reading import Readers, state_repeats
-from clinsent.textfile import text_lines
+from clinsent.io.files import jsonl_objects
+from clinsent.io.reading import Readers, state_repeats
+from clinsent.io.textfile import text_lines
 
 Records = list[tuple[str, dict[str, Any]]]  # (where: file and line, never text; the row's fields)
 
@@ -80,7 +80,7 @@ def columns(settings: ProbeFile) -> list[str]:
 
 
 def _opened(read: Callable[[Path], Records]) -> Callable[[ProbeFile, Path], Records]:
-    """One file with a split column, its missing file named (bad encoding: clinsent.textfile)."""
+    """One file with a split column, its missing file named (bad encoding: clinsent.io.textfile)."""
 
     def records(settings: ProbeFile, path: Path) -> Records:
         try:

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from clinsent.errors import InputError
-from clinsent.reading import Readers, extra_fields, state_repeats
-from clinsent.textfile import header_lacks, table_header, text_lines
+from clinsent.io.reading import Readers, extra_fields, state_repeats
+from clinsent.io.textfile import header_lacks, table_header, text_lines
 
 TAB_FIX = "remove the tab inside a sentence (a TSV has no quoting), or write the file as CSV with quoted fields"
 CSV_FIX = "quote fields that hold a comma, as CSV does"

@@ -15,7 +15,7 @@ import torch
 
 from clinsent.evaluation.bootstrap import Items
 from clinsent.finetune.config import FinetuneSettings
-from clinsent.finetune.fit import Evaluation, FitResult, fit
+from clinsent.finetune.fit import FitResult, fit_pairs
 from clinsent.tasks.base import PairTargets, Task
 
 
@@ -48,10 +48,6 @@ def embed_and_score(model: Any, task: Task, batch_size: int = 64) -> tuple[dict[
     return task.score_and_items(texts, vectors)
 
 
-def _evaluation(model: Any, validation: Task, test: Task) -> Evaluation:
-    return (embed_and_score(model, validation)[0], *embed_and_score(model, test))
-
-
 def finetune_bi_encoder(
     model: Any,
     train: Task,
@@ -74,14 +70,4 @@ def finetune_bi_encoder(
         features = [batch_to_device(model.preprocess(t), model.device) for t in texts]
         return loss(features, targets[idx].to(model.device))
 
-    return fit(
-        len(pairs.targets),
-        s,
-        seed,
-        [p for p in loss.parameters() if p.requires_grad],
-        step,
-        lambda: _evaluation(model, validation, test),
-        validation.headline,
-        model.train,
-        log,
-    ), pairs
+    return fit_pairs(model, loss, pairs, step, embed_and_score, s, seed, validation, test, log)

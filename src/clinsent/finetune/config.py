@@ -19,12 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from clinsent.config.sections import RunConfig
+from clinsent.config.settings import knob, parse_settings, to_config
 from clinsent.errors import InputError
-from clinsent.precision import ALIASES as PRECISION_ALIASES
-from clinsent.precision import PRECISION_DOC, Precision
+from clinsent.gpu.precision import ALIASES as PRECISION_ALIASES
+from clinsent.gpu.precision import PRECISION_DOC, Precision
 from clinsent.registry import did_you_mean
-from clinsent.run_config import RunConfig
-from clinsent.settings import knob, parse_settings, to_config
 
 CROSS_ENCODER = "cross_encoder"  # the method name of cross-encoder rows in summary.csv
 

@@ -14,7 +14,7 @@ import torch
 
 from clinsent.evaluation.bootstrap import Items
 from clinsent.finetune.config import FinetuneSettings
-from clinsent.finetune.fit import Evaluation, FitResult, fit
+from clinsent.finetune.fit import FitResult, fit_pairs
 from clinsent.tasks.base import PairTargets, Task
 
 
@@ -38,10 +38,6 @@ def predict_and_score(model: Any, task: Task, batch_size: int = 64) -> tuple[dic
     return task.score_pairs(scores), task.pair_items(scores)
 
 
-def _evaluation(model: Any, validation: Task, test: Task) -> Evaluation:
-    return (predict_and_score(model, validation)[0], *predict_and_score(model, test))
-
-
 def finetune_cross_encoder(
     model: Any,
     train: Task,
@@ -61,14 +57,4 @@ def finetune_cross_encoder(
     def step(idx: list[int]) -> torch.Tensor:
         return loss([[pairs.texts1[i] for i in idx], [pairs.texts2[i] for i in idx]], targets[idx].to(model.device))
 
-    return fit(
-        len(pairs.targets),
-        s,
-        seed,
-        [p for p in loss.parameters() if p.requires_grad],
-        step,
-        lambda: _evaluation(model, validation, test),
-        validation.headline,
-        model.train,
-        log,
-    ), pairs
+    return fit_pairs(model, loss, pairs, step, predict_and_score, s, seed, validation, test, log)

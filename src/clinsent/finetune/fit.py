@@ -21,6 +21,7 @@ import torch
 
 from clinsent.evaluation.bootstrap import Items
 from clinsent.finetune.config import FinetuneSettings
+from clinsent.tasks.base import PairTargets, Task
 
 # what a fine-tune's evaluate() returns: validation metrics, test metrics, and the test items
 # (for the intervals of the reported epoch; None: the task has none)
@@ -95,3 +96,30 @@ def fit(
     result.epochs = run.epochs
     result.sentences_per_s = texts_per_row * run.rows / max(run.busy_seconds, 1e-9)
     return result
+
+
+Score = Callable[[Any, Task], tuple[dict[str, float], Items | None]]
+
+
+def fit_pairs(
+    model: Any,
+    loss: torch.nn.Module,
+    pairs: PairTargets,
+    step: Callable[[list[int]], torch.Tensor],
+    score: Score,
+    s: FinetuneSettings,
+    seed: int,
+    validation: Task,
+    test: Task,
+    log: Callable[[str], None] = print,
+) -> tuple[FitResult, PairTargets]:
+    """:func:`fit` on a task's training pairs (a bi-encoder's or a cross-encoder's ``loss``, its
+    trainable parameters), each epoch scored by ``score(model, task)`` on the validation set
+    (the epoch's pick) and the test set (reported, with its items for the intervals)."""
+
+    def evaluate() -> Evaluation:
+        return (score(model, validation)[0], *score(model, test))
+
+    trainable = [p for p in loss.parameters() if p.requires_grad]
+    result = fit(len(pairs.targets), s, seed, trainable, step, evaluate, validation.headline, model.train, log)
+    return result, pairs

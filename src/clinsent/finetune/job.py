@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from clinsent.finetune.config import FinetuneSettings
-from clinsent.hardware import describe, hardware_record
+from clinsent.gpu.hardware import describe, hardware_record
 from clinsent.optimisation import pick_device, seed_everything
 from clinsent.tasks.base import Task
 
@@ -56,7 +56,7 @@ def run_finetune(
 
 def _record(device: str, s: FinetuneSettings) -> dict[str, Any]:
     """The hardware and software the job ran on, with the entry's precision on that device."""
-    from clinsent.precision import resolve
+    from clinsent.gpu.precision import resolve
 
     return hardware_record(torch.device(device), resolve(s.precision, torch.device(device)))
 
@@ -71,7 +71,7 @@ def _bi_encoder(
     seed: int,
     log: Callable[[str], None],
 ) -> tuple[Any, Any]:
-    from clinsent.embed import load_model
+    from clinsent.embedding.vectors import load_model
     from clinsent.finetune.bi_encoder import finetune_bi_encoder
 
     return finetune_bi_encoder(load_model(model_path, device), train, validation, test, s, seed, log)
@@ -100,7 +100,7 @@ PAIR_FITS: dict[str, Callable[..., tuple[Any, Any]]] = {"bi_encoder": _bi_encode
 def _classifier(
     model_path: str, task: Task, s: FinetuneSettings, seed: int, device: str, log: Callable[[str], None]
 ) -> dict[str, Any]:
-    from clinsent.embed import load_model
+    from clinsent.embedding.vectors import load_model
     from clinsent.finetune.classifier import finetune_classifier
 
     result, record = finetune_classifier(load_model(model_path, device), task, s, seed, log)
@@ -147,7 +147,7 @@ def job_from_params(
     kind: str, model_path: str, params: Mapping[str, Any], seed: int, threads: int, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Rebuild the entry and its three tasks from a rule's params (already validated) and run it."""
-    from clinsent.settings import from_config
+    from clinsent.config.settings import from_config
     from clinsent.tasks.config import task_from_params
 
     torch.set_num_threads(threads)

@@ -1,7 +1,7 @@
 """What a method is: its settings (with their defaults), the training data it needs, and the
 loss module that owns its extra modules.
 
-A method module defines a settings dataclass (fields made with :func:`clinsent.settings.knob`)
+A method module defines a settings dataclass (fields made with :func:`clinsent.config.settings.knob`)
 and a :class:`Method` subclass registered with ``@METHODS.register("objective_name")``; its loss,
 a :class:`clinsent.losses.base.MethodLoss` (an ``nn.Module``, after sentence-transformers' losses:
 it holds what it needs, prepares a batch on the CPU and returns its loss as named parts), lives
@@ -20,13 +20,13 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
+from clinsent.config.sections import RunConfig
 from clinsent.data import DataNeed
 from clinsent.data.plan import SentencePlan
 from clinsent.methods.knobs import MethodSettings, Pooling, SentencePlanSettings, TrainedSettings
 from clinsent.methods.loss_knobs import loss_knobs
 from clinsent.methods.memory import check_memory
 from clinsent.registry import Registry
-from clinsent.run_config import RunConfig
 
 if TYPE_CHECKING:  # the loss side needs torch; the settings side never imports it
     from clinsent.losses.base import MethodLoss
@@ -42,7 +42,7 @@ class Method(abc.ABC, Generic[S]):
     name: ClassVar[str] = ""
     loss_class: ClassVar[str] = ""  # "module:Class" of its loss (clinsent.losses), imported by build_loss alone
     settings_class: ClassVar[type[MethodSettings]] = MethodSettings
-    # the paper and its equation or section, as the model card cites it (clinsent.model_card)
+    # the paper and its equation or section, as the model card cites it (clinsent.release.card)
     reference: ClassVar[str] = ""
     # whether the loss contrasts each row with the other rows of its batch (in-batch negatives):
     # such a loss takes ``mini_batch`` for large batches; one without takes ``accumulate``

@@ -18,6 +18,17 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from clinsent.config.sections import RunConfig
+from clinsent.config.settings import (
+    check_shared,
+    foreign_keys,
+    from_config,
+    key_owners,
+    keys,
+    parse_settings,
+    to_config,
+    to_params,
+)
 from clinsent.corpus.sentences import corpus_paths, corpus_size, steps_for_epochs
 from clinsent.data.plan import SentencePlan
 from clinsent.errors import InputError
@@ -26,8 +37,6 @@ from clinsent.methods.base import rows_source
 from clinsent.methods.entries import MethodEntry, check_init_from, check_run_models
 from clinsent.methods.knobs import TRAINED_HEAD_POOLINGS, SentencePlanSettings, TrainedSettings
 from clinsent.registry import did_you_mean
-from clinsent.run_config import RunConfig
-from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 
 ENTRY_KEYS = ("objective", "seeds", "postprocess", "whitening_dims", "selection_set", "init_from")
 NOT_SETTINGS = ("threads",)  # keys of `training` that are no method's knob
@@ -145,8 +154,8 @@ def _check_source(where: str, s: Any, config: RunConfig) -> None:
 def _size(name: str, config: RunConfig) -> int | None:
     entry = config.sentence_corpora[name]
     placeholders = config.placeholders_ok
-    stamps = [os.stat(p).st_mtime_ns if os.path.exists(p) else None for p in corpus_paths(entry)]
-    key = (name, json.dumps([entry, stamps], sort_keys=True), placeholders)
+    stamps = [os.stat(p).st_mtime_ns if os.path.exists(p) else None for p in corpus_paths(entry.path)]
+    key = (name, json.dumps([to_params(entry), stamps], sort_keys=True), placeholders)
     if key not in _SIZES:  # counted once per config read, however many methods train on the corpus
         _SIZES[key] = corpus_size(name, entry, placeholders)
     return _SIZES[key]

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clinsent.augment.declutr_spans import Strategy, min_tokens
+from clinsent.config.sections import RunConfig
+from clinsent.config.settings import knob
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
 from clinsent.methods.base import METHODS
 from clinsent.methods.mlm import DocumentMethod, MlmSettings
-from clinsent.run_config import RunConfig
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     pass

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from clinsent.config.settings import to_config
 from clinsent.errors import InputError
 from clinsent.methods import Method
 from clinsent.registry import did_you_mean
-from clinsent.settings import to_config
 
 
 @dataclass(frozen=True)

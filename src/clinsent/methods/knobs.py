@@ -1,5 +1,5 @@
 """The knobs every method shares, as settings dataclasses (fields made with
-:func:`clinsent.settings.knob`: each default and description written once): how sentences become
+:func:`clinsent.config.settings.knob`: each default and description written once): how sentences become
 vectors (:class:`MethodSettings`, the untrained baseline's too), how a trained method optimises,
 selects and checkpoints (:class:`TrainedSettings`), and how a method trained on the sentence
 sets draws its batches (:class:`SentencePlanSettings`). A method's own settings extend these.
@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from clinsent.precision import ALIASES as PRECISION_ALIASES
-from clinsent.precision import PRECISION_DOC, Precision
-from clinsent.settings import knob
-from clinsent.speed import Auto
+from clinsent.config.settings import knob
+from clinsent.gpu.precision import ALIASES as PRECISION_ALIASES
+from clinsent.gpu.precision import PRECISION_DOC, Precision
+from clinsent.gpu.speed import Auto
 
 Pooling = Literal["cls", "cls_mlp", "cls_before_pooler", "mean", "first_last", "model"]
 TRAINED_HEAD_POOLINGS = ("cls_mlp",)  # poolings whose MLP is part of the model: only a trained objective has one
@@ -63,7 +63,7 @@ class TrainedSettings(MethodSettings):
         "torch.compile the whole step's forward (encoder, pooling, loss, the loss's own "
         "encoders) as one graph, token lengths padded to multiples of 16 (few shapes); "
         "steps in chunks (mini_batch, accumulate) stay eager. auto: on where a CUDA measurement "
-        "showed it faster (clinsent.speed), off on the CPU; a compile_mode turns it on",
+        "showed it faster (clinsent.gpu.speed), off on the CPU; a compile_mode turns it on",
     )
     compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = knob(
         "default",
@@ -100,7 +100,7 @@ class TrainedSettings(MethodSettings):
         "batch's real tokens only, attention on the padded layout with its mask and dropout "
         "(BERT-architecture encoders; clinsent.models.unpadded). Eval-mode embeddings equal the "
         "padded forward's within 1e-5; dropout masks fall on another layout, so curves differ "
-        "by dropout noise. auto: on where a CUDA measurement showed it faster (clinsent.speed), off "
+        "by dropout noise. auto: on where a CUDA measurement showed it faster (clinsent.gpu.speed), off "
         "on the CPU and with gradient_checkpointing; varlen_attention turns it on",
     )
     varlen_attention: bool = knob(

@@ -19,12 +19,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from clinsent.config.settings import knob
 from clinsent.data import DataNeed
 from clinsent.data.plan import SentencePlan
 from clinsent.methods.base import METHODS
 from clinsent.methods.knobs import Pooling
 from clinsent.methods.simcse import SimCSE, SimCSESettings
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     pass

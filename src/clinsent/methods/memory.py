@@ -2,7 +2,7 @@
 the config is read: ``accumulate`` only where no loss term compares rows across the batch,
 ``mini_batch`` only where one does, ``unpad`` without gradient checkpointing (its forward is not
 transformers' checkpointed one), ``varlen_attention`` not with ``unpad: false``, ``compile_mode``
-not with ``compile: false`` (with ``auto`` they turn the knob on: :mod:`clinsent.speed`).
+not with ``compile: false`` (with ``auto`` they turn the knob on: :mod:`clinsent.gpu.speed`).
 """
 
 from __future__ import annotations

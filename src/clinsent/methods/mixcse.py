@@ -24,12 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from clinsent.config.sections import RunConfig
+from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.methods.base import METHODS
 from clinsent.methods.knobs import Pooling
 from clinsent.methods.simcse import SimCSE, SimCSESettings
-from clinsent.run_config import RunConfig
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     pass

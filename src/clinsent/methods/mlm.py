@@ -17,11 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from clinsent.config.settings import knob
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import Pooling, TrainedSettings
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     pass

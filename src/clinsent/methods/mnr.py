@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clinsent.config.settings import knob
 from clinsent.methods.base import METHODS
 from clinsent.methods.knobs import Pooling
 from clinsent.methods.sup_simcse import SupervisedSimCSE, SupSimCSESettings
-from clinsent.settings import knob
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from clinsent.config.settings import knob
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
 from clinsent.methods.base import METHODS
 from clinsent.methods.mlm import DocumentMethod, MlmSettings
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     pass

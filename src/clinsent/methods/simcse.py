@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 import numpy as np
 
 from clinsent.augment.text import STOPWORDS, TEXT_AUGMENTATIONS, augment
+from clinsent.config.sections import RunConfig
+from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings
-from clinsent.run_config import RunConfig
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     pass

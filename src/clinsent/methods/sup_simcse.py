@@ -15,14 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from clinsent.config.sections import RunConfig
+from clinsent.config.settings import knob
 from clinsent.data import DataNeed
 from clinsent.data.rows import TrainingRows
 from clinsent.errors import InputError
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import Pooling, TrainedSettings
 from clinsent.registry import did_you_mean
-from clinsent.run_config import RunConfig
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     pass

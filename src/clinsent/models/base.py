@@ -23,7 +23,7 @@ def looks_like_path(spec: str) -> bool:
 
 def from_hub(spec: str) -> bool:
     """Whether a model entry is fetched from the Hugging Face Hub: neither a package nor a path
-    (whether the id fits the Hub's grammar is :func:`clinsent.names.is_hub_id`)."""
+    (whether the id fits the Hub's grammar is :func:`clinsent.config.names.is_hub_id`)."""
     return not spec.startswith(PACKAGE_PREFIX) and not Path(spec).expanduser().exists() and not looks_like_path(spec)
 
 

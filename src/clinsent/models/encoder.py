@@ -48,9 +48,9 @@ MASK_FORMS: dict[str, Callable[[torch.Tensor, Any], torch.Tensor]] = {"sdpa": _b
 
 
 def autocast(device: torch.device, precision: str = "auto") -> Any:
-    """The autocast of ``precision`` (:mod:`clinsent.precision`; ``auto``: bf16 on a GPU of
+    """The autocast of ``precision`` (:mod:`clinsent.gpu.precision`; ``auto``: bf16 on a GPU of
     compute capability >= 8.0, fp16 below, none on the CPU)."""
-    from clinsent.precision import autocast as precision_autocast
+    from clinsent.gpu.precision import autocast as precision_autocast
 
     return precision_autocast(device, precision)
 
@@ -70,7 +70,7 @@ class Encoder:
         precision: str = "auto",
         normalize: bool = False,
     ) -> None:
-        from clinsent.precision import resolve
+        from clinsent.gpu.precision import resolve
 
         self.model, self.tokenizer = model, tokenizer
         self.normalize = normalize  # the saved model ends in Normalize: encode gives unit vectors, as it will
@@ -148,7 +148,7 @@ class Encoder:
     @torch.no_grad()
     def encode(self, texts: list[str], batch_size: int = 64, max_length: int | None = None) -> np.ndarray:
         """Embeddings in eval mode, each text truncated to ``max_length`` tokens (the evaluation
-        length, :mod:`clinsent.eval_length`; default the training length), unit vectors where
+        length, :mod:`clinsent.evaluation.length`; default the training length), unit vectors where
         the saved model ends in ``Normalize``."""
         was_training = self.model.training
         self.model.eval()

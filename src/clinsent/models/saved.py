@@ -125,12 +125,12 @@ def _read_dense(encoder: SavedEncoder, folder: Path) -> None:
 def _plain_tanh_dense(folder: Path) -> bool:
     """A Dense module this loader runs exactly: tanh, no residual (the MLP a ``cls_mlp`` model keeps)."""
     try:
-        config = json.loads((folder / "config.json").read_text())
+        dense = json.loads((folder / "config.json").read_text())
     except (OSError, ValueError):
         return False
-    return str(config.get("activation_function", "torch.nn.modules.activation.Tanh")).endswith(
+    return str(dense.get("activation_function", "torch.nn.modules.activation.Tanh")).endswith(
         ".Tanh"
-    ) and not config.get("use_residual", False)
+    ) and not dense.get("use_residual", False)
 
 
 # a module after the Transformer (the last part of its modules.json "type") -> what it sets

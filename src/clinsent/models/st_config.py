@@ -44,12 +44,12 @@ def own_pooling(folder: str | Path, where: str = "pooling: model") -> str:
     config_file = folder / str(modules[kinds.index("Pooling")].get("path", "")) / "config.json"
     if not config_file.is_file():
         raise InputError(where, f"{config_file} does not exist", fix)
-    config = json.loads(config_file.read_text(encoding="utf-8"))
-    if "pooling_mode" in config:
-        value = config["pooling_mode"]
+    pooling = json.loads(config_file.read_text(encoding="utf-8"))
+    if "pooling_mode" in pooling:
+        value = pooling["pooling_mode"]
         modes = [value] if isinstance(value, str) else list(value)
     else:
-        modes = [mode for key, mode in _FLAGS.items() if config.get(key)]
+        modes = [mode for key, mode in _FLAGS.items() if pooling.get(key)]
     if len(modes) != 1 or modes[0] not in MODES:
         raise InputError(
             where,

@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from clinsent.io import ParquetSink
+from clinsent.io.files import ParquetSink
 from clinsent.ner.pack import kept_cuis, load_pack
 
 ENTITY_SCHEMA = pa.schema(
@@ -85,7 +85,7 @@ def annotate_shard(
 ) -> dict[str, int]:
     """Entities of the kept sentences of one shard, streaming ``rows_per_batch`` sentences at a
     time; with ``log``, a progress line (rows done, sentences/s, ETA) at most every ``every`` seconds."""
-    from clinsent.progress import Progress
+    from clinsent.workflow.eta import Progress
 
     counts = {"sentences": 0, "entities": 0, "sentences_with_entities": 0}
     source = pq.ParquetFile(sentences_path)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
-from clinsent.io import sha256_file
+from clinsent.io.files import sha256_file
 
 V1_CONVERTER = "python -m medcat.utils.legacy.legacy_converter OLD_PACK NEW_PACK"
 
@@ -98,10 +98,10 @@ def slim_pack(pack: str | Path, type_ids: Iterable[str], out_dir: str | Path) ->
 
 
 def save_pack(cat: Any, out_dir: str | Path) -> Path:
-    """A MedCAT model pack saved whole as the folder ``out_dir`` (:func:`clinsent.io.atomic_folder`):
+    """A MedCAT model pack saved whole as the folder ``out_dir`` (:func:`clinsent.io.files.atomic_folder`):
     the one way this package writes a pack (the demo pack, the slim pack)."""
-    from clinsent.io import atomic_folder
-    from clinsent.names import inside
+    from clinsent.config.names import inside
+    from clinsent.io.files import atomic_folder
 
     out = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the output itself
     with atomic_folder(out) as staged:  # MedCAT saves <folder>/<pack_name>: the staged folder itself

@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 from clinsent.errors import InputError
-from clinsent.io import atomic_path
+from clinsent.io.files import atomic_path
 
 log = logging.getLogger(__name__)
 

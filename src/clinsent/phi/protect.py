@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from clinsent.config.sections import RunConfig
 
 # results folders (relative to `results`) that hold note text or text derived from it
 NOTE_DIRS = (
@@ -60,12 +63,13 @@ def protect_dirs(results: str | Path, paths: Iterable[str | Path], mode: int | N
     return done
 
 
-def protect_job(smk: Any) -> list[Path]:
-    """:func:`protect_dirs` for a Snakemake job: its outputs and any folder param (a checkpoint folder)."""
-    config = getattr(smk, "config", None) or {}
-    results = config.get("results")
-    mode = (config.get("phi") or {}).get("dir_mode", "0700")
+def protect_job(smk: Any, config: RunConfig) -> list[Path]:
+    """:func:`protect_dirs` for a Snakemake job (its typed config: the results folder, the mode):
+    its outputs and any folder param (a checkpoint folder)."""
+    results, mode = config.results, config.phi.dir_mode
     if not results:
         return []
-    paths = [*smk.output, *(v for v in dict(smk.params.items()).values() if isinstance(v, str))]
+    params = getattr(smk, "params", None)
+    folders = [v for v in dict(params.items()).values() if isinstance(v, str)] if params is not None else []
+    paths = [*getattr(smk, "output", []), *folders]
     return protect_dirs(results, paths, int(mode, 8) if mode else None)

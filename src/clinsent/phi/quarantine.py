@@ -54,7 +54,7 @@ def quarantine(leaks: list[Leak], results: str | Path, mode: int = 0o700) -> Pat
     """Move every flagged file (or model run folder, :func:`_unit`) into a new owner-only
     ``phi/quarantine/<UTC time>/`` folder, files 0600; record the failure in ``phi/scan_failed.json``
     (paths and offsets, never text). Returns the quarantine folder."""
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
 
     root = Path(results)
     box = root / QUARANTINE / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -117,7 +117,7 @@ def check_shared(
     folder); on a leak move the flagged files into the quarantine (unless not ``move``) and raise
     :class:`PhiLeak` naming every leaking file and offset, else write the count to ``out`` and
     clear the record of an earlier failure."""
-    from clinsent.io import write_json
+    from clinsent.io.files import write_json
 
     sample = Sample.load(sample_path)
     files = shared_files(results, [*extra, *sorted(Path(".snakemake", "log").glob("*.log"))])

@@ -33,7 +33,7 @@ class Sample:
     hashes: frozenset[bytes]
 
     def save(self, path: str | Path) -> None:
-        from clinsent.io import write_json
+        from clinsent.io.files import write_json
 
         write_json({"n": self.n, "salt": self.salt.hex(), "hashes": sorted(h.hex() for h in self.hashes)}, path)
 

@@ -22,7 +22,7 @@ def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
     from clinsent.benchmark.mteb import NO_REVISION
 
     out = {}
-    for key, model in model_runs(plan.run.config).items():
+    for key, model in model_runs(plan.run.parts.models or {}).items():
         method, base = split_run(model["row"]["run"], plan.run.grid.default_base)
         as_is = "path" in model
         name = model["path"] if as_is and from_hub(model["path"]) else key
@@ -38,7 +38,7 @@ def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
 
 def benchmark_tasks(plan: Plan) -> dict[str, dict[str, Any]]:
     """Task (eval set or fine-tune entry) -> metric, split, languages and files."""
-    board = (plan.run.config.get("tables") or {}).get("leaderboard") or {}
+    board = plan.run.parts.tables.get("leaderboard") or {}
     scored = plan.scored_tasks()
     out = {}
     for task in board.get("eval_sets") or []:

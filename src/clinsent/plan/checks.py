@@ -9,13 +9,14 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from clinsent.config.names import check_names
+from clinsent.config.sections import ModelEntry, RunConfig
 from clinsent.corpus.sentences import RESERVED
 from clinsent.errors import InputError
-from clinsent.experiments import Grid
 from clinsent.finetune.config import resolve_finetunes
 from clinsent.methods.config import resolve_methods
 from clinsent.models.base import PACKAGE_PREFIX, from_hub
-from clinsent.names import check_names
+from clinsent.plan.experiments import Grid
 from clinsent.plan.input_checks import (
     check_data_use,
     check_data_use_keys,
@@ -28,52 +29,52 @@ from clinsent.plan.layout import Plan
 from clinsent.plan.run import NOTES_INPUT, RunView
 from clinsent.registry import load_plugins
 from clinsent.report.kinds.base import check_entries
-from clinsent.run_config import RunConfig
 from clinsent.run_ref import split_run
 from clinsent.tasks.config import resolve_eval_sets
 
 
-def check_formats(config: dict[str, Any]) -> None:
+def check_formats(config: RunConfig) -> None:
     """Each input's format is a registered reader's name (the eval sets' are their tasks' knobs)."""
+    from clinsent.config.sections import Notes
+    from clinsent.config.settings import to_params
     from clinsent.corpus.notes import NOTE_READERS
     from clinsent.corpus.sentences import SENTENCE_FORMATS, corpus_format, corpus_paths
     from clinsent.data.training_rows import READERS
 
-    if config.get("notes"):
-        from clinsent.plan.config import schema_defaults
-
-        name = str(config["notes"].get("format", "noteevents_csv"))
+    if config.notes is not None:
+        name = config.notes.format
         NOTE_READERS.get(name, where="config: notes.format")
-        NOTE_READERS.ignored(name, config["notes"], schema_defaults("notes"), "config: notes")
-    for name, entry in (config.get("sentence_corpora") or {}).items():
-        for path in corpus_paths(entry):
-            SENTENCE_FORMATS.get(corpus_format(path, entry), where=f"config: sentence_corpora.{name}.format")
-    for name, entry in (config.get("training_data") or {}).items():
-        READERS.get(str(entry["format"]), where=f"config: training_data.{name}.format")
+        NOTE_READERS.ignored(name, to_params(config.notes), to_params(Notes()), "config: notes")
+    for name, entry in config.sentence_corpora.items():
+        for path in corpus_paths(entry.path):
+            SENTENCE_FORMATS.get(corpus_format(path, entry.format), where=f"config: sentence_corpora.{name}.format")
+    for name, data in config.training_data.items():
+        READERS.get(data.format, where=f"config: training_data.{name}.format")
 
 
-def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
+def build_plan(config: Mapping[str, Any], read_inputs: bool = True) -> Plan:
     """Read a validated config through the registries; a config error is an :class:`InputError`
     (or a ``ValueError`` from the table and figure references) naming the key and the fix.
-    ``read_inputs``: run every input's reader check and read the eval sets in full
-    (:func:`check_inputs`): the dry run and the main Snakemake process do; a job's re-parse of the
-    Snakefile does not (its run already did)."""
-    config.setdefault("notes", {})
-    check_names(RunConfig.parse(config))  # entry names become path parts: ../phi, spaces, : and / are refused
-    if config["selection_set"] is not None and config["selection_set"] not in config["eval_sets"]:
+    The door: the mapping is parsed once into the typed config (:class:`RunConfig`), and
+    everything below reads that. ``read_inputs``: run every input's reader check and read the
+    eval sets in full (:func:`check_inputs`): the dry run and the main Snakemake process do; a
+    job's re-parse of the Snakefile does not (its run already did)."""
+    parts = RunConfig.parse(config)  # the typed config: what the registries and the checks below read
+    check_names(parts)  # entry names become path parts: ../phi, spaces, : and / are refused
+    if parts.selection_set is not None and parts.selection_set not in parts.eval_sets:
         raise InputError(
             "config: selection_set",
-            f"{config['selection_set']!r} is not a key of eval_sets {list(config['eval_sets'])}",
+            f"{parts.selection_set!r} is not a key of eval_sets {list(parts.eval_sets)}",
             "name one of the eval sets, or null to keep each run's last step",
         )
-    reference = (config.get("report") or {}).get("reference")
-    if reference is not None and reference not in config["methods"]:
+    reference = parts.report.reference
+    if reference is not None and reference not in parts.methods:
         raise InputError(
             "config: report.reference",
-            f"{reference!r} is not a key of methods {list(config['methods'])}",
+            f"{reference!r} is not a key of methods {list(parts.methods)}",
             "name the method every row is compared with, or null for the first untrained one",
         )
-    for name in config.get("sentence_corpora") or {}:
+    for name in parts.sentence_corpora:
         if name in RESERVED:
             raise InputError(
                 f"config: sentence_corpora.{name}",
@@ -81,15 +82,14 @@ def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
                 "rename the corpus",
             )
     # `plugins` (Python files or modules) may register more methods and tasks; every job script imports them too
-    load_plugins(config.get("plugins"))
-    check_formats(config)
-    parts = RunConfig.parse(config)  # the config's parts: what the registries and the checks below read
+    load_plugins(parts.plugins)
+    check_formats(parts)
     check_entries(parts)  # each table and figure against its kind's keys, their defaults filled in
     methods = resolve_methods(parts)
     eval_sets = resolve_eval_sets(parts)
     finetune = resolve_finetunes(parts, eval_sets)
     grid = Grid.from_config(parts, methods)
-    if not config.get("notes"):
+    if parts.notes is None:
         for m, key in grid.plan_of.items():
             if grid.plans[key]["source"] == "notes":
                 raise InputError(
@@ -97,9 +97,7 @@ def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
                     "trains on the notes pipeline's sets (sentences: notes), and the config has no `notes`",
                     "add a `notes` block, or set `sentences` to a key of sentence_corpora",
                 )
-    plan = Plan(
-        RunView(config, parts, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived])
-    )
+    plan = Plan(RunView(parts, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived]))
     check_model_folders(plan)
     check_corpus_embeddings(plan)
     check_user_files(plan)
@@ -109,7 +107,7 @@ def build_plan(config: dict[str, Any], read_inputs: bool = True) -> Plan:
         check_inputs(plan)
         check_data_use(plan)
         check_outputs(plan)
-    check_doc_task_categories(config)
+    check_doc_task_categories(parts)
     for key, kind, entry in plan.run.kinds():
         kind.check(key, entry, plan.view)
     check_shown_texts(plan)
@@ -120,16 +118,16 @@ def check_model_folders(plan: Plan) -> None:
     """A model entry written as a path (:func:`clinsent.models.base.looks_like_path`) must be an
     existing folder: it is never taken for a Hugging Face id, so a typo stops the dry run here
     rather than a job (or a download attempt) later. ``placeholders_ok`` lets it be missing. A
-    Hugging Face id must fit the Hub's grammar (:func:`clinsent.names.check_hub_id`); a local
+    Hugging Face id must fit the Hub's grammar (:func:`clinsent.config.names.check_hub_id`); a local
     folder must hold a model (:func:`clinsent.models.saved.check_model_folder`), read as the jobs
     will (its own pooling too, where a method asks for ``pooling: model``), the error naming the
     config key of the model (``models.<name>`` for a benchmark model)."""
     from clinsent.benchmark.models import METHOD_PREFIX
+    from clinsent.config.names import check_hub_id
     from clinsent.models.base import looks_like_path, resolve_model
     from clinsent.models.saved import check_model_folder
-    from clinsent.names import check_hub_id
 
-    benchmark = plan.run.config.get("models") or {}
+    benchmark = plan.run.parts.models or {}
     # `pooling: model` reads the folder's own pooling: a benchmark model's own entry says whether it
     # asks for it; any other base model is read with every method of the grid
     own_for_all = any(
@@ -138,8 +136,8 @@ def check_model_folders(plan: Plan) -> None:
 
     def own_pooling(name: str) -> bool:
         entry = benchmark.get(name)
-        if isinstance(entry, Mapping):
-            return str(entry.get("pooling") or "model") == "model"
+        if isinstance(entry, ModelEntry):
+            return entry.pooling == "model"
         return own_for_all or isinstance(entry, str)
 
     for where, spec in plan.run.model_specs():
@@ -171,49 +169,47 @@ def check_model_folders(plan: Plan) -> None:
 def check_corpus_embeddings(plan: Plan) -> None:
     """Each corpus embedding names a trained run of this config (method@base_model, a seed among
     ``seeds``), and ``notes`` only where the config reads notes."""
-    from clinsent.onnx_backend import check_backend
+    from clinsent.embedding.onnx_backend import check_backend
 
     trained = set(plan.run.trained_jobs())
     for name, entry in plan.run.corpus_embeddings.items():
         where = f"config: corpus_embeddings.{name}"
-        check_backend(str(entry["backend"]), str(entry["quantize"]), where)
-        method, base = split_run(str(entry["run"]), "")  # no default base: the run names its base model
-        if method not in plan.run.methods or base not in plan.run.config["base_models"]:
+        check_backend(entry.backend, entry.quantize, where)
+        method, base = split_run(entry.run, "")  # no default base: the run names its base model
+        if method not in plan.run.methods or base not in plan.run.parts.base_models:
             raise InputError(
                 f"{where}.run",
-                f"{entry['run']!r} is not method@base_model of this config",
+                f"{entry.run!r} is not method@base_model of this config",
                 f"write a key of methods, @, a key of base_models (e.g. {next(iter(plan.run.methods), 'm')}@"
-                f"{next(iter(plan.run.config['base_models']), 'b')})",
+                f"{next(iter(plan.run.parts.base_models), 'b')})",
             )
         if plan.files.corpus_run(name) not in trained:
             raise InputError(
                 f"{where}.seed",
-                f"no run of {entry['run']} with seed {plan.files.corpus_run(name)[2]} is in "
+                f"no run of {entry.run} with seed {plan.files.corpus_run(name)[2]} is in "
                 "this config (its seeds, or the base model's evaluation)",
                 f"use one of seeds {plan.run.seeds}",
             )
-        if entry["input"] == NOTES_INPUT and not plan.run.notes:
+        if entry.input == NOTES_INPUT and not plan.run.notes:
             raise InputError(
                 f"{where}.input", "notes, and the config has no `notes`", "add a `notes` block, or give a file"
             )
 
 
-def check_doc_task_categories(config: Mapping[str, Any]) -> None:
+def check_doc_task_categories(config: RunConfig) -> None:
     """A document task's category that ``notes.categories`` leaves out of the ingest would be an
     empty class, silently dropped: stop naming its index (compared without surrounding spaces,
     as the task compares them). Categories that the notes lack are the jobs' check
     (:func:`clinsent.registry.check_values`): the ingest for ``notes.categories``, each
     ``doc_task`` job for its own."""
-    ingested = (config.get("notes") or {}).get("categories")
+    ingested = config.notes.categories if config.notes is not None else None
     if not ingested:
         return
     kept = {str(c).strip() for c in ingested}
-    for name, entry in (config.get("doc_tasks") or {}).items():
-        by_category = entry.get("label", "category") == "category"
+    for name, entry in config.doc_tasks.items():
+        by_category = entry.label == "category"
         key = "categories" if by_category else "note_category"
-        wanted = (
-            list(entry.get("categories") or []) if by_category else [entry.get("note_category", "Discharge summary")]
-        )
+        wanted = list(entry.categories or []) if by_category else [entry.note_category]
         for i, category in enumerate(wanted):
             if str(category).strip() not in kept:
                 raise InputError(

@@ -15,7 +15,7 @@ from clinsent.repository import SCHEMA
 
 def load_config(path: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """A config file as the Snakefile sees it: validated against the schema, defaults filled in."""
-    from clinsent.safe_yaml import load_mapping
+    from clinsent.io.safe_yaml import load_mapping
 
     return prepare_config({**load_mapping(path), **overrides})
 
@@ -27,18 +27,17 @@ def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str
     from snakemake.exceptions import WorkflowError
     from snakemake.utils import validate
 
-    from clinsent.benchmark.models import expand as expand_models
-    from clinsent.benchmark.models import leave_out_missing
-    from clinsent.overlay import fill_results, resolve_base
-    from clinsent.smk import schema_message
+    from clinsent.config.expansion import expand as expand_models
+    from clinsent.config.expansion import leave_out_missing
+    from clinsent.config.overlay import fill_results, resolve_base
+    from clinsent.workflow.smk import schema_message
 
     fill_results(resolve_base(config, root=root))
     leave_out_missing(config)
     expand_models(config)
-    from clinsent.gpu_pool import normalise_gpus
-    from clinsent.settings import floats_for_integers
+    from clinsent.config.settings import floats_for_integers
 
-    normalise_gpus(config)  # --config 'gpus=[2,3]' arrives as strings
+    _gpus_as_integers(config)  # --config 'gpus=[2,3]' arrives as strings
     schema_file = SCHEMA
     try:
         validate(config, str(schema_file))
@@ -54,15 +53,18 @@ def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str
     return config
 
 
+def _gpus_as_integers(config: dict[str, Any]) -> None:
+    """``gpus`` as the schema reads it: Snakemake's ``--config 'gpus=[2,3]'`` (the documented
+    override) parses the list's items as strings, which become integers here; anything else is
+    left for the schema and :func:`clinsent.gpu.pool.resolve_pool` to judge."""
+    gpus = config.get("gpus")
+    if isinstance(gpus, list):
+        config["gpus"] = [int(g) if isinstance(g, str) and g.strip().isdigit() else g for g in gpus]
+
+
 @functools.cache
 def _schema(path: Path) -> dict[str, Any]:
     """The config schema, read once per process (every plan of a test session reads it)."""
-    from clinsent.safe_yaml import load_mapping
+    from clinsent.io.safe_yaml import load_mapping
 
     return load_mapping(path)
-
-
-def schema_defaults(section: str) -> dict[str, Any]:
-    """The defaults the schema gives the keys of one section (a key without one: absent)."""
-    properties = _schema(SCHEMA)["properties"]
-    return {k: v["default"] for k, v in properties[section].get("properties", {}).items() if "default" in v}

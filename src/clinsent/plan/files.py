@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from clinsent import paths
+from clinsent.config.settings import to_params
 from clinsent.data.readers import entry_paths
 from clinsent.models.base import PACKAGE_PREFIX, from_hub, hub_slug
 from clinsent.plan.run import NOTES_INPUT, RunView
@@ -26,39 +27,33 @@ class RunFiles:
     def corpus_run(self, name: str) -> tuple[str, str, int]:
         """(method, base model, seed) of the run a corpus embedding uses."""
         entry = self.run.corpus_embeddings[name]
-        method, base = split_run(str(entry["run"]), "")
-        return method, base, int(entry["seed"] if entry.get("seed") is not None else self.run.seeds[0])
+        method, base = split_run(entry.run, "")
+        return method, base, entry.seed if entry.seed is not None else self.run.seeds[0]
 
     def corpus_input(self, name: str) -> str:
         """The file a corpus embedding reads: ``notes`` is the notes' sentence sets."""
-        given = str(self.run.corpus_embeddings[name]["input"])
+        given = self.run.corpus_embeddings[name].input
         return self.sets_path() if given == NOTES_INPUT else given
 
     def corpus_params(self, name: str) -> dict[str, Any]:
         """The embed settings of one corpus embedding (the rule's params); ``private``: the notes'
         sentences, a file the entry marks so, or a file under a results folder made from the notes
         (:func:`clinsent.phi.protect.derived_from_notes`); a file nobody else can reach is private
-        too, decided in the job (:func:`clinsent.corpus_embed.embed_corpus`)."""
+        too, decided in the job (:func:`clinsent.embedding.corpus.embed_corpus`)."""
         from clinsent.phi.protect import derived_from_notes
 
         entry = self.run.corpus_embeddings[name]
-        notes = entry["input"] == NOTES_INPUT
-        derived = notes or derived_from_notes(str(entry["input"]), self.run.results, self.notes_paths)
-        return {  # the entry as validated: the schema has filled in every default
-            "column": "text" if notes else entry["column"],
-            "id_column": "sent_id" if notes else entry["id_column"],
-            "keep_text": bool(entry["keep_text"]),
-            "batch_size": int(entry["batch_size"]),
-            "chunk": int(entry["chunk"]),
-            "shards": int(entry["shards"]),
-            "backend": str(entry["backend"]),
-            "quantize": str(entry["quantize"]),
-            "private": bool(derived or entry["private"]),
-        }
+        notes = entry.input == NOTES_INPUT
+        derived = notes or derived_from_notes(entry.input, self.run.results, self.notes_paths)
+        params = {k: v for k, v in to_params(entry).items() if k not in ("run", "seed", "input")}  # the inputs'
+        params["private"] = derived or entry.private
+        if notes:  # the notes' sentence sets
+            params.update(column="text", id_column="sent_id")
+        return params
 
     def corpus_shards(self, name: str) -> int:
         """How many shard jobs a corpus embedding runs (1: the one job writes the output)."""
-        return int(self.run.corpus_embeddings[name]["shards"])
+        return self.run.corpus_embeddings[name].shards
 
     def corpus_parts(self, name: str) -> list[str]:
         """A sharded corpus embedding's parts, in shard order (each its own job's output)."""
@@ -135,11 +130,11 @@ class RunFiles:
     @property
     def notes_paths(self) -> list[str]:
         """The notes' file(s) (``notes.path``: a path or a list of them)."""
-        return _as_paths((self.run.config.get("notes") or {}).get("path"))
+        return _as_paths(self.run.parts.notes.path if self.run.parts.notes is not None else None)
 
     @property
     def hub_dir(self) -> str:
-        return str(self.run.config.get("hub_dir") or "downloads/hub")
+        return self.run.parts.hub_dir
 
     def hub_folder(self, spec: str) -> str:
         """Where ``download_model`` fetches a Hugging Face id (:func:`clinsent.models.base.hub_slug`)."""
@@ -165,26 +160,24 @@ class RunFiles:
 
         found = [("notes.path", p) for p in self.notes_paths]
         if self.run.note_entities:  # read only where the entity stage runs
-            found += [
-                (f"{section}.{key}", p)
-                for section, key in (("ner", "model_pack"), ("ontology", "path"))
-                for p in _as_paths((self.run.config.get(section) or {}).get(key))
-            ]
+            found += [("ner.model_pack", p) for p in _as_paths(self.run.parts.ner.model_pack)]
+            found += [("ontology.path", p) for p in _as_paths(self.run.parts.ontology.path)]
         for name, e in self.run.eval_sets.items():
-            entry = self.run.config["eval_sets"][name]
+            entry = self.run.parts.eval_sets[name]
             for f in e.task.files():
                 key = next((k for k, v in entry.items() if v == f or (isinstance(v, list) and f in v)), "path")
                 found.append((f"eval_sets.{name}.{key}", f))
-        for name, entry in (self.run.config.get("training_data") or {}).items():
-            found += [(f"training_data.{name}.path", p) for p in entry_paths(entry)]
-        for name, entry in (self.run.config.get("sentence_corpora") or {}).items():
-            found += [(f"sentence_corpora.{name}.path", p) for p in corpus_paths(entry)]
-        for name, entry in (self.run.config.get("doc_tasks") or {}).items():
-            found += [(f"doc_tasks.{name}.{k}", entry[k]) for k in ("diagnoses", "mapping") if entry.get(k)]
+        for name, data in self.run.parts.training_data.items():
+            found += [(f"training_data.{name}.path", p) for p in entry_paths(data.path)]
+        for name, corpus in self.run.parts.sentence_corpora.items():
+            found += [(f"sentence_corpora.{name}.path", p) for p in corpus_paths(corpus.path)]
+        for name, task in self.run.parts.doc_tasks.items():
+            files = (("diagnoses", task.diagnoses), ("mapping", task.mapping))
+            found += [(f"doc_tasks.{name}.{k}", p) for k, p in files if p]
         found += [
-            (f"corpus_embeddings.{n}.input", str(e["input"]))
+            (f"corpus_embeddings.{n}.input", e.input)
             for n, e in self.run.corpus_embeddings.items()
-            if e["input"] != NOTES_INPUT
+            if e.input != NOTES_INPUT
         ]
         return [(k, p) for k, p in found if self.run.tree.holds(p) == under_results]
 
@@ -193,24 +186,24 @@ class RunFiles:
 
     def doc_task_files(self, name: str) -> list[str]:
         """The user files an ICD-9 triage task reads besides the documents (diagnoses, mapping)."""
-        entry = self.run.config["doc_tasks"][name]
-        return self.external([p for p in (entry.get("diagnoses"), entry.get("mapping")) if p])
+        task = self.run.parts.doc_tasks[name]
+        return self.external([p for p in (task.diagnoses, task.mapping) if p])
 
     def training_data_files(self, source: str) -> list[str]:
-        return self.external(entry_paths(self.run.config["training_data"][source]))
+        return self.external(entry_paths(self.run.parts.training_data[source].path))
 
     def ner_pack(self) -> str | list[str]:
         """The user's MedCAT pack (slimmed to the kept types if asked), or the one built from the ontology."""
-        ner = self.run.config["ner"]
-        if not ner["model_pack"]:
+        ner = self.run.parts.ner
+        if not ner.model_pack:
             return self.run.tree.file(paths.MEDCAT_PACK)
-        if ner["slim_pack"]:
+        if ner.slim_pack:
             return self.run.tree.file(paths.SLIM_PACK)
-        return self.external_file(ner["model_pack"])
+        return self.external_file(ner.model_pack)
 
     def ontology_file(self) -> str | list[str]:
         """The local ontology file, or the pinned release downloaded by ``download_ontology``."""
-        path = self.run.config["ontology"]["path"]
+        path = self.run.parts.ontology.path
         return self.external_file(path) if path else self.run.ontology_download
 
 

@@ -12,9 +12,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from clinsent.config.overlay import RESULTS
+from clinsent.config.settings import to_params
 from clinsent.data.readers import entry_paths
 from clinsent.errors import InputError
-from clinsent.overlay import RESULTS
 from clinsent.paths import DOC_TASK, fill
 from clinsent.plan.run import NOTES_INPUT
 
@@ -86,7 +87,7 @@ def _ours(plan: Plan, path: str) -> bool:
 
 
 def check_inputs(plan: Plan) -> None:
-    """Every configured input through its reader's check (:mod:`clinsent.reading`: header, format,
+    """Every configured input through its reader's check (:mod:`clinsent.io.reading`: header, format,
     first block), and every eval set read in full through its task (they are small: a non-finite
     gold score, a bad row anywhere stops here), each error naming the config key, the file, the
     row and the fix, never a row's text. Files a job writes, and files missing under
@@ -94,28 +95,29 @@ def check_inputs(plan: Plan) -> None:
     from clinsent.corpus.notes import NOTE_READERS
     from clinsent.corpus.sentences import SENTENCE_FORMATS, corpus_format, corpus_paths
     from clinsent.data.training_rows import READERS
-    from clinsent.reading import keyed
-    from clinsent.texts import check_input
+    from clinsent.embedding.texts import check_input
+    from clinsent.io.reading import keyed
 
-    notes = plan.run.config.get("notes") or {}
-    if notes:
+    notes = plan.run.parts.notes
+    if notes is not None:
         from clinsent.corpus.notes import check_listed_once
 
         check_listed_once(list(plan.files.notes_paths))
-    for path in plan.files.notes_paths if notes else []:
-        if _ours(plan, path):
-            NOTE_READERS.check(str(notes.get("format", "noteevents_csv")), path, notes, "notes.path")
-    for name, entry in (plan.run.config.get("sentence_corpora") or {}).items():
-        for path in corpus_paths(entry):
+        for path in plan.files.notes_paths:
             if _ours(plan, path):
-                SENTENCE_FORMATS.check(corpus_format(path, entry), path, entry, f"sentence_corpora.{name}.path")
-    for name, entry in (plan.run.config.get("training_data") or {}).items():
-        for path in entry_paths(entry):
+                NOTE_READERS.check(notes.format, path, to_params(notes), "notes.path")
+    for name, corpus in plan.run.parts.sentence_corpora.items():
+        for path in corpus_paths(corpus.path):
             if _ours(plan, path):
-                READERS.check(str(entry["format"]), path, entry, f"training_data.{name}.path")
+                fmt = corpus_format(path, corpus.format)
+                SENTENCE_FORMATS.check(fmt, path, to_params(corpus), f"sentence_corpora.{name}.path")
+    for name, data in plan.run.parts.training_data.items():
+        for path in entry_paths(data.path):
+            if _ours(plan, path):
+                READERS.check(data.format, path, to_params(data), f"training_data.{name}.path")
     for name, entry in plan.run.corpus_embeddings.items():
-        if entry["input"] != NOTES_INPUT and _ours(plan, str(entry["input"])):
-            check_input(Path(str(entry["input"])), entry, f"corpus_embeddings.{name}.input")
+        if entry.input != NOTES_INPUT and _ours(plan, entry.input):
+            check_input(Path(entry.input), to_params(entry), f"corpus_embeddings.{name}.input")
     for name, e in plan.run.eval_sets.items():
         if all(_ours(plan, f) for f in e.task.files()):
             with keyed(f"eval_sets.{name}", ", ".join(e.task.files()), f"an eval set of task {e.task.name}"):
@@ -128,8 +130,8 @@ def data_use_sources(plan: Plan) -> dict[str, list[str]]:
     from clinsent.corpus.sentences import corpus_paths
 
     sources = {"notes": list(plan.files.notes_paths) if plan.run.notes else []}
-    sources |= {name: entry_paths(entry) for name, entry in plan.run.parts.training_data.items()}
-    sources |= {name: corpus_paths(entry) for name, entry in plan.run.parts.sentence_corpora.items()}
+    sources |= {name: entry_paths(entry.path) for name, entry in plan.run.parts.training_data.items()}
+    sources |= {name: corpus_paths(entry.path) for name, entry in plan.run.parts.sentence_corpora.items()}
     return sources
 
 
@@ -140,7 +142,7 @@ def check_data_use_keys(plan: Plan) -> None:
     from clinsent.registry import did_you_mean
 
     sources = data_use_sources(plan)
-    for key in (plan.run.config.get("model_card") or {}).get("data_use") or {}:
+    for key in plan.run.parts.model_card.data_use:
         if key not in sources:
             raise InputError(
                 "config: model_card.data_use",
@@ -159,7 +161,7 @@ def check_data_use(plan: Plan) -> None:
     reads a hospital's notes, or the demo MedNLI file with one real row added, stops here."""
     from clinsent.demo.recognise import are_demo_notes, is_demo_file
 
-    uses = (plan.run.config.get("model_card") or {}).get("data_use") or {}
+    uses = plan.run.parts.model_card.data_use
     fix = (
         "set model_card.data_use.{0} to credentialed (MIMIC-III/IV, MedNLI, n2c2), institutional (your "
         "hospital's data) or open in your config; a config with base: config/config.yaml inherits demo from it"
@@ -168,7 +170,7 @@ def check_data_use(plan: Plan) -> None:
         if uses.get(source) != "demo" or not files or not all(_ours(plan, p) for p in files):
             continue
         if source == "notes":
-            if not are_demo_notes(plan.run.config["notes"]):
+            if not are_demo_notes(to_params(plan.run.parts.notes)):
                 raise InputError(
                     "config: model_card.data_use.notes",
                     "says demo (the pipeline's generated notes, no patient's), and the notes read from notes.path "
@@ -192,7 +194,7 @@ def check_eval_headers(plan: Plan) -> None:
     """Each eval set's header lines (e.g. a split asked of a file without a split column), read
     while the config is read: a header line only, not a row, so nothing of the data is shown or
     held. Files a job writes, and files missing under ``placeholders_ok``, are checked in their job."""
-    from clinsent.reading import keyed
+    from clinsent.io.reading import keyed
 
     for name, entry in plan.run.eval_sets.items():
         files = entry.task.files()

@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from clinsent import eval_length, paths
+from clinsent import paths
+from clinsent.config.sections import Notes
 from clinsent.data.plan import sentence_corpus_path
+from clinsent.evaluation import length as eval_length
 from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.methods.entries import run_models
 from clinsent.plan.files import RunFiles
@@ -67,7 +69,7 @@ class Plan:
                     "selection": self.files.run_file(paths.SELECTION, m, b, s),
                     "curve": self.files.run_file(paths.CURVE, m, b, s),
                     "metrics": metrics,
-                    "base_model": str(self.run.config["base_models"][b]),
+                    "base_model": self.run.parts.base_models[b],
                     "headlines": {e: self.run.eval_sets[e].task.headline for e in metrics},
                     "reference": ref if baseline else None,  # the card's baseline column
                     "baseline": baseline,
@@ -80,7 +82,7 @@ class Plan:
         return default_reference(
             self.scoring_methods(),
             {m for m, e in self.run.methods.items() if not e.method.trains},
-            (self.run.config.get("report") or {}).get("reference"),
+            self.run.parts.report.reference,
         )
 
     def notes_facts(self, method: str) -> dict[str, Any] | None:
@@ -90,11 +92,11 @@ class Plan:
         need = entry.method.data_need() if entry.method.trains else None
         if getattr(need, "source", None) != "notes":
             return None
-        notes = self.run.config.get("notes") or {}
+        notes = self.run.parts.notes
         return {
             "key": "notes",
-            "format": str(notes.get("format", "noteevents_csv")),
-            "min_words": int((self.run.config.get("corpus") or {}).get("min_words", 10)),
+            "format": notes.format if notes is not None else Notes(path="").format,
+            "min_words": self.run.parts.corpus.min_words,
         }
 
     def release_dirs(self) -> list[str]:
@@ -114,7 +116,7 @@ class Plan:
         upstream = self.run.methods[method].init_from
         if upstream:
             return self.files.run_file(paths.MODEL, upstream, base_model, seed)
-        return str(self.run.config["base_models"][base_model])
+        return self.run.parts.base_models[base_model]
 
     def run_models(self, method: str, base_model: str, seed: int | str) -> dict[str, str]:
         """The trained runs the method's loss loads (a key of methods as an extra model, e.g.

@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clinsent import paths
+from clinsent.config.sections import CorpusEmbeddingEntry, RunConfig
 from clinsent.corpus.shards import shard_names
-from clinsent.experiments import Grid
 from clinsent.finetune.config import FinetuneEntry
 from clinsent.methods.entries import MethodEntry
 from clinsent.models.base import from_hub, hub_slug
 from clinsent.ontology.download import release_url
+from clinsent.plan.experiments import Grid
 from clinsent.report.kinds.base import Kind
 from clinsent.report.kinds.base import entries as kind_entries
-from clinsent.run_config import RunConfig
 from clinsent.tasks.config import EvalSetEntry
 
 Job = tuple[str, str, int]  # (method, base model, seed)
@@ -34,8 +34,7 @@ class RunView:
     """One config read through the registries, and the shape of its run: which stages run, the
     shards, the ontology, the models and wildcards, the job grid, the tables and figures."""
 
-    config: dict[str, Any]  # the validated mapping, as the Snakefile's rules read it
-    parts: RunConfig  # the same config parsed once into its parts: what the registries received
+    parts: RunConfig  # the config, typed at the door: what the registries received
     methods: dict[str, MethodEntry]
     eval_sets: dict[str, EvalSetEntry]
     finetune: dict[str, FinetuneEntry]
@@ -44,7 +43,7 @@ class RunView:
 
     @property
     def results(self) -> str:
-        return str(self.config["results"])
+        return self.parts.results
 
     @property
     def tree(self) -> paths.Tree:
@@ -58,24 +57,24 @@ class RunView:
 
     @property
     def seeds(self) -> list[int]:
-        return [int(s) for s in self.config["seeds"]]
+        return list(self.parts.seeds)
 
     @property
     def notes(self) -> bool:
         """The notes pipeline (ingest, and with sentence methods split -> NER -> sets) is in the DAG."""
-        return bool(self.config.get("notes"))
+        return self.parts.notes is not None
 
     @property
     def sentence_corpora(self) -> list[str]:
-        return list(self.config.get("sentence_corpora") or {})
+        return list(self.parts.sentence_corpora)
 
     @property
     def training_data(self) -> list[str]:
-        return list(self.config.get("training_data") or {})
+        return list(self.parts.training_data)
 
     @property
     def doc_tasks(self) -> list[str]:
-        return list(self.config.get("doc_tasks") or {})
+        return list(self.parts.doc_tasks)
 
     @property
     def plans(self) -> dict[str, dict[str, Any]]:
@@ -84,16 +83,16 @@ class RunView:
 
     @property
     def tables(self) -> dict[str, Any]:
-        return dict(self.config.get("tables") or {})
+        return dict(self.parts.tables)
 
     @property
     def figures(self) -> dict[str, Any]:
-        return dict(self.config.get("figures") or {})
+        return dict(self.parts.figures)
 
     @property
     def placeholders_ok(self) -> bool:
         """Dry runs of a config with placeholder paths leave missing external inputs out of the DAG."""
-        return str(self.config.get("placeholders_ok", False)).lower() == "true"
+        return self.parts.placeholders_ok
 
     @property
     def note_sentences(self) -> bool:
@@ -102,12 +101,12 @@ class RunView:
         return self.notes and (
             any(p["source"] == "notes" for p in self.plans.values())
             or any(kind.note_sentences for _, kind, _ in self.kinds())
-            or any(e["input"] == NOTES_INPUT for e in self.corpus_embeddings.values())
+            or any(e.input == NOTES_INPUT for e in self.corpus_embeddings.values())
         )
 
     @property
-    def corpus_embeddings(self) -> dict[str, dict[str, Any]]:
-        return dict(self.config.get("corpus_embeddings") or {})
+    def corpus_embeddings(self) -> dict[str, CorpusEmbeddingEntry]:
+        return dict(self.parts.corpus_embeddings)
 
     @property
     def note_entities(self) -> bool:
@@ -119,11 +118,11 @@ class RunView:
 
     @property
     def phi_scan(self) -> bool:
-        return self.notes and bool(self.config["phi"]["scan"])
+        return self.notes and self.parts.phi.scan
 
     @property
     def n_shards(self) -> int:
-        return int(self.config["corpus"]["shards"])
+        return self.parts.corpus.shards
 
     @property
     def shards(self) -> list[str]:
@@ -131,19 +130,19 @@ class RunView:
 
     @property
     def ontology_download(self) -> str:
-        release = self.config["ontology"]["release"]
-        return f"{release['dir']}/efo-{release['version']}/efo.obo"
+        release = self.parts.ontology.release
+        return f"{release.dir}/efo-{release.version}/efo.obo"
 
     @property
     def ontology_url(self) -> str:
-        release = self.config["ontology"]["release"]
-        return release_url(release["url"], release["version"])
+        release = self.parts.ontology.release
+        return release_url(release.url, release.version)
 
     def model_specs(self) -> list[tuple[str, Any]]:
         """(config key, spec) of every model a run loads that is not one of its own trained runs:
         the base models and the methods' extra models (e.g. a frozen complementary model)."""
         return [
-            *((f"base_models.{b}", spec) for b, spec in self.config["base_models"].items()),
+            *((f"base_models.{b}", spec) for b, spec in self.parts.base_models.items()),
             *(
                 (f"methods.{m}", x)
                 for m, e in self.methods.items()
@@ -154,7 +153,7 @@ class RunView:
 
     @property
     def hub_models(self) -> list[str]:
-        """Models named by a Hugging Face id: the only downloads a run may make (:mod:`clinsent.offline`)."""
+        """Models named by a Hugging Face id: the only downloads a run may make (:mod:`clinsent.workflow.offline`)."""
         return sorted({m for _, m in self.model_specs() if isinstance(m, str) and from_hub(m)})
 
     def wildcard_constraints(self) -> dict[str, str]:
@@ -166,7 +165,7 @@ class RunView:
 
         return {
             "method": one_of(self.methods),
-            "base_model": one_of(self.config["base_models"]),
+            "base_model": one_of(self.parts.base_models),
             "seed": r"\d+",
             "shard": r"\d{3}",
             "part": r"\d{3}",  # a corpus embedding's shard

@@ -6,19 +6,22 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from clinsent.finetune.config import CROSS_ENCODER
-from clinsent.io import atomic_path, write_csv, write_parquet, write_text
+from clinsent.io.files import atomic_path, write_csv, write_parquet, write_text
 from clinsent.report.captions import RunFacts, results_caption
 from clinsent.report.figures import curve_figure
 from clinsent.report.paired import Paired, replicate_rows, with_differences
 from clinsent.report.spread import check, paired_rows
 from clinsent.report.summary import summary_rows
 from clinsent.report.tables import results_cells, results_table, to_latex, to_markdown
+
+if TYPE_CHECKING:
+    from clinsent.report.kinds.base import ReportContext, TableKind
 
 log = logging.getLogger("clinsent.report")
 NO_CURVES = (
@@ -154,60 +157,24 @@ def build_paper_report(
     ``extras``: tables/figures -> id -> ``inputs`` and ``params`` of its kind (the plan's
     :meth:`clinsent.plan.Plan.kind_extras`); none for kinds that read only the summary."""
     from clinsent.report.kinds.base import ReportContext, figure_kind, table_kind
-    from clinsent.run_ref import split_run
 
     extras = extras or {}
     summary = pd.read_csv(summary_path)
     paired = Paired(pd.read_parquet(replicates_path)) if replicates_path else None
-    curves = pd.concat(
-        [
-            pd.read_csv(p).assign(method=j["method"], base_model=j["base_model"], seed=j["seed"])
-            for j, p in zip(jobs, curve_paths, strict=True)
-        ],
-        ignore_index=True,
-    )
-    chosen = summary.groupby(["method", "base_model", "seed"])["step"].first()  # the step each run's model is from
-    selects = (lambda m: bool(facts.selection.get(m))) if facts is not None else (lambda m: True)
-    curves["selected_step"] = [  # marked only where a step was selected (else the last step, unmarked)
-        chosen.get((m, b, s), np.nan) if selects(m) else np.nan
-        for m, b, s in zip(curves["method"], curves["base_model"], curves["seed"], strict=True)
-    ]
+    curves = _report_curves(summary, jobs, curve_paths, facts)
     seeds = facts.seeds if facts is not None else None
     over = "one seed" if seeds == 1 else f"mean over {seeds} seeds" if seeds else "mean over seeds"
 
     def context(section: str, key: str) -> ReportContext:
         extra = (extras.get(section) or {}).get(key) or {}
-        return ReportContext(
-            summary,
-            curves,
-            eval_sets,
-            default_base,
-            paper_label,
-            extra.get("inputs") or {},
-            extra.get("params") or {},
-            paired,
-        )
+        inputs, params = extra.get("inputs") or {}, extra.get("params") or {}
+        return ReportContext(summary, curves, eval_sets, default_base, paper_label, inputs, params, paired)
 
     for tid, table in tables.items():
         kind = table_kind(tid, table)
-        ctx = context("tables", tid)
-        df = kind.table(tid, table, ctx)
-        caption = kind.caption(table, paper_label)
-        spread = kind.spread(tid, table, ctx)
-        if spread is not None:
-            spread.log(log, f"tables.{tid}")
-        write_csv(df, f"{out_dir_tables}/{tid}.csv")
-        write_text(to_markdown(df, caption), f"{out_dir_tables}/{tid}.md")
-        write_text(to_latex(df, caption), f"{out_dir_tables}/{tid}.tex")
-        if not kind.curves or (curve_tables is not None and tid not in curve_tables):
-            continue  # no curve figure, or none of its runs evaluates a curve set
-        runs = {split_run(c, default_base) for _, c in kind.runs(tid, table)}
-        sub = curves[[(m, b) in runs for m, b in zip(curves["method"], curves["base_model"], strict=True)]]
-        with (
-            atomic_path(f"{out_dir_figures}/curves_{tid}.png", ".png") as png,
-            atomic_path(f"{out_dir_figures}/curves_{tid}.pdf", ".pdf") as pdf,
-        ):
-            curve_figure(sub, [png, pdf], f"{tid}: score against training step ({over})")
+        _write_table(kind, tid, table, context("tables", tid), paper_label, out_dir_tables)
+        if kind.curves and (curve_tables is None or tid in curve_tables):  # its runs evaluate a curve set
+            _write_curves(kind, tid, table, curves, default_base, f"{out_dir_figures}/curves_{tid}", over)
     for fid, figure in figures.items():
         fkind = figure_kind(fid, figure)
         ctx = context("figures", fid)
@@ -218,3 +185,50 @@ def build_paper_report(
             atomic_path(f"{out_dir_figures}/{fid}.pdf", ".pdf") as pdf,
         ):
             fkind.draw(points, fid, figure, ctx, [png, pdf])
+
+
+def _report_curves(
+    summary: pd.DataFrame, jobs: list[dict[str, Any]], curve_paths: list[str], facts: RunFacts | None
+) -> pd.DataFrame:
+    """Every run's training curve, each row marked with the step its run's model is from where a
+    step was selected (else the last step, unmarked)."""
+    curves = pd.concat(
+        [
+            pd.read_csv(p).assign(method=j["method"], base_model=j["base_model"], seed=j["seed"])
+            for j, p in zip(jobs, curve_paths, strict=True)
+        ],
+        ignore_index=True,
+    )
+    chosen = summary.groupby(["method", "base_model", "seed"])["step"].first()
+    selects = (lambda m: bool(facts.selection.get(m))) if facts is not None else (lambda m: True)
+    curves["selected_step"] = [
+        chosen.get((m, b, s), np.nan) if selects(m) else np.nan
+        for m, b, s in zip(curves["method"], curves["base_model"], curves["seed"], strict=True)
+    ]
+    return curves
+
+
+def _write_table(
+    kind: TableKind, tid: str, table: dict[str, Any], ctx: ReportContext, paper_label: str, out_dir: str
+) -> None:
+    """One table by its kind, as csv, markdown and LaTeX; its seed spread logged."""
+    df = kind.table(tid, table, ctx)
+    caption = kind.caption(table, paper_label)
+    spread = kind.spread(tid, table, ctx)
+    if spread is not None:
+        spread.log(log, f"tables.{tid}")
+    write_csv(df, f"{out_dir}/{tid}.csv")
+    write_text(to_markdown(df, caption), f"{out_dir}/{tid}.md")
+    write_text(to_latex(df, caption), f"{out_dir}/{tid}.tex")
+
+
+def _write_curves(
+    kind: TableKind, tid: str, table: dict[str, Any], curves: pd.DataFrame, default_base: str, stem: str, over: str
+) -> None:
+    """A table's training-curve figure (png and pdf): the curves of the runs it cites."""
+    from clinsent.run_ref import split_run
+
+    runs = {split_run(c, default_base) for _, c in kind.runs(tid, table)}
+    sub = curves[[(m, b) in runs for m, b in zip(curves["method"], curves["base_model"], strict=True)]]
+    with atomic_path(f"{stem}.png", ".png") as png, atomic_path(f"{stem}.pdf", ".pdf") as pdf:
+        curve_figure(sub, [png, pdf], f"{tid}: score against training step ({over})")

@@ -92,7 +92,7 @@ def selection_sentence(facts: RunFacts) -> str:
 
 
 def length_sentence(facts: RunFacts, lengths: Mapping[str, int] | None = None) -> str:
-    from clinsent.eval_length import AUTO, describe
+    from clinsent.evaluation.length import AUTO, describe
 
     if lengths:
         return describe(lengths, facts.eval_length)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from clinsent.io import write_text
+from clinsent.io.files import write_text
 from clinsent.report.kinds.corpus_stats import corpus_stats_table
 from clinsent.report.tables import to_latex, to_markdown
 

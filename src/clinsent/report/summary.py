@@ -20,7 +20,7 @@ SUMMARY_COLUMNS = ["method", "base_model", "seed", "eval_set", "metric", "value"
 
 
 def _number(value: Any) -> float:
-    """A metric from a result file: null (an undefined metric, see :func:`clinsent.io.write_json`) is NaN."""
+    """A metric from a result file: null (an undefined metric, see :func:`clinsent.io.files.write_json`) is NaN."""
     return float("nan") if value is None else float(value)
 
 

@@ -32,7 +32,7 @@ def default_cache(out: str | Path) -> Path:
 def cache_folder(folder: str | Path, where: str, owned: bool = False) -> Path:
     """``folder`` made ready as a cache (see the module); ``owned``: it lies in the tool's own
     results folder, whose modes the tool sets. Returns it."""
-    from clinsent.guarded import claim
+    from clinsent.io.guarded import claim
 
     folder = claim(check_write_root(folder, where, "cache folder"))
     if not folder.exists():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from clinsent.io import feed_file
+from clinsent.io.files import feed_file
 
 
 def content_key(path: str | Path, length: int = 32) -> str:

@@ -13,7 +13,7 @@ mounted ``noflock``) the write goes on and one warning per folder says it is ung
 exporting one model to ONNX) wait for the first, then find the entry made and reuse it.
 
 A lock file is made only for a target the guarded writer lets this process write
-(:func:`clinsent.guarded.claim`: the lock beside it is the target's own), is owner-only, names
+(:func:`clinsent.io.guarded.claim`: the lock beside it is the target's own), is owner-only, names
 its holder (process id, host, time) and is removed by the holder when it lets go (a file
 recreated in the meantime is noticed and locked afresh).
 """
@@ -67,7 +67,7 @@ def _holder(path: Path) -> str:
 def _open_locked(target: str | Path, path: Path, blocking: bool, waiting: Callable[[str], None] | None) -> int | None:
     """A descriptor of ``target``'s lock file ``path`` holding its flock (None: held elsewhere and
     not ``blocking``)."""
-    from clinsent.guarded import claim
+    from clinsent.io.guarded import claim
 
     claim(target)
     while True:

@@ -18,11 +18,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clinsent import eval_length
+from clinsent.config.sections import RunConfig
+from clinsent.config.settings import (
+    check_shared,
+    foreign_keys,
+    from_config,
+    key_owners,
+    keys,
+    parse_settings,
+    to_config,
+)
 from clinsent.errors import InputError
+from clinsent.evaluation import length as eval_length
 from clinsent.registry import did_you_mean
-from clinsent.run_config import RunConfig
-from clinsent.settings import check_shared, foreign_keys, from_config, key_owners, keys, parse_settings, to_config
 from clinsent.tasks import TASKS, Task
 
 ENTRY_KEYS = ("task", "curve", "base_models", "evaluate", "embed_from", "text_shareable", "optional")

@@ -19,11 +19,11 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import pandas as pd
 
+from clinsent.config.settings import knob
 from clinsent.errors import InputError
-from clinsent.reading import shown_columns
-from clinsent.settings import knob
+from clinsent.io.reading import shown_columns
+from clinsent.io.textfile import check_columns, header_lacks
 from clinsent.tasks.base import Task
-from clinsent.textfile import check_columns, header_lacks
 
 
 @dataclass(frozen=True)

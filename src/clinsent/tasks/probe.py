@@ -37,12 +37,12 @@ from typing import Any, Literal
 
 import numpy as np
 
+from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items, rowwise_classification
 from clinsent.evaluation.probe_data import PROBE_FORMATS, ProbeSet, check_positive_label, read_probe
-from clinsent.settings import knob
+from clinsent.io.textfile import check_columns
 from clinsent.tasks.base import TASKS, Task
-from clinsent.textfile import check_columns
 
 SENTEVAL_C = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)  # SentEval: 2 ** t for t in -2 .. 3
 

@@ -21,10 +21,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from clinsent.config.settings import knob
 from clinsent.data.nli import NLI_FORMATS
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items
-from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
 
 

@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items
 from clinsent.evaluation.metrics import cosine_rows
-from clinsent.reading import Readers, extra_fields, state_repeats
-from clinsent.settings import knob
+from clinsent.io.reading import Readers, extra_fields, state_repeats
+from clinsent.io.textfile import check_columns, header_lacks, text_lines
 from clinsent.tasks.base import TASKS, PairTargets, Task
-from clinsent.textfile import check_columns, header_lacks, text_lines
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
 

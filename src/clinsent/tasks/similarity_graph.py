@@ -25,9 +25,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.evaluation.space import graph_components, pair_cosines, sample_pairs
-from clinsent.settings import knob
 from clinsent.tasks.base import TASKS
 from clinsent.tasks.labelled_docs import LabelledDocsSettings, LabelledDocsTask
 

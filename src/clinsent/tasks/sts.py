@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items, rowwise_pearson, rowwise_spearman
 from clinsent.evaluation.metrics import cosine_rows, pearson, pearson_p, spearman, sts_metrics
 from clinsent.evaluation.sts_data import STS_FORMATS, StsSet, sts_format
-from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, PairTargets, Task
 
 HOLDOUT_PARTS = ("train", "validation")

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from clinsent.config.settings import knob
 from clinsent.evaluation.conll import TaggedSentence, read_conll
-from clinsent.settings import knob
 from clinsent.tasks.base import TASKS, Task
 
 

@@ -67,9 +67,9 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _write_durably(path: Path, write: Callable[[Any], None]) -> None:
-    """``write(file object)`` through the one atomic writer (:func:`clinsent.io.atomic_path`: a
+    """``write(file object)`` through the one atomic writer (:func:`clinsent.io.files.atomic_path`: a
     temporary file beside ``path``, renamed onto it), fsynced before the rename."""
-    from clinsent.io import atomic_path
+    from clinsent.io.files import atomic_path
 
     with atomic_path(path, ".tmp") as tmp, open(tmp, "wb") as fh:
         write(fh)
@@ -146,7 +146,7 @@ def load_state(
         if meta.get("fingerprint") != expected_fingerprint:
             return None
         try:
-            from clinsent.io import sha256_file
+            from clinsent.io.files import sha256_file
 
             if sha256_file(path) != meta.get("sha256"):
                 _set_aside(path, "its bytes do not match the checksum written with it", report)

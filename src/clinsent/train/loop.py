@@ -25,13 +25,13 @@ import torch
 
 from clinsent.data import TrainingData
 from clinsent.errors import InputError
+from clinsent.gpu.speed import resolved as resolved_speed
 from clinsent.losses.base import MethodLoss
 from clinsent.methods.base import Method
 from clinsent.methods.knobs import TrainedSettings
 from clinsent.models.encoder import Encoder, checkpoint_layers
 from clinsent.models.unpadded import attach
 from clinsent.optimisation import Optimisation
-from clinsent.speed import resolved as resolved_speed
 from clinsent.train import checkpoint as ckpt
 from clinsent.train.chunked import accumulated_step, cached_step
 from clinsent.train.compiled import compile_loss
@@ -193,7 +193,7 @@ class MethodLoop:
         the ETA) after the first step and then at least every ``progress_seconds``, without a host
         sync of its own; also every ``progress_every`` steps where that is set. At each evaluation
         and each ``progress_every`` point ``track`` gets the losses, the learning rate and the rows
-        per second since the last one (:mod:`clinsent.tracking`)."""
+        per second since the last one (:mod:`clinsent.train.tracking`)."""
         from clinsent.train.progress import TrainProgress
 
         progress = TrainProgress(first_step, self.s.steps, self.s.batch_size, log, progress_seconds)

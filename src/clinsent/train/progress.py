@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from clinsent.progress import duration
+from clinsent.workflow.eta import duration
 
 
 class TrainProgress:

@@ -18,8 +18,8 @@ import numpy as np
 from clinsent.evaluation.bootstrap import Items
 from clinsent.models.encoder import Encoder
 from clinsent.tasks.base import Task
-from clinsent.tracking import LiveCurve, Trackers
 from clinsent.train import checkpoint as ckpt
+from clinsent.train.tracking import LiveCurve, Trackers
 
 
 def curve_scores(
@@ -46,9 +46,9 @@ def curve_interval(items: Items | None, headline: str) -> tuple[float, float]:
 
 
 def save_model(st_model: Any, out_dir: Path) -> None:
-    """Save the model whole or not at all (:func:`clinsent.io.atomic_folder`)."""
-    from clinsent.io import atomic_folder
-    from clinsent.names import inside
+    """Save the model whole or not at all (:func:`clinsent.io.files.atomic_folder`)."""
+    from clinsent.config.names import inside
+    from clinsent.io.files import atomic_folder
 
     inside(out_dir, out_dir.parent)  # the folder replaced is the output itself, not one reached through a name
     with atomic_folder(out_dir) as staged:

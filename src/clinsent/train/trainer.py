@@ -32,11 +32,15 @@ from typing import Any
 import pandas as pd
 import torch
 
-from clinsent import eval_length
+from clinsent.config.settings import to_config
 from clinsent.data import TrainingData
-from clinsent.guarded import claim
-from clinsent.hardware import describe, hardware_record
-from clinsent.io import work_folder
+from clinsent.evaluation import length as eval_length
+from clinsent.gpu.hardware import describe, hardware_record
+from clinsent.gpu.precision import resolve as resolve_precision
+from clinsent.gpu.precision import slow_on
+from clinsent.gpu.speed import resolved as resolved_speed
+from clinsent.io.files import work_folder
+from clinsent.io.guarded import claim
 from clinsent.methods.base import Method, rows_source
 from clinsent.methods.knobs import TrainedSettings
 from clinsent.models.base import load_transformer, resolve_model, sentence_transformer
@@ -45,15 +49,11 @@ from clinsent.models.pooling import MlpHead, pooling_spec
 from clinsent.models.st_config import ends_normalized, module_kinds
 from clinsent.models.unpadded import varlen_fallback_note
 from clinsent.optimisation import pick_device, seed_everything
-from clinsent.precision import resolve as resolve_precision
-from clinsent.precision import slow_on
-from clinsent.settings import to_config
-from clinsent.speed import resolved as resolved_speed
 from clinsent.tasks.base import Task
-from clinsent.tracking import Trackers
 from clinsent.train import checkpoint as ckpt
 from clinsent.train.loop import MethodLoop, sigterm_flag
 from clinsent.train.selection import Selection, save_model
+from clinsent.train.tracking import Trackers
 
 __all__ = ["TrainResult", "steps_from_epochs", "train"]
 
@@ -120,9 +120,9 @@ def train(
     is resumed. ``progress_seconds``: a progress line (loss parts, rows/s, ETA) after the first
     step and then at least this often (0: none); ``progress_every``: also one every n steps.
     The curve grows in ``curve.jsonl`` of that folder as the job runs; ``tracking``: trackers
-    (:data:`clinsent.tracking.TRACKERS`) writing under ``tracking_dir`` (default: ``out_dir``'s
+    (:data:`clinsent.train.tracking.TRACKERS`) writing under ``tracking_dir`` (default: ``out_dir``'s
     parent, the run's folder). ``eval_max_length``: the evaluation length
-    (:mod:`clinsent.eval_length`): the curve sets are scored at it and the model is saved with it.
+    (:mod:`clinsent.evaluation.length`): the curve sets are scored at it and the model is saved with it.
     ``notes``: what the model card says of the notes trained on (config key, format, length filter).
     """
     if selection_set is not None and selection_set not in eval_sets:
@@ -149,52 +149,23 @@ def train(
     first = resumed["step"] + 1 if resumed else 1
     trackers = Trackers(tracking, tracking_dir or out_dir.parent, first)
     selection = Selection(
-        built.encoder,
-        built.st_model,
-        eval_sets,
-        selection_set,
-        s,
-        built.evaluated_at,
-        work,
-        curve,
-        ckpt.read_best(work) if resumed else None,
-        trackers,
-        log,
-        trained,
-    )
+        built.encoder, built.st_model, eval_sets, selection_set, s, built.evaluated_at, work, curve,
+        ckpt.read_best(work) if resumed else None, trackers, log, trained,
+    )  # fmt: skip
     start = time.perf_counter()
     if resumed is None:
         selection(0, {"loss": float("nan")})
     loop: MethodLoop | None = None
-    train_seconds, checkpoint_seconds = 0.0, 0.0
+    seconds = {"train": 0.0, "checkpoint": 0.0}
     if trained:
-        assert data is not None and isinstance(s, TrainedSettings)
+        assert data is not None
         loop = _loop(method, built, seed, data, resumed, work, log)
-        saver = _Checkpoints(work, loop, fp, curve)
-        with sigterm_flag() as flag:
-            train_seconds = loop.run(
-                data,
-                selection,
-                saver,
-                first_step=first,
-                stop=flag,
-                log=log,
-                progress_every=progress_every,
-                track=trackers.scalars,
-                progress_seconds=progress_seconds,
-            )
-        checkpoint_seconds = saver.seconds
+        seconds = _optimise(loop, data, selection, _Checkpoints(work, loop, fp, curve), first, trackers, log,
+                            progress_every, progress_seconds)  # fmt: skip
     trackers.close()  # events are flushed as they are written: a killed job's are on disk too
     _put_in_place(work, out_dir, built.st_model, selection_set, log)
-    steps_run = s.steps - first + 1 if trained and isinstance(s, TrainedSettings) else 0
-    timing = {
-        "train_seconds": round(train_seconds, 3),
-        "eval_seconds": round(selection.seconds, 3),
-        "checkpoint_seconds": round(checkpoint_seconds, 3),
-        "total_seconds": round(time.perf_counter() - start, 3),
-        # this run's steps (after a resume: fewer)
-        "rows_per_second": round(steps_run * s.batch_size / train_seconds, 2) if train_seconds > 0 else None,
-    }
+    rows = (s.steps - first + 1) * s.batch_size if trained and isinstance(s, TrainedSettings) else 0
+    timing = _timing(seconds, selection.seconds, time.perf_counter() - start, rows)
     info = _record(
         method, built, selection, settings, timing, resumed, loop, eval_max_length, data if trained else None, notes
     )
@@ -202,6 +173,45 @@ def train(
     parts = [c for c in dict.fromkeys(k for row in curve for k in row) if c.startswith(("loss_", "stat_"))]
     result_curve = pd.DataFrame(curve, columns=CURVE_COLUMNS + parts)
     return TrainResult(result_curve, selection.best_step, selection.best_score, info)
+
+
+def _optimise(
+    loop: MethodLoop,
+    data: TrainingData,
+    selection: Selection,
+    saver: _Checkpoints,
+    first: int,
+    trackers: Trackers,
+    log: Callable[[str], Any],
+    progress_every: int,
+    progress_seconds: float,
+) -> dict[str, float]:
+    """The optimisation steps from ``first`` on, stopped cleanly by SIGTERM (a preempted job is
+    checkpointed): the seconds of the steps and of the checkpoints."""
+    with sigterm_flag() as flag:
+        train_seconds = loop.run(
+            data,
+            selection,
+            saver,
+            first_step=first,
+            stop=flag,
+            log=log,
+            progress_every=progress_every,
+            track=trackers.scalars,
+            progress_seconds=progress_seconds,
+        )
+    return {"train": train_seconds, "checkpoint": saver.seconds}
+
+
+def _timing(seconds: Mapping[str, float], eval_seconds: float, total: float, rows: int) -> dict[str, Any]:
+    """Where a job's time went; ``rows``: the rows this run stepped (after a resume: fewer)."""
+    return {
+        "train_seconds": round(seconds["train"], 3),
+        "eval_seconds": round(eval_seconds, 3),
+        "checkpoint_seconds": round(seconds["checkpoint"], 3),
+        "total_seconds": round(total, 3),
+        "rows_per_second": round(rows / seconds["train"], 2) if seconds["train"] > 0 else None,
+    }
 
 
 def _build(method: Method, base_model: str, eval_max_length: int | str, log: Callable[[str], Any]) -> _Built:
@@ -330,7 +340,7 @@ def _record(
         "resumed_from_step": resumed["step"] if resumed else None,
         "skipped_steps": loop.optimisation.skipped if loop is not None else 0,  # fp16 overflows
         "settings": settings,
-        "eval_max_length": built.evaluated_at,  # tokens per text at evaluation (clinsent.eval_length)
+        "eval_max_length": built.evaluated_at,  # tokens per text at evaluation (clinsent.evaluation.length)
         # the saved model's modules and the base's (the card says which, and a pooling replaced)
         "modules": [type(m).__name__ for m in built.st_model],
         "base_modules": built.base_modules,

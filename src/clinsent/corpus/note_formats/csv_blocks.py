@@ -26,7 +26,7 @@ from clinsent.corpus.notes import (
     decode_text,
 )
 from clinsent.errors import InputError
-from clinsent.textfile import header_lacks
+from clinsent.io.textfile import header_lacks
 
 
 def csv_header(path: Path) -> list[str]:

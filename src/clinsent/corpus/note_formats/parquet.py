@@ -19,7 +19,7 @@ from clinsent.corpus.notes import (
     note_table,
 )
 from clinsent.errors import InputError
-from clinsent.reading import parquet_file, shown_column, shown_columns
+from clinsent.io.reading import parquet_file, shown_column, shown_columns
 
 
 @NOTE_READERS.register(

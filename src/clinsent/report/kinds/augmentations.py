@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from clinsent.config.settings import knob
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     from clinsent.methods.base import Method

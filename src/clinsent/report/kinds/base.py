@@ -1,7 +1,7 @@
 """What a table or figure kind is: its keys (a knob dataclass, with their defaults), the runs it
 cites, the names it refers to, the extra inputs it reads, and how it builds its output.
 
-A kind module defines its keys as a frozen dataclass of :func:`clinsent.settings.knob` fields (a
+A kind module defines its keys as a frozen dataclass of :func:`clinsent.config.settings.knob` fields (a
 list of items is a tuple of another such dataclass; a knob whose default is None is a key the
 entry may leave out) and a :class:`TableKind` or :class:`FigureKind` subclass registered with
 ``@TABLE_KINDS.register("name", settings=Knobs)`` or ``@FIGURE_KINDS.register("name",
@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
+from clinsent.config.sections import RunConfig
+from clinsent.config.settings import knob, settings_schema
 from clinsent.errors import InputError
 from clinsent.registry import Registry, did_you_mean
-from clinsent.run_config import RunConfig
-from clinsent.settings import knob, settings_schema
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -217,6 +217,32 @@ class FigureKind(Kind):
     def draw(
         self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
     ) -> None:
+        raise NotImplementedError
+
+
+class PanelFigure(FigureKind):
+    """A figure of one eval set (``eval_set``) with a panel per cited run (``panels``: label and
+    run), each panel's data from summary.csv: the box plots and the confusion matrices. A kind
+    of this shape gives its points and its drawing (:meth:`panel_points`, :meth:`panel_figure`)."""
+
+    def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+        return item_runs("figures", key, entry, "panels")
+
+    def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        return eval_set_names(f"figures.{key}", entry["eval_set"])
+
+    def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
+        return self.panel_points(ctx.summary, entry, ctx.default_base)
+
+    def draw(
+        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
+    ) -> None:
+        self.panel_figure(points, entry, out_paths)
+
+    def panel_points(self, summary: pd.DataFrame, figure: Mapping[str, Any], default_base: str) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def panel_figure(self, points: pd.DataFrame, figure: Mapping[str, Any], out_paths: list[Any]) -> None:
         raise NotImplementedError
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pandas as pd
 
+from clinsent.config.settings import knob
 from clinsent.report.cells import MISSING
 from clinsent.report.kinds.base import PAPER_DOC, TABLE_KINDS, PaperCells, ReportContext, TableKind
-from clinsent.settings import knob
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from clinsent.config.settings import knob
 from clinsent.report.cells import cell_values
 from clinsent.report.figures import pyplot, save_figure
-from clinsent.report.kinds.base import (
-    FIGURE_KINDS,
-    FigureKind,
-    LabelledRun,
-    ReportContext,
-    eval_set_names,
-    item_runs,
-)
-from clinsent.settings import knob
+from clinsent.report.kinds.base import FIGURE_KINDS, LabelledRun, PanelFigure
 
 
 @dataclass(frozen=True)
@@ -33,20 +26,12 @@ class ConfusionKnobs:
 
 
 @FIGURE_KINDS.register("confusion", settings=ConfusionKnobs)
-class ConfusionFigure(FigureKind):
-    def runs(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str]]:
-        return item_runs("figures", key, entry, "panels")
+class ConfusionFigure(PanelFigure):
+    def panel_points(self, summary: pd.DataFrame, figure: Mapping[str, Any], default_base: str) -> pd.DataFrame:
+        return confusion_points(summary, figure, default_base)
 
-    def names(self, key: str, entry: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        return eval_set_names(f"figures.{key}", entry["eval_set"])
-
-    def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
-        return confusion_points(ctx.summary, entry, ctx.default_base)
-
-    def draw(
-        self, points: pd.DataFrame, key: str, entry: Mapping[str, Any], ctx: ReportContext, out_paths: list[Any]
-    ) -> None:
-        confusion_figure(points, entry, out_paths)
+    def panel_figure(self, points: pd.DataFrame, figure: Mapping[str, Any], out_paths: list[Any]) -> None:
+        confusion_figure(points, figure, out_paths)
 
 
 def confusion_points(summary: pd.DataFrame, figure: Mapping[str, Any], default_base: str) -> pd.DataFrame:

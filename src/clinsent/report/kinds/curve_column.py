@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, LabelledRun, ReportContext, item_runs
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from clinsent.config.settings import knob
 from clinsent.paths import EVAL_SET_STATS
 from clinsent.report.cells import MISSING
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind, eval_set_names
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     from clinsent.report.kinds.base import PlanView

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind, eval_set_names
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     from clinsent.report.kinds.base import PlanView
@@ -56,7 +56,7 @@ class RetrievalExamplesTable(TableKind):
         return {"embeddings": {ref: plan.first_seed_embeddings(ref, entry["eval_set"]) for ref in entry["runs"]}}
 
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
-        from clinsent.embed import read_embeddings
+        from clinsent.embedding.vectors import read_embeddings
 
         return retrieval_table(entry, {run: read_embeddings(p) for run, p in ctx.inputs["embeddings"].items()})
 

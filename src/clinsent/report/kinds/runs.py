@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.report.cells import MISSING, average_values, cell_values
 from clinsent.report.kinds.base import PAPER_DOC, TABLE_KINDS, PaperCells, ReportContext, TableKind, eval_set_names
 from clinsent.report.tables import fmt_mean_std
 from clinsent.run_ref import split_run
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     from clinsent.report.paired import Paired

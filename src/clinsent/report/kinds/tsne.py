@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.evaluation.metrics import cosine_rows
 from clinsent.report.figures import pyplot, save_figure
 from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, ReportContext, eval_set_names
-from clinsent.settings import knob
 
 if TYPE_CHECKING:
     from clinsent.report.kinds.base import PlanView
@@ -55,7 +55,7 @@ class TsneFigure(FigureKind):
         return {"eval_set": plan.eval_sets[entry["eval_set"]].params()}
 
     def points(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
-        from clinsent.embed import read_embeddings
+        from clinsent.embedding.vectors import read_embeddings
         from clinsent.tasks.config import task_from_params
 
         task = task_from_params(entry["eval_set"], ctx.params["eval_set"])

@@ -6,10 +6,17 @@ JSON-schema type (``Literal`` gives the allowed values) and ``metadata["schema"]
 :func:`settings_schema` generates the schema of one entry from the dataclass, and
 :func:`parse_settings` checks an entry against it with messages that name the entry, the key,
 the allowed keys and the closest match, then builds the dataclass.
+
+The config's own sections are declared the same way (:mod:`clinsent.config.sections`): a knob
+may hold a mapping or a list as its default, keep its default out of the schema
+(``unfilled``: a key Snakemake's ``validate`` must not fill in), give its whole JSON schema
+where a Python type says too little (``json``), and a settings class may take keys beyond its
+own (``OPEN``: an entry whose other keys a registry checks, e.g. a method's knobs).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import types
@@ -30,21 +37,52 @@ def knob(
     required: bool = False,
     names: Any = None,
     aliases: Mapping[str, str] | None = None,
+    unfilled: bool = False,
+    null: bool = True,
+    json: Mapping[str, Any] | None = None,
+    schema_of: type | None = None,
     **schema: Any,
 ) -> Any:
     """A settings field: its default, one line of documentation, its config key, whether the
     entry must give it (the default is then a placeholder), the registry whose names are its
     allowed values (a reader's format: the names live in the registry alone, plugins included),
     other names users write for its values (refused, naming the value they mean: ``half`` for
-    ``fp16``) and JSON-schema bounds."""
+    ``fp16``) and JSON-schema bounds. ``unfilled``: the schema states no default (the key stays
+    absent when not given); ``null=False``: a key whose Python type takes None (absent) that the
+    config may not write as null; ``json``: the key's JSON schema in full, where the type alone cannot
+    say it (``oneOf`` alternatives); ``schema_of``: a settings class whose schema this key takes
+    (each entry's, where the key maps names to entries) while its value stays the mapping the
+    class's registry reads (an ``OPEN`` class: a method's knobs, an eval set's task keys)."""
     meta: dict[str, Any] = {"doc": doc, "schema": schema, "required": required}
+    if unfilled:
+        meta["unfilled"] = True
+    if not null:
+        meta["null"] = False
+    if json is not None:
+        meta["json"] = dict(json)
+    if schema_of is not None:
+        meta["schema_of"] = schema_of
     if key:
         meta["key"] = key
     if names is not None:
         meta["names"] = names
     if aliases:
         meta["aliases"] = dict(aliases)
+    if isinstance(default, (dict, list)):  # a mutable default: each instance gets its own copy
+        meta["default"] = default
+        return dataclasses.field(default_factory=lambda: copy.deepcopy(default), metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
+
+
+def default_of(f: dataclasses.Field[Any]) -> Any:
+    """A field's default (``dataclasses.MISSING`` where it has none)."""
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if "default" in f.metadata:
+        return f.metadata["default"]
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
 
 
 def config_key(f: dataclasses.Field[Any]) -> str:
@@ -65,11 +103,8 @@ def _type_schema(tp: Any, optional_keys: bool = False) -> dict[str, Any]:
     if origin in (typing.Union, types.UnionType):
         parts = [_type_schema(a, optional_keys) for a in get_args(tp)]
         if any(set(p) - {"type", "enum"} for p in parts):  # a list, an object or a nested entry among them
-            nulls = [p for p in parts if p == {"type": "null"}]
-            rest = [p for p in parts if p != {"type": "null"}]
-            if len(rest) == 1 and isinstance(rest[0].get("type"), str):
-                return {**rest[0], "type": [rest[0]["type"], *(["null"] if nulls else [])]}
-            return {"anyOf": parts}
+            merged = _merged(parts)
+            return merged if merged is not None else {"anyOf": parts}
         enums = [v for p in parts for v in p.get("enum", [])]
         types_ = [t for p in parts for t in ([p["type"]] if isinstance(p.get("type"), str) else p.get("type", []))]
         out: dict[str, Any] = {}
@@ -97,10 +132,46 @@ def _type_schema(tp: Any, optional_keys: bool = False) -> dict[str, Any]:
     raise TypeError(f"settings field type {tp!r} has no JSON-schema mapping")
 
 
+def _field_schema(f: dataclasses.Field[Any], tp: Any, optional_keys: bool) -> dict[str, Any]:
+    """A field's JSON schema before its bounds: given whole (``json``), another class's
+    (``schema_of``: an entry's, for a mapping of entries) or its type's."""
+    if "json" in f.metadata:
+        return dict(f.metadata["json"])
+    if "schema_of" in f.metadata:
+        own = settings_schema(f.metadata["schema_of"])
+        value = get_args(tp)[1] if get_origin(tp) is dict else None
+        if value is not None and get_origin(value) is dict:  # name -> entry
+            return {"type": "object", "additionalProperties": own}
+        return own
+    return _type_schema(tp, optional_keys)
+
+
+def _merged(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One schema for a union whose parts are of distinct JSON types (``str | list[str]``: a type
+    list with the list's ``items``), or None where they cannot merge (two objects, an enum)."""
+    types_: list[str] = []
+    out: dict[str, Any] = {}
+    for part in parts:
+        if not isinstance(part.get("type"), str) or part["type"] in types_ or "enum" in part:
+            return None
+        types_.append(part["type"])
+        for key, value in part.items():
+            if key != "type":
+                if key in out and out[key] != value:
+                    return None
+                out[key] = value
+    return {"type": types_, **out}
+
+
 def _json(value: Any) -> Any:
-    """A default as JSON holds it (tuples as lists), so an entry filled with it reads as written."""
+    """A default as JSON holds it (tuples as lists, a nested section as ``{}``: its own keys'
+    defaults are filled in as the entry is validated), so an entry filled with it reads as written."""
     if isinstance(value, (list, tuple)):
         return [_json(v) for v in value]
+    if dataclasses.is_dataclass(value):
+        return {}
+    if isinstance(value, Mapping):
+        return {k: _json(v) for k, v in value.items()}
     return value
 
 
@@ -125,20 +196,24 @@ def settings_schema(cls: type, optional_keys: bool = False) -> dict[str, Any]:
     hints = typing.get_type_hints(cls)
     props = {}
     for f in dataclasses.fields(cls):
-        prop = _type_schema(hints[f.name], optional_keys)
-        if optional_keys and f.default is None:
+        default = default_of(f)
+        prop = _field_schema(f, hints[f.name], optional_keys)
+        if (optional_keys and default is None) or f.metadata.get("null") is False:
             prop = _not_null(prop)  # an optional key is left out, not written as null
         prop.update(f.metadata.get("schema", {}))
         if "names" in f.metadata:
             prop["enum"] = f.metadata["names"].names()
         if "doc" in f.metadata:
             prop["description"] = f.metadata["doc"]
-        if f.default is not dataclasses.MISSING and not f.metadata.get("required"):
-            if not (optional_keys and f.default is None):
-                prop["default"] = _json(f.default)
+        if default is not dataclasses.MISSING and not f.metadata.get("required") and not f.metadata.get("unfilled"):
+            if not (optional_keys and default is None):
+                prop["default"] = _json(default)
         props[config_key(f)] = prop
     required = [config_key(f) for f in dataclasses.fields(cls) if f.metadata.get("required")]
-    return {"type": "object", "additionalProperties": False, "properties": props, "required": required}
+    out: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": props, "required": required}
+    if getattr(cls, "OPEN", False):  # its other keys are a registry's to check
+        del out["additionalProperties"]
+    return out
 
 
 @functools.cache
@@ -263,6 +338,79 @@ def check_shared(block: Mapping[str, Any], where: str, known: Iterable[str], ext
                 f"{unknown_key(key)}{did_you_mean(key, allowed)}",
                 f"use one of {', '.join(allowed)}",
             )
+
+
+def build(cls: type[S], values: Mapping[str, Any] | None) -> S:
+    """A validated config section as its declaration's dataclass: nested sections and entries
+    built the same way, lists of a tuple type as tuples, a key not given its declared default
+    (None where it declares none). No check: the schema checked the mapping at the door."""
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        key = config_key(f)
+        if values is not None and key in values:
+            kwargs[f.name] = _built(hints[f.name], values[key])
+        elif default_of(f) is dataclasses.MISSING:
+            kwargs[f.name] = None
+    built = cls(**kwargs)
+    if values is not None:  # the mapping's own key order, which to_params gives back (a param's repr)
+        object.__setattr__(built, "_given_order", tuple(values))
+    return built
+
+
+def _built(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        for arg in get_args(tp):
+            if isinstance(value, Mapping) and (dataclasses.is_dataclass(arg) or get_origin(arg) is dict):
+                return _built(arg, value)
+            if isinstance(value, list) and get_origin(arg) is tuple:
+                return tuple(value)
+        return value
+    if dataclasses.is_dataclass(tp):
+        return build(tp, value) if isinstance(value, Mapping) else value  # type: ignore[arg-type]
+    if origin is dict and isinstance(value, Mapping):
+        inner = get_args(tp)[1]
+        if not _holds_sections(inner):  # the entries a registry reads: the config's own objects, so
+            return value  # what a registry fills in is what every reader of the config sees
+        return {k: _built(inner, v) for k, v in value.items()}
+    if origin is tuple and isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def _holds_sections(tp: Any) -> bool:
+    """Whether a declared type holds a settings dataclass anywhere (a section or an entry to build)."""
+    return dataclasses.is_dataclass(tp) or any(_holds_sections(a) for a in get_args(tp))
+
+
+def to_params(section: Any) -> dict[str, Any]:
+    """A typed section or entry as the validated mapping it was built from (:func:`build` reads
+    it back): what crosses into a job's params, the same for every rule. Nested sections become
+    mappings, tuples lists; a key the schema leaves unfilled that was not given stays absent; the
+    keys in the order of the mapping the section was built from (declaration order after it)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(section):
+        value = getattr(section, f.name)
+        if value is None and f.metadata.get("unfilled"):
+            continue
+        out[config_key(f)] = _plain(value)
+    # keys in the order of the mapping it was built from (Snakemake compares a param by its repr:
+    # the same entry must give the same text, so reading the config typed reruns no job)
+    order = {k: i for i, k in enumerate(getattr(section, "_given_order", ()))}
+    return dict(sorted(out.items(), key=lambda kv: order.get(kv[0], len(order))))
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_params(value)
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def to_config(settings: Any) -> dict[str, Any]:

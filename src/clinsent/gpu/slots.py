@@ -3,7 +3,7 @@
 Snakemake does not hand out devices to local jobs (``--resources gpu=N`` is a counter only;
 snakemake/snakemake#281), so without this every concurrent job would run on device 0. Here:
 
-- **The pool** is the run's (:mod:`clinsent.gpu_pool`, resolved while the Snakefile is parsed and
+- **The pool** is the run's (:mod:`clinsent.gpu.pool`, resolved while the Snakefile is parsed and
   handed to every job in the environment).
 - **A slot per job** (:func:`take_slot`, the first thing a model job's script does, before
   torch is imported): a job whose rule declares ``gpu`` takes the first free device of the pool
@@ -20,7 +20,7 @@ snakemake/snakemake#281), so without this every concurrent job would run on devi
   device (``CUDA_VISIBLE_DEVICES=""``), so it cannot crowd a device it is not counted on.
 
 Every model job logs ``gpu slot: <device>`` or ``gpu slot: none (<why>)``; the slot is also in
-:data:`SLOT_ENV` for the run's record (:mod:`clinsent.hardware`).
+:data:`SLOT_ENV` for the run's record (:mod:`clinsent.gpu.hardware`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from clinsent.errors import InputError
-from clinsent.gpu_pool import EXPLICIT_ENV, VISIBLE, exported_pool, visible_entries
+from clinsent.gpu.pool import EXPLICIT_ENV, VISIBLE, exported_pool, visible_entries
 
 SLOT_ENV = "CLINSENT_GPU_SLOT"  # what the job got: a device, or "none (<why>)"
 LOCK_DIR_ENV = "CLINSENT_GPU_LOCK_DIR"
@@ -102,7 +102,7 @@ def check_lock_dir(results: str | Path, environ: Mapping[str, str] = os.environ)
     (:func:`clinsent.safety.places.check_write_root`), not inside the results folder once links
     are resolved (the tool sets modes there; a lock folder inside would be a folder others write
     in among note text) and can be written (or created), so a job never fails on it."""
-    from clinsent.io import check_writable
+    from clinsent.io.files import check_writable
     from clinsent.safety.places import check_write_root
 
     folder = lock_dir(environ)

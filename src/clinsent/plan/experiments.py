@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from clinsent.config.sections import RunConfig
 from clinsent.data.plan import SentencePlan
 from clinsent.errors import InputError
 from clinsent.finetune.config import CROSS_ENCODER
@@ -22,7 +23,6 @@ from clinsent.methods.config import resolve_methods
 from clinsent.methods.entries import MethodEntry
 from clinsent.registry import did_you_mean
 from clinsent.report.kinds.base import entries as kind_entries
-from clinsent.run_config import RunConfig
 from clinsent.run_ref import Run, split_run
 
 
@@ -43,7 +43,7 @@ class Grid:
         """The grid of a config; ``entries`` are its methods read through the registry (read here when not given)."""
         entries = entries if entries is not None else resolve_methods(config)
         methods, bases = config.methods, list(config.base_models)
-        default_base = config.report.get("base_model") or bases[0]
+        default_base = config.report.base_model or bases[0]
         if default_base not in bases:
             raise InputError(
                 "config: report.base_model",

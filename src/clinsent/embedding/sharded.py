@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from clinsent.embedding.texts import Chunk, chunks, input_format
 from clinsent.errors import InputError
-from clinsent.texts import Chunk, chunks, input_format
 
 
 def row_ranges(n_rows: int, shards: int) -> list[range]:
@@ -44,7 +44,7 @@ def count_rows(path: Path, column: str | None, id_column: str | None, chunk: int
     """The input's rows: a parquet file's from its metadata, any other by reading it (the same
     reader as the embedding, so the same rows count)."""
     if input_format(path) == "parquet":
-        from clinsent.reading import parquet_file
+        from clinsent.io.reading import parquet_file
 
         return int(parquet_file(path).metadata.num_rows)
     return sum(len(ids) for ids, _ in chunks(path, chunk, column, id_column))
@@ -60,13 +60,13 @@ def work_key(model_key: str, source: Path, settings: dict[str, Any]) -> dict[str
 
 def open_work(folder: Path, key: dict[str, Any], private: bool, log: Callable[[str], Any] = print) -> dict[int, int]:
     """The working folder of one shard for ``key`` (emptied when it holds another key's chunks),
-    through the guarded writer (:func:`clinsent.guarded.claim`: inside what the job owns, never an
+    through the guarded writer (:func:`clinsent.io.guarded.claim`: inside what the job owns, never an
     input); owner-only, the folder above it too, when the texts are private. Returns the chunks
     already done (index -> rows); a chunk that cannot be read is removed, with one line."""
     import pyarrow.parquet as pq
 
-    from clinsent.guarded import claim
-    from clinsent.io import write_text
+    from clinsent.io.files import write_text
+    from clinsent.io.guarded import claim
 
     claim(folder.parent)
     stored = folder / "key.json"
@@ -95,7 +95,7 @@ def open_work(folder: Path, key: dict[str, Any], private: bool, log: Callable[[s
 
 def remove_work(folder: Path) -> None:
     """An output's working folder, once the output is written (claimed like every write)."""
-    from clinsent.guarded import claim
+    from clinsent.io.guarded import claim
 
     shutil.rmtree(claim(folder), ignore_errors=True)
 
@@ -134,8 +134,8 @@ def shard_chunks(
 def work_folder(out: Path, shard: int = 0, shards: int = 1) -> Path:
     """Where the job writing ``out`` (a shard's part, or the whole output) keeps its finished
     chunks until ``out`` is written: beside ``out``, no declared output, so it survives a killed
-    job and a rerun resumes (:mod:`clinsent.corpus_shards`)."""
-    from clinsent.io import work_folder as beside
+    job and a rerun resumes (:mod:`clinsent.embedding.sharded`)."""
+    from clinsent.io.files import work_folder as beside
 
     return beside(out) / f"shard{shard}of{shards}"
 
@@ -148,7 +148,7 @@ def join_parquet(
     ``expected``, a file of any other row count is refused before it is published."""
     import pyarrow.parquet as pq
 
-    from clinsent.io import atomic_path
+    from clinsent.io.files import atomic_path
 
     rows, writer = 0, None
     with atomic_path(out, ".parquet", private=private) as tmp:

@@ -63,7 +63,7 @@ PRELOAD = (
     "pyarrow.parquet",
     "threadpoolctl",
     "clinsent.train.trainer",
-    "clinsent.embed",
+    "clinsent.embedding.vectors",
     "clinsent.evaluation.bootstrap",
     "clinsent.methods.config",
     "clinsent.tasks.config",

@@ -1,13 +1,13 @@
 """The one guarded writer: where this process may write, and with which modes.
 
-Every file the tool writes goes through :func:`claim` (:func:`clinsent.io.atomic_path`,
-:class:`clinsent.io.ParquetSink` and the folder writer :func:`clinsent.io.atomic_folder` (models, release
+Every file the tool writes goes through :func:`claim` (:func:`clinsent.io.files.atomic_path`,
+:class:`clinsent.io.files.ParquetSink` and the folder writer :func:`clinsent.io.files.atomic_folder` (models, release
 copies, packs, benchmark results) call it before they put a file or folder in place):
 
 - **Inside what the caller owns.** A Snakemake job owns its results folder and its declared
-  outputs (:func:`clinsent.smk.setup_logging` calls :func:`own`); the embed command owns the
+  outputs (:func:`clinsent.workflow.smk.setup_logging` calls :func:`own`); the embed command owns the
   ``--out`` file the user named. A path outside (``..`` in a name, a link out) is refused
-  (:func:`clinsent.names.inside`'s rule). A process that declared nothing (a library call, a
+  (:func:`clinsent.config.names.inside`'s rule). A process that declared nothing (a library call, a
   test) may write where it is asked.
 - **Never over an input.** A job's declared inputs, the embed command's ``--input`` and model
   folder (:func:`protect_inputs`): a target that resolves to one of them, or into an input

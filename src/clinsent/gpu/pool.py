@@ -1,5 +1,5 @@
 """The GPU pool of a run on one machine (:func:`resolve_pool`, while the Snakefile is parsed,
-without importing torch): the devices the jobs share, one per job (:mod:`clinsent.gpu_slots`).
+without importing torch): the devices the jobs share, one per job (:mod:`clinsent.gpu.slots`).
 
 The config's ``gpus`` (device indices among the visible devices; ``[]``: use no GPU), or by
 default every visible device: the entries of ``CUDA_VISIBLE_DEVICES`` when it is set, else one
@@ -50,15 +50,6 @@ def detect_devices(proc: str | Path = "/proc/driver/nvidia/gpus", run: Callable[
     except (OSError, subprocess.SubprocessError):
         return 0
     return sum(1 for line in str(out.stdout).splitlines() if line.startswith("GPU "))
-
-
-def normalise_gpus(config: MutableMapping[str, Any]) -> None:
-    """``gpus`` as the schema reads it: Snakemake's ``--config 'gpus=[2,3]'`` (the documented
-    override) parses the list's items as strings, which become integers here; anything else is
-    left for the schema and :func:`resolve_pool` to judge."""
-    gpus = config.get("gpus")
-    if isinstance(gpus, list):
-        config["gpus"] = [int(g) if isinstance(g, str) and g.strip().isdigit() else g for g in gpus]
 
 
 def resolve_pool(

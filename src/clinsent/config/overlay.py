@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from clinsent.config.names import is_name
 from clinsent.errors import InputError, shown
-from clinsent.names import is_name
 from clinsent.paths import DOC_TASK, fill
 from clinsent.registry import did_you_mean
 from clinsent.run_ref import split_run
@@ -175,7 +175,7 @@ def resolve_base(config: dict[str, Any], seen: tuple[str, ...] = (), root: Path 
     to it), in place (Snakemake's ``config`` is one dict that every rule and job sees); a config
     without ``base`` is returned unchanged. A relative ``base`` is from ``root`` (default: the
     working directory, the workflow's)."""
-    from clinsent.safe_yaml import load_mapping
+    from clinsent.io.safe_yaml import load_mapping
 
     name = config.get("base")
     if not name:

@@ -25,8 +25,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError, shown, shown_value
-from clinsent.run_config import RunConfig
 
 NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,99}$")
 HUB_PART = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?$")
@@ -68,7 +68,7 @@ def check_name(name: Any, where: str) -> None:
 def check_names(config: RunConfig) -> None:
     """Every entry name of the sections whose names become path parts (see the module)."""
     for section in SECTIONS:
-        for i, name in enumerate(config.section(section), start=1):
+        for i, name in enumerate(config.section(section) or {}, start=1):
             check_name(name, f"config: {section}, entry {i} ({shown(name)})")
 
 

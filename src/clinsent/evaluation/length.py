@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
-from clinsent.run_config import RunConfig
 
 AUTO = "auto"
 KEY = "max_length"  # under `evaluation:` in the config

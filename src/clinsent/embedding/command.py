@@ -1,7 +1,7 @@
 """``python -m clinsent embed --model DIR --input FILE --out FILE.parquet``: a corpus's vectors with a
-saved model (:func:`clinsent.corpus_embed.embed_corpus`), outside the workflow; the files it may
+saved model (:func:`clinsent.embedding.corpus.embed_corpus`), outside the workflow; the files it may
 write are the one named, its working folder and lock beside it, and the cache (``--cache``, by
-default ``.clinsent-cache`` beside the output: :mod:`clinsent.safety.cache`) (:mod:`clinsent.guarded`),
+default ``.clinsent-cache`` beside the output: :mod:`clinsent.safety.cache`) (:mod:`clinsent.io.guarded`),
 and an error is one line on standard error (exit 2), naming the flag or file and the fix."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from clinsent.corpus_embed import CHUNK, EmbedOptions, embed_corpus
-from clinsent.corpus_shards import work_folder
+from clinsent.embedding.corpus import EmbedOptions, embed_corpus
+from clinsent.embedding.sharded import work_folder
 from clinsent.errors import InputError
 from clinsent.safety.cache import DEFAULT, default_cache
 from clinsent.safety.exclusive import lock_path
@@ -28,11 +28,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--column", help="the texts' column or field (CSV, TSV, JSON lines, parquet)")
     ap.add_argument("--id-column", help="the ids' column or field (default: row numbers from 0)")
     ap.add_argument("--keep-text", action="store_true", help="write the texts beside their vectors")
-    ap.add_argument("--chunk", type=int, default=CHUNK, help="texts read and written at a time (memory)")
-    ap.add_argument("--batch-size", type=int, default=64)
+    default = EmbedOptions()  # a corpus_embeddings entry's declared defaults
+    ap.add_argument("--chunk", type=int, default=default.chunk, help="texts read and written at a time (memory)")
+    ap.add_argument("--batch-size", type=int, default=default.batch_size)
     ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when present)")
-    ap.add_argument("--backend", default="torch", help="torch, or onnx (ONNX Runtime on the CPU)")
-    ap.add_argument("--quantize", default="none", help="none, or int8 (with --backend onnx)")
+    ap.add_argument("--backend", default=default.backend, help="torch, or onnx (ONNX Runtime on the CPU)")
+    ap.add_argument("--quantize", default=default.quantize, help="none, or int8 (with --backend onnx)")
     ap.add_argument(
         "--cache",
         type=Path,
@@ -45,7 +46,7 @@ def main(argv: list[str]) -> int:
         help="the texts come from notes: the output is owner-only whatever the input's modes",
     )
     args = ap.parse_args(argv)
-    from clinsent import guarded
+    from clinsent.io import guarded
 
     guarded.reset()
     cache = args.cache if args.cache is not None else default_cache(args.out)

@@ -6,20 +6,20 @@ curve) and nothing else:
 
 - the base model (its Hugging Face id where the entry is one or the model's own files name one,
   a package folder, or "a local folder <name>": never a path, which would name the user's home),
-  the evaluation length it is saved with (:mod:`clinsent.eval_length`), the method, its paper and equation
+  the evaluation length it is saved with (:mod:`clinsent.evaluation.length`), the method, its paper and equation
   (:attr:`clinsent.methods.base.Method.reference`) and every knob that differs from the
   method's defaults;
 - the training data by its set's definition and size (:meth:`clinsent.data.TrainingData.summary`),
   for the notes their config key, format, note count and length filter, never a row or a path;
 - in a release copy, the eval metrics with their 95% intervals beside the reference run's;
 - the steps, the selected step and the metrics the train job measured on its selection and
-  curve sets at that step; the hardware and software record (:mod:`clinsent.hardware`);
+  curve sets at that step; the hardware and software record (:mod:`clinsent.gpu.hardware`);
 - the data-use notice of each training source: ``model_card.data_use`` in the config
   (``credentialed``, ``institutional``, ``open``, ``demo``; the notes default to
   ``credentialed``, anything else to unstated), linked to ``docs/sharing.md``.
 
 The train job writes the card into the model folder; the ``release`` rule writes a release copy
-(:mod:`clinsent.release`: the model's files hard-linked, the card with the eval metrics added),
+(:mod:`clinsent.release.copies`: the model's files hard-linked, the card with the eval metrics added),
 so evaluation never rewrites the model folder its own jobs read. The card holds counts, names from the config and
 numbers only; like every shared file it passes the PHI scan (:mod:`clinsent.phi`).
 """
@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from clinsent.config.sections import ModelCard
 
 SHARING = "docs/sharing.md#releasing-weights"  # where the data-use notices point
 DATA_USE: dict[str, str] = {
@@ -104,10 +106,10 @@ def changed_knobs(objective: str, settings: Mapping[str, Any]) -> dict[str, Any]
     return {k: v for k, v in given.items() if k not in ("objective", "seed") and defaults.get(k, object()) != v}
 
 
-def data_use(source: str, card_config: Mapping[str, Any]) -> str:
+def data_use(source: str, card: ModelCard | None) -> str:
     """The data-use class of one training source (``notes`` or a ``training_data`` /
     ``sentence_corpora`` key) from the config's ``model_card`` section (its ``data_use``)."""
-    given = dict(DEFAULT_USE, **((card_config or {}).get("data_use") or {}))
+    given = dict(DEFAULT_USE, **(card.data_use if card is not None else {}))
     return str(given.get(source, "unstated"))
 
 
@@ -130,7 +132,7 @@ def render(
     curve: pd.DataFrame,
     reference: str,
     base_model: str,
-    card_config: Mapping[str, Any] | None = None,
+    card: ModelCard | None = None,
     eval_metrics: list[tuple[str, ...]] | None = None,
     baseline_run: str | None = None,
 ) -> str:
@@ -138,9 +140,9 @@ def render(
     reference and the base model entry; ``eval_metrics`` (eval set, metric, value, interval and,
     with ``baseline_run``, that run's value) for a release copy. Section by section, top to bottom."""
     data = info.get("training_data")
-    use = data_use(str(data["source"]), card_config or {}) if data else None
+    use = data_use(str(data["source"]), card) if data else None
     lines = [
-        *_front_matter(info, base_model, use, card_config),
+        *_front_matter(info, base_model, use, card),
         *_training(info, reference, base_model),
         *_measured(info, curve, eval_metrics, baseline_run),
         *_hardware(info),
@@ -150,15 +152,13 @@ def render(
     return "\n".join(lines)
 
 
-def _front_matter(
-    info: Mapping[str, Any], base_model: str, use: str | None, card_config: Mapping[str, Any] | None
-) -> list[str]:
+def _front_matter(info: Mapping[str, Any], base_model: str, use: str | None, card: ModelCard | None) -> list[str]:
     """The card's metadata block (the Hub reads it): library, licence, tags, base model."""
     tags = ["sentence-transformers", "sentence-similarity", "clinical", "clinsent", str(info["objective"])]
     meta: dict[str, Any] = {
         "library_name": "sentence-transformers",
         "pipeline_tag": "sentence-similarity",
-        "license": (card_config or {}).get("licence") or "other",
+        "license": (card.licence if card is not None else None) or "other",
         "tags": tags,
     }
     if hub := base_model_id(base_model):
@@ -290,7 +290,7 @@ def module_lines(info: Mapping[str, Any], settings: Mapping[str, Any]) -> list[s
 
 def write(folder: str | Path, text: str) -> None:
     """Write (replace) the card of a model folder."""
-    from clinsent.io import write_text
+    from clinsent.io.files import write_text
 
     write_text(text, Path(folder) / "README.md")
 

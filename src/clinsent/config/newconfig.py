@@ -1,7 +1,7 @@
 """``python -m clinsent new-config PAPER --out my.yaml [--set key=value ...]``: a user's own config
 for one of the five papers, the demo, the benchmark, or ``own`` (your notes and your eval files on
 no paper: ``config/own.yaml``), read on top of the tracked paper config
-(:mod:`clinsent.overlay`), so the paper config is never edited and updates to it flow in.
+(:mod:`clinsent.config.overlay`), so the paper config is never edited and updates to it flow in.
 
 The file states every user file the paper needs (the notes, the MedCAT pack, the eval sets'
 files, ...) as a key marked ``REQUIRED``, holding the paper config's placeholder until set;
@@ -53,9 +53,9 @@ def required_files(paper: str) -> list[tuple[str, str]]:
 def optional_keys(paper: str, keys: list[str]) -> set[str]:
     """The user-file keys of ``keys`` whose eval sets are all marked ``optional``: an optional set's
     own files, and the notes and document-task files when every set built from them is optional."""
-    from clinsent.benchmark.models import doc_task_sets
-    from clinsent.overlay import fill_results, resolve_base
-    from clinsent.safe_yaml import load_mapping
+    from clinsent.config.expansion import doc_task_sets
+    from clinsent.config.overlay import fill_results, resolve_base
+    from clinsent.io.safe_yaml import load_mapping
 
     config = fill_results(resolve_base(load_mapping(REPO / PAPERS[paper]), root=REPO))
     sets = config.get("eval_sets") or {}
@@ -75,7 +75,7 @@ def _parse_set(item: str) -> tuple[str, Any]:
     """``key=value`` of ``--set``: each part of the dotted key a name; the value kept as the text
     given (a ``#`` or ``: `` inside stays), except a number, true/false, null, or a flow list or
     mapping (``[0, 1]``), which YAML reads as such."""
-    from clinsent.names import is_name
+    from clinsent.config.names import is_name
 
     key, sep, value = item.partition("=")
     key = key.strip()
@@ -91,7 +91,7 @@ def _parse_set(item: str) -> tuple[str, Any]:
 
 
 def _value(text: str) -> Any:
-    from clinsent.safe_yaml import loads
+    from clinsent.io.safe_yaml import loads
 
     if not text.strip():
         return ""
@@ -146,9 +146,9 @@ def check_overlay(text: str, base: str, values: dict[str, Any]) -> None:
     knob valid; before anything is written."""
     import copy
 
+    from clinsent.io.safe_yaml import loads
     from clinsent.plan.checks import build_plan
     from clinsent.plan.config import prepare_config
-    from clinsent.safe_yaml import loads
 
     written = loads(text, "the config to write")
     if written != {"base": base, **_nest(list(values.items()))}:
@@ -164,7 +164,7 @@ def check_overlay(text: str, base: str, values: dict[str, Any]) -> None:
 def cost_lines(config: str) -> list[str]:
     """The ``# Cost:`` comment blocks of a config and of its bases, nearest first: what its settings
     cost, declared once beside them and copied to the top of every config written on it."""
-    from clinsent.safe_yaml import load_mapping
+    from clinsent.io.safe_yaml import load_mapping
 
     out: list[str] = []
     seen: set[str] = set()
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 1
-    from clinsent.io import write_text
+    from clinsent.io.files import write_text
 
     write_text(text, out)  # the guarded, atomic writer
     left = [k for k, p in required.items() if values[k] == p and k not in optional]

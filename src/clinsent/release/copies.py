@@ -1,8 +1,8 @@
 """The release copies of a run's trained models (the ``release`` rule): under
 ``<results>/release/<method>/<base model>/seed<k>/`` each model's files hard-linked (a copy where
-links cannot be made) and its card (:mod:`clinsent.model_card`) rewritten with the zero-shot eval
+links cannot be made) and its card (:mod:`clinsent.release.card`) rewritten with the zero-shot eval
 metrics and their intervals beside the reference run's. The whole release folder is staged and
-put in place by the atomic folder writer (:func:`clinsent.io.atomic_folder`), so a failed job
+put in place by the atomic folder writer (:func:`clinsent.io.files.atomic_folder`), so a failed job
 leaves the last release whole.
 """
 
@@ -17,8 +17,9 @@ from typing import Any
 
 import pandas as pd
 
-from clinsent import model_card
-from clinsent.io import atomic_folder
+from clinsent.config.sections import ModelCard
+from clinsent.io.files import atomic_folder
+from clinsent.release import card as model_card
 
 
 def _link(src: str, dst: str) -> None:
@@ -36,7 +37,7 @@ def release(
     metrics: Mapping[str, str | Path],
     headlines: Mapping[str, str],
     base_model: str,
-    card_config: Mapping[str, Any],
+    card: ModelCard,
     out: str | Path,
     baseline: Mapping[str, str | Path] | None = None,
     reference: str | None = None,
@@ -52,7 +53,7 @@ def release(
         pd.read_csv(curve),
         METHODS.get(str(info["objective"])).reference,
         base_model,
-        card_config,
+        card,
         model_card.eval_rows(metrics, headlines, baseline),
         reference if baseline else None,
     )
@@ -62,7 +63,7 @@ def release(
     model_card.write(out, text)
 
 
-def release_all(runs: Sequence[Mapping[str, Any]], card_config: Mapping[str, Any], out: str | Path) -> None:
+def release_all(runs: Sequence[Mapping[str, Any]], card: ModelCard, out: str | Path) -> None:
     """Every run's release copy (:func:`release`; ``runs``: the plan's ``release_runs``) under
     ``out``, staged beside it and put in place whole (no run: an empty folder)."""
     with atomic_folder(out) as staged:
@@ -75,7 +76,7 @@ def release_all(runs: Sequence[Mapping[str, Any]], card_config: Mapping[str, Any
                 run["metrics"],
                 run["headlines"],
                 run["base_model"],
-                card_config,
+                card,
                 staged / str(run["folder"]),
                 run.get("baseline"),
                 run.get("reference"),

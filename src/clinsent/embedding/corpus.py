@@ -1,15 +1,15 @@
 """Embed a whole corpus with a trained model (:func:`embed_corpus`): the ``corpus_embed`` jobs, and
 ``python -m clinsent embed --model DIR --input FILE --out FILE.parquet``
-(:mod:`clinsent.embed_command`).
+(:mod:`clinsent.embedding.command`).
 
 The input is read in chunks (``--chunk`` texts at a time) through the ``texts`` readers
-(:mod:`clinsent.texts`: plain text, CSV, TSV, JSON lines, parquet) and each chunk's vectors are
+(:mod:`clinsent.embedding.texts`: plain text, CSV, TSV, JSON lines, parquet) and each chunk's vectors are
 appended to the output as one parquet row group, so memory stays flat whatever the input's
 size. The output holds ``id`` and ``vector`` (float32), and ``text`` only with ``--keep-text``;
 its schema metadata names the model folder, its modules (pooling, dense, normalize), the vector
 size and the input's row count.
 
-The model is loaded as the embed jobs load it (:func:`clinsent.embed.load_encoder`: the layouts
+The model is loaded as the embed jobs load it (:func:`clinsent.embedding.vectors.load_encoder`: the layouts
 this pipeline writes through transformers alone, any other through sentence-transformers), on
 CUDA when present (inside a Snakemake job, on the job's GPU slot). Within a chunk the texts are
 encoded longest first, as ``SentenceTransformer.encode`` does, so a batch pads to lengths close
@@ -17,8 +17,8 @@ to its own; the vectors are written in the input's order.
 
 Everything that can be checked is checked before the model loads (:func:`check_request`):
 ``--chunk``, ``--batch-size`` and ``--device``; the input's extension, header, column and first
-rows (:func:`clinsent.texts.check`, the same check as the dry run's); the model folder; and the
-output, through the guarded writer (:mod:`clinsent.guarded`): a ``.parquet`` file, never the
+rows (:func:`clinsent.embedding.texts.check`, the same check as the dry run's); the model folder; and the
+output, through the guarded writer (:mod:`clinsent.io.guarded`): a ``.parquet`` file, never the
 input or inside the model folder, never through a link, never at the root of the file system or
 in a system folder, and, for vectors of private texts (the notes, a file the caller marks as
 derived from them, or a file nobody else can reach: :mod:`clinsent.safety.reach`), never into an
@@ -34,23 +34,27 @@ The rows of the written file are counted against the input's before it is publis
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from clinsent.corpus_shards import work_folder
+from clinsent.config.sections import CorpusEmbeddingEntry
+from clinsent.embedding.memory import peak_rss_mb, release_heap
+from clinsent.embedding.sharded import work_folder
+from clinsent.embedding.texts import check as check_texts
+from clinsent.embedding.texts import chunks
 from clinsent.errors import InputError
-from clinsent.process_memory import peak_rss_mb, release_heap
-from clinsent.texts import check as check_texts
-from clinsent.texts import chunks
 
-CHUNK = 10_000  # texts per chunk (and per row group of the output)
+_DECLARED = CorpusEmbeddingEntry(run="", input="")  # a corpus_embeddings entry's declared defaults
+_NOT_IN_CHUNKS = ("device", "results", "cache", "batch_size", "private")
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,3})?)$")
 
 
@@ -100,7 +104,7 @@ def check_request(
     device: str | None,
 ) -> None:
     """Every check of an embed run that needs no model, in the order a user would fix them."""
-    from clinsent.guarded import claim
+    from clinsent.io.guarded import claim
 
     for flag, value in (("--chunk", chunk), ("--batch-size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -141,22 +145,36 @@ def _chunk_table(ids: list[Any], vectors: np.ndarray, texts: list[str] | None) -
 
 @dataclass(frozen=True)
 class EmbedOptions:
-    """How a corpus is embedded: the embed command's flags and a ``corpus_embeddings`` entry's
-    keys, each with its default, in one object (:func:`embed_corpus`)."""
+    """How a corpus is embedded, in one object (:func:`embed_corpus`): a ``corpus_embeddings``
+    entry's embedding keys (their defaults and meaning declared once, in
+    :class:`clinsent.config.sections.CorpusEmbeddingEntry`; the embed command's flags take the same)
+    and what a run adds (the device, the results folder, the shard, the cache)."""
 
-    column: str | None = None  # the texts' column or field (csv, tsv, jsonl, parquet)
-    id_column: str | None = None  # the ids' column or field (None: row numbers from 0)
-    keep_text: bool = False  # write the texts beside their vectors
-    chunk: int = CHUNK  # texts read, embedded and written at a time (memory)
-    batch_size: int = 64
+    column: str | None = _DECLARED.column
+    id_column: str | None = _DECLARED.id_column
+    keep_text: bool = _DECLARED.keep_text
+    chunk: int = _DECLARED.chunk  # texts per chunk (and per row group of the output)
+    batch_size: int = _DECLARED.batch_size
+    private: bool = _DECLARED.private
+    shards: int = _DECLARED.shards  # this many contiguous parts (clinsent.embedding.sharded) ...
+    backend: str = _DECLARED.backend
+    quantize: str = _DECLARED.quantize
     device: str | None = None  # cpu, cuda or cuda:N (None: cuda when present)
-    private: bool = False  # the texts come from notes: owner-only output whatever the input's modes
     results: str | Path | None = None  # a workflow job's results folder (its note-text folders, its cache)
-    shard: int = 0  # this job's part of the input's rows ...
-    shards: int = 1  # ... of this many (clinsent.corpus_shards)
-    backend: str = "torch"  # or onnx: ONNX Runtime on the CPU (clinsent.onnx_backend)
-    quantize: str = "none"  # or int8 (onnx only)
+    shard: int = 0  # ... of which this job embeds this one
     cache: Path | None = None  # the ONNX export's cache folder (None: clinsent.safety.cache's default)
+
+    def chunk_settings(self) -> dict[str, Any]:
+        """The options a finished chunk depends on (its working folder's key): all but those that
+        change no chunk's rows or vectors (the device, the folders, the batch size, the modes)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _NOT_IN_CHUNKS}
+
+    @classmethod
+    def from_entry(cls, params: Mapping[str, Any], **run: Any) -> EmbedOptions:
+        """The options of a ``corpus_embeddings`` entry as it crosses into a job's params
+        (:meth:`clinsent.plan.files.RunFiles.corpus_params`), with the run's own (``run``)."""
+        own = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in params.items() if k in own}, **run)
 
 
 def embed_corpus(
@@ -165,17 +183,17 @@ def embed_corpus(
     """Embed ``source``'s texts with the model in ``model_dir`` into ``out`` (parquet); returns the
     run's figures (rows, seconds, sentences per second, peak resident memory). ``options.shard``
     of ``options.shards``: only that contiguous part of the input's rows
-    (:mod:`clinsent.corpus_shards`); each finished chunk is kept in :func:`work_folder` until
+    (:mod:`clinsent.embedding.sharded`); each finished chunk is kept in :func:`work_folder` until
     ``out`` is written, so a killed run started again resumes after its last chunk. The output is
     owner-only when ``options.private`` (the workflow's notes sentences, or a file the caller
     marks as derived from them) or when nobody else can reach ``source``; inside
     ``options.results`` its folder is already owner-only (:mod:`clinsent.phi`), elsewhere
-    :func:`clinsent.guarded.private_destination` decides, before the model loads. ``backend``
-    ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU (:mod:`clinsent.onnx_backend`), its
+    :func:`clinsent.io.guarded.private_destination` decides, before the model loads. ``backend``
+    ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU (:mod:`clinsent.embedding.onnx_backend`), its
     export kept in ``options.cache`` (by default :func:`clinsent.safety.cache.default_cache`;
     inside ``results``, ``<results>/cache``)."""
-    from clinsent.guarded import private_destination
-    from clinsent.onnx_backend import check_backend
+    from clinsent.embedding.onnx_backend import check_backend
+    from clinsent.io.guarded import private_destination
     from clinsent.safety.exclusive import writing_lock
 
     o = options
@@ -218,8 +236,8 @@ def _cache(out: Path, results: str | Path | None, cache: Path | None) -> Path:
 def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log: Any) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
-    from clinsent import corpus_shards
-    from clinsent.io import atomic_path
+    from clinsent.embedding import sharded as corpus_shards
+    from clinsent.io.files import atomic_path
     from clinsent.safety.content import content_key
 
     cache_dir = _cache(out, o.results, o.cache) if o.backend == "onnx" else None
@@ -231,17 +249,7 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log
         ]
     model_key = content_key(model_dir)
     work = work_folder(out, o.shard, o.shards)
-    settings = {
-        "chunk": o.chunk,
-        "shard": o.shard,
-        "shards": o.shards,
-        "column": o.column,
-        "id_column": o.id_column,
-        "backend": o.backend,
-        "quantize": o.quantize,
-        "keep_text": o.keep_text,
-    }
-    done = corpus_shards.open_work(work, corpus_shards.work_key(model_key, source, settings), o.private, log)
+    done = corpus_shards.open_work(work, corpus_shards.work_key(model_key, source, o.chunk_settings()), o.private, log)
     modules = json.loads((model_dir / "modules.json").read_text())
     model, start, rows, embedded, resumed = None, time.perf_counter(), 0, 0, 0
     for index, (ids, texts) in corpus_shards.shard_chunks(source, o.chunk, o.column, o.id_column, wanted):
@@ -302,11 +310,11 @@ def _load(
     if backend == "onnx":
         import torch
 
-        from clinsent.onnx_backend import OnnxEncoder
+        from clinsent.embedding.onnx_backend import OnnxEncoder
 
         assert cache is not None
         return OnnxEncoder(model_dir, quantize, cache, threads=torch.get_num_threads(), log=log, model_key=model_key)
-    from clinsent.embed import load_encoder
+    from clinsent.embedding.vectors import load_encoder
 
     return load_encoder(model_dir, device)
 
@@ -315,7 +323,7 @@ def _write_empty(out: Path, model_key: str, private: bool) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from clinsent.io import atomic_path
+    from clinsent.io.files import atomic_path
 
     empty = pa.table({"id": pa.array([], pa.int64()), "vector": pa.array([], pa.list_(pa.float32()))})
     meta = {"clinsent.rows": "0", "clinsent.model_identity": model_key}

@@ -1,11 +1,13 @@
 """The generated parts of ``config/README.md``, written from the registries so they cannot drift.
 
 Each generated part sits between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->``
-in the README; the prose around them is written by hand. ``python -m clinsent.reference`` rewrites
+in the README; the prose around them is written by hand. ``python -m clinsent.config.reference`` rewrites
 them in place, ``--check`` exits 1 when the file differs from what it would write (a test runs it).
-Parts: ``kinds`` (every table and figure kind: what it shows, its keys, their defaults), ``methods``
-(each objective's knobs), ``tasks`` (each evaluation task's keys and metrics), ``formats`` (every
-input format's registry and names) and ``finetune`` (the fine-tune entries' keys).
+Parts: ``keys`` (every key of the workflow's own sections, from their declarations in
+:mod:`clinsent.config.sections`), ``kinds`` (every table and figure kind: what it shows, its keys,
+their defaults), ``methods`` (each objective's knobs), ``tasks`` (each evaluation task's keys and
+metrics), ``formats`` (every input format's registry and names) and ``finetune`` (the fine-tune
+entries' keys).
 """
 
 from __future__ import annotations
@@ -22,21 +24,30 @@ from clinsent.repository import CONFIG_README
 README = CONFIG_README
 
 
+_WORDS = ("true", "false", "null")  # a string that reads as a JSON word is shown quoted
+
+
 def _type(spec: dict[str, Any]) -> str:
     if "enum" in spec:
-        return " \\| ".join(f"`{json.dumps(v) if isinstance(v, bool) or v is None else v}`" for v in spec["enum"])
+        return " \\| ".join(
+            f"`{v if isinstance(v, str) and v not in _WORDS else json.dumps(v)}`" for v in spec["enum"]
+        )
+    if "const" in spec:
+        return f"`{spec['const']}`"
     for alternatives in ("oneOf", "anyOf"):
         if alternatives in spec:
             return " or ".join(_type(s) for s in spec[alternatives])
     kind = spec.get("type", "")
     kinds = kind if isinstance(kind, list) else [kind]
     null = " or null" if "null" in kinds else ""
+    others = " or ".join(str(k) for k in kinds if k not in ("array", "null", ""))
+    others = f"{others} or " if others else ""
     if "array" in kinds and isinstance(spec.get("items"), dict) and spec["items"].get("type") == "object":
         fields = spec["items"].get("properties") or {}
         required = set(spec["items"].get("required") or [])
-        return "list of {" + ", ".join(f"{k}{'' if k in required else '?'}" for k in fields) + "}" + null
+        return others + "list of {" + ", ".join(f"{k}{'' if k in required else '?'}" for k in fields) + "}" + null
     if "array" in kinds and isinstance(spec.get("items"), dict):
-        return f"list of {_type(spec['items'])}{null}"
+        return f"{others}list of {_type(spec['items'])}{null}"
     return " or ".join(str(k) for k in kinds if k)
 
 
@@ -88,7 +99,7 @@ def kinds_markdown() -> str:
 
 def _settings_table(cls: type, skip: tuple[str, ...] = ()) -> list[str]:
     """key | default | type | meaning, one row per knob of a settings dataclass (its own docs)."""
-    from clinsent.settings import settings_schema
+    from clinsent.config.settings import settings_schema
 
     schema = settings_schema(cls)
     required = tuple(schema["required"])
@@ -99,6 +110,85 @@ def _settings_table(cls: type, skip: tuple[str, ...] = ()) -> list[str]:
                 f"| `{key}` | {_default(key, spec, required)} | {_type(spec)} | {spec.get('description', '')} |"
             )
     return lines + [""]
+
+
+def _entry_classes(tp: Any) -> tuple[type | None, type | None]:
+    """(a nested section's class, a mapping of entries' class) a declared type holds, if any."""
+    import dataclasses
+    import typing
+
+    for arg in (tp, *typing.get_args(tp)):
+        if dataclasses.is_dataclass(arg):
+            return arg, None  # type: ignore[return-value]
+        if typing.get_origin(arg) is dict:
+            value = typing.get_args(arg)[1]
+            for inner in (value, *typing.get_args(value)):
+                if dataclasses.is_dataclass(inner):
+                    return None, inner  # type: ignore[return-value]
+    return None, None
+
+
+def _mapping_of_mappings(tp: Any) -> bool:
+    """Whether a declared type maps names to entries (``dict[str, dict[str, Any]]``)."""
+    import typing
+
+    return typing.get_origin(tp) is dict and typing.get_origin(typing.get_args(tp)[1]) is dict
+
+
+def _key_rows(cls: type, prefix: str) -> list[str]:
+    """One row per key of a declared section, its nested sections and entries walked in order."""
+    import dataclasses
+    import typing
+
+    from clinsent.config.settings import config_key, settings_schema
+
+    schema = settings_schema(cls)
+    hints = typing.get_type_hints(cls)
+    required = tuple(schema["required"])
+    rows = []
+    for f in dataclasses.fields(cls):
+        key = config_key(f)
+        spec = schema["properties"][key]
+        path = f"{prefix}{key}"
+        section, entry = _entry_classes(hints[f.name])
+        if "schema_of" in f.metadata:  # entries (or a section) a registry reads: their declared keys
+            of = f.metadata["schema_of"]
+            section, entry = (
+                (None, of)
+                if _entry_classes(hints[f.name]) == (None, None) and _mapping_of_mappings(hints[f.name])
+                else (of, None)
+            )
+        doc = spec.get("description", "") or _summary((section or entry or cls).__doc__ if section or entry else "")
+        if doc.startswith("``"):  # a class's doc starts with its path: the meaning follows
+            doc = doc.split(": ", 1)[-1] if ": " in doc else ""
+        if section is not None:
+            if doc:
+                rows.append(f"| `{path}` | {_default(key, spec, required)} | section | {doc} |")
+            rows += _key_rows(section, f"{path}.")
+        elif entry is not None:
+            name = "<id>" if key in ("tables", "figures") else "<name>"
+            rows.append(f"| `{path}.{name}` | {_default(key, spec, required)} | entry | {doc} |")
+            rows += _key_rows(entry, f"{path}.{name}.")
+        else:
+            rows.append(f"| `{path}` | {_default(key, spec, required)} | {_type(spec)} | {doc} |")
+    other = getattr(cls, "OPEN", "")
+    if other:
+        rows.append(f"| `{prefix}<key>` | — | | {other} |")
+    return rows
+
+
+def keys_markdown() -> str:
+    from clinsent.config.sections import RunConfig
+
+    lines = [
+        "Every key of the workflow's own sections, generated from their declarations",
+        "(`src/clinsent/config/sections.py`, which `config/schema.yaml` is generated from too).",
+        "",
+        "| key | default | type | meaning |",
+        "|---|---|---|---|",
+        *_key_rows(RunConfig, ""),
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def methods_markdown() -> str:
@@ -149,12 +239,12 @@ def tasks_markdown() -> str:
 
 
 def formats_markdown() -> str:
-    from clinsent.reading import READER_KINDS, every_reader
+    from clinsent.io.reading import READER_KINDS, every_reader
 
     readers = every_reader()
     lines = [
         "Every file the tool reads goes through one registered reader of one index",
-        "(`clinsent.reading.READER_KINDS`: a kind of file, then its formats; a plugin adds one with",
+        "(`clinsent.io.reading.READER_KINDS`: a kind of file, then its formats; a plugin adds one with",
         '`@REGISTRY.register("name", check=...)`). The dry run checks every configured input: the',
         "header and first block through the reader's check, or, for eval sets, the whole file. Generated.",
         "",
@@ -182,6 +272,7 @@ def finetune_markdown() -> str:
 
 
 PARTS: dict[str, Callable[[], str]] = {
+    "keys": keys_markdown,
     "kinds": kinds_markdown,
     "methods": methods_markdown,
     "tasks": tasks_markdown,
@@ -206,14 +297,14 @@ def _between_markers(part: str) -> Callable[[re.Match[str]], str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m clinsent.reference", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m clinsent.config.reference", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if config/README.md is not what would be written")
     args = parser.parse_args(argv)
     current = README.read_text(encoding="utf-8")
     wanted = render(current)
     if args.check:
         if wanted != current:
-            print(f"{README} is out of date: run python -m clinsent.reference", file=sys.stderr)
+            print(f"{README} is out of date: run python -m clinsent.config.reference", file=sys.stderr)
             return 1
         return 0
     README.write_text(wanted, encoding="utf-8")

@@ -8,10 +8,23 @@ import atexit
 import gc
 import logging
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Generic, NoReturn, TypeVar
 
 from clinsent.repository import SNAKEFILE
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Untracked(Generic[T]):
+    """A setting a job reads that changes none of its outputs (its progress lines, its trackers,
+    the words of a model card, where its cache lives), passed in its params: Snakemake compares a
+    job's params by the repr of builtin values only, so this one, an object of ours, never
+    reruns the job when it changes. Everything else a job reads is a param it is rerun for."""
+
+    value: T
 
 
 def snakemake_command(workdir: str | Path, *args: str) -> list[str]:
@@ -26,24 +39,25 @@ def _ours_or_errors(record: logging.LogRecord) -> bool:
 
 def setup_logging(smk: Any) -> logging.Logger:
     """Tell the guarded writer what the job owns (its results folder and declared outputs) and
-    reads (its inputs, never written over: :mod:`clinsent.guarded`); make the note-text folder
+    reads (its inputs, never written over: :mod:`clinsent.io.guarded`); make the note-text folder
     the job writes into owner-only (:mod:`clinsent.phi`); send every log record (and warning)
     to the rule's ``log[0]`` and the package's own lines and any error to the console too;
     import the config's ``plugins`` (methods and tasks registered outside the package)."""
-    from clinsent import guarded
+    from clinsent.config.sections import RunConfig
+    from clinsent.io import guarded
     from clinsent.phi import protect_job
     from clinsent.registry import load_plugins
 
-    config = getattr(smk, "config", None) or {}
+    config = RunConfig.parse(getattr(smk, "config", None) or {})  # the job's door: its config, typed
     guarded.reset()
     guarded.own(
-        *([config["results"]] if config.get("results") else []),
+        *([config.results] if config.results else []),
         *getattr(smk, "output", []),
         *getattr(smk, "log", []),
     )
     guarded.protect_inputs(str(p) for p in getattr(smk, "input", []))
-    protect_job(smk)  # the note-text folder it writes into is owner-only before it writes
-    load_plugins((getattr(smk, "config", None) or {}).get("plugins"))
+    protect_job(smk, config)  # the note-text folder it writes into is owner-only before it writes
+    load_plugins(config.plugins)
     log_path = Path(smk.log[0]) if len(smk.log) else None
     console = logging.StreamHandler(sys.stderr)
     if log_path is not None:  # the console shows our lines and errors; libraries' chatter (MedCAT's

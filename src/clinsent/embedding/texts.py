@@ -1,14 +1,14 @@
 """Texts to embed, one per row (the ``corpus_embeddings`` inputs and ``python -m clinsent embed
---input``): the ``texts`` kind of the reader layer (:mod:`clinsent.reading`).
+--input``): the ``texts`` kind of the reader layer (:mod:`clinsent.io.reading`).
 
 Formats, by the file's extension: plain text (``.txt``: one text per line, ids are line numbers
 from 0), CSV and TSV (``column``; ids from ``id_column`` or row numbers from 0, after the header
 line), JSON lines (``.jsonl``/``.json``: ``column`` names the field) and parquet (``column``).
 Every format streams (:func:`chunks`: ``size`` texts at a time), and its check reads the header
-and the first :data:`~clinsent.reading.FIRST_ROWS` rows only. Errors name the file, the row
+and the first :data:`~clinsent.io.reading.FIRST_ROWS` rows only. Errors name the file, the row
 (numbered from 0, after any header) and the column, never a text: a header field is shown only
-when it is a column asked for or a format's own (:func:`clinsent.reading.shown_columns`); a CSV
-without a header line is said to be one (:func:`clinsent.reading.looks_headerless`), since its
+when it is a column asked for or a format's own (:func:`clinsent.io.reading.shown_columns`); a CSV
+without a header line is said to be one (:func:`clinsent.io.reading.looks_headerless`), since its
 first row would otherwise be taken for the header and a name in it come back in the message.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
-from clinsent.reading import (
+from clinsent.io.reading import (
     FIRST_ROWS,
     Readers,
     check_file,
@@ -33,7 +33,7 @@ from clinsent.reading import (
     shown_column,
     shown_columns,
 )
-from clinsent.textfile import text_lines
+from clinsent.io.textfile import text_lines
 
 Row = tuple[Any, str]  # (id, text)
 Chunk = tuple[list[Any], list[str]]  # (ids, texts)

@@ -127,7 +127,7 @@ BUILT_IN = (
     "clinsent.evaluation.sts_data",
     "clinsent.tasks.probe",
     "clinsent.tasks.rqe",
-    "clinsent.texts",
+    "clinsent.embedding.texts",
 )
 
 

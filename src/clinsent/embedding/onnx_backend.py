@@ -66,8 +66,8 @@ def export_folder(cache: Path, model_key: str) -> Path:
 
 def _replace_atomically(write: Any, target: Path) -> None:
     """``write(path)`` to a temporary file beside ``target``, renamed onto it: the guarded,
-    atomic writer (:func:`clinsent.io.atomic_path`)."""
-    from clinsent.io import atomic_path
+    atomic writer (:func:`clinsent.io.files.atomic_path`)."""
+    from clinsent.io.files import atomic_path
 
     with atomic_path(target, ".onnx") as tmp:
         write(str(tmp))
@@ -77,7 +77,7 @@ def export(model_dir: Path, quantize: str, cache: Path, model_key: str, log: Any
     """The model's ONNX graph (``fp32.onnx``, or ``int8.onnx`` quantized from it), exported on
     first use into the cache entry of ``model_key`` (see the module); the builders of one entry
     take turns, and the later ones reuse the first one's files."""
-    from clinsent.guarded import claim
+    from clinsent.io.guarded import claim
     from clinsent.safety.exclusive import building_lock
 
     folder = claim(export_folder(cache, model_key), inputs=(model_dir,))
@@ -176,7 +176,7 @@ class OnnxEncoder:
         except Exception as exc:  # onnxruntime's own errors (InvalidProtobuf, Fail): a damaged cache entry
             import shutil
 
-            from clinsent.guarded import claim
+            from clinsent.io.guarded import claim
             from clinsent.safety.exclusive import building_lock
 
             log(f"the cached ONNX graph {graph} cannot be loaded ({type(exc).__name__}): removed, exporting again")

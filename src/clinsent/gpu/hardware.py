@@ -14,7 +14,7 @@ import platform
 from importlib import metadata
 from typing import Any
 
-from clinsent.gpu_slots import SLOT_ENV
+from clinsent.gpu.slots import SLOT_ENV
 
 
 def _version(package: str) -> str | None:

@@ -1,5 +1,5 @@
 """Atomic writers: an output appears complete or not at all (write to a temp file, then rename).
-Each asks the guarded writer first (:func:`clinsent.guarded.claim`: inside what the caller owns,
+Each asks the guarded writer first (:func:`clinsent.io.guarded.claim`: inside what the caller owns,
 never over an input, never through a link) and holds the output's one-writer lock for the whole
 write (:func:`clinsent.safety.exclusive.writing_lock`: a second writer is refused at once)."""
 
@@ -59,7 +59,7 @@ def atomic_path(path: str | Path, suffix: str = "", private: bool = False) -> It
     """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
     A failed write names ``path`` (:func:`writing`); the temporary file is removed either way.
     ``private``: the file is 0600 (note-derived text or vectors), else the umask's usual mode."""
-    from clinsent.guarded import claim
+    from clinsent.io.guarded import claim
     from clinsent.safety.exclusive import writing_lock
 
     target = claim(path)
@@ -85,7 +85,7 @@ def atomic_folder(path: str | Path) -> Iterator[Path]:
     release copies, the MedCAT packs). A failed write names ``path`` (:func:`writing`)."""
     import shutil
 
-    from clinsent.guarded import claim
+    from clinsent.io.guarded import claim
     from clinsent.safety.exclusive import writing_lock
 
     target = claim(path)
@@ -187,7 +187,7 @@ class ParquetSink:
     def __init__(self, path: str | Path, schema: Any, group_bytes: int = 32 << 20) -> None:
         import pyarrow.parquet as pq
 
-        from clinsent.guarded import claim
+        from clinsent.io.guarded import claim
         from clinsent.safety.exclusive import writing_lock
 
         self.path = claim(path)
@@ -273,7 +273,7 @@ def jsonl_objects(path: str | Path, fix: str) -> Iterator[tuple[int, dict[str, A
     """(line number, object) of each non-blank line of a UTF-8 JSON-lines file; a line that is
     not a JSON object stops with ``file:line`` and ``fix`` (never the line's text)."""
     from clinsent.errors import InputError
-    from clinsent.textfile import text_lines
+    from clinsent.io.textfile import text_lines
 
     for line_no, line in enumerate(text_lines(path), start=1):
         if not line.strip():

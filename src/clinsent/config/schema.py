@@ -1,0 +1,63 @@
+"""``config/schema.yaml``, generated from the declarations (:mod:`clinsent.config.sections`).
+
+Snakemake's ``validate`` reads the schema at the door (:func:`clinsent.plan.config.prepare_config`)
+and fills in its defaults, so the file is what the declarations say, written out: ``python -m
+clinsent.config.schema`` rewrites it, ``--check`` exits 1 when the file differs from what it would
+write (a test runs it). Edit the declarations, never the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from typing import Any
+
+from clinsent.repository import SCHEMA
+
+HEADER = (
+    "# GENERATED from the declarations in src/clinsent/config/sections.py by\n"
+    "# `python -m clinsent.config.schema`: do not edit; change a declaration and rerun it.\n"
+)
+
+
+@functools.cache
+def config_schema() -> dict[str, Any]:
+    """The config's JSON schema: every section's declaration, defaults and bounds included."""
+    from clinsent.config.sections import RunConfig
+    from clinsent.config.settings import settings_schema
+
+    body = settings_schema(RunConfig)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "description": "Configuration of the clinsent workflow (see config/README.md for every key).",
+        **body,
+    }
+
+
+def render() -> str:
+    """The schema file's text: the header, then the schema as YAML in declaration order."""
+    import yaml
+
+    text = yaml.safe_dump(config_schema(), sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+    return HEADER + text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m clinsent.config.schema", description=__doc__)
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 if config/schema.yaml differs from the declarations"
+    )
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        if SCHEMA.read_text(encoding="utf-8") != text:
+            print(f"{SCHEMA}: differs from the declarations; run python -m clinsent.config.schema", file=sys.stderr)
+            return 1
+        return 0
+    SCHEMA.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

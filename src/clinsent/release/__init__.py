@@ -1,0 +1,1 @@
+"""Release copies of a run's trained models and their model cards."""
