@@ -44,7 +44,7 @@ rule corpus_embed_shard:
     threads: 1
     resources:
         mem_mb=4000,
-        gpu=lambda wc: EMBED_GPU if PLAN.files.corpus_params(wc.embedded_corpus)["backend"] == "torch" else 0,
+        gpu=lambda wc: EMBED_GPU if PLAN.files.corpus_gpu(wc.embedded_corpus, shard=True) else 0,
     script:
         "../scripts/corpus_embed.py"
 
@@ -71,9 +71,7 @@ rule corpus_embed:
     resources:
         mem_mb=4000,
         # a GPU slot of the pool where there is one (clinsent.gpu.slots), as the embed jobs; none to join parts
-        gpu=lambda wc: EMBED_GPU
-        if PLAN.files.corpus_shards(wc.embedded_corpus) == 1 and PLAN.files.corpus_params(wc.embedded_corpus)["backend"] == "torch"
-        else 0,
+        gpu=lambda wc: EMBED_GPU if PLAN.files.corpus_gpu(wc.embedded_corpus, shard=False) else 0,
     script:
         "../scripts/corpus_embed.py"
 

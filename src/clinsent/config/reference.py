@@ -300,15 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m clinsent.config.reference", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if config/README.md is not what would be written")
     args = parser.parse_args(argv)
-    current = README.read_text(encoding="utf-8")
-    wanted = render(current)
-    if args.check:
-        if wanted != current:
-            print(f"{README} is out of date: run python -m clinsent.config.reference", file=sys.stderr)
-            return 1
-        return 0
-    README.write_text(wanted, encoding="utf-8")
-    return 0
+    from clinsent.config.schema import write_or_check
+
+    wanted = render(README.read_text(encoding="utf-8"))
+    return write_or_check(README, wanted, args.check, "python -m clinsent.config.reference")
 
 
 if __name__ == "__main__":

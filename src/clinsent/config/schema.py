@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from pathlib import Path
 from typing import Any
 
 from clinsent.repository import SCHEMA
@@ -43,20 +44,25 @@ def render() -> str:
     return HEADER + text
 
 
+def write_or_check(path: Path, text: str, check: bool, command: str) -> int:
+    """Write a generated file, or with ``check`` exit 1 (naming ``command``, which rewrites it)
+    when the file is not what would be written: the one way every generated file is kept true."""
+    if check:
+        if path.read_text(encoding="utf-8") != text:
+            print(f"{path} is out of date: run {command}", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(text, encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m clinsent.config.schema", description=__doc__)
     parser.add_argument(
         "--check", action="store_true", help="exit 1 if config/schema.yaml differs from the declarations"
     )
     args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if SCHEMA.read_text(encoding="utf-8") != text:
-            print(f"{SCHEMA}: differs from the declarations; run python -m clinsent.config.schema", file=sys.stderr)
-            return 1
-        return 0
-    SCHEMA.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(SCHEMA, render(), args.check, "python -m clinsent.config.schema")
 
 
 if __name__ == "__main__":

@@ -566,26 +566,26 @@ class CorpusEmbeddingEntry:
     column: str | None = knob(None, "the texts' column or field (csv, tsv, jsonl, parquet)")
     id_column: str | None = knob(None, "the ids' column or field (default: row numbers from 0)")
     keep_text: bool = knob(False, "write the texts beside their vectors")
-    private: bool = knob(
-        False,
-        "the input's texts come from notes: the output is owner-only whatever the file's modes "
-        "(notes, a file under a notes-derived results folder and a file nobody else can reach are"
-        " private in any case)",
-    )
     batch_size: int = knob(64, "texts per batch of the model", minimum=1)
     chunk: int = knob(10000, "texts read and written at a time (memory stays flat)", minimum=1)
-    backend: str = knob(
-        "torch",
-        "torch (the model as saved; a GPU where the pool has one), or onnx: ONNX Runtime on the "
-        "CPU, for servers without a GPU (clinsent.embedding.onnx_backend)",
-    )
-    quantize: str = knob("none", "none, or int8 (with backend onnx): the MatMul weights in int8, per channel")
     shards: int = knob(
         1,
         "contiguous parts of the input, one job each (a GPU slot, a cluster job), then one cheap "
         "job joins them; each part resumes after its last finished chunk",
         minimum=1,
         maximum=999,
+    )
+    backend: str = knob(
+        "torch",
+        "torch (the model as saved; a GPU where the pool has one), or onnx: ONNX Runtime on the "
+        "CPU, for servers without a GPU (clinsent.embedding.onnx_backend)",
+    )
+    quantize: str = knob("none", "none, or int8 (with backend onnx): the MatMul weights in int8, per channel")
+    private: bool = knob(
+        False,
+        "the input's texts come from notes: the output is owner-only whatever the file's modes "
+        "(notes, a file under a notes-derived results folder and a file nobody else can reach are"
+        " private in any case)",
     )
 
 

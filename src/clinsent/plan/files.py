@@ -51,6 +51,12 @@ class RunFiles:
             params.update(column="text", id_column="sent_id")
         return params
 
+    def corpus_gpu(self, name: str, shard: bool) -> bool:
+        """Whether a corpus embedding's job (a shard's, or the whole one's) may use a GPU: the torch
+        backend does; ONNX Runtime runs on the CPU, and the job that joins shards embeds nothing."""
+        entry = self.run.corpus_embeddings[name]
+        return entry.backend == "torch" and (shard or entry.shards == 1)
+
     def corpus_shards(self, name: str) -> int:
         """How many shard jobs a corpus embedding runs (1: the one job writes the output)."""
         return self.run.corpus_embeddings[name].shards
