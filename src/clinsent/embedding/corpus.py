@@ -241,16 +241,10 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log
     from clinsent.safety.content import content_key
 
     cache_dir = _cache(out, o.results, o.cache) if o.backend == "onnx" else None
-    if o.shards == 1:  # every row: no count needed
-        wanted = range(0, sys.maxsize)
-    else:
-        wanted = corpus_shards.row_ranges(corpus_shards.count_rows(source, o.column, o.id_column, o.chunk), o.shards)[
-            o.shard
-        ]
+    wanted = _wanted_rows(source, o)
     model_key = content_key(model_dir)
     work = work_folder(out, o.shard, o.shards)
     done = corpus_shards.open_work(work, corpus_shards.work_key(model_key, source, o.chunk_settings()), o.private, log)
-    modules = json.loads((model_dir / "modules.json").read_text())
     model, start, rows, embedded, resumed = None, time.perf_counter(), 0, 0, 0
     for index, (ids, texts) in corpus_shards.shard_chunks(source, o.chunk, o.column, o.id_column, wanted):
         rows += len(ids)
@@ -279,17 +273,7 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log
         corpus_shards.remove_work(work.parent)
         return {"rows": 0, "embedded": 0, "resumed_chunks": 0, "seconds": 0.0, "sentences_per_second": None,
                 "peak_rss_mb": peak_rss_mb()}  # fmt: skip
-    dim = int(pq.read_schema(parts[0]).field("vector").type.list_size)
-    meta = {
-        "clinsent.model": str(model_dir),
-        "clinsent.model_identity": model_key,
-        "clinsent.modules": json.dumps(modules),
-        "clinsent.pooling": json.dumps(_pooling(model_dir, modules)),
-        "clinsent.dim": str(dim),
-        "clinsent.rows": str(rows),
-        "clinsent.backend": o.backend if o.quantize == "none" else f"{o.backend} {o.quantize}",
-        "clinsent.shard": f"{o.shard}/{o.shards}",
-    }
+    meta = _metadata(model_dir, model_key, int(pq.read_schema(parts[0]).field("vector").type.list_size), rows, o)
     corpus_shards.join_parquet(parts, out, meta, o.private, expected=rows)
     corpus_shards.remove_work(work.parent)  # this output's own working folder
     seconds = time.perf_counter() - start
@@ -300,6 +284,32 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log
         "seconds": round(seconds, 3),
         "sentences_per_second": round(embedded / seconds, 1) if embedded else None,
         "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _wanted_rows(source: Path, o: EmbedOptions) -> range:
+    """The input's rows this job embeds: all of them, or its shard's contiguous part."""
+    from clinsent.embedding import sharded as corpus_shards
+
+    if o.shards == 1:  # every row: no count needed
+        return range(0, sys.maxsize)
+    counted = corpus_shards.count_rows(source, o.column, o.id_column, o.chunk)
+    return corpus_shards.row_ranges(counted, o.shards)[o.shard]
+
+
+def _metadata(model_dir: Path, model_key: str, dim: int, rows: int, o: EmbedOptions) -> dict[str, str]:
+    """The output's metadata: the model (its folder, identity, modules and pooling), the vectors'
+    size, the rows, the backend and the shard."""
+    modules = json.loads((model_dir / "modules.json").read_text())
+    return {
+        "clinsent.model": str(model_dir),
+        "clinsent.model_identity": model_key,
+        "clinsent.modules": json.dumps(modules),
+        "clinsent.pooling": json.dumps(_pooling(model_dir, modules)),
+        "clinsent.dim": str(dim),
+        "clinsent.rows": str(rows),
+        "clinsent.backend": o.backend if o.quantize == "none" else f"{o.backend} {o.quantize}",
+        "clinsent.shard": f"{o.shard}/{o.shards}",
     }
 
 

@@ -151,47 +151,52 @@ def resolve_finetunes(config: RunConfig, eval_sets: Mapping[str, Any]) -> dict[s
         if task.doc_training or task.token_training:
             out[name] = _own_splits_entry(name, s, eval_sets, methods, "documents" if task.doc_training else "tokens")
             continue
-        for role in ("validation", "test"):
-            if not getattr(s, role):
-                raise InputError(f"{where}.{role}", "missing", f"name the eval set of the {role} split")
-        for key in DOC_KEYS:
-            if getattr(s, key) != getattr(FinetuneSettings, key):
-                raise InputError(
-                    f"{where}.{key}", "applies to document and token classification entries only", "drop the key"
-                )
-        sets = {role: getattr(s, role) for role in ("train", "validation", "test")}
-        for role, set_name in sets.items():
-            if set_name not in eval_sets:
-                known = list(eval_sets)
-                raise InputError(
-                    f"{where}.{role}",
-                    f"{set_name!r} is not a key of eval_sets{did_you_mean(set_name, known)}",
-                    f"name the eval set of the {role} split",
-                )
-        tasks = {role: eval_sets[n].task for role, n in sets.items()}
-        if len({t.name for t in tasks.values()}) != 1:
-            raise InputError(
-                where,
-                "train, validation and test are eval sets of different tasks "
-                f"({', '.join(f'{r}: {t.name}' for r, t in tasks.items())})",
-                "name three sets of one task",
-            )
-        if not tasks["train"].pair_training:
-            raise InputError(
-                f"{where}.train",
-                f"eval set {s.train!r} (task {tasks['train'].name}) has no training "
-                "pairs: the task cannot be fine-tuned",
-                "fine-tune an STS, RQE, doc_classification or token_classification eval set",
-            )
-        if s.train in (s.validation, s.test):
-            raise InputError(where, f"eval set {s.train!r} both trains and is scored", "name a distinct train split")
-        for m in s.methods or ():
-            if m not in methods:
-                raise InputError(
-                    f"{where}.methods", f"{m!r} is not a key of methods{did_you_mean(m, methods)}", "name a method"
-                )
+        _check_pair_entry(where, s, eval_sets, methods)
         out[name] = FinetuneEntry(name, s)
     return out
+
+
+def _check_pair_entry(where: str, s: FinetuneSettings, eval_sets: Mapping[str, Any], methods: list[str]) -> None:
+    """A pair entry (STS, RQE): three eval sets of one task whose pairs train, the train set
+    distinct from the scored ones, known methods, no document or token keys."""
+    for role in ("validation", "test"):
+        if not getattr(s, role):
+            raise InputError(f"{where}.{role}", "missing", f"name the eval set of the {role} split")
+    for key in DOC_KEYS:
+        if getattr(s, key) != getattr(FinetuneSettings, key):
+            raise InputError(
+                f"{where}.{key}", "applies to document and token classification entries only", "drop the key"
+            )
+    sets = {role: getattr(s, role) for role in ("train", "validation", "test")}
+    for role, set_name in sets.items():
+        if set_name not in eval_sets:
+            known = list(eval_sets)
+            raise InputError(
+                f"{where}.{role}",
+                f"{set_name!r} is not a key of eval_sets{did_you_mean(set_name, known)}",
+                f"name the eval set of the {role} split",
+            )
+    tasks = {role: eval_sets[n].task for role, n in sets.items()}
+    if len({t.name for t in tasks.values()}) != 1:
+        raise InputError(
+            where,
+            "train, validation and test are eval sets of different tasks "
+            f"({', '.join(f'{r}: {t.name}' for r, t in tasks.items())})",
+            "name three sets of one task",
+        )
+    if not tasks["train"].pair_training:
+        raise InputError(
+            f"{where}.train",
+            f"eval set {s.train!r} (task {tasks['train'].name}) has no training pairs: the task cannot be fine-tuned",
+            "fine-tune an STS, RQE, doc_classification or token_classification eval set",
+        )
+    if s.train in (s.validation, s.test):
+        raise InputError(where, f"eval set {s.train!r} both trains and is scored", "name a distinct train split")
+    for m in s.methods or ():
+        if m not in methods:
+            raise InputError(
+                f"{where}.methods", f"{m!r} is not a key of methods{did_you_mean(m, methods)}", "name a method"
+            )
 
 
 def _own_splits_entry(
