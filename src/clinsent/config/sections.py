@@ -334,7 +334,9 @@ class EvalSetEntry:
     OPEN = "the task's own keys, checked against its settings when the config is read (Evaluation tasks, below)"
     task: str = knob(
         "sts",
-        "the evaluation task (`sts`, `rqe`, `probe`, `retrieval`, or one a plugin registers); its own keys follow",
+        "the evaluation task (`sts`, `rqe`, `probe`, `retrieval`, `doc_classification`, "
+        "`token_classification`, the analyses `class_similarity`, `class_alignment`, "
+        "`similarity_graph`, `kmeans_clusters`, or one a plugin registers); its own keys follow",
     )
     curve: bool = knob(
         False,
@@ -457,7 +459,9 @@ class MethodEntryKeys:
         None,
         "`none` (the untrained model), `simcse`, `medse`, `ct` (Contrastive Tension), "
         "`sup_simcse`, `mnr` (multiple-negatives ranking, the clinical NLI study), `mixcse` "
-        "(MixCSE and instance weighting), or one a plugin registers",
+        "(MixCSE and instance weighting), `mlm` (masked language modelling on documents), "
+        "`declutr` (DeCLUTR), `note_category` (MLM with a note-category head), or one a plugin "
+        "registers",
         required=True,
     )
     seeds: list[int] | None = knob(
