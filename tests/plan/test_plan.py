@@ -775,6 +775,13 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
         "quantize": "none",
         "private": True,
     }
+    # the torch backend takes a GPU slot where the pool has one; ONNX Runtime and a join never do
+    assert plan.files.corpus_gpu("demo_notes", shard=False)
+    gpu = copy.deepcopy(configs["config"])
+    gpu["corpus_embeddings"]["demo_notes"]["shards"] = 2
+    assert [_plan(gpu).files.corpus_gpu("demo_notes", shard=s) for s in (True, False)] == [True, False]
+    gpu["corpus_embeddings"]["demo_notes"]["backend"] = "onnx"
+    assert not _plan(gpu).files.corpus_gpu("demo_notes", shard=True)
     changed = copy.deepcopy(configs["config"])
     changed["corpus_embeddings"]["demo_notes"]["run"] = "medse@nope"
     with pytest.raises(InputError, match=r"corpus_embeddings.demo_notes.run: 'medse@nope' is not method@base_model"):
