@@ -66,7 +66,7 @@ class Ours:
     def __init__(
         self, model: str, objective: str, knobs: dict[str, Any], docs: pd.DataFrame, batch: int, length: int
     ) -> None:
-        from clinsent.config.settings import from_config
+        from clinsent.config.settings import build
         from clinsent.data.documents import DocumentData
         from clinsent.methods import METHODS
         from clinsent.models.base import load_transformer
@@ -76,7 +76,7 @@ class Ours:
 
         cls = METHODS.get(objective)
         self.method = cls(
-            from_config(cls.settings_class, {"batch_size": batch, "max_length": length, "steps": 10_000, **knobs})
+            build(cls.settings_class, {"batch_size": batch, "max_length": length, "steps": 10_000, **knobs})
         )
         device = pick_device()
         t = load_transformer(model, length)
@@ -192,7 +192,7 @@ ANALYSIS_CHILD = r"""
 import json, sys, time, tracemalloc
 import numpy as np, pandas as pd
 import scipy.sparse.csgraph, sklearn.cluster, sklearn.metrics  # imported first: not in the timing
-from clinsent.config.settings import from_config
+from clinsent.config.settings import build
 from clinsent.tasks import TASKS
 n, dim, task, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 rng = np.random.default_rng(0)
@@ -203,7 +203,7 @@ texts = [f"doc {i}" for i in range(n)]
 pd.DataFrame({"text": texts, "label": labels, "split": "test"}).to_parquet(path)
 if task != "dense":
     cls = TASKS.get(task)
-    t = cls(task, from_config(cls.settings_class, {"path": path}))
+    t = cls(task, build(cls.settings_class, {"path": path}))
     t.data
 def run():
     if task == "dense":

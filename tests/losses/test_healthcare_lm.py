@@ -140,11 +140,11 @@ def test_nt_xent_against_a_loop() -> None:
 
 
 def _method(name: str, **knobs):
-    from clinsent.config.settings import from_config
+    from clinsent.config.settings import build
     from clinsent.methods import METHODS
 
     cls = METHODS.get(name)
-    return cls(from_config(cls.settings_class, {"max_length": 64, **knobs}))
+    return cls(build(cls.settings_class, {"max_length": 64, **knobs}))
 
 
 def _docs(n: int = 12, seed: int = 0) -> pd.DataFrame:

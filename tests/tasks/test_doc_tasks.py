@@ -38,10 +38,10 @@ def _labelled(tmp_path: Path, n_per_class: int = 12, classes: int = 3, split: bo
 
 
 def _task(name: str, path: Path, **settings):
-    from clinsent.config.settings import from_config
+    from clinsent.config.settings import build
 
     cls = TASKS.get(name)
-    return cls(name, from_config(cls.settings_class, {"path": str(path), **settings}))
+    return cls(name, build(cls.settings_class, {"path": str(path), **settings}))
 
 
 def _vectors(texts: list[str], dim: int = 6, seed: int = 0) -> np.ndarray:

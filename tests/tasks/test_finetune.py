@@ -193,13 +193,13 @@ def test_a_task_without_pairs_cannot_be_fine_tuned() -> None:
 def test_job_params_leave_out_which_runs_are_fine_tuned() -> None:
     """Adding a method to an entry or switching its cross-encoders on plans or drops jobs; it
     changes no existing fine-tune job's params (so none reruns)."""
-    from clinsent.config.settings import from_config
+    from clinsent.config.settings import build
 
     cfg = _config()
     base = resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))["ft"].params()
     cfg = _config(methods=["simcse"], cross_encoder=True)
     changed = resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))["ft"].params()
     assert changed == base and "methods" not in base
-    assert from_config(FinetuneSettings, base).epochs == 4  # a job rebuilds its settings from them
+    assert build(FinetuneSettings, base).epochs == 4  # a job rebuilds its settings from them
     cfg = _config(epochs=5)
     assert resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))["ft"].params() != base

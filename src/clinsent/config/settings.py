@@ -341,9 +341,10 @@ def check_shared(block: Mapping[str, Any], where: str, known: Iterable[str], ext
 
 
 def build(cls: type[S], values: Mapping[str, Any] | None) -> S:
-    """A validated config section as its declaration's dataclass: nested sections and entries
-    built the same way, lists of a tuple type as tuples, a key not given its declared default
-    (None where it declares none). No check: the schema checked the mapping at the door."""
+    """A checked mapping as its dataclass: a config section (the schema checked it at the door),
+    or a job's params read back (:func:`to_params` wrote them). Nested sections and entries are
+    built the same way, lists of a tuple type become tuples, a key not given takes its declared
+    default (None where it declares none). No check of its own."""
     hints = typing.get_type_hints(cls)
     kwargs = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
@@ -387,10 +388,12 @@ def _holds_sections(tp: Any) -> bool:
 
 
 def to_params(section: Any) -> dict[str, Any]:
-    """A typed section or entry as the validated mapping it was built from (:func:`build` reads
-    it back): what crosses into a job's params, the same for every rule. Nested sections become
-    mappings, tuples lists; a key the schema leaves unfilled that was not given stays absent; the
-    keys in the order of the mapping the section was built from (declaration order after it)."""
+    """A typed section, entry or settings as the mapping it was built from (:func:`build` reads
+    it back): what crosses into a job's params, the same two functions for every rule and every
+    kind of entry (a config section, a method's, a task's, a fine-tune entry's settings). Nested
+    sections become mappings; a key the schema leaves unfilled that was not given stays absent;
+    the keys in the order of the mapping the section was built from (declaration order after
+    it); a tuple stays a tuple (a param's text is what Snakemake compares)."""
     out: dict[str, Any] = {}
     for f in dataclasses.fields(section):
         value = getattr(section, f.name)
@@ -408,17 +411,8 @@ def _plain(value: Any) -> Any:
         return to_params(value)
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
-
-
-def to_config(settings: Any) -> dict[str, Any]:
-    """The settings as config keys and values (every field, defaults included)."""
-    return {config_key(f): getattr(settings, f.name) for f in dataclasses.fields(settings)}
-
-
-def from_config(cls: type[S], values: Mapping[str, Any]) -> S:
-    """Rebuild settings from :func:`to_config`'s output (already validated)."""
-    by_key = {config_key(f): f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    return cls(**{by_key[k]: tuple(v) if isinstance(v, list) else v for k, v in values.items()})

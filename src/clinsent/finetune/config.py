@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from clinsent.config.sections import RunConfig
-from clinsent.config.settings import knob, parse_settings, to_config
+from clinsent.config.settings import knob, parse_settings, to_params
 from clinsent.errors import InputError
 from clinsent.gpu.precision import ALIASES as PRECISION_ALIASES
 from clinsent.gpu.precision import PRECISION_DOC, Precision
@@ -110,7 +110,7 @@ class FinetuneEntry:
         cross-encoders run (changing those adds or drops jobs, and reruns none)."""
         return {
             k: v
-            for k, v in to_config(self.settings).items()
+            for k, v in to_params(self.settings).items()
             if k not in ("methods", "base_models", "cross_encoder", *FOREIGN_KEYS[self.kind])
         }
 

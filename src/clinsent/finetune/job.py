@@ -147,10 +147,10 @@ def job_from_params(
     kind: str, model_path: str, params: Mapping[str, Any], seed: int, threads: int, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Rebuild the entry and its three tasks from a rule's params (already validated) and run it."""
-    from clinsent.config.settings import from_config
+    from clinsent.config.settings import build
     from clinsent.tasks.config import task_from_params
 
     torch.set_num_threads(threads)
-    s = from_config(FinetuneSettings, params["settings"])
+    s = build(FinetuneSettings, params["settings"])
     tasks = {role: task_from_params(getattr(s, role), p) for role, p in params["eval_sets"].items()}
     return run_finetune(kind, model_path, tasks, s, seed, log)

@@ -20,13 +20,12 @@ from typing import Any
 
 from clinsent.config.sections import RunConfig
 from clinsent.config.settings import (
+    build,
     check_shared,
     foreign_keys,
-    from_config,
     key_owners,
     keys,
     parse_settings,
-    to_config,
     to_params,
 )
 from clinsent.corpus.sentences import corpus_paths, corpus_size, steps_for_epochs
@@ -220,9 +219,9 @@ def resolve_methods(config: RunConfig) -> dict[str, MethodEntry]:
 def method_from_params(objective: str, settings: Mapping[str, Any]) -> Method:
     """Rebuild a method inside a job from its rule's params (already validated)."""
     cls = METHODS.get(objective)
-    return cls(from_config(cls.settings_class, settings))
+    return cls(build(cls.settings_class, settings))
 
 
 def default_settings(objective: str) -> dict[str, Any]:
     """An objective's knobs at their defaults, as config keys and values."""
-    return to_config(METHODS.get(objective).settings_class())
+    return to_params(METHODS.get(objective).settings_class())

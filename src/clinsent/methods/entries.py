@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clinsent.config.settings import to_config
+from clinsent.config.settings import to_params
 from clinsent.errors import InputError
 from clinsent.methods import Method
 from clinsent.registry import did_you_mean
@@ -33,7 +33,7 @@ class MethodEntry:
 
     def train_params(self) -> dict[str, Any]:
         """What a train job's output depends on: the objective and its own knobs."""
-        return {"objective": self.objective, "settings": to_config(self.method.settings)}
+        return {"objective": self.objective, "settings": to_params(self.method.settings)}
 
 
 def run_models(entries: Mapping[str, MethodEntry], name: str) -> list[str]:

@@ -20,13 +20,13 @@ from typing import Any
 
 from clinsent.config.sections import RunConfig
 from clinsent.config.settings import (
+    build,
     check_shared,
     foreign_keys,
-    from_config,
     key_owners,
     keys,
     parse_settings,
-    to_config,
+    to_params,
 )
 from clinsent.errors import InputError
 from clinsent.evaluation import length as eval_length
@@ -52,7 +52,7 @@ class EvalSetEntry:
 
     def params(self) -> dict[str, Any]:
         """What an embed or evaluate job's output depends on."""
-        return {"task": self.task.name, "settings": to_config(self.task.settings)}
+        return {"task": self.task.name, "settings": to_params(self.task.settings)}
 
     def embedded(self) -> str:
         """The eval set whose embeddings this one scores."""
@@ -61,7 +61,7 @@ class EvalSetEntry:
     def curve_params(self) -> dict[str, Any]:
         """What a train job's curve of this set depends on (the settings the headline reads; the
         others keep their defaults in the job, unused)."""
-        settings = to_config(self.task.settings)
+        settings = to_params(self.task.settings)
         wanted = self.task.curve_keys
         return {
             "task": self.task.name,
@@ -132,4 +132,4 @@ def resolve_eval_sets(config: RunConfig) -> dict[str, EvalSetEntry]:
 def task_from_params(set_name: str, params: Mapping[str, Any]) -> Task:
     """Rebuild an eval set's task inside a job from its rule's params (already validated)."""
     cls = TASKS.get(params["task"])
-    return cls(set_name, from_config(cls.settings_class, params["settings"]))
+    return cls(set_name, build(cls.settings_class, params["settings"]))

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from clinsent.config.settings import to_config
+from clinsent.config.settings import to_params
 from clinsent.data import TrainingData
 from clinsent.evaluation import length as eval_length
 from clinsent.gpu.hardware import describe, hardware_record
@@ -138,7 +138,7 @@ def train(
     seed_everything(seed)
     built = _build(method, base_model, eval_max_length, log)
     method, s = built.method, built.method.settings
-    settings = {"objective": method.name, **to_config(s), "seed": seed}
+    settings = {"objective": method.name, **to_params(s), "seed": seed}
     fp = ckpt.fingerprint(  # a checkpoint's curve was scored at its evaluation length: another length starts over
         {**settings, "eval_max_length": built.evaluated_at},
         base_model,
