@@ -132,3 +132,41 @@ def test_bad_backend_settings_are_one_line_at_dry_run() -> None:
             build_plan(prepare_config(bad), read_inputs=False)
         text = str(caught.value)
         assert message in text and "\n" not in text.strip(), text
+
+
+def test_an_int8_embedding_measures_itself_against_fp32_and_warns_above_its_tolerance(
+    models: dict[str, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The guard: an int8 job embeds a sample of its own texts with fp32 too; the mean and the
+    largest cosine distance go into the output's metadata, its figures and one log line (numbers
+    only), and above ``int8_tolerance`` a warning says what to do. Checked against an independent
+    fp32/int8 computation on the same texts."""
+    import json
+    import logging
+
+    import pyarrow.parquet as pq
+
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(TEXTS) + "\n")
+    said: list[str] = []
+    options = EmbedOptions(chunk=7, batch_size=4, backend="onnx", quantize="int8", cache=tmp_path / "cache")
+    with caplog.at_level(logging.WARNING):
+        figures = embed_corpus(models["minilm"], source, tmp_path / "q.parquet", options, log=said.append)
+    quality = json.loads(pq.read_schema(tmp_path / "q.parquet").metadata[b"clinsent.quality"])
+    assert quality == figures["quality"] and quality["texts"] == 7 and quality["tolerance"] == 0.02
+    fp32 = OnnxEncoder(models["minilm"], "none", tmp_path / "cache", threads=1).encode(TEXTS[:7], 4)
+    int8 = OnnxEncoder(models["minilm"], "int8", tmp_path / "cache", threads=1).encode(TEXTS[:7], 4)
+    cos = (fp32 * int8).sum(1) / np.linalg.norm(fp32, axis=1) / np.linalg.norm(int8, axis=1)
+    assert quality["mean_cosine_distance"] == pytest.approx(float((1 - cos).mean()), abs=1e-5)
+    assert quality["max_cosine_distance"] == pytest.approx(float((1 - cos).max()), abs=1e-5)
+    assert 0 < quality["mean_cosine_distance"] < quality["tolerance"] and not caplog.records
+    assert any(line.startswith("int8 against fp32 on 7 of its texts: mean cosine distance") for line in said)
+    assert not any(t in line for line in said for t in TEXTS)  # numbers only, never a text
+    strict = replace(options, int8_tolerance=0.0)  # a forced bad case: any distance is too much
+    with caplog.at_level(logging.WARNING):
+        embed_corpus(models["minilm"], source, tmp_path / "strict.parquet", strict, log=said.append)
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
+    assert "above the tolerance 0.0 (int8_tolerance)" in caplog.records[0].getMessage()
+    plain = replace(options, quantize="none")  # fp32 measures nothing
+    embed_corpus(models["minilm"], source, tmp_path / "p.parquet", plain, log=said.append)
+    assert b"clinsent.quality" not in pq.read_schema(tmp_path / "p.parquet").metadata

@@ -773,6 +773,7 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
         "shards": 1,
         "backend": "torch",
         "quantize": "none",
+        "int8_tolerance": 0.02,
         "private": True,
     }
     # the torch backend takes a GPU slot where the pool has one; ONNX Runtime and a join never do

@@ -585,6 +585,12 @@ class CorpusEmbeddingEntry:
         "CPU, for servers without a GPU (clinsent.embedding.onnx_backend)",
     )
     quantize: str = knob("none", "none, or int8 (with backend onnx): the MatMul weights in int8, per channel")
+    int8_tolerance: float = knob(
+        0.02,
+        "with quantize int8: the job embeds a sample of its texts with fp32 too and records the mean "
+        "cosine distance in the output's metadata and its log; above this it warns",
+        minimum=0,
+    )
     private: bool = knob(
         False,
         "the input's texts come from notes: the output is owner-only whatever the file's modes "

@@ -35,6 +35,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--backend", default=default.backend, help="torch, or onnx (ONNX Runtime on the CPU)")
     ap.add_argument("--quantize", default=default.quantize, help="none, or int8 (with --backend onnx)")
     ap.add_argument(
+        "--int8-tolerance",
+        type=float,
+        default=default.int8_tolerance,
+        help="int8: warn when its vectors are further than this (mean cosine distance) from fp32's on a sample",
+    )
+    ap.add_argument(
         "--cache",
         type=Path,
         default=None,
@@ -64,6 +70,7 @@ def main(argv: list[str]) -> int:
             private=args.private,
             backend=args.backend,
             quantize=args.quantize,
+            int8_tolerance=args.int8_tolerance,
             cache=args.cache,
         )
         figures = embed_corpus(

@@ -54,7 +54,8 @@ from clinsent.embedding.texts import chunks
 from clinsent.errors import InputError
 
 _DECLARED = CorpusEmbeddingEntry(run="", input="")  # a corpus_embeddings entry's declared defaults
-_NOT_IN_CHUNKS = ("device", "results", "cache", "batch_size", "private")
+_NOT_IN_CHUNKS = ("device", "results", "cache", "batch_size", "private", "int8_tolerance")
+QUALITY_SAMPLE = 256  # texts a quantized job also embeds with fp32, to measure what int8 costs it
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,3})?)$")
 
 
@@ -159,6 +160,7 @@ class EmbedOptions:
     shards: int = _DECLARED.shards  # this many contiguous parts (clinsent.embedding.sharded) ...
     backend: str = _DECLARED.backend
     quantize: str = _DECLARED.quantize
+    int8_tolerance: float = _DECLARED.int8_tolerance
     device: str | None = None  # cpu, cuda or cuda:N (None: cuda when present)
     results: str | Path | None = None  # a workflow job's results folder (its note-text folders, its cache)
     shard: int = 0  # ... of which this job embeds this one
@@ -245,7 +247,11 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log
     model_key = content_key(model_dir)
     work = work_folder(out, o.shard, o.shards)
     done = corpus_shards.open_work(work, corpus_shards.work_key(model_key, source, o.chunk_settings()), o.private, log)
-    model, start, rows, embedded, resumed = None, time.perf_counter(), 0, 0, 0
+    model, quality = None, None
+    if o.quantize != "none":  # what quantization costs this job's own texts, measured before it embeds
+        model = _load(model_dir, o.device, o.backend, o.quantize, cache_dir, model_key, log)
+        quality = _quantized_quality(model, model_dir, source, o, cache_dir, model_key, wanted, log)
+    start, rows, embedded, resumed = time.perf_counter(), 0, 0, 0
     for index, (ids, texts) in corpus_shards.shard_chunks(source, o.chunk, o.column, o.id_column, wanted):
         rows += len(ids)
         if done.get(index) == len(ids):
@@ -274,6 +280,8 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log
         return {"rows": 0, "embedded": 0, "resumed_chunks": 0, "seconds": 0.0, "sentences_per_second": None,
                 "peak_rss_mb": peak_rss_mb()}  # fmt: skip
     meta = _metadata(model_dir, model_key, int(pq.read_schema(parts[0]).field("vector").type.list_size), rows, o)
+    if quality is not None:
+        meta["clinsent.quality"] = json.dumps(quality)
     corpus_shards.join_parquet(parts, out, meta, o.private, expected=rows)
     corpus_shards.remove_work(work.parent)  # this output's own working folder
     seconds = time.perf_counter() - start
@@ -284,7 +292,51 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log
         "seconds": round(seconds, 3),
         "sentences_per_second": round(embedded / seconds, 1) if embedded else None,
         "peak_rss_mb": peak_rss_mb(),
+        **({"quality": quality} if quality is not None else {}),
     }
+
+
+def _quantized_quality(
+    model: Any,
+    model_dir: Path,
+    source: Path,
+    o: EmbedOptions,
+    cache: Path | None,
+    model_key: str,
+    wanted: range,
+    log: Any,
+) -> dict[str, Any]:
+    """The quantized model's vectors against fp32's on up to :data:`QUALITY_SAMPLE` of this job's
+    texts (spread over its first chunk): their mean and largest cosine distance, logged in one line
+    (counts and distances only) and a warning above ``o.int8_tolerance``."""
+    import logging
+
+    from clinsent.embedding import sharded as corpus_shards
+
+    first = next(corpus_shards.shard_chunks(source, o.chunk, o.column, o.id_column, wanted), None)
+    texts = list(first[1][1]) if first is not None else []  # (index, (ids, texts)) of its first chunk
+    sample = texts[:: max(1, len(texts) // QUALITY_SAMPLE)][:QUALITY_SAMPLE]
+    if not sample:  # a shard without rows
+        return {"against": "fp32", "texts": 0}
+    reference = _load(model_dir, o.device, o.backend, "none", cache, model_key, log)
+    a, b = model.encode(sample, o.batch_size), reference.encode(sample, o.batch_size)
+    distance = 1 - (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    mean, worst = float(distance.mean()), float(distance.max())
+    quality = {
+        "against": "fp32",
+        "texts": len(sample),
+        "mean_cosine_distance": round(mean, 6),
+        "max_cosine_distance": round(worst, 6),
+        "tolerance": o.int8_tolerance,
+    }
+    log(f"{o.quantize} against fp32 on {len(sample)} of its texts: mean cosine distance {mean:.4f} (max {worst:.4f})")
+    if mean > o.int8_tolerance:
+        logging.getLogger(__name__).warning(
+            "%s vectors are %.4f (mean cosine distance) from fp32's on %d of this job's texts, above the tolerance "
+            "%s (int8_tolerance): score them on an eval set before use, or embed with quantize: none",
+            o.quantize, mean, len(sample), o.int8_tolerance,
+        )  # fmt: skip
+    return quality
 
 
 def _wanted_rows(source: Path, o: EmbedOptions) -> range:
