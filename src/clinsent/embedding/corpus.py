@@ -260,10 +260,11 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log
         if index in done:
             log(f"chunk {index} of the working folder holds {done[index]} rows where the input has {len(ids)}: "
                 "embedding it again")  # fmt: skip
-        if model is None:
+        if not embedded:  # its first chunk to embed (a quantized job's model is loaded already)
             if resumed:
                 log(f"resuming shard {o.shard} of {o.shards}: {resumed} of its chunks are done")
-            model = _load(model_dir, o.device, o.backend, o.quantize, cache_dir, model_key, log)
+            if model is None:
+                model = _load(model_dir, o.device, o.backend, o.quantize, cache_dir, model_key, log)
         vectors = encode_in_length_order(model, texts, o.batch_size)
         with atomic_path(corpus_shards.chunk_path(work, index), ".parquet", private=o.private) as tmp:
             pq.write_table(_chunk_table(ids, vectors, texts if o.keep_text else None), tmp)
@@ -271,7 +272,7 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log
         release_heap()
         rate = embedded / (time.perf_counter() - start)
         log(f"embedded {rows} texts of shard {o.shard} of {o.shards} ({rate:.0f}/s)")
-    if model is None and resumed:
+    if not embedded and resumed:
         log(f"resuming shard {o.shard} of {o.shards}: all {resumed} of its chunks are done")
     parts = sorted(work.glob("chunk-*.parquet"))  # this shard's chunks (its own folder, keyed), in order
     if not parts:  # a shard without rows (fewer rows than shards): an empty part the join passes over
