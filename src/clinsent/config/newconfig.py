@@ -7,7 +7,7 @@ The file states every user file the paper needs (the notes, the MedCAT pack, the
 files, ...) as a key marked ``REQUIRED``, holding the paper config's placeholder until set;
 ``--set notes.path=/data/NOTEEVENTS.csv.gz`` fills one (any other key may be set too: the value
 is read as YAML). A dry run of the file names each file still missing with its key
-(:func:`clinsent.plan.check_user_files`). For the benchmark (``benchmark``), the files of an
+(:func:`clinsent.plan.input_checks.check_user_files`). For the benchmark (``benchmark``), the files of an
 eval set marked ``optional`` (the credentialed tasks; the notes behind the document tasks) are
 marked ``OPTIONAL`` instead: left as they are, those tasks leave the DAG with one warning line."""
 

@@ -220,7 +220,7 @@ def fill_results(config: dict[str, Any]) -> dict[str, Any]:
     point into this run's own results folder, whatever folder the config (or an overlay on top
     of it) names, in place. A path into ``doc_tasks/<task>.parquet`` of another folder, for a
     task this config builds, would read another run's table: an error. Run once the whole
-    config is read (its base underneath), by the Snakefile and :func:`clinsent.plan.prepare_config`."""
+    config is read (its base underneath), by the Snakefile and :func:`clinsent.plan.config.prepare_config`."""
     import re
 
     results = str(config.get("results") or "results")

@@ -7,7 +7,7 @@ evaluate jobs, for a set that only trains or selects, e.g. a fine-tune train spl
 ``embed_from`` (score another eval set's embeddings, whose texts include this set's: the
 healthcare-LM analyses of one document task embed it once) and ``text_shareable`` (its texts are
 public and may be shown in a shared table; false by default, and refused for a set derived from
-the notes: :func:`clinsent.plan.check_shown_texts`), checked by config/schema.yaml, and the task's
+the notes: :func:`clinsent.plan.checks.check_shown_texts`), checked by config/schema.yaml, and the task's
 own keys, checked against its settings dataclass. The ``evaluation`` block supplies values for
 the keys a task has and an entry does not set (e.g. ``positive_share``).
 """
