@@ -90,6 +90,8 @@ def test_an_optional_set_whose_files_are_missing_leaves_with_one_line(in_repo: N
     kept.update(placeholders_ok=True)
     kept["notes"]["path"] = str(tmp_path / "NOTEEVENTS.csv")
     assert leave_out_missing(kept, lines.append) == [] and "mcat" in kept["eval_sets"]  # a dry run keeps the grid
+    kept.update(placeholders_ok="false")  # --config placeholders_ok=false arrives as text: not a dry run
+    assert "mcat" in leave_out_missing(kept, lines.append) and "mcat" not in kept["eval_sets"]
 
 
 def test_a_new_model_or_task_adds_only_its_own_jobs(in_repo: None, tmp_path: Path, tiny_bert: Path) -> None:

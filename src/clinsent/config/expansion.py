@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from clinsent.benchmark.models import METHOD_PREFIX, model_runs, run_folder, same_models
-from clinsent.config.sections import ModelEntry
+from clinsent.config.sections import ModelEntry, placeholders
 from clinsent.config.settings import build
 from clinsent.errors import InputError, shown
 from clinsent.paths import DOC_TASK, Tree
@@ -54,7 +54,7 @@ def leave_out_missing(config: dict[str, Any], warn: Callable[[str], Any] = _stde
 
     check_tasks(config)  # before optional sets leave: a task of config/benchmark.yaml is known without its data
     gone: list[str] = []
-    if config.get("placeholders_ok"):  # a dry run of the whole grid before the data is there
+    if placeholders(config.get("placeholders_ok")):  # a dry run of the whole grid before the data is there
         return gone
     evaluation = config.get("evaluation") or {}
     for name, entry in list((config.get("eval_sets") or {}).items()):

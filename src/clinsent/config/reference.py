@@ -191,51 +191,47 @@ def keys_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _registry_markdown(intro: list[str], registry: Any, title: str, extra: Callable[[Any], list[str]]) -> str:
+    """One section per registered entry: its title, its module's summary, ``extra(cls)`` and the
+    table of its settings' keys (the objectives' and the tasks' generated parts)."""
+    lines = [*intro, ""]
+    for name in registry.names():
+        cls = registry.get(name)
+        lines += [title.format(name), "", _summary(sys.modules[cls.__module__].__doc__), "", *extra(cls)]
+        lines += _settings_table(cls.settings_class)
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def methods_markdown() -> str:
     from clinsent.methods import METHODS
 
-    lines = [
+    def logged(cls: Any) -> list[str]:
+        stats = cls(cls.settings_class()).curve_statistics()  # with its defaults
+        if not stats:
+            return []
+        columns = ", ".join(f"`stat_{n}`" for n in stats)
+        return [f"Logs at each eval step (training-curve columns, a `curve_column` figure plots them): {columns}.", ""]
+
+    intro = [
         "Each objective's knobs as its settings dataclass declares them (`methods.<name>.<key>`; a shared",
         "value may sit in `training`). Generated from `clinsent.methods`; the explanations follow below.",
-        "",
     ]
-    for name in METHODS.names():
-        cls = METHODS.get(name)
-        lines += [f"#### `objective: {name}`", "", _summary(sys.modules[cls.__module__].__doc__), ""]
-        logged = cls(cls.settings_class()).curve_statistics()  # with its defaults
-        if logged:
-            lines += [
-                "Logs at each eval step (training-curve columns, a `curve_column` figure plots them): "
-                + ", ".join(f"`stat_{n}`" for n in logged)
-                + ".",
-                "",
-            ]
-        lines += _settings_table(cls.settings_class)
-    return "\n".join(lines).rstrip() + "\n"
+    return _registry_markdown(intro, METHODS, "#### `objective: {}`", logged)
 
 
 def tasks_markdown() -> str:
     from clinsent.tasks import TASKS
 
-    lines = [
+    def metrics(cls: Any) -> list[str]:
+        names = ", ".join(f"`{m}`" for m in cls.metrics)
+        headline = f"headline `{cls.headline}`." if cls.headline else "headline: the `headline` key."
+        return [f"Metrics: {names}; {headline}", ""]
+
+    intro = [
         "Each evaluation task's keys (`eval_sets.<name>.<key>`, beside `task`, `curve`, `evaluate`,",
         "`base_models`, `embed_from` and `text_shareable`) and its metrics. Generated from `clinsent.tasks`.",
-        "",
     ]
-    for name in TASKS.names():
-        cls = TASKS.get(name)
-        metrics = ", ".join(f"`{m}`" for m in cls.metrics)
-        lines += [
-            f"#### `task: {name}`",
-            "",
-            _summary(sys.modules[cls.__module__].__doc__),
-            "",
-            f"Metrics: {metrics}; "
-            + (f"headline `{cls.headline}`." if cls.headline else "headline: the `headline` key."),
-            "",
-        ]
-        lines += _settings_table(cls.settings_class)
-    return "\n".join(lines).rstrip() + "\n"
+    return _registry_markdown(intro, TASKS, "#### `task: {}`", metrics)
 
 
 def formats_markdown() -> str:

@@ -52,7 +52,9 @@ def write_or_check(path: Path, text: str, check: bool, command: str) -> int:
             print(f"{path} is out of date: run {command}", file=sys.stderr)
             return 1
         return 0
-    path.write_text(text, encoding="utf-8")
+    from clinsent.io.files import write_text
+
+    write_text(text, path)  # atomic, through the guarded writer: never half a schema
     return 0
 
 

@@ -630,6 +630,12 @@ class Report:
     )
 
 
+def placeholders(value: Any) -> bool:
+    """``placeholders_ok`` as given: ``true``, or the text ``--config placeholders_ok=true`` gives
+    (``"false"`` is false: the one reading of the flag, at the door and in the typed config)."""
+    return str(value).lower() == "true"
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """The config, parsed once at the door (:meth:`parse`): every section typed by its
@@ -835,8 +841,7 @@ class RunConfig:
     )
 
     def __post_init__(self) -> None:
-        # --config placeholders_ok=true arrives as text
-        object.__setattr__(self, "placeholders_ok", str(self.placeholders_ok).lower() == "true")
+        object.__setattr__(self, "placeholders_ok", placeholders(self.placeholders_ok))
 
     @classmethod
     def parse(cls, config: Mapping[str, Any]) -> RunConfig:

@@ -191,15 +191,11 @@ class OnnxEncoder:
         self.max_length = saved_max_length(root) or (int(own) if own < 10**6 else None)
 
     def encode(self, texts: list[str], batch_size: int = 64, **_: Any) -> np.ndarray:
+        from clinsent.models.saved import tokenized
+
         out = []
         for i in range(0, len(texts), batch_size):
-            batch = self.tokenizer(
-                texts[i : i + batch_size],
-                padding=True,
-                truncation=True,
-                return_tensors="np",
-                **({"max_length": self.max_length} if self.max_length else {}),
-            )
+            batch = tokenized(self.tokenizer, texts[i : i + batch_size], self.max_length, "np")
             feeds = {name: np.asarray(batch[name], dtype=np.int64) for name in self.names}
             out.append(self.session.run(None, feeds)[0].astype(np.float32))
         return np.concatenate(out) if out else np.zeros((0, 0), np.float32)

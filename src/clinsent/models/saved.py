@@ -27,6 +27,13 @@ def transformer_folder(model_dir: str | Path) -> Path:
     return Path(model_dir) / str(modules[0].get("path", ""))
 
 
+def tokenized(tokenizer: Any, texts: list[str], max_length: int | None, tensors: str) -> Any:
+    """One batch as every encoder of a saved model tokenizes it: padded to its longest text, cut
+    at the saved length (``max_length``; None: the tokenizer's own), as ``tensors`` (pt, np)."""
+    cut = {"max_length": max_length} if max_length else {}
+    return tokenizer(texts, padding=True, truncation=True, return_tensors=tensors, **cut)
+
+
 def saved_max_length(root: Path) -> int | None:
     """The length a saved Transformer module truncates to: ``sentence_bert_config.json``'s
     ``max_seq_length`` (sentence-transformers before 6); None where the tokenizer's own
@@ -75,13 +82,7 @@ class SavedEncoder:
         out = []
         with torch.inference_mode():
             for i in range(0, len(texts), batch_size):
-                batch = self.tokenizer(
-                    texts[i : i + batch_size],
-                    padding=True,
-                    truncation=True,
-                    return_tensors="pt",
-                    **({"max_length": self.max_length} if self.max_length else {}),
-                )
+                batch = tokenized(self.tokenizer, texts[i : i + batch_size], self.max_length, "pt")
                 batch = {k: v.to(self.device) for k, v in batch.items()}
                 result = self.model(**batch, output_hidden_states=self.layer_start is not None, return_dict=True)
                 if self.layer_start is not None:
