@@ -45,7 +45,7 @@ def _declared(cls: type) -> Iterator[tuple[str, dataclasses.Field[Any], type]]:
         for arg in inner:
             for candidate in (arg, *typing.get_args(arg)):
                 if dataclasses.is_dataclass(candidate):
-                    for path, g, owner in _declared(candidate):  # type: ignore[arg-type]
+                    for path, g, owner in _declared(candidate):
                         yield f"{config_key(f)}.{path}", g, owner
 
 
@@ -179,3 +179,17 @@ def test_no_rule_or_job_script_reads_the_raw_mapping() -> None:
     ]
     assert not found, found
     assert raw.search('x = smk.config["results"]') and raw.search("config.get('notes')")
+
+
+def test_snakemake_compares_params_by_their_text_and_passes_over_untracked_ones() -> None:
+    """What the params design rests on: Snakemake records a builtin param by its repr (so a param
+    must keep its text for a job not to rerun) and leaves out any other object, so a setting
+    passed as ``Untracked`` never reruns a job (its persistence's own serializer)."""
+    from snakemake.persistence import UNREPRESENTABLE, PersistenceBase
+
+    from clinsent.workflow.smk import Untracked
+
+    serialize = PersistenceBase._serialize_param_builtin
+    assert serialize(None, Untracked(ModelCard())) is UNREPRESENTABLE
+    assert serialize(None, {"a": (1, 2)}) == "{'a': (1, 2)}"
+    assert serialize(None, {"a": [1, 2]}) != serialize(None, {"a": (1, 2)})
