@@ -56,7 +56,8 @@ import torch
 import torch.nn.functional as F
 import yaml
 
-from clinsent.config.sections import RunConfig, TrainingDataEntry
+from clinsent.config.sections import MethodConfig, RunConfig, Training, TrainingDataEntry
+from clinsent.config.settings import build
 from clinsent.data.batching import Candidate, plan_batches
 from clinsent.data.plan import PlanData
 from clinsent.data.rows import RowsData
@@ -218,7 +219,8 @@ class Ours:
             plan = plan_batches(cands, "replace" if method_name == "medse" else "naive", batch, total_steps, seed=0)
             data = PlanData(plan, sentences, entities if method_name == "medse" else None)
         cfg = RunConfig(training_data={"rows": TrainingDataEntry(format="nli_jsonl", path="rows")})
-        self.method = resolve_method(method_name, {"objective": method_name, **knobs}, {}, [0], cfg).method
+        entry = build(MethodConfig, {"objective": method_name, **knobs})
+        self.method = resolve_method(method_name, entry, Training(), [0], cfg).method
         self.device = pick_device()
         t = load_transformer(model, length)
         t.model.to(self.device)

@@ -147,7 +147,8 @@ def check_rows() -> None:
     import yaml
 
     sys.path.insert(0, str(REPO / "src"))
-    from clinsent.config.sections import RunConfig, TrainingDataEntry
+    from clinsent.config.sections import MethodConfig, RunConfig, Training, TrainingDataEntry
+    from clinsent.config.settings import build
     from clinsent.methods.config import resolve_method
 
     for row in {*B64, *B512}:
@@ -156,8 +157,8 @@ def check_rows() -> None:
         data = {"train_data": "rows"} if name in ("sup_simcse", "mnr") else {}
         resolve_method(
             name,
-            {"objective": name, **data, **knobs},
-            {},
+            build(MethodConfig, {"objective": name, **data, **knobs}),
+            Training(),
             [0],
             RunConfig(training_data={"rows": TrainingDataEntry(format="nli_jsonl", path="rows")}),
         )

@@ -36,8 +36,9 @@ def _distance(a: np.ndarray, b: np.ndarray) -> float:
 def models(tmp_path_factory: pytest.TempPathFactory, tiny_bert: Path) -> dict[str, Path]:
     """A copy of the packaged MiniLM and the tiny BERT as the trainer saves an untrained
     first_last run (weighted layer pooling, this pipeline's own module)."""
-    from clinsent.methods.config import resolve_method
     from clinsent.train.trainer import train
+
+    from testkit.methods import resolve_method
 
     root = tmp_path_factory.mktemp("onnx")
     shutil.copytree(MINILM, root / "minilm")

@@ -80,7 +80,7 @@ def test_instance_weights_and_weighted_loss() -> None:
 
 
 def test_method_settings_and_rows() -> None:
-    from clinsent.methods.config import resolve_method
+    from testkit.methods import resolve_method
 
     with pytest.raises(InputError, match="mixing and instance_weighting are both off"):
         resolve_method("m", {"objective": "mixcse", "mixing": False, "instance_weighting": False}, {}, [0])
@@ -136,7 +136,7 @@ def test_a_mixed_negative_takes_the_weight_of_its_dominant_sentence() -> None:
 
 
 def test_paper_eq3_needs_one_block() -> None:
-    from clinsent.methods.config import resolve_method
+    from testkit.methods import resolve_method
 
     with pytest.raises(InputError, match=r"mix_symmetric: eq\. 3 has one block"):
         resolve_method("m", {"objective": "mixcse", "mix_form": "paper_eq3"}, {}, [0])

@@ -178,10 +178,11 @@ def test_second_view_is_seeded_by_step(tiny_bert: object) -> None:
     same view (a resumed job), another step another one; the first view is the sentence itself."""
     import pandas as pd
 
-    from clinsent.methods.config import resolve_method
     from clinsent.models.base import load_transformer
     from clinsent.models.encoder import Encoder
     from clinsent.train.loop import step_generator
+
+    from testkit.methods import resolve_method
 
     method = resolve_method(
         "m",
@@ -205,7 +206,7 @@ def test_second_view_is_seeded_by_step(tiny_bert: object) -> None:
 
 
 def test_rate_outside_zero_one_is_a_config_error() -> None:
-    from clinsent.methods.config import resolve_method
+    from testkit.methods import resolve_method
 
     with pytest.raises(InputError, match=r"methods\.m\.augmentation_rate: 1\.0 is not valid"):
         resolve_method(

@@ -15,8 +15,9 @@ from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
 from clinsent.finetune.config import resolve_finetunes
 from clinsent.gpu.precision import autocast, grad_scaler, resolve
-from clinsent.methods.config import resolve_method
 from clinsent.optimisation import Optimisation
+
+from testkit.methods import resolve_method
 
 
 def test_auto_is_fp32_on_the_cpu_and_follows_the_compute_capability_on_cuda(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,6 @@ import pytest
 import torch
 
 from clinsent.errors import InputError
-from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
 from clinsent.models.unpadded import PACKING, attach, packing
@@ -19,6 +18,7 @@ from clinsent.train.loop import MethodLoop
 from clinsent.train.syncs import SyncCounter
 
 from testkit.losses import clinical_texts, method_and_encoder, objective_rows
+from testkit.methods import resolve_method
 
 
 def _encoder(tiny_bert: Path, pooling: str, unpad: bool) -> Encoder:

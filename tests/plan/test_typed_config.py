@@ -19,13 +19,20 @@ from clinsent.config import schema as schema_module
 from clinsent.config.sections import (
     DocTaskEntry,
     Documents,
+    EvalSetConfig,
+    Evaluation,
+    FigureConfig,
+    FinetuneConfig,
+    MethodConfig,
     ModelCard,
     Notes,
     RunConfig,
     SentenceCorpusEntry,
+    TableConfig,
+    Training,
     TrainingDataEntry,
 )
-from clinsent.config.settings import build, config_key, default_of, to_params
+from clinsent.config.settings import Open, build, config_key, default_of, to_params
 from clinsent.plan.checks import build_plan
 from clinsent.plan.config import load_config
 
@@ -95,8 +102,46 @@ def test_parsing_types_every_section_and_fills_the_declared_defaults() -> None:
     assert parts.seeds == tuple(config["seeds"]) and isinstance(parts.placeholders_ok, bool)
     assert all(isinstance(e, SentenceCorpusEntry) for e in parts.sentence_corpora.values())
     assert RunConfig.parse({"placeholders_ok": "true"}).placeholders_ok is True
-    # the entries a registry reads are the config's own objects: what a kind fills in, every reader sees
-    assert parts.methods is config["methods"] and parts.tables is config["tables"]
+    # the entries a registry completes are typed shells: their declared keys typed, the rest its own
+    sup = parts.methods["sup_simcse"]
+    assert isinstance(sup, MethodConfig) and sup.objective == "sup_simcse" and sup.knobs["train_data"] == "demo_nli"
+    assert "objective" not in sup.knobs and isinstance(sup.knobs, Open)
+    assert isinstance(parts.training, Training) and parts.training.threads == config["training"]["threads"]
+    assert "threads" not in parts.training.shared and parts.training.shared["steps"] == config["training"]["steps"]
+    assert all(isinstance(e, EvalSetConfig) for e in parts.eval_sets.values())
+    assert all(isinstance(e, TableConfig) and e.caption for e in parts.tables.values())
+
+
+def _untyped(tp: Any) -> bool:
+    """A mapping whose values are not typed (``Any``, or mappings of ``Any``)."""
+    origin = typing.get_origin(tp)
+    if origin in (dict, Mapping) or tp in (dict, Mapping):
+        args = typing.get_args(tp)
+        return not args or args[1] is Any or _untyped(args[1])
+    return any(_untyped(a) for a in typing.get_args(tp))
+
+
+def test_no_section_of_the_parsed_config_is_an_untyped_mapping() -> None:
+    """Every section and entry is a declared class; the only open part of one is its ``rest`` field
+    (an Open mapping: the keys its registry types, a plugin's among them)."""
+    untyped, open_fields = [], []
+    for path, f, owner in _declared(RunConfig):
+        hint = typing.get_type_hints(owner)[f.name]
+        if _untyped(hint):
+            untyped.append(path)
+        if hint is Open:
+            open_fields.append(path)
+            assert f.metadata.get("rest") and getattr(owner, "OPEN", ""), path
+    assert not untyped, untyped
+    assert sorted(set(open_fields)) == [
+        "eval_sets.options",
+        "evaluation.shared",
+        "figures.options",
+        "finetune.options",
+        "methods.knobs",
+        "tables.options",
+        "training.shared",
+    ]
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
@@ -119,6 +164,11 @@ def test_an_entry_crosses_into_params_and_back_as_validated(path: Path) -> None:
     pairs += [(parts.doc_tasks[n], e, DocTaskEntry) for n, e in config["doc_tasks"].items()]
     pairs += [(parts.sentence_corpora[n], e, SentenceCorpusEntry) for n, e in config["sentence_corpora"].items()]
     pairs += [(parts.training_data[n], e, TrainingDataEntry) for n, e in config["training_data"].items()]
+    pairs += [(parts.training, config["training"], Training), (parts.evaluation, config["evaluation"], Evaluation)]
+    for section, cls in (("methods", MethodConfig), ("eval_sets", EvalSetConfig), ("finetune", FinetuneConfig)):
+        pairs += [(getattr(parts, section)[n], e, cls) for n, e in config[section].items()]
+    pairs += [(parts.tables[n], e, TableConfig) for n, e in config["tables"].items()]
+    pairs += [(parts.figures[n], e, FigureConfig) for n, e in config["figures"].items()]
     for typed, raw, cls in pairs:
         assert repr(to_params(typed)) == repr(dict(raw)), cls.__name__
         assert build(cls, to_params(typed)) == typed

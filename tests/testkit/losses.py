@@ -14,9 +14,10 @@ import torch
 
 from clinsent.config.sections import RunConfig
 from clinsent.losses.base import Embedded, MethodLoss
-from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
+
+from testkit.methods import resolve_method
 
 DISEASES = [
     "heart failure",

@@ -17,7 +17,6 @@ import torch
 
 from clinsent.errors import InputError
 from clinsent.losses.base import Embedded, MethodLoss
-from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, checkpoint_layers
 from clinsent.train.chunked import accumulated_step, cached_step
@@ -33,6 +32,7 @@ from testkit.losses import (
     trainable_params,
     two_passes,
 )
+from testkit.methods import resolve_method
 
 TOL = 1e-5  # float32, CPU; gradients: relative to each tensor's largest magnitude where that exceeds 1
 

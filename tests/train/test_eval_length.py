@@ -53,10 +53,11 @@ def test_the_untrained_row_is_the_model_as_shipped(tmp_path: Path) -> None:
 
     from clinsent.embedding.vectors import embed_texts, load_encoder
     from clinsent.evaluation.sts_data import StsSet
-    from clinsent.methods.config import resolve_method
     from clinsent.models.base import resolve_model
     from clinsent.tasks.sts import Sts
     from clinsent.train.trainer import train
+
+    from testkit.methods import resolve_method
 
     table = pd.read_csv("resources/demo/biosses.demo.tsv", sep="\t").head(24)
     # long pairs: each sentence three times over, about 40-60 tokens, past the training length of 32

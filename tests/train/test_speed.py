@@ -13,10 +13,10 @@ import pytest
 
 from clinsent.errors import InputError
 from clinsent.gpu import speed
-from clinsent.methods.config import resolve_method
 from clinsent.train.loop import MethodLoop
 
 from testkit.losses import method_and_encoder
+from testkit.methods import resolve_method
 
 
 def _settings(**knobs: object) -> object:

@@ -16,10 +16,12 @@ from clinsent.data.batching import Candidate, plan_batches
 from clinsent.data.plan import PlanData
 from clinsent.embedding.vectors import embed_texts, load_model
 from clinsent.evaluation.sts_data import StsSet
-from clinsent.methods.config import resolve_method, resolve_methods
+from clinsent.methods.config import resolve_methods
 from clinsent.tasks.base import Task
 from clinsent.tasks.sts import Sts
 from clinsent.train.trainer import train
+
+from testkit.methods import resolve_method
 
 DISEASES = ["heart failure", "diabetes", "asthma", "pneumonia", "sepsis", "gout", "anemia", "migraine"]
 

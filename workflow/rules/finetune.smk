@@ -18,7 +18,7 @@ rule finetune:
         T.benchmark("finetune")
     conda:
         "../../envs/train.yaml"
-    threads: C.training["threads"]
+    threads: C.training.threads
     resources:
         gpu=1,
         mem_mb=8000,
@@ -41,7 +41,7 @@ rule cross_encoder:
         T.benchmark("cross_encoder")
     conda:
         "../../envs/train.yaml"
-    threads: C.training["threads"]
+    threads: C.training.threads
     resources:
         gpu=1,
         mem_mb=8000,

@@ -47,7 +47,7 @@ rule train:
         T.benchmark("train")
     conda:
         "../../envs/train.yaml"
-    threads: C.training["threads"]
+    threads: C.training.threads
     resources:
         gpu=1,
         mem_mb=8000,

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from clinsent.benchmark.models import METHOD_PREFIX, model_runs, run_folder, same_models
-from clinsent.config.sections import ModelEntry, placeholders
+from clinsent.config.sections import EvalSetConfig, Evaluation, ModelEntry, placeholders
 from clinsent.config.settings import build
 from clinsent.errors import InputError, shown
 from clinsent.paths import DOC_TASK, Tree
@@ -60,7 +60,8 @@ def leave_out_missing(config: dict[str, Any], warn: Callable[[str], Any] = _stde
     for name, entry in list((config.get("eval_sets") or {}).items()):
         if not (isinstance(entry, Mapping) and entry.get("optional")):
             continue
-        files = resolve_eval_set(name, {k: v for k, v in entry.items() if k != "optional"}, evaluation).task.files()
+        shell = build(EvalSetConfig, {k: v for k, v in entry.items() if k != "optional"})
+        files = resolve_eval_set(name, shell, build(Evaluation, evaluation)).task.files()
         if any(not os.path.exists(f) for f in _user_files(config, name, files)):
             gone.append(name)
             del config["eval_sets"][name]
@@ -157,15 +158,15 @@ def declared_models(config: Mapping[str, Any]) -> dict[str, ModelEntry | str]:
 def _model_entries(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The tables and figures whose kind cites models on tasks (its keys include ``models`` and
     ``eval_sets``: the leaderboard and the heatmap among the built-ins), as the config declares them."""
-    from clinsent.config.sections import RunConfig
-    from clinsent.report.kinds.base import entries
+    from clinsent.report.kinds.base import figure_kind, table_kind
 
     wanted = {"models", "eval_sets"}
-    return [
-        e
-        for _, kind, e in entries(RunConfig.parse(config))
-        if wanted <= {f.name for f in dataclasses.fields(kind.settings_class)}
-    ]
+    found = []  # the config's own entries: the door fills them in
+    for section, kind_of in (("tables", table_kind), ("figures", figure_kind)):
+        for key, entry in (config.get(section) or {}).items():
+            if wanted <= {f.name for f in dataclasses.fields(kind_of(key, entry).settings_class)}:
+                found.append(entry)
+    return found
 
 
 def expand(config: dict[str, Any]) -> dict[str, Any]:

@@ -137,16 +137,15 @@ def _mapping_of_mappings(tp: Any) -> bool:
 
 def _key_rows(cls: type, prefix: str) -> list[str]:
     """One row per key of a declared section, its nested sections and entries walked in order."""
-    import dataclasses
     import typing
 
-    from clinsent.config.settings import config_key, settings_schema
+    from clinsent.config.settings import config_key, declared, settings_schema
 
     schema = settings_schema(cls)
     hints = typing.get_type_hints(cls)
     required = tuple(schema["required"])
     rows = []
-    for f in dataclasses.fields(cls):
+    for f in declared(cls):
         key = config_key(f)
         spec = schema["properties"][key]
         path = f"{prefix}{key}"

@@ -6,7 +6,9 @@ Snakemake's ``validate`` reads at the door, defaults included), the key tables o
 ``config/README.md`` (:mod:`clinsent.config.schema`) and the typed config every layer below the
 door receives (:mod:`clinsent.config.sections`). An entry whose other keys belong to a registry (a
 method's knobs, an eval set's task keys, a table's kind keys) is ``OPEN``: the schema lets them
-through and the registry checks them when the config is read.
+through, the typed entry holds its declared keys typed and the others in one read-only
+:class:`~clinsent.config.settings.Open` field, and the registry types and checks those when the
+config is read (a plugin's registry is imported only once the config names it).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from clinsent.config.settings import build, knob
+from clinsent.config.settings import Open, build, knob
 
 
 @dataclass(frozen=True)
@@ -310,6 +312,7 @@ class Evaluation:
         "training batch reads (clinsent.evaluation.length)",
         json={"oneOf": [{"type": "integer", "minimum": 8}, {"const": "auto"}]},
     )
+    shared: Open = knob(Open(), "the other keys: shared values of the eval sets' task keys", rest=True)
 
 
 @dataclass(frozen=True)
@@ -326,7 +329,7 @@ class Batching:
 
 
 @dataclass(frozen=True)
-class EvalSetEntry:
+class EvalSetConfig:
     """task (default sts), curve, base_models, evaluate, embed_from and text_shareable here; every
     other key is checked against the task's settings (clinsent.tasks) when the config is read
     """
@@ -378,6 +381,7 @@ class EvalSetEntry:
         "made from them (`documents`, `doc_tasks`, `sets`, `corpus`, `ner`) can never be shown, "
         "and marking it is refused when the config is read",
     )
+    options: Open = knob(Open(), "the other keys: the task's own, typed by its settings", rest=True)
 
 
 @dataclass(frozen=True)
@@ -445,10 +449,11 @@ class Training:
         "changing it reruns nothing",
         minimum=1,
     )
+    shared: Open = knob(Open(), "the other keys: shared values of the methods' knobs", rest=True)
 
 
 @dataclass(frozen=True)
-class MethodEntryKeys:
+class MethodConfig:
     """objective, seeds, postprocess, whitening_dims, selection_set and init_from here; every other
     key is a knob of the objective, checked against its settings (clinsent.methods) when the
     config is read
@@ -499,10 +504,21 @@ class MethodEntryKeys:
         "unknown method, or a cycle, stops the dry run",
         unfilled=True,
     )
+    knobs: Open = knob(Open(), "the other keys: the objective's knobs, typed by its settings", rest=True)
 
 
 @dataclass(frozen=True)
-class TableEntryKeys:
+class FinetuneConfig:
+    """``finetune.<name>``: every key is the fine-tuned setting's (train, validation, test,
+    methods, epochs, ...), typed and checked by clinsent.finetune.config.FinetuneSettings when
+    the config is read, with messages of its own"""
+
+    OPEN = "a key of the fine-tuned setting (clinsent.finetune.config), checked when the config is read"
+    options: Open = knob(Open(), "every key, typed by the fine-tuned setting", rest=True)
+
+
+@dataclass(frozen=True)
+class TableConfig:
     """``tables.<id>``: the keys every table has (its kind's own follow)."""
 
     OPEN = "the kind's own keys, checked when the config is read (Table and figure kinds, below)"
@@ -510,10 +526,11 @@ class TableEntryKeys:
         "runs", "the table's kind: which keys it takes and how it is drawn (Table and figure kinds, below)"
     )
     caption: str = knob(None, "its caption in the report (and the title of its `.tex` table)", required=True)
+    options: Open = knob(Open(), "the other keys: the kind's own, typed by it", rest=True)
 
 
 @dataclass(frozen=True)
-class FigureEntryKeys:
+class FigureConfig:
     """``figures.<id>``: the keys every figure has (its kind's own follow)."""
 
     OPEN = "the kind's own keys, checked when the config is read (Table and figure kinds, below)"
@@ -522,6 +539,7 @@ class FigureEntryKeys:
         "the figure's kind: which keys it takes and how it is drawn (Table and figure kinds, below)",
     )
     caption: str = knob(None, "its caption in the report (and the title of its `.tex` table)", required=True)
+    options: Open = knob(Open(), "the other keys: the kind's own, typed by it", rest=True)
 
 
 @dataclass(frozen=True)
@@ -639,9 +657,11 @@ def placeholders(value: Any) -> bool:
 @dataclass(frozen=True)
 class RunConfig:
     """The config, parsed once at the door (:meth:`parse`): every section typed by its
-    declaration; the sections whose entries a registry reads (methods, eval sets, fine-tune
-    entries, tables, figures, the shared ``training`` and ``evaluation`` values) stay the entries
-    that registry parses (:mod:`clinsent.methods.config`, :mod:`clinsent.tasks.config`, ...)."""
+    declaration. The entries a registry completes (methods, eval sets, fine-tune entries, tables,
+    figures, the shared ``training`` and ``evaluation`` values) are typed shells: their declared
+    keys typed, their other keys an :class:`~clinsent.config.settings.Open` mapping that registry
+    types (:mod:`clinsent.methods.config`, :mod:`clinsent.tasks.config`,
+    :mod:`clinsent.finetune.config`, :mod:`clinsent.report.kinds`)."""
 
     base: str | None = knob(
         None,
@@ -724,12 +744,11 @@ class RunConfig:
     ontology: Ontology = knob(Ontology(), "the ontology the entities' definitions come from (EFO)")
     ner: Ner = knob(Ner(), "named-entity recognition with MedCAT: the pack and the UMLS types kept")
     linking: Linking = knob(Linking(), "how an entity is linked to its ontology term")
-    evaluation: dict[str, Any] = knob(
-        {},
+    evaluation: Evaluation = knob(
+        Evaluation(),
         "max_length (tokens per text when embedding any eval set: auto, the base model's own "
         "length, or a number; every row alike), and shared values for the keys of eval_sets "
         "entries (e.g. positive_share), checked against the task registry",
-        schema_of=Evaluation,
     )
     batching: Batching = knob(Batching(), "the duplicate-entity statistics of the batch plans")
     base_models: dict[str, str] = knob(
@@ -739,12 +758,11 @@ class RunConfig:
         required=True,
         minProperties=1,
     )
-    eval_sets: dict[str, dict[str, Any]] = knob(
+    eval_sets: dict[str, EvalSetConfig] = knob(
         {},
         "the sets every run is scored on, each with its task (`sts` by default) and the task's keys",
         required=True,
         minProperties=1,
-        schema_of=EvalSetEntry,
     )
     plugins: list[str] = knob(
         [],
@@ -754,12 +772,11 @@ class RunConfig:
     training_data: dict[str, TrainingDataEntry] = knob(
         {}, "NLI training data for the supervised objectives, named by their `train_data` knob"
     )
-    finetune: dict[str, dict[str, Any]] = knob(
+    finetune: dict[str, FinetuneConfig] = knob(
         {},
         "the fine-tuned setting: train, validation and test eval sets of one task, methods, "
         "cross_encoder, epochs, batch_size, learning_rate, ...; checked against "
         "clinsent.finetune.config when the config is read",
-        json={"type": "object", "additionalProperties": {"type": "object"}},
     )
     selection_set: str | None = knob(
         None,
@@ -774,34 +791,30 @@ class RunConfig:
     seeds: tuple[int, ...] = knob(
         (0,), "one training job per seed (MED-SE: five)", items={"type": "integer", "minimum": 0}, minItems=1
     )
-    training: dict[str, Any] = knob(
-        {},
+    training: Training = knob(
+        Training(),
         "shared values for the knobs of every method that has them (steps, batch_size, "
         "max_length, learning_rate, temperature, ...; their defaults live in clinsent.methods); "
         "checked against the method registry when the config is read. threads is the train jobs' "
         "thread count.",
-        schema_of=Training,
     )
-    methods: dict[str, dict[str, Any]] = knob(
+    methods: dict[str, MethodConfig] = knob(
         {},
         "the methods trained (or not: objective `none`) on every base model, each with its objective's knobs",
         required=True,
         minProperties=1,
-        schema_of=MethodEntryKeys,
     )
-    tables: dict[str, dict[str, Any]] = knob(
+    tables: dict[str, TableConfig] = knob(
         {},
         "tables.<id>: a table of the paper report; its kind (default runs) says which keys it "
         "takes and checks them when the config is read (src/clinsent/report/kinds/, "
         "config/README.md)",
-        schema_of=TableEntryKeys,
     )
-    figures: dict[str, dict[str, Any]] = knob(
+    figures: dict[str, FigureConfig] = knob(
         {},
         "figures.<id>: a figure of the paper report; its kind (default alignment_uniformity) says"
         " which keys it takes and checks them when the config is read "
         "(src/clinsent/report/kinds/)",
-        schema_of=FigureEntryKeys,
     )
     placeholders_ok: bool = knob(
         False,

@@ -11,7 +11,8 @@ The config's own sections are declared the same way (:mod:`clinsent.config.secti
 may hold a mapping or a list as its default, keep its default out of the schema
 (``unfilled``: a key Snakemake's ``validate`` must not fill in), give its whole JSON schema
 where a Python type says too little (``json``), and a settings class may take keys beyond its
-own (``OPEN``: an entry whose other keys a registry checks, e.g. a method's knobs).
+own (``OPEN``: an entry whose other keys a registry checks, e.g. a method's knobs), which
+:func:`build` gathers in its ``rest`` field, an :class:`Open` mapping the registry types.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def knob(
     null: bool = True,
     json: Mapping[str, Any] | None = None,
     schema_of: type | None = None,
+    rest: bool = False,
     **schema: Any,
 ) -> Any:
     """A settings field: its default, one line of documentation, its config key, whether the
@@ -52,8 +54,11 @@ def knob(
     config may not write as null; ``json``: the key's JSON schema in full, where the type alone cannot
     say it (``oneOf`` alternatives); ``schema_of``: a settings class whose schema this key takes
     (each entry's, where the key maps names to entries) while its value stays the mapping the
-    class's registry reads (an ``OPEN`` class: a method's knobs, an eval set's task keys)."""
+    class's registry reads (an ``OPEN`` class: a method's knobs, an eval set's task keys);
+    ``rest``: the field of an ``OPEN`` class that holds its other keys (no key of its own)."""
     meta: dict[str, Any] = {"doc": doc, "schema": schema, "required": required}
+    if rest:
+        meta["rest"] = True
     if unfilled:
         meta["unfilled"] = True
     if not null:
@@ -68,6 +73,8 @@ def knob(
         meta["names"] = names
     if aliases:
         meta["aliases"] = dict(aliases)
+    if rest:  # the other keys: none unless given
+        return dataclasses.field(default_factory=Open, metadata=meta)
     if isinstance(default, (dict, list)):  # a mutable default: each instance gets its own copy
         meta["default"] = default
         return dataclasses.field(default_factory=lambda: copy.deepcopy(default), metadata=meta)
@@ -89,8 +96,49 @@ def config_key(f: dataclasses.Field[Any]) -> str:
     return str(f.metadata.get("key", f.name))
 
 
+def declared(cls: Any) -> list[dataclasses.Field[Any]]:
+    """A settings class's fields that are config keys (all but an ``OPEN`` class's ``rest``)."""
+    return [f for f in dataclasses.fields(cls) if not f.metadata.get("rest")]
+
+
+def _rest(cls: Any) -> dataclasses.Field[Any] | None:
+    return next((f for f in dataclasses.fields(cls) if f.metadata.get("rest")), None)
+
+
 def keys(cls: type) -> list[str]:
-    return [config_key(f) for f in dataclasses.fields(cls)]
+    return [config_key(f) for f in declared(cls)]
+
+
+def given(section: Any) -> tuple[str, ...]:
+    """The keys the mapping a section was built from gave (where a key given as null means
+    other than one left out: a method's ``selection_set``)."""
+    return tuple(getattr(section, "_given_order", ()))
+
+
+class Open(Mapping[str, Any]):
+    """An ``OPEN`` entry's keys beyond its declared ones, as given, read-only: a method's knobs, an
+    eval set's task keys, a table's or figure's kind keys, the shared ``training`` and
+    ``evaluation`` values. The config layer declares where they go, not what they are: the
+    registry that types them (:mod:`clinsent.methods`, :mod:`clinsent.tasks`, the report's kinds)
+    sits above it and may be a plugin's, imported only once the config names it (``plugins``);
+    it parses them into its settings dataclass with messages naming the entry and the key."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self._values = dict(values or {})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Any:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Open({self._values!r})"
 
 
 def _type_schema(tp: Any, optional_keys: bool = False) -> dict[str, Any]:
@@ -195,7 +243,7 @@ def settings_schema(cls: type, optional_keys: bool = False) -> dict[str, Any]:
     ``entry.get``; a knob whose own schema says ``type=[..., "null"]`` takes null too)."""
     hints = typing.get_type_hints(cls)
     props = {}
-    for f in dataclasses.fields(cls):
+    for f in declared(cls):
         default = default_of(f)
         prop = _field_schema(f, hints[f.name], optional_keys)
         if (optional_keys and default is None) or f.metadata.get("null") is False:
@@ -209,7 +257,7 @@ def settings_schema(cls: type, optional_keys: bool = False) -> dict[str, Any]:
             if not (optional_keys and default is None):
                 prop["default"] = _json(default)
         props[config_key(f)] = prop
-    required = [config_key(f) for f in dataclasses.fields(cls) if f.metadata.get("required")]
+    required = [config_key(f) for f in declared(cls) if f.metadata.get("required")]
     out: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": props, "required": required}
     if getattr(cls, "OPEN", False):  # its other keys are a registry's to check
         del out["additionalProperties"]
@@ -241,12 +289,12 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str, foreign:
                 else f"{unknown_key(key)}{did_you_mean(key, allowed)}"
             )
             raise InputError(where, problem, f"remove it or use one of the allowed keys: {', '.join(sorted(allowed))}")
-    required = [config_key(f) for f in dataclasses.fields(cls) if f.metadata.get("required")]  # type: ignore[arg-type]
+    required = [config_key(f) for f in declared(cls) if f.metadata.get("required")]
     lacking = [k for k in required if k not in values]
     if lacking:
         raise InputError(where, f"missing required key(s) {lacking}", f"add {', '.join(lacking)} to the entry")
     schema, hints = _checks(cls)  # type: ignore[arg-type]  # a class is hashable; mypy reads type[S] as not
-    by_key = {config_key(f): f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    by_key = {config_key(f): f for f in declared(cls)}
     for key, value in values.items():
         aliases = by_key[key].metadata.get("aliases", {})
         if isinstance(value, (str, int)) and str(value).lower() in aliases:
@@ -344,15 +392,20 @@ def build(cls: type[S], values: Mapping[str, Any] | None) -> S:
     """A checked mapping as its dataclass: a config section (the schema checked it at the door),
     or a job's params read back (:func:`to_params` wrote them). Nested sections and entries are
     built the same way, lists of a tuple type become tuples, a key not given takes its declared
-    default (None where it declares none). No check of its own."""
+    default (None where it declares none); an ``OPEN`` class's other keys go to its ``rest``
+    field as given. No check of its own."""
     hints = typing.get_type_hints(cls)
-    kwargs = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    kwargs: dict[str, Any] = {}
+    for f in declared(cls):
         key = config_key(f)
         if values is not None and key in values:
             kwargs[f.name] = _built(hints[f.name], values[key])
         elif default_of(f) is dataclasses.MISSING:
             kwargs[f.name] = None
+    rest = _rest(cls)
+    if rest is not None:
+        own = set(keys(cls))
+        kwargs[rest.name] = Open({k: v for k, v in (values or {}).items() if k not in own})
     built = cls(**kwargs)
     if values is not None:  # the mapping's own key order, which to_params gives back (a param's repr)
         object.__setattr__(built, "_given_order", tuple(values))
@@ -374,8 +427,8 @@ def _built(tp: Any, value: Any) -> Any:
         return build(tp, value) if isinstance(value, Mapping) else value  # type: ignore[arg-type]
     if origin is dict and isinstance(value, Mapping):
         inner = get_args(tp)[1]
-        if not _holds_sections(inner):  # the entries a registry reads: the config's own objects, so
-            return value  # what a registry fills in is what every reader of the config sees
+        if not _holds_sections(inner):  # names to plain values (base_models)
+            return value
         return {k: _built(inner, v) for k, v in value.items()}
     if origin is tuple and isinstance(value, list):
         return tuple(value)
@@ -391,15 +444,19 @@ def to_params(section: Any) -> dict[str, Any]:
     """A typed section, entry or settings as the mapping it was built from (:func:`build` reads
     it back): what crosses into a job's params, the same two functions for every rule and every
     kind of entry (a config section, a method's, a task's, a fine-tune entry's settings). Nested
-    sections become mappings; a key the schema leaves unfilled that was not given stays absent;
+    sections become mappings; a key the schema leaves unfilled that was not given stays absent
+    (one given as null stays null);
     the keys in the order of the mapping the section was built from (declaration order after
     it); a tuple stays a tuple (a param's text is what Snakemake compares)."""
     out: dict[str, Any] = {}
-    for f in dataclasses.fields(section):
+    for f in declared(section):
         value = getattr(section, f.name)
-        if value is None and f.metadata.get("unfilled"):
+        if value is None and f.metadata.get("unfilled") and config_key(f) not in given(section):
             continue
         out[config_key(f)] = _plain(value)
+    rest = _rest(section)
+    if rest is not None:  # an OPEN entry's other keys, beside its own as given
+        out.update({k: _plain(v) for k, v in getattr(section, rest.name).items()})
     # keys in the order of the mapping it was built from (Snakemake compares a param by its repr:
     # the same entry must give the same text, so reading the config typed reruns no job)
     order = {k: i for i, k in enumerate(getattr(section, "_given_order", ()))}

@@ -189,11 +189,12 @@ def build_doc_task(
 def per_class_needs(config: RunConfig, table: str) -> dict[str, int]:
     """Eval sets and finetune entries of ``config`` that draw n documents per class of ``table``
     (config key -> n)."""
-    sets = config.eval_sets
+    sets = {n: e.options for n, e in config.eval_sets.items()}  # the task keys: path, per_class
     out = {
         f"eval_sets.{n}": int(e["per_class"]) for n, e in sets.items() if e.get("path") == table and e.get("per_class")
     }
     for n, f in config.finetune.items():
-        if f.get("per_class") and (sets.get(str(f.get("train"))) or {}).get("path") == table:
-            out[f"finetune.{n}"] = int(f["per_class"])
+        train = str(f.options.get("train"))
+        if f.options.get("per_class") and train in sets and sets[train].get("path") == table:
+            out[f"finetune.{n}"] = int(f.options["per_class"])
     return out

@@ -30,13 +30,12 @@ from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
 
 AUTO = "auto"
-KEY = "max_length"  # under `evaluation:` in the config
 UNBOUNDED = 10**6  # a tokenizer without a limit says about 1e30
 
 
 def configured(config: RunConfig) -> int | str:
     """``evaluation.max_length`` of a config: ``auto`` or a number of tokens."""
-    value = config.evaluation.get(KEY, AUTO)
+    value = config.evaluation.max_length
     return value if value == AUTO else int(value)
 
 

@@ -127,20 +127,20 @@ def resolve_finetunes(config: RunConfig, eval_sets: Mapping[str, Any]) -> dict[s
     bases = list(config.base_models)
     for name, entry in config.finetune.items():
         where = f"config: finetune.{name}"
-        for b in (entry or {}).get("base_models") or ():
-            if b not in bases:
-                raise InputError(
-                    f"{where}.base_models",
-                    f"{b!r} is not a key of base_models{did_you_mean(b, bases)}",
-                    "name a base model, or drop the key",
-                )
         if name in eval_sets:
             raise InputError(
                 where,
                 "the name is also an eval set's: both would be rows of summary.csv",
                 "rename the fine-tune entry (e.g. <set>_ft)",
             )
-        s: FinetuneSettings = parse_settings(FinetuneSettings, dict(entry or {}), where)
+        s: FinetuneSettings = parse_settings(FinetuneSettings, dict(entry.options), where)
+        for b in s.base_models or ():
+            if b not in bases:
+                raise InputError(
+                    f"{where}.base_models",
+                    f"{b!r} is not a key of base_models{did_you_mean(b, bases)}",
+                    "name a base model, or drop the key",
+                )
         if s.train not in eval_sets:
             raise InputError(
                 f"{where}.train",

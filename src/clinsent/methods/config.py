@@ -18,11 +18,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from clinsent.config.sections import RunConfig
+from clinsent.config.sections import MethodConfig, RunConfig, Training
 from clinsent.config.settings import (
     build,
     check_shared,
     foreign_keys,
+    given,
     key_owners,
     keys,
     parse_settings,
@@ -36,9 +37,6 @@ from clinsent.methods.base import rows_source
 from clinsent.methods.entries import MethodEntry, check_init_from, check_run_models
 from clinsent.methods.knobs import TRAINED_HEAD_POOLINGS, SentencePlanSettings, TrainedSettings
 from clinsent.registry import did_you_mean
-
-ENTRY_KEYS = ("objective", "seeds", "postprocess", "whitening_dims", "selection_set", "init_from")
-NOT_SETTINGS = ("threads",)  # keys of `training` that are no method's knob
 
 
 def _owners() -> dict[str, list[str]]:
@@ -55,17 +53,19 @@ def chunk_keys(cls: type[Method]) -> set[str]:
 
 def resolve_method(
     name: str,
-    entry: Mapping[str, Any],
-    training: Mapping[str, Any],
+    entry: MethodConfig,
+    training: Training,
     default_seeds: list[int],
     config: RunConfig | None = None,
 ) -> MethodEntry:
+    """One ``methods.<name>`` entry: its knobs typed by its objective's settings (the shared
+    ``training`` values beneath them), its corpus, epochs, seeds and selection set checked."""
     where = f"config: methods.{name}"
-    cls = METHODS.get(str(entry.get("objective")), where=f"{where}.objective")
-    knobs = {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
+    cls = METHODS.get(str(entry.objective), where=f"{where}.objective")
+    knobs = dict(entry.knobs)
     allowed = set(keys(cls.settings_class))
     shared = {
-        k: v for k, v in training.items() if k in allowed and k not in NOT_SETTINGS and k not in chunk_keys(cls)
+        k: v for k, v in training.shared.items() if k in allowed and k not in chunk_keys(cls)
     }  # each applies where it can
     parse_settings(cls.settings_class, knobs, where, foreign=foreign_keys(cls.settings_class, _owners(), "objective"))
     settings = parse_settings(cls.settings_class, {**shared, **knobs}, where)
@@ -87,10 +87,10 @@ def resolve_method(
         )
     method.check(where, config)
     method.check_memory(where)
-    seeds = [int(s) for s in (entry.get("seeds") or default_seeds)]
+    seeds = [int(s) for s in (entry.seeds or default_seeds)]
     if len(set(seeds)) < len(seeds):
         twice = next(s for s in seeds if seeds.count(s) > 1)
-        key = f"{where}.seeds" if entry.get("seeds") else "config: seeds"
+        key = f"{where}.seeds" if entry.seeds else "config: seeds"
         raise InputError(key, f"seed {twice} is listed twice {seeds}", "list each seed once")
     if isinstance(settings, TrainedSettings) and settings.steps == 0:
         raise InputError(
@@ -98,7 +98,7 @@ def resolve_method(
             f"steps: 0 trains nothing, so objective {cls.name} would be an untrained copy of the base model",
             "give steps > 0 (or epochs), or use objective: none for the untrained baseline",
         )
-    selection = entry.get("selection_set", config.selection_set)
+    selection = entry.selection_set if "selection_set" in given(entry) else config.selection_set
     if selection is not None and selection not in config.eval_sets:
         sets = list(config.eval_sets)
         raise InputError(
@@ -110,11 +110,11 @@ def resolve_method(
         name,
         method,
         seeds,
-        str(entry.get("postprocess", "none")),
-        entry.get("whitening_dims"),
+        entry.postprocess,
+        entry.whitening_dims,
         selection,
         derived,
-        entry.get("init_from"),
+        entry.init_from,
     )
 
 
@@ -208,7 +208,7 @@ def _resolve_epochs(
 
 def resolve_methods(config: RunConfig) -> dict[str, MethodEntry]:
     training = config.training
-    check_shared(training, "training", _owners(), NOT_SETTINGS)
+    check_shared(training.shared, "training", _owners())
     seeds = list(config.seeds)
     entries = {name: resolve_method(name, entry, training, seeds, config) for name, entry in config.methods.items()}
     check_init_from(entries)

@@ -38,7 +38,7 @@ def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
 
 def benchmark_tasks(plan: Plan) -> dict[str, dict[str, Any]]:
     """Task (eval set or fine-tune entry) -> metric, split, languages and files."""
-    board = plan.run.parts.tables.get("leaderboard") or {}
+    board = plan.run.tables.get("leaderboard") or {}
     scored = plan.scored_tasks()
     out = {}
     for task in board.get("eval_sets") or []:

@@ -28,7 +28,7 @@ from clinsent.plan.input_checks import (
 from clinsent.plan.layout import Plan
 from clinsent.plan.run import NOTES_INPUT, RunView
 from clinsent.registry import load_plugins
-from clinsent.report.kinds.base import check_entries
+from clinsent.report.kinds.base import entries as kind_entries
 from clinsent.run_ref import split_run
 from clinsent.tasks.config import resolve_eval_sets
 
@@ -84,7 +84,7 @@ def build_plan(config: Mapping[str, Any], read_inputs: bool = True) -> Plan:
     # `plugins` (Python files or modules) may register more methods and tasks; every job script imports them too
     load_plugins(parts.plugins)
     check_formats(parts)
-    check_entries(parts)  # each table and figure against its kind's keys, their defaults filled in
+    reports = kind_entries(parts)  # each table and figure against its kind's keys, their defaults filled in
     methods = resolve_methods(parts)
     eval_sets = resolve_eval_sets(parts)
     finetune = resolve_finetunes(parts, eval_sets)
@@ -97,7 +97,8 @@ def build_plan(config: Mapping[str, Any], read_inputs: bool = True) -> Plan:
                     "trains on the notes pipeline's sets (sentences: notes), and the config has no `notes`",
                     "add a `notes` block, or set `sentences` to a key of sentence_corpora",
                 )
-    plan = Plan(RunView(parts, methods, eval_sets, finetune, grid, [e.derived for e in methods.values() if e.derived]))
+    derived = [e.derived for e in methods.values() if e.derived]
+    plan = Plan(RunView(parts, methods, eval_sets, finetune, grid, reports, derived))
     check_model_folders(plan)
     check_corpus_embeddings(plan)
     check_user_files(plan)

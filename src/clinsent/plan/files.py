@@ -169,7 +169,7 @@ class RunFiles:
             found += [("ner.model_pack", p) for p in _as_paths(self.run.parts.ner.model_pack)]
             found += [("ontology.path", p) for p in _as_paths(self.run.parts.ontology.path)]
         for name, e in self.run.eval_sets.items():
-            entry = self.run.parts.eval_sets[name]
+            entry = self.run.parts.eval_sets[name].options  # the task's keys name its files
             for f in e.task.files():
                 key = next((k for k, v in entry.items() if v == f or (isinstance(v, list) and f in v)), "path")
                 found.append((f"eval_sets.{name}.{key}", f))

@@ -20,7 +20,6 @@ from clinsent.models.base import from_hub, hub_slug
 from clinsent.ontology.download import release_url
 from clinsent.plan.experiments import Grid
 from clinsent.report.kinds.base import Kind
-from clinsent.report.kinds.base import entries as kind_entries
 from clinsent.tasks.config import EvalSetEntry
 
 Job = tuple[str, str, int]  # (method, base model, seed)
@@ -39,6 +38,8 @@ class RunView:
     eval_sets: dict[str, EvalSetEntry]
     finetune: dict[str, FinetuneEntry]
     grid: Grid
+    # (id, kind, entry) of every table, then figure: each typed by its kind, defaults filled in
+    reports: list[tuple[str, Kind, dict[str, Any]]] = field(default_factory=list)
     derived: list[str] = field(default_factory=list)  # how steps were derived from epochs (shown in dry runs)
 
     @property
@@ -82,12 +83,12 @@ class RunView:
         return self.grid.plans
 
     @property
-    def tables(self) -> dict[str, Any]:
-        return dict(self.parts.tables)
+    def tables(self) -> dict[str, dict[str, Any]]:
+        return {key: entry for key, kind, entry in self.reports if kind.section == "tables"}
 
     @property
-    def figures(self) -> dict[str, Any]:
-        return dict(self.parts.figures)
+    def figures(self) -> dict[str, dict[str, Any]]:
+        return {key: entry for key, kind, entry in self.reports if kind.section == "figures"}
 
     @property
     def placeholders_ok(self) -> bool:
@@ -184,4 +185,4 @@ class RunView:
 
     def kinds(self) -> list[tuple[str, Kind, dict[str, Any]]]:
         """(id, kind, entry) of every table, then every figure."""
-        return kind_entries(self.parts)
+        return self.reports

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clinsent.config.sections import RunConfig
+from clinsent.config.sections import EvalSetConfig, Evaluation, RunConfig
 from clinsent.config.settings import (
     build,
     check_shared,
@@ -29,11 +29,8 @@ from clinsent.config.settings import (
     to_params,
 )
 from clinsent.errors import InputError
-from clinsent.evaluation import length as eval_length
 from clinsent.registry import did_you_mean
 from clinsent.tasks import TASKS, Task
-
-ENTRY_KEYS = ("task", "curve", "base_models", "evaluate", "embed_from", "text_shareable", "optional")
 
 
 @dataclass(frozen=True)
@@ -73,16 +70,18 @@ def _owners() -> dict[str, list[str]]:
     return key_owners({n: TASKS.get(n).settings_class for n in TASKS.names()})
 
 
-def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[str, Any]) -> EvalSetEntry:
+def resolve_eval_set(name: str, entry: EvalSetConfig, evaluation: Evaluation) -> EvalSetEntry:
+    """One ``eval_sets.<name>`` entry: its task's keys typed by the task's settings (the shared
+    ``evaluation`` values beneath them)."""
     where = f"config: eval_sets.{name}"
-    cls = TASKS.get(str(entry.get("task", "sts")), where=f"{where}.task")
-    own = {k: v for k, v in entry.items() if k not in ENTRY_KEYS}
+    cls = TASKS.get(entry.task, where=f"{where}.task")
+    own = dict(entry.options)
     allowed = set(keys(cls.settings_class))
     parse_settings(cls.settings_class, own, where, foreign=foreign_keys(cls.settings_class, _owners(), "task"))
-    shared = {k: v for k, v in evaluation.items() if k in allowed}
+    shared = {k: v for k, v in evaluation.shared.items() if k in allowed}
     settings: Any = parse_settings(cls.settings_class, {**shared, **own}, where)
-    bases = entry.get("base_models")
-    if not cls.zero_shot and (entry.get("curve") or entry.get("embed_from")):
+    bases = entry.base_models
+    if not cls.zero_shot and (entry.curve or entry.embed_from):
         raise InputError(
             where,
             f"task {cls.name} is scored by finetune entries only, not from embeddings",
@@ -91,17 +90,17 @@ def resolve_eval_set(name: str, entry: Mapping[str, Any], evaluation: Mapping[st
     return EvalSetEntry(
         name,
         cls(name, settings),
-        bool(entry.get("curve", False)),
+        entry.curve,
         tuple(bases) if bases is not None else None,
-        bool(entry.get("evaluate", True)) and cls.zero_shot,  # a token task plans no evaluate job
-        entry.get("embed_from"),
-        bool(entry.get("text_shareable", False)),
+        entry.evaluate and cls.zero_shot,  # a token task plans no evaluate job
+        entry.embed_from,
+        entry.text_shareable,
     )
 
 
 def resolve_eval_sets(config: RunConfig) -> dict[str, EvalSetEntry]:
     evaluation = config.evaluation
-    check_shared(evaluation, "evaluation", _owners(), extra=(eval_length.KEY,))  # the run's, not a task's
+    check_shared(evaluation.shared, "evaluation", _owners())
     out = {name: resolve_eval_set(name, e, evaluation) for name, e in config.eval_sets.items()}
     selection = config.selection_set
     if selection in out and not out[selection].task.zero_shot:

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from clinsent.config.sections import RunConfig
-from clinsent.config.settings import knob, settings_schema
+from clinsent.config.settings import knob, settings_schema, to_params
 from clinsent.errors import InputError
 from clinsent.registry import Registry, did_you_mean
 
@@ -264,18 +264,16 @@ def figure_kind(key: str, entry: Mapping[str, Any]) -> FigureKind:
 
 
 def entries(config: RunConfig) -> list[tuple[str, Kind, dict[str, Any]]]:
-    """(id, kind, entry) of every table, then every figure."""
-    # the entries themselves, not copies: the defaults a kind fills in are what the rules see
-    return [
-        *((k, table_kind(k, e), cast("dict[str, Any]", e)) for k, e in config.tables.items()),
-        *((k, figure_kind(k, e), cast("dict[str, Any]", e)) for k, e in config.figures.items()),
-    ]
-
-
-def check_entries(config: RunConfig) -> None:
-    """Each table and figure against its kind's keys, defaults filled in (the plan calls it)."""
-    for key, kind, entry in entries(config):
-        type(kind).validate(key, entry)
+    """(id, kind, entry) of every table, then every figure: each entry checked against its kind's
+    keys and their defaults filled in (the kind types what the config's shell left open)."""
+    out: list[tuple[str, Kind, dict[str, Any]]] = []
+    for shells, get in ((config.tables, table_kind), (config.figures, figure_kind)):
+        for key, shell in shells.items():
+            entry = to_params(shell)
+            kind = get(key, entry)
+            type(kind).validate(key, entry)
+            out.append((key, kind, entry))
+    return out
 
 
 def _validator(schema: dict[str, Any]) -> Any:
