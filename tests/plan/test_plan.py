@@ -764,18 +764,20 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
     assert (
         plan.files.corpus_input("demo_notes") == plan.files.sets_path()
     )  # input: notes -> the notes' sentences, owner-only
-    # the entry as validated (its declared defaults filled in), less what the job's inputs say; the
-    # notes' sentences are read by their own columns and are private
+    # the entry as validated (its declared defaults filled in), less what the job's inputs say and
+    # its threads (the rule's, no output changes with them); the notes' sentences are read by their
+    # own columns and are private
     from clinsent.config.settings import to_params
 
     entry = to_params(plan.run.corpus_embeddings["demo_notes"])
     params = plan.files.corpus_params("demo_notes")
-    assert params == {k: v for k, v in entry.items() if k not in ("run", "seed", "input")} | {
+    not_params = ("run", "seed", "input", "threads")
+    assert params == {k: v for k, v in entry.items() if k not in not_params} | {
         "column": "text",
         "id_column": "sent_id",
         "private": True,
     }
-    assert list(params) == [k for k in entry if k not in ("run", "seed", "input")]  # the entry's order
+    assert list(params) == [k for k in entry if k not in not_params]  # the entry's order
     assert (params["chunk"], params["backend"], params["shards"]) == (10000, "torch", 1)
     # the torch backend takes a GPU slot where the pool has one; ONNX Runtime and a join never do
     assert plan.files.corpus_gpu("demo_notes", shard=False)
@@ -784,6 +786,13 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
     assert [_plan(gpu).files.corpus_gpu("demo_notes", shard=s) for s in (True, False)] == [True, False]
     gpu["corpus_embeddings"]["demo_notes"]["backend"] = "onnx"
     assert not _plan(gpu).files.corpus_gpu("demo_notes", shard=True)
+    gpu["corpus_embeddings"]["demo_notes"].update(backend="openvino", threads=4)
+    cpu = _plan(gpu)
+    assert not cpu.files.corpus_gpu("demo_notes", shard=True)
+    assert [cpu.files.corpus_threads("demo_notes", shard=s) for s in (True, False)] == [4, 1]  # the join: 1
+    one = copy.deepcopy(gpu)
+    one["corpus_embeddings"]["demo_notes"]["threads"] = 1
+    assert repr(cpu.files.corpus_params("demo_notes")) == repr(_plan(one).files.corpus_params("demo_notes"))
     changed = copy.deepcopy(configs["config"])
     changed["corpus_embeddings"]["demo_notes"]["run"] = "medse@nope"
     with pytest.raises(InputError, match=r"corpus_embeddings.demo_notes.run: 'medse@nope' is not method@base_model"):

@@ -41,7 +41,7 @@ rule corpus_embed_shard:
         T.benchmark("corpus_embed_shard")
     conda:
         "../../envs/train.yaml"
-    threads: 1
+    threads: lambda wc: PLAN.files.corpus_threads(wc.embedded_corpus, shard=True)
     resources:
         mem_mb=4000,
         gpu=lambda wc: EMBED_GPU if PLAN.files.corpus_gpu(wc.embedded_corpus, shard=True) else 0,
@@ -67,7 +67,7 @@ rule corpus_embed:
         T.benchmark("corpus_embed")
     conda:
         "../../envs/train.yaml"
-    threads: 1
+    threads: lambda wc: PLAN.files.corpus_threads(wc.embedded_corpus, shard=False)
     resources:
         mem_mb=4000,
         # a GPU slot of the pool where there is one (clinsent.gpu.slots), as the embed jobs; none to join parts

@@ -20,8 +20,13 @@ def main(smk: Any, log: Logger) -> None:
         rows = gather_shards([Path(x) for x in smk.input.parts], Path(smk.output[0]), private=p["private"])
         log.info("joined %s parts: %s rows", len(smk.input.parts), rows)
         raise SystemExit(0)
+    from clinsent.tasks.config import task_from_params
+
     options = EmbedOptions.from_entry(p, results=smk.params.results.value, shard=int(smk.wildcards.get("part", 0)))
-    figures = embed_corpus(Path(smk.input.model), Path(smk.input.texts), Path(smk.output[0]), options, log=log.info)
+    quality = task_from_params(p["quality_set"], p["quality_task"]) if "quality_task" in p else None
+    figures = embed_corpus(
+        Path(smk.input.model), Path(smk.input.texts), Path(smk.output[0]), options, log=log.info, quality_set=quality
+    )
     log.info(
         "embedded %s texts (%s now, %s chunks resumed) in %s s (%s per second; peak resident memory %s MB)",
         figures["rows"],

@@ -599,15 +599,36 @@ class CorpusEmbeddingEntry:
     )
     backend: str = knob(
         "torch",
-        "torch (the model as saved; a GPU where the pool has one), or onnx: ONNX Runtime on the "
-        "CPU, for servers without a GPU (clinsent.embedding.onnx_backend)",
+        "torch (the model as saved; a GPU where the pool has one); for servers without a GPU, onnx"
+        " (ONNX Runtime on the CPU: clinsent.embedding.onnx_backend) or openvino (OpenVINO's "
+        "runtime on the same export, the fastest on CPUs: clinsent.embedding.openvino_backend)",
     )
-    quantize: str = knob("none", "none, or int8 (with backend onnx): the MatMul weights in int8, per channel")
-    int8_tolerance: float = knob(
+    quantize: str = knob(
+        "none",
+        "none; int8 (with backend onnx: the MatMul weights in int8, per channel); bf16 (with "
+        "backend openvino: bf16 inference where the CPU has bf16 instructions, f32 elsewhere)",
+    )
+    threads: int = knob(
+        1,
+        "CPU threads of each of its jobs (the rule's `threads`: capped at `--cores` locally, "
+        "`--cpus-per-task` on Slurm; torch, ONNX Runtime and OpenVINO use exactly this many); give"
+        " a CPU backend the cores a job may have. Not a param: changing it reruns nothing",
+        minimum=1,
+    )
+    quantize_tolerance: float = knob(
         0.02,
-        "with quantize int8: the job embeds a sample of its texts with fp32 too and records the mean "
-        "cosine distance in the output's metadata and its log; above this it warns",
+        "with quantize int8 or bf16: the job embeds a sample of its texts with fp32 too and records "
+        "the mean cosine distance in the output's metadata and its log; above this it warns",
         minimum=0,
+    )
+    quality_set: str | None = knob(
+        None,
+        "with quantize int8 or bf16: an eval set of this config, scored from embeddings, on which the "
+        "job also scores the fp32 and the quantized vectors: the paired difference of its headline "
+        "metric and that difference's 95% paired-bootstrap interval go into the output's metadata "
+        "and its log line (the set's files become the job's inputs)",
+        null=False,
+        unfilled=True,
     )
     private: bool = knob(
         False,

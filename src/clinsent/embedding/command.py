@@ -18,7 +18,8 @@ from clinsent.safety.cache import DEFAULT, default_cache
 from clinsent.safety.exclusive import lock_path
 
 
-def main(argv: list[str]) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command's flags, their defaults a corpus_embeddings entry's declared ones."""
     ap = argparse.ArgumentParser(
         prog="python -m clinsent embed", description="Embed a whole corpus with a trained model."
     )
@@ -32,13 +33,22 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--chunk", type=int, default=default.chunk, help="texts read and written at a time (memory)")
     ap.add_argument("--batch-size", type=int, default=default.batch_size)
     ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when present)")
-    ap.add_argument("--backend", default=default.backend, help="torch, or onnx (ONNX Runtime on the CPU)")
-    ap.add_argument("--quantize", default=default.quantize, help="none, or int8 (with --backend onnx)")
     ap.add_argument(
-        "--int8-tolerance",
+        "--backend",
+        default=default.backend,
+        help="torch; or, on a CPU, onnx (ONNX Runtime) or openvino (OpenVINO's runtime: the fastest on CPUs)",
+    )
+    ap.add_argument(
+        "--quantize",
+        default=default.quantize,
+        help="none; int8 (--backend onnx: dynamic; openvino: static, calibrated on the input's first chunk); "
+        "bf16 (--backend openvino, where the CPU has bf16)",
+    )
+    ap.add_argument(
+        "--quantize-tolerance",
         type=float,
-        default=default.int8_tolerance,
-        help="int8: warn when its vectors are further than this (mean cosine distance) from fp32's on a sample",
+        default=default.quantize_tolerance,
+        help="int8, bf16: warn when the vectors are further than this (mean cosine distance) from fp32's on a sample",
     )
     ap.add_argument(
         "--cache",
@@ -51,7 +61,11 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="the texts come from notes: the output is owner-only whatever the input's modes",
     )
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
     from clinsent.io import guarded
 
     guarded.reset()
@@ -70,7 +84,7 @@ def main(argv: list[str]) -> int:
             private=args.private,
             backend=args.backend,
             quantize=args.quantize,
-            int8_tolerance=args.int8_tolerance,
+            quantize_tolerance=args.quantize_tolerance,
             cache=args.cache,
         )
         figures = embed_corpus(

@@ -54,8 +54,8 @@ from clinsent.embedding.texts import chunks
 from clinsent.errors import InputError
 
 _DECLARED = CorpusEmbeddingEntry(run="", input="")  # a corpus_embeddings entry's declared defaults
-_NOT_IN_CHUNKS = ("device", "results", "cache", "batch_size", "private", "int8_tolerance")
-QUALITY_SAMPLE = 256  # texts a quantized job also embeds with fp32, to measure what int8 costs it
+_NOT_IN_CHUNKS = ("device", "results", "cache", "batch_size", "private", "quantize_tolerance")
+QUALITY_SAMPLE = 256  # texts a quantized (int8, bf16) job also embeds with fp32, to measure what it costs
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,3})?)$")
 
 
@@ -160,7 +160,7 @@ class EmbedOptions:
     shards: int = _DECLARED.shards  # this many contiguous parts (clinsent.embedding.sharded) ...
     backend: str = _DECLARED.backend
     quantize: str = _DECLARED.quantize
-    int8_tolerance: float = _DECLARED.int8_tolerance
+    quantize_tolerance: float = _DECLARED.quantize_tolerance
     device: str | None = None  # cpu, cuda or cuda:N (None: cuda when present)
     results: str | Path | None = None  # a workflow job's results folder (its note-text folders, its cache)
     shard: int = 0  # ... of which this job embeds this one
@@ -180,10 +180,16 @@ class EmbedOptions:
 
 
 def embed_corpus(
-    model_dir: Path, source: Path, out: Path, options: EmbedOptions = EmbedOptions(), log: Any = print
+    model_dir: Path,
+    source: Path,
+    out: Path,
+    options: EmbedOptions = EmbedOptions(),
+    log: Any = print,
+    quality_set: Any = None,
 ) -> dict[str, Any]:
     """Embed ``source``'s texts with the model in ``model_dir`` into ``out`` (parquet); returns the
-    run's figures (rows, seconds, sentences per second, peak resident memory). ``options.shard``
+    run's figures (rows; seconds spent reading, embedding and writing, the model's load and export
+    excluded; sentences per second of them; peak resident memory). ``options.shard``
     of ``options.shards``: only that contiguous part of the input's rows
     (:mod:`clinsent.embedding.sharded`); each finished chunk is kept in :func:`work_folder` until
     ``out`` is written, so a killed run started again resumes after its last chunk. The output is
@@ -191,17 +197,23 @@ def embed_corpus(
     marks as derived from them) or when nobody else can reach ``source``; inside
     ``options.results`` its folder is already owner-only (:mod:`clinsent.phi`), elsewhere
     :func:`clinsent.io.guarded.private_destination` decides, before the model loads. ``backend``
-    ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU (:mod:`clinsent.embedding.onnx_backend`), its
-    export kept in ``options.cache`` (by default :func:`clinsent.safety.cache.default_cache`;
-    inside ``results``, ``<results>/cache``)."""
+    ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU
+    (:mod:`clinsent.embedding.onnx_backend`); ``openvino`` (``quantize`` ``bf16``): OpenVINO on the
+    same export (:mod:`clinsent.embedding.openvino_backend`); the export kept in ``options.cache``
+    (by default :func:`clinsent.safety.cache.default_cache`; inside ``results``,
+    ``<results>/cache``). A quantized embedding (int8, bf16) measures itself against fp32 on a
+    sample of its texts (:func:`_quantized_quality`), and on ``quality_set`` (an eval set's task:
+    its texts, ``score_and_items`` and ``headline``) where one is given (:func:`_paired_difference`)."""
     from clinsent.embedding.onnx_backend import check_backend
     from clinsent.io.guarded import private_destination
     from clinsent.safety.exclusive import writing_lock
 
     o = options
     check_backend(o.backend, o.quantize, "embed")
-    if o.backend == "onnx" and o.device not in (None, "cpu"):
-        raise InputError("--device", f"{o.device}: the onnx backend runs on the CPU", "give cpu, or backend torch")
+    if o.backend != "torch" and o.device not in (None, "cpu"):
+        raise InputError(
+            "--device", f"{o.device}: the {o.backend} backend runs on the CPU", "give cpu, or backend torch"
+        )
     check_request(model_dir, source, out, o.column, o.id_column, o.chunk, o.batch_size, o.device)
     if not 0 <= o.shard < o.shards:
         raise InputError("shard", f"{o.shard} is not a shard of {o.shards}", "give 0 <= shard < shards")
@@ -211,7 +223,7 @@ def embed_corpus(
     if o.private:  # before anything is created beside the output: its missing folders are made owner-only
         private_destination(out, o.results)
     with writing_lock(out):  # the one writer of `out` (and of its working folder) from here to the end
-        return _embed_locked(model_dir, source, out, o, log)
+        return _embed_locked(model_dir, source, out, o, log, quality_set)
 
 
 def _is_private(source: Path, marked: bool) -> bool:
@@ -235,22 +247,28 @@ def _cache(out: Path, results: str | Path | None, cache: Path | None) -> Path:
     return cache_folder(default_cache(out), "--cache")
 
 
-def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log: Any) -> dict[str, Any]:
+def _embed_locked(
+    model_dir: Path, source: Path, out: Path, o: EmbedOptions, log: Any, quality_set: Any
+) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     from clinsent.embedding import sharded as corpus_shards
     from clinsent.io.files import atomic_path
     from clinsent.safety.content import content_key
 
-    cache_dir = _cache(out, o.results, o.cache) if o.backend == "onnx" else None
+    cache_dir = _cache(out, o.results, o.cache) if o.backend != "torch" else None
     wanted = _wanted_rows(source, o)
     model_key = content_key(model_dir)
     work = work_folder(out, o.shard, o.shards)
     done = corpus_shards.open_work(work, corpus_shards.work_key(model_key, source, o.chunk_settings()), o.private, log)
     model, quality = None, None
     if o.quantize != "none":  # what quantization costs this job's own texts, measured before it embeds
-        model = _load(model_dir, o.device, o.backend, o.quantize, cache_dir, model_key, log)
-        quality = _quantized_quality(model, model_dir, source, o, cache_dir, model_key, wanted, log)
+        sample = _calibration(source, o) if o.backend == "openvino" and o.quantize == "int8" else None
+        model = _load(model_dir, o.device, o.backend, o.quantize, cache_dir, model_key, log, sample)
+        reference = _load(model_dir, o.device, o.backend, "none", cache_dir, model_key, log)
+        quality = _quantized_quality(model, reference, source, o, wanted, log)
+        if quality_set is not None:
+            quality["eval_set"] = _paired_difference(model, reference, quality_set, o, log)
     start, rows, embedded, resumed = time.perf_counter(), 0, 0, 0
     for index, (ids, texts) in corpus_shards.shard_chunks(source, o.chunk, o.column, o.id_column, wanted):
         rows += len(ids)
@@ -263,8 +281,10 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log
         if not embedded:  # its first chunk to embed (a quantized job's model is loaded already)
             if resumed:
                 log(f"resuming shard {o.shard} of {o.shards}: {resumed} of its chunks are done")
-            if model is None:
+            if model is None:  # loaded here, out of the rate's seconds (a quantized job's was loaded first)
+                loading = time.perf_counter()
                 model = _load(model_dir, o.device, o.backend, o.quantize, cache_dir, model_key, log)
+                start += time.perf_counter() - loading
         vectors = encode_in_length_order(model, texts, o.batch_size)
         with atomic_path(corpus_shards.chunk_path(work, index), ".parquet", private=o.private) as tmp:
             pq.write_table(_chunk_table(ids, vectors, texts if o.keep_text else None), tmp)
@@ -298,18 +318,11 @@ def _embed_locked(model_dir: Path, source: Path, out: Path, o: EmbedOptions, log
 
 
 def _quantized_quality(
-    model: Any,
-    model_dir: Path,
-    source: Path,
-    o: EmbedOptions,
-    cache: Path | None,
-    model_key: str,
-    wanted: range,
-    log: Any,
+    model: Any, reference: Any, source: Path, o: EmbedOptions, wanted: range, log: Any
 ) -> dict[str, Any]:
     """The quantized model's vectors against fp32's on up to :data:`QUALITY_SAMPLE` of this job's
     texts (spread over its first chunk): their mean and largest cosine distance, logged in one line
-    (counts and distances only) and a warning above ``o.int8_tolerance``."""
+    (counts and distances only) and a warning above ``o.quantize_tolerance``."""
     import logging
 
     from clinsent.embedding import sharded as corpus_shards
@@ -319,7 +332,6 @@ def _quantized_quality(
     sample = texts[:: max(1, len(texts) // QUALITY_SAMPLE)][:QUALITY_SAMPLE]
     if not sample:  # a shard without rows
         return {"against": "fp32", "texts": 0}
-    reference = _load(model_dir, o.device, o.backend, "none", cache, model_key, log)
     a, b = model.encode(sample, o.batch_size), reference.encode(sample, o.batch_size)
     distance = 1 - (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
     mean, worst = float(distance.mean()), float(distance.max())
@@ -328,16 +340,57 @@ def _quantized_quality(
         "texts": len(sample),
         "mean_cosine_distance": round(mean, 6),
         "max_cosine_distance": round(worst, 6),
-        "tolerance": o.int8_tolerance,
+        "tolerance": o.quantize_tolerance,
     }
-    log(f"{o.quantize} against fp32 on {len(sample)} of its texts: mean cosine distance {mean:.4f} (max {worst:.4f})")
-    if mean > o.int8_tolerance:
+    ran = _backend_ran(o)
+    log(f"{ran} against fp32 on {len(sample)} of its texts: mean cosine distance {mean:.6f} (max {worst:.6f})")
+    if mean > o.quantize_tolerance:
         logging.getLogger(__name__).warning(
             "%s vectors are %.4f (mean cosine distance) from fp32's on %d of this job's texts, above the tolerance "
-            "%s (int8_tolerance): score them on an eval set before use, or embed with quantize: none",
-            o.quantize, mean, len(sample), o.int8_tolerance,
+            "%s (quantize_tolerance): score them on an eval set before use, or embed with quantize: none",
+            o.quantize, mean, len(sample), o.quantize_tolerance,
         )  # fmt: skip
     return quality
+
+
+def _calibration(source: Path, o: EmbedOptions) -> list[str]:
+    """The texts a static int8 graph is calibrated on: spread over the whole input's first chunk
+    (not the shard's: every shard of one input quantizes alike), offset by half a step from the
+    places the quality sample takes (:func:`_quantized_quality`)."""
+    from clinsent.embedding.openvino_backend import CALIBRATION
+
+    first = next(chunks(source, o.chunk, o.column, o.id_column), None)
+    texts = list(first[1]) if first is not None else []
+    step = max(2, len(texts) // CALIBRATION)
+    return (texts[step // 2 :: step] or texts)[:CALIBRATION]
+
+
+def _paired_difference(model: Any, reference: Any, task: Any, o: EmbedOptions, log: Any) -> dict[str, Any]:
+    """The quantized and the fp32 vectors scored on an eval set's task: its headline metric for
+    both, their difference and its 95% paired-bootstrap interval (the same resamples of the set's
+    items for both, :func:`clinsent.evaluation.bootstrap.paired_interval`); one log line of numbers."""
+    from clinsent.evaluation.bootstrap import SEED, bootstrap_items, paired_interval
+
+    texts = task.texts()
+    scored = {}
+    for name, encoder in (("quantized", model), ("fp32", reference)):
+        metrics, items = task.score_and_items(texts, encode_in_length_order(encoder, texts, o.batch_size))
+        replicates = bootstrap_items(items, SEED).replicates[task.headline] if items is not None else np.array([])
+        scored[name] = (float(metrics[task.headline]), replicates)
+    (value, mine), (base, theirs) = scored["quantized"], scored["fp32"]
+    interval = paired_interval(mine, theirs)
+    record = {
+        "name": task.set_name,
+        "metric": task.headline,
+        "quantized": round(value, 4),
+        "fp32": round(base, 4),
+        "difference": round(value - base, 4),
+        "interval": [round(x, 4) for x in interval] if interval else None,
+    }
+    shown = f"[{interval[0]:+.4f}, {interval[1]:+.4f}]" if interval else "(no interval)"
+    log(f"{_backend_ran(o)} on eval set {task.set_name}: {task.headline} {value:.4f} against fp32's {base:.4f} "
+        f"(difference {value - base:+.4f}, 95% paired interval {shown})")  # fmt: skip
+    return record
 
 
 def _wanted_rows(source: Path, o: EmbedOptions) -> range:
@@ -361,22 +414,46 @@ def _metadata(model_dir: Path, model_key: str, dim: int, rows: int, o: EmbedOpti
         "clinsent.pooling": json.dumps(_pooling(model_dir, modules)),
         "clinsent.dim": str(dim),
         "clinsent.rows": str(rows),
-        "clinsent.backend": o.backend if o.quantize == "none" else f"{o.backend} {o.quantize}",
+        "clinsent.backend": _backend_ran(o),
         "clinsent.shard": f"{o.shard}/{o.shards}",
     }
 
 
+def _backend_ran(o: EmbedOptions) -> str:
+    """The backend and the precision that ran: ``torch``, ``onnx``, ``onnx int8``, ``openvino f32``
+    or ``openvino bf16`` (f32 where bf16 was asked of a CPU without bf16 instructions)."""
+    if o.backend == "openvino":
+        from clinsent.embedding.openvino_backend import precision
+
+        return f"openvino {precision(o.quantize)}"
+    return o.backend if o.quantize == "none" else f"{o.backend} {o.quantize}"
+
+
 def _load(
-    model_dir: Path, device: str | None, backend: str, quantize: str, cache: Path | None, model_key: str, log: Any
+    model_dir: Path,
+    device: str | None,
+    backend: str,
+    quantize: str,
+    cache: Path | None,
+    model_key: str,
+    log: Any,
+    calibration: list[str] | None = None,
 ) -> Any:
-    """The encoder of a run: ONNX Runtime's (its export in ``cache``) or the torch model's."""
-    if backend == "onnx":
+    """The encoder of a run: ONNX Runtime's or OpenVINO's (the export in ``cache``; OpenVINO's int8
+    calibrated on ``calibration``), or the torch model's."""
+    if backend in ("onnx", "openvino"):
         import torch
 
         from clinsent.embedding.onnx_backend import OnnxEncoder
+        from clinsent.embedding.openvino_backend import OpenVinoEncoder
 
         assert cache is not None
-        return OnnxEncoder(model_dir, quantize, cache, threads=torch.get_num_threads(), log=log, model_key=model_key)
+        threads = torch.get_num_threads()
+        if backend == "onnx":
+            return OnnxEncoder(model_dir, quantize, cache, threads=threads, log=log, model_key=model_key)
+        return OpenVinoEncoder(
+            model_dir, quantize, cache, threads=threads, log=log, model_key=model_key, calibration=calibration
+        )
     from clinsent.embedding.vectors import load_encoder
 
     return load_encoder(model_dir, device)

@@ -36,13 +36,16 @@ import numpy as np
 
 from clinsent.errors import InputError
 
-BACKENDS = ("torch", "onnx")
-QUANTIZE = ("none", "int8")
+BACKENDS = ("torch", "onnx", "openvino")
+QUANTIZE = ("none", "int8", "bf16")
+# a lossy setting -> the backends that run it (torch runs the model as saved)
+QUANTIZED_BY = {"int8": ("onnx", "openvino"), "bf16": ("openvino",)}
 OPSET = 17
 
 
 def check_backend(backend: str, quantize: str, where: str) -> None:
-    """A known backend and quantization, and int8 only with ONNX: one line naming ``where``."""
+    """A known backend and quantization, each lossy setting with a backend that runs it (int8:
+    onnx or openvino; bf16: openvino): one line naming ``where``."""
     from clinsent.errors import shown_value
 
     if backend not in BACKENDS:
@@ -51,12 +54,27 @@ def check_backend(backend: str, quantize: str, where: str) -> None:
         raise InputError(
             f"{where}.quantize", f"{shown_value(quantize)} is not a quantization", f"give one of {QUANTIZE}"
         )
-    if quantize != "none" and backend != "onnx":
+    runners = QUANTIZED_BY.get(quantize, (backend,))
+    if backend not in runners:
+        named = " or ".join(runners)
         raise InputError(
             f"{where}.quantize",
-            f"{quantize} quantization needs the onnx backend (torch runs the model as saved)",
-            "set backend: onnx, or quantize: none",
+            f"{quantize} runs with the {named} backend, not {backend}",
+            f"set backend: {named}, or quantize: none",
         )
+
+
+def saved_tokenizer(model_dir: Path) -> tuple[Any, int | None]:
+    """The saved model's tokenizer and the length it reads (the evaluation length it was saved
+    with, else its tokenizer's own), for a backend that runs the exported graph."""
+    from transformers import AutoTokenizer
+
+    from clinsent.models.saved import saved_max_length, transformer_folder
+
+    root = transformer_folder(model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(str(root), local_files_only=True)
+    own = tokenizer.model_max_length
+    return tokenizer, saved_max_length(root) or (int(own) if own < 10**6 else None)
 
 
 def export_folder(cache: Path, model_key: str) -> Path:
@@ -161,9 +179,7 @@ class OnnxEncoder:
         """``cache``: the cache folder (made ready by :func:`clinsent.safety.cache.cache_folder`);
         ``model_key``: the model folder's content key, where the caller has it."""
         import onnxruntime as ort
-        from transformers import AutoTokenizer
 
-        from clinsent.models.saved import saved_max_length, transformer_folder
         from clinsent.safety.content import content_key
 
         key = model_key or content_key(model_dir)
@@ -185,10 +201,7 @@ class OnnxEncoder:
             graph = export(model_dir, quantize, cache, key, log)
             self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         self.names = [i.name for i in self.session.get_inputs()]
-        root = transformer_folder(model_dir)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(root), local_files_only=True)
-        own = self.tokenizer.model_max_length
-        self.max_length = saved_max_length(root) or (int(own) if own < 10**6 else None)
+        self.tokenizer, self.max_length = saved_tokenizer(model_dir)
 
     def encode(self, texts: list[str], batch_size: int = 64, **_: Any) -> np.ndarray:
         from clinsent.models.saved import tokenized

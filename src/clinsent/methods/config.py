@@ -87,11 +87,7 @@ def resolve_method(
         )
     method.check(where, config)
     method.check_memory(where)
-    seeds = [int(s) for s in (entry.seeds or default_seeds)]
-    if len(set(seeds)) < len(seeds):
-        twice = next(s for s in seeds if seeds.count(s) > 1)
-        key = f"{where}.seeds" if entry.seeds else "config: seeds"
-        raise InputError(key, f"seed {twice} is listed twice {seeds}", "list each seed once")
+    seeds = _seeds(where, entry, default_seeds)
     if isinstance(settings, TrainedSettings) and settings.steps == 0:
         raise InputError(
             f"{where}.steps",
@@ -116,6 +112,16 @@ def resolve_method(
         derived,
         entry.init_from,
     )
+
+
+def _seeds(where: str, entry: MethodConfig, default_seeds: list[int]) -> list[int]:
+    """The method's seeds (its own, else the config's), each listed once."""
+    seeds = [int(s) for s in (entry.seeds or default_seeds)]
+    if len(set(seeds)) < len(seeds):
+        twice = next(s for s in seeds if seeds.count(s) > 1)
+        key = f"{where}.seeds" if entry.seeds else "config: seeds"
+        raise InputError(key, f"seed {twice} is listed twice {seeds}", "list each seed once")
+    return seeds
 
 
 def _check_source(where: str, s: Any, config: RunConfig) -> None:

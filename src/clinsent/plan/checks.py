@@ -27,7 +27,7 @@ from clinsent.plan.input_checks import (
 )
 from clinsent.plan.layout import Plan
 from clinsent.plan.run import NOTES_INPUT, RunView
-from clinsent.registry import load_plugins
+from clinsent.registry import did_you_mean, load_plugins
 from clinsent.report.kinds.base import entries as kind_entries
 from clinsent.run_ref import split_run
 from clinsent.tasks.config import resolve_eval_sets
@@ -52,15 +52,8 @@ def check_formats(config: RunConfig) -> None:
         READERS.get(data.format, where=f"config: training_data.{name}.format")
 
 
-def build_plan(config: Mapping[str, Any], read_inputs: bool = True) -> Plan:
-    """Read a validated config through the registries; a config error is an :class:`InputError`
-    (or a ``ValueError`` from the table and figure references) naming the key and the fix.
-    The door: the mapping is parsed once into the typed config (:class:`RunConfig`), and
-    everything below reads that. ``read_inputs``: run every input's reader check and read the
-    eval sets in full (:func:`check_inputs`): the dry run and the main Snakemake process do; a
-    job's re-parse of the Snakefile does not (its run already did)."""
-    parts = RunConfig.parse(config)  # the typed config: what the registries and the checks below read
-    check_names(parts)  # entry names become path parts: ../phi, spaces, : and / are refused
+def _check_named_keys(parts: RunConfig) -> None:
+    """The selection set names an eval set; the report's reference names a method."""
     if parts.selection_set is not None and parts.selection_set not in parts.eval_sets:
         raise InputError(
             "config: selection_set",
@@ -74,6 +67,18 @@ def build_plan(config: Mapping[str, Any], read_inputs: bool = True) -> Plan:
             f"{reference!r} is not a key of methods {list(parts.methods)}",
             "name the method every row is compared with, or null for the first untrained one",
         )
+
+
+def build_plan(config: Mapping[str, Any], read_inputs: bool = True) -> Plan:
+    """Read a validated config through the registries; a config error is an :class:`InputError`
+    (or a ``ValueError`` from the table and figure references) naming the key and the fix.
+    The door: the mapping is parsed once into the typed config (:class:`RunConfig`), and
+    everything below reads that. ``read_inputs``: run every input's reader check and read the
+    eval sets in full (:func:`check_inputs`): the dry run and the main Snakemake process do; a
+    job's re-parse of the Snakefile does not (its run already did)."""
+    parts = RunConfig.parse(config)  # the typed config: what the registries and the checks below read
+    check_names(parts)  # entry names become path parts: ../phi, spaces, : and / are refused
+    _check_named_keys(parts)
     for name in parts.sentence_corpora:
         if name in RESERVED:
             raise InputError(
@@ -195,6 +200,29 @@ def check_corpus_embeddings(plan: Plan) -> None:
             raise InputError(
                 f"{where}.input", "notes, and the config has no `notes`", "add a `notes` block, or give a file"
             )
+        _check_quality_set(plan, where, entry)
+
+
+def _check_quality_set(plan: Plan, where: str, entry: Any) -> None:
+    """A corpus embedding's ``quality_set``: an eval set of the config scored from embeddings, for
+    a quantized embedding only (fp32 has nothing to compare)."""
+    if entry.quality_set is None:
+        return
+    sets = plan.run.eval_sets
+    if entry.quality_set not in sets or not sets[entry.quality_set].task.zero_shot:
+        scored = [n for n, e in sets.items() if e.task.zero_shot]
+        raise InputError(
+            f"{where}.quality_set",
+            f"{entry.quality_set!r} is not an eval set scored from embeddings"
+            f"{did_you_mean(entry.quality_set, scored)}",
+            f"name one of {scored}",
+        )
+    if entry.quantize == "none":
+        raise InputError(
+            f"{where}.quality_set",
+            "measures what quantization costs, and this embedding is not quantized",
+            "set quantize (int8 with backend onnx, bf16 with backend openvino), or drop quality_set",
+        )
 
 
 def check_doc_task_categories(config: RunConfig) -> None:

@@ -45,17 +45,25 @@ class RunFiles:
         entry = self.run.corpus_embeddings[name]
         notes = entry.input == NOTES_INPUT
         derived = notes or derived_from_notes(entry.input, self.run.results, self.notes_paths)
-        params = {k: v for k, v in to_params(entry).items() if k not in ("run", "seed", "input")}  # the inputs'
+        # less what the inputs say (run, seed, input) and what changes no output (threads: the rule's own)
+        params = {k: v for k, v in to_params(entry).items() if k not in ("run", "seed", "input", "threads")}
         params["private"] = derived or entry.private
         if notes:  # the notes' sentence sets
             params.update(column="text", id_column="sent_id")
+        if entry.quality_set is not None:  # its task, rebuilt in the job (what its score depends on)
+            params["quality_task"] = self.run.eval_sets[entry.quality_set].params()
         return params
 
     def corpus_gpu(self, name: str, shard: bool) -> bool:
         """Whether a corpus embedding's job (a shard's, or the whole one's) may use a GPU: the torch
-        backend does; ONNX Runtime runs on the CPU, and the job that joins shards embeds nothing."""
+        backend does; ONNX Runtime and OpenVINO run on the CPU, and the job that joins shards embeds nothing."""
         entry = self.run.corpus_embeddings[name]
         return entry.backend == "torch" and (shard or entry.shards == 1)
+
+    def corpus_threads(self, name: str, shard: bool) -> int:
+        """A corpus embedding job's CPU threads: its entry's, or one for the job that joins shards."""
+        entry = self.run.corpus_embeddings[name]
+        return entry.threads if shard or entry.shards == 1 else 1
 
     def corpus_shards(self, name: str) -> int:
         """How many shard jobs a corpus embedding runs (1: the one job writes the output)."""

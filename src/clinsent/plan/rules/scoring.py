@@ -28,7 +28,13 @@ def embed(p: Plan, wc: Wildcards) -> Declared:
 @_rule(lambda p: [Scratch(p.run.tree.pattern(paths.CORPUS_EMBEDDING_PART))])
 def corpus_embed_shard(p: Plan, wc: Wildcards) -> Declared:
     name = wc["embedded_corpus"]
-    return {"model": p.files.run_file(paths.MODEL, *p.files.corpus_run(name)), "texts": p.files.corpus_input(name)}
+    model = p.files.run_file(paths.MODEL, *p.files.corpus_run(name))
+    quality = p.run.corpus_embeddings[name].quality_set  # an eval set the quantized vectors are scored on
+    return {
+        "model": model,
+        "texts": p.files.corpus_input(name),
+        **({"quality_files": p.files.eval_set_files(quality)} if quality else {}),
+    }
 
 
 @_rule(lambda p: [p.run.tree.pattern(paths.CORPUS_EMBEDDING)])
