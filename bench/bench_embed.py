@@ -10,7 +10,8 @@ own built from PyPI by ``bench/peers/build.py`` (``make bench-peers``; never the
 sentence-transformers' ``backend="onnx"`` and ``"openvino"`` with their int8 exports, and fastembed
 loading sentence-transformers' ONNX export. Every runner is a process of its own (a process's peak
 resident size only grows); the rate is texts over the seconds spent encoding them (loading, export
-and a warm-up of 64 texts excluded).
+and a warm-up of 64 texts excluded). Our exports and int8 graphs are built before the timed runs
+(in a cache shared by a model's runs), so a peak is the embedding's, not the export's.
 
 Models: the packaged MiniLM and a model the demo trained (``--trained``; default the demo's SimCSE
 run under ``results/``, first_last pooling: the peers' loaders may refuse it, and the table says
@@ -126,7 +127,7 @@ def run_ours(
         command = [sys.executable, "-m", "clinsent", "embed", "--model", str(model), "--input", str(texts),
                    "--out", str(out), "--column", "text", "--id-column", "id", "--batch-size", "64",
                    "--device", device, "--backend", backend, "--quantize", quantize,
-                   "--cache", str(work.parent / "cache")]  # fmt: skip
+                   "--cache", str(work.parent.parent / "cache")]  # fmt: skip
         done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)
         if done.returncode != 0:
             return {"failed": done.stderr.strip().splitlines()[-1][:200]}
@@ -184,7 +185,8 @@ def quality_figures(model_name: str, texts: list[str], vectors: np.ndarray, refe
     sts = len(dict.fromkeys(a + b))  # the STS texts come first (quality_texts)
     score = task.score(texts[:sts], vectors[:sts])["spearman"]
     base = task.score(texts[:sts], reference[:sts])["spearman"]
-    distance = 1 - (vectors * reference).sum(1) / np.linalg.norm(vectors, axis=1) / np.linalg.norm(reference, axis=1)
+    cos = (vectors * reference).sum(1) / np.linalg.norm(vectors, axis=1) / np.linalg.norm(reference, axis=1)
+    distance = np.clip(1 - cos, 0, None)  # rounding gives -4e-8 for equal vectors
     low, high = paired_interval(replicates(vectors), replicates(reference))
     return {"sts_set": STS[model_name], "spearman": round(score, 4), "diff": round(score - base, 4),
             "diff_ci": [round(low, 4), round(high, 4)], "mean_cosine_distance": float(distance.mean()),
@@ -229,9 +231,11 @@ def _load(out: Path) -> dict[str, Any]:
 
 
 def _save(result: dict[str, Any], out: Path) -> None:
+    from clinsent.io.files import write_text  # the guarded writer: whole or absent, row after row
+
     out.mkdir(parents=True, exist_ok=True)
-    (out / "embed.json").write_text(json.dumps(result, indent=1) + "\n")
-    (out / "embed.md").write_text(markdown(result))
+    write_text(json.dumps(result, indent=1) + "\n", out / "embed.json")
+    write_text(markdown(result), out / "embed.md")
 
 
 def main() -> None:
@@ -304,6 +308,12 @@ def measure(result: dict[str, Any], args: Any, name: str, model: Path, size: int
         command = [str(st), str(PEERS / "run.py"), "sentence-transformers", "onnx", "none", str(model),
                    str(work / "peer-models"), "-", "-", "-", str(cores)]  # fmt: skip
         subprocess.run(command, capture_output=True, cwd=work, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    for runner in todo:  # the exports and int8 graphs first, out of the timed runs and their peaks
+        where, backend, quantize = RUNNERS[runner]
+        if where == "clinsent" and backend != "torch":
+            first = corpus(min(size, 10_000), scratch)  # the input's first chunk: the int8 calibration's texts
+            (work / "prepare").mkdir(exist_ok=True)
+            run_ours(model, first, quality_file, work / "prepare", backend, quantize, "cpu", cores)
     reference: np.ndarray | None = None
     for runner in sorted(todo, key=lambda r: r != REFERENCE):
         where, backend, quantize = RUNNERS[runner]
@@ -358,7 +368,8 @@ def _cells(r: dict[str, Any], ref: dict[str, Any] | None, first: dict[str, Any] 
     quality = " | | |"
     if q:
         ci = f" [{q['diff_ci'][0]:+.4f}, {q['diff_ci'][1]:+.4f}]"
-        distance = f"{q['mean_cosine_distance']:.2g} (max {q['max_cosine_distance']:.2g})"
+        mean, worst = (max(0.0, q[k]) for k in ("mean_cosine_distance", "max_cosine_distance"))  # no -4e-8
+        distance = f"{mean:.2g} (max {worst:.2g})"
         quality = f" {distance} | {q['spearman']:.4f} | {q['diff']:+.4f}{ci} |"
     return (f"| {r['size']:,} | {r['runner']} | {r['sentences_per_second']:.1f} | {ratio} | {r['peak_rss_mb']:.0f} | "
             f"{growth} |{quality} {r['date']} |")  # fmt: skip

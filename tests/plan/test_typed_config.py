@@ -48,7 +48,7 @@ def _declared(cls: type) -> Iterator[tuple[str, dataclasses.Field[Any], type]]:
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         yield config_key(f), f, cls
-        inner = [f.metadata.get("schema_of"), hints[f.name], *typing.get_args(hints[f.name])]
+        inner = [hints[f.name], *typing.get_args(hints[f.name])]
         for arg in inner:
             for candidate in (arg, *typing.get_args(arg)):
                 if dataclasses.is_dataclass(candidate):

@@ -128,13 +128,6 @@ def _entry_classes(tp: Any) -> tuple[type | None, type | None]:
     return None, None
 
 
-def _mapping_of_mappings(tp: Any) -> bool:
-    """Whether a declared type maps names to entries (``dict[str, dict[str, Any]]``)."""
-    import typing
-
-    return typing.get_origin(tp) is dict and typing.get_origin(typing.get_args(tp)[1]) is dict
-
-
 def _key_rows(cls: type, prefix: str) -> list[str]:
     """One row per key of a declared section, its nested sections and entries walked in order."""
     import typing
@@ -150,13 +143,6 @@ def _key_rows(cls: type, prefix: str) -> list[str]:
         spec = schema["properties"][key]
         path = f"{prefix}{key}"
         section, entry = _entry_classes(hints[f.name])
-        if "schema_of" in f.metadata:  # entries (or a section) a registry reads: their declared keys
-            of = f.metadata["schema_of"]
-            section, entry = (
-                (None, of)
-                if _entry_classes(hints[f.name]) == (None, None) and _mapping_of_mappings(hints[f.name])
-                else (of, None)
-            )
         doc = spec.get("description", "") or _summary((section or entry or cls).__doc__ if section or entry else "")
         if doc.startswith("``"):  # a class's doc starts with its path: the meaning follows
             doc = doc.split(": ", 1)[-1] if ": " in doc else ""

@@ -41,7 +41,6 @@ def knob(
     unfilled: bool = False,
     null: bool = True,
     json: Mapping[str, Any] | None = None,
-    schema_of: type | None = None,
     rest: bool = False,
     **schema: Any,
 ) -> Any:
@@ -52,10 +51,8 @@ def knob(
     ``fp16``) and JSON-schema bounds. ``unfilled``: the schema states no default (the key stays
     absent when not given); ``null=False``: a key whose Python type takes None (absent) that the
     config may not write as null; ``json``: the key's JSON schema in full, where the type alone cannot
-    say it (``oneOf`` alternatives); ``schema_of``: a settings class whose schema this key takes
-    (each entry's, where the key maps names to entries) while its value stays the mapping the
-    class's registry reads (an ``OPEN`` class: a method's knobs, an eval set's task keys);
-    ``rest``: the field of an ``OPEN`` class that holds its other keys (no key of its own)."""
+    say it (``oneOf`` alternatives); ``rest``: the field of an ``OPEN`` class that holds its other
+    keys (no key of its own: a method's knobs, an eval set's task keys)."""
     meta: dict[str, Any] = {"doc": doc, "schema": schema, "required": required}
     if rest:
         meta["rest"] = True
@@ -65,8 +62,6 @@ def knob(
         meta["null"] = False
     if json is not None:
         meta["json"] = dict(json)
-    if schema_of is not None:
-        meta["schema_of"] = schema_of
     if key:
         meta["key"] = key
     if names is not None:
@@ -181,16 +176,9 @@ def _type_schema(tp: Any, optional_keys: bool = False) -> dict[str, Any]:
 
 
 def _field_schema(f: dataclasses.Field[Any], tp: Any, optional_keys: bool) -> dict[str, Any]:
-    """A field's JSON schema before its bounds: given whole (``json``), another class's
-    (``schema_of``: an entry's, for a mapping of entries) or its type's."""
+    """A field's JSON schema before its bounds: given whole (``json``) or its type's."""
     if "json" in f.metadata:
         return dict(f.metadata["json"])
-    if "schema_of" in f.metadata:
-        own = settings_schema(f.metadata["schema_of"])
-        value = get_args(tp)[1] if get_origin(tp) is dict else None
-        if value is not None and get_origin(value) is dict:  # name -> entry
-            return {"type": "object", "additionalProperties": own}
-        return own
     return _type_schema(tp, optional_keys)
 
 

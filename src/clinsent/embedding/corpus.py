@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from clinsent.config.sections import CorpusEmbeddingEntry
-from clinsent.embedding.memory import peak_rss_mb, release_heap
+from clinsent.embedding.memory import peak_rss_mb, release_arrow, release_heap
 from clinsent.embedding.sharded import work_folder
 from clinsent.embedding.texts import check as check_texts
 from clinsent.embedding.texts import chunks
@@ -269,6 +269,7 @@ def _embed_locked(
         quality = _quantized_quality(model, reference, source, o, wanted, log)
         if quality_set is not None:
             quality["eval_set"] = _paired_difference(model, reference, quality_set, o, log)
+        del reference  # the fp32 model of the check, not held while the job embeds
     start, rows, embedded, resumed = time.perf_counter(), 0, 0, 0
     for index, (ids, texts) in corpus_shards.shard_chunks(source, o.chunk, o.column, o.id_column, wanted):
         rows += len(ids)
@@ -290,6 +291,7 @@ def _embed_locked(
             pq.write_table(_chunk_table(ids, vectors, texts if o.keep_text else None), tmp)
         embedded += len(ids)
         release_heap()
+        release_arrow()
         rate = embedded / (time.perf_counter() - start)
         log(f"embedded {rows} texts of shard {o.shard} of {o.shards} ({rate:.0f}/s)")
     if not embedded and resumed:

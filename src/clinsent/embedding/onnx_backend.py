@@ -7,10 +7,15 @@ a Dense and Normalize where the model has them: ``SentenceTransformer.forward``'
 the graph's MatMul weights to int8, per output channel, with dynamic activations
 (``onnxruntime.quantization.quantize_dynamic``).
 
-Why not ``SentenceTransformer(path, backend="onnx")``: that path goes through ``optimum``'s
-exporter, which is not among this project's pinned packages and, at the pinned
-sentence-transformers and transformers, is not known to work; the export here uses only
-``torch.onnx`` (TorchScript exporter, opset 17) and ``onnxruntime``, the libraries it wraps.
+Why our own export, not ``SentenceTransformer(path, backend="onnx")``: that path goes through
+``optimum-onnx``'s exporter, whose newest release (0.1.0) requires ``transformers<4.58`` where this
+project pins 5.23, so it cannot be installed beside the lock (``bench/peers/`` measures it in an
+environment of its own, sentence-transformers 5.7). Its export is also of the transformer alone:
+sentence-transformers 5.7 cannot load the models this pipeline saves (their module paths are
+6.x's), and fastembed pools by mean or CLS only. The export here uses only ``torch.onnx``
+(TorchScript exporter, opset 17) and ``onnxruntime``, and holds the saved model's whole pipeline
+(a first-last pooling included). Measured beside those peers (``bench/results/embed.md``), this
+graph under ONNX Runtime ran at 1.1 times sentence-transformers' ONNX rate, the same vectors.
 Why MatMul weights per channel only: quantizing every op (the default, the embeddings' Gather
 included) cost the packaged MiniLM 0.04 Spearman on the demo BIOSSES pairs, MatMul per channel
 0.006 (``bench/embed.py`` measures it on every run).
@@ -184,6 +189,9 @@ class OnnxEncoder:
 
         key = model_key or content_key(model_dir)
         options = ort.SessionOptions()
+        # no memory arena: it grew over a run's first chunks and kept what it took (int8, 100,000
+        # sentences: a peak 1.3 times 10,000's; without it the steady state stays flat, at no cost in speed)
+        options.enable_cpu_mem_arena = False
         if threads:
             options.intra_op_num_threads = threads
         graph = export(model_dir, quantize, cache, key, log)

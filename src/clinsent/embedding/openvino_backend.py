@@ -15,21 +15,23 @@ normalisation, which it leaves in f32), run at f32 elsewhere. The quantized grap
 the export under a key of the model's bytes and of the sample's texts (:func:`calibrated_key`),
 owner-only like the cache (its ranges derive from the texts).
 
-Why this backend: on 2 cores of an AMD EPYC with AVX512-BF16, embedding 10,000 sentences with the
-packaged MiniLM, OpenVINO ran our fp32 graph at about 1.4 times ONNX Runtime's rate (f32) and at
-about 2.3 times (bf16), bf16 vectors within 2e-5 mean cosine distance of f32's, where int8 under
-ONNX Runtime is 0.007 away (``bench/results/embed.md``). sentence-transformers' own
-``backend="openvino"`` goes through ``optimum-intel``'s exporter, which is not among this
+Why this backend: on 2 cores of an AMD EPYC with AVX512-BF16, embedding 100,000 sentences with
+the packaged MiniLM, OpenVINO ran our fp32 graph at 1.1 times ONNX Runtime's rate (f32), 1.8 times
+(bf16, its vectors 2e-5 mean cosine distance from f32's) and 2.7 times (int8, below), the fastest
+CPU path measured, sentence-transformers' and fastembed's included (``bench/results/embed.md``).
+sentence-transformers' own ``backend="openvino"`` goes through ``optimum-intel``'s exporter, which is not among this
 project's pinned packages (its exporter needs ``transformers<4.58``); OpenVINO's runtime alone
-(``openvino``, with ``numpy`` its one other requirement) reads an ONNX file directly, so the
+(``openvino``, needing only ``numpy`` and ``openvino-telemetry``) reads an ONNX file directly, so the
 export stays ours and the runtime installs beside the lock. Why not OpenVINO on the int8 graph:
 it ran ONNX Runtime's dynamically quantized graph slower than f32 (363 against 959 sentences/s),
 so OpenVINO's int8 is its own quantization of the f32 graph. Measured on the same machine: NNCF's
-int8 ran at about twice OpenVINO's f32 rate, and cost the packaged MiniLM 0.0004 Spearman on the
-demo BIOSSES pairs where ONNX Runtime's dynamic int8 cost 0.006 and sentence-transformers' static
-OpenVINO export (preset PERFORMANCE, 300 texts of an English sentiment set padded to 384 tokens)
-0.017; on a model the demo trained, +0.0004 on the demo clinical STS pairs. The mixed preset with
-bf16 for the other ops cost the MiniLM 0.007, so int8 runs with f32 beside it.
+int8 ran at 2.4 times OpenVINO's f32 rate and moved the packaged MiniLM's Spearman on the demo
+BIOSSES pairs by −0.004 (−0.0004 calibrated on other texts of the same corpus), where ONNX
+Runtime's dynamic int8 moved it by −0.006 and sentence-transformers' static OpenVINO export
+(preset PERFORMANCE, 300 texts of an English sentiment set padded to 384 tokens) by −0.017; a
+model the demo trained, by +0.003 on the demo clinical STS pairs. The preset PERFORMANCE (−0.008)
+and the mixed preset with bf16 for the other ops (−0.007) cost the MiniLM more, so int8 runs
+MIXED, with f32 beside it.
 
 NNCF would send usage telemetry without asking; :func:`_nncf` turns it off (its ``NNCF_CI``) before
 NNCF is imported, so nothing leaves the machine.

@@ -148,6 +148,7 @@ def join_parquet(
     ``expected``, a file of any other row count is refused before it is published."""
     import pyarrow.parquet as pq
 
+    from clinsent.embedding.memory import release_arrow
     from clinsent.io.files import atomic_path
 
     rows, writer = 0, None
@@ -163,6 +164,8 @@ def join_parquet(
                         writer = pq.ParquetWriter(tmp, schema)
                     writer.write_table(table.replace_schema_metadata(writer.schema.metadata))
                     rows += table.num_rows
+                    del table
+                    release_arrow()  # each row group's buffers given back: the join holds one group at a time
         finally:
             if writer is not None:
                 writer.close()
