@@ -91,10 +91,10 @@ class OpenVinoEncoder:
             model = core.read_model(str(self._quantized(graph, calibration, core, log)))
         else:
             model = core.read_model(str(graph))
-        config: dict[str, Any] = {"INFERENCE_PRECISION_HINT": PRECISIONS[quantize]}
+        properties: dict[str, Any] = {"INFERENCE_PRECISION_HINT": PRECISIONS[quantize]}  # OpenVINO's, not ours
         if threads:
-            config["INFERENCE_NUM_THREADS"] = threads
-        self.compiled = core.compile_model(model, "CPU", config)
+            properties["INFERENCE_NUM_THREADS"] = threads
+        self.compiled = core.compile_model(model, "CPU", properties)
         self.request = self.compiled.create_infer_request()
         self.names = [port.get_any_name() for port in self.compiled.inputs]
         self.output = self.compiled.outputs[0]
