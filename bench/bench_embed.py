@@ -187,10 +187,10 @@ def quality_figures(model_name: str, texts: list[str], vectors: np.ndarray, refe
     base = task.score(texts[:sts], reference[:sts])["spearman"]
     cos = (vectors * reference).sum(1) / np.linalg.norm(vectors, axis=1) / np.linalg.norm(reference, axis=1)
     distance = np.clip(1 - cos, 0, None)  # rounding gives -4e-8 for equal vectors
-    low, high = paired_interval(replicates(vectors), replicates(reference))
+    interval = paired_interval(replicates(vectors), replicates(reference))
     return {"sts_set": STS[model_name], "spearman": round(score, 4), "diff": round(score - base, 4),
-            "diff_ci": [round(low, 4), round(high, 4)], "mean_cosine_distance": float(distance.mean()),
-            "max_cosine_distance": float(distance.max())}  # fmt: skip
+            "diff_ci": [round(v, 4) for v in interval] if interval else None,
+            "mean_cosine_distance": float(distance.mean()), "max_cosine_distance": float(distance.max())}  # fmt: skip
 
 
 def shard_run(model: Path, source: Path, folder: Path, shards: int, cores: int) -> float:
@@ -367,7 +367,7 @@ def _cells(r: dict[str, Any], ref: dict[str, Any] | None, first: dict[str, Any] 
     q = r.get("quality")
     quality = " | | |"
     if q:
-        ci = f" [{q['diff_ci'][0]:+.4f}, {q['diff_ci'][1]:+.4f}]"
+        ci = f" [{q['diff_ci'][0]:+.4f}, {q['diff_ci'][1]:+.4f}]" if q.get("diff_ci") else " (untested)"
         mean, worst = (max(0.0, q[k]) for k in ("mean_cosine_distance", "max_cosine_distance"))  # no -4e-8
         distance = f"{mean:.2g} (max {worst:.2g})"
         quality = f" {distance} | {q['spearman']:.4f} | {q['diff']:+.4f}{ci} |"

@@ -16,14 +16,18 @@ peak resident MB.
 from __future__ import annotations
 
 import csv
+import importlib
 import json
 import resource
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+
+Encode = Callable[[list[str]], np.ndarray]
 
 
 def _instruction_set() -> str:
@@ -33,7 +37,9 @@ def _instruction_set() -> str:
     return "avx512" if "avx512f" in flags else "avx2"
 
 
-def sentence_transformers(backend: str, quantize: str, model: Path, work: Path, texts: list[str], threads: int):
+def sentence_transformers(
+    backend: str, quantize: str, model: Path, work: Path, texts: list[str], threads: int
+) -> Encode:
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -76,8 +82,10 @@ def sentence_transformers(backend: str, quantize: str, model: Path, work: Path, 
     return lambda batch: st.encode(batch, batch_size=64, convert_to_numpy=True)
 
 
-def fastembed(backend: str, quantize: str, model: Path, work: Path, texts: list[str], threads: int):
-    from fastembed import TextEmbedding
+def fastembed(backend: str, quantize: str, model: Path, work: Path, texts: list[str], threads: int) -> Encode:
+    # by name: to mypy (which reads this folder) "fastembed" is the peer's folder beside this file
+    fastembed_lib = importlib.import_module("fastembed")
+    TextEmbedding = fastembed_lib.TextEmbedding
     from fastembed.common.model_description import ModelSource, PoolingType
 
     modules = json.loads((model / "modules.json").read_text())  # the model's own, as saved

@@ -66,6 +66,18 @@ def test_the_onnx_graph_gives_the_torch_vectors(models: dict[str, Path], name: s
     assert sorted(p.name for p in models[name].parent.iterdir()) == beside  # nothing beside the model
 
 
+def _logging_state() -> dict[str, tuple[int, list[tuple[int, int]]]]:
+    """Every logger's level and its handlers' (id, level): what a library may change for good."""
+    import logging
+
+    loggers = {"": logging.getLogger(), **logging.Logger.manager.loggerDict}
+    return {
+        name: (lg.level, [(id(h), h.level) for h in lg.handlers])
+        for name, lg in loggers.items()
+        if isinstance(lg, logging.Logger)
+    }
+
+
 @pytest.mark.parametrize("name", ["minilm", "tiny"])
 def test_the_openvino_runtime_gives_the_torch_vectors(models: dict[str, Path], name: str, tmp_path: Path) -> None:
     """OpenVINO on the same export: f32 equals torch (to float rounding of other kernels); bf16,
@@ -84,8 +96,11 @@ def test_the_openvino_runtime_gives_the_torch_vectors(models: dict[str, Path], n
     assert precision("none") == "f32" and precision("bf16") in ("bf16", "f32") and precision("int8") == "int8"
     assert sorted(p.name for p in export_folder(tmp_path, content_key(models[name])).iterdir()) == ["fp32.onnx"]
     # int8: NNCF's static quantization, calibrated on texts; cached under the model's and the texts' key
+    logging_before = _logging_state()
     int8 = OpenVinoEncoder(models[name], "int8", tmp_path, calibration=TEXTS[::2], **quiet).encode(TEXTS, 8)
     assert _distance(int8, torch_vectors) <= INT8_DISTANCE
+    after = _logging_state()  # NNCF quieted for its call only; no handler's level changed for good
+    assert {name: after[name] for name in logging_before} == logging_before
     entry = export_folder(tmp_path, content_key(models[name]))
     assert sorted(p.name for p in entry.iterdir()) == ["fp32.onnx", f"int8-{calibrated_key(TEXTS[::2])}"]
     again = OpenVinoEncoder(models[name], "int8", tmp_path, calibration=TEXTS[::2], **quiet).encode(TEXTS, 8)

@@ -167,12 +167,19 @@ def _nncf_quantize(model: Any, batches: list[dict[str, np.ndarray]]) -> Any:
     import logging
 
     nncf = _nncf()
-    nncf.set_log_level(logging.ERROR)
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        return nncf.quantize(
-            model,
-            nncf.Dataset(batches),
-            model_type=nncf.ModelType.TRANSFORMER,
-            preset=nncf.QuantizationPreset.MIXED,
-            subset_size=len(batches),
-        )
+    # NNCF's logger's level, for this call only; not nncf.set_log_level, which also sets the level
+    # of every handler on its logger for good (under pytest, the log capture's own handlers)
+    logger = logging.getLogger("nncf")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return nncf.quantize(
+                model,
+                nncf.Dataset(batches),
+                model_type=nncf.ModelType.TRANSFORMER,
+                preset=nncf.QuantizationPreset.MIXED,
+                subset_size=len(batches),
+            )
+    finally:
+        logger.setLevel(level)
