@@ -11,9 +11,10 @@ from pathlib import Path
 def release_heap() -> None:
     """Give freed heap memory back to the system after a chunk (glibc's ``malloc_trim``; nothing
     elsewhere). Measured on the torch path with MiniLM: the peak from 5,000 to 40,000 sentences
-    grew 1.35 times without it and 1.13 times with it, at no measurable cost in speed. From
-    10,000 to 100,000 it still grows 1.24 times (with :func:`release_arrow` too), for a reason not
-    yet found; ONNX Runtime's and OpenVINO's paths stay within 1.13 times."""
+    grew 1.35 times without it and 1.13 times with it, at no measurable cost in speed. What it
+    cannot give back is a heap pinned by live objects between freed blocks: the encoders' per-batch
+    vectors did that until each batch was copied out at once
+    (:func:`clinsent.embedding.corpus.encode_in_length_order`)."""
     import ctypes
     import ctypes.util
 
