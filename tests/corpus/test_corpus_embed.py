@@ -76,6 +76,29 @@ def test_the_vectors_are_sentence_transformers_in_the_input_order(
     assert "text" not in pq.read_schema(tmp_path / "out.parquet").names
 
 
+def test_length_order_encodes_batch_by_batch_longest_first_and_returns_the_input_order() -> None:
+    """Each ``encode`` call gets one batch (at most batch_size texts, longest first); no call
+    gets the whole chunk, whose per-batch vectors it would hold to the end; row i of the result
+    is text i's vector."""
+    from clinsent.embedding.corpus import encode_in_length_order
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.calls: list[list[str]] = []
+
+        def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+            self.calls.append(list(texts))
+            return np.array([[len(t), float(t.count("b"))] for t in texts], dtype=np.float32)
+
+    texts = ["a" * n + "b" * (n % 3) for n in (3, 17, 1, 9, 12, 5, 30, 2, 8, 11, 4)]
+    model = Recorder()
+    vectors = encode_in_length_order(model, texts, 4)
+    assert [len(c) for c in model.calls] == [4, 4, 3]
+    flat = [t for call in model.calls for t in call]
+    assert [len(t) for t in flat] == sorted((len(t) for t in texts), reverse=True)
+    assert vectors.tolist() == [[len(t), float(t.count("b"))] for t in texts]
+
+
 def test_texts_on_request_and_an_owner_only_input_gives_an_owner_only_output(tmp_path: Path) -> None:
     source, _ = _write(tmp_path, "txt")
     source.chmod(0o600)
