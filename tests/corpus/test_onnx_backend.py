@@ -100,7 +100,7 @@ def test_the_openvino_runtime_gives_the_torch_vectors(models: dict[str, Path], n
     int8 = OpenVinoEncoder(models[name], "int8", tmp_path, calibration=TEXTS[::2], **quiet).encode(TEXTS, 8)
     assert _distance(int8, torch_vectors) <= INT8_DISTANCE
     after = _logging_state()  # NNCF quieted for its call only; no handler's level changed for good
-    assert {name: after[name] for name in logging_before} == logging_before
+    assert {key: after[key] for key in logging_before} == logging_before
     entry = export_folder(tmp_path, content_key(models[name]))
     assert sorted(p.name for p in entry.iterdir()) == ["fp32.onnx", f"int8-{calibrated_key(TEXTS[::2])}"]
     again = OpenVinoEncoder(models[name], "int8", tmp_path, calibration=TEXTS[::2], **quiet).encode(TEXTS, 8)
