@@ -17,7 +17,7 @@ owner-only like the cache (its ranges derive from the texts).
 
 Why this backend: on 2 cores of an AMD EPYC with AVX512-BF16, embedding 100,000 sentences with
 the packaged MiniLM, OpenVINO ran our fp32 graph at 1.1 times ONNX Runtime's rate (f32), 1.8 times
-(bf16, its vectors 2e-5 mean cosine distance from f32's) and 2.7 times (int8, below), the fastest
+(bf16, its vectors 2e-5 mean cosine distance from f32's) and 2.6 times (int8, below), the fastest
 CPU path measured, sentence-transformers' and fastembed's included (``bench/results/embed.md``).
 sentence-transformers' own ``backend="openvino"`` goes through ``optimum-intel``'s exporter, which is not among this
 project's pinned packages (its exporter needs ``transformers<4.58``); OpenVINO's runtime alone
@@ -25,7 +25,7 @@ project's pinned packages (its exporter needs ``transformers<4.58``); OpenVINO's
 export stays ours and the runtime installs beside the lock. Why not OpenVINO on the int8 graph:
 it ran ONNX Runtime's dynamically quantized graph slower than f32 (363 against 959 sentences/s),
 so OpenVINO's int8 is its own quantization of the f32 graph. Measured on the same machine: NNCF's
-int8 ran at 2.4 times OpenVINO's f32 rate and moved the packaged MiniLM's Spearman on the demo
+int8 ran at 2.3 times OpenVINO's f32 rate and moved the packaged MiniLM's Spearman on the demo
 BIOSSES pairs by −0.004 (−0.0004 calibrated on other texts of the same corpus), where ONNX
 Runtime's dynamic int8 moved it by −0.006 and sentence-transformers' static OpenVINO export
 (preset PERFORMANCE, 300 texts of an English sentiment set padded to 384 tokens) by −0.017; a
