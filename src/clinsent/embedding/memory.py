@@ -14,7 +14,10 @@ def release_heap() -> None:
     grew 1.35 times without it and 1.13 times with it, at no measurable cost in speed. What it
     cannot give back is a heap pinned by live objects between freed blocks: the encoders' per-batch
     vectors did that until each batch was copied out at once
-    (:func:`clinsent.embedding.corpus.encode_in_length_order`)."""
+    (:func:`clinsent.embedding.corpus.encode_in_length_order`). The unquantized torch and ONNX
+    Runtime paths still creep (a chunk's peak higher than the last's: ONNX Runtime f32 1.22 times
+    its 10,000-sentence peak at a million, torch 1.30 times by 300,000); a fixed mmap threshold
+    stops it at about 9 to 17% of their rate (``docs/embedding-corpus.md``), so it is not set here."""
     import ctypes
     import ctypes.util
 
