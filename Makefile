@@ -175,7 +175,8 @@ bench-augment: install
 # machine's own torch and python3 are used (docs/performance.md).
 MODE ?= full
 GPU_PYTHON ?= $(if $(wildcard $(BIN)/python),$(BIN)/python,python3)
-WHEELHOUSE ?= $(wildcard bench/gpu/wheelhouse)
+# the wheelhouse only where there is no project venv (the GPU machine): a venv has its own packages
+WHEELHOUSE ?= $(if $(wildcard $(BIN)/python),,$(wildcard bench/gpu/wheelhouse))
 gpu-check:
 	$(GPU_PYTHON) bench/gpu/check.py --mode $(MODE) $(if $(WHEELHOUSE),--wheelhouse $(WHEELHOUSE))
 

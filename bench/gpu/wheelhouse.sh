@@ -27,7 +27,7 @@ CARRY=(
     argparse-dataclass ConfigArgParse conda-inject connection_pool docutils dpath GitPython gitdb smmap
     humanfriendly immutables jsonschema jsonschema-specifications referencing rpds-py nbformat fastjsonschema
     jupyter_core traitlets platformdirs smart_open sqlmodel SQLAlchemy greenlet pydantic pydantic_core
-    annotated-types typing-inspection tenacity throttler yte
+    annotated-types typing-inspection tenacity throttler yte pytz tzdata
 )
 rm -rf "$OUT" && mkdir -p "$OUT"
 specs=()

@@ -63,6 +63,37 @@ def test_the_counter_sees_syncs() -> None:
     assert dict(c.syncs) == {"aten._local_scalar_dense": 2, "aten.index (boolean mask)": 1, "aten.nonzero": 1}
 
 
+def test_the_counter_sees_our_blocking_copies_to_a_device() -> None:
+    """A ``to(device)`` without ``non_blocking`` in this package's code makes the host wait on
+    CUDA (the first H200 gpu-check found two in CT and NT-Xent); on the CPU it dispatches nothing,
+    so the counter looks at the call. Probe functions compiled under a path in the package (no
+    file is written); a library's own ``to`` is not counted."""
+    import clinsent
+
+    where = str(Path(clinsent.__file__).parent / "losses" / "probe.py")
+    forms = {
+        "blocking": "x.to(d)",
+        "by_name": "x.to(device=d)",
+        "with_dtype": "x.to(d, torch.float64)",
+        "like": "x.to(x)",
+        "cuda": "x.cuda() if False else x.to('cpu')",
+        "async": "x.to(d, non_blocking=True)",
+        "async_positional": "x.to(d, torch.float64, True)",
+        "dtype_only": "x.to(torch.float64)",
+    }
+    found = {}
+    for name, expr in forms.items():
+        scope: dict = {"torch": torch}
+        exec(compile(f"def probe(x, d):\n    return {expr}\n", where, "exec"), scope)
+        with SyncCounter() as c:
+            scope["probe"](torch.zeros(3), torch.device("cpu"))
+        found[name] = sum(c.syncs.values())
+    assert found == {k: int(k in ("blocking", "by_name", "with_dtype", "like", "cuda")) for k in forms}
+    with SyncCounter() as c:
+        torch.zeros(3).to(torch.device("cpu"))  # not this package's code
+    assert dict(c.syncs) == {}
+
+
 def test_fused_adamw_gives_the_foreach_parameters() -> None:
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))

@@ -31,5 +31,5 @@ def nt_xent(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tenso
     logits = z @ z.T / temperature
     logits = logits.masked_fill(torch.eye(len(z), dtype=torch.bool, device=z.device), float("-inf"))
     n = len(a)
-    target = torch.cat([torch.arange(n, 2 * n), torch.arange(0, n)]).to(z.device)
+    target = torch.arange(2 * n, device=z.device).roll(n)  # i's positive: i + n, and n + i's: i
     return F.cross_entropy(logits, target)

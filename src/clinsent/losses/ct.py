@@ -59,7 +59,7 @@ def ct_logits(e1: torch.Tensor, e2: torch.Tensor) -> torch.Tensor:
 
 
 def ct_loss(e1: torch.Tensor, e2: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    return F.binary_cross_entropy_with_logits(ct_logits(e1, e2), labels.to(e1.device).float())
+    return F.binary_cross_entropy_with_logits(ct_logits(e1, e2), labels.to(e1.device, non_blocking=True).float())
 
 
 class CTLoss(MethodLoss):

@@ -12,15 +12,21 @@ dispatches) and a step that dispatches none of them runs unblocked on CUDA.
 (``nonzero``, ``masked_select``, ``unique``, ``repeat_interleave`` without an output size,
 indexing with a boolean mask, which runs ``nonzero`` on a device). A CPU-to-device copy is not one; a
 device-to-CPU copy is (``_to_copy`` to the CPU of a device tensor), counted by
-:class:`SyncCounter` only where the step runs on a device.
+:class:`SyncCounter` only where the step runs on a device. So is a host-to-device copy without
+``non_blocking`` (CUDA copies it synchronously, pinned memory or not): on the CPU it dispatches
+nothing, so :class:`BlockingCopies` counts the ``Tensor.to`` calls of this package's code that
+name a device without it.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections import Counter
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 SYNC_OPS = frozenset(
@@ -46,12 +52,27 @@ BOOLEAN_INDEX_OPS = frozenset({"aten.index", "aten.index_put", "aten.index_put_"
 
 class SyncCounter(TorchDispatchMode):
     """``with SyncCounter() as c: step()`` counts the host-syncing operators (``c.syncs``, by
-    name) and every dispatched operator (``c.ops``: what the host dispatches one by one)."""
+    name) and every dispatched operator (``c.ops``: what the host dispatches one by one).
+
+    It also counts, as ``"Tensor.to (blocking)"``, every ``Tensor.to`` / ``Tensor.cuda`` call
+    that names a device without ``non_blocking=True`` (:class:`BlockingCopies`). On the CPU such a
+    call dispatches nothing, so the operator count cannot see it; on CUDA, a copy from the host
+    without ``non_blocking`` makes the host wait (even from pinned memory), as the first
+    ``make gpu-check`` on an H200 found in CT's labels and NT-Xent's targets."""
 
     def __init__(self) -> None:
         super().__init__()
         self.syncs: Counter[str] = Counter()
         self.ops = 0
+        self._copies = BlockingCopies(self.syncs)
+
+    def __enter__(self) -> SyncCounter:
+        self._copies.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        super().__exit__(*exc)
+        self._copies.__exit__(*exc)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         name = str(func.overloadpacket)  # e.g. "aten.nonzero"
@@ -81,3 +102,50 @@ def _device_to_host(args: Any, kwargs: Any) -> bool:
     if target is not None:
         return tensors[0].device.type != "cpu" and torch.device(target).type == "cpu"
     return len(tensors) > 1 and tensors[0].device.type == "cpu" and tensors[1].device.type != "cpu"  # copy_(dst, src)
+
+
+class BlockingCopies(TorchFunctionMode):
+    """Counts, into ``counts``, the ``Tensor.to(device)`` and ``Tensor.cuda()`` calls that this
+    package's own code makes without ``non_blocking=True``, by where they are
+    (``"Tensor.to (blocking) at clinsent/losses/ct.py:62"``). Seen at the Python API, where a call
+    that moves nothing on the CPU still shows what it would do on a device. Calls made inside
+    transformers or torch are not counted: there the tensor is already on its device (the CUDA
+    test of the same step, ``tests/train/test_cuda.py``, passes with them)."""
+
+    def __init__(self, counts: Counter[str]) -> None:
+        super().__init__()
+        self.counts = counts
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if func in (torch.Tensor.to, torch.Tensor.cuda) and not kwargs.get("non_blocking", False):
+            if _names_a_device(func, args[1:], kwargs) and (where := _our_caller()):
+                self.counts[f"Tensor.to (blocking) at {where}"] += 1
+        return func(*args, **kwargs)
+
+
+def _our_caller() -> str | None:
+    """``clinsent/<module>.py:<line>`` of the call where this package's code called ``to`` /
+    ``cuda`` itself; None where torch or a library did (``clip_grad_norm_``, say)."""
+    frame = sys._getframe(2)  # past this function and __torch_function__: the caller of Tensor.to
+    if not frame.f_code.co_filename.startswith(_PACKAGE):
+        return None
+    return f"clinsent/{os.path.relpath(frame.f_code.co_filename, _PACKAGE)}:{frame.f_lineno}"
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _names_a_device(func: Any, rest: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether a ``to`` / ``cuda`` call (its arguments after ``self``) moves to a device without
+    ``non_blocking`` passed positionally as true: ``cuda(device, non_blocking)`` always moves;
+    ``to(device, dtype, non_blocking)`` and ``to(other, non_blocking)`` move, ``to(dtype)``
+    does not."""
+    if func is torch.Tensor.cuda:
+        return not (len(rest) > 1 and rest[1] is True)
+    if "device" in kwargs or "other" in kwargs:
+        return True
+    if not rest or isinstance(rest[0], torch.dtype):
+        return False
+    flag = 1 if isinstance(rest[0], torch.Tensor) else 2
+    return not (len(rest) > flag and rest[flag] is True)
