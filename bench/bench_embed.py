@@ -74,7 +74,10 @@ RUNNERS: dict[str, tuple[str, str, str]] = {
     "sentence-transformers openvino int8": ("sentence-transformers", "openvino", "int8"),
     "fastembed": ("fastembed", "onnx", "none"),
     CUDA: ("clinsent", "torch", "none"),  # measured where a GPU is present
+    "clinsent torch, memory flat": ("clinsent", "torch", "none"),
+    "clinsent onnx, memory flat": ("clinsent", "onnx", "none"),
 }
+FLAT = {"clinsent torch, memory flat", "clinsent onnx, memory flat"}  # with --memory flat (the rest: fast)
 STS = {"minilm": "biosses.demo.tsv", "trained": "clinical_sts.demo.test.tsv"}
 QUALITY_CORPUS = 2000
 
@@ -117,7 +120,15 @@ def quality_texts(model_name: str, source: Path) -> list[str]:
 
 
 def run_ours(
-    model: Path, source: Path, quality: Path, work: Path, backend: str, quantize: str, device: str, threads: int
+    model: Path,
+    source: Path,
+    quality: Path,
+    work: Path,
+    backend: str,
+    quantize: str,
+    device: str,
+    threads: int,
+    memory: str = "fast",
 ) -> dict:
     """``python -m clinsent embed`` timed on the corpus, then on the quality texts (their vectors)."""
     import pyarrow.parquet as pq
@@ -128,7 +139,7 @@ def run_ours(
         out = work / f"{name}.parquet"
         command = [sys.executable, "-m", "clinsent", "embed", "--model", str(model), "--input", str(texts),
                    "--out", str(out), "--column", "text", "--id-column", "id", "--batch-size", "64",
-                   "--device", device, "--backend", backend, "--quantize", quantize,
+                   "--device", device, "--backend", backend, "--quantize", quantize, "--memory", memory,
                    "--cache", str(work.parent.parent / "cache")]  # fmt: skip
         done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)
         if done.returncode != 0:
@@ -244,7 +255,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--models", nargs="+", default=["minilm", "trained"], choices=["minilm", "trained"])
-    ap.add_argument("--runners", nargs="+", default=list(RUNNERS), choices=list(RUNNERS), metavar="NAME")
+    ap.add_argument(
+        "--runners", nargs="+", default=[r for r in RUNNERS if r not in FLAT], choices=list(RUNNERS), metavar="NAME"
+    )
     ap.add_argument("--peers-only-to", type=int, default=100_000, help="peers are measured up to this size")
     ap.add_argument("--shards", type=int, nargs="*", default=[1, 2, 4])
     ap.add_argument("--trained", type=Path, default=TRAINED, help="a model the demo trained (make demo)")
@@ -323,7 +336,8 @@ def measure(result: dict[str, Any], args: Any, name: str, model: Path, size: int
         folder.mkdir(exist_ok=True)
         if where == "clinsent":
             device = "cuda" if runner == CUDA else "cpu"
-            figures = run_ours(model, source, quality_file, folder, backend, quantize, device, cores)
+            memory = "flat" if runner in FLAT else "fast"
+            figures = run_ours(model, source, quality_file, folder, backend, quantize, device, cores, memory)
         else:
             python = Path(sys.executable) if where.endswith("@ours") else args.envs / where / "bin" / "python"
             if not python.exists():

@@ -35,6 +35,7 @@ rule corpus_embed_shard:
     params:
         entry=lambda wc: PLAN.files.corpus_params(wc.embedded_corpus),
         results=Untracked(R),  # where the job's cache lives (<results>/cache): changes no output
+        memory=lambda wc: Untracked(PLAN.files.corpus_memory(wc.embedded_corpus)),  # fast or flat: no output
     log:
         T.log("corpus_embed_shard"),
     benchmark:
@@ -61,6 +62,7 @@ rule corpus_embed:
     params:
         entry=lambda wc: PLAN.files.corpus_params(wc.embedded_corpus),
         results=Untracked(R),  # where the job's cache lives (<results>/cache): changes no output
+        memory=lambda wc: Untracked(PLAN.files.corpus_memory(wc.embedded_corpus)),  # fast or flat: no output
     log:
         T.log("corpus_embed"),
     benchmark:

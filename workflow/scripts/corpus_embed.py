@@ -22,7 +22,9 @@ def main(smk: Any, log: Logger) -> None:
         raise SystemExit(0)
     from clinsent.tasks.config import task_from_params
 
-    options = EmbedOptions.from_entry(p, results=smk.params.results.value, shard=int(smk.wildcards.get("part", 0)))
+    options = EmbedOptions.from_entry(
+        p, results=smk.params.results.value, memory=smk.params.memory.value, shard=int(smk.wildcards.get("part", 0))
+    )
     quality = task_from_params(p["quality_set"], p["quality_task"]) if "quality_task" in p else None
     figures = embed_corpus(
         Path(smk.input.model), Path(smk.input.texts), Path(smk.output[0]), options, log=log.info, quality_set=quality

@@ -615,6 +615,14 @@ class CorpusEmbeddingEntry:
         " a CPU backend the cores a job may have. Not a param: changing it reruns nothing",
         minimum=1,
     )
+    memory: Literal["fast", "flat"] = knob(
+        "fast",
+        "fast (the C heap as glibc grows it: the unquantized torch and ONNX Runtime paths creep, "
+        "ONNX Runtime f32 to 1.22 times its 10,000-sentence peak at a million); flat (large blocks "
+        "mapped and unmapped on their own, a fixed 4 MiB mmap threshold: ONNX Runtime f32 stayed "
+        "flat to a million at 9% less rate; Linux with glibc, elsewhere as fast). Not a param: "
+        "changing it reruns nothing",
+    )
     quantize_tolerance: float = knob(
         0.02,
         "with quantize int8 or bf16: the job embeds a sample of its texts with fp32 too and records "

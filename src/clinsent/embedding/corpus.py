@@ -47,14 +47,14 @@ from typing import Any
 import numpy as np
 
 from clinsent.config.sections import CorpusEmbeddingEntry
-from clinsent.embedding.memory import peak_rss_mb, release_arrow, release_heap
+from clinsent.embedding.memory import MEMORY, flat_heap, peak_rss_mb, release_arrow, release_heap
 from clinsent.embedding.sharded import work_folder
 from clinsent.embedding.texts import check as check_texts
 from clinsent.embedding.texts import chunks
 from clinsent.errors import InputError
 
 _DECLARED = CorpusEmbeddingEntry(run="", input="")  # a corpus_embeddings entry's declared defaults
-_NOT_IN_CHUNKS = ("device", "results", "cache", "batch_size", "private", "quantize_tolerance")
+_NOT_IN_CHUNKS = ("device", "results", "cache", "batch_size", "private", "quantize_tolerance", "memory")
 QUALITY_SAMPLE = 256  # texts a quantized (int8, bf16) job also embeds with fp32, to measure what it costs
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,3})?)$")
 
@@ -169,6 +169,7 @@ class EmbedOptions:
     backend: str = _DECLARED.backend
     quantize: str = _DECLARED.quantize
     quantize_tolerance: float = _DECLARED.quantize_tolerance
+    memory: str = _DECLARED.memory  # fast or flat (clinsent.embedding.memory.flat_heap)
     device: str | None = None  # cpu, cuda or cuda:N (None: cuda when present)
     results: str | Path | None = None  # a workflow job's results folder (its note-text folders, its cache)
     shard: int = 0  # ... of which this job embeds this one
@@ -227,6 +228,8 @@ def embed_corpus(
         raise InputError("shard", f"{o.shard} is not a shard of {o.shards}", "give 0 <= shard < shards")
     if next(chunks(source, o.chunk, o.column, o.id_column), None) is None:  # the first chunk, before the model loads
         raise InputError(source, "no texts", "an input with at least one row")
+    if o.memory not in MEMORY:
+        raise InputError("memory", f"{o.memory!r} is not a way to keep the heap", f"give one of {', '.join(MEMORY)}")
     o = replace(o, private=_is_private(source, o.private))
     if o.private:  # before anything is created beside the output: its missing folders are made owner-only
         private_destination(out, o.results)
@@ -264,6 +267,8 @@ def _embed_locked(
     from clinsent.io.files import atomic_path
     from clinsent.safety.content import content_key
 
+    if o.memory == "flat":  # before the model loads: its blocks and every batch's are mapped apart
+        flat_heap()
     cache_dir = _cache(out, o.results, o.cache) if o.backend != "torch" else None
     wanted = _wanted_rows(source, o)
     model_key = content_key(model_dir)

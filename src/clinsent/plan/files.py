@@ -45,14 +45,20 @@ class RunFiles:
         entry = self.run.corpus_embeddings[name]
         notes = entry.input == NOTES_INPUT
         derived = notes or derived_from_notes(entry.input, self.run.results, self.notes_paths)
-        # less what the inputs say (run, seed, input) and what changes no output (threads: the rule's own)
-        params = {k: v for k, v in to_params(entry).items() if k not in ("run", "seed", "input", "threads")}
+        # less what the inputs say (run, seed, input) and what changes no output (threads: the rule's
+        # own; memory: the rule's untracked param)
+        unread = ("run", "seed", "input", "threads", "memory")
+        params = {k: v for k, v in to_params(entry).items() if k not in unread}
         params["private"] = derived or entry.private
         if notes:  # the notes' sentence sets
             params.update(column="text", id_column="sent_id")
         if entry.quality_set is not None:  # its task, rebuilt in the job (what its score depends on)
             params["quality_task"] = self.run.eval_sets[entry.quality_set].params()
         return params
+
+    def corpus_memory(self, name: str) -> str:
+        """How a corpus embedding's job keeps its heap (``memory``): fast or flat; changes no output."""
+        return self.run.corpus_embeddings[name].memory
 
     def corpus_gpu(self, name: str, shard: bool) -> bool:
         """Whether a corpus embedding's job (a shard's, or the whole one's) may use a GPU: the torch
