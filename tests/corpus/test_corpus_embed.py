@@ -99,7 +99,11 @@ def test_length_order_encodes_batch_by_batch_longest_first_and_returns_the_input
     assert vectors.tolist() == [[len(t), float(t.count("b"))] for t in texts]
 
 
-def test_texts_on_request_and_an_owner_only_input_gives_an_owner_only_output(tmp_path: Path) -> None:
+def test_texts_on_request_and_an_owner_only_input_gives_an_owner_only_output(
+    tmp_path: Path, reference: np.ndarray
+) -> None:
+    """Also with ``--memory flat`` (in the command's own process: it sets the heap's mmap
+    threshold for the rest of that process): the same vectors."""
     source, _ = _write(tmp_path, "txt")
     source.chmod(0o600)
     out = tmp_path / "private" / "out.parquet"
@@ -118,6 +122,8 @@ def test_texts_on_request_and_an_owner_only_input_gives_an_owner_only_output(tmp
             "--keep-text",
             "--device",
             "cpu",
+            "--memory",
+            "flat",
         ],
         capture_output=True,
         text=True,
@@ -126,7 +132,46 @@ def test_texts_on_request_and_an_owner_only_input_gives_an_owner_only_output(tmp
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout.strip().splitlines()[-1])["rows"] == len(TEXTS)
     assert pq.read_table(out).column("text").to_pylist() == TEXTS
+    assert _cosine_distance(_vectors(out)[1], reference) <= 1e-5
     assert stat.S_IMODE(out.stat().st_mode) == 0o600 and stat.S_IMODE(out.parent.stat().st_mode) == 0o700
+
+
+FLAT_PROBE = """
+import ctypes, ctypes.util, sys
+from clinsent.embedding.memory import flat_heap
+libc = ctypes.CDLL(ctypes.util.find_library("c"))
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                                               "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc.mallinfo2.restype = Info
+libc.malloc.restype, libc.malloc.argtypes, libc.free.argtypes = ctypes.c_void_p, [ctypes.c_size_t], [ctypes.c_void_p]
+set_ = flat_heap() if sys.argv[1] == "flat" else None
+libc.free(libc.malloc(16 << 20))  # glibc's own threshold rises to a freed mapped block's size
+before = libc.mallinfo2().hblks
+block = libc.malloc(6 << 20)
+print(set_, libc.mallinfo2().hblks - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt and mallinfo2")
+def test_memory_flat_maps_large_blocks_apart_where_glibc_would_take_them_from_the_heap() -> None:
+    """glibc raises its mmap threshold to the largest mapped block freed so far, so a 6 MiB block
+    after a freed 16 MiB one comes from the heap (where live neighbours can pin it); with
+    ``memory: flat`` the threshold stays at 4 MiB and the block is mapped apart, given back on
+    its own when freed. Each in a process of its own (the setting lasts the process)."""
+    seen = {}
+    for mode in ("fast", "flat"):
+        run = subprocess.run([sys.executable, "-c", FLAT_PROBE, mode], capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr[-2000:]
+        seen[mode] = run.stdout.split()
+    assert seen == {"fast": ["None", "0"], "flat": ["True", "1"]}
+
+
+def test_an_unknown_memory_mode_is_named_before_the_model_loads(tmp_path: Path) -> None:
+    source, _ = _write(tmp_path, "txt")
+    with pytest.raises(InputError, match=r"memory: 'lean' is not a way to keep the heap.*fast, flat"):
+        embed_corpus(Path("no-model"), source, tmp_path / "out.parquet", EmbedOptions(memory="lean"), log=print)
+    assert not (tmp_path / "out.parquet").exists()
 
 
 def test_bad_input_is_named_by_row_and_column_never_by_its_text(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from clinsent import paths
 from clinsent.errors import InputError
 from clinsent.plan.checks import build_plan
 from clinsent.plan.cli import main
-from clinsent.plan.config import load_config
+from clinsent.plan.config import load_config, prepare_config
 from clinsent.plan.jobs import job_counts
 from clinsent.plan.layout import Plan
 
@@ -771,7 +771,7 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
 
     entry = to_params(plan.run.corpus_embeddings["demo_notes"])
     params = plan.files.corpus_params("demo_notes")
-    not_params = ("run", "seed", "input", "threads")
+    not_params = ("run", "seed", "input", "threads", "memory")
     assert params == {k: v for k, v in entry.items() if k not in not_params} | {
         "column": "text",
         "id_column": "sent_id",
@@ -791,8 +791,12 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
     assert not cpu.files.corpus_gpu("demo_notes", shard=True)
     assert [cpu.files.corpus_threads("demo_notes", shard=s) for s in (True, False)] == [4, 1]  # the join: 1
     one = copy.deepcopy(gpu)
-    one["corpus_embeddings"]["demo_notes"]["threads"] = 1
+    one["corpus_embeddings"]["demo_notes"].update(threads=1, memory="flat")  # neither changes an output
     assert repr(cpu.files.corpus_params("demo_notes")) == repr(_plan(one).files.corpus_params("demo_notes"))
+    assert (cpu.files.corpus_memory("demo_notes"), _plan(one).files.corpus_memory("demo_notes")) == ("fast", "flat")
+    one["corpus_embeddings"]["demo_notes"]["memory"] = "lean"  # the door's schema (what the Snakefile runs)
+    with pytest.raises(ValueError, match=r"memory.*'lean' is not one of \['fast', 'flat'\]"):
+        prepare_config(one, REPO)
     changed = copy.deepcopy(configs["config"])
     changed["corpus_embeddings"]["demo_notes"]["run"] = "medse@nope"
     with pytest.raises(InputError, match=r"corpus_embeddings.demo_notes.run: 'medse@nope' is not method@base_model"):

@@ -219,6 +219,8 @@ def embed_corpus(
 
     o = options
     check_backend(o.backend, o.quantize, "embed")
+    if o.memory not in MEMORY:
+        raise InputError("memory", f"{o.memory!r} is not a way to keep the heap", f"give one of {', '.join(MEMORY)}")
     if o.backend != "torch" and o.device not in (None, "cpu"):
         raise InputError(
             "--device", f"{o.device}: the {o.backend} backend runs on the CPU", "give cpu, or backend torch"
@@ -228,8 +230,6 @@ def embed_corpus(
         raise InputError("shard", f"{o.shard} is not a shard of {o.shards}", "give 0 <= shard < shards")
     if next(chunks(source, o.chunk, o.column, o.id_column), None) is None:  # the first chunk, before the model loads
         raise InputError(source, "no texts", "an input with at least one row")
-    if o.memory not in MEMORY:
-        raise InputError("memory", f"{o.memory!r} is not a way to keep the heap", f"give one of {', '.join(MEMORY)}")
     o = replace(o, private=_is_private(source, o.private))
     if o.private:  # before anything is created beside the output: its missing folders are made owner-only
         private_destination(out, o.results)
@@ -268,7 +268,7 @@ def _embed_locked(
     from clinsent.safety.content import content_key
 
     if o.memory == "flat":  # before the model loads: its blocks and every batch's are mapped apart
-        flat_heap()
+        log("memory: flat (large blocks mapped apart)" if flat_heap() else "memory: flat needs glibc: as fast here")
     cache_dir = _cache(out, o.results, o.cache) if o.backend != "torch" else None
     wanted = _wanted_rows(source, o)
     model_key = content_key(model_dir)
