@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def release_heap() -> None:
@@ -19,15 +20,26 @@ def release_heap() -> None:
     its 10,000-sentence peak at a million, torch 1.30 times by 300,000); a fixed mmap threshold
     stops it at about 9 to 17% of their rate (``docs/embedding-corpus.md``), so it is a choice,
     ``memory: flat`` (:func:`flat_heap`), not the default."""
+    libc = _glibc()
+    if libc is not None:
+        try:
+            libc.malloc_trim(0)
+        except AttributeError:  # a libc without it (musl)
+            pass
+
+
+def _glibc() -> Any:
+    """The C library where it may be glibc (Linux), else None."""
     import ctypes
     import ctypes.util
 
     name = ctypes.util.find_library("c")
-    if sys.platform.startswith("linux") and name:
-        try:
-            ctypes.CDLL(name).malloc_trim(0)
-        except (OSError, AttributeError):  # a libc without it (musl)
-            pass
+    if not (sys.platform.startswith("linux") and name):
+        return None
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        return None
 
 
 MEMORY = ("fast", "flat")  # a corpus embedding's ``memory``: the heap as glibc grows it, or flat_heap()
@@ -44,15 +56,10 @@ def flat_heap() -> bool:
     Mapped apart, each is given back when freed. Measured (MiniLM, 2 threads, from the
     environment): ONNX Runtime f32 at a million sentences 741 MB against 1,098, flat, at 9% less
     rate; torch 12 to 17% less rate. True where it was set (Linux with glibc), else False."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if not (sys.platform.startswith("linux") and name):
-        return False
+    libc = _glibc()
     try:
-        return bool(ctypes.CDLL(name).mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
-    except (OSError, AttributeError):  # a libc without it (musl)
+        return libc is not None and bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
+    except AttributeError:  # a libc without it (musl)
         return False
 
 
