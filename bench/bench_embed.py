@@ -399,7 +399,9 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         f"Ratios are to `{REFERENCE}` (`SentenceTransformer.encode` in our environment) on the same model, "
         "sentences and threads; quality is against its vectors, on the first size. A peak's growth is to the "
-        "same runner's peak at the smallest size. Written by `make bench-embed` (bench/bench_embed.py).",
+        'same runner\'s peak at the smallest size. A runner marked "memory flat" runs with `--memory flat` '
+        "(`corpus_embeddings.<name>.memory: flat`), measured only when named in `--runners`. Written by "
+        "`make bench-embed` (bench/bench_embed.py).",
         "",
     ]
     head = ("| sentences | runner | sentences/s | × reference | peak MB | × smallest | mean cosine distance | "
