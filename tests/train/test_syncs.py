@@ -16,7 +16,7 @@ import torch
 from clinsent.methods import METHODS
 from clinsent.models.encoder import model_inputs
 from clinsent.train.loop import MethodLoop
-from clinsent.train.syncs import SyncCounter
+from clinsent.train.syncs import SyncCounter, _names_a_device
 
 from testkit.losses import method_and_encoder, objective_rows
 
@@ -76,7 +76,7 @@ def test_the_counter_sees_our_blocking_copies_to_a_device() -> None:
         "by_name": "x.to(device=d)",
         "with_dtype": "x.to(d, torch.float64)",
         "like": "x.to(x)",
-        "cuda": "x.cuda() if False else x.to('cpu')",
+        "by_string": "x.to('cpu')",
         "async": "x.to(d, non_blocking=True)",
         "async_positional": "x.to(d, torch.float64, True)",
         "dtype_only": "x.to(torch.float64)",
@@ -88,7 +88,10 @@ def test_the_counter_sees_our_blocking_copies_to_a_device() -> None:
         with SyncCounter() as c:
             scope["probe"](torch.zeros(3), torch.device("cpu"))
         found[name] = sum(c.syncs.values())
-    assert found == {k: int(k in ("blocking", "by_name", "with_dtype", "like", "cuda")) for k in forms}
+    assert found == {k: int(k in ("blocking", "by_name", "with_dtype", "like", "by_string")) for k in forms}
+    # Tensor.cuda(device=None, non_blocking=False) cannot run here: its forms, as the counter reads them
+    cuda = torch.Tensor.cuda
+    assert [_names_a_device(cuda, rest, {}) for rest in ((), (0,), (0, False), (0, True))] == [True, True, True, False]
     with SyncCounter() as c:
         torch.zeros(3).to(torch.device("cpu"))  # not this package's code
     assert dict(c.syncs) == {}

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from clinsent.embedding.corpus import EmbedOptions, embed_corpus
+from clinsent.embedding.corpus import MEMORY, EmbedOptions, embed_corpus
 from clinsent.embedding.sharded import work_folder
 from clinsent.errors import InputError
 from clinsent.safety.cache import DEFAULT, default_cache
@@ -53,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument(
         "--memory",
         default=default.memory,
-        choices=["fast", "flat"],
+        choices=MEMORY,
         help="fast: the C heap as glibc grows it; flat: large blocks mapped apart (a fixed 4 MiB mmap "
         "threshold): measured flat to a million texts with ONNX Runtime f32, at about 9%% less speed "
         "(torch: 12 to 17%% less)",

@@ -39,6 +39,7 @@ import json
 import re
 import sys
 import time
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,13 +48,14 @@ from typing import Any
 import numpy as np
 
 from clinsent.config.sections import CorpusEmbeddingEntry
-from clinsent.embedding.memory import MEMORY, flat_heap, peak_rss_mb, release_arrow, release_heap
+from clinsent.embedding.memory import flat_heap, peak_rss_mb, release_arrow, release_heap
 from clinsent.embedding.sharded import work_folder
 from clinsent.embedding.texts import check as check_texts
 from clinsent.embedding.texts import chunks
 from clinsent.errors import InputError
 
 _DECLARED = CorpusEmbeddingEntry(run="", input="")  # a corpus_embeddings entry's declared defaults
+MEMORY = typing.get_args(typing.get_type_hints(CorpusEmbeddingEntry)["memory"])  # fast, flat: as declared
 _NOT_IN_CHUNKS = ("device", "results", "cache", "batch_size", "private", "quantize_tolerance", "memory")
 QUALITY_SAMPLE = 256  # texts a quantized (int8, bf16) job also embeds with fp32, to measure what it costs
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,3})?)$")

@@ -18,7 +18,7 @@ def release_heap() -> None:
     (:func:`clinsent.embedding.corpus.encode_in_length_order`). The unquantized torch and ONNX
     Runtime paths still creep (a chunk's peak higher than the last's: ONNX Runtime f32 1.22 times
     its 10,000-sentence peak at a million, torch 1.30 times by 300,000); a fixed mmap threshold
-    stops it at about 9 to 17% of their rate (``docs/embedding-corpus.md``), so it is a choice,
+    stops it at 7 to 24% of their rate (:func:`flat_heap`), so it is a choice,
     ``memory: flat`` (:func:`flat_heap`), not the default."""
     libc = _glibc()
     if libc is not None:
@@ -42,7 +42,6 @@ def _glibc() -> Any:
         return None
 
 
-MEMORY = ("fast", "flat")  # a corpus embedding's ``memory``: the heap as glibc grows it, or flat_heap()
 MMAP_THRESHOLD = 4 * 1024 * 1024  # bytes: blocks this large or larger are mapped on their own
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
 
@@ -53,9 +52,12 @@ def flat_heap() -> bool:
     environment). glibc otherwise raises the threshold to the largest block freed so far (up to
     32 MiB), so a model's activations and each batch's buffers come from the heap, where blocks
     still live between freed ones pin it: the unquantized paths' peak grows chunk after chunk.
-    Mapped apart, each is given back when freed. Measured (MiniLM, 2 threads, from the
-    environment): ONNX Runtime f32 at a million sentences 741 MB against 1,098, flat, at 9% less
-    rate; torch 12 to 17% less rate. True where it was set (Linux with glibc), else False."""
+    Mapped apart, each is given back when freed. Measured in the job's process (MiniLM, 2
+    threads, ``bench/results/embed.md``): at a million sentences ONNX Runtime f32 peaked at 777 MB
+    (1.07 times its 10,000-sentence peak; 1,098 MB, 1.22 times, without it) at 7% less rate, and
+    torch at 775 MB (1.10 times) at 12.6% less rate on 10,000 sentences and about 24% less at a
+    million than its 100,000-sentence rate without it. True where it was set (Linux with glibc),
+    else False."""
     libc = _glibc()
     try:
         return libc is not None and bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))

@@ -54,8 +54,9 @@ class SyncCounter(TorchDispatchMode):
     """``with SyncCounter() as c: step()`` counts the host-syncing operators (``c.syncs``, by
     name) and every dispatched operator (``c.ops``: what the host dispatches one by one).
 
-    It also counts, as ``"Tensor.to (blocking)"``, every ``Tensor.to`` / ``Tensor.cuda`` call
-    that names a device without ``non_blocking=True`` (:class:`BlockingCopies`). On the CPU such a
+    It also counts, as ``"Tensor.to (blocking) at <file>:<line>"``, every ``Tensor.to`` /
+    ``Tensor.cuda`` call of this package's code that names a device without ``non_blocking=True``
+    (:class:`BlockingCopies`). On the CPU such a
     call dispatches nothing, so the operator count cannot see it; on CUDA, a copy from the host
     without ``non_blocking`` makes the host wait (even from pinned memory), as the first
     ``make gpu-check`` on an H200 found in CT's labels and NT-Xent's targets."""
