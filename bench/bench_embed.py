@@ -75,7 +75,6 @@ RUNNERS: dict[str, tuple[str, str, str]] = {
     "fastembed": ("fastembed", "onnx", "none"),
     CUDA: ("clinsent", "torch", "none"),  # measured where a GPU is present
     "clinsent torch, memory flat": ("clinsent", "torch", "none"),
-    "clinsent onnx, memory flat": ("clinsent", "onnx", "none"),
 }
 FLAT = {r for r in RUNNERS if r.endswith(", memory flat")}  # with --memory flat (the rest: fast)
 STS = {"minilm": "biosses.demo.tsv", "trained": "clinical_sts.demo.test.tsv"}
@@ -330,6 +329,7 @@ def measure(result: dict[str, Any], args: Any, name: str, model: Path, size: int
             (work / "prepare").mkdir(exist_ok=True)
             run_ours(model, first, quality_file, work / "prepare", backend, quantize, "cpu", cores)
     reference: np.ndarray | None = None
+    reference_rate: float | None = None  # the reference's rate in this run, the base of the others' ratios
     for runner in sorted(todo, key=lambda r: r != REFERENCE):
         where, backend, quantize = RUNNERS[runner]
         folder = work / runner.replace(" ", "_")
@@ -346,10 +346,12 @@ def measure(result: dict[str, Any], args: Any, name: str, model: Path, size: int
             figures = run_peer(python, where.split("@")[0], backend, quantize, model, work, source, texts, cores)
         vectors = figures.pop("vectors", None)
         if runner == REFERENCE:
-            reference = vectors
+            reference, reference_rate = vectors, figures.get("sentences_per_second")
             if not wanted(REFERENCE):
                 continue  # measured before: its vectors only
         row = {"model": name, "size": size, "runner": runner, "date": datetime.date.today().isoformat(), **figures}
+        if reference_rate and runner != REFERENCE:
+            row["reference_rate"] = reference_rate
         if vectors is not None and reference is not None and size == args.sizes[0]:
             row["quality"] = quality_figures(name, texts, vectors, reference)
         result["rows"] = [r for r in result["rows"] if (r["model"], r["size"], r["runner"]) != (name, size, runner)]
@@ -378,7 +380,8 @@ def _cells(r: dict[str, Any], ref: dict[str, Any] | None, first: dict[str, Any] 
     """One runner's row of the table."""
     if "failed" in r:
         return f"| {r['size']:,} | {r['runner']} | — | | | | | | cannot run it: {r['failed']} | {r['date']} |"
-    ratio = f"{r['sentences_per_second'] / ref['sentences_per_second']:.2f}" if ref and "failed" not in ref else ""
+    base = r.get("reference_rate") or (ref["sentences_per_second"] if ref and "failed" not in ref else None)
+    ratio = f"{r['sentences_per_second'] / base:.2f}" if base else ""
     growth = f"{r['peak_rss_mb'] / first['peak_rss_mb']:.2f}" if first else ""
     q = r.get("quality")
     quality = " | | |"
@@ -398,7 +401,9 @@ def markdown(result: dict[str, Any]) -> str:
         f"# Embedding a whole corpus on a CPU: ours beside the peers ({result.get('machine', '')})",
         "",
         f"Ratios are to `{REFERENCE}` (`SentenceTransformer.encode` in our environment) on the same model, "
-        "sentences and threads; quality is against its vectors, on the first size. A peak's growth is to the "
+        "sentences and threads, as measured in the row's own run where it ran there (this machine's rate moves "
+        "by up to 10% between runs), else its row of the same size; quality is against its vectors, on the "
+        "first size. A peak's growth is to the "
         'same runner\'s peak at the smallest size. A runner marked "memory flat" runs with `--memory flat` '
         "(`corpus_embeddings.<name>.memory: flat`), measured only when named in `--runners`. Written by "
         "`make bench-embed` (bench/bench_embed.py).",

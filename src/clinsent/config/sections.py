@@ -617,10 +617,10 @@ class CorpusEmbeddingEntry:
     )
     memory: Literal["fast", "flat"] = knob(
         "fast",
-        "fast (the C heap as glibc grows it: the unquantized torch and ONNX Runtime paths creep, "
-        "ONNX Runtime f32 to 1.22 times its 10,000-sentence peak at a million); flat (large blocks "
-        "mapped and unmapped on their own, a fixed 4 MiB mmap threshold: at a million, ONNX Runtime "
-        "f32 1.07 times at 7% less rate, torch 1.10 times at 12 to 24% less; Linux with glibc, "
+        "fast (the C heap as glibc grows it: the torch backend's peak creeps on a CPU, 1.30 times "
+        "its 10,000-sentence peak by 300,000; ONNX Runtime and OpenVINO keep buffers in arenas of "
+        "their own and stay flat); flat (large blocks mapped and unmapped on their own, a fixed 4 MiB "
+        "mmap threshold: torch 1.10 times at a million, at 12 to 18% less rate; Linux with glibc, "
         "elsewhere as fast). Not a param: changing it reruns nothing",
     )
     quantize_tolerance: float = knob(

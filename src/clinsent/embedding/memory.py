@@ -15,11 +15,12 @@ def release_heap() -> None:
     grew 1.35 times without it and 1.13 times with it, at no measurable cost in speed. What it
     cannot give back is a heap pinned by live objects between freed blocks: the encoders' per-batch
     vectors did that until each batch was copied out at once
-    (:func:`clinsent.embedding.corpus.encode_in_length_order`). The unquantized torch and ONNX
-    Runtime paths still creep (a chunk's peak higher than the last's: ONNX Runtime f32 1.22 times
-    its 10,000-sentence peak at a million, torch 1.30 times by 300,000); a fixed mmap threshold
-    stops it at 7 to 24% of their rate (:func:`flat_heap`), so it is a choice,
-    ``memory: flat`` (:func:`flat_heap`), not the default."""
+    (:func:`clinsent.embedding.corpus.encode_in_length_order`). The torch path on a CPU still
+    creeps (1.30 times its 10,000-sentence peak by 300,000 sentences, then level); a fixed mmap
+    threshold stops it at 12 to 18% of its rate (:func:`flat_heap`), so that is a choice,
+    ``memory: flat``, not the default. ONNX Runtime keeps its intermediate buffers in its own
+    arena (:class:`clinsent.embedding.onnx_backend.OnnxEncoder`), OpenVINO in its own, so neither
+    needs it."""
     libc = _glibc()
     if libc is not None:
         try:
@@ -51,13 +52,13 @@ def flat_heap() -> bool:
     fixed mmap threshold of 4 MiB (what ``MALLOC_MMAP_THRESHOLD_=4194304`` does from the
     environment). glibc otherwise raises the threshold to the largest block freed so far (up to
     32 MiB), so a model's activations and each batch's buffers come from the heap, where blocks
-    still live between freed ones pin it: the unquantized paths' peak grows chunk after chunk.
-    Mapped apart, each is given back when freed. Measured in the job's process (MiniLM, 2
-    threads, ``bench/results/embed.md``): at a million sentences ONNX Runtime f32 peaked at 777 MB
-    (1.07 times its 10,000-sentence peak; 1,098 MB, 1.22 times, without it) at 7% less rate, and
-    torch at 775 MB (1.10 times) at 12.6% less rate on 10,000 sentences and about 24% less at a
-    million than its 100,000-sentence rate without it. True where it was set (Linux with glibc),
-    else False."""
+    still live between freed ones pin it: the torch path's peak grows chunk after chunk. Mapped
+    apart, each is given back when freed. Measured in the job's process (MiniLM, 2 threads,
+    ``bench/results/embed.md``): at a million sentences torch peaked at 775 MB, 1.10 times its
+    10,000-sentence peak, where without it the peak had passed 1.2 times by 300,000; it cost 12
+    to 18% of the rate on 10,000 sentences (runs interleaved with the default's; a threshold of
+    8 MiB cost 12% and grew 1.10 times to 100,000, one of 16 MiB 2 to 14%). True where it was set
+    (Linux with glibc), else False."""
     libc = _glibc()
     try:
         return libc is not None and bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
