@@ -620,7 +620,7 @@ class CorpusEmbeddingEntry:
         "fast (the C heap as glibc grows it: the torch backend's peak creeps on a CPU, 1.30 times "
         "its 10,000-sentence peak by 300,000; ONNX Runtime and OpenVINO keep buffers in arenas of "
         "their own and stay flat); flat (large blocks mapped and unmapped on their own, a fixed 4 MiB "
-        "mmap threshold: torch 1.10 times at a million, at 12 to 18% less rate; Linux with glibc, "
+        "mmap threshold: torch 1.10 times at a million, at about 18% less rate; Linux with glibc, "
         "elsewhere as fast). Not a param: changing it reruns nothing",
     )
     quantize_tolerance: float = knob(

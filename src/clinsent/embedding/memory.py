@@ -17,7 +17,7 @@ def release_heap() -> None:
     vectors did that until each batch was copied out at once
     (:func:`clinsent.embedding.corpus.encode_in_length_order`). The torch path on a CPU still
     creeps (1.30 times its 10,000-sentence peak by 300,000 sentences, then level); a fixed mmap
-    threshold stops it at 12 to 18% of its rate (:func:`flat_heap`), so that is a choice,
+    threshold stops it at about 18% of its rate (:func:`flat_heap`), so that is a choice,
     ``memory: flat``, not the default. ONNX Runtime keeps its intermediate buffers in its own
     arena (:class:`clinsent.embedding.onnx_backend.OnnxEncoder`), OpenVINO in its own, so neither
     needs it."""
@@ -55,10 +55,10 @@ def flat_heap() -> bool:
     still live between freed ones pin it: the torch path's peak grows chunk after chunk. Mapped
     apart, each is given back when freed. Measured in the job's process (MiniLM, 2 threads,
     ``bench/results/embed.md``): at a million sentences torch peaked at 775 MB, 1.10 times its
-    10,000-sentence peak, where without it the peak had passed 1.2 times by 300,000; it cost 12
-    to 18% of the rate on 10,000 sentences (runs interleaved with the default's; a threshold of
-    8 MiB cost 12% and grew 1.10 times to 100,000, one of 16 MiB 2 to 14%). True where it was set
-    (Linux with glibc), else False."""
+    10,000-sentence peak, where without it the peak had passed 1.2 times by 300,000; it cost
+    about 18% of the rate on 10,000 sentences (17.5 and 18.7% in two rounds interleaved with the
+    default's; a threshold of 8 MiB cost 11 to 14% and grew 1.10 times to 100,000, one of 16 MiB
+    from a 2% gain to a 14% loss). True where it was set (Linux with glibc), else False."""
     libc = _glibc()
     try:
         return libc is not None and bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD))
