@@ -196,9 +196,10 @@ class OnnxEncoder:
         # buffers came from the C heap, whose peak varied by chunk (MiniLM f32, 2 threads: 763 to
         # 957 MB over ten chunks; 1.22 times 10,000 sentences' peak at a million). With it, on
         # 10,000 sentences, f32 peaked at 717 to 724 MB over 7 runs (903 to 977 without, 6 runs)
-        # at the same rate within this machine's noise (470 to 547/s; 477 to 558), and at most
-        # 732 MB on 100,000. It had been turned off when it grew (int8, 1.3 times to 100,000),
-        # before each batch's vectors were copied out at once (encode_in_length_order).
+        # at the same rate within this machine's noise (470 to 547/s; 477 to 558); at a million,
+        # 1.08 times (f32) and 1.06 (int8) their 10,000-sentence peaks (bench/results/embed.md).
+        # It had been turned off when it grew (int8, 1.3 times to 100,000), before each batch's
+        # vectors were copied out at once (encode_in_length_order).
         options.enable_cpu_mem_arena = True
         if threads:
             options.intra_op_num_threads = threads
