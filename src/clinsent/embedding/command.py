@@ -55,8 +55,8 @@ def parser() -> argparse.ArgumentParser:
         default=default.memory,
         choices=MEMORY,
         help="fast: the C heap as glibc grows it; flat: large blocks mapped apart (a fixed 4 MiB mmap "
-        "threshold): measured flat to a million texts with ONNX Runtime f32, at about 9%% less speed "
-        "(torch: 12 to 17%% less)",
+        "threshold): the torch backend's peak flat to a million texts, at about 18%% less speed (ONNX Runtime "
+        "and OpenVINO keep their own arenas and are flat with fast)",
     )
     ap.add_argument(
         "--cache",

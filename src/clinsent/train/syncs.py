@@ -56,10 +56,10 @@ class SyncCounter(TorchDispatchMode):
 
     It also counts, as ``"Tensor.to (blocking) at <file>:<line>"``, every ``Tensor.to`` /
     ``Tensor.cuda`` call of this package's code that names a device without ``non_blocking=True``
-    (:class:`BlockingCopies`). On the CPU such a
-    call dispatches nothing, so the operator count cannot see it; on CUDA, a copy from the host
-    without ``non_blocking`` makes the host wait (even from pinned memory), as the first
-    ``make gpu-check`` on an H200 found in CT's labels and NT-Xent's targets."""
+    (:class:`BlockingCopies`). On the CPU such a call dispatches nothing, so the operator count
+    cannot see it; on CUDA, a copy from the host without ``non_blocking`` makes the host wait (even
+    from pinned memory), as the first ``make gpu-check`` on an H200 found in CT's labels and
+    NT-Xent's targets."""
 
     def __init__(self) -> None:
         super().__init__()
