@@ -66,7 +66,7 @@ from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, autocast
 from clinsent.optimisation import pick_device
 from clinsent.train.loop import MethodLoop
-from clinsent.train.prefetch import prefetch, workers_for
+from clinsent.train.prefetch import workers_for
 from clinsent.train.syncs import SyncCounter
 
 REPO = Path(__file__).resolve().parents[1]
@@ -91,7 +91,9 @@ FILLER = (
     "the patient was seen on the ward today and reported that symptoms had improved overnight with the "
     "current regimen while vital signs remained stable and laboratory values were reviewed with the team "
 )
-SIZES = {"base": (768, 12, 12, 3072), "small": (256, 4, 4, 1024), "tiny": (64, 2, 2, 128)}
+# (width, layers, heads, feed-forward); "depth": BERT-base's 12 layers at the tiny width, which
+# dispatches the operators BERT-base dispatches (the count depends on the layers, not the width)
+SIZES = {"base": (768, 12, 12, 3072), "small": (256, 4, 4, 1024), "tiny": (64, 2, 2, 128), "depth": (64, 12, 2, 128)}
 ROW_METHODS = ("sup_simcse", "mnr")  # trained on (anchor, positive, negative) rows
 PEAK_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}  # dense bf16
 
@@ -155,6 +157,27 @@ def corpus(n: int, lengths: str = "demo") -> tuple[pd.DataFrame, pd.DataFrame, l
     return sentences, entities, cands
 
 
+def token_tables(model: str, frame: pd.DataFrame, length: int, linked: pd.DataFrame | None = None,
+                 layout: str | None = None) -> Any:  # fmt: skip
+    """The token file the ``tokens`` rule would write for ``frame`` (sentences, rows or the
+    definitions of ``linked`` entities), written and read back memory-mapped, as a train job reads it."""
+    from clinsent.data.token_sources import tokenize_source
+    from clinsent.data.tokens import read_tables, write_tables
+    from clinsent.models.base import load_tokenizer
+
+    layout = layout or ("rows" if "anchor" in frame else "sentences")
+    folder = Path(tempfile.mkdtemp(prefix="bench-tokens-"))
+    frame.to_parquet(folder / "source.parquet")
+    if linked is not None:
+        linked.to_parquet(folder / "linked.parquet")
+    out = tokenize_source(
+        layout, folder / "source.parquet", load_tokenizer(model), length,
+        folder / "linked.parquet" if linked is not None else None, log=lambda _: None,
+    )  # fmt: skip
+    write_tables(folder / "tokens.arrow", *out)
+    return read_tables(folder / "tokens.arrow")
+
+
 class Tokens:
     """What a step's encoder passes hold, averaged over steps: real (non-pad) tokens, the tokens
     fed (each pass padded to its longest row, as the tokenizer pads a batch), and the sum of
@@ -194,83 +217,123 @@ def non_embedding_parameters(model: Any) -> int:
     return sum(p.numel() for p in model.parameters() if id(p) not in skip)
 
 
+def method_of(variant: str, batch: int, length: int, steps: int) -> Any:
+    """A bench row's method: an objective with its knobs after colons (``simcse:unpad=true``)."""
+    name, *extra = variant.split(":")
+    knobs: dict[str, Any] = {"steps": steps, "batch_size": batch, "max_length": length, "checkpoint_every": 0}
+    knobs.update({k: yaml.safe_load(v) for k, v in (e.split("=", 1) for e in extra)})
+    if name in ROW_METHODS:
+        knobs["train_data"] = "rows"
+    cfg = RunConfig(training_data={"rows": TrainingDataEntry(format="nli_jsonl", path="rows")})
+    return resolve_method(name, build(MethodConfig, {"objective": name, **knobs}), Training(), [0], cfg).method
+
+
+def training_data(method: Any, model: str, batch: int, length: int, steps: int, lengths: str) -> Any:
+    """The method's training data as a train job reads it: a batch plan (MED-SE: with the entities'
+    spans and definitions) or triplets, with the token files the ``tokens`` rule would write."""
+    sentences, entities, cands = corpus(max(4 * batch, 64), lengths)
+    if method.name in ROW_METHODS:
+        texts = sentences["text"].tolist()
+        rows = pd.DataFrame({"anchor": texts, "positive": texts[1:] + texts[:1], "negative": texts[2:] + texts[:2]})
+        tokens = token_tables(model, rows, length) if method.tokenized else None
+        return RowsData(rows, batch, seed=0, tokens=tokens, columns=("anchor", "positive", "negative"))
+    medse = method.name == "medse"
+    plan = plan_batches(cands, "replace" if medse else "naive", batch, steps, seed=0)
+    tokens = token_tables(model, sentences, length, entities if medse else None) if method.tokenized else None
+    definitions = token_tables(model, entities, 64, layout="definitions") if medse else None
+    return PlanData(plan, sentences, entities if medse else None, tokens=tokens, definitions=definitions)
+
+
+def fed(batch: Any) -> tuple[int, int]:
+    """(token positions fed, real tokens) of a prepared batch's distinct attention masks (a view of
+    another, SimCSE's first view, counted once)."""
+    seen: set[int] = set()
+    total = real = 0
+
+    def walk(value: Any, key: str = "") -> None:
+        nonlocal total, real
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k)
+        elif key == "attention_mask" and isinstance(value, torch.Tensor):
+            ptr = value.untyped_storage().data_ptr()
+            if ptr not in seen:
+                seen.add(ptr)
+                total, real = total + value.numel(), real + int(value.sum())
+
+    walk(batch)
+    return total, real
+
+
 class Ours:
-    """The trainer's loop for one method: prefetched preparation, then ``MethodLoop.step``."""
+    """The trainer's loop for one method (``MethodLoop``: its batches, then ``MethodLoop.advance``),
+    its batches drawn from one stream for the whole measurement, as a training job draws them."""
 
     def __init__(self, model: str, variant: str, batch: int, length: int, total_steps: int, lengths: str) -> None:
-        method_name, *extra = variant.split(":")
-        knobs: dict[str, Any] = {
-            "steps": total_steps,
-            "batch_size": batch,
-            "max_length": length,
-            "checkpoint_every": 0,
-        }
-        knobs.update({k: yaml.safe_load(v) for k, v in (e.split("=", 1) for e in extra)})
-        sentences, entities, cands = corpus(max(4 * batch, 64), lengths)
-        data: Any
-        if method_name in ROW_METHODS:
-            knobs["train_data"] = "rows"
-            texts = sentences["text"].tolist()
-            rows = pd.DataFrame(
-                {"anchor": texts, "positive": texts[1:] + texts[:1], "negative": texts[2:] + texts[:2]}
-            )
-            data = RowsData(rows, batch, seed=0)
-        else:
-            plan = plan_batches(cands, "replace" if method_name == "medse" else "naive", batch, total_steps, seed=0)
-            data = PlanData(plan, sentences, entities if method_name == "medse" else None)
-        cfg = RunConfig(training_data={"rows": TrainingDataEntry(format="nli_jsonl", path="rows")})
-        entry = build(MethodConfig, {"objective": method_name, **knobs})
-        self.method = resolve_method(method_name, entry, Training(), [0], cfg).method
+        self.method = method_of(variant, batch, length, total_steps)
+        self.data = training_data(self.method, model, batch, length, total_steps, lengths)
         self.device = pick_device()
         t = load_transformer(model, length)
         t.model.to(self.device)
         s = self.method.settings
         self.encoder = Encoder(t.model, t.tokenizer, s.pooling, s.first_layer, length, self.device)
-        self.loop = MethodLoop(self.method, self.encoder, seed=0)
-        self.data, self.next_step, self.params = data, 1, sum(p.numel() for p in t.model.parameters())
-        self.prep_seconds: list[float] = []  # each prepared batch's time (on the prefetching thread)
-        columns = [self.data.batch(step) for step in range(1, total_steps + 1)]  # every step's rows
-        self.tokens = Tokens.of(
-            [
-                [list(rows[c].dropna().astype(str)) for c in PASSES if c in rows for _ in range(PASSES[c])]
-                for rows in columns
-            ],
+        self.loop = MethodLoop(self.method, self.encoder, seed=0, data=self.data, log=lambda _: None)
+        self.prep_seconds: list[float] = []  # each batch's preparation (inline, or on a prefetching thread)
+        self.fed = [0, 0]  # token positions fed and real tokens, over the steps taken
+        prepare = self.loop.prepare
+
+        def timed(data: Any, step: int) -> dict[str, Any]:
+            t0 = time.perf_counter()
+            out = prepare(data, step)
+            self.prep_seconds.append(time.perf_counter() - t0)
+            return out
+
+        self.loop.prepare = timed  # type: ignore[method-assign]
+        self.stream = self.loop.batches(self.data, 1)
+        rows = [self.data.batch(step) for step in range(1, total_steps + 1)]
+        self.tokens = Tokens.of(  # the real tokens of every step's encoder passes (from the texts)
+            [[list(r[c].dropna().astype(str)) for c in PASSES if c in r for _ in range(PASSES[c])] for r in rows],
             t.tokenizer,
             length,
-            unpadded=bool(getattr(self.method.settings, "unpad", False)),
+            unpadded=bool(self.loop.s.unpad),  # resolved on this device (auto is off on the CPU)
         )
 
-    def prepared(self, step: int) -> dict[str, Any]:
-        """A step's batch as the trainer's prefetching thread prepares it, its time recorded."""
-        t0 = time.perf_counter()
-        batch = self.loop.prepare(self.data, step)
-        self.prep_seconds.append(time.perf_counter() - t0)
-        return batch
+    def _next(self) -> dict[str, Any]:
+        step, batch = next(self.stream)
+        positions, real = fed(batch)
+        self.fed[0] += real if self.loop.s.unpad else positions  # unpad: the layers see the real tokens only
+        self.fed[1] += real
+        return {"step": step, "batch": batch}
 
     def counted(self) -> SyncCounter:
         """One more step (its batch prepared first, outside the count) under the sync counter."""
-        batch = self.loop.prepare(self.data, self.next_step)
-        self.next_step += 1
+        got = self._next()
         with SyncCounter() as counter:
-            self.loop.step(batch)
+            self.loop.advance(got["step"], got["batch"])
         return counter
 
     def run(self, n: int) -> float:
-        steps = range(self.next_step, self.next_step + n)
-        self.next_step += n
+        """Seconds per step over ``n`` steps, the clock started once the batches in flight are ready."""
+        self.stream.wait_full()
         t0 = time.perf_counter()
-        workers = workers_for(self.device.type, torch.get_num_threads())  # as the trainer's loop
-        for _, batch in prefetch(self.prepared, steps, depth=2, workers=workers):
-            self.loop.step(batch)
+        for _ in range(n):
+            got = self._next()
+            self.loop.advance(got["step"], got["batch"])
         if self.device.type == "cuda":
             torch.cuda.synchronize()
         return (time.perf_counter() - t0) / n
 
+    def real_share(self) -> float:
+        """The share of the positions fed to the encoders that are real tokens, over the steps taken."""
+        return self.fed[1] / max(self.fed[0], 1)
+
 
 class _Reference:
-    """A reference step timed n times (``step`` and ``device`` from the subclass)."""
+    """A reference step timed n times (``step`` and ``device`` from the subclass), stepping through
+    the same batches as ours, one after another (the texts change as ours do)."""
 
     device: torch.device
+    k = 0
 
     def step(self) -> None:
         raise NotImplementedError
@@ -291,9 +354,9 @@ class _Reference:
 
 class PlainSimCSE(_Reference):
     """Unsupervised SimCSE written directly: tokenize, one pass over 2N rows, first-last pooling,
-    InfoNCE, AdamW (fused on CUDA), gradient clipping at 1.0."""
+    InfoNCE, AdamW (fused on CUDA), gradient clipping at 1.0; each step the next batch of the plan."""
 
-    def __init__(self, model: str, batch: int, length: int, lengths: str) -> None:
+    def __init__(self, model: str, batches: list[list[str]], length: int) -> None:
         from transformers import AutoModel, AutoTokenizer
 
         from clinsent.models.base import resolve_model
@@ -305,19 +368,20 @@ class PlainSimCSE(_Reference):
         self.optimizer = torch.optim.AdamW(
             self.model.parameters(), lr=3e-5, weight_decay=0.0, fused=self.device.type == "cuda" or None
         )
-        self.texts = corpus(batch, lengths)[0]["text"].tolist()
-        self.length = length
-        self.tokens = Tokens.of([[self.texts, self.texts]], self.tokenizer, length)
+        self.batches, self.length = batches, length
+        self.tokens = Tokens.of([[texts, texts] for texts in batches], self.tokenizer, length)
 
     def step(self) -> None:
-        enc = self.tokenizer(self.texts, padding=True, truncation=True, max_length=self.length, return_tensors="pt")
+        texts = self.batches[self.k % len(self.batches)]
+        self.k += 1
+        enc = self.tokenizer(texts, padding=True, truncation=True, max_length=self.length, return_tensors="pt")
         inputs = {k: torch.cat([v, v]).to(self.device) for k, v in enc.items()}
         with autocast(self.device):
             hs = self.model(**inputs, output_hidden_states=True).hidden_states
         mask = inputs["attention_mask"].unsqueeze(-1).float()
         emb = (((hs[1].float() + hs[-1].float()) / 2) * mask).sum(1) / mask.sum(1)
-        z1, z2 = F.normalize(emb[: len(self.texts)], dim=-1), F.normalize(emb[len(self.texts) :], dim=-1)
-        loss = F.cross_entropy(z1 @ z2.T / 0.05, torch.arange(len(self.texts), device=self.device))
+        z1, z2 = F.normalize(emb[: len(texts)], dim=-1), F.normalize(emb[len(texts) :], dim=-1)
+        loss = F.cross_entropy(z1 @ z2.T / 0.05, torch.arange(len(texts), device=self.device))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
@@ -326,9 +390,10 @@ class PlainSimCSE(_Reference):
 
 class PlainMNR(_Reference):
     """sentence-transformers' own step on the same triplets: the library's model (the method's
-    pooling), its MultipleNegativesRankingLoss (scale 20), AdamW, gradient clipping at 1.0."""
+    pooling), its MultipleNegativesRankingLoss (scale 20), AdamW, gradient clipping at 1.0; each
+    step the next batch of triplets."""
 
-    def __init__(self, model: str, batch: int, length: int, pooling: str, lengths: str) -> None:
+    def __init__(self, model: str, batches: list[list[list[str]]], length: int, pooling: str) -> None:
         from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
         from clinsent.models.base import sentence_transformer
@@ -340,14 +405,15 @@ class PlainMNR(_Reference):
         self.optimizer = torch.optim.AdamW(
             self.model.parameters(), lr=3e-5, weight_decay=0.0, fused=self.device.type == "cuda" or None
         )
-        texts = corpus(max(4 * batch, 64), lengths)[0]["text"].tolist()[:batch]
-        self.columns = [texts, texts[1:] + texts[:1], texts[2:] + texts[:2]]
-        self.tokens = Tokens.of([self.columns], self.model.tokenizer, length)
+        self.batches = batches
+        self.tokens = Tokens.of(batches, self.model.tokenizer, length)
 
     def step(self) -> None:
         from sentence_transformers.util import batch_to_device
 
-        features = [batch_to_device(self.model.preprocess(c), self.device) for c in self.columns]
+        columns = self.batches[self.k % len(self.batches)]
+        self.k += 1
+        features = [batch_to_device(self.model.preprocess(c), self.device) for c in columns]
         with autocast(self.device):
             loss = self.loss(features, None)
         self.optimizer.zero_grad(set_to_none=True)
@@ -356,7 +422,55 @@ class PlainMNR(_Reference):
         self.optimizer.step()
 
 
-def main() -> None:
+def reference_batches(ours: Ours, steps: int) -> tuple[str, Any]:
+    """The reference a row is held to and the batches it steps through (ours' own, step by step):
+    plain SimCSE on the plan's sentences, or (row methods) sentence-transformers' MNR step on the triplets."""
+    frames = [ours.data.batch(step) for step in range(1, steps + 1)]
+    if ours.method.name in ROW_METHODS:
+        key = f"st_mnr:{ours.method.settings.pooling}"
+        return key, [[list(f[c].astype(str)) for c in ("anchor", "positive", "negative")] for f in frames]
+    return "plain", [list(f["text"].astype(str)) for f in frames]
+
+
+def run_proxies(
+    methods: list[str], out: Path, batch: int = 64, length: int = 128, steps: int = 60, quick: bool = False
+) -> None:
+    """Every CPU proxy of each method (bench/proxies.py), printed one line per method; ``quick``:
+    short windows and one round (the CPU mode of ``make gpu-check``: that every path runs)."""
+    import proxies
+
+    if quick:
+        proxies.WINDOW, proxies.ROUNDS, steps = 0.3, 1, 12
+    torch.set_num_threads(1)  # one core for the step's own work, the other for the preparing thread
+    with tempfile.TemporaryDirectory() as tmp:
+        tiny, deep = build_model(Path(tmp) / "tiny", "tiny"), build_model(Path(tmp) / "deep", "depth")
+        rows = {}
+        for m in methods:
+            ours = Ours(str(tiny), m, batch, length, steps, "demo")
+
+            def ops(m: str = m) -> int:
+                counted = Ours(str(deep), m, 16, length, 4, "demo")
+                counted.run(1)
+                return counted.counted().ops
+
+            rows[m] = proxies.measure(ours, steps, ops)
+            print(f"measured {m}", flush=True)
+    meta = {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "batch_size": batch,
+        "max_length": length,
+        "model": "random BERT-tiny",
+        "lengths": "demo",
+    }
+    print("\n".join(proxies.report(rows, meta, out)))
+
+
+WARM = 48  # steps at most before the clock: every batch shape of the timed steps seen twice (captured on a GPU)
+
+
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--steps", type=int, default=1, help="steps timed per round and side")
@@ -374,115 +488,140 @@ def main() -> None:
     ap.add_argument("--methods", nargs="+", default=["simcse", "medse"])
     ap.add_argument("--peak-tflops", type=float, default=None, help="the GPU's dense bf16 peak (MFU)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results"))
+    ap.add_argument(
+        "--proxies",
+        action="store_true",
+        help="the CPU proxies instead (bench/proxies.py): tiny model, batch 64, length 128, demo lengths",
+    )
+    ap.add_argument("--quick", action="store_true", help="with --proxies: short windows (make gpu-check MODE=cpu)")
     args = ap.parse_args()
-    if args.rounds < 5:
+    if args.rounds < 5 and not args.proxies:
         ap.error("--rounds must be at least 5")
-    total = (args.rounds + 1) * args.steps + 1  # the warm-up, the timed rounds and one counted step
-    with tempfile.TemporaryDirectory() as tmp:
-        model = args.model or str(build_model(Path(tmp) / "model", args.size))
-        plain = PlainSimCSE(model, args.batch_size, args.max_length, args.lengths)
-        ours = {m: Ours(model, m, args.batch_size, args.max_length, total, args.lengths) for m in args.methods}
-        # each method's reference: plain SimCSE, or (row methods) sentence-transformers' MNR step
-        ref_of = {
-            m: f"st_mnr:{ours[m].method.settings.pooling}" if m.split(":")[0] in ROW_METHODS else "plain"
-            for m in args.methods
-        }
-        refs: dict[str, Any] = {"plain": plain}
-        refs |= {
-            r: PlainMNR(model, args.batch_size, args.max_length, r.split(":")[1], args.lengths)
-            for r in set(ref_of.values())
-            if r != "plain"
-        }
-        times: dict[str, list[float]] = {m: [] for m in [*args.methods, *refs]}
-        for ref in refs.values():
-            ref.run(args.steps)  # warm-up round, not timed
-        for m in args.methods:
-            ours[m].run(args.steps)
-        # each side's step memory (MiB): the peak above what was allocated when its timed run began
-        # (every side's weights and optimiser state stay resident, so an absolute peak would count them all)
-        peaks: dict[str, float] = {k: 0.0 for k in times}
+    return args
 
-        def timed(key: str, side: Any) -> None:
-            base = 0
-            if side.device.type == "cuda":
-                torch.cuda.synchronize()
-                base = torch.cuda.memory_allocated()
-                torch.cuda.reset_peak_memory_stats()
-            times[key].append(side.run(args.steps))
-            if side.device.type == "cuda":
-                peaks[key] = max(peaks[key], (torch.cuda.max_memory_allocated() - base) / 2**20)
 
-        for rnd in range(args.rounds):
-            for m in args.methods:
-                timed(m, ours[m])
-                timed(ref_of[m], refs[ref_of[m]])
-            print(f"round {rnd + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items() if v), flush=True)
-        # one more step of each side under the dispatch counter: host syncs and dispatched operators per step
-        counts = {m: ours[m].counted() for m in args.methods} | {k: ref.counted() for k, ref in refs.items()}
-    device = plain.device
-    gpu = torch.cuda.get_device_name(0) if device.type == "cuda" else None
-    peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if gpu and k in gpu), None)
-    rows = []
-    for m in args.methods:
-        ref = times[ref_of[m]]
-        plain_med = statistics.median(ref)
-        med, low = statistics.median(times[m]), min(times[m])
-        encoder = ours[m].encoder.model
-        non_embedding = non_embedding_parameters(encoder)
-        mine, theirs = ours[m].tokens, refs[ref_of[m]].tokens  # each side's own rows
-        flops, plain_flops = mine.flops(encoder.config, non_embedding), theirs.flops(encoder.config, non_embedding)
-        rows_per_step = (3 if m.split(":")[0] in ROW_METHODS else 1) * args.batch_size
-        on_gpu = bool(peak) and device.type == "cuda"
-        rows.append(
-            {
-                "method": m,
-                "device": str(device),
-                "model": args.model or f"random BERT-{args.size}",
-                "batch_size": args.batch_size,
-                "max_length": args.max_length,
-                "rounds": args.rounds,
-                "steps_per_round": args.steps,
-                "ours_median_s": round(med, 4),
-                "ours_min_s": round(low, 4),
-                "reference": "plain SimCSE"
-                if ref_of[m] == "plain"
-                else f"sentence-transformers MNR ({ref_of[m].split(':')[1]} pooling)",
-                "plain_median_s": round(plain_med, 4),
-                "plain_min_s": round(min(ref), 4),
-                "ratio_median": round(med / plain_med, 3),
-                "ratio_min": round(low / min(ref), 3),
-                "sentences_per_second": round(rows_per_step / med, 2),
-                "plain_sentences_per_second": round(rows_per_step / plain_med, 2),
-                "lengths": args.lengths,
-                "real_tokens_per_step": round(mine.real, 1),
-                "real_token_share": round(mine.real / mine.fed, 3),
-                "plain_real_token_share": round(theirs.real / theirs.fed, 3),
-                "real_tokens_per_second": round(mine.real / med, 1),
-                "plain_real_tokens_per_second": round(theirs.real / plain_med, 1),
-                "flops_per_step": flops,
-                "non_embedding_parameters": non_embedding,
-                "flop_ratio": round(flops / plain_flops, 3),
-                "mfu": round(flops / med / (peak * 1e12), 4) if on_gpu and peak else None,
-                "plain_mfu": round(plain_flops / plain_med / (peak * 1e12), 4) if on_gpu and peak else None,
-                "prep_median_s": round(statistics.median(ours[m].prep_seconds), 4),
-                "prep_workers": workers_for(device.type, torch.get_num_threads()),
-                "host_syncs_per_step": sum(counts[m].syncs.values()),
-                "ops_per_step": counts[m].ops,
-                "plain_host_syncs_per_step": sum(counts[ref_of[m]].syncs.values()),
-                "plain_ops_per_step": counts[ref_of[m]].ops,
-                "step_gpu_memory_mb": round(peaks[m], 1) if gpu else None,
-                "plain_step_gpu_memory_mb": round(peaks[ref_of[m]], 1) if gpu else None,
-            }
-        )
-    meta: dict[str, Any] = {
-        "python": sys.version.split()[0],
-        "torch": torch.__version__,
-        "platform": platform.platform(),
-        "threads": torch.get_num_threads(),
-        "gpu": gpu,
-        "peak_gpu_memory_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if gpu else None,
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+def warm_steps(ours: Ours, timed: range) -> int:
+    """The steps to take before the clock starts: until every batch shape of the ``timed`` steps has
+    been stepped twice (a GPU plans its kernels, or captures the step, on first sight), at most :data:`WARM`."""
+    from clinsent.train.graphs import signature
+
+    shapes = [signature(ours.loop.prepare(ours.data, step)) for step in range(1, timed.stop)]
+    wanted = set(shapes[timed.start - 1 :])
+    for k in range(1, min(WARM, timed.start - 1) + 1):
+        if all(shapes[:k].count(sig) >= 2 for sig in wanted):
+            return k
+    return min(WARM, timed.start - 1)
+
+
+def measure(args: argparse.Namespace, model: str) -> dict[str, Any]:
+    """Every side's seconds per step over interleaved rounds, its step memory, one counted step."""
+    total = WARM + args.rounds * args.steps + 1  # the warm-up, the timed rounds and one counted step
+    ours = {m: Ours(model, m, args.batch_size, args.max_length, total, args.lengths) for m in args.methods}
+    ref_of, batches = {}, {}
+    for m, side in ours.items():
+        ref_of[m], batches[ref_of[m]] = reference_batches(side, total)
+    refs: dict[str, Any] = {
+        r: PlainSimCSE(model, b, args.max_length)
+        if r == "plain"
+        else PlainMNR(model, b, args.max_length, r.split(":")[1])
+        for r, b in batches.items()
     }
+    timed_steps = range(WARM + 1, total)
+    for side in ours.values():
+        warm = warm_steps(side, timed_steps)
+        side.run(warm)  # every shape of the timed steps seen twice
+        for _ in range(WARM - warm):
+            next(side.stream)  # the timed steps are the same for every row
+    for ref in refs.values():
+        ref.run(args.steps)  # warm-up round, not timed
+        ref.k = WARM
+    times: dict[str, list[float]] = {m: [] for m in [*args.methods, *refs]}
+    peaks: dict[str, float] = dict.fromkeys(times, 0.0)
+    for rnd in range(args.rounds):
+        for m in args.methods:
+            for key, side in ((m, ours[m]), (ref_of[m], refs[ref_of[m]])):
+                times[key].append(_timed(side, args.steps, peaks, key))
+        print(f"round {rnd + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items() if v), flush=True)
+    # one more step of each side under the dispatch counter: host syncs and dispatched operators per step
+    counts = {m: ours[m].counted() for m in args.methods} | {k: ref.counted() for k, ref in refs.items()}
+    return {"ours": ours, "refs": refs, "ref_of": ref_of, "times": times, "peaks": peaks, "counts": counts}
+
+
+def _timed(side: Any, steps: int, peaks: dict[str, float], key: str) -> float:
+    """One round of ``side``; its step memory (MiB): the peak above what was allocated when the round
+    began (every side's weights and optimiser state stay resident, so an absolute peak counts them all)."""
+    base = 0
+    if side.device.type == "cuda":
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+    seconds = float(side.run(steps))
+    if side.device.type == "cuda":
+        peaks[key] = max(peaks[key], (torch.cuda.max_memory_allocated() - base) / 2**20)
+    return seconds
+
+
+def row_of(m: str, args: argparse.Namespace, got: dict[str, Any], peak: float | None) -> dict[str, Any]:
+    """One method's figures beside its reference's."""
+    ours, key = got["ours"][m], got["ref_of"][m]
+    ref, times = got["refs"][key], got["times"]
+    plain_med, med, low = statistics.median(times[key]), statistics.median(times[m]), min(times[m])
+    encoder = ours.encoder.model
+    non_embedding = non_embedding_parameters(encoder)
+    flops, plain_flops = (
+        ours.tokens.flops(encoder.config, non_embedding),
+        ref.tokens.flops(encoder.config, non_embedding),
+    )
+    rows_per_step = (3 if m.split(":")[0] in ROW_METHODS else 1) * args.batch_size
+    gpu = ours.device.type == "cuda"
+    mfu = bool(peak) and gpu
+    counts = got["counts"]
+    return {
+        "method": m,
+        "device": str(ours.device),
+        "model": args.model or f"random BERT-{args.size}",
+        "batch_size": args.batch_size,
+        "max_length": args.max_length,
+        "rounds": args.rounds,
+        "steps_per_round": args.steps,
+        "ours_median_s": round(med, 4),
+        "ours_min_s": round(low, 4),
+        "reference": "plain SimCSE" if key == "plain" else f"sentence-transformers MNR ({key.split(':')[1]} pooling)",
+        "plain_median_s": round(plain_med, 4),
+        "plain_min_s": round(min(times[key]), 4),
+        "ratio_median": round(med / plain_med, 3),
+        "ratio_min": round(low / min(times[key]), 3),
+        "sentences_per_second": round(rows_per_step / med, 2),
+        "plain_sentences_per_second": round(rows_per_step / plain_med, 2),
+        "lengths": args.lengths,
+        "real_tokens_per_step": round(ours.tokens.real, 1),
+        "real_token_share": round(ours.real_share(), 3),
+        "plain_real_token_share": round(ref.tokens.real / ref.tokens.fed, 3),
+        "real_tokens_per_second": round(ours.tokens.real / med, 1),
+        "plain_real_tokens_per_second": round(ref.tokens.real / plain_med, 1),
+        "flops_per_step": flops,
+        "non_embedding_parameters": non_embedding,
+        "flop_ratio": round(flops / plain_flops, 3),
+        "mfu": round(flops / med / (peak * 1e12), 4) if mfu and peak else None,
+        "plain_mfu": round(plain_flops / plain_med / (peak * 1e12), 4) if mfu and peak else None,
+        "prep_median_s": round(statistics.median(ours.prep_seconds), 5),
+        "prep_where": "inline"
+        if ours.loop.tokens
+        else f"{workers_for(ours.device.type, torch.get_num_threads())} thread(s)",
+        "graphs": len(ours.loop.graphs.graphs) if ours.loop.graphs is not None else 0,
+        "host_syncs_per_step": sum(counts[m].syncs.values()),
+        "ops_per_step": counts[m].ops,
+        "plain_host_syncs_per_step": sum(counts[key].syncs.values()),
+        "plain_ops_per_step": counts[key].ops,
+        "step_gpu_memory_mb": round(got["peaks"][m], 1) if gpu else None,
+        "plain_step_gpu_memory_mb": round(got["peaks"][key], 1) if gpu else None,
+    }
+
+
+def write(
+    rows: list[dict[str, Any]], meta: dict[str, Any], times: dict[str, list[float]], args: argparse.Namespace
+) -> None:
+    """``train.json`` and ``train.md`` under ``--out``; the table printed."""
     for r in rows:
         print(json.dumps(r), flush=True)
     print(json.dumps(meta), flush=True)
@@ -494,8 +633,8 @@ def main() -> None:
         "(median, min) | ratio (median, min) | sentences/s (ours, ref.) | real tokens/s (ours, ref.) "
         "| real-token share (ours, ref.) | FLOP ratio to the reference | MFU on real tokens (ours, ref.) "
         "| host syncs/step (ours, ref.) | operators/step (ours, ref.) | step GPU MiB (ours, ref.) "
-        "| batch preparation s/step (median, prefetching thread) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| batch preparation s (median, where) | captured shapes |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [
         f"| {r['method']} | {r['device']} | {r['model']} | {r['batch_size']} | {r['max_length']} | "
@@ -506,15 +645,40 @@ def main() -> None:
         f"{r['mfu'] or '–'}, {r['plain_mfu'] or '–'} | "
         f"{r['host_syncs_per_step']}, {r['plain_host_syncs_per_step']} | {r['ops_per_step']}, "
         f"{r['plain_ops_per_step']} | "
-        f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} | {r['prep_median_s']} on "
-        f"{r['prep_workers']} thread(s) |"
+        f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} | {r['prep_median_s']}, "
+        f"{r['prep_where']} | {r['graphs']} |"
         for r in rows
     ]
     (out / "train.md").write_text(
         f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s), "
-        f"sentence lengths: {args.lengths}.\n\n" + "\n".join(lines) + "\n"
+        f"sentence lengths: {args.lengths}; the clock starts once every batch shape of the timed steps "
+        "has been stepped twice.\n\n" + "\n".join(lines) + "\n"
     )
     print("\n".join(lines))
+
+
+def main() -> None:
+    args = parse_args()
+    if args.proxies:
+        run_proxies(args.methods, Path(args.out), quick=args.quick)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        model = args.model or str(build_model(Path(tmp) / "model", args.size))
+        got = measure(args, model)
+    device = pick_device()
+    gpu = torch.cuda.get_device_name(0) if device.type == "cuda" else None
+    peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if gpu and k in gpu), None)
+    rows = [row_of(m, args, got, peak) for m in args.methods]
+    meta: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "threads": torch.get_num_threads(),
+        "gpu": gpu,
+        "peak_gpu_memory_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if gpu else None,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+    write(rows, meta, got["times"], args)
 
 
 if __name__ == "__main__":

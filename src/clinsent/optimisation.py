@@ -49,7 +49,8 @@ class Optimisation:
     a gradient scaler: losses are scaled before backward (:meth:`scale`), gradients unscaled
     before clipping, and a step whose gradients overflowed is skipped with its schedule step
     (``skipped`` counts them). A step is :meth:`zero_grad`, backward passes, :meth:`apply`;
-    :meth:`step` does all three for one loss."""
+    :meth:`step` does all three for one loss. ``capturable``: AdamW's state and learning rate
+    live on the device, so the whole step can be captured as a CUDA graph (fp32 or bf16)."""
 
     def __init__(
         self,
@@ -63,6 +64,7 @@ class Optimisation:
         device: torch.device | None = None,
         precision: str = "fp32",
         scaler: Any = None,
+        capturable: bool = False,
     ) -> None:
         from transformers import get_linear_schedule_with_warmup
 
@@ -77,6 +79,12 @@ class Optimisation:
         if optimizer == "rmsprop":
             self.optimizer: torch.optim.Optimizer = torch.optim.RMSprop(
                 self.params, lr=learning_rate, weight_decay=weight_decay
+            )
+        elif capturable:  # a step captured as a CUDA graph (clinsent.train.graphs): its state and
+            # learning rate on the device, the schedule writing the rate into its tensor in place
+            lr = torch.tensor(learning_rate, dtype=torch.float32, device=self.device)
+            self.optimizer = torch.optim.AdamW(
+                self.params, lr=lr, weight_decay=weight_decay, fused=True, capturable=True
             )
         else:
             # fused on every device: the for-each AdamW reads each parameter's step count on the
@@ -116,6 +124,13 @@ class Optimisation:
             self.optimizer.step()
         self.scheduler.step()
         return True
+
+    def clip_and_step(self) -> None:
+        """Clip and take the optimiser step (no scaler, no schedule step): the part of a step a
+        CUDA graph captures (:mod:`clinsent.train.graphs`; the schedule steps after each replay)."""
+        if self.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.params, self.grad_clip)
+        self.optimizer.step()
 
     def step(self, loss: torch.Tensor) -> None:
         """Back-propagate ``loss`` and take one optimiser and schedule step."""

@@ -41,6 +41,8 @@ TRAINING_ROWS = "training_rows/{source}.parquet"
 TRAINING_ROWS_REPORT = "training_rows/{source}.json"
 SENTENCE_CORPUS = "sentence_corpora/{sentence_corpus}/sentences.parquet"
 SENTENCE_CORPUS_STATS = "sentence_corpora/{sentence_corpus}/stats.json"
+# a training source tokenized once (clinsent.data.tokens): the source, the tokenizer, the length
+TOKENS = "tokens/{token_source}/{tokenizer}-{token_length}.arrow"
 
 # the notes: shards (the count is part of the folder, so two layouts never mix), sets, documents
 SHARD_DIR = "corpus/shards{n_shards}"
@@ -112,6 +114,7 @@ STEPS = {
     "batch_plan": "batch_plan/{plan}_" + SEED,
     "duplicate_stats": "duplicate_stats",
     "training_rows": "training_rows/{source}",
+    "tokens": "tokens/{token_source}_{tokenizer}_{token_length}",
     "train": "train/" + RUN_STEM,
     "release": "release",
     "embed": "embed/" + RUN_STEM + "_{eval_set}",
@@ -132,6 +135,14 @@ STEPS = {
 def seed_folder(seed: int | str) -> str:
     """A seed's folder name (``seed0``): also the revision a benchmark's model card gives a run."""
     return fill(SEED, seed=seed)
+
+
+def tokenizer_key(model: str) -> str:
+    """The tokenizer part of a token file's name for a model not among the base models (MED-SE's
+    ``definition_model``): ``model-`` and a hash of the model's spec (a base model is named by its key)."""
+    import hashlib
+
+    return "model-" + hashlib.sha256(model.encode()).hexdigest()[:12]
 
 
 def top(template: str) -> str:

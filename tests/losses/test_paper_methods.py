@@ -144,13 +144,13 @@ def test_flow_logdet_matches_jacobian_and_fitting_lowers_nll() -> None:
 
 def test_perturbation_helpers() -> None:
     gen = torch.Generator().manual_seed(0)
-    span = torch.zeros(2, 10, dtype=torch.bool)
-    span[0, 2:5] = True
-    span[1, 1] = True
-    attn = torch.tensor([[1] * 10, [1] * 6 + [0] * 4])
-    rnd = random_token_mask(span, attn, gen)
-    assert rnd.sum(dim=1).tolist() == [3, 1]
+    counts, lengths = np.array([3, 1, 9]), np.array([10, 6, 5])  # the last asks more than its 3 inner tokens
+    rnd = random_token_mask(counts, lengths, 10, gen, cap=32)
+    assert rnd.sum(axis=1).tolist() == [3, 1, 3]
     assert not rnd[:, 0].any() and not rnd[0, 9] and not rnd[1, 5:].any()  # never [CLS], [SEP] or padding
+    # drawn over the cap: a batch padded further draws the same positions
+    wide = random_token_mask(counts, lengths, 16, torch.Generator().manual_seed(0), cap=32)
+    assert (wide[:, :10] == rnd).all() and not wide[:, 10:].any()
     for n in (2, 3, 7, 32):
         perm = derangement(n, gen)
         assert sorted(perm.tolist()) == list(range(n)) and (perm != torch.arange(n)).all()

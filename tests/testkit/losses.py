@@ -140,3 +140,52 @@ def two_passes(loss: MethodLoss, step: Callable[[], Any]) -> list[tuple[Embedded
         del loss.embed
     half = len(calls) // 2
     return list(zip(calls[:half], calls[half:], strict=True))
+
+
+def token_plan(
+    folder: Path, model: Path, steps: int, batch: int, max_length: int, entities: bool = False, n: int = 40
+) -> Any:
+    """A batch plan over ``n`` clinical sentences (every third without a defined entity) with the
+    token files the ``tokens`` rule would write (written and read back: the train job's path)."""
+    import numpy as np
+
+    from clinsent.data.batching import Candidate, plan_batches
+    from clinsent.data.plan import PlanData
+    from clinsent.data.token_sources import tokenize_source
+    from clinsent.data.tokens import read_tables, write_tables
+    from clinsent.models.base import load_tokenizer
+
+    rows = objective_rows("medse", n)
+    sentences = pd.DataFrame({"sent_id": np.arange(100, 100 + n), "text": rows["text"]})
+    linked = pd.DataFrame(
+        {
+            "sent_id": sentences["sent_id"],
+            "ent_idx": 0,
+            "start": rows["start"],
+            "end": rows["end"],
+            "term_id": [f"T{i % 9}" for i in range(n)],
+            "definition": [None if d is None else f"{d} ({i % 9})" for i, d in enumerate(rows["definition"])],
+        }
+    )
+    linked.loc[linked["definition"].isna(), "term_id"] = None
+    folder.mkdir(parents=True, exist_ok=True)
+    sentences.to_parquet(folder / "sets.parquet")
+    linked.to_parquet(folder / "linked.parquet")
+    tokenizer = load_tokenizer(str(model))
+    write_tables(
+        folder / "tokens.arrow",
+        *tokenize_source("sentences", folder / "sets.parquet", tokenizer, max_length, folder / "linked.parquet"),
+    )
+    write_tables(folder / "defs.arrow", *tokenize_source("definitions", folder / "linked.parquet", tokenizer, 64))
+    cands = [
+        Candidate(int(s), (0,) if t else (), (t,) if t else ())
+        for s, t in zip(linked["sent_id"], linked["term_id"], strict=True)
+    ]
+    plan = plan_batches(cands, "naive", batch, steps, seed=0)
+    return PlanData(
+        plan,
+        sentences,
+        linked if entities else None,
+        tokens=read_tables(folder / "tokens.arrow"),
+        definitions=read_tables(folder / "defs.arrow") if entities else None,
+    )

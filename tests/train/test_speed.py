@@ -37,7 +37,10 @@ def test_auto_is_off_on_the_cpu_and_follows_the_measurement_on_cuda(monkeypatch:
 
 def test_a_request_turns_auto_on_and_only_an_explicit_conflict_is_refused() -> None:
     assert speed.resolved(_settings(varlen_attention=True), "cpu").unpad is True
-    assert speed.resolved(_settings(compile_mode="reduce-overhead"), "cpu").compile is True
+    assert speed.resolved(_settings(compile_mode="max-autotune"), "cpu").compile is True
+    assert speed.resolved(_settings(), "cpu").graphs is False  # graphs' auto: off on the CPU
+    with pytest.raises(InputError, match="reduce-overhead.*means default, with graphs: true"):
+        _settings(compile_mode="reduce-overhead")  # the CUDA graph is the graphs knob's now, the whole step
     assert speed.resolved(_settings(gradient_checkpointing=True), "cuda").unpad is False
     refused = [
         ({"unpad": True, "gradient_checkpointing": True}, "methods.m.unpad: the unpadded forward"),

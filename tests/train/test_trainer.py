@@ -495,9 +495,11 @@ def test_prefetched_batches_match_inline_preparation(tiny_bert: Path, tmp_path: 
     assert [s for s, _ in pooled] == [1, 2, 3, 4]
     for (step, batch), (_, other) in zip(ahead, pooled, strict=True):
         assert torch.equal(batch["doubled"]["input_ids"], other["doubled"]["input_ids"])
-        assert torch.equal(batch["cutoff"], other["cutoff"]) and torch.equal(batch["span_mask"], other["span_mask"])
+        assert torch.equal(batch["cutoff"], other["cutoff"]) and torch.equal(batch["span_index"], other["span_index"])
         inline = loop.prepare(data, step)
-        assert torch.equal(batch["cutoff"], inline["cutoff"]) and torch.equal(batch["span_mask"], inline["span_mask"])
+        assert torch.equal(batch["cutoff"], inline["cutoff"]) and torch.equal(
+            batch["span_index"], inline["span_index"]
+        )
         assert torch.equal(batch["doubled"]["input_ids"], inline["doubled"]["input_ids"])
 
 

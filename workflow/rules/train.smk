@@ -20,6 +20,25 @@ rule training_rows:
         "../scripts/training_rows.py"
 
 
+rule tokens:
+    """Tokenize a training source once for a tokenizer and a length (clinsent.data.tokens): the
+    train jobs gather their batches from it, memory-mapped, with no tokenizer in the step."""
+    input:
+        IN("tokens"),
+    output:
+        *OUT("tokens"),
+    params:
+        spec=lambda wc: PLAN.token_params(wc.token_source, wc.tokenizer, wc.token_length),
+    log:
+        T.log("tokens"),
+    benchmark:
+        T.benchmark("tokens")
+    conda:
+        "../../envs/train.yaml"
+    script:
+        "../scripts/tokens.py"
+
+
 rule train:
     """Train one model, evaluate the curve sets every n steps, keep the step with the best
     selection-set headline metric."""

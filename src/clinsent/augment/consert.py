@@ -18,26 +18,32 @@ from typing import Any
 import torch
 
 
-def shuffled_position_ids(attention_mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+def _keys(attention_mask: torch.Tensor, generator: torch.Generator, cap: int | None) -> torch.Tensor:
+    """Uniform keys [n, T] for each row's real tokens, drawn over ``cap`` columns (the length cap,
+    so a row's draws do not depend on how far its batch is padded) and cut to the batch's width;
+    above every real token's key (> 1) on padding, in position order."""
+    n, width = attention_mask.shape
+    keys = torch.rand((n, max(cap or width, width)), generator=generator)[:, :width]
+    return torch.where(attention_mask.bool(), keys, 2.0 + torch.arange(width, dtype=keys.dtype))
+
+
+def shuffled_position_ids(
+    attention_mask: torch.Tensor, generator: torch.Generator, cap: int | None = None
+) -> torch.Tensor:
     """Position ids [n, T]: a random permutation of 0..L-1 on each row's L real tokens, the
-    identity on padding."""
-    n, width = attention_mask.shape
-    pos = torch.arange(width).repeat(n, 1)
-    lengths = attention_mask.sum(dim=1).tolist()
-    for i, length in enumerate(lengths):
-        pos[i, :length] = torch.randperm(int(length), generator=generator)
-    return pos
+    identity on padding (the keys' order: :func:`_keys`, drawn over ``cap`` columns)."""
+    return torch.argsort(_keys(attention_mask, generator, cap), dim=1)
 
 
-def cutoff_rows(attention_mask: torch.Tensor, rate: float, generator: torch.Generator) -> torch.Tensor:
-    """Bool [n, T], True on the int(L * rate) token rows of each sentence to zero."""
-    n, width = attention_mask.shape
-    cut = torch.zeros(n, width, dtype=torch.bool)
-    for i, length in enumerate(attention_mask.sum(dim=1).tolist()):
-        k = int(int(length) * rate)
-        if k:
-            cut[i, torch.randperm(int(length), generator=generator)[:k]] = True
-    return cut
+def cutoff_rows(
+    attention_mask: torch.Tensor, rate: float, generator: torch.Generator, cap: int | None = None
+) -> torch.Tensor:
+    """Bool [n, T], True on the int(L * rate) token rows of each sentence to zero (the rows of the
+    smallest keys: :func:`_keys`, drawn over ``cap`` columns)."""
+    keys = _keys(attention_mask, generator, cap)
+    rank = torch.argsort(torch.argsort(keys, dim=1), dim=1)
+    k = (attention_mask.sum(dim=1).double() * rate).floor().long()  # int(L * rate), in double as Python computes it
+    return rank < k.unsqueeze(1)
 
 
 class EmbeddingCutoff:

@@ -20,9 +20,14 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+from clinsent.data.tokens import TokenFile
+
+if TYPE_CHECKING:
+    from clinsent.data.positions import StepRows
 
 
 class TrainingData(abc.ABC):
@@ -39,6 +44,15 @@ class TrainingData(abc.ABC):
     def check(self, steps: int) -> None:
         """Raise when ``steps`` steps cannot be served."""
 
+    def has_tokens(self) -> bool:
+        """Whether the steps come as token positions too (:meth:`positions`: the ``tokens`` rule's
+        files were read), so a loss gathers its batches instead of tokenizing them."""
+        return False
+
+    def positions(self, step: int) -> StepRows:
+        """The rows of step ``step`` as positions in the token tables (:mod:`clinsent.data.positions`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no token tables")
+
     def summary(self) -> dict[str, Any]:
         """What the model card says of this data (:mod:`clinsent.release.card`): ``description``
         (its kind and source: names from the config, never a path or a row), ``rows`` (distinct
@@ -53,7 +67,12 @@ class DataNeed(abc.ABC):
     @abc.abstractmethod
     def inputs(self, paths: Mapping[str, str], seed: int) -> dict[str, str]:
         """Named input files of a train job; ``paths`` holds the workflow's locations
-        (``results``, ``sets``, ``linked``)."""
+        (``results``, ``sets``, ``linked``) and the job's ``tokenizer`` (its base model's key)."""
+
+    def token_files(self, paths: Mapping[str, str]) -> dict[str, TokenFile]:
+        """The token files (:mod:`clinsent.data.tokens`) a train job reads, by input name (among
+        :meth:`inputs`); none: its batches are tokenized in the step."""
+        return {}
 
     @abc.abstractmethod
     def load(self, inputs: Mapping[str, Any], seed: int) -> TrainingData:

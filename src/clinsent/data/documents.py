@@ -16,14 +16,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from clinsent.data import DataNeed, TrainingData
+from clinsent.data.positions import StepRows
 from clinsent.data.rows import RowsData
+from clinsent.data.tokens import Tables, TokenFile
 from clinsent.errors import InputError
 from clinsent.paths import DOCUMENTS, Tree
 
 log = logging.getLogger(__name__)
+SOURCE_ROW = "_source_row"  # a document's row in the documents file (its key in the token file)
 
 
 @dataclass(frozen=True)
@@ -32,15 +36,26 @@ class DocumentRows(DataNeed):
     batch_size: int
     min_words: int = 0
     categories: bool = False  # the method predicts the note category
+    max_length: int = 0  # the token file's length (clinsent.data.tokens); 0: tokenized in the step
 
     def inputs(self, paths: Mapping[str, str], seed: int) -> dict[str, str]:
-        return {"documents": Tree(paths["results"]).file(DOCUMENTS, partition=self.partition)}
+        out = {"documents": Tree(paths["results"]).file(DOCUMENTS, partition=self.partition)}
+        return out | {name: f.path(paths["results"]) for name, f in self.token_files(paths).items()}
+
+    def token_files(self, paths: Mapping[str, str]) -> dict[str, TokenFile]:
+        if not self.max_length or "tokenizer" not in paths:  # no tokenizer given: tokenized in the step
+            return {}
+        return {"tokens": TokenFile(f"documents-{self.partition}", paths["tokenizer"], self.max_length)}
 
     def load(self, inputs: Mapping[str, Any], seed: int) -> TrainingData:
+        from clinsent.data.tokens import read_tables
+
         path = inputs["documents"]
         df = pd.read_parquet(path, columns=["row_id", "category", "n_words", "text"])
+        df[SOURCE_ROW] = np.arange(len(df))  # the row's key in the token file
         about = {"description": f"whole notes (the documents' {self.partition} partition)", "source": "notes"}
-        return DocumentData(self.select(df, str(path)), self.batch_size, seed, about)
+        tokens = read_tables(inputs["tokens"]) if "tokens" in inputs else None
+        return DocumentData(self.select(df, str(path)), self.batch_size, seed, about, tokens)
 
     def select(self, df: pd.DataFrame, where: str) -> pd.DataFrame:
         """The documents trained on (the checks above); ``where`` names the file in errors."""
@@ -83,9 +98,28 @@ class DocumentData(RowsData):
 
     unit = "notes"
 
-    def __init__(self, rows: pd.DataFrame, batch_size: int, seed: int, about: dict[str, str] | None = None) -> None:
-        super().__init__(rows, batch_size, seed, about)
+    def __init__(
+        self,
+        rows: pd.DataFrame,
+        batch_size: int,
+        seed: int,
+        about: dict[str, str] | None = None,
+        tokens: Tables | None = None,
+    ) -> None:
         self.classes = sorted(rows["category"].fillna("").astype(str).unique())
+        index = {c: i for i, c in enumerate(self.classes)}
+        self._codes = np.array([index[c] for c in rows["category"].fillna("").astype(str)], dtype=np.int64)
+        super().__init__(rows, batch_size, seed, about, tokens, ("text",) if tokens is not None else ())
+
+    def token_keys(self) -> np.ndarray:
+        if SOURCE_ROW in self.rows:
+            return self.rows[SOURCE_ROW].to_numpy()
+        return np.arange(len(self.rows))
+
+    def positions(self, step: int) -> StepRows:
+        rows = super().positions(step)
+        codes = self._codes[np.asarray(self.indices(step), dtype=np.int64)]
+        return StepRows(rows.n, rows.tables, rows.index, {"category": codes}, frame=rows.frame)
 
     def identity(self) -> pd.DataFrame:
         return self.rows[["row_id", "n_words"]].assign(_order_seed=self.seed, _batch=self.batch_size)

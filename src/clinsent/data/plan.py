@@ -13,10 +13,13 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from clinsent.data import DataNeed, TrainingData
-from clinsent.paths import BATCH_PLAN, SENTENCE_CORPUS, Tree
+from clinsent.data.positions import StepRows
+from clinsent.data.tokens import Tables, TokenFile, TokenTable
+from clinsent.paths import BATCH_PLAN, SENTENCE_CORPUS, Tree, tokenizer_key
 
 
 @dataclass(frozen=True)
@@ -29,10 +32,15 @@ class SentencePlan(DataNeed):
     entities: bool = False  # also read the linked entities (spans and definitions)
     source: str = "notes"  # or a key of sentence_corpora
     fraction: float = 1.0
+    # the token files (clinsent.data.tokens): the sentences' length (0: tokenized in the step), and
+    # the definitions' length and model (""; the base model's tokenizer); none shapes the plan
+    max_length: int = 0
+    definition_length: int = 0
+    definition_model: str = ""
 
     def settings(self) -> dict[str, Any]:
         """What shapes the plan (the ``batch_plan`` rule's params)."""
-        out = {k: v for k, v in asdict(self).items() if k != "entities"}
+        out = {k: v for k, v in asdict(self).items() if k not in _NOT_THE_PLANS}
         if self.none_share >= 1.0:  # S_none only: corpus and strategy play no part
             out.update(corpus="s_none", duplicates="naive", none_share=0.0)
         return out
@@ -63,15 +71,33 @@ class SentencePlan(DataNeed):
         out = {"plan": plan, "sets": self.sets_path(paths)}
         if self.entities:
             out["linked"] = paths["linked"]
+        out.update({name: f.path(paths["results"]) for name, f in self.token_files(paths).items()})
+        return out
+
+    def token_files(self, paths: Mapping[str, str]) -> dict[str, TokenFile]:
+        """The sentences' tokens (with the linked entities' spans where the notes have entities),
+        and MED-SE's definitions' (their model's tokenizer, their length)."""
+        if not self.max_length or "tokenizer" not in paths:  # no tokenizer given: tokenized in the step
+            return {}
+        source = "notes" if self.source == "notes" else f"corpus-{self.source}"
+        out = {"tokens": TokenFile(source, paths["tokenizer"], self.max_length)}
+        if self.entities and self.definition_length:
+            model = tokenizer_key(self.definition_model) if self.definition_model else paths["tokenizer"]
+            out["definition_tokens"] = TokenFile("definitions", model, self.definition_length, ("definition",))
         return out
 
     def load(self, inputs: Mapping[str, Any], seed: int) -> TrainingData:
         import pyarrow.parquet as pq
 
+        from clinsent.data.tokens import read_tables
+
         has_notes = "row_id" in pq.read_schema(inputs["sets"]).names  # the notes' sets: each sentence's note
         sentences = pd.read_parquet(inputs["sets"], columns=["sent_id", "text", *(["row_id"] if has_notes else [])])
         entities = pd.read_parquet(inputs["linked"]) if self.entities else None
-        return PlanData(pd.read_parquet(inputs["plan"]), sentences, entities, about=self.about())
+        tokens = read_tables(inputs["tokens"]) if "tokens" in inputs else None
+        definitions = read_tables(inputs["definition_tokens"]) if "definition_tokens" in inputs else None
+        plan = pd.read_parquet(inputs["plan"])
+        return PlanData(plan, sentences, entities, about=self.about(), tokens=tokens, definitions=definitions)
 
     def about(self) -> dict[str, str]:
         """The card's words for these sentences (:meth:`PlanData.summary`)."""
@@ -83,6 +109,8 @@ class SentencePlan(DataNeed):
             sets += f", {float(s['none_share']):g} of each batch from S_none"
         return {"description": f"{sets} of the notes", "source": "notes"}
 
+
+_NOT_THE_PLANS = ("entities", "max_length", "definition_length", "definition_model")  # a plan is shared across them
 
 CORPUS_WORDS = {  # each set by its definition (clinsent.corpus.sets; MED-SE section 3.2)
     "s_all": "S_all sentences (those kept by the length filter, corpus.min_words)",
@@ -107,6 +135,8 @@ class PlanData(TrainingData):
         sentences: pd.DataFrame,
         entities: pd.DataFrame | None = None,
         about: dict[str, str] | None = None,
+        tokens: Tables | None = None,
+        definitions: Tables | None = None,
     ) -> None:
         self.plan = plan
         self.about = about or {"description": "sentences", "source": ""}
@@ -133,6 +163,41 @@ class PlanData(TrainingData):
         # what training drew from: the set's distinct sentences and the notes they come from
         self.corpus_texts = int(sentences["text"].nunique())
         self.corpus_notes = int(sentences["row_id"].nunique()) if "row_id" in sentences else 0
+        self.tables: dict[str, TokenTable] = {}
+        if tokens is not None:
+            self._token_positions(df, tokens, definitions if entities is not None else None)
+
+    def _token_positions(self, df: pd.DataFrame, tokens: Tables, definitions: Tables | None) -> None:
+        """Every plan row as positions in the token tables, in step order (each step's rows a
+        slice): its sentence's row, and (entities) its chosen entity's token span and its
+        definition's row (-1: none)."""
+        steps = df["step"].to_numpy()
+        order = np.argsort(steps, kind="stable")  # each step's rows in their plan order
+        self._starts = np.searchsorted(steps[order], np.arange(int(steps.max(initial=-1)) + 2))
+        rows = tokens.rows_of(df["sent_id"].to_numpy()[order], "the batch plan's sentences")
+        self.tables = {"text": tokens.columns["text"]}
+        self._index: dict[str, np.ndarray] = {"text": rows}
+        self._values: dict[str, np.ndarray] = {}
+        if definitions is not None:
+            if tokens.spans is None:
+                raise ValueError("the sentences' token file has no entity spans; rerun the tokens rule")
+            start, end = tokens.spans.lookup(rows, df["ent_idx"].to_numpy()[order])
+            self._values = {"span_start": start, "span_end": end}
+            self.tables["definition"] = definitions.columns["definition"]
+            self._index["definition"] = definitions.find(df["term_id"].to_numpy()[order])
+
+    def has_tokens(self) -> bool:
+        return bool(self.tables)
+
+    def positions(self, step: int) -> StepRows:
+        a, b = int(self._starts[step - 1]), int(self._starts[step])
+        return StepRows(
+            b - a,
+            self.tables,
+            {k: v[a:b] for k, v in self._index.items()},
+            {k: v[a:b] for k, v in self._values.items()},
+            frame=lambda: self.batch(step),
+        )
 
     def batch(self, step: int) -> pd.DataFrame:
         return self.steps[step - 1]

@@ -1,4 +1,4 @@
-"""``auto`` for the speed knobs ``compile`` and ``unpad``, decided by measurement.
+"""``auto`` for the speed knobs ``compile``, ``unpad`` and ``graphs``, decided by measurement.
 
 A speed knob changes how fast a step runs, not what it computes (within the tolerances the
 tests state; with dropout on, its masks fall on another layout). ``auto`` (their default) turns
@@ -28,6 +28,7 @@ SPREAD = 0.15
 MEASURED: dict[str, tuple[float, str] | None] = {
     "compile": (0.89, "H200, 2026-11-28 (bench/results/cuda/2026-11-28-full): SimCSE 0.82, MED-SE 0.89"),
     "unpad": (1.03, "H200, 2026-11-28 (bench/results/cuda/2026-11-28-full): SimCSE 1.03, MED-SE 0.97"),
+    "graphs": None,  # the captured step (clinsent.train.graphs): not measured on CUDA yet
 }
 
 
@@ -38,7 +39,7 @@ def faster_on_cuda(knob: str) -> bool:
 
 
 def resolved(settings: Any, device_type: str) -> Any:
-    """``settings`` with ``compile`` and ``unpad`` as booleans for a job on ``device_type``."""
+    """``settings`` with ``compile``, ``unpad`` and ``graphs`` as booleans for a job on ``device_type``."""
     changes: dict[str, bool] = {}
     cuda = device_type == "cuda"
     if getattr(settings, "unpad", False) == "auto":
@@ -46,4 +47,6 @@ def resolved(settings: Any, device_type: str) -> Any:
         changes["unpad"] = bool(wanted) and not settings.gradient_checkpointing
     if getattr(settings, "compile", False) == "auto":
         changes["compile"] = settings.compile_mode != "default" or (cuda and faster_on_cuda("compile"))
+    if getattr(settings, "graphs", False) == "auto":
+        changes["graphs"] = cuda and faster_on_cuda("graphs")
     return dataclasses.replace(settings, **changes) if changes else settings

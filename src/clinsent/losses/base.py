@@ -1,10 +1,21 @@
 """The base of every method's loss: an ``nn.Module`` after sentence-transformers' losses.
 
-A loss owns its extra modules (an MLP head, an entity encoder, a frozen twin), prepares one
-step's batch on the CPU (``prepare``: off the step's critical path, possibly on another thread)
-and returns its loss as named parts (``forward``); the trainer sums the parts and logs each as
-a curve column ``loss_<part>``. A method (:mod:`clinsent.methods.base`) builds its loss in
-``build_loss``, the one place that imports its loss module.
+A loss owns its extra modules (an MLP head, an entity encoder, a frozen twin), makes one step's
+batch on the CPU and returns its loss as named parts (``forward``); the trainer sums the parts
+and logs each as a curve column ``loss_<part>``. A method (:mod:`clinsent.methods.base`) builds
+its loss in ``build_loss``, the one place that imports its loss module.
+
+A step's batch is made one of two ways:
+
+- ``assemble(rows, generator, alloc)``: from the step's rows as positions in token tables
+  (:class:`clinsent.data.positions.StepRows`, the ``tokens`` rule's files): a gather and pad into
+  the buffers ``alloc`` gives, the step's random draws, no tokenizer call for a text that does not
+  change (:mod:`clinsent.data.tokens`). Its token widths come from the job's length buckets
+  (:meth:`MethodLoss.width`, :mod:`clinsent.data.buckets`). ``rows_of(frame)`` tokenizes a frame of
+  rows into the same positions (a test's rows, or a job without token files), so
+  ``prepare(frame)`` is ``assemble(rows_of(frame))``: one path.
+- ``prepare(rows, generator)`` alone (a plugin's loss): from the rows as a DataFrame, tokenized in
+  the step's preparation.
 
 A loss is written in two halves, so that a large batch can be stepped in chunks
 (:mod:`clinsent.train.chunked`):
@@ -24,13 +35,19 @@ the chunk needs.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import torch
 from torch import nn
+
+from clinsent.data.buckets import Buckets, Group
+from clinsent.data.encode import TextEncoder
+from clinsent.data.positions import Alloc, StepRows, fresh
 
 
 @dataclass
@@ -43,13 +60,66 @@ class Embedded:
 
 
 class MethodLoss(nn.Module):
-    """A method's loss: owns its extra modules; ``prepare`` runs on the CPU (off the step's
-    critical path, possibly on another thread), ``forward`` returns the named loss parts."""
+    """A method's loss: owns its extra modules; ``assemble`` (or ``prepare``) makes a step's batch
+    on the CPU, ``forward`` returns the named loss parts."""
+
+    # whether a step of this loss can be captured as a CUDA graph (clinsent.train.graphs): its
+    # forward reads no host value that changes from batch to batch (a count, a list)
+    capturable = False
+    # set by the trainer when the steps are captured: every batch of a shape the same shapes
+    # throughout (e.g. MED-SE: an entity slot for every row, the kept ones masked)
+    static_shapes = False
+    pad_multiple: int | None = None  # without buckets, widths rounded up to a multiple of this (compile)
+    # the width groups of a loss's batches (columns padded together share one: SimCSE's two views,
+    # a triplet's three columns); the trainer gives each group its buckets (``buckets``), chosen
+    # from the job's own batches (:mod:`clinsent.data.buckets`)
+    buckets: dict[str, Buckets]
+
+    def width_groups(self) -> dict[str, Group]:
+        """Each group of token columns padded to one width (none: no token tables)."""
+        return {}
+
+    def widths(self, rows: StepRows) -> dict[str, int]:
+        """Each group's longest row in ``rows`` (what a bucket must hold), known before the step."""
+        return {}
+
+    def use_buckets(self, buckets: Mapping[str, Buckets]) -> None:
+        """Pad each width group's batches to its buckets, in this loss and the losses it holds
+        (note category's MLM loss)."""
+        for module in self.modules():
+            if isinstance(module, MethodLoss):
+                module.buckets = dict(buckets)
+
+    def width(self, group: str, longest: int) -> int:
+        """The padded width of a batch of ``group`` whose longest row has ``longest`` tokens: its
+        bucket, or (no buckets) the longest row itself."""
+        buckets = getattr(self, "buckets", {}).get(group)
+        if buckets is not None and buckets.lengths:
+            return buckets.width(longest)
+        multiple = self.pad_multiple or 1  # a compiled step's few shapes without buckets
+        return max(-(-int(longest) // multiple) * multiple, 1)
+
+    def rows_of(self, frame: pd.DataFrame) -> StepRows:
+        """``frame``'s rows tokenized as a step's positions (the path without token files)."""
+        raise NotImplementedError(f"{type(self).__name__} makes its batches from frames (prepare)")
+
+    def assemble(self, rows: StepRows, generator: torch.Generator, alloc: Alloc = fresh) -> dict[str, Any]:
+        """One step's batch from its rows' positions, every random draw from ``generator`` (never
+        the global generators, so a resumed job draws the same); arrays from ``alloc`` (reused
+        buffers). The batch holds ``n``: its row count. A loss that only ``prepare``s gets the
+        rows' frame."""
+        return self.prepare(rows.rows(), generator)
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
-        """Tokenize and draw everything random of one step from ``generator`` (never the global
-        generators, so a resumed job draws the same). The batch holds ``n``: its row count."""
-        raise NotImplementedError
+        """One step's batch from its rows as a frame: tokenized here (:meth:`rows_of`), then
+        :meth:`assemble`. The batch holds ``n``: its row count."""
+        if type(self).assemble is MethodLoss.assemble:
+            raise NotImplementedError(f"{type(self).__name__} defines neither prepare nor assemble")
+        return self.assemble(self.rows_of(rows), generator)
+
+    def assembles(self) -> bool:
+        """Whether this loss makes its batches from token positions (else from frames)."""
+        return type(self).assemble is not MethodLoss.assemble
 
     def bind(self, data: Any) -> None:
         """Called once with the job's training data before the optimiser is built: a loss whose
@@ -98,6 +168,43 @@ def token_width(mask: torch.Tensor) -> int:
         return 0
     real = mask.bool().any(dim=0).nonzero()
     return int(real.max()) + 1 if len(real) else 1
+
+
+def gathered(
+    tables: list[tuple[Any, np.ndarray]], width: int, alloc: Alloc, name: str = "", special: bool = False
+) -> dict[str, torch.Tensor]:
+    """A tokenized batch from token tables: each (table, rows) pair's rows gathered in turn into
+    one ``[rows, width]`` pair of buffers (``input_ids``, ``attention_mask``; with ``special``,
+    ``special_tokens_mask`` too), named ``name`` in ``alloc``."""
+    n = sum(len(rows) for _, rows in tables)
+    ids = alloc(f"{name}input_ids", (n, width), np.int64)
+    mask = alloc(f"{name}attention_mask", (n, width), np.int64)
+    spec = alloc(f"{name}special_tokens_mask", (n, width), np.int64) if special else None
+    at = 0
+    for table, rows in tables:
+        part = slice(at, at + len(rows))
+        table.gather(rows, width, ids[part], mask[part], spec[part] if spec is not None else None)
+        at += len(rows)
+    out = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
+    if spec is not None:
+        out["special_tokens_mask"] = torch.from_numpy(spec)
+    return out
+
+
+_MADE = threading.Lock()
+
+
+def own_text_encoder(owner: Any, attribute: str, tokenizer: Any, max_length: int) -> TextEncoder:
+    """``owner``'s :class:`TextEncoder` of ``tokenizer`` at ``max_length``, kept in ``attribute``:
+    made once, on first use, whichever thread asks first."""
+    found = owner.__dict__.get(attribute)
+    if found is None:
+        with _MADE:
+            found = owner.__dict__.get(attribute)
+            if found is None:
+                found = TextEncoder(tokenizer, max_length)
+                owner.__dict__[attribute] = found
+    return found
 
 
 def block_rows(n: int, blocks: int, start: int, stop: int) -> torch.Tensor:

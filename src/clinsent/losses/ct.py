@@ -19,38 +19,48 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from clinsent.losses.base import Embedded, MethodLoss, take
+from clinsent.data.buckets import Group
+from clinsent.data.positions import Alloc, StepRows, fresh
+from clinsent.losses.base import Embedded, MethodLoss, gathered, own_text_encoder, take
 from clinsent.methods.ct import CTSettings
 from clinsent.models.encoder import Encoder
 
 GROUP_SIZE = 8  # one positive and seven negatives
 
 
+def ct_positions(
+    n: int, rng: np.random.Generator, group_size: int = GROUP_SIZE
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows for model 1, rows for model 2, labels) over a batch of ``n`` distinct sentences.
+
+    The batch is cut into groups of ``group_size`` sentences (a short last group is kept when it
+    has at least two negatives, so a derangement exists). In a group [a, x1..xK], model 1 gets
+    [a, x1..xK] and model 2 gets [a, x_s(1)..x_s(K)], where s is a random single-cycle derangement
+    (each k sent to the next element of one random cycle), so no negative pair is identical and
+    the two models' negative sentences differ. Every group's cycle is drawn at once (random keys
+    sorted per group: a uniform random order), with no loop over rows."""
+    full, tail = divmod(n, group_size)
+    groups = [(np.arange(full) * group_size, group_size)] if full else []
+    if tail >= 3:  # one anchor and at least two negatives
+        groups.append((np.array([full * group_size]), tail))
+    first, second, labels = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], [np.zeros(0)]
+    for starts, size in groups:
+        order = np.argsort(rng.random((len(starts), size - 1)), axis=1)  # each group's random cycle
+        nxt = np.empty_like(order)
+        np.put_along_axis(nxt, order, np.roll(order, -1, axis=1), axis=1)  # k -> the next in its cycle
+        first.append((starts[:, None] + np.arange(size)).ravel())
+        second.append((starts[:, None] + np.concatenate([np.zeros((len(starts), 1), np.int64), 1 + nxt], 1)).ravel())
+        labels.append(np.tile(np.r_[1.0, np.zeros(size - 1)], len(starts)))
+    return np.concatenate(first), np.concatenate(second), np.concatenate(labels)
+
+
 def ct_pairs(
     texts: list[str], rng: np.random.Generator, group_size: int = GROUP_SIZE
 ) -> tuple[list[str], list[str], torch.Tensor]:
-    """(texts for model 1, texts for model 2, labels) from one batch of distinct sentences.
-
-    The batch is cut into groups of ``group_size`` sentences (a short last group is kept when it
-    has at least one negative). In a group [a, x1..xK], model 1 gets [a, x1..xK] and model 2
-    gets [a, x_s(1)..x_s(K)], where s is a random cyclic derangement, so no negative pair is
-    identical and the models' negative sentences differ.
-    """
-    first: list[str] = []
-    second: list[str] = []
-    labels: list[float] = []
-    for g in range(0, len(texts), group_size):
-        group = texts[g : g + group_size]
-        if len(group) < 3:  # one anchor plus at least two negatives, so a derangement exists
-            break
-        anchor, negatives = group[0], group[1:]
-        perm = rng.permutation(len(negatives))
-        shifted = np.empty_like(perm)
-        shifted[perm] = np.roll(perm, -1)  # k -> next element of a single random cycle: no fixed point
-        first += [anchor, *negatives]
-        second += [anchor, *[negatives[int(j)] for j in shifted]]
-        labels += [1.0] + [0.0] * len(negatives)
-    return first, second, torch.tensor(labels)
+    """(texts for model 1, texts for model 2, labels) from one batch of distinct sentences
+    (:func:`ct_positions`)."""
+    first, second, labels = ct_positions(len(texts), rng, group_size)
+    return [texts[i] for i in first], [texts[i] for i in second], torch.tensor(labels, dtype=torch.float32)
 
 
 def ct_logits(e1: torch.Tensor, e2: torch.Tensor) -> torch.Tensor:
@@ -80,6 +90,8 @@ class CTLoss(MethodLoss):
     Example: ``loss = CTLoss(encoder, dropout=False)``, then ``loss(loss.prepare(rows, generator))``.
     """
 
+    capturable = True  # no host value in its step: a captured step replays it (clinsent.train.graphs)
+
     def __init__(
         self,
         encoder: Encoder,
@@ -105,14 +117,29 @@ class CTLoss(MethodLoss):
         self.twin_model.train(mode and (self.dropout or self.gradient_checkpointing))  # see checkpoint_layers
         return self
 
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
+    def width_groups(self) -> dict[str, Group]:
+        return {"text": Group(self.encoder.max_length)}
+
+    def widths(self, rows: StepRows) -> dict[str, int]:
+        return {"text": rows.tables["text"].width(rows.index["text"])}
+
+    def rows_of(self, frame: pd.DataFrame) -> StepRows:
+        encoder = own_text_encoder(self, "_text_encoder", self.encoder.tokenizer, self.encoder.max_length)
+        table, _ = encoder.encode(frame["text"].astype(str).tolist())
+        return StepRows(len(frame), {"text": table}, {"text": np.arange(len(frame))}, frame=lambda: frame)
+
+    def assemble(self, rows: StepRows, generator: torch.Generator, alloc: Alloc = fresh) -> dict[str, Any]:
+        """The twin's and the kept model's sentences of each pair (:func:`ct_positions`), gathered
+        to one width, and the labels."""
         rng = np.random.default_rng(int(torch.randint(2**62, (1,), generator=generator)))
-        first, second, labels = ct_pairs(rows["text"].tolist(), rng)
+        first, second, labels = ct_positions(rows.n, rng)
+        table, index = rows.tables["text"], rows.index["text"]
+        width = self.width("text", table.width(index))
         return {
             "n": len(labels),
-            "first": self.twin.tokenize(first),
-            "second": self.encoder.tokenize(second),
-            "labels": labels,
+            "first": gathered([(table, index[first])], width, alloc, "first."),
+            "second": gathered([(table, index[second])], width, alloc, "second."),
+            "labels": torch.from_numpy(labels.astype(np.float32)),
         }
 
     def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:

@@ -13,7 +13,8 @@ import pandas as pd
 import torch
 
 from clinsent.augment.declutr_spans import Strategy, sample_spans
-from clinsent.losses.base import Embedded, MethodLoss, take
+from clinsent.data.positions import fresh
+from clinsent.losses.base import Embedded, MethodLoss, gathered, take
 from clinsent.losses.contrastive import nt_xent
 from clinsent.losses.mlm import MlmLoss
 from clinsent.methods.declutr import DeclutrSettings
@@ -83,9 +84,15 @@ class DeclutrLoss(MethodLoss):
         return anchors, positives
 
     def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
+        """Spans drawn from each document's words (a new text every step), encoded by the fast
+        tokenizer's own batch encode straight into arrays (:class:`clinsent.data.encode.TextEncoder`),
+        the anchors masked for MLM."""
         seed = int(torch.randint(0, 2**62, (1,), generator=generator))
         anchors, positives = self.spans(rows, np.random.default_rng(seed))
-        return {**self.mlm.masked(anchors, generator), "positives": self.encoder.tokenize(positives)}
+        table, _ = self.mlm.text_encoder().encode(positives)
+        own = np.arange(len(positives))
+        width = self.width("positives", table.width(own))
+        return {**self.mlm.masked(anchors, generator), "positives": gathered([(table, own)], width, fresh)}
 
     def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
         """Anchors ``start..stop-1`` (masked, with their MLM share) and their positives."""

@@ -32,11 +32,13 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-import pandas as pd
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-from clinsent.losses.base import Embedded, take
+from clinsent.data.encode import fingerprint
+from clinsent.data.positions import Alloc, StepRows, fresh
+from clinsent.losses.base import Embedded, gathered, own_text_encoder, take
 from clinsent.losses.contrastive import cosine_logits
 from clinsent.losses.simcse import SimCSELoss
 from clinsent.methods.mixcse import MixCSESettings
@@ -163,6 +165,8 @@ class MixCSELoss(SimCSELoss):
         else:
             model, tokenizer = copy.deepcopy(encoder.model), encoder.tokenizer
         self.complementary_model = model.requires_grad_(False)
+        # the complementary model reads the encoder's tokens where their tokenizers agree
+        self._same_tokens = tokenizer is encoder.tokenizer or fingerprint(tokenizer) == fingerprint(encoder.tokenizer)
         self.complementary = Encoder(
             model,
             tokenizer,
@@ -179,10 +183,20 @@ class MixCSELoss(SimCSELoss):
             self.complementary_model.eval()
         return self
 
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator, offsets: bool = False) -> dict[str, Any]:
-        batch = super().prepare(rows, generator, offsets)
+    def assemble(self, rows: StepRows, generator: torch.Generator, alloc: Alloc = fresh) -> dict[str, Any]:
+        """SimCSE's views and (instance weighting) the sentences tokenized for the complementary
+        model: the first view's tokens where its tokenizer is the encoder's, else encoded here."""
+        batch = super().assemble(rows, generator, alloc)
         if self.instance_weighting:
-            batch["complementary"] = self.complementary.tokenize(rows["text"].tolist())
+            if self._same_tokens:
+                batch["complementary"] = batch["features"]
+            else:
+                encoder = own_text_encoder(
+                    self, "_complementary_encoder", self.complementary.tokenizer, self.complementary.max_length
+                )
+                table, _ = encoder.encode(rows.rows()["text"].astype(str).tolist())
+                own = np.arange(rows.n)
+                batch["complementary"] = gathered([(table, own)], table.width(own), alloc, "comp.")
         return batch
 
     def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from clinsent.data.buckets import Group
+from clinsent.data.positions import Alloc, StepRows, fresh
 from clinsent.losses.base import Embedded, MethodLoss
 from clinsent.losses.mlm import MlmLoss
 from clinsent.methods.note_category import NoteCategorySettings
@@ -24,7 +27,8 @@ class NoteCategoryLoss(MethodLoss):
     L = L_MLM + w x CE(head(e), category), e the mean-pooled embedding of the masked document
     (one pass gives both), the head two layers over the documents' categories (not saved).
 
-    Inputs (rows of ``text`` and ``category``): ``features`` (masked, with ``labels``),
+    Inputs (rows of ``text`` and ``category``, or their token positions and category codes):
+    ``features`` (masked, with ``labels``),
     ``category`` (class indices), ``rows_total``. Outputs: ``{"mlm": ..., "category": w x CE}``.
     The document embedding is pooled as the encoder pools.
 
@@ -62,13 +66,24 @@ class NoteCategoryLoss(MethodLoss):
         dim = self.encoder.model.config.hidden_size
         self.head = ClassificationHead(dim, len(self.classes), dropout=self.head_dropout)
 
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
+    def width_groups(self) -> dict[str, Group]:
+        return self.mlm.width_groups()
+
+    def widths(self, rows: StepRows) -> dict[str, int]:
+        return self.mlm.widths(rows)
+
+    def rows_of(self, frame: pd.DataFrame) -> StepRows:
+        """The documents tokenized, each one's category as its index among the bound classes."""
         index = {c: i for i, c in enumerate(self.classes)}
-        target = torch.tensor([index[c] for c in rows["category"].astype(str)], dtype=torch.long)
+        codes = np.array([index[c] for c in frame["category"].astype(str)], dtype=np.int64)
+        rows = self.mlm.rows_of(frame)
+        return StepRows(rows.n, rows.tables, rows.index, {"category": codes}, frame=rows.frame)
+
+    def assemble(self, rows: StepRows, generator: torch.Generator, alloc: Alloc = fresh) -> dict[str, Any]:
         return {
-            **self.mlm.masked(rows["text"].astype(str).tolist(), generator),
-            "category": target,
-            "rows_total": len(rows),
+            **self.mlm.assemble(rows, generator, alloc),
+            "category": torch.from_numpy(np.asarray(rows.values["category"], dtype=np.int64)),
+            "rows_total": rows.n,
         }
 
     def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:

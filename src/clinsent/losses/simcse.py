@@ -16,7 +16,10 @@ import torch
 
 from clinsent.augment.consert import EmbeddingCutoff, cutoff_rows, shuffled_position_ids
 from clinsent.augment.text import TEXT_AUGMENTATIONS, augment
-from clinsent.losses.base import Embedded, MethodLoss, block_rows, take
+from clinsent.data.buckets import Group
+from clinsent.data.encode import TextEncoder
+from clinsent.data.positions import Alloc, StepRows, fresh
+from clinsent.losses.base import Embedded, MethodLoss, block_rows, gathered, own_text_encoder, take
 from clinsent.losses.contrastive import info_nce
 from clinsent.methods.simcse import SimCSESettings
 from clinsent.models.encoder import Encoder
@@ -29,10 +32,11 @@ class SimCSELoss(MethodLoss):
     cutoff, or the second view is an augmented text), InfoNCE over cosine / tau with the positives
     on the diagonal.
 
-    Inputs (:meth:`prepare` from rows of ``text``): ``features`` (the rows tokenized), ``doubled``
-    (both views), ``n``, and ``position_ids`` (token shuffle) or ``cutoff`` (token cutoff) where
-    the augmentation asks. Output: ``{"sentence": info_nce(z1, z2, tau)}``. The pooling is the
-    encoder's (``cls``: an MLP head in training only).
+    Inputs (:meth:`assemble` from the rows' token positions, or :meth:`prepare` from rows of
+    ``text``): ``features`` (the rows' tokens), ``doubled`` (both views), ``n``, and
+    ``position_ids`` (token shuffle) or ``cutoff`` (token cutoff) where the augmentation asks.
+    Output: ``{"sentence": info_nce(z1, z2, tau)}``. The pooling is the encoder's (``cls``: an MLP
+    head in training only).
 
     Knobs (the defaults are :class:`clinsent.methods.simcse.SimCSESettings`'): ``temperature``
     (tau), ``augmentation`` (dropout, ConSERT's ``token_cutoff`` / ``token_shuffle``, or a text
@@ -43,6 +47,8 @@ class SimCSELoss(MethodLoss):
     generator))`` returns the part; the trainer sums the parts and steps. The method builds it
     from its settings (:meth:`clinsent.methods.base.Method.build_loss`).
     """
+
+    capturable = True  # no host value in its step: a captured step replays it (clinsent.train.graphs)
 
     def __init__(
         self,
@@ -73,22 +79,44 @@ class SimCSELoss(MethodLoss):
         how = (self.augmentation, self.augmentation_rate)
         return [augment(t, *how, rng, mask, self.augmentation_unit, self.stopwords) for t in texts]
 
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator, offsets: bool = False) -> dict[str, Any]:
-        texts = rows["text"].tolist()
-        n = len(texts)
-        if self.augmentation in TEXT_AUGMENTATIONS:  # one padded batch of both views; offsets of the first
-            both = self.encoder.tokenize(texts + self.second_view(texts, generator), offsets=offsets)
-            features = {k: v[:n] for k, v in both.items()}
-            doubled = {k: v for k, v in both.items() if k != "offset_mapping"}
+    def width_groups(self) -> dict[str, Group]:
+        return {"text": Group(self.encoder.max_length)}  # both views: one width
+
+    def widths(self, rows: StepRows) -> dict[str, int]:
+        return {"text": rows.tables["text"].width(rows.index["text"])}
+
+    def text_encoder(self) -> TextEncoder:
+        """The encoder's tokenizer as a :class:`TextEncoder` (made once, on first use: the frames
+        of a job without token files, a text augmentation's second view)."""
+        return own_text_encoder(self, "_text_encoder", self.encoder.tokenizer, self.encoder.max_length)
+
+    def rows_of(self, frame: pd.DataFrame) -> StepRows:
+        table, _ = self.text_encoder().encode(frame["text"].astype(str).tolist())
+        return StepRows(len(frame), {"text": table}, {"text": np.arange(len(frame))}, frame=lambda: frame)
+
+    def assemble(self, rows: StepRows, generator: torch.Generator, alloc: Alloc = fresh) -> dict[str, Any]:
+        """Both views of the step's sentences in one padded batch (``doubled``; the first view's
+        rows are ``features``), gathered from the token table: the same rows twice, or (a text
+        augmentation) the sentences then their augmented texts, encoded here. Token shuffle and
+        cutoff draw over the length cap, so the draws do not depend on the padding."""
+        n, table, index = rows.n, rows.tables["text"], rows.index["text"]
+        if self.augmentation in TEXT_AUGMENTATIONS:
+            second, _ = self.text_encoder().encode(
+                self.second_view(rows.rows()["text"].astype(str).tolist(), generator)
+            )
+            own = np.arange(n)
+            parts = [(table, index), (second, own)]
+            longest = max(table.width(index), second.width(own))
         else:
-            features = self.encoder.tokenize(texts, offsets=offsets)
-            doubled = {k: torch.cat([v, v]) for k, v in features.items() if k != "offset_mapping"}
-        batch: dict[str, Any] = {"n": n, "features": features, "doubled": doubled}
-        mask = doubled["attention_mask"]
+            parts = [(table, np.concatenate([index, index]))]
+            longest = table.width(index)
+        doubled = gathered(parts, self.width("text", longest), alloc)
+        batch: dict[str, Any] = {"n": n, "features": {k: v[:n] for k, v in doubled.items()}, "doubled": doubled}
+        mask, cap = doubled["attention_mask"], self.encoder.max_length
         if self.augmentation == "token_shuffle":
-            batch["position_ids"] = shuffled_position_ids(mask, generator)
+            batch["position_ids"] = shuffled_position_ids(mask, generator, cap)
         elif self.augmentation == "token_cutoff":
-            batch["cutoff"] = cutoff_rows(mask, self.augmentation_rate, generator)
+            batch["cutoff"] = cutoff_rows(mask, self.augmentation_rate, generator, cap)
         return batch
 
     def views(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:

@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from clinsent.losses.base import Embedded, MethodLoss, block_rows, take
+from clinsent.data.buckets import Group
+from clinsent.data.positions import Alloc, StepRows, fresh
+from clinsent.losses.base import Embedded, MethodLoss, block_rows, gathered, own_text_encoder, take
 from clinsent.losses.contrastive import cosine_logits
 from clinsent.methods.sup_simcse import SupSimCSESettings
 from clinsent.models.encoder import Encoder
@@ -46,8 +49,8 @@ class SupSimCSELoss(MethodLoss):
     clinical NLI study's settings: sentence-transformers' ``MultipleNegativesRankingLoss``, its
     scale 20 being tau 0.05.
 
-    Inputs (rows of ``anchor``, ``positive``, ``negative``): ``features`` (the three columns
-    tokenized as one 3N batch), ``n``. Output: ``{"supervised": loss}``. The pooling is the
+    Inputs (rows of ``anchor``, ``positive``, ``negative``, or their token positions):
+    ``features`` (the three columns as one 3N batch), ``n``. Output: ``{"supervised": loss}``. The pooling is the
     encoder's (``cls``: an MLP head in training only, ``cls_mlp``: kept).
 
     Knobs (defaults: :class:`clinsent.methods.sup_simcse.SupSimCSESettings`): ``temperature``
@@ -56,6 +59,8 @@ class SupSimCSELoss(MethodLoss):
 
     Example: ``SupSimCSELoss(encoder, temperature=0.05, hard_negatives=True)``.
     """
+
+    capturable = True  # no host value in its step: a captured step replays it (clinsent.train.graphs)
 
     def __init__(
         self,
@@ -74,9 +79,23 @@ class SupSimCSELoss(MethodLoss):
     def columns(self) -> list[str]:
         return ["anchor", "positive", "negative"] if self.hard_negatives else ["anchor", "positive"]
 
-    def prepare(self, rows: pd.DataFrame, generator: torch.Generator) -> dict[str, Any]:
-        texts = [t for c in self.columns() for t in rows[c].astype(str).tolist()]
-        return {"n": len(rows), "features": self.encoder.tokenize(texts)}
+    def width_groups(self) -> dict[str, Group]:
+        return {"rows": Group(self.encoder.max_length)}  # anchors, positives and negatives: one pass
+
+    def widths(self, rows: StepRows) -> dict[str, int]:
+        return {"rows": max(rows.tables[c].width(rows.index[c]) for c in self.columns())}
+
+    def rows_of(self, frame: pd.DataFrame) -> StepRows:
+        encoder = own_text_encoder(self, "_text_encoder", self.encoder.tokenizer, self.encoder.max_length)
+        tables = {c: encoder.encode(frame[c].astype(str).tolist())[0] for c in self.columns()}
+        own = np.arange(len(frame))
+        return StepRows(len(frame), tables, dict.fromkeys(tables, own), frame=lambda: frame)
+
+    def assemble(self, rows: StepRows, generator: torch.Generator, alloc: Alloc = fresh) -> dict[str, Any]:
+        """The anchors, then the positives (then the hard negatives), gathered into one padded batch."""
+        width = self.width("rows", self.widths(rows)["rows"])
+        parts = [(rows.tables[c], rows.index[c]) for c in self.columns()]
+        return {"n": rows.n, "features": gathered(parts, width, alloc)}
 
     def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
         """Rows ``start..stop-1``: their anchors, positives (and negatives), one pass as the batch's."""

@@ -50,6 +50,9 @@ class Method(abc.ABC, Generic[S]):
     # whether the loss is written in halves (``embed``/``score``) and can cut a batch (``chunk``):
     # only then do mini_batch and accumulate apply (a loss with only ``forward`` steps in one pass)
     steps_in_chunks: ClassVar[bool] = False
+    # whether its loss makes each step's batch from token files (clinsent.data.tokens: its data
+    # need declares them, a ``tokens`` job writes them); else the step tokenizes its rows
+    tokenized: ClassVar[bool] = False
 
     def __init__(self, settings: S) -> None:
         self.settings: S = settings
@@ -71,6 +74,7 @@ class Method(abc.ABC, Generic[S]):
             s.steps,
             source=s.sentences,
             fraction=float(s.fraction),
+            max_length=s.max_length if self.tokenized else 0,
         )
 
     def extra_models(self) -> list[str]:

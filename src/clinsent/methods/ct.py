@@ -28,6 +28,7 @@ class CTSettings(TrainedSettings, SentencePlanSettings):
 
 @METHODS.register("ct", settings=CTSettings)
 class ContrastiveTension(Method[CTSettings]):
+    tokenized = True  # its batches gathered from the token files
     loss_class = "clinsent.losses.ct:CTLoss"  # imported by build_loss alone
     reference = "Contrastive Tension (Carlsson et al. 2021, ICLR, section 3)"
     in_batch_negatives = True

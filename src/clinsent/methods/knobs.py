@@ -61,14 +61,36 @@ class TrainedSettings(MethodSettings):
     compile: bool | Auto = knob(
         "auto",
         "torch.compile the whole step's forward (encoder, pooling, loss, the loss's own "
-        "encoders) as one graph, token lengths padded to multiples of 16 (few shapes); "
+        "encoders) as one graph, one per length bucket (length_buckets); "
         "steps in chunks (mini_batch, accumulate) stay eager. auto: on where a CUDA measurement "
         "showed it faster (clinsent.gpu.speed), off on the CPU; a compile_mode turns it on",
     )
-    compile_mode: Literal["default", "reduce-overhead", "max-autotune"] = knob(
+    compile_mode: Literal["default", "max-autotune"] = knob(
         "default",
-        "torch.compile's mode with compile on: reduce-overhead replays each shape's step as a CUDA graph "
-        "on CUDA (no effect on the CPU)",
+        "torch.compile's mode with compile on (a CUDA graph of each shape's whole step: graphs)",
+        aliases={"reduce-overhead": "default, with graphs: true (the whole step captured as a CUDA graph)"},
+    )
+    graphs: bool | Auto = knob(
+        "auto",
+        "speed, CUDA: capture each batch shape's whole step (forward, loss, backward, clipping, "
+        "fused AdamW) as a CUDA graph the second time the shape is seen, and replay it "
+        "(clinsent.train.graphs); the CPU, chunked steps (mini_batch, accumulate), unpad, fp16, "
+        "gradient_checkpointing, rmsprop and the objectives whose step reads host values (mlm, "
+        "note_category, declutr, MED-SE's bilstm) stay eager, saying why. auto: on where a CUDA "
+        "measurement showed it faster (clinsent.gpu.speed), off on the CPU",
+    )
+    length_buckets: int | tuple[int, ...] = knob(
+        4,
+        "pad each batch's tokens to one of a few lengths, so a job's steps take few shapes "
+        "(clinsent.data.buckets): a count (the lengths chosen from the job's own batches, fewest "
+        "padded tokens) or the lengths; 0: each batch to its own longest row. "
+        "Padding is masked: the same embeddings, dropout's draws over another shape",
+        json={
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": 64},
+                {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1},
+            ]
+        },
     )
     precision: Precision = knob("auto", PRECISION_DOC, aliases=PRECISION_ALIASES)
     mini_batch: int | None = knob(

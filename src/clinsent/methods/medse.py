@@ -56,7 +56,10 @@ class MedSE(SimCSE[MedSESettings]):
     def data_need(self) -> DataNeed | None:
         need = super().data_need()
         assert isinstance(need, SentencePlan)
-        return dataclasses.replace(need, entities=True)
+        s = self.settings
+        return dataclasses.replace(
+            need, entities=True, definition_length=s.definition_max_length, definition_model=s.definition_model or ""
+        )
 
     def extra_models(self) -> list[str]:
         return [self.settings.definition_model] if self.settings.definition_model else []

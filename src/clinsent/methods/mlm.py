@@ -56,10 +56,11 @@ class DocumentMethod(Method[MlmS]):
 
     def data_need(self) -> DataNeed | None:
         s = self.settings
-        return DocumentRows(s.documents, s.batch_size)
+        return DocumentRows(s.documents, s.batch_size, max_length=s.max_length if self.tokenized else 0)
 
 
 @METHODS.register("mlm", settings=MlmSettings)
 class ContinuedMLM(DocumentMethod[MlmSettings]):
+    tokenized = True  # its batches gathered from the token files
     loss_class = "clinsent.losses.mlm:MlmLoss"  # imported by build_loss alone
     reference = "continued masked language modelling (the healthcare-LM paper, Taylor et al., section 2.3.1, eq. 1)"

@@ -33,9 +33,10 @@ class NoteCategorySettings(MlmSettings):
 
 @METHODS.register("note_category", settings=NoteCategorySettings)
 class NoteCategory(DocumentMethod[NoteCategorySettings]):
+    tokenized = True  # its batches gathered from the token files
     loss_class = "clinsent.losses.note_category:NoteCategoryLoss"  # imported by build_loss alone
     reference = "note-category pre-training (the healthcare-LM paper, Taylor et al., section 2.3.2, eqs. 4-5)"
 
     def data_need(self) -> DataNeed | None:
         s = self.settings
-        return DocumentRows(s.documents, s.batch_size, categories=True)
+        return DocumentRows(s.documents, s.batch_size, categories=True, max_length=s.max_length)

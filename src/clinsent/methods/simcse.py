@@ -72,6 +72,7 @@ SimS = TypeVar("SimS", bound=SimCSESettings)  # MED-SE's and MixCSE's settings e
 
 @METHODS.register("simcse", settings=SimCSESettings)
 class SimCSE(Method[SimS]):
+    tokenized = True  # its batches gathered from the token files
     loss_class = "clinsent.losses.simcse:SimCSELoss"  # imported by build_loss alone
     reference = "unsupervised SimCSE (Gao, Yao, Chen 2021, EMNLP, eq. 1)"
     in_batch_negatives = True

@@ -42,6 +42,7 @@ SupS = TypeVar("SupS", bound=SupSimCSESettings)  # MNR's settings extend these
 
 @METHODS.register("sup_simcse", settings=SupSimCSESettings)
 class SupervisedSimCSE(Method[SupS]):
+    tokenized = True  # its batches gathered from the token files
     loss_class = "clinsent.losses.supervised:SupSimCSELoss"  # imported by build_loss alone
     reference = "supervised SimCSE (Gao, Yao, Chen 2021, EMNLP, section 4, eq. 5)"
     in_batch_negatives = True
@@ -50,7 +51,7 @@ class SupervisedSimCSE(Method[SupS]):
     def data_need(self) -> DataNeed | None:
         s = self.settings
         columns = ("anchor", "positive", "negative") if s.hard_negatives else ("anchor", "positive")
-        return TrainingRows(s.train_data, columns, s.batch_size)
+        return TrainingRows(s.train_data, columns, s.batch_size, max_length=s.max_length)
 
     def check(self, where: str, config: RunConfig) -> None:
         s = self.settings

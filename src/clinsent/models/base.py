@@ -67,6 +67,13 @@ def resolve_model(spec: str) -> str:
     return spec
 
 
+def load_tokenizer(spec: str) -> Any:
+    """The base model's tokenizer alone (the ``tokens`` rule: no weights loaded)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(resolve_model(spec))
+
+
 def load_transformer(spec: str, max_length: int) -> Any:
     """A sentence-transformers ``Transformer`` module for the base model."""
     from sentence_transformers.sentence_transformer.modules import Transformer

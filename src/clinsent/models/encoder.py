@@ -77,7 +77,6 @@ class Encoder:
         self.head = head  # a pooling's MLP kept at test time (``cls_mlp``): part of every embedding
         self.pooling, self.first_layer, self.max_length, self.device = pooling, first_layer, max_length, device
         self.precision = resolve(precision, device)  # bf16, fp16 or fp32: the forward pass's autocast
-        self.pad_multiple: int | None = None  # token lengths padded to a multiple of this (compiled steps)
         self.unpad = False  # the layers run on the real tokens only (clinsent.models.unpadded; ``unpad``)
         self.varlen = False  # with unpad: variable-length flash attention on CUDA (``varlen_attention``)
         self._own = threading.local()  # each background thread's copy of the tokenizer
@@ -106,7 +105,6 @@ class Encoder:
                 padding=True,
                 truncation=True,
                 max_length=max_length or self.max_length,
-                pad_to_multiple_of=self.pad_multiple,
                 return_tensors="pt",
                 return_offsets_mapping=offsets,
                 return_special_tokens_mask=special_tokens_mask,

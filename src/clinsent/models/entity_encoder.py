@@ -47,6 +47,8 @@ class EntityEncoder(nn.Module):
     """Gathers each entity's span, encodes it (:meth:`encode`, one subclass per kind) and
     average-pools the encoded span into h_ent."""
 
+    host_lengths = False  # whether ``encode`` reads the spans' lengths on the host (a captured step cannot)
+
     def __init__(self, dim: int, layers: int = 1, heads: int | None = None, dropout: float = 0.1) -> None:
         super().__init__()
         if not isinstance(dim, int):
@@ -88,11 +90,25 @@ class EntityEncoder(nn.Module):
             lengths = span_mask.sum(dim=1).cpu()
         if width is None:
             width = int(lengths.max()) if len(lengths) else 0
-        idx = torch.argsort((~span_mask).to(torch.int8), dim=1, stable=True)[:, :width]
-        spans = torch.gather(token_states, 1, idx.unsqueeze(-1).expand(-1, -1, token_states.size(-1)))
+        index = torch.argsort((~span_mask).to(torch.int8), dim=1, stable=True)[:, :width]
         valid = torch.arange(width, device=span_mask.device).unsqueeze(0) < lengths.to(
             span_mask.device, non_blocking=True
         ).unsqueeze(1)
+        return self.pooled(token_states, index, valid, attention_mask, lengths)
+
+    def pooled(
+        self,
+        token_states: torch.Tensor,
+        index: torch.Tensor,
+        valid: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        lengths: torch.Tensor,
+    ) -> torch.Tensor:
+        """h_ent [n, d] from each entity's token positions ``index`` [n, S] (its tokens first,
+        ``valid`` [n, S] marks them; ``lengths`` [n], their counts, on the host): the span's
+        states gathered, encoded and mean-pooled. The positions are made when the batch is
+        prepared (:mod:`clinsent.losses.medse`), so the step neither sorts nor counts."""
+        spans = torch.gather(token_states, 1, index.unsqueeze(-1).expand(-1, -1, token_states.size(-1)))
         spans = self.encode(spans, valid, lengths, token_states, attention_mask)
         mask = valid.unsqueeze(-1).to(spans.dtype)
         return (spans * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
@@ -125,6 +141,8 @@ class TransformerEncoder(EntityEncoder):
 
 class BiLSTMEncoder(EntityEncoder):
     """``bilstm``: a bidirectional LSTM (d/2 per direction) over the span's tokens."""
+
+    host_lengths = True  # pack_padded_sequence sorts by them on the host
 
     def __init__(self, dim: int, layers: int = 1, heads: int | None = None, dropout: float = 0.1) -> None:
         super().__init__(dim)

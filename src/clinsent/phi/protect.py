@@ -22,6 +22,7 @@ NOTE_DIRS = (
     "documents",
     "doc_tasks",
     "training_rows",
+    "tokens",  # token ids of the notes are note text (clinsent.data.tokens)
     "sentence_corpora",
     "embeddings",
     "corpus_embeddings",

@@ -15,6 +15,8 @@ from typing import Any
 from clinsent import paths
 from clinsent.config.sections import Notes
 from clinsent.data.plan import sentence_corpus_path
+from clinsent.data.token_sources import layout_of
+from clinsent.data.tokens import TokenFile
 from clinsent.evaluation import length as eval_length
 from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.methods.entries import run_models
@@ -36,6 +38,7 @@ class Plan:
         self.files = RunFiles(run)
         self.view: PlanView = KindView(run, self.files)
         self._params: dict[Any, dict[str, Any]] = {}  # each job's params, made once (every rule asks often)
+        self._tokens: dict[str, TokenFile] | None = None  # every token file of the grid, by path
 
     def release_dir(self) -> str:
         """The release copies of the run's trained models (one ``release`` job writes them all)."""
@@ -140,8 +143,67 @@ class Plan:
         }
         need = entry.method.data_need() if entry.method.trains else None
         if need is not None:
-            inputs.update(need.inputs(self.files.data_paths(), int(seed)))
+            inputs.update(need.inputs(self.data_paths(base_model), int(seed)))
         return inputs
+
+    def data_paths(self, base_model: str) -> dict[str, str]:
+        """Where a train job's data lives, and its tokenizer's name in the token files (its base
+        model's key: a run started from another run's model keeps its base model's tokenizer)."""
+        return {**self.files.data_paths(), "tokenizer": base_model}
+
+    def token_files(self) -> dict[str, TokenFile]:
+        """Every token file a train job of the grid reads, by path (:mod:`clinsent.data.tokens`)."""
+        if self._tokens is None:
+            found: dict[str, TokenFile] = {}
+            for m, b, _ in self.run.trained_jobs():
+                method = self.run.methods[m].method
+                need = method.data_need() if method.trains else None
+                if need is not None:
+                    for f in need.token_files(self.data_paths(b)).values():
+                        found[f.path(self.run.results)] = f
+            self._tokens = found
+        return dict(self._tokens)
+
+    def token_file(self, source: str, tokenizer: str, length: int | str) -> TokenFile:
+        path = paths.Tree(self.run.results).file(
+            paths.TOKENS, token_source=source, tokenizer=tokenizer, token_length=length
+        )
+        return self.token_files()[path]
+
+    def tokenizer_model(self, tokenizer: str) -> str:
+        """The model whose tokenizer a token file's name means: a base model's key, or the hash of
+        another model (MED-SE's ``definition_model``: :func:`clinsent.paths.tokenizer_key`)."""
+        if tokenizer in self.run.parts.base_models:
+            return str(self.run.parts.base_models[tokenizer])
+        for entry in self.run.methods.values():
+            spec = getattr(entry.method.settings, "definition_model", None)
+            if spec and paths.tokenizer_key(spec) == tokenizer:
+                return str(spec)
+        raise KeyError(f"no model of the config has the tokenizer name {tokenizer!r}")
+
+    def token_inputs(self, source: str, tokenizer: str) -> dict[str, Any]:
+        """A token file's source rows (and, for the notes' sentences where the run links entities,
+        the linked entities, whose spans it maps) and its tokenizer's model folder."""
+        layout, name = layout_of(source), source.split("-", 1)[-1]
+        where = {
+            "definitions": lambda: self.files.linked_path(),
+            "documents": lambda: self.run.tree.file(paths.DOCUMENTS, partition=name),
+            "rows": lambda: self.run.tree.file(paths.TRAINING_ROWS, source=name),
+            "sentences": lambda: (
+                self.files.sets_path() if source == "notes" else sentence_corpus_path(self.run.results, name)
+            ),
+        }
+        out: dict[str, Any] = {"source": where[layout]()}
+        if source == "notes" and self.run.note_entities:
+            out["linked"] = self.files.linked_path()
+        out["model"] = self.files.model_inputs([self.tokenizer_model(tokenizer)])
+        return out
+
+    def token_params(self, source: str, tokenizer: str, length: int | str) -> dict[str, Any]:
+        """What a token file is made of: its layout, its tokenizer's model, its length (its source
+        and the linked entities are its inputs)."""
+        f = self.token_file(source, tokenizer, length)
+        return {"layout": layout_of(source), "model": self.tokenizer_model(tokenizer), "max_length": f.max_length}
 
     def train_params(self, method: str, base_model: str, seed: int | str) -> dict[str, Any]:
         key = (method, base_model, str(seed))

@@ -178,6 +178,9 @@ class RunView:
             "task": one_of(self.doc_tasks),
             "hub": one_of(hub_slug(m) for m in self.hub_models),
             "embedded_corpus": one_of(self.corpus_embeddings),
+            "token_source": r"notes|definitions|(corpus|rows|documents)-[^/]+",
+            "tokenizer": r"[^/]+",
+            "token_length": r"\d+",
         }
 
     def trained_jobs(self) -> list[Job]:

@@ -7,17 +7,19 @@ Every objective's step traces as one graph with no break (tests/train/test_compi
 ``fullgraph=True``): the steps have no host sync (:mod:`clinsent.train.syncs`), which would
 break the graph too. Two things make that hold here:
 
-- token lengths are padded to multiples of :data:`BUCKET` (16) while the batch is prepared, so a
-  job compiles a handful of shapes, not one per longest sentence (padding is masked: the same
+- a job's batches are padded to its length buckets (:mod:`clinsent.data.buckets`), so a job
+  compiles a handful of shapes, not one per longest sentence (padding is masked: the same
   embeddings; with dropout on, its masks are drawn over the padded shape, so curves differ from
-  an uncompiled run's in their draws, not in distribution);
+  an unbucketed run's in their draws, not in distribution); a batch tokenized in the step (a
+  frame without token files) is padded to a multiple of :data:`BUCKET`;
 - transformers installs its output-capturing hooks on a model's first forward, under a lock
   that Dynamo cannot trace; they are installed here, before the first compiled step.
 
 Steps cut into chunks (``mini_batch``, ``accumulate``: :mod:`clinsent.train.chunked`) call the
-loss's halves one chunk at a time and stay eager. ``compile_mode`` is torch.compile's mode:
-``reduce-overhead`` replays each shape's step as a CUDA graph on CUDA (one graph per bucketed
-shape; no effect on the CPU). Compilation is lazy: the first step of each shape pays it.
+loss's halves one chunk at a time and stay eager. ``compile_mode`` is torch.compile's mode
+(``default`` or ``max-autotune``); a CUDA graph of the whole step, optimiser included, is the
+``graphs`` knob's (:mod:`clinsent.train.graphs`), with or without compile. Compilation is lazy:
+the first step of each shape pays it.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from typing import Any
 
 import torch
 
+from clinsent.losses.base import MethodLoss
 from clinsent.models.encoder import Encoder
 
-BUCKET = 16  # token lengths are padded to a multiple of this when the step is compiled
-MODES = ("default", "reduce-overhead", "max-autotune")
+BUCKET = 16  # a batch tokenized in the step is padded to a multiple of this when the step is compiled
+MODES = ("default", "max-autotune")
 
 
 def encoders_of(module: torch.nn.Module, encoder: Encoder) -> Iterator[Encoder]:
@@ -44,11 +47,13 @@ def encoders_of(module: torch.nn.Module, encoder: Encoder) -> Iterator[Encoder]:
 def compile_loss(
     loss: torch.nn.Module, encoder: Encoder, mode: str = "default", backend: str = "inductor", fullgraph: bool = False
 ) -> Callable[[dict[str, Any]], dict[str, torch.Tensor]]:
-    """``loss``'s forward compiled, its encoders padding to :data:`BUCKET`. ``fullgraph`` makes a
+    """``loss``'s forward compiled (a batch without length buckets padded to :data:`BUCKET`). ``fullgraph`` makes a
     graph break an error (the tests); the trainer leaves it off, so a user's plugin loss that
     breaks the graph still trains, in pieces."""
+    for module in loss.modules():  # a batch without length buckets: padded to multiples of BUCKET
+        if isinstance(module, MethodLoss):
+            module.pad_multiple = BUCKET
     for enc in encoders_of(loss, encoder):
-        enc.pad_multiple = BUCKET
         _install_output_hooks(enc.model)
     compiled: Callable[[dict[str, Any]], dict[str, torch.Tensor]] = torch.compile(
         loss, mode=None if mode == "default" else mode, backend=backend, fullgraph=fullgraph

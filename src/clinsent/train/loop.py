@@ -24,6 +24,9 @@ from typing import Any
 import torch
 
 from clinsent.data import TrainingData
+from clinsent.data.buckets import Buckets
+from clinsent.data.buckets import resolve as resolve_buckets
+from clinsent.data.positions import Buffers
 from clinsent.errors import InputError
 from clinsent.gpu.speed import resolved as resolved_speed
 from clinsent.losses.base import MethodLoss
@@ -35,7 +38,10 @@ from clinsent.optimisation import Optimisation
 from clinsent.train import checkpoint as ckpt
 from clinsent.train.chunked import accumulated_step, cached_step
 from clinsent.train.compiled import compile_loss
-from clinsent.train.prefetch import pinned, prefetch, workers_for
+from clinsent.train.graphs import CapturedSteps, eager_reason
+from clinsent.train.prefetch import Prefetch, pinned, prefetch, workers_for
+
+PREFETCH = 2  # batches prepared ahead of the step
 
 
 class Preempted(RuntimeError):
@@ -78,9 +84,15 @@ class MethodLoop:
     plan's steps. ``bench/`` times its :meth:`step`."""
 
     def __init__(
-        self, method: Method[TrainedSettings], encoder: Encoder, seed: int, data: TrainingData | None = None
+        self,
+        method: Method[TrainedSettings],
+        encoder: Encoder,
+        seed: int,
+        data: TrainingData | None = None,
+        log: Callable[[str], Any] = print,
+        capture: Any = None,
     ) -> None:
-        s = resolved_speed(method.settings, encoder.device.type)  # compile and unpad's auto, on this device
+        s = resolved_speed(method.settings, encoder.device.type)  # compile, unpad and graphs' auto, on this device
         self.s, self.encoder, self.seed = s, encoder, seed
         if s.gradient_checkpointing:  # before the loss copies the encoder (CT's twin, MED-SE's definitions)
             checkpoint_layers(encoder.model, dropout=s.dropout)
@@ -92,6 +104,9 @@ class MethodLoop:
         for p in [*encoder.model.parameters(), *head, *self.loss.parameters()]:  # a shared module counts once
             if p.requires_grad and all(p is not q for q in self.params):
                 self.params.append(p)
+        why_eager = eager_reason(s, self.loss, encoder.device, encoder.precision) if capture is None else None
+        captured = bool(s.graphs) and why_eager is None
+        self.notes = [] if not s.graphs else [f"graphs: the steps stay eager ({why_eager})" if why_eager else ""]
         self.optimisation = Optimisation(
             self.params,
             s.learning_rate,
@@ -101,6 +116,21 @@ class MethodLoop:
             optimizer=s.optimizer,
             device=encoder.device,
             precision=encoder.precision,
+            capturable=captured and encoder.device.type == "cuda",
+        )
+        # each step's batch from the token files (no tokenizer in the step), in buffers reused
+        # batch after batch (page-locked on CUDA), padded to the job's length buckets
+        has_tokens = getattr(data, "has_tokens", None)  # a TrainingData (a test may bind a bare namespace)
+        self.tokens = bool(callable(has_tokens) and has_tokens() and self.loss.assembles())
+        self.loss.static_shapes = captured  # e.g. MED-SE: an entity slot for every row
+        self.buckets = self._buckets(data) if self.tokens and data is not None else {}
+        self.loss.use_buckets(self.buckets)
+        self.buffers = Buffers(PREFETCH + 3, pin=encoder.device.type == "cuda") if self.tokens else None
+        opt = self.optimisation
+        self.graphs = (
+            CapturedSteps(self._eager, self._body, opt.scheduler.step, opt.zero_grad, encoder.device, log, capture)
+            if captured
+            else None
         )
         if s.unpad:  # every encoder of the loss (MED-SE's definitions, CT's twin) on its real tokens
             from clinsent.models.unpadded import supports
@@ -154,13 +184,61 @@ class MethodLoop:
         elif s.accumulate > 1 and rows > 1:
             opt.zero_grad()
             parts = accumulated_step(self.loss, batch, math.ceil(rows / s.accumulate), opt.scale)
+        elif self.graphs is not None:
+            return self.graphs(batch)  # captured once per shape, then replayed (clinsent.train.graphs)
         else:
-            parts = self.forward(batch)
-            total = torch.stack(list(parts.values())).sum()
-            opt.step(total)
-            return self._record(total, parts)
+            return self._eager(batch)
         opt.apply()
         return self._record(torch.stack([v.float() for v in parts.values()]).sum(), parts)
+
+    def advance(self, step: int, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """Step ``step`` on its batch (:meth:`step`); on CUDA its batch's buffers are fenced: they are
+        filled again only once the step's copies from them have run."""
+        losses = self.step(batch)
+        if self.buffers is not None and self.encoder.device.type == "cuda":
+            event = torch.cuda.Event()
+            event.record()  # after the step's copies from the batch's buffers, on the same stream
+            self.buffers.fence(step, event)
+        return losses
+
+    def _eager(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """One plain step: the gradients zeroed, the loss's parts, backward, clip, optimiser and
+        schedule step."""
+        parts = self.forward(batch)
+        total = torch.stack(list(parts.values())).sum()
+        self.optimisation.step(total)
+        return self._record(total, parts)
+
+    def _body(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """What a captured step holds: the loss's parts, backward, clip and optimiser step (the
+        gradients are made by the captured backward; the schedule steps after each replay)."""
+        parts = self.forward(batch)
+        total = torch.stack(list(parts.values())).sum()
+        total.backward()
+        self.optimisation.clip_and_step()
+        return self._record(total, parts)
+
+    def _buckets(self, data: TrainingData) -> dict[str, Buckets]:
+        """Each width group's length buckets, from the job's own batches (every step's longest row,
+        known from the batch plan and the token files before the first step)."""
+        groups = self.loss.width_groups()
+        widths: dict[str, list[int]] = {g: [] for g in groups}
+        rows = []
+        for step in range(1, self.s.steps + 1):
+            at = data.positions(step)
+            found = self.loss.widths(at)
+            for g in groups:
+                widths[g].append(int(found.get(g, 1)))
+            rows.append(at.n)
+        return {g: resolve_buckets(self.s.length_buckets, group, widths[g], rows) for g, group in groups.items()}
+
+    def describe(self) -> list[str]:
+        """The log's lines on how this job's steps run: its length buckets, and whether its steps
+        are captured."""
+        lines = [f"{g}: {b.describe()}" for g, b in self.buckets.items()]
+        if self.graphs is not None:
+            lines.append("graphs: each batch shape's step captured as a CUDA graph the second time it is seen")
+        return lines + [n for n in self.notes if n]
 
     def _record(self, total: torch.Tensor, parts: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return {
@@ -170,7 +248,13 @@ class MethodLoop:
         }
 
     def prepare(self, data: TrainingData, step: int) -> dict[str, Any]:
-        batch = self.loss.prepare(data.batch(step), step_generator(self.seed, step))
+        """Step ``step``'s batch: gathered from the token files into reused buffers (the loss's
+        ``assemble``), or, without them, its rows tokenized (the loss's ``prepare``)."""
+        generator = step_generator(self.seed, step)
+        if self.tokens and self.buffers is not None:
+            batch = self.loss.assemble(data.positions(step), generator, self.buffers.for_batch(step))
+        else:
+            batch = self.loss.prepare(data.batch(step), generator)
         if self.s.unpad:  # where each batch's real tokens are, found here rather than in the step
             attach(batch)
         return pinned(batch) if self.encoder.device.type == "cuda" else batch  # async host-to-GPU copies
@@ -198,8 +282,8 @@ class MethodLoop:
 
         progress = TrainProgress(first_step, self.s.steps, self.s.batch_size, log, progress_seconds)
         clock = _StepClock(first_step - 1)
-        for step, batch in self._batches(data, first_step):
-            losses = self.step(batch)
+        for step, batch in self.batches(data, first_step):
+            losses = self.advance(step, batch)
             points = self._points(step, progress_every, stop)
             if progress.due(step) or (points.reporting and progress.pending is None):
                 progress.take(step, losses)  # a copy to the host that does not wait
@@ -221,14 +305,14 @@ class MethodLoop:
         progress.poll(synced=True)  # the last step's sync point wrote any pending line already
         return clock.seconds
 
-    def _batches(self, data: TrainingData, first_step: int) -> Iterator[tuple[int, dict[str, Any]]]:
-        """The steps' batches, prepared ahead on a background thread (:mod:`clinsent.train.prefetch`)."""
-        return prefetch(
-            lambda step: self.prepare(data, step),
-            range(first_step, self.s.steps + 1),
-            depth=2,
-            workers=workers_for(self.encoder.device.type, torch.get_num_threads()),
-        )
+    def batches(self, data: TrainingData, first_step: int = 1) -> Prefetch[dict[str, Any]]:
+        """The steps' batches from ``first_step`` on: gathered inline from the token files, or
+        tokenized ahead on background threads (:mod:`clinsent.train.prefetch`)."""
+        if self.tokens:  # a fraction of a millisecond, holding the interpreter lock: no thread
+            depth, workers = 0, 1
+        else:
+            depth, workers = PREFETCH, workers_for(self.encoder.device.type, torch.get_num_threads())
+        return prefetch(lambda step: self.prepare(data, step), range(first_step, self.s.steps + 1), depth, workers)
 
     def _points(self, step: int, progress_every: int, stop: Mapping[str, int] | None) -> _Points:
         s = self.s

@@ -1,13 +1,15 @@
-"""Prepare the next batches on background threads while the current step runs.
+"""Prepare the next batches on background threads while the current step runs, where that pays.
 
-Tokenization, span masks and augmentation draws are CPU work in Python; done on the step's
-critical path they leave a GPU idle. ``prefetch(fn, steps, depth, workers)`` yields
-``(step, fn(step))`` in order, computing up to ``depth`` steps ahead on ``workers`` threads
-(the fast tokenizers release the GIL while they encode, so several threads prepare several
-batches at once: a compiled GPU step can be shorter than one batch's tokenization). ``fn`` must
-draw its randomness from per-step generators (never the global ones), so the batches do not
-depend on the timing or on which thread made them. An exception in ``fn`` is raised in the
-consumer at the step where it happened.
+A batch gathered from token files (:mod:`clinsent.data.tokens`) takes a fraction of a
+millisecond and holds the interpreter lock throughout: the trainer makes it inline, on the
+thread that dispatches the step (``depth`` 0), since a second thread would only contend for the
+lock (each hand-over of the lock to a thread waiting on it can cost the interpreter's switch
+interval, 5 ms). A batch whose text changes at every step (a text augmentation, DeCLUTR's spans)
+is encoded by the fast tokenizer, which releases the lock while it encodes: it is prepared up to
+``depth`` steps ahead on ``workers`` threads. ``prefetch(fn, steps, depth, workers)`` yields
+``(step, fn(step))`` in order. ``fn`` must draw its randomness from per-step generators (never
+the global ones), so the batches do not depend on the timing or on which thread made them. An
+exception in ``fn`` is raised in the consumer at the step where it happened.
 
 On CUDA the trainer also pins each prepared batch's tensors (:func:`pinned`, on the prefetching
 thread), so the step's ``non_blocking`` copies to the GPU are truly asynchronous.
@@ -15,13 +17,10 @@ thread), so the step's ``non_blocking`` copies to the GPU are truly asynchronous
 
 from __future__ import annotations
 
-import queue
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-_DONE = object()
 
 
 def workers_for(device_type: str, threads: int) -> int:
@@ -30,71 +29,72 @@ def workers_for(device_type: str, threads: int) -> int:
     return max(1, min(4, threads - 1)) if device_type == "cuda" else 1
 
 
-def prefetch(
-    fn: Callable[[int], T], steps: Iterable[int], depth: int = 2, workers: int = 1
-) -> Iterator[tuple[int, T]]:
-    if workers > 1 and depth > 0:
-        yield from _pooled(fn, steps, max(depth, workers + 1), workers)
-        return
-    if depth <= 0:
-        for step in steps:
-            yield step, fn(step)
-        return
-    q: queue.Queue[Any] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
+class Prefetch(Iterator[tuple[int, T]]):
+    """``(step, fn(step))`` in order, up to ``depth`` steps computed ahead on ``workers`` threads
+    (``depth`` 0: inline, on the consumer's thread). :meth:`wait_full` waits until ``depth``
+    batches are ready (a benchmark starts its clock there); :meth:`close` stops the threads."""
 
-    def work() -> None:
-        try:
-            for step in steps:
-                if stop.is_set():
-                    return
-                q.put((step, fn(step)))
-        except BaseException as exc:  # handed to the consumer
-            q.put(exc)
-        q.put(_DONE)
+    def __init__(self, fn: Callable[[int], T], steps: Iterable[int], depth: int = 2, workers: int = 1) -> None:
+        from collections import deque
+        from concurrent.futures import Future, ThreadPoolExecutor
 
-    thread = threading.Thread(target=work, name="clinsent-prefetch", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = q.get()
-            if item is _DONE:
+        self.fn, self.order, self.depth = (
+            fn,
+            iter(steps),
+            max(depth, workers + 1) if workers > 1 and depth > 0 else depth,
+        )
+        self.pending: deque[tuple[int, Future[T]]] = deque()
+        self.pool = (
+            ThreadPoolExecutor(max_workers=max(workers, 1), thread_name_prefix="clinsent-prefetch")
+            if depth > 0
+            else None
+        )
+        self._fill()
+
+    def _fill(self) -> None:
+        while self.pool is not None and len(self.pending) < self.depth:
+            step = next(self.order, None)
+            if step is None:
                 return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while thread.is_alive():  # unblock a producer waiting on a full queue
-            try:
-                q.get_nowait()
-            except queue.Empty:
-                thread.join(timeout=0.05)
+            self.pending.append((step, self.pool.submit(self.fn, step)))
 
-
-def _pooled(fn: Callable[[int], T], steps: Iterable[int], depth: int, workers: int) -> Iterator[tuple[int, T]]:
-    """``prefetch`` on a pool of ``workers`` threads, ``depth`` steps in flight, in order."""
-    from collections import deque
-    from concurrent.futures import Future, ThreadPoolExecutor
-
-    pending: deque[tuple[int, Future[T]]] = deque()
-    order = iter(steps)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="clinsent-prefetch") as pool:
+    def __next__(self) -> tuple[int, T]:
+        if self.pool is None:
+            step = next(self.order)  # StopIteration ends the iteration
+            return step, self.fn(step)
+        if not self.pending:
+            self.close()
+            raise StopIteration
+        step, future = self.pending.popleft()
         try:
-            for step in order:
-                pending.append((step, pool.submit(fn, step)))
-                if len(pending) >= depth:
-                    break
-            while pending:
-                step, future = pending.popleft()
-                result = future.result()  # an exception of fn: raised here, at its step
-                nxt = next(order, None)
-                if nxt is not None:
-                    pending.append((nxt, pool.submit(fn, nxt)))
-                yield step, result
-        finally:
-            for _, future in pending:  # the consumer stopped early: what is queued is not run
-                future.cancel()
+            result = future.result()  # an exception of fn: raised here, at its step
+        except BaseException:
+            self.close()
+            raise
+        self._fill()
+        return step, result
+
+    def wait_full(self, timeout: float = 60.0) -> None:
+        """Return once every batch in flight is ready (at most ``depth``), or after ``timeout`` s."""
+        from concurrent.futures import wait
+
+        wait([f for _, f in self.pending], timeout=timeout)
+
+    def close(self) -> None:
+        """Cancel what is queued and let the threads end (a consumer that stopped early)."""
+        for _, future in self.pending:
+            future.cancel()
+        self.pending.clear()
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def prefetch(fn: Callable[[int], T], steps: Iterable[int], depth: int = 2, workers: int = 1) -> Prefetch[T]:
+    """``(step, fn(step))`` for each step, in order, prepared ahead (:class:`Prefetch`)."""
+    return Prefetch(fn, steps, depth, workers)
 
 
 def pinned(batch: Any, pin: Callable[[Any], Any] | None = None) -> Any:

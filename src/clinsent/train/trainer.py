@@ -272,7 +272,9 @@ def _loop(
     """The optimisation of a trained method, restored from its checkpoint where there is one."""
     s = method.settings
     data.check(s.steps)
-    loop = MethodLoop(method, built.encoder, seed, data)
+    loop = MethodLoop(method, built.encoder, seed, data, log=log)
+    for line in loop.describe():  # the length buckets, and whether the steps are captured
+        log(line)
     if s.varlen_attention and (note := varlen_fallback_note(built.device)):
         log(note)
     if resumed:

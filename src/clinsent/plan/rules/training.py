@@ -1,5 +1,6 @@
 """The training rules, as the plan declares them (``workflow/rules/batching.smk``, ``train.smk``):
-the batch plans and duplicate statistics, the training rows, the train jobs and the release copies."""
+the batch plans and duplicate statistics, the training rows, the token files, the train jobs and
+the release copies."""
 
 from __future__ import annotations
 
@@ -33,6 +34,11 @@ def duplicate_stats(p: Plan, wc: Wildcards) -> Declared:
 )
 def training_rows(p: Plan, wc: Wildcards) -> Declared:
     return p.files.training_data_files(wc["source"])
+
+
+@_rule(lambda p: [p.run.tree.pattern(paths.TOKENS)])
+def tokens(p: Plan, wc: Wildcards) -> Declared:
+    return p.token_inputs(wc["token_source"], wc["tokenizer"])
 
 
 @_rule(

@@ -1,0 +1,23 @@
+"""Snakemake script: tokenize one training source for one tokenizer and length (clinsent.data.tokens)."""
+
+from logging import Logger
+from typing import Any
+
+from clinsent.workflow.script import run
+
+
+def main(smk: Any, log: Logger) -> None:
+    from clinsent.data.token_sources import describe, tokenize_source
+    from clinsent.data.tokens import write_tables
+    from clinsent.models.base import load_tokenizer
+
+    spec = smk.params.spec
+    tokenizer = load_tokenizer(spec["model"])
+    keys, tables, spans = tokenize_source(
+        spec["layout"], smk.input.source, tokenizer, spec["max_length"], smk.input.get("linked"), log=log.info
+    )
+    log.info("%s", describe(keys, tables, spans))  # counts only, never text
+    write_tables(smk.output[0], keys, tables, spans, meta={"source": smk.wildcards.token_source})
+
+
+run(snakemake, main)
