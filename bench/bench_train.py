@@ -65,6 +65,7 @@ from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, autocast
 from clinsent.optimisation import pick_device
+from clinsent.train.graphs import Recording
 from clinsent.train.loop import MethodLoop
 from clinsent.train.prefetch import workers_for
 from clinsent.train.syncs import SyncCounter
@@ -269,7 +270,9 @@ class Ours:
     """The trainer's loop for one method (``MethodLoop``: its batches, then ``MethodLoop.advance``),
     its batches drawn from one stream for the whole measurement, as a training job draws them."""
 
-    def __init__(self, model: str, variant: str, batch: int, length: int, total_steps: int, lengths: str) -> None:
+    def __init__(
+        self, model: str, variant: str, batch: int, length: int, total_steps: int, lengths: str, stand_in: bool = False
+    ) -> None:
         self.method = method_of(variant, batch, length, total_steps)
         self.data = training_data(self.method, model, batch, length, total_steps, lengths)
         self.device = pick_device()
@@ -277,7 +280,9 @@ class Ours:
         t.model.to(self.device)
         s = self.method.settings
         self.encoder = Encoder(t.model, t.tokenizer, s.pooling, s.first_layer, length, self.device)
-        self.loop = MethodLoop(self.method, self.encoder, seed=0, data=self.data, log=lambda _: None)
+        # --stand-in: on the CPU, the captured path's plumbing (clinsent.train.graphs.Recording), not its speed
+        capture = Recording() if stand_in and self.method.settings.graphs is True else None
+        self.loop = MethodLoop(self.method, self.encoder, seed=0, data=self.data, log=lambda _: None, capture=capture)
         self.prep_seconds: list[float] = []  # each batch's preparation (inline, or on a prefetching thread)
         self.fed = [0, 0]  # token positions fed and real tokens, over the steps taken
         prepare = self.loop.prepare
@@ -494,6 +499,12 @@ def parse_args() -> argparse.Namespace:
         help="the CPU proxies instead (bench/proxies.py): tiny model, batch 64, length 128, demo lengths",
     )
     ap.add_argument("--quick", action="store_true", help="with --proxies: short windows (make gpu-check MODE=cpu)")
+    ap.add_argument(
+        "--stand-in",
+        action="store_true",
+        help="rows with graphs=true on the CPU step through the recording stand-in for the CUDA capture "
+        "(make gpu-check MODE=cpu: the captured path runs; its speed is a GPU's to measure)",
+    )
     args = ap.parse_args()
     if args.rounds < 5 and not args.proxies:
         ap.error("--rounds must be at least 5")
@@ -516,7 +527,9 @@ def warm_steps(ours: Ours, timed: range) -> int:
 def measure(args: argparse.Namespace, model: str) -> dict[str, Any]:
     """Every side's seconds per step over interleaved rounds, its step memory, one counted step."""
     total = WARM + args.rounds * args.steps + 1  # the warm-up, the timed rounds and one counted step
-    ours = {m: Ours(model, m, args.batch_size, args.max_length, total, args.lengths) for m in args.methods}
+    ours = {
+        m: Ours(model, m, args.batch_size, args.max_length, total, args.lengths, args.stand_in) for m in args.methods
+    }
     ref_of, batches = {}, {}
     for m, side in ours.items():
         ref_of[m], batches[ref_of[m]] = reference_batches(side, total)

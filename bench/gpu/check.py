@@ -20,9 +20,10 @@ Modes (``make gpu-check MODE=...``):
   6. ``bench_train.py`` at batch 512: simcse, medse and sup_simcse captured.
 - ``quick``: 1 and SimCSE's batch-64 rows, captured and eager (at most two minutes): the rerun after a fix.
 - ``cpu``: the same steps on the CPU, the tiny model, the CUDA tests skipped and counted, the
-  end-to-end run planned (a dry run), every row of ``full`` checked as a config would be, and the
-  CPU proxies of the step's host work (``bench_train.py --proxies``, short windows); about a
-  minute. ``make test-fast`` (so CI) runs it: a renamed knob, option or file breaks CI, not the
+  end-to-end run planned (a dry run), every row of ``full`` checked as a config would be, the
+  captured rows stepped through the recording stand-in for the capture (``--stand-in``: the
+  path's warm-up, capture, replay and copies run; speed is a GPU's), and the CPU proxies of the
+  step's host work (``bench_train.py --proxies``, short windows); about half a minute. ``make test-fast`` (so CI) runs it: a renamed knob, option or file breaks CI, not the
   next GPU run.
 
 Each step runs in a process of its own under its time limit; a failed step is recorded (with the
@@ -60,7 +61,8 @@ B64 = [
 ]
 QUICK = ["simcse:graphs=true", "simcse:graphs=false"]
 B512 = ["simcse:graphs=true", "medse:graphs=true", "sup_simcse:graphs=true"]
-CPU_ROWS = ["simcse", "medse", "sup_simcse", "simcse:unpad=true"]  # the tiny model: one of each path
+# the tiny model: one of each path (the captured rows through the recording stand-in: the path runs)
+CPU_ROWS = ["simcse", "medse", "sup_simcse", "simcse:unpad=true", "simcse:graphs=true", "medse:graphs=true"]
 # goals the figures are held to (a benchmark, not tests): issue 71's, each a ratio to a reference
 # measured in the same run
 GOALS = {
@@ -226,6 +228,8 @@ def steps(mode: str, out: Path, tiny: Path, py: str) -> list[Step]:
     tests = [py, "-m", "pytest", "-m", "cuda", "tests/train/test_cuda.py", "-q", "-rs", "-p", "no:cacheprovider"]
     rows64 = CPU_ROWS if cpu else B64 if mode == "full" else QUICK
     b64 = [*bench, "--batch-size", "8" if cpu else "64", "--out", str(out / "train-b64"), "--methods", *rows64]
+    if cpu:
+        b64.append("--stand-in")
     found = [Step("cuda tests", [*tests, f"--junitxml={out / 'cuda-tests.xml'}"], 240)]
     if mode == "quick":
         return [*found, Step("train, batch 64", b64, 300)]

@@ -189,3 +189,21 @@ def token_plan(
         tokens=read_tables(folder / "tokens.arrow"),
         definitions=read_tables(folder / "defs.arrow") if entities else None,
     )
+
+
+def token_rows(folder: Path, model: Path, batch: int, max_length: int, n: int = 40) -> Any:
+    """Triplets (anchor, positive, negative) with the token file the ``tokens`` rule would write."""
+    from clinsent.data.rows import RowsData
+    from clinsent.data.token_sources import tokenize_source
+    from clinsent.data.tokens import read_tables, write_tables
+    from clinsent.models.base import load_tokenizer
+
+    rows = objective_rows("sup_simcse", n)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows.to_parquet(folder / "rows.parquet")
+    write_tables(
+        folder / "rows.arrow",
+        *tokenize_source("rows", folder / "rows.parquet", load_tokenizer(str(model)), max_length),
+    )
+    tables = read_tables(folder / "rows.arrow")
+    return RowsData(rows, batch, seed=0, tokens=tables, columns=("anchor", "positive", "negative"))

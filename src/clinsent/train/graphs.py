@@ -43,7 +43,7 @@ from typing import Any
 
 import torch
 
-LIMIT = 16  # shapes captured at most; the others step eagerly
+LIMIT = 32  # shapes captured at most (MED-SE: up to 4 sentence x 4 definition buckets); the others step eagerly
 Parts = dict[str, torch.Tensor]
 
 
