@@ -23,8 +23,8 @@ Modes (``make gpu-check MODE=...``):
   end-to-end run planned (a dry run), every row of ``full`` checked as a config would be, the
   captured rows stepped through the recording stand-in for the capture (``--stand-in``: the
   path's warm-up, capture, replay and copies run; speed is a GPU's), and the CPU proxies of the
-  step's host work (``bench_train.py --proxies``, short windows); about half a minute. ``make test-fast`` (so CI) runs it: a renamed knob, option or file breaks CI, not the
-  next GPU run.
+  step's host work (``bench_train.py --proxies``, short windows); about half a minute. ``make
+  test-fast`` (so CI) runs it: a renamed knob, option or file breaks CI, not the next GPU run.
 
 Each step runs in a process of its own under its time limit; a failed step is recorded (with the
 tail of its output) and the others still run; the exit status is 1 if any failed. Figures go to

@@ -262,6 +262,27 @@ def test_a_method_knob_replans_that_method_alone(configs: dict[str, dict[str, An
     assert after.run.plans == before.run.plans  # the batches do not depend on lambda
 
 
+def test_a_length_makes_its_own_token_file_and_the_rest_stay(configs: dict[str, dict[str, Any]]) -> None:
+    """Token files are keyed by source, tokenizer and length: methods of one length share the
+    notes' file, a method given another length reads a file of its own (and its train job alone
+    moves), and the batch plans stay; the definitions have their own file, MED-SE's."""
+    before = _plan(configs["medse-demo"])
+    files = before.token_files()
+    assert {f.source for f in files.values()} == {"notes", "definitions"}
+    trained = [(m, b, s) for m, b, s in before.run.trained_jobs() if before.run.methods[m].method.trains]
+    notes = {before.train_inputs(m, b, s)["tokens"] for m, b, s in trained}
+    assert len(notes) == len({b for _, b, _ in trained})  # one per tokenizer (base model)
+    changed = copy.deepcopy(configs["medse-demo"])
+    method = next(m for m, e in changed["methods"].items() if e.get("objective") == "simcse")
+    changed["methods"][method]["max_length"] = 48
+    after = _plan(changed)
+    assert len(after.token_files()) == len(files) + len({b for _, b, _ in trained})
+    moved = {m for m, b, s in trained if after.train_inputs(m, b, s) != before.train_inputs(m, b, s)}
+    assert moved == {method} and after.run.plans == before.run.plans
+    params = after.token_params("notes", trained[0][1], 48)
+    assert params["max_length"] == 48 and params["layout"] == "sentences"
+
+
 def test_steps_change_the_batch_plan_and_every_method_on_it(configs: dict[str, dict[str, Any]]) -> None:
     before = _plan(configs["augment-demo"])
     changed = copy.deepcopy(configs["augment-demo"])

@@ -256,3 +256,20 @@ def test_medse_static_entity_slots_give_the_kept_entities_loss(tiny_bert: Path, 
         assert float((want[k] - got[k]).abs().max()) <= TOLERANCE, k
     for name, a in want_grads.items():
         assert float((a - got_grads[name]).abs().max()) <= TOLERANCE * max(1.0, float(a.abs().max())), name
+
+
+def test_medse_entity_slots_wider_than_a_short_batch(tiny_bert: Path) -> None:
+    """A run's span width (one bucket for the whole run) may exceed a batch of short sentences:
+    the extra positions are masked, and the entity embeddings are those of the batch's own width."""
+    method, encoder = method_and_encoder(tiny_bert, "medse", perturbation="sentence_pooling")
+    loss = method.build_loss(encoder)
+    loss.eval()
+    encoder.model.eval()
+    rows = loss.rows_of(objective_rows("medse"))
+    out = []
+    for buckets in ({}, {"span": Buckets((32,), 32)}):
+        loss.use_buckets(buckets)
+        batch = loss.assemble(rows, torch.Generator().manual_seed(0))
+        out.append((batch["span_index"].shape[1], loss.embed(batch).vectors["h_ent"]))
+    (narrow, want), (wide, got) = out
+    assert narrow < wide == 32 and float((want - got).abs().max()) <= TOLERANCE

@@ -246,7 +246,10 @@ class MedSELoss(SimCSELoss):
         mask[~kept, 0] = True  # a placeholder slot: one position, left out of eq. 2 by the mask
         counts = mask.sum(axis=1)
         width = self.width("span", int(counts.max()))
-        order = np.argsort(~mask, axis=1, kind="stable")[:, :width]  # each slot's positions first
+        order = np.argsort(~mask, axis=1, kind="stable")  # each slot's positions first
+        if order.shape[1] < width:  # the run's span width beyond this batch's sentences: masked columns
+            order = np.pad(order, ((0, 0), (0, width - order.shape[1])))
+        order = order[:, :width]
         batch["span_index"] = torch.from_numpy(order.astype(np.int64))
         batch["span_valid"] = torch.from_numpy(np.arange(width)[None, :] < counts[:, None])
         batch["span_lengths"] = torch.from_numpy(counts.astype(np.int64))  # on the host (the bilstm packs by them)

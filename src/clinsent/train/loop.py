@@ -1,8 +1,11 @@
 """One job's optimisation (:class:`MethodLoop`): the method's loss module, the training core's
 optimiser, schedule and clipping (:mod:`clinsent.optimisation`), stepped through the batch
-plan's steps with the batches prepared ahead; and how it stops on a scheduler's SIGTERM
-(:func:`sigterm_flag`, :class:`Preempted`). :mod:`clinsent.train.trainer` drives it; ``bench/``
-times its :meth:`MethodLoop.step`.
+plan's steps, each step's batch gathered from the token files into reused buffers, padded to the
+job's length buckets (:mod:`clinsent.data.tokens`, :mod:`clinsent.data.buckets`; a text made in
+the step is encoded ahead on background threads: :mod:`clinsent.train.prefetch`), each batch
+shape's step captured as a CUDA graph where ``graphs`` is on (:mod:`clinsent.train.graphs`); and
+how it stops on a scheduler's SIGTERM (:func:`sigterm_flag`, :class:`Preempted`).
+:mod:`clinsent.train.trainer` drives it; ``bench/`` times its :meth:`MethodLoop.advance`.
 
 Each step's random draws come from a generator seeded by (seed, step) (:func:`step_generator`)
 and dropout from torch's global generator, whose state the checkpoints keep: a resumed job
@@ -106,7 +109,7 @@ class MethodLoop:
                 self.params.append(p)
         why_eager = eager_reason(s, self.loss, encoder.device, encoder.precision) if capture is None else None
         captured = bool(s.graphs) and why_eager is None
-        self.notes = [] if not s.graphs else [f"graphs: the steps stay eager ({why_eager})" if why_eager else ""]
+        self.notes = [f"graphs: the steps stay eager ({why_eager})"] if s.graphs and why_eager else []
         self.optimisation = Optimisation(
             self.params,
             s.learning_rate,
@@ -238,7 +241,7 @@ class MethodLoop:
         lines = [f"{g}: {b.describe()}" for g, b in self.buckets.items()]
         if self.graphs is not None:
             lines.append("graphs: each batch shape's step captured as a CUDA graph the second time it is seen")
-        return lines + [n for n in self.notes if n]
+        return lines + self.notes
 
     def _record(self, total: torch.Tensor, parts: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return {

@@ -11,8 +11,9 @@ is encoded by the fast tokenizer, which releases the lock while it encodes: it i
 the global ones), so the batches do not depend on the timing or on which thread made them. An
 exception in ``fn`` is raised in the consumer at the step where it happened.
 
-On CUDA the trainer also pins each prepared batch's tensors (:func:`pinned`, on the prefetching
-thread), so the step's ``non_blocking`` copies to the GPU are truly asynchronous.
+On CUDA a batch is gathered into page-locked buffers (:class:`clinsent.data.positions.Buffers`),
+and any other tensor of a prepared batch is pinned (:func:`pinned`), so the step's
+``non_blocking`` copies to the GPU are truly asynchronous.
 """
 
 from __future__ import annotations
@@ -82,11 +83,12 @@ class Prefetch(Iterator[tuple[int, T]]):
 
     def close(self) -> None:
         """Cancel what is queued and let the threads end (a consumer that stopped early)."""
-        for _, future in self.pending:
+        for _, future in getattr(self, "pending", ()):
             future.cancel()
-        self.pending.clear()
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
+        pool = getattr(self, "pool", None)  # (a constructor that failed left none)
+        if pool is not None:
+            self.pending.clear()
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def __del__(self) -> None:
         self.close()
