@@ -6,6 +6,7 @@ from snakemake.utils import min_version
 from clinsent.errors import InputError
 from clinsent.plan.config import prepare_config
 from clinsent.io.safe_yaml import load_mapping
+from clinsent.safety.exclusive import hold_results
 from clinsent.workflow.smk import cache_signatures, check_scripts_once, config_error
 
 min_version("9.0")
@@ -50,6 +51,17 @@ include: "workflow/rules/finetune.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/benchmark.smk"
 include: "workflow/rules/phi.smk"
+
+
+# One run per results folder (clinsent.safety.exclusive.hold_results): when this run starts executing
+# (a dry run, --unlock, --summary and --report never do), its main process takes the results
+# folder's lock and keeps it to the end; a second run on the same folder stops here, whatever
+# working folder or checkout it comes from. Snakemake's own lock is per working folder.
+onstart:
+    try:
+        hold_results(PLAN.run.results)
+    except InputError as _exc:
+        config_error(_exc)
 
 
 rule all:

@@ -37,10 +37,10 @@ def warm_interpreter(request: pytest.FixtureRequest) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def guarded_writer_reset() -> Iterator[None]:
     """What a test declares to the guarded writer (a job's outputs and inputs) ends with the test."""
-    from clinsent.io import guarded
+    from clinsent.safety import guard
 
     yield
-    guarded.reset()
+    guard.reset()
 
 
 @pytest.fixture

@@ -18,8 +18,12 @@ def main(argv: list[str] | None = None) -> int:
     import importlib
 
     args = sys.argv[1:] if argv is None else argv
+    usage = f"usage: python -m clinsent {{{','.join(COMMANDS)}}} ... (each command's --help says more)"
+    if args[:1] in (["-h"], ["--help"]):
+        print(usage)
+        return 0
     if not args or args[0] not in COMMANDS:
-        print(f"usage: python -m clinsent {{{','.join(COMMANDS)}}} ...", file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
     return int(importlib.import_module(COMMANDS[args[0]]).main(args[1:]))
 

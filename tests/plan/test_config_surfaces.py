@@ -188,11 +188,11 @@ def test_new_config_writes_values_as_given_through_the_yaml_library(
         (["--set", "methods.medse_cls_all.lamda=0.2"], "unknown key 'lamda' (closest: 'lambda')"),
         (["--set", "seedz=[1]"], "unknown key 'seedz' (closest: 'seeds')"),
     ):
-        assert new_config(["medse", "--out", str(tmp_path / "bad.yaml"), *bad]) == 1
+        assert new_config(["medse", "--out", str(tmp_path / "bad.yaml"), *bad]) == 2
         assert message in capsys.readouterr().err and not (tmp_path / "bad.yaml").exists()
     for tracked in (REPO / "config" / "config.yaml", REPO / "config" / "benchmark.yaml", REPO / "README.md"):
         before = tracked.read_bytes()
-        assert new_config(["demo", "--out", str(tracked), "--force"]) == 1
+        assert new_config(["demo", "--out", str(tracked), "--force"]) == 2
         assert "is a file of the repository" in capsys.readouterr().err and tracked.read_bytes() == before
 
 

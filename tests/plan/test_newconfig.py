@@ -133,8 +133,8 @@ def test_new_config_then_a_dry_run_names_what_is_missing_and_plans_the_paper(tmp
     assert main(["medse", "--out", str(out), "--set", "notes.path=resources/demo/NOTEEVENTS.demo.csv"]) == 0
     text = out.read_text()
     assert text.count("# REQUIRED") == 4 and "path: resources/demo/NOTEEVENTS.demo.csv\n" in text
-    assert main(["medse", "--out", str(out)]) == 1  # never overwritten without --force
-    assert main(["medse", "--out", str(REPO / "config" / "paper" / "mine.yaml")]) == 1
+    assert main(["medse", "--out", str(out)]) == 2  # never overwritten without --force
+    assert main(["medse", "--out", str(REPO / "config" / "paper" / "mine.yaml")]) == 2
     cwd = os.getcwd()
     os.chdir(REPO)
     try:

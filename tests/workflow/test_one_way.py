@@ -73,7 +73,7 @@ def test_the_gpu_lock_folder_is_used_as_it_is(tmp_path: Path) -> None:
     assert _one_line(err.value).startswith(f"environment: {gpu_slots.LOCK_DIR_ENV}: ") and "inside the results" in str(
         err.value
     )
-    with pytest.raises(InputError, match="cannot be written"):  # /proc refuses root too
+    with pytest.raises(InputError, match="lies in the system folder /proc"):  # a system tree, refused as such
         gpu_slots.check_lock_dir(tmp_path / "results", {gpu_slots.LOCK_DIR_ENV: "/proc/clinsent-gpu-locks"})
     gpu_slots.check_lock_dir(tmp_path / "results", {gpu_slots.LOCK_DIR_ENV: str(made)})
     assert stat.S_IMODE(owner_only.stat().st_mode) == 0o700
@@ -306,8 +306,8 @@ def test_an_eval_set_is_read_in_full_at_dry_run(tmp_path: Path) -> None:
 def test_new_config_refuses_a_base_and_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from clinsent.config.newconfig import main
 
-    assert main(["medse", "--out", str(tmp_path), "--force"]) == 1
-    assert _one_line(capsys.readouterr().err).startswith(f"{tmp_path}: is a folder")
-    assert main(["medse", "--out", str(tmp_path / "c.yaml"), "--set", "base=config/config.yaml"]) == 1
-    assert _one_line(capsys.readouterr().err).startswith("--set base: the config is written on top of")
+    assert main(["medse", "--out", str(tmp_path), "--force"]) == 2
+    assert _one_line(capsys.readouterr().err).startswith(f"new-config: {tmp_path}: is a folder")
+    assert main(["medse", "--out", str(tmp_path / "c.yaml"), "--set", "base=config/config.yaml"]) == 2
+    assert _one_line(capsys.readouterr().err).startswith("new-config: --set base: the config is written on top of")
     assert not (tmp_path / "c.yaml").exists()

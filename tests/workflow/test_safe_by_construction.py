@@ -347,7 +347,7 @@ def test_a_link_decides_nothing(tmp_path: Path) -> None:
     link.symlink_to(manifest.parent, target_is_directory=True)
     with pytest.raises(InputError, match="inside the results folder"):
         gpu_slots.check_lock_dir(results, {gpu_slots.LOCK_DIR_ENV: str(link)})
-    from clinsent.io.guarded import claim
+    from clinsent.safety.guard import claim
 
     with pytest.raises(InputError, match="is a symbolic link"):
         claim(manifest)

@@ -111,6 +111,8 @@ def model_results(
     languages, files (for the dataset revision)."""
     import json
 
+    from clinsent.io.files import write_text
+
     folder = Path(out_dir) / revision
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -129,9 +131,9 @@ def model_results(
             list(spec["languages"]),
         )
         path = folder / f"{TASK_PREFIX}{task}.json"
-        path.write_text(json.dumps(result, indent=2), encoding="utf-8")
+        write_text(json.dumps(result, indent=2), path)  # the one way out
         written.append(path)
-    (folder / "model_meta.json").write_text(json.dumps(model_meta(name, revision), indent=2), encoding="utf-8")
+    write_text(json.dumps(model_meta(name, revision), indent=2), folder / "model_meta.json")
     return written
 
 

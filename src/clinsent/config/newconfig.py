@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
+from clinsent.io.files import write_text
 from clinsent.repository import ROOT
+from clinsent.safety.places import check_output_file
 
 REPO = ROOT
 PAPERS = {
@@ -253,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = Path(args.out)
     try:
+        check_output_file(out, "--out")  # the places rule every output keeps (clinsent.safety.places)
         if out.is_dir():
             raise InputError(out, "is a folder", "give --out the config file to write, e.g. --out my-config.yaml")
         if out.exists() and not args.force:
@@ -280,12 +283,10 @@ def main(argv: list[str] | None = None) -> int:
         optional = optional_keys(args.paper, list(required))
         text = render(args.paper, base, values, required, optional, str(out))
         check_overlay(text, base, values)
+        write_text(text, out)  # the one way out: atomic, through the guard (never a link, never a system folder)
     except (InputError, ValueError) as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    from clinsent.io.files import write_text
-
-    write_text(text, out)  # the guarded, atomic writer
+        print(f"new-config: {exc}", file=sys.stderr)
+        return 2
     left = [k for k, p in required.items() if values[k] == p and k not in optional]
     named = user_files(values, required)
     print(

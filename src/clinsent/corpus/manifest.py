@@ -20,8 +20,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from clinsent.corpus.normalize import NORM_VERSION
-from clinsent.io.files import sha256_file
 from clinsent.ner.pack import pack_hash
+from clinsent.safety.content import sha256_file
 
 
 @dataclass(frozen=True)

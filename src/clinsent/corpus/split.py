@@ -10,6 +10,7 @@ the text below it. Segments that pysbd cuts off after clinical abbreviations (``
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,8 +69,11 @@ def merge_fragments(spans: list[tuple[int, int]], text: str) -> list[tuple[int, 
 
 
 #: pysbd's cost grows faster than linearly with input length; a line longer than this (a
-#: lab dump or a note without line breaks) is cut at a sentence-like boundary before it.
-MAX_UNIT_CHARS = 10_000
+#: lab dump or a note without line breaks) is cut at a sentence-like boundary before it. At
+#: 10,000 characters a 10 MB line took 122 s here (demo text), at 2,000 51 s: a piece's sentences
+#: are cut where it ends (at a sentence end in its second half where there is one), so a line
+#: this long gains a few sentences (+8% on that text); lines of real notes are far shorter.
+MAX_UNIT_CHARS = 2_000
 _CUT = re.compile(r"[.!?]\s+(?=[A-Z0-9])")
 
 
@@ -109,9 +113,13 @@ class SentenceSplitter:
         self.nlp = nlp if nlp is not None else build_nlp()
         self.max_unit_chars = max_unit_chars
 
-    def split_normalized(self, text: str) -> list[Sentence]:
+    def split_normalized(self, text: str, tick: Callable[[int, int], Any] | None = None) -> list[Sentence]:
+        """The sentences of a normalised note; ``tick(done, total)``: characters split so far, after
+        each unit (a long note's progress)."""
         out: list[Sentence] = []
         for u_start, u_end in _units(text, self.max_unit_chars):
+            if tick is not None:
+                tick(u_start, len(text))
             unit = text[u_start:u_end]
             doc = self.nlp(unit)
             spans = []
@@ -125,10 +133,10 @@ class SentenceSplitter:
             out.extend(Sentence(a, b, text[a:b]) for a, b in merge_fragments(spans, text))
         return out
 
-    def split(self, raw_note: str) -> tuple[str, list[Sentence]]:
+    def split(self, raw_note: str, tick: Callable[[int, int], Any] | None = None) -> tuple[str, list[Sentence]]:
         """Normalise and split one note; returns the normalised text and its sentences."""
         norm = normalize_note(raw_note)
-        return norm, self.split_normalized(norm)
+        return norm, self.split_normalized(norm, tick)
 
 
 SENTENCE_SCHEMA = pa.schema(
@@ -149,15 +157,22 @@ SENTENCE_COLUMNS = SENTENCE_SCHEMA.names
 SENT_ID_BASE = 1_000_000
 
 
-def split_notes(notes: pd.DataFrame, splitter: SentenceSplitter, min_words: int) -> pd.DataFrame:
+def split_notes(
+    notes: pd.DataFrame,
+    splitter: SentenceSplitter,
+    min_words: int,
+    tick: Callable[[int, int, int], Any] | None = None,
+) -> pd.DataFrame:
     """Sentences of every note (pandas DataFrame with ``SENTENCE_COLUMNS``).
 
     Every sentence is kept in the table (the total is the 100% row of the MED-SE Table 2);
-    ``kept`` marks those with at least ``min_words`` whitespace-separated words.
+    ``kept`` marks those with at least ``min_words`` whitespace-separated words. ``tick(row_id,
+    done, total)``: a note's characters split so far, as it goes.
     """
     rows = []
     for row_id, text in zip(notes["row_id"], notes["text"], strict=True):
-        _, sents = splitter.split(text)
+        within = (lambda done, total, r=int(row_id): tick(r, done, total)) if tick is not None else None
+        _, sents = splitter.split(text, within)
         for idx, s in enumerate(sents):
             rows.append(
                 (
@@ -193,10 +208,12 @@ def split_shard(
     min_words: int,
     notes_per_batch: int = 256,
     log: Callable[[str], Any] | None = None,
-    every: float = 30.0,
+    every: float = 15.0,
 ) -> dict[str, int]:
     """Split one shard of notes, streaming: ``notes_per_batch`` notes in memory at a time; with
-    ``log``, a progress line (notes done, sentences/s, ETA) at most every ``every`` seconds."""
+    ``log``, a progress line (notes done, sentences/s, ETA) at most every ``every`` seconds, and,
+    inside a note that takes longer, one every ``every`` seconds (at least 5; its row id and
+    characters done: counts only, never its text)."""
     from clinsent.workflow.eta import Progress
 
     counts = {"notes": 0, "sentences": 0, "kept": 0}
@@ -208,9 +225,17 @@ def split_shard(
         every=every,
         rate_of="sentences",
     )
+    said = [time.monotonic()]
+
+    def within(row_id: int, done: int, total: int) -> None:  # a note long enough to take a while
+        if log is not None and time.monotonic() - said[0] >= max(every, 5.0):
+            log(f"split {Path(notes_path).name}: note {row_id}: {done:,} of {total:,} characters split")
+            said[0] = time.monotonic()
+
     with ParquetSink(out_path, SENTENCE_SCHEMA) as sink:
         for batch in notes.iter_batches(batch_size=notes_per_batch, columns=["row_id", "text"]):
-            df = split_notes(batch.to_pandas(), splitter, min_words)
+            df = split_notes(batch.to_pandas(), splitter, min_words, within)
+            said[0] = time.monotonic()
             sink.write(df)
             counts["notes"] += batch.num_rows
             counts["sentences"] += len(df)

@@ -14,12 +14,14 @@ DEMO DATA, none of it from PubMed, BIOSSES, CMCQA, MedDialog-CN, Baikemy or Chin
 from __future__ import annotations
 
 import csv
+import io
 import json
 import random
 from pathlib import Path
 
 from clinsent.demo.sts import generate_pairs
 from clinsent.demo.vocabulary import load_terms
+from clinsent.io.files import write_text
 
 _ABSTRACT = [
     "Patients with {d} showed a significant improvement after twelve weeks of treatment.",
@@ -85,7 +87,7 @@ def generate_zh_sentences(n: int = 300, seed: int = 29) -> list[str]:
 
 
 def write_lines(path: Path, lines: list[str]) -> None:
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text("\n".join(lines) + "\n", path)
 
 
 def generate_biosses(n: int = 100, seed: int = 31) -> list[dict[str, object]]:
@@ -103,7 +105,7 @@ def generate_biosses(n: int = 100, seed: int = 31) -> list[dict[str, object]]:
 def write_biosses_tsv(path: Path, rows: list[dict[str, object]]) -> None:
     cols = ["id", "sentence1", "sentence2", "score", "split"]
     lines = ["\t".join(cols)] + ["\t".join(str(r[c]) for c in cols) for r in rows]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text("\n".join(lines) + "\n", path)
 
 
 def _splits(n: int, rng: random.Random) -> list[str]:
@@ -130,10 +132,11 @@ def generate_intents(n: int = 200, seed: int = 37) -> list[dict[str, str]]:
 
 
 def write_intents_tsv(path: Path, rows: list[dict[str, str]]) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, ["text", "label", "split"], delimiter="\t", lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, ["text", "label", "split"], delimiter="\t", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text(buf.getvalue(), path)
 
 
 def generate_question_pairs(n: int = 200, seed: int = 41) -> list[dict[str, str]]:
@@ -160,4 +163,4 @@ def generate_question_pairs(n: int = 200, seed: int = 41) -> list[dict[str, str]
 
 
 def write_jsonl(path: Path, rows: list[dict[str, str]]) -> None:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), path)

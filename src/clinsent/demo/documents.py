@@ -20,6 +20,7 @@ from pathlib import Path
 
 from clinsent.demo.notes import _wrap
 from clinsent.demo.vocabulary import load_terms
+from clinsent.io.files import write_text
 
 _CATEGORY_SENTENCES = {
     "Nursing": [
@@ -206,4 +207,4 @@ def write_diagnoses(path: Path, rows: list[dict[str, str]]) -> None:
     )
     writer.writeheader()
     writer.writerows(rows)
-    path.write_text(buf.getvalue(), encoding="utf-8")
+    write_text(buf.getvalue(), path)  # the one way out: atomic, through the guard

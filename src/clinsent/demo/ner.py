@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from clinsent.demo.vocabulary import load_terms
+from clinsent.io.files import write_text
 
 _SYMPTOMS = [
     "chest pain",
@@ -205,4 +206,6 @@ def generate_ner(n: int, seed: int, train: bool = True) -> list[list[tuple[str, 
 
 
 def write_conll(path: Path, sentences: list[list[tuple[str, str]]]) -> None:
-    path.write_text("".join("".join(f"{w} {t}\n" for w, t in s) + "\n" for s in sentences), encoding="utf-8")
+    write_text(
+        "".join("".join(f"{w} {t}\n" for w, t in s) + "\n" for s in sentences), path
+    )  # the one way out: atomic, through the guard

@@ -22,6 +22,7 @@ import random
 from pathlib import Path
 
 from clinsent.demo.vocabulary import load_terms
+from clinsent.io.files import write_text
 
 # The patient's status with respect to a disease {d}, each written several ways (the premises).
 _STATES: dict[str, list[str]] = {
@@ -159,7 +160,9 @@ def generate_nli(n_premises: int = 360, seed: int = 13, noise: float = 0.04) -> 
 
 
 def write_nli_jsonl(path: Path, rows: list[dict[str, str]] | list[dict[str, object]]) -> None:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), path
+    )  # the one way out: atomic, through the guard
 
 
 # General-domain frames (SNLI / MultiNLI layout): {x} is a person, {y} a place

@@ -12,6 +12,7 @@ import random
 from pathlib import Path
 
 from clinsent.demo.vocabulary import CATEGORIES, DISEASE_ROOT, MENTAL_ROOT, DemoTerm, load_terms
+from clinsent.io.files import write_text
 
 _HEADER = """format-version: 1.2
 data-version: demo/2026-11-01
@@ -126,4 +127,4 @@ def render_demo_obo(seed: int = 13) -> str:
 
 
 def write_demo_obo(path: Path, seed: int = 13) -> None:
-    path.write_text(render_demo_obo(seed), encoding="utf-8")
+    write_text(render_demo_obo(seed), path)  # the one way out: atomic, through the guard

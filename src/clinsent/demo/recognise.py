@@ -45,7 +45,7 @@ def demo_file_digests() -> frozenset[str]:
     import tempfile
 
     from clinsent.demo.files import write_demo_files
-    from clinsent.io.files import sha256_file
+    from clinsent.safety.content import sha256_file
 
     with tempfile.TemporaryDirectory(prefix="clinsent-demo-") as folder:
         write_demo_files(Path(folder))
@@ -54,7 +54,7 @@ def demo_file_digests() -> frozenset[str]:
 
 def is_demo_file(path: str | Path) -> bool:
     """Whether ``path`` is, byte for byte, one of the demo input files (a folder never is)."""
-    from clinsent.io.files import sha256_file
+    from clinsent.safety.content import sha256_file
 
     path = Path(path)
     return path.is_file() and path.stat().st_size <= LIMIT and sha256_file(path) in demo_file_digests()

@@ -21,6 +21,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from clinsent.demo.vocabulary import DemoTerm, load_terms
+from clinsent.io.files import write_text
 
 _CHQ = {
     "treatment": [
@@ -121,4 +122,4 @@ def write_rqe_xml(path: Path, pairs: list[tuple[str, str, bool]], root: str = "R
             "</pair>",
         ]
     lines.append(f"</{root}>")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text("\n".join(lines) + "\n", path)

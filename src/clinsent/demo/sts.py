@@ -18,6 +18,7 @@ import random
 from pathlib import Path
 
 from clinsent.demo.vocabulary import DemoTerm, load_terms
+from clinsent.io.files import write_text
 
 _MEANINGS: list[list[str]] = [
     [
@@ -205,4 +206,4 @@ def generate_pairs(n_pairs: int = 260, seed: int = 11) -> list[tuple[str, str, f
 def write_sts_tsv(path: Path, pairs: list[tuple[str, str, float]]) -> None:
     """n2c2 2019 ClinicalSTS training-file layout: no header, ``s1\\ts2\\tscore``."""
     lines = [f"{a}\t{b}\t{score:.1f}" for a, b, score in pairs]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text("\n".join(lines) + "\n", path)  # the one way out: atomic, through the guard

@@ -1,7 +1,7 @@
 """``python -m clinsent embed --model DIR --input FILE --out FILE.parquet``: a corpus's vectors with a
 saved model (:func:`clinsent.embedding.corpus.embed_corpus`), outside the workflow; the files it may
 write are the one named, its working folder and lock beside it, and the cache (``--cache``, by
-default ``.clinsent-cache`` beside the output: :mod:`clinsent.safety.cache`) (:mod:`clinsent.io.guarded`),
+default ``.clinsent-cache`` beside the output: :mod:`clinsent.safety.cache`) (:mod:`clinsent.safety.guard`),
 and an error is one line on standard error (exit 2), naming the flag or file and the fix."""
 
 from __future__ import annotations
@@ -74,13 +74,13 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    from clinsent.io import guarded
+    from clinsent.safety import guard
 
-    guarded.reset()
+    guard.reset()
     cache = args.cache if args.cache is not None else default_cache(args.out)
     # the file the user named, its lock and its chunks until it is written, and the cache
-    guarded.own(args.out, lock_path(args.out), work_folder(args.out).parent, cache)
-    guarded.protect_inputs([args.input, args.model])
+    guard.own(args.out, lock_path(args.out), work_folder(args.out).parent, cache)
+    guard.protect_inputs([args.input, args.model])
     try:
         options = EmbedOptions(
             column=args.column,

@@ -18,7 +18,7 @@ to its own; the vectors are written in the input's order.
 Everything that can be checked is checked before the model loads (:func:`check_request`):
 ``--chunk``, ``--batch-size`` and ``--device``; the input's extension, header, column and first
 rows (:func:`clinsent.embedding.texts.check`, the same check as the dry run's); the model folder; and the
-output, through the guarded writer (:mod:`clinsent.io.guarded`): a ``.parquet`` file, never the
+output, through the guarded writer (:mod:`clinsent.safety.guard`): a ``.parquet`` file, never the
 input or inside the model folder, never through a link, never at the root of the file system or
 in a system folder, and, for vectors of private texts (the notes, a file the caller marks as
 derived from them, or a file nobody else can reach: :mod:`clinsent.safety.reach`), never into an
@@ -51,7 +51,7 @@ from clinsent.config.sections import CorpusEmbeddingEntry
 from clinsent.embedding.memory import flat_heap, peak_rss_mb, release_arrow, release_heap
 from clinsent.embedding.sharded import work_folder
 from clinsent.embedding.texts import check as check_texts
-from clinsent.embedding.texts import chunks
+from clinsent.embedding.texts import check_unique_ids, chunks
 from clinsent.errors import InputError
 
 _DECLARED = CorpusEmbeddingEntry(run="", input="")  # a corpus_embeddings entry's declared defaults
@@ -115,7 +115,7 @@ def check_request(
     device: str | None,
 ) -> None:
     """Every check of an embed run that needs no model, in the order a user would fix them."""
-    from clinsent.io.guarded import claim
+    from clinsent.safety.guard import claim
 
     for flag, value in (("--chunk", chunk), ("--batch-size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -207,7 +207,7 @@ def embed_corpus(
     owner-only when ``options.private`` (the workflow's notes sentences, or a file the caller
     marks as derived from them) or when nobody else can reach ``source``; inside
     ``options.results`` its folder is already owner-only (:mod:`clinsent.phi`), elsewhere
-    :func:`clinsent.io.guarded.private_destination` decides, before the model loads. ``backend``
+    :func:`clinsent.safety.guard.private_destination` decides, before the model loads. ``backend``
     ``onnx`` (``quantize`` ``int8``): ONNX Runtime on the CPU
     (:mod:`clinsent.embedding.onnx_backend`); ``openvino`` (``quantize`` ``bf16``): OpenVINO on the
     same export (:mod:`clinsent.embedding.openvino_backend`); the export kept in ``options.cache``
@@ -216,8 +216,8 @@ def embed_corpus(
     sample of its texts (:func:`_quantized_quality`), and on ``quality_set`` (an eval set's task:
     its texts, ``score_and_items`` and ``headline``) where one is given (:func:`_paired_difference`)."""
     from clinsent.embedding.onnx_backend import check_backend
-    from clinsent.io.guarded import private_destination
     from clinsent.safety.exclusive import writing_lock
+    from clinsent.safety.guard import private_destination
 
     o = options
     check_backend(o.backend, o.quantize, "embed")
@@ -228,10 +228,15 @@ def embed_corpus(
             "--device", f"{o.device}: the {o.backend} backend runs on the CPU", "give cpu, or backend torch"
         )
     check_request(model_dir, source, out, o.column, o.id_column, o.chunk, o.batch_size, o.device)
+    if o.cache is not None:  # a place to write, whatever the backend (the torch one keeps no cache)
+        from clinsent.safety.places import check_write_root
+
+        check_write_root(o.cache, "--cache", "cache folder")
     if not 0 <= o.shard < o.shards:
         raise InputError("shard", f"{o.shard} is not a shard of {o.shards}", "give 0 <= shard < shards")
     if next(chunks(source, o.chunk, o.column, o.id_column), None) is None:  # the first chunk, before the model loads
         raise InputError(source, "no texts", "an input with at least one row")
+    check_unique_ids(source, o.column, o.id_column)  # every id once, before the model loads
     o = replace(o, private=_is_private(source, o.private))
     if o.private:  # before anything is created beside the output: its missing folders are made owner-only
         private_destination(out, o.results)

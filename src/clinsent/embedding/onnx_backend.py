@@ -103,8 +103,8 @@ def export(model_dir: Path, quantize: str, cache: Path, model_key: str, log: Any
     """The model's ONNX graph (``fp32.onnx``, or ``int8.onnx`` quantized from it), exported on
     first use into the cache entry of ``model_key`` (see the module); the builders of one entry
     take turns, and the later ones reuse the first one's files."""
-    from clinsent.io.guarded import claim
     from clinsent.safety.exclusive import building_lock
+    from clinsent.safety.guard import claim
 
     folder = claim(export_folder(cache, model_key), inputs=(model_dir,))
     fp32, int8 = folder / "fp32.onnx", folder / "int8.onnx"
@@ -209,8 +209,8 @@ class OnnxEncoder:
         except Exception as exc:  # onnxruntime's own errors (InvalidProtobuf, Fail): a damaged cache entry
             import shutil
 
-            from clinsent.io.guarded import claim
             from clinsent.safety.exclusive import building_lock
+            from clinsent.safety.guard import claim
 
             log(f"the cached ONNX graph {graph} cannot be loaded ({type(exc).__name__}): removed, exporting again")
             with building_lock(graph.parent):  # never under another builder of the same entry

@@ -109,8 +109,8 @@ class OpenVinoEncoder:
         """The int8 graph calibrated on ``calibration``: made once per model and sample (builders
         of one entry take turns, as the export's), in the export's cache entry."""
         from clinsent.io.files import atomic_folder
-        from clinsent.io.guarded import claim
         from clinsent.safety.exclusive import building_lock
+        from clinsent.safety.guard import claim
 
         folder = claim(graph.parent / f"int8-{calibrated_key(calibration)}")
         target = folder / "model.xml"

@@ -60,13 +60,13 @@ def work_key(model_key: str, source: Path, settings: dict[str, Any]) -> dict[str
 
 def open_work(folder: Path, key: dict[str, Any], private: bool, log: Callable[[str], Any] = print) -> dict[int, int]:
     """The working folder of one shard for ``key`` (emptied when it holds another key's chunks),
-    through the guarded writer (:func:`clinsent.io.guarded.claim`: inside what the job owns, never an
+    through the guarded writer (:func:`clinsent.safety.guard.claim`: inside what the job owns, never an
     input); owner-only, the folder above it too, when the texts are private. Returns the chunks
     already done (index -> rows); a chunk that cannot be read is removed, with one line."""
     import pyarrow.parquet as pq
 
     from clinsent.io.files import write_text
-    from clinsent.io.guarded import claim
+    from clinsent.safety.guard import claim
 
     claim(folder.parent)
     stored = folder / "key.json"
@@ -95,7 +95,7 @@ def open_work(folder: Path, key: dict[str, Any], private: bool, log: Callable[[s
 
 def remove_work(folder: Path) -> None:
     """An output's working folder, once the output is written (claimed like every write)."""
-    from clinsent.io.guarded import claim
+    from clinsent.safety.guard import claim
 
     shutil.rmtree(claim(folder), ignore_errors=True)
 

@@ -18,9 +18,12 @@ import csv
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import pandas as pd
 
 from clinsent.errors import InputError
 from clinsent.io.reading import (
@@ -180,6 +183,52 @@ def chunks(path: Path, size: int, column: str | None = None, id_column: str | No
         yield ids, texts
 
 
+def ids_of(path: Path, column: str | None, id_column: str) -> Iterator[list[Any]]:
+    """The ids of ``path``'s rows, a chunk at a time (the pre-pass of :func:`check_unique_ids`)."""
+    for ids, _ in chunks(path, 1 << 16, column, id_column):
+        yield ids
+
+
+def check_unique_ids(path: Path, column: str | None, id_column: str | None) -> None:
+    """Every id of ``id_column`` once (ids become the output's keys): a repeated one stops, named
+    by the rows it is on (numbered from 0, after any header), never by its value, as the notes
+    readers do. One pass over the ids before any model loads: each id hashed to 64 bits (pandas'
+    ``hash_array``), the repeats found by sorting, and a suspected repeat confirmed on the ids
+    themselves (a hash collision is no repeat). No id column: row numbers, unique by construction."""
+    if not id_column:
+        return
+    hashes = [pd.util.hash_array(np.asarray(ids, dtype=object)) for ids in ids_of(path, column, id_column)]
+    every = np.concatenate(hashes) if hashes else np.zeros(0, np.uint64)
+    values, counts = np.unique(every, return_counts=True)
+    suspects = set(np.flatnonzero(np.isin(every, values[counts > 1])).tolist())
+    found = _repeat(ids_of(path, column, id_column), suspects) if suspects else None
+    if found is not None:
+        raise _repeated(path, id_column, found, f"{int((counts > 1).sum())} repeated id value(s) in all; ")
+
+
+def _repeat(chunked: Iterable[list[Any]], rows: set[int]) -> tuple[int, int] | None:
+    """The first two of ``rows`` whose ids are equal (their hashes were), or None."""
+    seen: dict[Any, int] = {}
+    at = 0
+    for ids in chunked:
+        for i, value in enumerate(ids, start=at):
+            if i in rows:
+                if value in seen:
+                    return seen[value], i
+                seen[value] = i
+        at += len(ids)
+    return None
+
+
+def _repeated(path: Path, id_column: str, rows: tuple[int, int], counted: str) -> InputError:
+    return InputError(
+        f"{path}, rows {rows[0]} and {rows[1]}",
+        f"the id ({id_column}) of row {rows[1]} repeats row {rows[0]}'s ({counted}rows are numbered from 0, "
+        "after any header)",
+        "ids must be unique: de-duplicate the input, or leave out --id-column (ids are then row numbers)",
+    )
+
+
 def check(path: Path, entry: Mapping[str, Any], where: str = "input") -> None:
     """The file exists, has a known extension and the column, and its first rows read as texts
     (the first :data:`FIRST_ROWS`: header, decoding, fields, no empty text): the dry run's check of
@@ -188,6 +237,9 @@ def check(path: Path, entry: Mapping[str, Any], where: str = "input") -> None:
     first = next(chunks(path, FIRST_ROWS, entry.get("column"), entry.get("id_column")), None)
     if first is None:
         raise InputError(path, "no texts (no row after any header)", "an input with at least one row")
+    found = _repeat([first[0]], set(range(len(first[0])))) if entry.get("id_column") else None
+    if found is not None:  # in the first block (the run's own check reads every id)
+        raise _repeated(path, str(entry["id_column"]), found, "")
 
 
 READERS: Readers[RowReader] = Readers("texts", "texts format", "corpus_embeddings.<name>.input")

@@ -105,7 +105,7 @@ def check_table_header(name: str, path: str | Path, split: str | None, split_fil
     """What a pair table's header line must hold for the eval set asking for it, checked while the
     config is read (before any job): the three columns, and a ``split`` column when ``split`` is
     asked without a ``split_file``. The values are never shown."""
-    header = table_header(path)
+    header = table_header(path, STS_FORMATS.names())
     _check_pair_columns(path, header)
     if split is not None and split_file is None and "split" not in header:
         raise InputError(

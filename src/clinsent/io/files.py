@@ -1,23 +1,29 @@
-"""Atomic writers: an output appears complete or not at all (write to a temp file, then rename).
-Each asks the guarded writer first (:func:`clinsent.io.guarded.claim`: inside what the caller owns,
-never over an input, never through a link) and holds the output's one-writer lock for the whole
-write (:func:`clinsent.safety.exclusive.writing_lock`: a second writer is refused at once)."""
+"""The writers, the one way out: an output appears complete or not at all (write to a temp file,
+then rename). Each asks the guard first (:func:`clinsent.safety.guard.claim`: inside what the
+caller owns, never over an input, never through a link, never into a system folder) and holds the
+output's one-writer lock for the whole write (:func:`clinsent.safety.exclusive.writing_lock`: a
+second writer is refused at once). No other module of the package opens a file for writing
+(``tests/workflow/test_one_writer.py``)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from clinsent.errors import WRITE_ERRORS, InputError, OutputError
+from clinsent.io.textfile import text_lines
+from clinsent.safety.exclusive import writing_lock
+from clinsent.safety.guard import claim
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +47,6 @@ def writing(path: str | Path) -> Iterator[None]:
     """Turn a failed write inside the block (a full disk, a quota, a read-only or unwritable
     folder, an I/O error) into an :class:`~clinsent.errors.OutputError` that names ``path``,
     the output being written (the OS names the temporary file, or nothing)."""
-    from clinsent.errors import WRITE_ERRORS, OutputError
 
     try:
         yield
@@ -59,9 +64,6 @@ def atomic_path(path: str | Path, suffix: str = "", private: bool = False) -> It
     """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
     A failed write names ``path`` (:func:`writing`); the temporary file is removed either way.
     ``private``: the file is 0600 (note-derived text or vectors), else the umask's usual mode."""
-    from clinsent.io.guarded import claim
-    from clinsent.safety.exclusive import writing_lock
-
     target = claim(path)
     with writing(target), writing_lock(target):
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -84,9 +86,6 @@ def atomic_folder(path: str | Path) -> Iterator[Path]:
     ``path`` as it was and nothing beside it. The one way a step stages a folder output (the
     release copies, the MedCAT packs). A failed write names ``path`` (:func:`writing`)."""
     import shutil
-
-    from clinsent.io.guarded import claim
-    from clinsent.safety.exclusive import writing_lock
 
     target = claim(path)
     with writing(target), writing_lock(target):
@@ -114,19 +113,6 @@ def work_folder(target: str | Path) -> Path:
     return target.parent / f".{target.name}.work"
 
 
-def feed_file(h: Any, path: str | Path) -> Any:
-    """``h`` (a hashlib hash) updated with a file's bytes, read in 1 MB chunks."""
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h
-
-
-def sha256_file(path: str | Path) -> str:
-    """sha256 of a file's bytes."""
-    return str(feed_file(hashlib.sha256(), path).hexdigest())
-
-
 def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
     with atomic_path(path, ".parquet") as tmp:
         df.to_parquet(tmp, index=False, compression="zstd")
@@ -135,6 +121,18 @@ def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
 def write_text(text: str, path: str | Path) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def append_lines(lines: Iterable[str], path: str | Path) -> None:
+    """Lines appended to a log the step writes as it goes (a training job's live curve, read while
+    it runs): claimed as every output is, under its one-writer lock, flushed at once. A log is the
+    one output not written whole: a reader sees each line as it comes."""
+    target = claim(path)
+    with writing(target), writing_lock(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.writelines(lines)
+            handle.flush()
 
 
 def finite_json(obj: Any) -> tuple[Any, list[str]]:
@@ -186,9 +184,6 @@ class ParquetSink:
 
     def __init__(self, path: str | Path, schema: Any, group_bytes: int = 32 << 20) -> None:
         import pyarrow.parquet as pq
-
-        from clinsent.io.guarded import claim
-        from clinsent.safety.exclusive import writing_lock
 
         self.path = claim(path)
         self._lock = ExitStack()  # the one-writer lock, held from here to close or abort
@@ -272,8 +267,6 @@ class ParquetSink:
 def jsonl_objects(path: str | Path, fix: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) of each non-blank line of a UTF-8 JSON-lines file; a line that is
     not a JSON object stops with ``file:line`` and ``fix`` (never the line's text)."""
-    from clinsent.errors import InputError
-    from clinsent.io.textfile import text_lines
 
     for line_no, line in enumerate(text_lines(path), start=1):
         if not line.strip():
@@ -293,7 +286,6 @@ def check_writable(
     """Stop (the dry run) unless ``folder`` can be written: a temporary file is created and
     removed in it, or, while it does not exist yet, in its nearest existing parent. The probe
     writes rather than reading permission bits, which root ignores."""
-    from clinsent.errors import InputError
 
     target = Path(folder).absolute()
     while not target.exists() and target != target.parent:

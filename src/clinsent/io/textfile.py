@@ -20,7 +20,7 @@ import codecs
 import io
 import logging
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 
 from clinsent.errors import InputError
@@ -88,9 +88,18 @@ def header_lacks(header: list[str], missing: list[str]) -> str:
     )
 
 
-def table_header(path: str | Path) -> list[str]:
+# a text file's layout by its first character, and the word a format's name carries when it reads it
+LAYOUTS = {
+    "{": ("JSON lines", "its first line is a JSON object", "jsonl"),
+    "<": ("XML", "it starts with a tag", "xml"),
+}
+
+
+def table_header(path: str | Path, formats: Iterable[str] = ()) -> list[str]:
     """The header line of a TSV, CSV or parquet table alone (its column names, by the file's
-    suffix; no row is read): what the dry run checks of an eval file (``Task.check_header``)."""
+    suffix; no row is read): what the dry run checks of an eval file (``Task.check_header``). A
+    file that is not a table (JSON lines, XML) stops here, naming the layout it has and, among
+    ``formats`` (the names its task's readers take), the ones that read it."""
     import csv
 
     path = Path(path)
@@ -99,17 +108,31 @@ def table_header(path: str | Path) -> list[str]:
 
         return [str(c) for c in pq.read_schema(path).names]
     lines = text_lines(path)
+    first_line = next((line for line in lines if line.strip()), "")
+    lines.close()
+    found = LAYOUTS.get(first_line.lstrip()[:1])
+    if found is not None:
+        layout, why, word = found
+        readers = [f for f in formats if word in f]
+        raise InputError(
+            f"{path}:1",
+            f"is {layout} ({why}), and this format reads a table (TSV, CSV or parquet, a header line of column names)",
+            f"declare format: {' or '.join(readers)}, which reads {layout}"
+            if readers
+            else f"no format of this task reads {layout}: write the file as a table with the columns it names",
+        )
+    lines = text_lines(path)
     reader = csv.reader(lines) if path.suffix == ".csv" else csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
     first = next((r for r in reader if any(c.strip() for c in r)), [])
     lines.close()  # the rest of the file is the job's to read
     return [h.strip() for h in first]
 
 
-def check_columns(path: str | Path, wanted: list[str], fix: str) -> None:
-    """Raise naming the file's line 1 when its header lacks ``wanted`` columns (values never shown)."""
-    from clinsent.errors import InputError
+def check_columns(path: str | Path, wanted: list[str], fix: str, formats: Iterable[str] = ()) -> None:
+    """Raise naming the file's line 1 when its header lacks ``wanted`` columns (values never shown);
+    ``formats``: the names its task's readers take (a file that is no table names those that read it)."""
 
-    header = table_header(path)
+    header = table_header(path, formats)
     missing = [c for c in wanted if c not in header]
     if missing:
         raise InputError(f"{path}:1", header_lacks(header, missing), fix)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
-from clinsent.io.files import sha256_file
+from clinsent.safety.content import sha256_file
 
 V1_CONVERTER = "python -m medcat.utils.legacy.legacy_converter OLD_PACK NEW_PACK"
 

@@ -11,5 +11,5 @@ paths"; docs/sharing.md, "Privacy"):
 - :mod:`clinsent.safety.content`: identity by content (a cache or a resumable working folder is
   keyed by a hash of the bytes it derives from, never by names, sizes or times).
 
-The guarded writer (:mod:`clinsent.io.guarded`) applies them to every write.
+The guarded writer (:mod:`clinsent.safety.guard`) applies them to every write.
 """

@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 
 from clinsent.errors import InputError
+from clinsent.safety.guard import claim
 from clinsent.safety.places import check_write_root
 from clinsent.safety.reach import others_can_reach
 
@@ -32,8 +33,6 @@ def default_cache(out: str | Path) -> Path:
 def cache_folder(folder: str | Path, where: str, owned: bool = False) -> Path:
     """``folder`` made ready as a cache (see the module); ``owned``: it lies in the tool's own
     results folder, whose modes the tool sets. Returns it."""
-    from clinsent.io.guarded import claim
-
     folder = claim(check_write_root(folder, where, "cache folder"))
     if not folder.exists():
         missing = [folder, *(p for p in folder.parents if not p.exists())]

@@ -12,8 +12,20 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
-from clinsent.io.files import feed_file
+
+def feed_file(h: Any, path: str | Path) -> Any:
+    """``h`` (a hashlib hash) updated with a file's bytes, read in 1 MB chunks."""
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h
+
+
+def sha256_file(path: str | Path) -> str:
+    """sha256 of a file's bytes."""
+    return str(feed_file(hashlib.sha256(), path).hexdigest())
 
 
 def content_key(path: str | Path, length: int = 32) -> str:

@@ -1,4 +1,4 @@
-"""One writer per output, one builder per cache entry.
+"""One writer per output, one run per results folder, one builder per cache entry.
 
 :func:`writing_lock` holds an exclusive lock on an output for the whole write: a lock file
 beside it (``.<name>.lock``) under ``fcntl.flock``, which the kernel drops when the process ends,
@@ -12,14 +12,21 @@ mounted ``noflock``) the write goes on and one warning per folder says it is ung
 :func:`building_lock` is the cache's kind: the builders of one cache entry (shards of one run
 exporting one model to ONNX) wait for the first, then find the entry made and reuse it.
 
+:func:`hold_results` is a run's: the lock of its results folder, held by Snakemake's main
+process from the moment it starts executing until it ends, so a second run on the same folder is
+refused at its start whatever starts it; each job then holds its own outputs' locks
+(:func:`clinsent.workflow.smk.hold_outputs`), so even a job started outside the run cannot write
+over a running job's outputs or logs.
+
 A lock file is made only for a target the guarded writer lets this process write
-(:func:`clinsent.io.guarded.claim`: the lock beside it is the target's own), is owner-only, names
+(:func:`clinsent.safety.guard.claim`: the lock beside it is the target's own), is owner-only, names
 its holder (process id, host, time) and is removed by the holder when it lets go (a file
 recreated in the meantime is noticed and locked afresh).
 """
 
 from __future__ import annotations
 
+import atexit
 import errno
 import fcntl
 import logging
@@ -29,8 +36,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 from clinsent.errors import InputError
+from clinsent.safety.guard import claim
 
 _HELD: dict[Path, tuple[int, int]] = {}  # lock file -> (descriptor, depth): this process's locks
 # flock's errors on a file system that keeps no such locks (Lustre mounted noflock, some FUSE)
@@ -61,14 +70,12 @@ def _holder(path: Path) -> str:
         text = path.read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
         return "another process"
-    return text if text.startswith("pid ") and len(text) < 200 else "another process"
+    return text if text.startswith("pid ") and len(text) < 600 else "another process"
 
 
 def _open_locked(target: str | Path, path: Path, blocking: bool, waiting: Callable[[str], None] | None) -> int | None:
     """A descriptor of ``target``'s lock file ``path`` holding its flock (None: held elsewhere and
     not ``blocking``)."""
-    from clinsent.io.guarded import claim
-
     claim(target)
     while True:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -150,3 +157,56 @@ def building_lock(entry: str | Path, waiting: Callable[[str], None] | None = Non
 def held() -> list[Path]:
     """The lock files this process holds (tests)."""
     return sorted(_HELD)
+
+
+RUN_LOCK = ".clinsent-run.lock"  # the results folder's one-run lock, in the results folder
+_RUN: dict[Path, int] = {}  # results lock file -> descriptor: held by this process until it ends
+
+
+def hold_results(results: str | Path, log: Callable[[str], Any] = print) -> None:
+    """This run's lock of its results folder, held until the process ends: a second run on the same
+    folder (another checkout, another working folder, a cluster run beside a local one) is refused
+    at its start, naming the holder's process, host and working folder; the first run's files are
+    untouched. Taken by Snakemake's main process alone, when it starts executing (the workflow's
+    ``onstart``): a dry run, ``--unlock``, ``--summary``, ``--report`` and the plan command take
+    none, and ``--nolock`` (Snakemake's own lock, per working folder) does not lift it. A lock left
+    by a run that is gone (the kernel drops a dead process's lock) is taken over, with one line."""
+    path = Path(results) / RUN_LOCK
+    if path in _RUN:
+        return
+    claim(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise InputError(
+            f"config: results: {results}",
+            f"is being written by another run: {_holder(path)}",
+            f"wait for that run to end, or give this run another results folder; a lock is let go when its run "
+            f"ends, however it ends (remove {path} by hand only if no run on any machine uses the folder)",
+        ) from None
+    except OSError as exc:
+        if exc.errno not in NO_LOCKS:
+            os.close(fd)
+            raise
+        _no_locks(path.parent)
+    left = _holder(path)
+    if left.startswith("pid "):
+        log(f"took over the results lock left by a run that is gone ({left})")
+    os.ftruncate(fd, 0)
+    since = time.strftime("%Y-%m-%d %H:%M:%S")
+    os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} in {os.getcwd()} since {since}".encode())
+    _RUN[path] = fd
+    atexit.register(_let_go, path)  # a run that ends leaves no lock file; one killed leaves one, taken over
+
+
+def _let_go(path: Path) -> None:
+    """The results lock's file removed while still held, then the lock let go (the process ends)."""
+    fd = _RUN.pop(path, None)
+    if fd is not None:
+        try:
+            path.unlink(missing_ok=True)
+        finally:
+            os.close(fd)

@@ -1,20 +1,28 @@
-"""Where the tool may write: every folder it writes under (``results``, an embed ``--out``'s
-folder, a cache folder, the GPU lock folder) is checked here, whoever names it (a config file,
-``--config``, a flag, the environment), before anything is written.
+"""Where the tool may write, one rule for every command and every output.
 
-- It is not empty: ``results: ""`` is refused as ``--config results=`` is (an empty path would
-  put every output at the root of the file system, or in the current folder, depending on the
-  code that joins it).
-- Resolved (links followed, ``..`` taken), it is not the file system's root, a home folder itself
-  (``~``, ``/root``, ``/home``, any user's home), or a system folder (:data:`SYSTEM`).
+- **No file in a system tree.** Every file the tool writes passes the guard
+  (:func:`clinsent.safety.guard.claim` calls :func:`refused_place`): resolved (links followed,
+  ``..`` taken), it does not lie in or under a system folder (:data:`SYSTEM`: ``/etc``, ``/usr``,
+  ``/var``, ``/dev``, ...). The temporary trees are the exception (:data:`TEMPORARY` and
+  ``$TMPDIR``: ``/tmp``, ``/var/tmp``, ``/dev/shm``): a cluster's spool, a scratch folder.
+- **A folder to write under** (``results``, a cache folder, the GPU lock folder: whoever names it,
+  a config file, ``--config``, a flag, the environment) is checked when it is named, before
+  anything is written (:func:`check_write_root`): not empty (``results: ""`` would put every output
+  at the root of the file system, or in the current folder), and, resolved, not the file system's
+  root, a home folder itself (``~``, ``/root``, ``/home``, any user's home), a temporary folder
+  itself (shared by every user: a folder inside it is fine), nor in a system tree.
+- **A named output file** (``embed --out``, ``new-config --out``): its folder may be a home or a
+  temporary folder itself (:func:`check_output_file`), never a system tree.
 - An output that already exists as a symbolic link is refused (:func:`check_not_link`): what is
   written, replaced or taken as done is the path the plan names, never what a link points to.
 
-Inputs may live anywhere.
+Inputs may live anywhere. No command keeps its own list: every one of them reaches these
+functions, and ``tests/workflow/test_safety_rules.py`` runs each rule over every surface.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -37,6 +45,9 @@ SYSTEM = (
 )
 
 
+TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm")  # and $TMPDIR: written in, never written under as themselves
+
+
 def _homes() -> set[Path]:
     homes = {Path("/home"), Path("/root"), Path.home()}
     try:
@@ -48,12 +59,44 @@ def _homes() -> set[Path]:
     return {Path(os.path.realpath(h)) for h in homes}
 
 
+@functools.cache
+def _resolved(paths: tuple[str, ...]) -> list[Path]:
+    return list(dict.fromkeys(Path(os.path.realpath(p)) for p in paths))
+
+
+def temporary_folders() -> list[Path]:
+    """The temporary trees, resolved: :data:`TEMPORARY` and ``$TMPDIR``."""
+    tmpdir = os.environ.get("TMPDIR", "").strip()
+    return _resolved((*TEMPORARY, *([tmpdir] if tmpdir else [])))
+
+
+def system_tree(path: Path) -> Path | None:
+    """The system folder (:data:`SYSTEM`, resolved) ``path`` (resolved) is or lies under, unless it
+    lies inside a temporary tree; None where it may be written."""
+    if any(path.is_relative_to(t) and path != t for t in temporary_folders()):
+        return None
+    return next((s for s in _resolved(SYSTEM) if path == s or path.is_relative_to(s)), None)
+
+
+def refused_place(target: str | Path) -> str | None:
+    """Why a file or folder the tool would write at ``target`` may not be written (a system tree),
+    or None: the guard's rule for every output (see the module)."""
+    resolved = Path(os.path.realpath(os.path.expanduser(str(target))))
+    tree = system_tree(resolved)
+    if tree is None:
+        return None
+    return "is a system folder" if tree == resolved else f"lies in the system folder {tree}"
+
+
 def forbidden(folder: Path) -> str | None:
     """Why ``folder`` (resolved) may not be written under, or None."""
     if folder == Path(folder.anchor or "/"):
         return "is the root of the file system"
-    if str(folder) in SYSTEM or any(Path(os.path.realpath(s)) == folder for s in SYSTEM):
-        return "is a system folder"
+    if folder in temporary_folders():
+        return "is a temporary folder itself, shared by every user (a folder inside it is fine)"
+    why = refused_place(folder)
+    if why is not None:
+        return why
     if folder in _homes():
         return "is a home folder itself"
     return None
@@ -89,20 +132,20 @@ def check_not_link(path: str | Path, where: str) -> None:
     if os.path.islink(path):
         raise InputError(
             where,
-            f"{path} is a symbolic link (to {os.readlink(path)}): an output is written in place, never through a link",
+            f"is a symbolic link (to {os.readlink(path)}): an output is written in place, never through a link",
             f"remove the link ({path}); the step then writes the file itself",
         )
 
 
 def check_output_file(path: str | Path, where: str) -> Path:
-    """A file the user named as an output (the embed command's ``--out``): a name, whose folder
-    (resolved) is not the root of the file system or a system folder (a home folder is fine for
-    one named file)."""
+    """A file the user named as an output (the embed command's ``--out``, ``new-config --out``): a
+    name, whose folder (resolved) is not the root of the file system nor in a system tree (a home
+    or a temporary folder itself is fine for one named file)."""
     text = str(path)
     if not text.strip() or Path(text).name in ("", ".", ".."):
         raise InputError(where, "names no file", "give the file to write, e.g. vectors.parquet")
     folder = Path(os.path.realpath(os.path.expanduser(text))).parent
-    why = forbidden(folder)
-    if why is not None and why != "is a home folder itself":
+    why = "is the root of the file system" if folder == Path(folder.anchor or "/") else refused_place(folder)
+    if why is not None:
         raise InputError(where, f"its folder {folder} {why}", "write the output into a folder of your own")
     return Path(text)

@@ -13,7 +13,7 @@ seen on the way and "anyone else", each in every combination of the groups seen 
 path is reachable when one of them gets through. A component whose ACL cannot be read counts
 by its mode alone.
 
-Used by the guarded writer (:func:`clinsent.io.guarded.private_destination`) and the embed
+Used by the guarded writer (:func:`clinsent.safety.guard.private_destination`) and the embed
 command: an input nobody else can reach is private, and its vectors go only where nobody else
 can reach them.
 """

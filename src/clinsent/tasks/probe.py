@@ -136,7 +136,9 @@ class Probe(Task[ProbeSettings]):
         s = self.settings
         header = PROBE_FORMATS.get(s.format).header  # jsonl has no header line; nli_jsonl is MedNLI's own layout
         if header is not None:
-            check_columns(s.path, header(s), f"give the file a header line with {', '.join(header(s))}")
+            check_columns(
+                s.path, header(s), f"give the file a header line with {', '.join(header(s))}", PROBE_FORMATS.names()
+            )
 
     def read(self) -> ProbeSet:
         data = read_probe(self.settings.path, self.settings)

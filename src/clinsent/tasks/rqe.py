@@ -187,7 +187,7 @@ class Rqe(Task[RqeSettings]):
         columns = RQE_HEADERS.get(s.format)  # the XML layout has no header line to check
         if columns:
             for path in (s.path, s.dev_path):
-                check_columns(path, list(columns), RQE_TSV_FIX)
+                check_columns(path, list(columns), RQE_TSV_FIX, RQE_FORMATS.names())
 
     def read(self) -> tuple[RqeSet, RqeSet]:
         reader = RQE_FORMATS.get(self.settings.format)

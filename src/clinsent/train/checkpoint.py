@@ -146,7 +146,7 @@ def load_state(
         if meta.get("fingerprint") != expected_fingerprint:
             return None
         try:
-            from clinsent.io.files import sha256_file
+            from clinsent.safety.content import sha256_file
 
             if sha256_file(path) != meta.get("sha256"):
                 _set_aside(path, "its bytes do not match the checksum written with it", report)

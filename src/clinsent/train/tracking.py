@@ -42,17 +42,15 @@ class LiveCurve:
     """The curve rows of one job, appended and flushed as they come (see the module docstring)."""
 
     def __init__(self, folder: str | Path, rows: Iterable[Mapping[str, Any]] = ()) -> None:
+        from clinsent.io.files import write_text
+
         self.path = Path(folder) / LIVE_CURVE
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("w", encoding="utf-8") as handle:  # a resumed job: its checkpoint's rows
-            for row in rows:
-                handle.write(_line(row))
+        write_text("".join(_line(row) for row in rows), self.path)  # a resumed job: its checkpoint's rows
 
     def append(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        with self.path.open("a", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(_line(row))
-            handle.flush()
+        from clinsent.io.files import append_lines
+
+        append_lines([_line(row) for row in rows], self.path)
 
 
 def _line(row: Mapping[str, Any]) -> str:

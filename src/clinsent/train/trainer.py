@@ -40,7 +40,6 @@ from clinsent.gpu.precision import resolve as resolve_precision
 from clinsent.gpu.precision import slow_on
 from clinsent.gpu.speed import resolved as resolved_speed
 from clinsent.io.files import work_folder
-from clinsent.io.guarded import claim
 from clinsent.methods.base import Method, rows_source
 from clinsent.methods.knobs import TrainedSettings
 from clinsent.models.base import load_transformer, resolve_model, sentence_transformer
@@ -49,6 +48,7 @@ from clinsent.models.pooling import MlpHead, pooling_spec
 from clinsent.models.st_config import ends_normalized, module_kinds
 from clinsent.models.unpadded import varlen_fallback_note
 from clinsent.optimisation import pick_device, seed_everything
+from clinsent.safety.guard import claim
 from clinsent.tasks.base import Task
 from clinsent.train import checkpoint as ckpt
 from clinsent.train.loop import MethodLoop, sigterm_flag

@@ -10,16 +10,29 @@ it needs and does its few lines, and ``run(snakemake, main)``. :func:`run` then,
 2. sets up the job's logging and the guarded writer (:func:`clinsent.workflow.smk.setup_logging`);
 3. takes the job's GPU slot where its rule declares a ``gpu`` resource
    (:func:`clinsent.gpu.slots.slot_of`), before anything imports torch;
-4. calls ``main(smk, log)``.
+4. calls ``main(smk, log)``, with a SIGTERM (a scheduler's stop, Snakemake's when a run is
+   interrupted) raised as :class:`Stopped`, so every writer unwinds (a half-written output's
+   temporary file removed, its lock let go) before the job exits with 143; the train job
+   checkpoints on it instead (:func:`clinsent.train.loop.sigterm_flag` holds the signal there).
 """
 
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 from collections.abc import Callable
 from typing import Any
 
 Main = Callable[[Any, logging.Logger], None]
+
+
+class Stopped(SystemExit):
+    """SIGTERM in a job: raised where the job is, so its writers unwind (exit status 143)."""
+
+
+def _stopped(signum: int, _frame: Any) -> None:
+    raise Stopped(128 + signum)
 
 
 def run(smk: Any, main: Main, *, warm: bool = True) -> None:
@@ -35,7 +48,17 @@ def run(smk: Any, main: Main, *, warm: bool = True) -> None:
         from clinsent.gpu.slots import slot_of
 
         slot_of(smk, log.info)  # this job's GPU (CUDA_VISIBLE_DEVICES), before anything starts CUDA
-    main(smk, log)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _stopped)
+    try:
+        main(smk, log)
+    except Stopped:
+        log.warning("stopped by SIGTERM: nothing half-written is left; a rerun starts this job again")
+        raise
+    finally:
+        from clinsent.workflow.smk import release_outputs
+
+        release_outputs()  # the job's output locks (held since setup_logging)
 
 
 def declares_gpu(smk: Any) -> bool:

@@ -8,11 +8,14 @@ import atexit
 import gc
 import logging
 import sys
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, NoReturn, TypeVar
 
 from clinsent.repository import SNAKEFILE
+from clinsent.safety import guard
+from clinsent.safety.exclusive import writing_lock
 
 T = TypeVar("T")
 
@@ -37,38 +40,50 @@ def _ours_or_errors(record: logging.LogRecord) -> bool:
     return record.name.startswith("clinsent") or record.levelno >= logging.ERROR
 
 
+_OUTPUTS = ExitStack()  # this job's outputs' one-writer locks, held while it runs
+
+
+def hold_outputs(smk: Any) -> None:
+    """Each of the job's declared outputs and logs under its one-writer lock for the job's life
+    (:func:`clinsent.safety.exclusive.writing_lock`, the embed command's rule): a second writer of
+    them (a job of another run, one started by hand) is refused at once, in one line naming the
+    process that holds it, and writes nothing. The job's writers take the same locks again inside."""
+    for path in sorted({str(p) for p in [*getattr(smk, "output", []), *getattr(smk, "log", [])]}):
+        _OUTPUTS.enter_context(writing_lock(path))
+
+
+def release_outputs() -> None:
+    """Let go of the job's output locks (their lock files removed): the job has ended."""
+    _OUTPUTS.close()
+
+
 def setup_logging(smk: Any) -> logging.Logger:
     """Tell the guarded writer what the job owns (its results folder and declared outputs) and
-    reads (its inputs, never written over: :mod:`clinsent.io.guarded`); make the note-text folder
-    the job writes into owner-only (:mod:`clinsent.phi`); send every log record (and warning)
-    to the rule's ``log[0]`` and the package's own lines and any error to the console too;
-    import the config's ``plugins`` (methods and tasks registered outside the package)."""
+    reads (its inputs, never written over: :mod:`clinsent.safety.guard`); make the note-text folder
+    the job writes into owner-only (:mod:`clinsent.phi`); hold the job's outputs' and logs'
+    one-writer locks (:func:`hold_outputs`); send every log record (and warning) to the rule's
+    ``log[0]`` and the package's own lines and any error to the console too; import the config's
+    ``plugins`` (methods and tasks registered outside the package)."""
     from clinsent.config.sections import RunConfig
-    from clinsent.io import guarded
     from clinsent.phi import protect_job
     from clinsent.registry import load_plugins
 
     config = RunConfig.parse(getattr(smk, "config", None) or {})  # the job's door: its config, typed
-    guarded.reset()
-    guarded.own(
+    guard.reset()
+    guard.own(
         *([config.results] if config.results else []),
         *getattr(smk, "output", []),
         *getattr(smk, "log", []),
     )
-    guarded.protect_inputs(str(p) for p in getattr(smk, "input", []))
+    guard.protect_inputs(str(p) for p in getattr(smk, "input", []))
     protect_job(smk, config)  # the note-text folder it writes into is owner-only before it writes
     load_plugins(config.plugins)
     log_path = Path(smk.log[0]) if len(smk.log) else None
     console = logging.StreamHandler(sys.stderr)
     if log_path is not None:  # the console shows our lines and errors; libraries' chatter (MedCAT's
         console.addFilter(_ours_or_errors)  # "Current progress", spaCy's FutureWarning) stays in the log
-    handlers: list[logging.Handler] = [console]
-    if log_path is not None:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(log_path, mode="w"))
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", handlers=handlers, force=True
-    )
+    fmt = "%(asctime)s %(name)s %(levelname)s %(message)s"
+    logging.basicConfig(level=logging.INFO, format=fmt, handlers=[console], force=True)
     logging.captureWarnings(True)
     logger = logging.getLogger(f"clinsent.{smk.rule}")
 
@@ -81,6 +96,12 @@ def setup_logging(smk: Any) -> logging.Logger:
             logger.error("%s failed", smk.rule, exc_info=(exc_type, exc, tb))
 
     sys.excepthook = _log_uncaught
+    hold_outputs(smk)  # before the log is opened (mode w): another writer's log is never truncated
+    if log_path is not None:
+        guard.claim(log_path).parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(log_path, mode="w")
+        handler.setFormatter(logging.Formatter(fmt))
+        logging.getLogger().addHandler(handler)
     # free Arrow's objects while Arrow is alive: a parquet reader thread left to the interpreter's
     # final teardown can abort a job that has done its work (SIGABRT, "terminate called without an
     # active exception"; apache/arrow#34314, seen once in corpus_stats)

@@ -314,9 +314,20 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--serve"] and len(argv) > 1:
         serve(Path(argv[1]), preload)
         return 0
+    usage = (
+        "usage: python -m clinsent warm [--preload MODULE,...] -- COMMAND [ARG ...]\n"
+        "Runs COMMAND (e.g. .venv/bin/snakemake all --cores 2) with its jobs forked from one interpreter "
+        "that has imported torch and transformers once."
+    )
+    if argv[:1] in (["-h"], ["--help"]):  # before --: the command's own flags come after it
+        print(usage)
+        return 0
     command = argv[1:] if argv[:1] == ["--"] else argv
     if not command:
-        print("usage: python -m clinsent warm [--preload MODULE,...] -- COMMAND [ARG ...]", file=sys.stderr)
+        print(usage, file=sys.stderr)
+        return 2
+    if shutil.which(command[0]) is None:
+        print(f"warm: {command[0]}: no such command. Fix: give the command to run after --", file=sys.stderr)
         return 2
     with server(preload) as path:
         return subprocess.call(command, env={**os.environ, ENV: str(path)})

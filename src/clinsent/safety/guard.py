@@ -1,8 +1,10 @@
-"""The one guarded writer: where this process may write, and with which modes.
+"""The guard of the one way out: where this process may write, and with which modes.
 
-Every file the tool writes goes through :func:`claim` (:func:`clinsent.io.files.atomic_path`,
-:class:`clinsent.io.files.ParquetSink` and the folder writer :func:`clinsent.io.files.atomic_folder` (models, release
-copies, packs, benchmark results) call it before they put a file or folder in place):
+Every file the tool writes goes through :func:`claim` (the writers of :mod:`clinsent.io.files`,
+:func:`~clinsent.io.files.atomic_path`, :class:`~clinsent.io.files.ParquetSink`, the folder writer
+:func:`~clinsent.io.files.atomic_folder` (models, release copies, packs, benchmark results) and
+the appended logs, call it before they put a file or folder in place; so does every lock and
+cache):
 
 - **Inside what the caller owns.** A Snakemake job owns its results folder and its declared
   outputs (:func:`clinsent.workflow.smk.setup_logging` calls :func:`own`); the embed command owns the
@@ -15,6 +17,9 @@ copies, packs, benchmark results) call it before they put a file or folder in pl
 - **Never through a link.** A target that is itself a symbolic link is refused
   (:func:`clinsent.safety.places.check_not_link`); every inside/outside decision is taken on
   resolved paths.
+- **Never in a system tree.** A target in or under ``/etc``, ``/usr``, ``/var`` and the like
+  (resolved; the temporary trees excepted) is refused, whatever command writes it
+  (:func:`clinsent.safety.places.refused_place`).
 - **One writer.** The writers hold the target's exclusive lock for the whole write
   (:func:`clinsent.safety.exclusive.writing_lock`): a second writer of the same output is
   refused at once, naming the process that holds it.
@@ -34,7 +39,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from clinsent.errors import InputError
-from clinsent.safety.places import check_not_link
+from clinsent.safety.places import check_not_link, refused_place
 from clinsent.safety.reach import others_can_reach
 
 _OWNED: list[Path] = []  # resolved folders and files this process may write (empty: not restricted)
@@ -66,6 +71,9 @@ def claim(path: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
     target = Path(path)
     check_not_link(target, str(target))
     resolved = target.resolve()
+    why = refused_place(resolved)
+    if why is not None:
+        raise InputError(target, f"{why}: the tool writes no file there", "write it under a folder of your own")
     protected = [*_INPUTS, *(Path(p).resolve() for p in inputs)]
     hit = next((i for i in protected if resolved == i or resolved.is_relative_to(i)), None)
     if hit is not None:
