@@ -230,9 +230,11 @@ def shard_run(model: Path, source: Path, folder: Path, shards: int, cores: int) 
     for job in jobs:
         if job.wait() != 0:
             raise SystemExit(f"shard failed: {job.stderr.read().decode()[-2000:] if job.stderr else ''}")
-    from clinsent.embedding.sharded import gather_shards
+    from clinsent.embedding.sharded import InputRows, gather_shards
+    from clinsent.safety.content import content_key
 
-    gather_shards(parts, folder / f"joined{shards}.parquet")
+    source_rows = InputRows(source, content_key(source), "text", "id")  # checked as the workflow's join checks it
+    gather_shards(parts, folder / f"joined{shards}.parquet", source_rows)
     return time.perf_counter() - start
 
 

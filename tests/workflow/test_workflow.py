@@ -257,6 +257,12 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     assert leaked.read_text() == table_md and not (res / "phi/scan_failed.json").exists()
     noop = snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
     assert noop.returncode == 0 and "Nothing to be done" in noop.stdout + noop.stderr, noop.stdout[-3000:]
+    # stale by content, not by clock: every input touched (the notes, the eval sets, the model folder's
+    # files), none changed, reruns nothing (clinsent.workflow.staleness)
+    for f in [*tmp_path.glob("*.csv"), *tmp_path.glob("*.tsv"), *tiny_bert.rglob("*")]:
+        os.utime(f)
+    noop = snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
+    assert noop.returncode == 0 and "Nothing to be done" in noop.stdout + noop.stderr, noop.stdout[-3000:]
 
     # training depends only on the curve sets: adding an eval set, or changing one that is not
     # a curve set, reruns only that set's embed and evaluate jobs and the report

@@ -13,7 +13,8 @@ from clinsent.models.base import HUB_DIR_ENV
 from clinsent.workflow.offline import set_network_switches
 from clinsent.plan.checks import build_plan
 from clinsent.plan.jobs import job_counts
-from clinsent.plan.rules import RULES as DECLARED, Folder, Scratch
+from clinsent.plan.rules import RULES as DECLARED, Folder, Raw, Scratch
+from clinsent.workflow.staleness import record_input_keys
 from clinsent.config.settings import to_params
 from clinsent.workflow.smk import Untracked, config_error
 
@@ -30,6 +31,14 @@ try:
     check_writable(PLAN.run.results)  # a results folder that cannot be written stops the dry run, not a job
 except InputError as _exc:
     config_error(_exc)
+# Stale by content (clinsent.workflow.staleness): the main process of a run or dry run brings each raw
+# input's key file up to date (hashing only an input whose stat changed) and says which inputs changed;
+# the jobs declare a raw input ancient(), beside its key file, so its content, not its clock, reruns them.
+if workflow.is_main_process:
+    try:
+        record_input_keys(PLAN, lambda line: print(line, file=sys.stderr))
+    except (InputError, OSError) as _exc:  # an input that cannot be read, a key that cannot be written
+        config_error(_exc)
 for _line in PLAN.run.derived:  # steps derived from epochs: shown in every dry run
     print(_line, file=sys.stderr)
 
@@ -65,9 +74,20 @@ wildcard_constraints:
 
 
 def IN(rule):
-    """A rule's inputs as the plan declares them (clinsent.plan.rules), for each job's wildcards."""
+    """A rule's inputs as the plan declares them (clinsent.plan.rules), for each job's wildcards: a
+    raw input as ancient(), its key file beside it (clinsent.workflow.staleness)."""
     declared = DECLARED[rule]
-    return unpack(lambda wildcards: declared.inputs(PLAN, wildcards))
+
+    def flagged(f):
+        return ancient(str(f)) if isinstance(f, Raw) else f
+
+    def inputs(wildcards):
+        found = declared.inputs(PLAN, wildcards)
+        if isinstance(found, dict):
+            return {k: flagged(v) if isinstance(v, str) else [flagged(f) for f in v] for k, v in found.items()}
+        return [flagged(f) for f in found]
+
+    return unpack(inputs)
 
 
 def OUT(rule, show=None, **shown):

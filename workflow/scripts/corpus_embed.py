@@ -12,23 +12,33 @@ def main(smk: Any, log: Logger) -> None:
     import torch
 
     from clinsent.embedding.corpus import EmbedOptions, embed_corpus
-    from clinsent.embedding.sharded import gather_shards
+    from clinsent.embedding.sharded import InputRows, gather_shards
+    from clinsent.safety.content import content_key
+    from clinsent.workflow.staleness import read_key
 
     torch.set_num_threads(smk.threads)
     p = smk.params.entry
-    if "parts" in smk.input.keys():  # a sharded corpus: join the parts, in shard order
-        rows = gather_shards([Path(x) for x in smk.input.parts], Path(smk.output[0]), private=p["private"])
-        log.info("joined %s parts: %s rows", len(smk.input.parts), rows)
+    texts = Path(smk.input.texts)
+    recorded = read_key(smk.input.get("input_keys", []), texts)  # a raw input's key, as the run recorded it
+    input_key = recorded["sha256"] if recorded else None
+    if "parts" in smk.input.keys():  # a sharded corpus: join the parts, in shard order, checked against the input
+        source = InputRows(texts, input_key or content_key(texts), p["column"], p["id_column"], p["chunk"])
+        parts = [Path(x) for x in smk.input.parts]
+        rows = gather_shards(parts, Path(smk.output[0]), source, private=p["private"], log=log.info)
+        log.info("joined %s parts: %s rows", len(parts), rows)
         raise SystemExit(0)
     from clinsent.tasks.config import task_from_params
 
     options = EmbedOptions.from_entry(
-        p, results=smk.params.results.value, memory=smk.params.memory.value, shard=int(smk.wildcards.get("part", 0))
+        p,
+        results=smk.params.results.value,
+        memory=smk.params.memory.value,
+        shard=int(smk.wildcards.get("part", 0)),
+        input_key=input_key,
     )
     quality = task_from_params(p["quality_set"], p["quality_task"]) if "quality_task" in p else None
-    figures = embed_corpus(
-        Path(smk.input.model), Path(smk.input.texts), Path(smk.output[0]), options, log=log.info, quality_set=quality
-    )
+    out = Path(smk.output[0])
+    figures = embed_corpus(Path(smk.input.model), texts, out, options, log=log.info, quality_set=quality)
     log.info(
         "embedded %s texts (%s now, %s chunks resumed) in %s s (%s per second; peak resident memory %s MB)",
         figures["rows"],

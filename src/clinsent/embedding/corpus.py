@@ -56,7 +56,7 @@ from clinsent.errors import InputError
 
 _DECLARED = CorpusEmbeddingEntry(run="", input="")  # a corpus_embeddings entry's declared defaults
 MEMORY = typing.get_args(typing.get_type_hints(CorpusEmbeddingEntry)["memory"])  # fast, flat: as declared
-_NOT_IN_CHUNKS = ("device", "results", "cache", "batch_size", "private", "quantize_tolerance", "memory")
+_NOT_IN_CHUNKS = ("device", "results", "cache", "batch_size", "private", "quantize_tolerance", "memory", "input_key")
 QUALITY_SAMPLE = 256  # texts a quantized (int8, bf16) job also embeds with fp32, to measure what it costs
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,3})?)$")
 
@@ -176,6 +176,9 @@ class EmbedOptions:
     results: str | Path | None = None  # a workflow job's results folder (its note-text folders, its cache)
     shard: int = 0  # ... of which this job embeds this one
     cache: Path | None = None  # the ONNX export's cache folder (None: clinsent.safety.cache's default)
+    # the input's content key as the run recorded it (a workflow job's raw input: its key file, read, not
+    # computed: clinsent.workflow.staleness); None: computed here (clinsent.safety.content.content_key)
+    input_key: str | None = None
 
     def chunk_settings(self) -> dict[str, Any]:
         """The options a finished chunk depends on (its working folder's key): all but those that
@@ -277,10 +280,15 @@ def _embed_locked(
     if o.memory == "flat":  # before the model loads: its blocks and every batch's are mapped apart
         log("memory: flat (large blocks mapped apart)" if flat_heap() else "memory: flat needs glibc: as fast here")
     cache_dir = _cache(out, o.results, o.cache) if o.backend != "torch" else None
-    wanted = _wanted_rows(source, o)
+    wanted, n_rows = _wanted_rows(source, o)
     model_key = content_key(model_dir)
+    input_key = o.input_key or content_key(source)
+    # what a part proves it embedded (clinsent.embedding.sharded.gather_shards checks it): the input and its rows
+    made_from = {"clinsent.input_key": input_key, **({"clinsent.row_range": f"{wanted.start}:{wanted.stop}/{n_rows}"}
+                 if n_rows is not None else {})}  # fmt: skip
     work = work_folder(out, o.shard, o.shards)
-    done = corpus_shards.open_work(work, corpus_shards.work_key(model_key, source, o.chunk_settings()), o.private, log)
+    key = corpus_shards.work_key(model_key, input_key, o.chunk_settings())
+    done = corpus_shards.open_work(work, key, o.private, log)
     model, quality = None, None
     if o.quantize != "none":  # what quantization costs this job's own texts, measured before it embeds
         sample = _calibration(source, o) if o.backend == "openvino" and o.quantize == "int8" else None
@@ -318,11 +326,12 @@ def _embed_locked(
         log(f"resuming shard {o.shard} of {o.shards}: all {resumed} of its chunks are done")
     parts = sorted(work.glob("chunk-*.parquet"))  # this shard's chunks (its own folder, keyed), in order
     if not parts:  # a shard without rows (fewer rows than shards): an empty part the join passes over
-        _write_empty(out, model_key, o.private)
+        _write_empty(out, {"clinsent.model_identity": model_key, **made_from}, o.private)
         corpus_shards.remove_work(work.parent)
         return {"rows": 0, "embedded": 0, "resumed_chunks": 0, "seconds": 0.0, "sentences_per_second": None,
                 "peak_rss_mb": peak_rss_mb()}  # fmt: skip
     meta = _metadata(model_dir, model_key, int(pq.read_schema(parts[0]).field("vector").type.list_size), rows, o)
+    meta.update(made_from)
     if quality is not None:
         meta["clinsent.quality"] = json.dumps(quality)
     corpus_shards.join_parquet(parts, out, meta, o.private, expected=rows)
@@ -415,14 +424,15 @@ def _paired_difference(model: Any, reference: Any, task: Any, o: EmbedOptions, l
     return record
 
 
-def _wanted_rows(source: Path, o: EmbedOptions) -> range:
-    """The input's rows this job embeds: all of them, or its shard's contiguous part."""
+def _wanted_rows(source: Path, o: EmbedOptions) -> tuple[range, int | None]:
+    """The input's rows this job embeds: all of them (no count needed), or its shard's contiguous
+    part, with the input's row count."""
     from clinsent.embedding import sharded as corpus_shards
 
-    if o.shards == 1:  # every row: no count needed
-        return range(0, sys.maxsize)
+    if o.shards == 1:
+        return range(0, sys.maxsize), None
     counted = corpus_shards.count_rows(source, o.column, o.id_column, o.chunk)
-    return corpus_shards.row_ranges(counted, o.shards)[o.shard]
+    return corpus_shards.row_ranges(counted, o.shards)[o.shard], counted
 
 
 def _metadata(model_dir: Path, model_key: str, dim: int, rows: int, o: EmbedOptions) -> dict[str, str]:
@@ -481,14 +491,15 @@ def _load(
     return load_encoder(model_dir, device)
 
 
-def _write_empty(out: Path, model_key: str, private: bool) -> None:
+def _write_empty(out: Path, made_from: dict[str, str], private: bool) -> None:
+    """The part of a shard without rows (fewer rows than shards): its model and input, no vectors."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from clinsent.io.files import atomic_path
 
     empty = pa.table({"id": pa.array([], pa.int64()), "vector": pa.array([], pa.list_(pa.float32()))})
-    meta = {"clinsent.rows": "0", "clinsent.model_identity": model_key}
+    meta = {"clinsent.rows": "0", **made_from}
     with atomic_path(out, ".parquet", private=private) as tmp:
         pq.write_table(empty.replace_schema_metadata(meta), tmp)
 

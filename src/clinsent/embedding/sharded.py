@@ -16,11 +16,20 @@ chunks it has and continues after the last one; the chunks are then joined into 
 part and the folder removed. The folder is keyed by everything the vectors depend on, by content
 (:mod:`clinsent.safety.content`: the model folder's bytes and the input's, the shard, the chunk
 size, the columns, the backend): a change empties it. A chunk that cannot be read (a truncated
-file) or whose row count is not its rows' in the input is embedded again, with one line. The
-joined file's rows are counted against the input's before it is published. Only the writer
+file) or whose row count is not its rows' in the input is embedded again, with one line. Only the writer
 that holds the output's lock (:func:`clinsent.safety.exclusive.writing_lock`) touches the
 folder. A chunk's vectors do not depend on what else was run in the job (each chunk is encoded
 alone, its texts longest first), so a resumed shard equals an uninterrupted one.
+
+**What the join checks** (:func:`gather_shards`). Each part records the whole input's content key
+(in a workflow job, the key file the run's main process wrote: :mod:`clinsent.workflow.staleness`;
+the job reads it, never hashes a raw input) and its row range of the input (``start:stop/rows``).
+The join declares the input ``ancient()`` beside its key file, and compares every part with the
+current key and with :func:`row_ranges` of the input's rows now: a part from another version of
+the input (rows appended, or edited with the file's old modification time), or cut at other rows,
+is named and removed (its shard job embeds it anew on the next run) and the join refused with
+exit 2. The joined file is published only when its ids are the input's ids, once each, in order
+(the row that differs named by number, never by its id): every input row exactly once.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +60,11 @@ def count_rows(path: Path, column: str | None, id_column: str | None, chunk: int
     return sum(len(ids) for ids, _ in chunks(path, chunk, column, id_column))
 
 
-def work_key(model_key: str, source: Path, settings: dict[str, Any]) -> dict[str, Any]:
+def work_key(model_key: str, input_key: str, settings: dict[str, Any]) -> dict[str, Any]:
     """What a shard's chunk files depend on (kept in its working folder's ``key.json``): the
-    model's content key, the input's (:func:`clinsent.safety.content.content_key`) and the settings."""
-    from clinsent.safety.content import content_key
-
-    return {"model": model_key, "input": content_key(source), **settings}
+    model's content key, the input's (its key file's in a workflow job, else
+    :func:`clinsent.safety.content.content_key`) and the settings."""
+    return {"model": model_key, "input": input_key, **settings}
 
 
 def open_work(folder: Path, key: dict[str, Any], private: bool, log: Callable[[str], Any] = print) -> dict[int, int]:
@@ -141,11 +150,17 @@ def work_folder(out: Path, shard: int = 0, shards: int = 1) -> Path:
 
 
 def join_parquet(
-    parts: list[Path], out: Path, meta: dict[str, str], private: bool, expected: int | None = None
+    parts: list[Path],
+    out: Path,
+    meta: dict[str, str],
+    private: bool,
+    expected: int | None = None,
+    ids: Iterator[Any] | None = None,
 ) -> int:
     """Stream ``parts`` (parquet files of one schema), row group by row group, into ``out``
     (atomic) with ``meta`` added to the schema's metadata; returns the rows written. With
-    ``expected``, a file of any other row count is refused before it is published."""
+    ``expected``, a file of any other row count is refused before it is published; with ``ids``
+    (the input's ids, in order), a file whose ids are not exactly those, once each and in order."""
     import pyarrow.parquet as pq
 
     from clinsent.embedding.memory import release_arrow
@@ -158,6 +173,8 @@ def join_parquet(
                 source = pq.ParquetFile(part)
                 for group in range(source.num_row_groups):
                     table = source.read_row_group(group)
+                    if ids is not None:
+                        _same_ids(table.column("id").to_pylist(), ids, rows, out)
                     if writer is None:
                         own = {k.decode(): v.decode() for k, v in (table.schema.metadata or {}).items()}
                         schema = table.schema.with_metadata({**own, **meta})
@@ -169,6 +186,12 @@ def join_parquet(
         finally:
             if writer is not None:
                 writer.close()
+        if ids is not None and next(ids, _END) is not _END:
+            raise InputError(
+                out,
+                f"the joined parts end at row {rows}, and the input has more rows; it was not written",
+                "run the workflow again: a part made from another version of the input is embedded anew",
+            )
         if expected is not None and rows != expected:
             raise InputError(
                 out,
@@ -178,29 +201,94 @@ def join_parquet(
     return rows
 
 
-def gather_shards(parts: list[Path], out: Path, private: bool = False) -> int:
+_END = object()
+
+
+def _same_ids(joined: list[Any], ids: Iterator[Any], before: int, out: Path) -> None:
+    """The next ``len(joined)`` ids of the input are ``joined``, or the join stops at the first row
+    that differs (named by number, never by its id)."""
+    import itertools
+
+    wanted = list(itertools.islice(ids, len(joined)))
+    if wanted == joined:
+        return
+    pairs = zip(joined, wanted, strict=False)
+    at = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(joined), len(wanted)))
+    raise InputError(
+        out,
+        f"row {before + at} of the joined parts is not the input's row {before + at} (its id differs, or the input "
+        "has fewer rows); it was not written",
+        "run the workflow again: a part made from another version of the input is embedded anew",
+    )
+
+
+@dataclass(frozen=True)
+class InputRows:
+    """The input a sharded corpus embedding is made from, as its join checks it: the file, its
+    content key (its key file's in a workflow job, :func:`clinsent.workflow.staleness.read_key`;
+    else :func:`clinsent.safety.content.content_key`), the columns and the chunk it is read in."""
+
+    path: Path
+    key: str
+    column: str | None = None
+    id_column: str | None = None
+    chunk: int = 1000
+
+    def ids(self) -> Iterator[Any]:
+        """The ids of the input's rows, in order (row numbers where it names no id column)."""
+        for ids, _ in chunks(self.path, self.chunk, self.column, self.id_column):
+            yield from ids
+
+
+def gather_shards(
+    parts: list[Path], out: Path, source: InputRows, private: bool = False, log: Callable[[str], Any] = print
+) -> int:
     """The shards' parts, in shard order, into one output (the cheap last job of a sharded
-    corpus embedding); each part is checked to come from the same model and its rows counted."""
+    corpus embedding): each part must come from the same model, from this input (its content
+    key) and hold its shard's rows of it (:func:`row_ranges` of the input's rows now); a part
+    that does not is stale: it is named, removed (its shard job then embeds it anew) and the join
+    refused. The joined file is published only when its ids are the input's, once each, in order."""
     from clinsent.safety.exclusive import writing_lock
 
     with writing_lock(out):
-        return _gather(parts, out, private)
+        return _gather(parts, out, private, source, log)
 
 
-def _gather(parts: list[Path], out: Path, private: bool) -> int:
+def _gather(parts: list[Path], out: Path, private: bool, source: InputRows, log: Callable[[str], Any]) -> int:
     import stat
 
     import pyarrow.parquet as pq
 
+    from clinsent.safety.guard import discard_stale
+
     # a part written owner-only (its shard's texts were private) makes the whole output so
     private = private or any(not p.stat().st_mode & (stat.S_IRGRP | stat.S_IROTH) for p in parts)
-    metas = [pq.read_schema(p).metadata or {} for p in parts]
-    identities = {m.get(b"clinsent.model_identity") for m in metas}
-    first = next((m for m in metas if m.get(b"clinsent.rows") != b"0"), metas[0])
-    if len(identities) != 1:
+    metas = [{k.decode(): v.decode() for k, v in (pq.read_schema(p).metadata or {}).items()} for p in parts]
+    if len({m.get("clinsent.model_identity") for m in metas}) != 1:
         raise InputError(parts[0].parent, "the shards were embedded with different models", "rerun every shard")
-    expected = sum(int(m.get(b"clinsent.rows", b"0")) for m in metas)
-    first = {k.decode(): v.decode() for k, v in first.items() if k.startswith(b"clinsent.")}
-    meta = {**first, "clinsent.rows": str(expected), "clinsent.shard": f"all/{len(parts)}"}
-    kept = [p for p, m in zip(parts, metas, strict=True) if m.get(b"clinsent.rows") != b"0"]
-    return join_parquet(kept, out, meta, private, expected=expected)
+    n_rows = count_rows(source.path, source.column, source.id_column, source.chunk)
+    stale = [
+        part
+        for part, meta, rows in zip(parts, metas, row_ranges(n_rows, len(parts)), strict=True)
+        if meta.get("clinsent.input_key") != source.key
+        or meta.get("clinsent.row_range") != f"{rows.start}:{rows.stop}/{n_rows}"
+        or meta.get("clinsent.rows") != str(len(rows))
+    ]
+    if stale:
+        for part in stale:
+            discard_stale(part)
+        names = ", ".join(p.name for p in stale)
+        log(f"removed {len(stale)} stale parts ({names}): made from another version of {source.path}")
+        raise InputError(
+            out,
+            f"{len(stale)} of its {len(parts)} parts ({names}) were embedded from another version of the input "
+            f"{source.path} (its content key or its rows differ from what the part records); they were removed and "
+            "nothing was joined",
+            "run the workflow again: their shard jobs embed them anew",
+        )
+    first = next((m for m in metas if m.get("clinsent.rows") != "0"), metas[0])
+    meta = {k: v for k, v in first.items() if k.startswith("clinsent.")}
+    meta.update({"clinsent.rows": str(n_rows), "clinsent.shard": f"all/{len(parts)}"})
+    meta["clinsent.row_range"] = f"0:{n_rows}/{n_rows}"  # every row of the input
+    kept = [p for p, m in zip(parts, metas, strict=True) if m.get("clinsent.rows") != "0"]
+    return join_parquet(kept, out, meta, private, expected=n_rows, ids=source.ids())

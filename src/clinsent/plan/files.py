@@ -5,8 +5,12 @@ training data, models), which a dry run with ``placeholders_ok`` leaves out when
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from clinsent import paths
@@ -15,6 +19,26 @@ from clinsent.data.readers import entry_paths
 from clinsent.models.base import PACKAGE_PREFIX, from_hub, hub_slug
 from clinsent.plan.run import NOTES_INPUT, RunView
 from clinsent.run_ref import split_run
+
+
+@dataclass(frozen=True)
+class RawInput:
+    """A raw input of the run (a file or folder the user supplies, outside the results folder): the
+    config keys that name it, its key file (``inputs/<name>.key``: rewritten only when its content
+    changes) and its stat record (:mod:`clinsent.safety.stamps`, :mod:`clinsent.workflow.staleness`)."""
+
+    path: str
+    keys: tuple[str, ...]
+    key: str
+    stat: str
+
+
+def input_name(path: str) -> str:
+    """The name of a raw input's key file: its base name (characters other than letters, digits,
+    ``.``, ``_`` and ``-`` replaced) and 8 hex of its absolute path, so two files of one name differ."""
+    absolute = os.path.abspath(os.path.expanduser(path))
+    base = re.sub(r"[^A-Za-z0-9._-]", "_", os.path.basename(absolute.rstrip("/")) or "input")[:80]
+    return f"{base.lstrip('.') or 'input'}-{hashlib.sha256(absolute.encode()).hexdigest()[:8]}"
 
 
 class RunFiles:
@@ -200,6 +224,31 @@ class RunFiles:
             if e.input != NOTES_INPUT
         ]
         return [(k, p) for k, p in found if self.run.tree.holds(p) == under_results]
+
+    @functools.cached_property
+    def raw_inputs(self) -> dict[str, RawInput]:
+        """Every raw input of the run, by the path the rules declare: the user's files
+        (:meth:`user_files`: the notes, eval sets, training data, the ontology and MedCAT pack,
+        sentence corpora, document tasks' files, corpus-embedding inputs) and the models given as
+        local folders, those that exist outside the results folder. Each enters its jobs as
+        ``ancient()`` beside its key file (:func:`clinsent.plan.rules.base.keyed`), so what reruns a
+        job is its content."""
+        found: dict[str, list[str]] = {}
+        for key, path in self.user_files():
+            found.setdefault(path, []).append(key)
+        for key, spec in self.run.model_specs():
+            if isinstance(spec, str) and not spec.startswith(PACKAGE_PREFIX) and not from_hub(spec):
+                found.setdefault(spec, []).append(key)
+        out = {}
+        for path, keys in found.items():
+            if self.run.tree.holds(path) or not os.path.exists(os.path.expanduser(path)):
+                continue
+            name = input_name(path)
+            key = self.run.tree.file(paths.INPUT_KEY, input_name=name)
+            out[path] = RawInput(
+                path, tuple(dict.fromkeys(keys)), key, self.run.tree.file(paths.INPUT_STAT, input_name=name)
+            )
+        return out
 
     def eval_set_files(self, name: str) -> list[str]:
         return self.external(self.run.eval_sets[name].task.files())

@@ -91,6 +91,19 @@ def claim(path: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
     return target
 
 
+def discard_stale(path: str | Path) -> None:
+    """Remove one of this job's inputs that its check found stale (a sharded corpus embedding's
+    part made from another version of the input: :func:`clinsent.embedding.sharded.gather_shards`),
+    so the job that makes it runs again. Only a file the DAG makes, inside what this process owns
+    (its results folder), never a user's: anything else is refused like a write over an input."""
+    target = Path(path)
+    check_not_link(target, str(target))
+    resolved = target.resolve()
+    if not _OWNED or not any(resolved.is_relative_to(o) and resolved != o for o in _OWNED) or resolved.is_dir():
+        raise InputError(target, "is not a file of this step's results folder", "refusing to remove it")
+    resolved.unlink(missing_ok=True)
+
+
 def private_destination(out: str | Path, results: str | Path | None = None) -> list[Path]:
     """Make ready the folder of a private output ``out`` (text derived from notes, or from an
     input nobody else can reach), before the model loads. Inside ``results`` the job's note-text

@@ -20,9 +20,9 @@ train, release), :mod:`.scoring` (embed, corpus embeddings, evaluate, finetune) 
 from __future__ import annotations
 
 from clinsent.plan.rules import corpus, reports, scoring, training
-from clinsent.plan.rules.base import Declared, Folder, Rule, Scratch, Wildcards, files_of
+from clinsent.plan.rules.base import Declared, Folder, Raw, Rule, Scratch, Wildcards, files_of
 
-__all__ = ["RULES", "Declared", "Folder", "Rule", "Scratch", "Wildcards", "files_of"]
+__all__ = ["RULES", "Declared", "Folder", "Raw", "Rule", "Scratch", "Wildcards", "files_of"]
 
 RULES: dict[str, Rule] = {}
 for _stage in (corpus, training, scoring, reports):

@@ -39,10 +39,11 @@ def corpus_embed_shard(p: Plan, wc: Wildcards) -> Declared:
 
 @_rule(lambda p: [p.run.tree.pattern(paths.CORPUS_EMBEDDING)])
 def corpus_embed(p: Plan, wc: Wildcards) -> Declared:
-    """One shard: the model and the texts; several: their parts (the job only joins them)."""
+    """One shard: the model and the texts; several: their parts and the texts (the job joins the
+    parts, checked against the texts: :func:`clinsent.embedding.sharded.gather_shards`)."""
     name = wc["embedded_corpus"]
     if p.files.corpus_shards(name) > 1:
-        return {"parts": p.files.corpus_parts(name)}
+        return {"parts": p.files.corpus_parts(name), "texts": p.files.corpus_input(name)}
     return corpus_embed_shard(p, wc)
 
 

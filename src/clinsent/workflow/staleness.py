@@ -1,0 +1,125 @@
+"""Stale by content, not by clock: the raw inputs' key files, kept by a run's main process.
+
+Snakemake reruns a job when one of its inputs is newer than its outputs; it compares content
+only for files under 1 MB. A notes file, eval set or model folder replaced with its old
+modification time (``cp -p``, ``rsync -t``, ``touch -r``, an unpacked archive) would leave every
+result built from the old one standing, and a large file touched but unchanged would rerun
+everything built from it. So a raw input never enters a job by its own time: it is declared
+``ancient()``, beside its key file ``<results>/inputs/<name>.key``
+(:meth:`clinsent.plan.files.RunFiles.keyed`), and :func:`record_input_keys` rewrites a key file
+only when the input's content key changes (:mod:`clinsent.safety.stamps`: hashed only when a
+file's stat changed, as git's index does). Snakemake's own time check then reruns exactly what
+depends on a changed input, with or without ``.snakemake/metadata``, and nothing else.
+
+Only Snakemake's main process (a run, a dry run) stats, hashes and writes key files
+(``workflow.is_main_process``, as :func:`clinsent.plan.checks.build_plan`'s ``read_inputs``);
+a job, on this machine or a cluster node, reads the recorded key (:func:`read_key`) and never
+hashes. A key file is written atomically, through the guarded writer; a new one takes the
+input's newest modification time, so a results folder whose ``inputs/`` was removed reruns
+nothing that is not otherwise stale.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clinsent.errors import InputError
+from clinsent.io.files import write_json, write_text
+from clinsent.safety.stamps import key_of
+
+if TYPE_CHECKING:
+    from clinsent.plan.files import RawInput
+    from clinsent.plan.layout import Plan
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What :func:`record_input_keys` found for one raw input."""
+
+    raw: RawInput
+    state: str  # "new" (no key before), "changed" (another content), "same"
+    hashed: int  # bytes read
+
+
+def _read(path: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def record_one(raw: RawInput) -> Recorded:
+    """Bring one raw input's key file and stat record up to date (see the module)."""
+    try:
+        keyed = key_of(raw.path, _read(raw.stat))
+    except OSError as exc:
+        raise InputError(
+            f"config: {raw.keys[0]}",
+            f"{raw.path} cannot be read to compute its content key ({os.strerror(exc.errno) if exc.errno else exc})",
+            "make the file (and every file of a folder) readable by this user",
+        ) from None
+    summary = {"input": os.path.abspath(os.path.expanduser(raw.path)), **keyed.summary()}
+    before = _read(raw.key)
+    state = "same" if before == summary else "new" if not isinstance(before, dict) else "changed"
+    if state != "same":
+        write_text(json.dumps(summary, sort_keys=True) + "\n", raw.key)
+        if state == "new" and keyed.newest > 0:  # the input's own time: a lost key reruns nothing by itself
+            os.utime(raw.key, ns=(keyed.newest, keyed.newest))
+    if keyed.hashed or state != "same" or not os.path.exists(raw.stat):
+        write_json(keyed.record(), raw.stat)
+    return Recorded(raw, state, keyed.hashed)
+
+
+def record_input_keys(plan: Plan, log: Callable[[str], Any] = print) -> list[Recorded]:
+    """Every raw input's key file brought up to date by the main process of a run or dry run,
+    with one line per input whose content changed since the last run (what depends on it reruns)
+    and one line for the time spent hashing, when any file was read."""
+    start = time.perf_counter()
+    found = [record_one(raw) for raw in plan.files.raw_inputs.values()]
+    for r in found:
+        if r.state == "changed":
+            log(
+                f"input changed: {', '.join(r.raw.keys)}: {r.raw.path}: its content differs from the last run's "
+                "(by content key, whatever its modification time): what is built from it reruns"
+            )
+    read = sum(r.hashed for r in found)
+    if read:
+        new = sum(r.state == "new" for r in found)
+        log(
+            f"content keys of {len(found)} inputs checked in {time.perf_counter() - start:.1f} s "
+            f"({_size(read)} read{f'; {new} recorded for the first time' if new else ''}); "
+            "an input is read again only when its stat changes"
+        )
+    return found
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
+
+
+def read_key(key_files: Iterable[str | Path], path: str | Path) -> dict[str, Any] | None:
+    """The recorded content key of the raw input ``path`` among a job's ``input_keys`` (its key
+    file's summary: ``sha256``, ``bytes``, ``folder``), read, never computed: a job never hashes a
+    raw input. None where no key file names it (a file the DAG makes: its clock is its own). A file
+    whose size is no longer the recorded one changed after the run recorded it: refused."""
+    absolute = os.path.abspath(os.path.expanduser(str(path)))
+    for file in key_files:
+        summary = _read(str(file))
+        if not isinstance(summary, dict) or summary.get("input") != absolute:
+            continue
+        size = summary.get("bytes") if summary.get("folder") else os.path.getsize(absolute)
+        if size != summary.get("bytes"):
+            raise InputError(
+                path,
+                f"holds {size} bytes, and this run recorded {summary.get('bytes')} when it started: it changed "
+                "while the run was running",
+                "run the workflow again: its main process records the input's key anew and reruns what depends on it",
+            )
+        return summary
+    return None
