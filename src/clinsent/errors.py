@@ -1,14 +1,18 @@
 """The one exception type for bad input: it names the file, the row or key, and the fix; and
 how an error may show a user's key or value (:func:`shown`, :func:`shown_value`,
 :func:`unknown_key`): a key or value that could be a line of a note is named by its length,
-never quoted, so no console or log line carries note text."""
+never quoted, so no console or log line carries note text; a URL never shows its secrets
+(:func:`redact_urls`: its user information and query string), in an error or a log line; and the
+tool's commands refuse a flag in one line, exit 2 (:class:`CommandParser`)."""
 
 from __future__ import annotations
 
+import argparse
 import errno
 import re
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,79}$")
 
@@ -40,15 +44,30 @@ def shown_value(value: Any) -> str:
 
 _PLAIN = re.compile(r"^[A-Za-z0-9_./@:+~-]{0,120}$")
 
+# a URL: its scheme, its user information (user:token@), the rest up to its query, its query string
+_URL = re.compile(r"""\b([A-Za-z][A-Za-z0-9+.-]*://)([^\s/?#@]*@)?([^\s?#)"'<>]*)(\?[^\s#)"'<>]*)?""")
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every URL's user information and query string replaced by ``***``
+    (``https://user:TOKEN@host/f?sig=S`` -> ``https://***@host/f?***``): a signed or authenticated
+    URL's secret is never shown, whatever message or log line carries it."""
+
+    def redacted(m: re.Match[str]) -> str:
+        scheme, user, rest, query = m.groups()
+        return f"{scheme}{'***@' if user else ''}{rest}{'?***' if query else ''}"
+
+    return _URL.sub(redacted, text)
+
 
 class InputError(ValueError):
     """Raised for bad user input. The message says where (file, row, key) and what to do."""
 
     def __init__(self, where: str | Path, problem: str, fix: str) -> None:
-        self.where = str(where)
-        self.problem = problem
-        self.fix = fix
-        super().__init__(f"{where}: {problem}. Fix: {fix}")
+        self.where = redact_urls(str(where))  # a URL's secrets are never shown (redact_urls)
+        self.problem = redact_urls(problem)
+        self.fix = redact_urls(fix)
+        super().__init__(f"{self.where}: {self.problem}. Fix: {self.fix}")
 
 
 # errno -> what a failed write means, for the errors a full, read-only or failing disk gives
@@ -84,3 +103,14 @@ class OutputError(OSError):
         )
         self.errno = code
         self.path = str(path)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The argument parser of the tool's commands (``python -m clinsent embed``, ``new-config``): a
+    refused flag (unknown, or a number out of its range:
+    :func:`clinsent.config.settings.number_flag`) is one line, ``<prog>: <flag>: <why>``, and
+    exit status 2, as every other refusal of a command; ``--help`` prints the usage, exit 0."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: {message}. Fix: see {self.prog} --help\n")
+        raise SystemExit(2)

@@ -44,7 +44,7 @@ def test_utf16_is_decoded_with_its_mark_and_refused_without(tmp_path: Path) -> N
     bare.write_bytes((SENTINEL + "\n").encode("utf-16-le"))
     with pytest.raises(InputError) as error:
         _corpus(bare)
-    assert str(error.value).startswith(f"{bare}: holds NUL bytes: UTF-16 or UTF-32 saved without a byte-order mark")
+    assert str(error.value).startswith(f"{bare}:1: holds NUL bytes: UTF-16 or UTF-32 saved without a byte-order mark")
     assert "Zyxwv" not in str(error.value) and "Fix: save the file as UTF-8" in str(error.value)
 
 

@@ -24,10 +24,11 @@ from clinsent.config.newconfig import main as new_config
 from clinsent.config.overlay import fill_results, keep_only, resolve_base
 from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError, shown
-from clinsent.io.files import check_writable
 from clinsent.io.safe_yaml import MAX_NODES, load, load_mapping, loads
 from clinsent.models.saved import check_model_folder
+from clinsent.safety.places import check_writable
 
+from testkit import model_folder
 from testkit.workflow import snakemake
 
 REPO = Path(__file__).resolve().parents[2]
@@ -269,9 +270,7 @@ def test_a_model_folder_is_checked_when_the_config_is_read(tmp_path: Path) -> No
     with pytest.raises(InputError) as err:
         check_model_folder(corrupt, "config: models.mine")
     assert "modules.json is not a readable modules.json" in _one_line(err.value)
-    no_pooling = tmp_path / "plain"
-    no_pooling.mkdir()
-    (no_pooling / "config.json").write_text("{}")
+    no_pooling = model_folder(tmp_path / "plain")
     check_model_folder(no_pooling, "config: models.mine")  # a plain transformers folder loads
     with pytest.raises(InputError, match=r"config: models.mine: .* has no modules.json"):
         check_model_folder(no_pooling, "config: models.mine", own_pooling=True)

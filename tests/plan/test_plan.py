@@ -22,6 +22,7 @@ from clinsent.plan.config import load_config, prepare_config
 from clinsent.plan.jobs import job_counts
 from clinsent.plan.layout import Plan
 
+from testkit import model_folder
 from testkit.workflow import snakemake
 
 REPO = Path(__file__).resolve().parents[2]
@@ -268,7 +269,8 @@ def test_every_raw_input_enters_its_jobs_by_content(configs: dict[str, dict[str,
         assert not [f for f in files if isinstance(f, Raw) and f not in plan.files.raw_inputs], job.rule
     assert seen == keys and all(made_by(plan, k) is None for k in keys)
     assert keys or not name.endswith("-demo"), "a demo config reads the demo data: its inputs are raw"
-    assert all(k.startswith(f"{plan.run.results}/inputs/") and k.endswith(".key") for k in keys)
+    folder = plan.run.tree.file(paths.INPUT_KEY, input_name="x").rsplit("/", 1)[0]
+    assert all(k.startswith(f"{folder}/") and k.endswith(".key") for k in keys)
 
 
 def test_a_method_knob_replans_that_method_alone(configs: dict[str, dict[str, Any]]) -> None:
@@ -735,7 +737,7 @@ def test_a_hub_model_is_fetched_by_a_local_rule_and_loaded_from_its_folder(
     assert plan.run.wildcard_constraints()["hub"].count("|") == 2
     monkeypatch.setenv(HUB_DIR_ENV, str(tmp_path))
     assert resolve_model("owner/name") == "owner/name"  # not downloaded: the id, as before
-    (tmp_path / "owner--name").mkdir()
+    model_folder(tmp_path / "owner--name")  # what download_model leaves: a whole model
     assert resolve_model("owner/name") == str(tmp_path / "owner--name")
     env = {"HF_HUB_OFFLINE": "0"}
     set_network_switches((), env)

@@ -25,6 +25,7 @@ from clinsent.methods.medse import MedSE, MedSESettings
 from clinsent.models.pooling import POOLINGS
 from clinsent.tasks.config import resolve_eval_sets
 
+from testkit import model_folder
 from testkit.workflow import snakemake
 
 REPO = Path(__file__).resolve().parents[2]
@@ -257,9 +258,7 @@ def test_local_extra_models_are_train_inputs(tmp_path: Path) -> None:
     """A local definition encoder folder is declared as an input of the MED-SE train job (a
     change to it reruns the job); a hub id's input is the folder the local download_model job
     fetches it into."""
-    folder = tmp_path / "definition-model"
-    folder.mkdir()
-    (folder / "config.json").write_text("{}")  # a model folder (an empty one is refused at the dry run)
+    folder = model_folder(tmp_path / "definition-model")  # a model folder (an empty one is refused at the dry run)
     cfg = _cfg()
     cfg["results"] = str(tmp_path / "results")
     cfg["methods"] = {

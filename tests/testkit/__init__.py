@@ -8,3 +8,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "resources" / "demo"
+
+
+def model_folder(folder: Path) -> Path:
+    """A model folder as the loaders' completeness check sees one (clinsent.models.complete): its
+    config, weights and a WordPiece vocabulary, all empty; nothing loads its weights."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"")
+    (folder / "vocab.txt").write_text("[PAD]\n[UNK]\n")
+    return folder

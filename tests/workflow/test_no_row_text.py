@@ -192,6 +192,17 @@ def _texts(fmt: str) -> Callable[[Path], Callable[[], Any]]:
     return build
 
 
+def _ontology(tmp: Path) -> Callable[[], Any]:
+    """An OBO file whose second term repeats the first's id and opens a def it never closes."""
+    from clinsent.ontology.obo import ONTOLOGY_FORMATS
+
+    path = _write(
+        tmp / "efo.obo",
+        f'[Term]\nid: EFO:1\nname: {S[0]}\ndef: "{S[1]}" []\n\n[Term]\nid: EFO:1\nname: {S[2]}\ndef: "{S[3]} []\n',
+    )
+    return lambda: ONTOLOGY_FORMATS.get("obo")(path)
+
+
 def _conll(tmp: Path) -> Callable[[], Any]:
     from clinsent.evaluation.conll import read_conll
 
@@ -226,6 +237,7 @@ CASES: dict[tuple[str, str], Callable[[Path], Callable[[], Any]]] = {
     **{("probe", f): _probe(f) for f in ("tsv", "jsonl", "nli_jsonl")},
     **{("nli", f): _nli(f, training=False) for f in ("nli_jsonl", "nli_tsv")},
     **{("training_data", f): _nli(f, training=True) for f in ("nli_jsonl", "nli_tsv")},
+    ("ontology", "obo"): _ontology,
     ("conll", "conll"): _conll,
     ("labelled documents", "csv"): _labelled_docs,
     ("diagnoses", "csv"): _diagnoses,

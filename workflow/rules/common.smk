@@ -8,7 +8,7 @@ from clinsent import paths as P
 from clinsent.errors import InputError
 from clinsent.gpu.pool import export_pool, resolve_pool
 from clinsent.gpu.slots import LOCK_DIR_ENV, check_lock_dir
-from clinsent.io.files import check_writable
+from clinsent.safety.places import check_writable
 from clinsent.models.base import HUB_DIR_ENV
 from clinsent.workflow.offline import set_network_switches
 from clinsent.plan.checks import build_plan

@@ -9,7 +9,8 @@ from clinsent.workflow.script import run
 def main(smk: Any, log: Logger) -> None:
     from clinsent.benchmark.mteb import write_model
 
-    for path in write_model(smk.params.model, smk.params.tasks, smk.params.metrics, smk.output[0], smk.params.cards):
+    p = smk.params
+    for path in write_model(p.model, p.tasks, p.metrics, smk.output[0], p.cards, log=log.info):
         log.info("wrote %s", path)
 
 

@@ -137,14 +137,30 @@ def model_results(
     return written
 
 
-def model_card(card_path: str | Path | None, name: str, results: list[dict[str, Any]], out_path: str | Path) -> None:
+def selection_note(task: str) -> str:
+    """What a model's results say of the task its saved step was selected on."""
+    return (
+        f"`{TASK_PREFIX}{task}` is the eval set this model's saved step was selected on (the best point of its "
+        "training curve): its score there is optimistically biased; compare models on the other tasks."
+    )
+
+
+def model_card(
+    card_path: str | Path | None,
+    name: str,
+    results: list[dict[str, Any]],
+    out_path: str | Path,
+    notes: Iterable[str] = (),
+) -> None:
     """The model's sentence-transformers card (``card_path``; a bare one when it has none) with its
-    benchmark results as model-index metadata (huggingface_hub's ``EvalResult``), written offline."""
+    benchmark results as model-index metadata (huggingface_hub's ``EvalResult``), written offline;
+    ``notes``: lines the results section states (the task a step was selected on)."""
     from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
     text = Path(card_path).read_text(encoding="utf-8") if card_path and Path(card_path).is_file() else ""
     card = ModelCard(text) if text.startswith("---") else ModelCard(f"---\n---\n{text or f'# {name}'}\n")
-    card.text = f"{card.text.rstrip()}\n\n## Benchmark results\n\n{NOTICE}\n"
+    said = "".join(f"\n{line}\n" for line in notes)
+    card.text = f"{card.text.rstrip()}\n\n## Benchmark results\n\n{NOTICE}\n{said}"
     data = card.data
     assert isinstance(data, ModelCardData)  # a ModelCard reads its front matter as model-card data
     data.model_name = name
@@ -174,12 +190,15 @@ def write_model(
     metrics: Mapping[str, list[str]],
     out_dir: str | Path,
     cards: list[str] | None = None,
+    log: Any = print,
 ) -> list[Path]:
     """Every seed's results of one model (``clinsent.plan.benchmark``'s view of it), from its jobs'
     metrics files (``metrics``: task -> one file per seed; the scores and the evaluation time,
     ``seconds``), and the model's card (``cards``: each seed's model folder's README.md) with them
     as model-index metadata; written atomically. Only the model's own files are read, so adding a
-    model reruns no other model's results."""
+    model reruns no other model's results. A task the model's step was selected on
+    (``model["selected_on"]``) is written like the others, and the card and the log say so
+    (:func:`selection_note`)."""
     import json
 
     from clinsent.config.names import inside
@@ -187,6 +206,10 @@ def write_model(
 
     out_dir = inside(out_dir, Path(out_dir).parent)  # never a folder reached through the model's name
     written: list[Path] = []
+    selected = model.get("selected_on")
+    notes = [selection_note(selected)] if isinstance(selected, str) and selected in metrics else []
+    for line in notes:
+        log(line)
     with atomic_folder(out_dir) as staging:
         staging.mkdir()
         for i, seed in enumerate(model["seeds"]):
@@ -200,6 +223,7 @@ def write_model(
                 }
                 for f in files
             ]
-            model_card(cards[i] if cards else None, str(model["name"]), results, staging / str(revision) / "README.md")
+            card = staging / str(revision) / "README.md"
+            model_card(cards[i] if cards else None, str(model["name"]), results, card, notes)
             written += files
     return [out_dir / p.relative_to(staging) for p in written]

@@ -13,13 +13,12 @@ marked ``OPTIONAL`` instead: left as they are, those tasks leave the DAG with on
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from clinsent.errors import InputError
+from clinsent.errors import CommandParser, InputError
 from clinsent.io.files import write_text
 from clinsent.repository import ROOT
 from clinsent.safety.places import check_output_file
@@ -241,7 +240,7 @@ def _dump(data: Any) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m clinsent new-config", description=__doc__.splitlines()[0])
+    parser = CommandParser(prog="python -m clinsent new-config", description=__doc__.splitlines()[0])
     parser.add_argument("paper", choices=sorted(PAPERS))
     parser.add_argument("--out", required=True, help="the config to write (outside config/paper/)")
     parser.add_argument(

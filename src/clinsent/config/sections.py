@@ -657,7 +657,7 @@ class Phi:
     ngram: int = knob(8, "words per sampled n-gram", minimum=4)
     sample: int = knob(20000, "n-grams sampled", minimum=1)
     notes: int = knob(2000, "notes the n-grams are drawn from", minimum=1)
-    seed: int = knob(0, "the sample's seed")
+    seed: int = knob(0, "the sample's seed", minimum=0)
 
 
 @dataclass(frozen=True)

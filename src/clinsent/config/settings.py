@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import math
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -320,6 +321,59 @@ def integer_only(prop: Mapping[str, Any]) -> bool:
     types_ = prop.get("type")
     names = [types_] if isinstance(types_, str) else list(types_ or [])
     return "integer" in names and "number" not in names
+
+
+def check_finite(value: Any, where: str = "config") -> None:
+    """Stop at the first number that is not finite (``.nan``, ``.inf`` in YAML, ``nan`` through
+    ``--config``), anywhere in a config, naming its key: JSON Schema's bounds let NaN through
+    (every comparison with it is false) and no knob means infinity. Walks mappings and lists."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(
+            where,
+            f"{value!r} is not a finite number",
+            "give a number within the range the key's description states (config/README.md)",
+        )
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            check_finite(item, f"{where}.{key}" if where != "config" else f"config: {key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_finite(item, f"{where}[{i}]")
+
+
+def number_flag(cls: type, name: str) -> Any:
+    """The ``type=`` of a command's flag that sets the knob ``name`` of ``cls`` (declared once):
+    its Python type (int or float), finite, within its declared bounds (``minimum``,
+    ``maximum``, their exclusive forms); anything else is argparse's one-line refusal, exit 2."""
+    import argparse
+
+    field = next(f for f in declared(cls) if f.name == name)
+    hint = typing.get_type_hints(cls)[name]
+    kind = int if hint is int or int in get_args(hint) and float not in get_args(hint) else float
+    bounds = field.metadata.get("schema", {})
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'a whole' if kind is int else 'a'} number") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text} is not a finite number")
+        broken = [
+            f"{word} {limit}"
+            for key, word, bad in (
+                ("minimum", "at least", lambda v, b: v < b),
+                ("maximum", "at most", lambda v, b: v > b),
+                ("exclusiveMinimum", "above", lambda v, b: v <= b),
+                ("exclusiveMaximum", "below", lambda v, b: v >= b),
+            )
+            if (limit := bounds.get(key)) is not None and bad(value, limit)
+        ]
+        if broken:
+            raise argparse.ArgumentTypeError(f"{text} is out of range: it must be {' and '.join(broken)}")
+        return value
+
+    return parse
 
 
 def floats_for_integers(value: Any, schema: Mapping[str, Any], where: str = "config") -> None:

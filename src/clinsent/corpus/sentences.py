@@ -24,7 +24,7 @@ from clinsent.config.sections import SentenceCorpusEntry
 from clinsent.config.settings import to_params
 from clinsent.errors import InputError
 from clinsent.io.reading import FIRST_ROWS, Readers, check_file, parquet_file, shown_column, shown_columns
-from clinsent.io.textfile import text_lines
+from clinsent.io.textfile import text_lines, text_problem
 
 RESERVED = ("notes", "s_all", "s_ent", "s_none")  # names of the notes pipeline's sets
 
@@ -90,7 +90,12 @@ def _column(path: str, column: str, where: str) -> list[str]:
             f"holds {values.type}, not text",
             f"point `{where}.column` at the column of sentences",
         )
-    return [v.strip() if isinstance(v, str) else "" for v in values.to_pylist()]
+    texts = [v.strip() if isinstance(v, str) else "" for v in values.to_pylist()]
+    bad = next((i for i, t in enumerate(texts, start=1) if t and text_problem(t)), None)
+    if bad is not None:  # a parquet cell may hold a NUL character: no text line does
+        problem = f"the cell {text_problem(texts[bad - 1])}"
+        raise InputError(f"{path}: column {column!r}, row {bad}", problem, "remove it")
+    return texts
 
 
 def _text(path: str, entry: Mapping[str, Any], where: str) -> tuple[list[str], int]:

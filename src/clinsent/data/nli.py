@@ -28,10 +28,11 @@ import pandas as pd
 from clinsent.data.readers import READERS, entry_paths
 from clinsent.errors import InputError
 from clinsent.io.files import jsonl_objects
-from clinsent.io.reading import FIRST_ROWS, Check, Readers, check_file
-from clinsent.io.textfile import header_lacks, text_lines
+from clinsent.io.reading import FIRST_ROWS, Check, Readers, check_file, state_repeats
+from clinsent.io.textfile import csv_rows, header_lacks, text_lines
 
 LABELS = ("entailment", "neutral", "contradiction")
+KEPT = "they are kept (each makes its triplets) and counted in the training rows' report (repeated_pairs)"
 TRIPLET_COLUMNS = ["anchor", "positive", "negative"]
 
 
@@ -75,7 +76,7 @@ def _label(value: Any, line: int, skipped: dict[str, int], problems: _Problems) 
 
 def read_nli_jsonl(path: str | Path, skipped: dict[str, int], limit: int | None = None) -> list[tuple[str, str, str]]:
     """The labelled pairs of a jsonl file (``limit``: of its first lines only, the dry run's check)."""
-    out = []
+    out, lines = [], []
     problems = _Problems(path)
     for line_no, row in jsonl_objects(path, "give one JSON object per line (SNLI/MedNLI jsonl)"):
         if limit is not None and line_no > limit:
@@ -91,21 +92,23 @@ def read_nli_jsonl(path: str | Path, skipped: dict[str, int], limit: int | None 
         label = _label(row["gold_label"], line_no, skipped, problems)
         if label:
             out.append((row["sentence1"].strip(), row["sentence2"].strip(), label))
+            lines.append(f"{path}:{line_no}")
     problems.raise_any()
+    state_repeats(str(path), out, lines, KEPT)
     return out
 
 
 def read_nli_tsv(path: str | Path, skipped: dict[str, int], limit: int | None = None) -> list[tuple[str, str, str]]:
     """The labelled pairs of a TSV file (``limit``: of its first lines only, the dry run's check)."""
-    out = []
-    reader = csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE)
-    header = [h.strip() for h in next(reader, [])]
+    out, lines = [], []
+    reader = csv_rows(text_lines(path), path, delimiter="\t", quoting=csv.QUOTE_NONE)
+    header = [h.strip() for h in next(reader, (1, []))[1]]
     missing = [c for c in ("premise", "hypothesis", "label") if c not in header]
     if missing:
         raise InputError(f"{path}:1", header_lacks(header, missing), "add a header `premise<TAB>hypothesis<TAB>label`")
     ip, ih, il = (header.index(c) for c in ("premise", "hypothesis", "label"))
     problems = _Problems(path)
-    for line_no, r in enumerate(reader, start=2):
+    for line_no, r in reader:
         if limit is not None and line_no > limit:
             break
         if not any(c.strip() for c in r):
@@ -119,7 +122,9 @@ def read_nli_tsv(path: str | Path, skipped: dict[str, int], limit: int | None = 
         label = _label(r[il], line_no, skipped, problems)
         if label:
             out.append((r[ip].strip(), r[ih].strip(), label))
+            lines.append(f"{path}:{line_no}")
     problems.raise_any()
+    state_repeats(str(path), out, lines, KEPT)
     return out
 
 
@@ -151,6 +156,7 @@ def _read(entry: dict[str, Any], read_one: Any) -> tuple[pd.DataFrame, dict[str,
     premises = len({p for p, _, _ in pairs})
     report = {
         "pairs": len(pairs),
+        "repeated_pairs": len(pairs) - len(set(pairs)),  # kept: each makes its triplets (logged by the reader)
         "premises": premises,
         "premises_dropped": dropped,
         "triplets": len(df),

@@ -11,18 +11,18 @@ import json
 import sys
 from pathlib import Path
 
+from clinsent.config.sections import CorpusEmbeddingEntry
+from clinsent.config.settings import number_flag
 from clinsent.embedding.corpus import MEMORY, EmbedOptions, embed_corpus
 from clinsent.embedding.sharded import work_folder
-from clinsent.errors import InputError
+from clinsent.errors import CommandParser, InputError
 from clinsent.safety.cache import DEFAULT, default_cache
 from clinsent.safety.exclusive import lock_path
 
 
 def parser() -> argparse.ArgumentParser:
     """The command's flags, their defaults a corpus_embeddings entry's declared ones."""
-    ap = argparse.ArgumentParser(
-        prog="python -m clinsent embed", description="Embed a whole corpus with a trained model."
-    )
+    ap = CommandParser(prog="python -m clinsent embed", description="Embed a whole corpus with a trained model.")
     ap.add_argument("--model", required=True, type=Path, help="a saved model folder (a trained run's model/)")
     ap.add_argument("--input", required=True, type=Path, help="text (one per line), CSV, TSV, JSON lines or parquet")
     ap.add_argument("--out", required=True, type=Path, help="the parquet file to write (id, vector)")
@@ -30,8 +30,14 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--id-column", help="the ids' column or field (default: row numbers from 0)")
     ap.add_argument("--keep-text", action="store_true", help="write the texts beside their vectors")
     default = EmbedOptions()  # a corpus_embeddings entry's declared defaults
-    ap.add_argument("--chunk", type=int, default=default.chunk, help="texts read and written at a time (memory)")
-    ap.add_argument("--batch-size", type=int, default=default.batch_size)
+    declared = CorpusEmbeddingEntry  # each number flag's type and bounds: its knob's, declared once
+    ap.add_argument(
+        "--chunk",
+        type=number_flag(declared, "chunk"),
+        default=default.chunk,
+        help="texts read and written at a time (memory)",
+    )
+    ap.add_argument("--batch-size", type=number_flag(declared, "batch_size"), default=default.batch_size)
     ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when present)")
     ap.add_argument(
         "--backend",
@@ -46,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
     )
     ap.add_argument(
         "--quantize-tolerance",
-        type=float,
+        type=number_flag(declared, "quantize_tolerance"),
         default=default.quantize_tolerance,
         help="int8, bf16: warn when the vectors are further than this (mean cosine distance) from fp32's on a sample",
     )

@@ -53,6 +53,7 @@ from clinsent.embedding.sharded import work_folder
 from clinsent.embedding.texts import check as check_texts
 from clinsent.embedding.texts import check_unique_ids, chunks
 from clinsent.errors import InputError
+from clinsent.models.complete import check_complete
 
 _DECLARED = CorpusEmbeddingEntry(run="", input="")  # a corpus_embeddings entry's declared defaults
 MEMORY = typing.get_args(typing.get_type_hints(CorpusEmbeddingEntry)["memory"])  # fast, flat: as declared
@@ -128,6 +129,7 @@ def check_request(
             "not a saved sentence-transformers model (no modules.json)",
             "--model names a trained run's model folder, e.g. results/models/<method>/<base>/seed0/model",
         )
+    check_complete(model_dir, "--model")  # its weights, config and tokenizer (clinsent.models.complete)
     if out.is_dir():
         raise InputError(out, "is a folder", "--out names the parquet file to write, e.g. vectors.parquet")
     from clinsent.safety.places import check_output_file

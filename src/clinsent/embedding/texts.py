@@ -14,9 +14,7 @@ first row would otherwise be taken for the header and a name in it come back in 
 
 from __future__ import annotations
 
-import csv
 import itertools
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -36,7 +34,7 @@ from clinsent.io.reading import (
     shown_column,
     shown_columns,
 )
-from clinsent.io.textfile import text_lines
+from clinsent.io.textfile import csv_rows, json_line, text_lines, text_problem
 
 Row = tuple[Any, str]  # (id, text)
 Chunk = tuple[list[Any], list[str]]  # (ids, texts)
@@ -79,27 +77,20 @@ def _text_rows(path: Path, column: str | None, id_column: str | None) -> Iterato
 
 def _delimited_rows(delimiter: str) -> RowReader:
     def rows(path: Path, column: str | None, id_column: str | None) -> Iterator[Row]:
-        reader = csv.reader(text_lines(path), delimiter=delimiter)
-        try:
-            header = next(reader, [])
-            _check_columns(path, header, column, id_column)
-            at, ids = header.index(str(column)), header.index(id_column) if id_column else None
-            for number, row in enumerate(reader):
-                if not row:  # a blank line (a trailing one, often): no text, not counted as a bad row
-                    continue
-                if len(row) != len(header):
-                    raise InputError(
-                        f"{path}, row {number} (rows from 0, after the header)",
-                        f"{len(row)} field(s) where the header has {len(header)}",
-                        "quote fields that hold the delimiter or a line break, as CSV does",
-                    )
-                yield (row[ids] if ids is not None else number), row[at]
-        except csv.Error as exc:
-            raise InputError(
-                path,
-                f"not valid {'CSV' if delimiter == ',' else 'TSV'} ({type(exc).__name__})",
-                "check the file's quoting",
-            ) from None
+        reader = csv_rows(text_lines(path), path, delimiter=delimiter)  # strict: an unclosed quote stops
+        header = next(reader, (1, []))[1]
+        _check_columns(path, header, column, id_column)
+        at, ids = header.index(str(column)), header.index(id_column) if id_column else None
+        for number, (_, row) in enumerate(reader):
+            if not row:  # a blank line (a trailing one, often): no text, not counted as a bad row
+                continue
+            if len(row) != len(header):
+                raise InputError(
+                    f"{path}, row {number} (rows from 0, after the header)",
+                    f"{len(row)} field(s) where the header has {len(header)}",
+                    "quote fields that hold the delimiter or a line break, as CSV does",
+                )
+            yield (row[ids] if ids is not None else number), row[at]
 
     return rows
 
@@ -108,12 +99,7 @@ def _jsonl_rows(path: Path, column: str | None, id_column: str | None) -> Iterat
     for number, line in enumerate(text_lines(path)):  # ids and rows: line numbers from 0, blank lines skipped
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}, row {number}", f"not JSON ({exc.msg}, character {exc.colno})", "one JSON object per line"
-            ) from None
+        record = json_line(line, f"{path}, row {number}", "one JSON object per line")
         if not isinstance(record, dict):
             raise InputError(f"{path}, row {number}", "not a JSON object", "one JSON object per line")
         missing = [c for c in (column, id_column) if c and c not in record]
@@ -142,6 +128,9 @@ def _parquet_rows(path: Path, column: str | None, id_column: str | None) -> Iter
         for batch in table.iter_batches(batch_size=FIRST_ROWS, columns=[c for c in (column, id_column) if c]):
             texts = batch.column(str(column)).to_pylist()
             ids = batch.column(id_column).to_pylist() if id_column else range(number, number + len(texts))
+            bad = next((i for i, t in enumerate(texts) if t and text_problem(t)), None)
+            if bad is not None:  # a parquet cell may hold a NUL character: no text line does
+                raise InputError(f"{path}, row {number + bad}", f"the text {text_problem(texts[bad])}", "remove it")
             number += len(texts)
             yield from zip(ids, (t or "" for t in texts), strict=True)
     except (pa.ArrowInvalid, OSError) as exc:
@@ -166,6 +155,13 @@ def chunks(path: Path, size: int, column: str | None = None, id_column: str | No
     seen = 0
     while chunk := list(itertools.islice(rows, size)):
         ids, texts = [r[0] for r in chunk], [r[1] for r in chunk]
+        no_id = next((i for i, v in enumerate(ids) if v is None or not str(v).strip()), None) if id_column else None
+        if no_id is not None:  # an empty id would key a row of the output by nothing
+            raise InputError(
+                f"{path}, row {seen + no_id}",
+                f"the id ({id_column}) is empty",
+                "give every row an id (rows are numbered from 0, after any header), or leave out id_column",
+            )
         empty = next((i for i, t in enumerate(texts) if not str(t).strip()), None)
         if empty is not None:
             if not NEEDS_COLUMN[kind]:  # a .txt input: every line is a text, a blank one too

@@ -11,12 +11,15 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from clinsent.models.complete import check_complete
+
 
 def load_model(path: str | Path, device: str | None = None) -> Any:
     """A saved model as a user would load it, ``SentenceTransformer(path)``; on CUDA when present."""
     import torch
     from sentence_transformers import SentenceTransformer
 
+    check_complete(path, "model")  # a folder without its tokenizer would load and embed every text alike
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     return SentenceTransformer(str(path), device=device, local_files_only=True)
 
@@ -28,6 +31,7 @@ def load_encoder(path: str | Path, device: str | None = None) -> Any:
 
     from clinsent.models.saved import SavedEncoder, known_layout
 
+    check_complete(path, "model")
     modules = known_layout(path)
     if modules is None:
         return load_model(path, device)

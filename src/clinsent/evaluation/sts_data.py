@@ -26,7 +26,7 @@ import pandas as pd
 
 from clinsent.errors import InputError
 from clinsent.io.reading import Readers, extra_fields, state_repeats
-from clinsent.io.textfile import header_lacks, table_header, text_lines
+from clinsent.io.textfile import check_texts, csv_rows, header_lacks, table_header, text_lines
 
 TAB_FIX = "remove the tab inside a sentence (a TSV has no quoting), or write the file as CSV with quoted fields"
 CSV_FIX = "quote fields that hold a comma, as CSV does"
@@ -76,10 +76,13 @@ def read_table(path: str | Path, kind: str = "pairs") -> tuple[list[str], list[l
         df = pd.read_parquet(path)
         header = [str(c) for c in df.columns]
         rows = [["" if v is None else str(v) for v in r] for r in df.itertuples(index=False, name=None)]
-        return header, rows, [f"{path} row {i}" for i in range(1, len(rows) + 1)]
+        names = [f"{path} row {i}" for i in range(1, len(rows) + 1)]
+        for row, name in zip(rows, names, strict=True):
+            check_texts(row, name, "write every text without NUL characters")  # a parquet cell can hold one
+        return header, rows, names
     if path.suffix == ".csv":
         try:
-            raw = [(n, r) for n, r in enumerate(csv.reader(text_lines(path)), start=1) if any(c.strip() for c in r)]
+            raw = [(n, r) for n, r in csv_rows(text_lines(path), path) if any(c.strip() for c in r)]
         except FileNotFoundError as exc:
             raise InputError(path, f"the {kind} file does not exist", "fix the path in the config") from exc
     else:

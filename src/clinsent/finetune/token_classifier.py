@@ -58,9 +58,12 @@ def finetune_token_classifier(
 ) -> tuple[FitResult, dict[str, Any]]:
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
+    from clinsent.models.complete import check_complete
+
     splits = task.data
     labels = splits.labels()
     ids = {t: i for i, t in enumerate(labels)}
+    check_complete(model_path, "model")
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     model = AutoModelForTokenClassification.from_pretrained(
         model_path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id=ids

@@ -102,8 +102,7 @@ def check_lock_dir(results: str | Path, environ: Mapping[str, str] = os.environ)
     (:func:`clinsent.safety.places.check_write_root`), not inside the results folder once links
     are resolved (the tool sets modes there; a lock folder inside would be a folder others write
     in among note text) and can be written (or created), so a job never fails on it."""
-    from clinsent.io.files import check_writable
-    from clinsent.safety.places import check_write_root
+    from clinsent.safety.places import check_writable, check_write_root
 
     folder = lock_dir(environ)
     where = f"environment: {LOCK_DIR_ENV}" if environ.get(LOCK_DIR_ENV) else f"the GPU lock folder {folder}"

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from clinsent.errors import WRITE_ERRORS, InputError, OutputError
-from clinsent.io.textfile import text_lines
+from clinsent.io.textfile import json_line, text_lines
 from clinsent.safety.exclusive import writing_lock
 from clinsent.safety.guard import claim
 
@@ -266,39 +266,13 @@ class ParquetSink:
 
 def jsonl_objects(path: str | Path, fix: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) of each non-blank line of a UTF-8 JSON-lines file; a line that is
-    not a JSON object stops with ``file:line`` and ``fix`` (never the line's text)."""
+    not a JSON object, or holds a string that is no text (:func:`clinsent.io.textfile.json_line`),
+    stops with ``file:line`` and ``fix`` (never the line's text)."""
 
     for line_no, line in enumerate(text_lines(path), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{line_no}", f"not a JSON object ({exc.msg})", fix) from None
+        obj = json_line(line, f"{path}:{line_no}", fix)  # every string in it text (no \u0000, no lone surrogate)
         if not isinstance(obj, dict):
             raise InputError(f"{path}:{line_no}", "not a JSON object", fix)
         yield line_no, obj
-
-
-def check_writable(
-    folder: str | Path, where: str = "config: results", probe: Any = tempfile.NamedTemporaryFile
-) -> None:
-    """Stop (the dry run) unless ``folder`` can be written: a temporary file is created and
-    removed in it, or, while it does not exist yet, in its nearest existing parent. The probe
-    writes rather than reading permission bits, which root ignores."""
-
-    target = Path(folder).absolute()
-    while not target.exists() and target != target.parent:
-        target = target.parent
-    if not target.is_dir():
-        raise InputError(where, f"{target} is a file, so {folder} cannot be a folder", "set results to a folder")
-    try:
-        with probe(dir=target, prefix=".clinsent-write-probe-"):
-            pass
-    except OSError as exc:
-        reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
-        raise InputError(
-            where,
-            f"{folder} cannot be written ({reason}, in {target})",
-            "set results to a folder you can write, or make this one writable; nothing was run",
-        ) from None

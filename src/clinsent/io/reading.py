@@ -128,6 +128,7 @@ BUILT_IN = (
     "clinsent.tasks.probe",
     "clinsent.tasks.rqe",
     "clinsent.embedding.texts",
+    "clinsent.ontology.obo",
 )
 
 
@@ -243,10 +244,13 @@ def extra_fields(row: list[Any], expected: int, where: str, fix: str) -> None:
         raise InputError(where, f"{len(row)} fields where the header (or the layout) has {expected}", fix)
 
 
-def state_repeats(what: str, keys: list[Any], names: list[str]) -> str | None:
-    """One line, logged as a warning and returned, when rows of an eval set repeat an earlier row
-    (all their fields the same): how many, and the first by its row name, never its text. They
-    are kept (a file may hold a pair twice on purpose); the line says so. None when none repeats."""
+def state_repeats(
+    what: str, keys: list[Any], names: list[str], kept: str = "they are kept and each counts in the metrics"
+) -> str | None:
+    """One line, logged as a warning and returned, when rows of an eval set (or of training data)
+    repeat an earlier row (all their fields the same): how many, and the first by its row name,
+    never its text. They are kept (a file may hold a pair twice on purpose); the line says so
+    (``kept``). None when none repeats."""
     first: dict[Any, str] = {}
     repeats: list[tuple[str, str]] = []
     for key, name in zip(keys, names, strict=True):
@@ -258,7 +262,7 @@ def state_repeats(what: str, keys: list[Any], names: list[str]) -> str | None:
         return None
     line = (
         f"{what}: {len(repeats)} row(s) repeat an earlier row field for field (first: {repeats[0][0]} repeats "
-        f"{repeats[0][1]}); they are kept and each counts in the metrics"
+        f"{repeats[0][1]}); {kept}"
     )
     import logging
 

@@ -1,5 +1,5 @@
 """One decoding policy for every text file a reader opens (sentence corpora, STS, NLI, RQE,
-probe, CoNLL and JSON-lines files):
+probe, CoNLL, ontology and JSON-lines files), and one rule set for the text in them:
 
 - UTF-8, strictly: a byte sequence that is not UTF-8 stops the reader with the file, the line
   and the byte's offset in that line (never the bytes or the line's text), and the fix;
@@ -9,6 +9,12 @@ probe, CoNLL and JSON-lines files):
   UTF-32 saved without a mark, or a binary file) is refused: decoded as UTF-8 it would become
   "sentences" of ``\\x00``-separated letters.
 
+And in every reader, whatever the layout: a text holding a NUL character or a lone surrogate
+(JSON's ``\\u0000`` and ``\\ud800`` escapes decode to them, and no encoder writes them back) is
+refused, naming the file and the line (:func:`text_problem`, :func:`json_line`); a quoted CSV
+field that never closes is refused, naming the line it opens on, never taken whole to the end
+of the file (:func:`csv_rows`).
+
 Python's text mode does none of this by itself: ``open(encoding="utf-8")`` keeps the BOM as
 U+FEFF, reads UTF-16 without a BOM as NUL-laced text, and its ``UnicodeDecodeError`` names a
 position in the whole file (and quotes the byte) rather than a line.
@@ -17,11 +23,14 @@ position in the whole file (and quotes the byte) rather than a line.
 from __future__ import annotations
 
 import codecs
+import csv
 import io
+import json
 import logging
 import re
 from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from clinsent.errors import InputError
 
@@ -41,8 +50,11 @@ def text_lines(path: str | Path) -> Generator[str, None, None]:
             yield from _utf16(fh, path)
             return
         if b"\x00" in head:
+            at = head[: head.index(b"\x00")].count(b"\n") + 1
             raise InputError(
-                path, "holds NUL bytes: UTF-16 or UTF-32 saved without a byte-order mark, or not a text file", _FIX
+                f"{path}:{at}",
+                "holds NUL bytes: UTF-16 or UTF-32 saved without a byte-order mark, or not a text file",
+                _FIX,
             )
         if head.startswith(codecs.BOM_UTF8):
             fh.read(len(codecs.BOM_UTF8))
@@ -55,6 +67,68 @@ def text_lines(path: str | Path) -> Generator[str, None, None]:
             if "\x00" in line:
                 raise InputError(f"{path}:{number}", "the line holds a NUL byte (not a text line)", _FIX)
             yield line
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def text_problem(text: str) -> str | None:
+    """What makes ``text`` no text (a NUL character, a lone surrogate), or None."""
+    if "\x00" in text:
+        return "holds a NUL character (\\u0000: not text)"
+    if _SURROGATE.search(text):
+        return "holds a lone surrogate (\\ud800-\\udfff: half of a character, which no encoder writes)"
+    return None
+
+
+def check_texts(value: Any, where: str, fix: str = _FIX) -> None:
+    """Every string in ``value`` (a string, or a JSON value: its keys and items too) is text
+    (:func:`text_problem`), or an :class:`InputError` at ``where`` (the file and line)."""
+    if isinstance(value, str):
+        problem = text_problem(value)
+        if problem is not None:
+            raise InputError(where, f"a value {problem}", fix)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_texts(key, where, fix)
+            check_texts(item, where, fix)
+    elif isinstance(value, list):
+        for item in value:
+            check_texts(item, where, fix)
+
+
+def json_line(line: str, where: str, fix: str) -> Any:
+    """One JSON-lines line decoded, every string in it text (:func:`check_texts`); a line that is
+    not JSON stops at ``where`` (the file and line), never quoting it."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(where, f"not JSON ({exc.msg}, character {exc.colno})", fix) from None
+    check_texts(value, where, "write every string as text: no \\u0000, no lone \\ud800-\\udfff escape")
+    return value
+
+
+def csv_rows(lines: Iterable[str], path: str | Path, **fmt: Any) -> Iterator[tuple[int, list[str]]]:
+    """(line the row starts on, its fields) of a CSV or TSV read with ``csv.reader(lines, **fmt)``,
+    strictly: a quoted field that never closes (the reader would take the rest of the file as its
+    text) or a stray quote stops, naming the line the row starts on."""
+    reader = csv.reader(lines, strict=True, **fmt)
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            if "field limit" in str(exc):  # csv's own words, never the data's
+                raise InputError(f"{path}:{start}", f"a field is too long ({exc})", "check the quoting") from None
+            raise InputError(
+                f"{path}:{start}",
+                "a quoted field of the row that starts on this line never closes (or a quote stands inside an "
+                "unquoted field): the rest of the file would be read as its text",
+                'close the quote; a quote inside a quoted field is written twice ("")',
+            ) from None
+        yield start, row
 
 
 def _utf16(fh: io.BufferedReader, path: str | Path) -> Iterator[str]:
@@ -100,8 +174,6 @@ def table_header(path: str | Path, formats: Iterable[str] = ()) -> list[str]:
     suffix; no row is read): what the dry run checks of an eval file (``Task.check_header``). A
     file that is not a table (JSON lines, XML) stops here, naming the layout it has and, among
     ``formats`` (the names its task's readers take), the ones that read it."""
-    import csv
-
     path = Path(path)
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
@@ -122,8 +194,8 @@ def table_header(path: str | Path, formats: Iterable[str] = ()) -> list[str]:
             else f"no format of this task reads {layout}: write the file as a table with the columns it names",
         )
     lines = text_lines(path)
-    reader = csv.reader(lines) if path.suffix == ".csv" else csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
-    first = next((r for r in reader if any(c.strip() for c in r)), [])
+    fmt: dict[str, Any] = {} if path.suffix == ".csv" else {"delimiter": "\t", "quoting": csv.QUOTE_NONE}
+    first = next((r for _, r in csv_rows(lines, path, **fmt) if any(c.strip() for c in r)), [])
     lines.close()  # the rest of the file is the job's to read
     return [h.strip() for h in first]
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
+from clinsent.models.complete import check_complete
 
 PACKAGE_PREFIX = "pkg:"
 
@@ -35,11 +36,20 @@ def hub_slug(spec: str) -> str:
     return spec.replace("/", "--")
 
 
-def resolve_model(spec: str) -> str:
+def resolve_model(spec: str, where: str = "config: base_models") -> str:
     """``pkg:<python package>/<folder>`` -> that folder inside the installed package;
     an existing local path -> itself; a Hugging Face id -> the folder the ``download_model``
     rule fetched it into (``$CLINSENT_HUB_DIR/<owner--name>``, a declared input of every job
-    that loads it), else the id itself (transformers' own cache, outside the workflow)."""
+    that loads it), else the id itself (transformers' own cache, outside the workflow). A folder
+    is complete (weights, config, tokenizer) or refused, naming ``where``
+    (:func:`clinsent.models.complete.check_complete`)."""
+    found = _resolve(spec)
+    if os.path.isdir(found):
+        check_complete(found, where)
+    return found
+
+
+def _resolve(spec: str) -> str:
     if spec.startswith(PACKAGE_PREFIX):
         package, _, sub = spec[len(PACKAGE_PREFIX) :].partition("/")
         found = importlib.util.find_spec(package)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from clinsent.errors import InputError
+from clinsent.models.complete import check_complete
 
 
 def transformer_folder(model_dir: str | Path) -> Path:
@@ -227,6 +228,7 @@ def check_model_folder(folder: str | Path, where: str, own_pooling: bool = False
         json.loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise InputError(where, f"{config} is not readable JSON", "restore the model folder") from None
+    check_complete(folder, where)  # its weights and tokenizer too (clinsent.models.complete)
     if own_pooling:
         from clinsent.models.st_config import own_pooling as read_pooling
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from clinsent.errors import InputError
+from clinsent.errors import InputError, redact_urls
 from clinsent.io.files import atomic_path
 
 log = logging.getLogger(__name__)
@@ -22,6 +23,17 @@ log = logging.getLogger(__name__)
 
 def release_url(template: str, version: str) -> str:
     return template.format(version=version)
+
+
+def _why(exc: BaseException) -> str:
+    """Why a download failed, in words that carry no part of the URL (a library's message may
+    repeat it whole, its query string and user information too)."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return f"HTTP {exc.code}"
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    if isinstance(reason, OSError) and reason.errno:
+        return os.strerror(reason.errno)
+    return type(reason).__name__
 
 
 def download_release(url: str, dest: str | Path, sha256: str | None, timeout: float = 60.0) -> str:
@@ -38,7 +50,7 @@ def download_release(url: str, dest: str | Path, sha256: str | None, timeout: fl
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise InputError(
                 url,
-                f"download failed ({exc})",
+                f"download failed ({_why(exc)})",
                 "check the URL and the network, or download the file elsewhere and set `ontology.path` to it",
             ) from exc
         digest = h.hexdigest()
@@ -48,13 +60,14 @@ def download_release(url: str, dest: str | Path, sha256: str | None, timeout: fl
                 f"sha256 {digest} does not match the pinned `ontology.release.sha256` {sha256}",
                 "the release changed or the download is corrupt: check the version, then re-pin",
             )
+    shown = redact_urls(url)  # its user information and query string never reach a log
     if not sha256:
         log.warning(
             "downloaded %s (%d bytes) without a pinned checksum; its sha256 is %s: pin it in "
             "`ontology.release.sha256`",
-            url,
+            shown,
             size,
             digest,
         )
-    log.info("downloaded %s: %d bytes, sha256 %s", url, size, digest)
+    log.info("downloaded %s: %d bytes, sha256 %s", shown, size, digest)
     return digest

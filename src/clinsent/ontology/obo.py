@@ -1,22 +1,34 @@
-"""A lenient line reader for OBO files such as EFO's ``efo.obo``.
+"""A lenient line reader for OBO files such as EFO's ``efo.obo``, registered as the reader of
+``ontology.path`` (:data:`ONTOLOGY_FORMATS`, kind ``ontology``, format ``obo``).
 
 EFO's OBO file is produced by ROBOT with checks off and is not strictly valid OBO (strict
 parsers such as fastobo reject it), so this reader takes only what it needs from each
 ``[Term]`` stanza: id, name, def, EXACT synonyms, xrefs, is_a parents and obsolescence.
 It reads line by line and keeps only those fields, column by column, in memory.
+
+Lenient in what it skips, strict in what it keeps, by the readers' one rule set
+(:mod:`clinsent.io.textfile`): the file is UTF-8 without NUL bytes (the line of a bad byte
+named); a term's ``id:`` is not empty and is no other term's id (both lines named: the
+entities linked to a duplicated id would get two rows); a ``def:`` or ``synonym:`` text that
+opens a quote closes it on its line (a lenient reader would keep the rest of the line, refs and
+all, as the definition). The dry run reads the file's first :data:`CHECKED_TERMS` terms by the
+same rules; the job reads them all.
 """
 
 from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from clinsent.errors import InputError
+from clinsent.io.reading import Readers, check_file
+from clinsent.io.textfile import text_lines
 
 _QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"(.*)$')
 _UMLS = [re.compile(r"^UMLS(?:_CUI)?:(C\d{7})\b"), re.compile(r"linkedlifedata\.com/resource/umls/id/(C\d{7})\b")]
@@ -60,12 +72,29 @@ def _first_token(value: str) -> str:
     return tokens[0] if tokens else ""
 
 
-def iter_obo_terms(lines: Iterable[str]) -> Iterator[OboTerm]:
-    """Yield each ``[Term]`` stanza; other stanzas ([Typedef], [Instance]) are skipped."""
+def _quoted_or_refused(value: str, tag: str, where: str | None) -> tuple[str, str] | None:
+    """A quoted ``def:`` or ``synonym:`` value; one that opens a quote it never closes is refused
+    at ``where`` (the file and line) when the reader knows it."""
+    q = _quoted(value)
+    if q is None and value.startswith('"') and where is not None:
+        raise InputError(
+            where,
+            f"the {tag}: text opens a quote that does not close on its line (the rest of the line would be "
+            "read as its text)",
+            f'close the quote: {tag}: "text" [references]; a quote inside the text is written \\"',
+        )
+    return q
+
+
+def iter_obo_terms(lines: Iterable[str], path: str | Path | None = None) -> Iterator[OboTerm]:
+    """Yield each ``[Term]`` stanza; other stanzas ([Typedef], [Instance]) are skipped. With
+    ``path`` the rules of the module hold, each refusal naming ``path`` and the line."""
     term: OboTerm | None = None
     in_term = False
-    for raw in lines:
+    first_line: dict[str, int] = {}  # id -> the line it was given on
+    for number, raw in enumerate(lines, start=1):
         line = raw.rstrip("\n").rstrip("\r")
+        where = f"{path}:{number}" if path is not None else None
         if line.startswith("["):
             if term is not None:
                 yield term
@@ -77,16 +106,27 @@ def iter_obo_terms(lines: Iterable[str]) -> Iterator[OboTerm]:
         tag, value = line.split(":", 1)
         value = value.strip()
         if tag == "id":
+            if where is not None:
+                if not value:
+                    raise InputError(where, "the term's id is empty", "give every [Term] an id, e.g. id: EFO:0000408")
+                if value in first_line:
+                    raise InputError(
+                        where,
+                        f"the term's id is also the id of the term at line {first_line[value]} (the entities "
+                        "linked to it would get two rows)",
+                        "keep one [Term] stanza per id: merge the two",
+                    )
+                first_line[value] = number
             term = OboTerm(id=value)
         elif term is None:
             continue
         elif tag == "name":
             term.label = value
         elif tag == "def":
-            q = _quoted(value)
+            q = _quoted_or_refused(value, tag, where)
             term.definition = q[0] if q else value
         elif tag == "synonym":
-            q = _quoted(value)
+            q = _quoted_or_refused(value, tag, where)
             if q and q[1].split()[:1] == ["EXACT"]:
                 term.synonyms.append(q[0])
         elif tag == "xref":
@@ -119,12 +159,15 @@ def descendants(parents: dict[str, list[str]], root: str) -> set[str]:
 
 
 def _read_header_version(path: Path) -> str:
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
+    lines = text_lines(path)
+    try:
+        for line in lines:
             if line.startswith("data-version:"):
                 return line.split(":", 1)[1].strip()
             if line.startswith("["):
                 break
+    finally:
+        lines.close()
     return "unknown"
 
 
@@ -145,19 +188,15 @@ def build_term_table(
     # one pass, straight into columns: no per-term objects are kept (bounded by the table itself)
     cols: dict[str, list[object]] = {c: [] for c in ("id", "label", "synonyms", "definition", "umls_cuis", "obsolete")}
     parents: dict[str, list[str]] = {}
-    with open(path, encoding="utf-8", errors="strict") as fh:
-        try:
-            for t in iter_obo_terms(fh):
-                cols["id"].append(t.id)
-                cols["label"].append(t.label)
-                cols["synonyms"].append(t.synonyms)
-                cols["definition"].append(t.definition)
-                cols["umls_cuis"].append(t.umls_cuis)
-                cols["obsolete"].append(t.obsolete)
-                if t.parents:
-                    parents[t.id] = t.parents
-        except UnicodeDecodeError as exc:
-            raise InputError(path, f"not UTF-8 ({exc})", "re-download the OBO release") from exc
+    for t in iter_obo_terms(text_lines(path), path):  # UTF-8, no NUL byte, the module's rules
+        cols["id"].append(t.id)
+        cols["label"].append(t.label)
+        cols["synonyms"].append(t.synonyms)
+        cols["definition"].append(t.definition)
+        cols["umls_cuis"].append(t.umls_cuis)
+        cols["obsolete"].append(t.obsolete)
+        if t.parents:
+            parents[t.id] = t.parents
     if not cols["id"]:
         raise InputError(
             path, "no [Term] stanza found", "point `ontology.path` at an OBO file (efo.obo), not OWL or JSON"
@@ -212,3 +251,23 @@ def coverage(terms: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+CHECKED_TERMS = 1000  # the terms the dry run reads of an ontology (the job reads them all)
+
+
+def check_obo(path: Path, entry: Mapping[str, Any], where: str) -> None:
+    """The dry run's check of an OBO file: a readable text file, and its first
+    :data:`CHECKED_TERMS` terms by the module's rules."""
+    check_file(path, f"set `{where}` to a local efo.obo")
+    lines = text_lines(path)
+    try:
+        for _ in zip(range(CHECKED_TERMS), iter_obo_terms(lines, path), strict=False):
+            pass
+    finally:
+        lines.close()
+
+
+# the ontology's readers (``ontology.path``): one format today, EFO's OBO release
+ONTOLOGY_FORMATS: Readers[Callable[..., pd.DataFrame]] = Readers("ontology", "ontology format", "ontology.path")
+ONTOLOGY_FORMATS.register("obo", check=check_obo)(build_term_table)

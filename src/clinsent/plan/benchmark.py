@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
 def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
     """Model key -> run (method, base model), MTEB name, seeds and revisions (``seed<s>`` for a
-    run this config trains; MTEB's ``no_revision_available`` for a model scored as it is)."""
+    run this config trains; MTEB's ``no_revision_available`` for a model scored as it is) and
+    ``selected_on``: the eval set a trained run's saved step was chosen on (None: untrained, or
+    its last step), whose score is then optimistically biased; its results say so."""
     from clinsent.benchmark.mteb import NO_REVISION
 
     out = {}
@@ -27,11 +29,13 @@ def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
         as_is = "path" in model
         name = model["path"] if as_is and from_hub(model["path"]) else key
         seeds = plan.run.grid.seeds_of[method]
+        entry = plan.run.methods[method]
         out[key] = {
             "run": [method, base],
             "name": name,
             "seeds": seeds,
             "revisions": {s: NO_REVISION if as_is else seed_folder(s) for s in seeds},
+            "selected_on": entry.selection_set if entry.method.trains else None,
         }
     return out
 

@@ -167,7 +167,7 @@ def check_model_folders(plan: Plan) -> None:
         if from_hub(spec):
             check_hub_id(spec, f"config: {key}")
             continue
-        folder = resolve_model(spec)
+        folder = resolve_model(spec, f"config: {key}")
         if os.path.isdir(folder):
             check_model_folder(folder, f"config: {key}", section == "base_models" and own_pooling(name))
 

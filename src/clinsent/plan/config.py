@@ -35,9 +35,10 @@ def prepare_config(config: dict[str, Any], root: Path | None = None) -> dict[str
     fill_results(resolve_base(config, root=root))
     leave_out_missing(config)
     expand_models(config)
-    from clinsent.config.settings import floats_for_integers
+    from clinsent.config.settings import check_finite, floats_for_integers
 
     _gpus_as_integers(config)  # --config 'gpus=[2,3]' arrives as strings
+    check_finite(config)  # NaN and infinity pass the schema's bounds: refused here, for every key
     schema_file = SCHEMA
     try:
         validate(config, str(schema_file))

@@ -106,6 +106,12 @@ def check_inputs(plan: Plan) -> None:
         for path in plan.files.notes_paths:
             if _ours(plan, path):
                 NOTE_READERS.check(notes.format, path, to_params(notes), "notes.path")
+    if plan.run.note_entities and plan.run.parts.ontology.path:
+        from clinsent.ontology.obo import ONTOLOGY_FORMATS
+
+        for key, path in plan.files.user_files():
+            if key == "ontology.path" and _ours(plan, path):
+                ONTOLOGY_FORMATS.check("obo", Path(path), {}, key)
     for name, corpus in plan.run.parts.sentence_corpora.items():
         for path in corpus_paths(corpus.path):
             if _ours(plan, path):

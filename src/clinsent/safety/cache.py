@@ -19,7 +19,7 @@ from pathlib import Path
 
 from clinsent.errors import InputError
 from clinsent.safety.guard import claim
-from clinsent.safety.places import check_write_root
+from clinsent.safety.places import check_writable, check_write_root
 from clinsent.safety.reach import others_can_reach
 
 DEFAULT = ".clinsent-cache"
@@ -34,11 +34,16 @@ def cache_folder(folder: str | Path, where: str, owned: bool = False) -> Path:
     """``folder`` made ready as a cache (see the module); ``owned``: it lies in the tool's own
     results folder, whose modes the tool sets. Returns it."""
     folder = claim(check_write_root(folder, where, "cache folder"))
+    fix = "name a folder you can write for the cache (--cache DIR)" if where == "--cache" else "make it writable"
+    check_writable(folder, where, fix=fix)  # a file on its path, a read-only or foreign folder: one line
     if not folder.exists():
         missing = [folder, *(p for p in folder.parents if not p.exists())]
-        for made in reversed(missing):
-            made.mkdir(mode=0o700, exist_ok=True)
-            os.chmod(made, 0o700)  # mkdir's mode passes through the umask
+        try:
+            for made in reversed(missing):
+                made.mkdir(mode=0o700, exist_ok=True)
+                os.chmod(made, 0o700)  # mkdir's mode passes through the umask
+        except OSError as exc:
+            raise InputError(where, f"the cache folder {folder} cannot be made ({exc.strerror})", fix) from None
         return folder
     if not folder.is_dir():
         raise InputError(where, f"{folder} is a file", "name a folder for the cache")

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import functools
 import os
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from clinsent.errors import InputError, shown_value
 
@@ -118,10 +120,11 @@ def check_write_root(value: object, where: str, what: str = "folder") -> Path:
     why = forbidden(resolved)
     if why is not None:
         shown = f"{text} (resolved: {resolved})" if str(resolved) != text else text
+        example = Path.home() / ("clinsent-results" if what == "folder" else "clinsent-cache")
         raise InputError(
             where,
             f"{shown} {why}: the tool writes and replaces files under it",
-            f"give a {what} of its own, e.g. {Path.home() / 'clinsent-results' if what == 'folder' else 'a folder'}",
+            f"give a {what} of its own, e.g. {example}",
         )
     return Path(text)
 
@@ -149,3 +152,26 @@ def check_output_file(path: str | Path, where: str) -> Path:
     if why is not None:
         raise InputError(where, f"its folder {folder} {why}", "write the output into a folder of your own")
     return Path(text)
+
+
+def check_writable(
+    folder: str | Path,
+    where: str = "config: results",
+    probe: Any = tempfile.NamedTemporaryFile,
+    fix: str = "set results to a folder you can write, or make this one writable; nothing was run",
+) -> None:
+    """Stop (the dry run, a command) unless ``folder`` can be written: a temporary file is created
+    and removed in it, or, while it does not exist yet, in its nearest existing parent. The probe
+    writes rather than reading permission bits, which root ignores."""
+
+    target = Path(folder).absolute()
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    if not target.is_dir():
+        raise InputError(where, f"{target} is a file, so {folder} cannot be a folder", fix)
+    try:
+        with probe(dir=target, prefix=".clinsent-write-probe-"):
+            pass
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
+        raise InputError(where, f"{folder} cannot be written ({reason}, in {target})", fix) from None

@@ -10,11 +10,11 @@ set back: ``cp -p``, ``rsync -t``, ``touch -r`` and unpacking an archive restore
 modification time, never its change time, so a file rewritten with its old modification time is
 hashed again, and a file touched but unchanged is hashed again and found the same.
 
-What it costs (``docs/concepts.md``, staleness; ``bench/bench_input_keys.py`` measures it): the
-first key of a file reads it once (SHA-256 through OpenSSL, about 0.55 GB/s on one core of the
-development machine: a 4 GB MIMIC notes file in about 7 s from the page cache, longer where the
-disk is slower); afterwards a stat per file (tens of microseconds), and a file is read again only
-when it changed or was touched.
+What it costs (``docs/concepts.md``, staleness; measured by ``bench/bench_input_keys.py``, in
+``bench/results/input_keys.md``): the first key of a file reads it once (SHA-256 through OpenSSL,
+about 1.7 GB/s on one core of the development machine, a quarter of ``sha256sum``'s time: a 4 GB
+MIMIC notes file in about 2.5 s where the disk keeps up, longer where it is slower); every later
+run, a stat per file (about 12 µs), and a file is read again only when it changed or was touched.
 
 This module only reads: the key files and their stat records are written by the main process of
 a run (:mod:`clinsent.workflow.staleness`), through the guarded writer.

@@ -10,10 +10,12 @@ it needs and does its few lines, and ``run(snakemake, main)``. :func:`run` then,
 2. sets up the job's logging and the guarded writer (:func:`clinsent.workflow.smk.setup_logging`);
 3. takes the job's GPU slot where its rule declares a ``gpu`` resource
    (:func:`clinsent.gpu.slots.slot_of`), before anything imports torch;
-4. calls ``main(smk, log)``, with a SIGTERM (a scheduler's stop, Snakemake's when a run is
-   interrupted) raised as :class:`Stopped`, so every writer unwinds (a half-written output's
-   temporary file removed, its lock let go) before the job exits with 143; the train job
-   checkpoints on it instead (:func:`clinsent.train.loop.sigterm_flag` holds the signal there).
+4. calls ``main(smk, log)`` (a refusal, :class:`~clinsent.errors.InputError`, logged in one line
+   and the job's exit status 2, as the tool's commands), with a SIGTERM (a scheduler's stop,
+   Snakemake's when a run is interrupted) raised as :class:`Stopped`, so every writer unwinds
+   (a half-written output's temporary file removed, its lock let go) before the job exits with
+   143; the train job checkpoints on it instead (:func:`clinsent.train.loop.sigterm_flag` holds
+   the signal there).
 """
 
 from __future__ import annotations
@@ -50,8 +52,13 @@ def run(smk: Any, main: Main, *, warm: bool = True) -> None:
         slot_of(smk, log.info)  # this job's GPU (CUDA_VISIBLE_DEVICES), before anything starts CUDA
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _stopped)
+    from clinsent.errors import InputError
+
     try:
         main(smk, log)
+    except InputError as exc:  # a refusal: one line, exit 2 (as the tool's commands); the run exits 1
+        log.error("%s failed: %s", smk.rule, exc)
+        raise SystemExit(2) from None
     except Stopped:
         log.warning("stopped by SIGTERM: nothing half-written is left; a rerun starts this job again")
         raise

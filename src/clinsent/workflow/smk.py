@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, NoReturn, TypeVar
 
+from clinsent.errors import redact_urls
 from clinsent.repository import SNAKEFILE
 from clinsent.safety import guard
 from clinsent.safety.exclusive import writing_lock
@@ -34,6 +35,16 @@ def snakemake_command(workdir: str | Path, *args: str) -> list[str]:
     """This workflow's Snakemake run in ``workdir`` with ``args``, by this interpreter (the tests'
     and the benchmarks' one way to start it; the workflow's own profile applies)."""
     return [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir), *args]
+
+
+def _redacted(record: logging.LogRecord) -> bool:
+    """Every log line with its URLs' user information and query strings redacted
+    (:func:`clinsent.errors.redact_urls`): a library's line too."""
+    message = record.getMessage()
+    shown = redact_urls(message)
+    if shown != message:
+        record.msg, record.args = shown, None
+    return True
 
 
 def _ours_or_errors(record: logging.LogRecord) -> bool:
@@ -83,6 +94,7 @@ def setup_logging(smk: Any) -> logging.Logger:
     if log_path is not None:  # the console shows our lines and errors; libraries' chatter (MedCAT's
         console.addFilter(_ours_or_errors)  # "Current progress", spaCy's FutureWarning) stays in the log
     fmt = "%(asctime)s %(name)s %(levelname)s %(message)s"
+    console.addFilter(_redacted)
     logging.basicConfig(level=logging.INFO, format=fmt, handlers=[console], force=True)
     logging.captureWarnings(True)
     logger = logging.getLogger(f"clinsent.{smk.rule}")
@@ -101,6 +113,7 @@ def setup_logging(smk: Any) -> logging.Logger:
         guard.claim(log_path).parent.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(log_path, mode="w")
         handler.setFormatter(logging.Formatter(fmt))
+        handler.addFilter(_redacted)
         logging.getLogger().addHandler(handler)
     # free Arrow's objects while Arrow is alive: a parquet reader thread left to the interpreter's
     # final teardown can abort a job that has done its work (SIGABRT, "terminate called without an
