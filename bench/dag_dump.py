@@ -8,8 +8,9 @@ is checked from outside both.
 writes ``OUT_DIR/<config stem>.json`` for each config (every config under ``config/`` by
 default; ``--set`` overrides a top-level key, e.g. ``results=/tmp/r``); ``diff -r`` two such
 folders to see what a change moved. Run from the repository root; dry run only (nothing is
-written under the results folders). ``tests/plan/test_plan.py`` checks the plan's own jobs
-(:mod:`clinsent.plan.jobs`) against these dumps.
+written under the results folders but the raw inputs' key files, ``inputs/``).
+``tests/plan/test_plan.py`` checks the plan's own jobs (:mod:`clinsent.plan.jobs`) against these
+dumps.
 """
 
 from __future__ import annotations
