@@ -35,6 +35,15 @@ def test_auto_is_off_on_the_cpu_and_follows_the_measurement_on_cuda(monkeypatch:
     assert speed.resolved(_settings(compile=False), "cuda").compile is False  # an explicit value stays
 
 
+def test_graphs_auto_follows_its_cuda_measurement(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(speed.MEASURED, "graphs", None)  # not measured: off everywhere
+    assert speed.resolved(_settings(), "cuda").graphs is False
+    monkeypatch.setitem(speed.MEASURED, "graphs", (0.28, "a test's figure"))  # the H200's: faster
+    assert speed.resolved(_settings(), "cuda").graphs is True
+    assert speed.resolved(_settings(), "cpu").graphs is False
+    assert speed.resolved(_settings(graphs=False), "cuda").graphs is False  # an explicit value stays
+
+
 def test_a_request_turns_auto_on_and_only_an_explicit_conflict_is_refused() -> None:
     assert speed.resolved(_settings(varlen_attention=True), "cpu").unpad is True
     assert speed.resolved(_settings(compile_mode="max-autotune"), "cpu").compile is True
