@@ -34,7 +34,7 @@ install: $(VENV)/.installed
 dev: $(VENV)/.dev-installed
 
 # The demos' jobs are forked from one interpreter that has imported torch and transformers
-# (clinsent.workflow.warm; at demo scale importing them is most of a model job's time). `make demo WARM=`
+# (clinsent.runner.warm; at demo scale importing them is most of a model job's time). `make demo WARM=`
 # runs every job in its own process, as a plain `snakemake` command does.
 WARM ?= $(BIN)/python -m clinsent warm --
 

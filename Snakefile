@@ -3,11 +3,10 @@
 # Run: snakemake --cores 1 --resources gpu=1 all   (see README.md)
 from snakemake.utils import min_version
 
+from clinsent.door.open import open_plan
 from clinsent.errors import InputError
-from clinsent.plan.config import prepare_config
-from clinsent.io.safe_yaml import load_mapping
 from clinsent.safety.exclusive import hold_results
-from clinsent.workflow.smk import cache_signatures, check_scripts_once, config_error
+from clinsent.runner.smk import cache_signatures, check_scripts_once, config_error
 
 min_version("9.0")
 
@@ -20,16 +19,19 @@ if not workflow.overwrite_configfiles:
 
 
 
-# A config error stops here with one line (the key, the problem, the fix) as the first output.
-# A config with `base:` is read on top of that file (clinsent.config.overlay: a user's own config
-# states only their files, the paper config underneath stays as tracked).
+# The door (clinsent.door.open.open_plan, the plan command's and new-config's too): the config files
+# read again safely (Snakemake's own reading keeps a repeated key's last value), the base underneath
+# (a user's config states only their files), optional eval sets whose files are missing left out (one
+# warning line), the benchmark's models expanded, Snakemake's `config` validated against
+# config/schema.yaml with its defaults filled in, then the plan: every rule's inputs, outputs and
+# params. The main process (a run, a dry run) also reads every input's first block; a job's re-parse
+# does not. A config error stops here with one line (the key, the problem, the fix).
 try:
-    for _given in workflow.overwrite_configfiles or ["config/config.yaml"]:
-        load_mapping(_given)  # again, safely: Snakemake's own reading keeps a duplicated key's last value
-    # the one config loader (clinsent.plan.config, also the CLI's): the base underneath, `{results}/...`
-    # paths, optional eval sets whose files are missing left out (one warning line), the benchmark's
-    # models expanded, validated against config/schema.yaml with its defaults filled in
-    prepare_config(config)
+    PLAN = open_plan(
+        config,
+        files=workflow.overwrite_configfiles or ["config/config.yaml"],
+        read_inputs=workflow.is_main_process,
+    )
 except (InputError, ValueError) as exc:
     config_error(exc)
 

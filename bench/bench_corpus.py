@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from clinsent.workflow.smk import snakemake_command
+from clinsent.runner.smk import snakemake_command
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "resources" / "demo"

@@ -1,4 +1,4 @@
-"""What staleness by content costs (clinsent.safety.stamps, clinsent.workflow.staleness): the first
+"""What staleness by content costs (clinsent.safety.stamps, clinsent.runner.staleness): the first
 content key of a raw input (its bytes read and hashed once), the stat check of every later run
 (nothing read), and a touched file read again; beside them, in the same run, the plain reference:
 ``sha256sum`` of the same file (the system's own tool) and one ``os.stat``.

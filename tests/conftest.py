@@ -19,12 +19,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 @pytest.fixture(scope="session", autouse=True)
 def warm_interpreter(request: pytest.FixtureRequest) -> Iterator[None]:
     """The workflow tests' jobs forked from one warm interpreter per pytest worker
-    (:mod:`clinsent.workflow.warm`): at demo scale most of a model job's time is importing torch and
+    (:mod:`clinsent.runner.warm`): at demo scale most of a model job's time is importing torch and
     transformers. Unit-test sessions start none; ``CLINSENT_COLD=1`` runs every job cold."""
     if os.environ.get("CLINSENT_COLD") or not any(i.get_closest_marker("workflow") for i in request.session.items):
         yield
         return
-    from clinsent.workflow import warm
+    from clinsent.runner import warm
 
     with warm.server() as path:
         os.environ[warm.ENV] = str(path)

@@ -235,7 +235,7 @@ def steps(mode: str, out: Path, tiny: Path, py: str) -> list[Step]:
     found = [Step("cuda tests", [*tests, f"--junitxml={out / 'cuda-tests.xml'}"], 240)]
     if mode == "quick":
         return [*found, Step("train, batch 64", b64, 300)]
-    from clinsent.workflow.smk import snakemake_command  # the tests' and benchmarks' one Snakemake command line
+    from clinsent.runner.smk import snakemake_command  # the tests' and benchmarks' one Snakemake command line
 
     config = e2e_config(out, tiny, [] if cpu else [0])
     snakemake = snakemake_command(

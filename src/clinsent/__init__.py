@@ -4,8 +4,8 @@ The Snakemake workflow at the repository root calls this package through thin sc
 ``workflow/scripts``; every stage's logic lives in one module here.
 """
 
-from clinsent.workflow.offline import default_offline
+from clinsent.process.offline import default_offline
 
-default_offline()  # before any job script or user imports transformers (clinsent.workflow.offline)
+default_offline()  # before any job script or user imports transformers (clinsent.process.offline)
 
 __version__ = "0.1.0"

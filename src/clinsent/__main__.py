@@ -1,15 +1,17 @@
 """``python -m clinsent COMMAND``: ``new-config`` (a user's config on top of a paper's,
-:mod:`clinsent.config.newconfig`); ``embed`` (a corpus's vectors with a trained model,
+:mod:`clinsent.commands.new_config`); ``plan`` (a config's jobs by rule, without Snakemake,
+:mod:`clinsent.commands.plan`); ``embed`` (a corpus's vectors with a trained model,
 :mod:`clinsent.embedding.command`); ``warm -- COMMAND`` (COMMAND's jobs forked from one interpreter that
-has imported the heavy libraries, :mod:`clinsent.workflow.warm`)."""
+has imported the heavy libraries, :mod:`clinsent.runner.warm`)."""
 
 from __future__ import annotations
 
 import sys
 
 COMMANDS = {
-    "new-config": "clinsent.config.newconfig",
-    "warm": "clinsent.workflow.warm",
+    "new-config": "clinsent.commands.new_config",
+    "plan": "clinsent.commands.plan",
+    "warm": "clinsent.runner.warm",
     "embed": "clinsent.embedding.command",
 }
 

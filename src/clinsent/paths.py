@@ -90,6 +90,8 @@ PAPER_TABLE = PAPER_TABLES + "/{table}.{ext}"
 PAPER_CURVES = PAPER_FIGURES + "/curves_{table}.{ext}"
 PAPER_FIGURE = PAPER_FIGURES + "/{figure}.{ext}"
 MTEB = "mteb/{model}"
+RESULTS = "{results}"  # in a config's path (an eval set's): this run's results folder
+
 # each raw input's content key (clinsent.safety.stamps): the file the DAG compares by time, rewritten
 # only when the input's content changes, and the stat record that spares re-reading an unchanged input
 INPUT_KEY = "inputs/{input_name}.key"

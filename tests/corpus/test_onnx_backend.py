@@ -157,8 +157,7 @@ def test_embed_with_the_onnx_backend_writes_what_torch_writes(models: dict[str, 
 
 
 def test_bad_backend_settings_are_one_line_at_dry_run() -> None:
-    from clinsent.plan.checks import build_plan
-    from clinsent.plan.config import prepare_config
+    from clinsent.door.open import open_plan
 
     with pytest.raises(InputError, match=r"^x\.quantize: int8 runs with the onnx or openvino backend, not torch"):
         check_backend("torch", "int8", "x")
@@ -179,22 +178,21 @@ def test_bad_backend_settings_are_one_line_at_dry_run() -> None:
         bad = copy.deepcopy(config)
         bad["corpus_embeddings"]["demo_notes"].update(change)
         with pytest.raises((InputError, ValueError)) as caught:
-            build_plan(prepare_config(bad), read_inputs=False)
+            open_plan(bad, read_inputs=False)
         text = str(caught.value)
         assert message in text and "\n" not in text.strip(), text
     good = copy.deepcopy(config)
     good["corpus_embeddings"]["demo_notes"].update(backend="onnx", quantize="int8", quality_set="demo_test")
-    plan = build_plan(prepare_config(good), read_inputs=False)
+    plan = open_plan(good, read_inputs=False)
     params = plan.files.corpus_params("demo_notes")  # the set's task crosses into the job; its files are inputs
     assert params["quality_set"] == "demo_test" and params["quality_task"] == plan.run.eval_sets["demo_test"].params()
     assert "quality_set" not in _plain_params(config)  # an entry without it: its params as before
 
 
 def _plain_params(config: dict) -> dict:
-    from clinsent.plan.checks import build_plan
-    from clinsent.plan.config import prepare_config
+    from clinsent.door.open import open_plan
 
-    return build_plan(prepare_config(copy.deepcopy(config)), read_inputs=False).files.corpus_params("demo_notes")
+    return open_plan(copy.deepcopy(config), read_inputs=False).files.corpus_params("demo_notes")
 
 
 def test_an_int8_embedding_measures_itself_against_fp32_and_warns_above_its_tolerance(

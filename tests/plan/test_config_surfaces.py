@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 import yaml
 
-from clinsent.config.expansion import check_tasks, expand
-from clinsent.config.names import check_hub_id, check_names, inside
-from clinsent.config.newconfig import main as new_config
-from clinsent.config.overlay import fill_results, keep_only, resolve_base
+from clinsent.commands.new_config import main as new_config
+from clinsent.config.names import check_hub_id, check_names
 from clinsent.config.sections import RunConfig
+from clinsent.door.expansion import check_tasks, expand
+from clinsent.door.overlay import fill_results, keep_only, resolve_base
 from clinsent.errors import InputError, shown
 from clinsent.io.safe_yaml import MAX_NODES, load, load_mapping, loads
 from clinsent.models.saved import check_model_folder
-from clinsent.safety.places import check_writable
+from clinsent.safety.places import check_writable, inside
 
 from testkit import model_folder
 from testkit.workflow import snakemake
@@ -55,10 +55,10 @@ def test_a_note_given_as_a_config_or_a_base_is_never_quoted(tmp_path: Path) -> N
     one_key.write_text(f"Chief complaint {SENTINEL}: chest pain\n")
     config = {"base": str(one_key), "results": "r"}
     resolve_base(config)  # a note line with one colon is a mapping: its key must not come back in any message
-    from clinsent.plan.config import prepare_config
+    from clinsent.door.open import open_config
 
     with pytest.raises(ValueError) as err2:
-        prepare_config(config)
+        open_config(config)
     assert "an unknown key (a key of 31 characters)" in _one_line(err2.value)
     assert shown(f"Chief complaint {SENTINEL}") == "a key of 31 characters" and shown("minilm") == "'minilm'"
 
@@ -212,7 +212,7 @@ def test_benchmark_tasks_and_models_are_checked() -> None:
     config["benchmark"]["tasks"].pop()
     check_tasks(config)  # an optional set is known before its missing files leave it out
     lines: list[str] = []
-    import clinsent.config.expansion as models
+    import clinsent.door.expansion as models
 
     two = {
         "models": {

@@ -1,6 +1,8 @@
-"""The package's modules form layers: no import circle (imports inside functions, under
-``TYPE_CHECKING`` and ``from package import module`` all count), and nothing below the planner
-imports it; kinds, tasks and methods see the plan through :class:`PlanView`."""
+"""The package's modules form layers: every package on a floor (:data:`FLOORS`), and no import
+that runs back up a floor (imports inside functions and ``from package import module`` count;
+one under ``TYPE_CHECKING``, an annotation only, does not); no import circle at all (there,
+``TYPE_CHECKING`` imports count too); kinds, tasks and methods see the plan through
+:class:`PlanView`."""
 
 from __future__ import annotations
 
@@ -8,22 +10,35 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-BELOW_THE_PLANNER = (
-    "report",
-    "tasks",
-    "methods",
-    "losses",
-    "models",
-    "evaluation",
-    "corpus",
-    "data",
-    "train",
-    "finetune",
-    "embedding",
-    "io",
-    "gpu",
-    "safety",
-)
+# Every package of clinsent, by floor, the lowest first: a module imports only from its own floor
+# and the floors below it. A new package is a decision, made here.
+FLOORS: list[tuple[str, ...]] = [
+    ("", "process"),  # the root's modules (errors, paths, registry, ...) and each process's own set-up
+    ("config",),  # the declarations (sections) and the knob machinery (settings), names
+    ("safety",),  # the rules every writer, reader and cache inherits
+    ("io",),  # one way in, one way out
+    ("gpu",),  # the root's optimisation core sits here too (it reads the device's precision)
+    ("models", "augment", "postprocess", "ontology", "ner", "phi"),
+    ("data", "corpus"),
+    ("evaluation",),
+    ("embedding",),
+    ("methods",),
+    ("losses",),
+    ("tasks",),
+    ("finetune",),
+    ("train",),
+    ("report",),
+    ("release",),
+    ("benchmark",),
+    ("demo",),
+    ("plan",),  # the planner: nothing below it imports it
+    ("door",),  # the one door: a config in, a plan out
+    ("runner",),  # what runs the DAG's jobs (the Snakefile's helpers, a job's start)
+    ("generate", "commands"),  # the generated files; the commands that open a plan
+]
+ROOT_ON = {"clinsent.optimisation": 4}  # a root module whose floor is not the root's
+
+
 # The package root holds only what every layer uses (and the entry point): each else lives in the
 # package of its idea. A new root module is a decision, made here.
 ROOT_MODULES = {
@@ -46,8 +61,9 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the package's modules it imports, anywhere in its text."""
+def import_graph(annotations: bool = True) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, anywhere in its text (``annotations=False``:
+    those under ``if TYPE_CHECKING:`` left out)."""
     modules = _modules()
 
     def resolve(name: str) -> str | None:
@@ -58,7 +74,16 @@ def import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        typing_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for inner in ast.walk(node)
+        }
+        for node in ast.walk(tree):
+            if not annotations and id(node) in typing_only:
+                continue
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -135,11 +160,43 @@ def test_no_import_circle() -> None:
     assert circles(graph)
 
 
+def floor_of(module: str) -> int:
+    """The floor of a module of the package (:data:`FLOORS`)."""
+    if module in ROOT_ON:
+        return ROOT_ON[module]
+    parts = module.split(".")
+    package = parts[1] if len(parts) > 2 or (len(parts) == 2 and (SRC / "clinsent" / parts[1]).is_dir()) else ""
+    found = [i for i, floor in enumerate(FLOORS) if package in floor]
+    assert found, f"{module}: its package {package!r} is on no floor; put it on one in FLOORS"
+    return found[0]
+
+
+def test_every_package_is_on_one_floor() -> None:
+    packages = {p.name for p in (SRC / "clinsent").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    listed = [p for floor in FLOORS for p in floor if p]
+    assert sorted(listed) == sorted(set(listed)) and set(listed) == packages
+
+
+def test_no_import_runs_back_up_a_floor() -> None:
+    """The criterion of the layers: an import from a higher floor is refused, annotations apart."""
+    upward = [
+        f"{m} (floor {floor_of(m)}) imports {t} (floor {floor_of(t)})"
+        for m, targets in import_graph(annotations=False).items()
+        for t in targets
+        if floor_of(t) > floor_of(m)
+    ]
+    assert not upward, upward
+    graph = import_graph(annotations=False)
+    graph["clinsent.io.files"].add("clinsent.plan.layout")  # the check sees one when there is one
+    assert any(floor_of(t) > floor_of(m) for m, ts in graph.items() for t in ts)
+
+
 def test_nothing_below_the_planner_imports_it() -> None:
+    planner = floor_of("clinsent.plan.layout")
     upward = [
         f"{m} imports {t}"
         for m, targets in import_graph().items()
-        if m.split(".")[1:2] and m.split(".")[1] in BELOW_THE_PLANNER
+        if floor_of(m) < planner
         for t in targets
         if t == "clinsent.plan" or t.startswith("clinsent.plan.")
     ]

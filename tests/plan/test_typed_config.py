@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from clinsent.config import schema as schema_module
 from clinsent.config.sections import (
     DocTaskEntry,
     Documents,
@@ -33,8 +32,9 @@ from clinsent.config.sections import (
     TrainingDataEntry,
 )
 from clinsent.config.settings import Open, build, config_key, default_of, to_params
+from clinsent.door.open import open_config
+from clinsent.generate import schema as schema_module
 from clinsent.plan.checks import build_plan
-from clinsent.plan.config import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted(
@@ -57,7 +57,7 @@ def _declared(cls: type) -> Iterator[tuple[str, dataclasses.Field[Any], type]]:
 
 
 def test_the_schema_file_is_the_declarations_written_out() -> None:
-    assert schema_module.main(["--check"]) == 0, "config/schema.yaml is stale: run python -m clinsent.config.schema"
+    assert schema_module.main(["--check"]) == 0, "config/schema.yaml is stale: run python -m clinsent.generate.schema"
     first = (REPO / "config" / "schema.yaml").read_text().splitlines()[0]
     assert first.startswith("# GENERATED from the declarations in src/clinsent/config/sections.py")
 
@@ -95,7 +95,7 @@ def test_parsing_types_every_section_and_fills_the_declared_defaults() -> None:
     for f in dataclasses.fields(RunConfig):
         expected = default_of(f)
         assert getattr(empty, f.name) == (expected if expected is not dataclasses.MISSING else None), f.name
-    config = load_config(str(REPO / "config" / "config.yaml"), {})
+    config = open_config(str(REPO / "config" / "config.yaml"), {})
     parts = RunConfig.parse(config)
     assert isinstance(parts.notes, Notes) and parts.notes.format == config["notes"]["format"]
     assert parts.corpus.mem_mb.ner == config["corpus"]["mem_mb"]["ner"]
@@ -151,7 +151,7 @@ def test_an_entry_crosses_into_params_and_back_as_validated(path: Path) -> None:
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
-        config = load_config(str(path), {"placeholders_ok": True})
+        config = open_config(str(path), {"placeholders_ok": True})
     finally:
         os.chdir(cwd)
     parts = RunConfig.parse(config)
@@ -210,7 +210,7 @@ def test_nothing_below_the_door_reads_the_raw_mapping(path: Path, monkeypatch: p
 
     monkeypatch.setattr(RunConfig, "parse", classmethod(parse_then_close))
     monkeypatch.chdir(REPO)
-    door = _Door(copy.deepcopy(load_config(str(path), {"placeholders_ok": True})))
+    door = _Door(copy.deepcopy(open_config(str(path), {"placeholders_ok": True})))
     build_plan(door)
     assert door.closed
     with pytest.raises(AssertionError, match="below the door"):
@@ -237,7 +237,7 @@ def test_snakemake_compares_params_by_their_text_and_passes_over_untracked_ones(
     passed as ``Untracked`` never reruns a job (its persistence's own serializer)."""
     from snakemake.persistence import UNREPRESENTABLE, PersistenceBase
 
-    from clinsent.workflow.smk import Untracked
+    from clinsent.runner.smk import Untracked
 
     serialize = PersistenceBase._serialize_param_builtin
     assert serialize(None, Untracked(ModelCard())) is UNREPRESENTABLE

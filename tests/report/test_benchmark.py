@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from clinsent.config.expansion import expand, leave_out_missing
+from clinsent.door.expansion import expand, leave_out_missing
+from clinsent.door.open import open_config
 from clinsent.plan.checks import build_plan
-from clinsent.plan.config import load_config
 from clinsent.plan.jobs import job_counts
 from clinsent.plan.layout import Plan
 
@@ -32,7 +32,7 @@ def _demo(tmp_path: Path, tiny_bert: Path, **changes: Any) -> dict[str, Any]:
     cfg.update(changes)
     path = tmp_path / "bench.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return load_config(str(path), {})
+    return open_config(str(path), {})
 
 
 def _jobs(plan: Plan) -> dict[tuple[Any, ...], Any]:
@@ -131,7 +131,7 @@ def test_a_model_of_a_paper_config_not_yet_run_leaves_with_one_line(in_repo: Non
 
 
 def test_new_config_marks_the_optional_tasks_files_optional(tmp_path: Path) -> None:
-    from clinsent.config.newconfig import main
+    from clinsent.commands.new_config import main
 
     out = tmp_path / "my-benchmark.yaml"
     assert main(["benchmark", "--out", str(out)]) == 0

@@ -289,15 +289,15 @@ def test_curve_column_points_are_the_mean_and_std_over_seeds_per_step() -> None:
 def test_curve_column_checks_the_cited_methods_log_the_statistic() -> None:
     """Checked when the config is read: a stat_ column that the cited method does not log, and a
     cited method that trains nothing, are refused with the line that cites it."""
+    from clinsent.door.open import open_config
     from clinsent.plan.checks import build_plan
-    from clinsent.plan.config import load_config
     from clinsent.plan.jobs import job_counts
 
     repo = Path(__file__).resolve().parents[2]
     cwd = Path.cwd()
     os.chdir(repo)
     try:
-        config = load_config("config/paper/augment-demo.yaml", {"placeholders_ok": True})
+        config = open_config("config/paper/augment-demo.yaml", {"placeholders_ok": True})
         assert job_counts(build_plan(copy.deepcopy(config)))["paper_report"] == 1
         for run, column, message in (
             ("simcse@bert", "stat_zero_weight_share", r"lines\[1\]\.run.*'simcse'.*logs no"),

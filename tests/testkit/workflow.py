@@ -1,5 +1,5 @@
 """Snakemake runs of the workflow for the tests: the one helper (:func:`snakemake`, on
-:func:`clinsent.workflow.smk.snakemake_command`), the tiny configs the workflow tests share, and what a
+:func:`clinsent.runner.smk.snakemake_command`), the tiny configs the workflow tests share, and what a
 dry run lists."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from clinsent.demo.note_layouts import write_noteevents
 from clinsent.demo.notes import generate_notes
-from clinsent.workflow.smk import snakemake_command
+from clinsent.runner.smk import snakemake_command
 
 from testkit import DEMO
 

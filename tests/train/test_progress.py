@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clinsent.workflow.eta import Progress, duration
+from clinsent.process.eta import Progress, duration
 
 
 def test_progress_lines_are_at_most_one_per_interval_plus_the_last() -> None:
@@ -37,7 +37,7 @@ def test_libraries_chatter_goes_to_the_rule_log_only(tmp_path, capfd) -> None:  
     import warnings
     from types import SimpleNamespace
 
-    from clinsent.workflow.smk import setup_logging
+    from clinsent.runner.smk import setup_logging
 
     smk = SimpleNamespace(log=[str(tmp_path / "rule.log")], rule="ner", config={})
     log = setup_logging(smk)

@@ -66,12 +66,11 @@ def test_a_request_turns_auto_on_and_only_an_explicit_conflict_is_refused() -> N
 
 
 def test_the_loop_runs_the_resolved_values_and_the_plan_keeps_auto(tiny_bert: Path) -> None:
-    from clinsent.plan.checks import build_plan
-    from clinsent.plan.config import load_config
+    from clinsent.door.open import open_plan
 
     method, encoder = method_and_encoder(tiny_bert, "simcse", steps=2, checkpoint_every=0)
     loop = MethodLoop(method, encoder, seed=0, data=SimpleNamespace(classes=[]))  # type: ignore[arg-type]
     assert (loop.s.compile, loop.s.unpad) == (False, False) and not encoder.unpad
-    plan = build_plan(load_config(str(Path(__file__).resolve().parents[2] / "config" / "config.yaml"), {}))
+    plan = open_plan(str(Path(__file__).resolve().parents[2] / "config" / "config.yaml"), {})
     settings = plan.train_params("simcse", "minilm", 0)["method"]["settings"]
     assert (settings["compile"], settings["unpad"]) == ("auto", "auto")

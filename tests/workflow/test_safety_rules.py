@@ -68,6 +68,7 @@ def _calls(tmp: Path) -> dict[str, tuple[list[str], list[str]]]:
             ["--out", "--cache"],
         ),  # fmt: skip
         "warm": (["--", "true"], []),
+        "plan": (["--placeholders-ok", "config/paper/medse.yaml"], []),  # writes nothing
     }
 
 
@@ -121,15 +122,14 @@ def test_the_places_rule_is_one_rule_for_results_outputs_and_temporary_folders(t
 
 
 def test_a_dry_run_refuses_a_results_folder_in_a_system_tree() -> None:
-    from clinsent.plan.checks import build_plan
-    from clinsent.plan.config import load_config
+    from clinsent.door.open import open_plan
 
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
         for results in ("/etc/clinsent-x", "/usr/local", "/tmp"):
             with pytest.raises(InputError) as err:
-                build_plan(load_config("config/config.yaml", {"results": results}))
+                open_plan("config/config.yaml", {"results": results})
             assert _one_line(err.value).startswith("config: results: ")
     finally:
         os.chdir(cwd)
@@ -166,7 +166,7 @@ def test_every_writer_refuses_a_second_writer_and_a_link(tmp_path: Path) -> None
 def test_a_job_whose_outputs_another_writer_holds_stops_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
     """A job of another run, or one started by hand, finds a running job's output locked: refused at
     its start, before its log is opened (so the running job's log is never truncated)."""
-    from clinsent.workflow.smk import release_outputs, setup_logging
+    from clinsent.runner.smk import release_outputs, setup_logging
 
     out, log = tmp_path / "results" / "models" / "model", tmp_path / "results" / "logs" / "train.log"
     log.parent.mkdir(parents=True)
@@ -223,7 +223,7 @@ def test_two_snakemake_runs_from_two_working_folders_on_one_results_folder(tmp_p
     """Two real runs of the workflow, from two working folders, one absolute results folder: the
     second (with ``--nolock``) is refused in one line (exit 1) while the first runs, a dry run
     beside it is not, and the first's files are intact."""
-    from clinsent.workflow.smk import snakemake_command
+    from clinsent.runner.smk import snakemake_command
 
     results = tmp_path / "shared-results"
     config = tmp_path / "run.yaml"
@@ -319,7 +319,7 @@ def test_a_stopped_job_leaves_no_temporary_file(tmp_path: Path) -> None:
     import pyarrow as pa
 
     from clinsent.io.files import ParquetSink
-    from clinsent.workflow.script import run
+    from clinsent.runner.script import run
 
     out = tmp_path / "results" / "corpus" / "000.parquet"
     smk = SimpleNamespace(

@@ -1,4 +1,4 @@
-"""The one way a workflow script starts (clinsent.workflow.script.run): logging to the rule's log, the GPU
+"""The one way a workflow script starts (clinsent.runner.script.run): logging to the rule's log, the GPU
 slot only where the rule declares a ``gpu`` resource, then the script's ``main``."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from snakemake.iocontainers import Namedlist
 
-from clinsent.workflow import script
+from clinsent.runner import script
 
 
 def _job(tmp_path: Path, **resources: int) -> SimpleNamespace:

@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from clinsent.workflow.smk import snakemake_command
+from clinsent.runner.smk import snakemake_command
 
 from testkit import REPO
 from testkit.workflow import planned_outputs, snakemake, tiny_config

@@ -1,5 +1,5 @@
 """Stale by content, not by clock (issue 75): a raw input's key (clinsent.safety.stamps) is read
-again only when its stat changes, and its key file (clinsent.workflow.staleness) rewritten only
+again only when its stat changes, and its key file (clinsent.runner.staleness) rewritten only
 when its content does; a sharded corpus embedding's parts prove what they embedded and the join
 refuses stale ones (clinsent.embedding.sharded); and, through real Snakemake runs, an input
 replaced with its old modification time reruns exactly what depends on it while a touched one
@@ -19,8 +19,8 @@ import pytest
 
 from clinsent.errors import InputError
 from clinsent.plan.files import RawInput, input_name
+from clinsent.runner.staleness import read_key, record_input_keys, record_one
 from clinsent.safety.stamps import key_of
-from clinsent.workflow.staleness import read_key, record_input_keys, record_one
 
 from testkit.workflow import planned_outputs, snakemake
 

@@ -1,4 +1,4 @@
-"""The warm interpreter (clinsent.workflow.warm): a job handed to it runs as it would in its own process
+"""The warm interpreter (clinsent.runner.warm): a job handed to it runs as it would in its own process
 (status, streams, folder, environment, arguments, umask), in a child of the server, gets the
 signals its process gets, dies with it, and runs in its own process where no server serves it.
 
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from clinsent.workflow import warm
+from clinsent.runner import warm
 
 REPO = Path(__file__).resolve().parents[2]
 JOB = '''"""a job"""
-from clinsent.workflow.warm import hand_off
+from clinsent.runner.warm import hand_off
 
 hand_off()
 import os, signal, sys, time
@@ -168,7 +168,7 @@ def test_the_command_form_serves_its_command_and_stops() -> None:
 
 def test_every_job_script_starts_one_way() -> None:
     """A script is a docstring, ``main(smk, log)`` (its imports inside, so the cold process hands
-    off before importing torch) and ``run(snakemake, main)`` (clinsent.workflow.script: the warm hand-off,
+    off before importing torch) and ``run(snakemake, main)`` (clinsent.runner.script: the warm hand-off,
     logging, the GPU slot); the download jobs turn the hub on for their own process: never warm."""
     for script in sorted((REPO / "workflow" / "scripts").glob("*.py")):
         body = ast.parse(script.read_text()).body[1:]
@@ -176,7 +176,7 @@ def test_every_job_script_starts_one_way() -> None:
         assert imports == [
             "from logging import Logger",
             "from typing import Any",
-            "from clinsent.workflow.script import run",
+            "from clinsent.runner.script import run",
         ]
         assert [type(n).__name__ for n in body[len(imports) :]] == ["FunctionDef", "Expr"], script.name
         warm = "" if not script.stem.startswith("download_") else ", warm=False"

@@ -21,10 +21,10 @@ import pytest
 import yaml
 
 from clinsent import paths
-from clinsent.config.overlay import resolve_base
 from clinsent.demo.notes import generate_notes
 from clinsent.demo.tiny_bert import make_tiny_bert
-from clinsent.workflow.smk import snakemake_command
+from clinsent.door.overlay import resolve_base
+from clinsent.runner.smk import snakemake_command
 
 from testkit import REPO
 from testkit.workflow import planned_outputs, resume_config, snakemake, tiny_config
@@ -258,7 +258,7 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
     noop = snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")
     assert noop.returncode == 0 and "Nothing to be done" in noop.stdout + noop.stderr, noop.stdout[-3000:]
     # stale by content, not by clock: every input touched (the notes, the eval sets, the model folder's
-    # files), none changed, reruns nothing (clinsent.workflow.staleness)
+    # files), none changed, reruns nothing (clinsent.runner.staleness)
     for f in [*tmp_path.glob("*.csv"), *tmp_path.glob("*.tsv"), *tiny_bert.rglob("*")]:
         os.utime(f)
     noop = snakemake(tmp_path, "all", "-n", "--cores", "1", "--resources", "gpu=1")

@@ -26,8 +26,8 @@ rule duplicate_stats:
     output:
         *OUT("duplicate_stats"),
     params:
-        batches=C.batching.duplicate_sim_batches,
-        batch_size=C.batching.duplicate_sim_batch_size,
+        batches=CONF.batching.duplicate_sim_batches,
+        batch_size=CONF.batching.duplicate_sim_batch_size,
     log:
         T.log("duplicate_stats"),
     benchmark:

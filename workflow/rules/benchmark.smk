@@ -4,7 +4,7 @@
 # train job's output and stays as it wrote it).
 from clinsent.plan.benchmark import benchmark_models, benchmark_tasks, metrics_files, model_cards
 
-BENCH_MODELS = benchmark_models(PLAN) if C.models else {}
+BENCH_MODELS = benchmark_models(PLAN) if CONF.models else {}
 BENCH_TASKS = benchmark_tasks(PLAN) if BENCH_MODELS else {}
 
 

@@ -5,63 +5,22 @@ import os
 import sys
 
 from clinsent import paths as P
+from clinsent.config.settings import to_params
 from clinsent.errors import InputError
-from clinsent.gpu.pool import export_pool, resolve_pool
-from clinsent.gpu.slots import LOCK_DIR_ENV, check_lock_dir
-from clinsent.safety.places import check_writable
-from clinsent.models.base import HUB_DIR_ENV
-from clinsent.workflow.offline import set_network_switches
-from clinsent.plan.checks import build_plan
 from clinsent.plan.jobs import job_counts
 from clinsent.plan.rules import RULES as DECLARED, Folder, Raw, Scratch
-from clinsent.workflow.staleness import record_input_keys
-from clinsent.config.settings import to_params
-from clinsent.workflow.smk import Untracked, config_error
+from clinsent.runner.smk import Untracked, config_error, set_up_run
 
-# A misspelt or foreign knob, an invalid combination or a bad reference stops a dry run before
-# any job starts, with the key, the allowed keys and the closest match as the first line.
-try:  # the main process (a run, a dry run) reads every input's first block and the eval sets; a job does not
-    PLAN = build_plan(config, read_inputs=workflow.is_main_process)
-except (InputError, ValueError) as _exc:
-    config_error(_exc)
-# The typed config (clinsent.config.sections): every rule below reads its settings here, never the
-# mapping Snakemake holds; an entry a job reads whole goes into its params through to_params.
-C = PLAN.run.parts
+# The plan comes through the Snakefile's door (PLAN). Its typed config (clinsent.config.sections) is
+# `config` in Python; here, where `config` is Snakemake's own mapping, it is CONF: every rule below
+# reads its settings there, never the mapping; an entry a job reads whole goes into its params
+# through to_params. set_up_run: the results folder writable, the raw inputs' key files (main
+# process), offline switches, the hub folder, the GPU pool (clinsent.runner.smk).
+CONF = PLAN.run.config
 try:
-    check_writable(PLAN.run.results)  # a results folder that cannot be written stops the dry run, not a job
-except InputError as _exc:
+    EMBED_GPU = set_up_run(PLAN, workflow.is_main_process)  # 1: embed jobs take a GPU slot of the pool
+except (InputError, OSError) as _exc:
     config_error(_exc)
-# Stale by content (clinsent.workflow.staleness): the main process of a run or dry run brings each raw
-# input's key file up to date (hashing only an input whose stat changed) and says which inputs changed;
-# the jobs declare a raw input ancient(), beside its key file, so its content, not its clock, reruns them.
-if workflow.is_main_process:
-    try:
-        record_input_keys(PLAN, lambda line: print(line, file=sys.stderr))
-    except (InputError, OSError) as _exc:  # an input that cannot be read, a key that cannot be written
-        config_error(_exc)
-for _line in PLAN.run.derived:  # steps derived from epochs: shown in every dry run
-    print(_line, file=sys.stderr)
-
-# Offline by construction: every job inherits these switches, whatever the config. A model named
-# by a Hugging Face id is fetched by the local rule download_model (workflow/rules/downloads.smk),
-# the one job that turns the network on for itself; every job loads it from hub_dir.
-set_network_switches(())
-os.environ[HUB_DIR_ENV] = os.path.abspath(PLAN.files.hub_dir)
-if PLAN.run.hub_models:
-    print(f"models named by Hugging Face id, fetched by the local rule download_model into {PLAN.files.hub_dir}/ "
-          f"unless already there: {', '.join(PLAN.run.hub_models)} (a local folder needs no download)", file=sys.stderr)
-
-# One GPU per model job on this machine (clinsent.gpu.pool, clinsent.gpu.slots): the pool goes to every job in the
-# environment, not in params (it changes no output). embed counts against `gpu` only where it
-# can use one, so a CPU-only run keeps its parallelism.
-try:
-    GPU_POOL = resolve_pool(C.gpus)
-    if GPU_POOL or os.environ.get(LOCK_DIR_ENV):  # the jobs' lock folder: outside results, writable
-        check_lock_dir(PLAN.run.results)
-except InputError as _exc:
-    config_error(_exc)
-export_pool(GPU_POOL, explicit=C.gpus is not None)
-EMBED_GPU = 1 if GPU_POOL and C.embed_device != "cpu" else 0
 
 R = PLAN.run.results
 T = PLAN.run.tree  # every rule's input, output, log and benchmark pattern (clinsent.paths)
@@ -75,7 +34,7 @@ wildcard_constraints:
 
 def IN(rule):
     """A rule's inputs as the plan declares them (clinsent.plan.rules), for each job's wildcards: a
-    raw input as ancient(), its key file beside it (clinsent.workflow.staleness)."""
+    raw input as ancient(), its key file beside it (clinsent.runner.staleness)."""
     declared = DECLARED[rule]
 
     def flagged(f):

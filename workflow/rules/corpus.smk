@@ -11,14 +11,14 @@ rule ingest_notes:
     output:
         **OUT("ingest_notes"),
     params:
-        notes=to_params(C.notes) if C.notes else {},
+        notes=to_params(CONF.notes) if CONF.notes else {},
     log:
         T.log("ingest_notes"),
     benchmark:
         T.benchmark("ingest_notes")
     threads: 1
     resources:
-        mem_mb=C.corpus.mem_mb.ingest,
+        mem_mb=CONF.corpus.mem_mb.ingest,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -32,15 +32,15 @@ rule split_sentences:
     output:
         *OUT("split_sentences"),
     params:
-        min_words=C.corpus.min_words,
-        progress=Untracked(C.progress),  # progress lines in the log: change no output
+        min_words=CONF.corpus.min_words,
+        progress=Untracked(CONF.progress),  # progress lines in the log: change no output
     log:
         T.log("split_sentences"),
     benchmark:
         T.benchmark("split_sentences")
     threads: 1
     resources:
-        mem_mb=C.corpus.mem_mb.split,
+        mem_mb=CONF.corpus.mem_mb.split,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -54,7 +54,7 @@ rule medcat_pack:
     output:
         *OUT("medcat_pack"),
     params:
-        branch_types=C.ner.branch_types,
+        branch_types=CONF.ner.branch_types,
     log:
         T.log("medcat_pack"),
     benchmark:
@@ -72,13 +72,13 @@ rule slim_pack:
     output:
         **OUT("slim_pack"),
     params:
-        type_ids=C.ner.type_ids,
+        type_ids=CONF.ner.type_ids,
     log:
         T.log("slim_pack"),
     benchmark:
         T.benchmark("slim_pack")
     resources:
-        mem_mb=C.corpus.mem_mb.ner,
+        mem_mb=CONF.corpus.mem_mb.ner,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -92,15 +92,15 @@ rule ner:
     output:
         *OUT("ner"),
     params:
-        type_ids=C.ner.type_ids,
-        progress=Untracked(C.progress),
+        type_ids=CONF.ner.type_ids,
+        progress=Untracked(CONF.progress),
     log:
         T.log("ner"),
     benchmark:
         T.benchmark("ner")
     threads: 1
     resources:
-        mem_mb=C.corpus.mem_mb.ner,
+        mem_mb=CONF.corpus.mem_mb.ner,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -114,13 +114,13 @@ rule sentence_sets:
     output:
         **OUT("sentence_sets"),
     params:
-        link_by=C.linking.by,
+        link_by=CONF.linking.by,
     log:
         T.log("sentence_sets"),
     benchmark:
         T.benchmark("sentence_sets")
     resources:
-        mem_mb=C.corpus.mem_mb.gather,
+        mem_mb=CONF.corpus.mem_mb.gather,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -139,7 +139,7 @@ rule sentence_set_all:
     benchmark:
         T.benchmark("sentence_set_all")
     resources:
-        mem_mb=C.corpus.mem_mb.gather,
+        mem_mb=CONF.corpus.mem_mb.gather,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -172,8 +172,8 @@ rule corpus_manifest:
         *OUT("corpus_manifest"),
     params:
         shards=PLAN.run.n_shards,
-        type_ids=C.ner.type_ids if NOTE_ENTITIES else None,
-        notes=to_params(C.notes) if C.notes else {},
+        type_ids=CONF.ner.type_ids if NOTE_ENTITIES else None,
+        notes=to_params(CONF.notes) if CONF.notes else {},
     log:
         T.log("corpus_manifest"),
     benchmark:

@@ -9,8 +9,8 @@ rule ontology_terms:
     output:
         **OUT("ontology_terms"),
     params:
-        disease_root=C.ontology.disease_root,
-        mental_root=C.ontology.mental_root,
+        disease_root=CONF.ontology.disease_root,
+        mental_root=CONF.ontology.mental_root,
     log:
         T.log("ontology_terms"),
     benchmark:

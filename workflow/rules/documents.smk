@@ -11,13 +11,13 @@ rule documents:
     output:
         **OUT("documents"),
     params:
-        documents=to_params(C.documents),
+        documents=to_params(CONF.documents),
     log:
         T.log("documents"),
     benchmark:
         T.benchmark("documents")
     resources:
-        mem_mb=C.corpus.mem_mb.gather,
+        mem_mb=CONF.corpus.mem_mb.gather,
     conda:
         "../../envs/corpus.yaml"
     script:
@@ -31,9 +31,9 @@ rule doc_task:
     output:
         **OUT("doc_task"),
     params:
-        task=lambda wc: to_params(C.doc_tasks[wc.task]),
+        task=lambda wc: to_params(CONF.doc_tasks[wc.task]),
         # the few-shot sizes eval sets and fine-tune entries ask of it: checked first; they change no output
-        needs=lambda wc, output: Untracked(per_class_needs(C, output.table)),
+        needs=lambda wc, output: Untracked(per_class_needs(CONF, output.table)),
     log:
         T.log("doc_task"),
     benchmark:

@@ -1,6 +1,6 @@
 # Downloads, where the network is: the only rules that may touch it, both local rules, so on a
 # cluster they run on the host that runs Snakemake (a login node) before any job needs them;
-# every cluster job then reads local paths and runs offline (clinsent.workflow.offline).
+# every cluster job then reads local paths and runs offline (clinsent.process.offline).
 
 
 localrules:
@@ -14,7 +14,7 @@ rule download_ontology:
         *OUT("download_ontology"),
     params:
         url=PLAN.run.ontology_url,
-        sha256=C.ontology.release.sha256,
+        sha256=CONF.ontology.release.sha256,
     log:
         T.log("download_ontology"),
     benchmark:
@@ -44,7 +44,7 @@ rule download_model:
 
 # Snakemake's dry run does not say which jobs are local ("we don't know how the user wants to
 # execute"): say it here, from Snakemake's own record, for the downloads this run plans.
-if (PLAN.run.hub_models or not C.ontology.path) and not workflow.remote_exec:
+if (PLAN.run.hub_models or not CONF.ontology.path) and not workflow.remote_exec:
     _downloads = {k: v for k, v in job_counts(PLAN).items() if k in ("download_model", "download_ontology")}
     _local = [f"{name} ({n})" for name, n in _downloads.items() if n and workflow.is_local(getattr(rules, name).rule)]
     if _local:

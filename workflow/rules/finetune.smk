@@ -18,7 +18,7 @@ rule finetune:
         T.benchmark("finetune")
     conda:
         "../../envs/train.yaml"
-    threads: C.training.threads
+    threads: CONF.training.threads
     resources:
         gpu=1,
         mem_mb=8000,
@@ -34,14 +34,14 @@ rule cross_encoder:
         *OUT("cross_encoder"),
     params:
         finetune=lambda wc: PLAN.finetune_params(wc.finetune),
-        base_model=lambda wc: C.base_models[wc.base_model],
+        base_model=lambda wc: CONF.base_models[wc.base_model],
     log:
         T.log("cross_encoder"),
     benchmark:
         T.benchmark("cross_encoder")
     conda:
         "../../envs/train.yaml"
-    threads: C.training.threads
+    threads: CONF.training.threads
     resources:
         gpu=1,
         mem_mb=8000,

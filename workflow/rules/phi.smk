@@ -10,7 +10,7 @@ localrules:
     phi_scan,
 
 
-PHI = C.phi
+PHI = CONF.phi
 PHI_SCAN = PLAN.run.phi_scan
 if PHI_SCAN:  # `snakemake --report` while the last scan stands failed: refused (clinsent.phi.refuse_report)
     try:

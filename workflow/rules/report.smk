@@ -18,7 +18,7 @@ localrules:
 
 # `snakemake --report` over results reported for another config: refused (clinsent.report.run_record)
 REPORT_FINGERPRINT = fingerprint(
-    PLAN.run.trained_jobs(), PLAN.evaluations(), TABLES, FIGURES, C.report.title
+    PLAN.run.trained_jobs(), PLAN.evaluations(), TABLES, FIGURES, CONF.report.title
 )
 try:
     refuse_other_config(R, REPORT_FINGERPRINT, [str(c) for c in workflow.overwrite_configfiles], sys.argv)
@@ -37,9 +37,9 @@ RUN_FACTS = RunFacts(
     + (["MedCAT NER (T047, T048)", "ontology definitions", "S_ent and S_none"] if NOTE_ENTITIES else [])
     + [f"sentence corpus {c}" for c in PLAN.run.sentence_corpora],
     paper_tables={t: has_paper_numbers(e) for t, e in TABLES.items()},
-    eval_length=eval_length.configured(PLAN.run.parts),
+    eval_length=eval_length.configured(PLAN.run.config),
 )
-CAPTIONS = captions(RUN_FACTS, C.report.paper_label)
+CAPTIONS = captions(RUN_FACTS, CONF.report.paper_label)
 
 
 rule report:
@@ -65,7 +65,7 @@ rule report:
         eval_sets={n: {"metrics": list(t.metrics), "headline": t.headline, "not_differenced": list(t.not_differenced)}
                    for n, t in PLAN.scored_tasks().items()},
         methods=PLAN.scoring_methods(),
-        title=C.report.title,
+        title=CONF.report.title,
         facts=RUN_FACTS.params(),  # the reference row, the selection, the seeds: the table's notes
         captions=CAPTIONS,  # what the .rst captions print in `snakemake --report`
     log:
@@ -106,9 +106,9 @@ rule paper_report:
     output:
         # in `snakemake --report`: each table (csv) and figure (png) under the paper's label
         **OUT("paper_report",
-              tables=SHOWN("../report/paper_table.rst", f"Tables: {C.report.paper_label}", str, ext=".csv"),
+              tables=SHOWN("../report/paper_table.rst", f"Tables: {CONF.report.paper_label}", str, ext=".csv"),
               curves=SHOWN("../report/curves.rst", "Training curves", lambda stem: stem.removeprefix("curves_"), ext=".png"),
-              figures=SHOWN("../report/paper_figure.rst", f"Figures: {C.report.paper_label}", str, ext=".png")),
+              figures=SHOWN("../report/paper_figure.rst", f"Figures: {CONF.report.paper_label}", str, ext=".png")),
     params:
         jobs=rules.report.params.jobs,
         tables=TABLES,
@@ -116,7 +116,7 @@ rule paper_report:
         figures=FIGURES,
         eval_sets={n: t.headline for n, t in PLAN.scored_tasks().items()},
         default_base=PLAN.run.grid.default_base,
-        paper_label=C.report.paper_label,
+        paper_label=CONF.report.paper_label,
         tables_dir=T.file(P.PAPER_TABLES),  # where the declared outputs above live
         figures_dir=T.file(P.PAPER_FIGURES),
         extras=PLAN.kind_extras(),  # per table and figure: its kind's inputs and params

@@ -9,7 +9,7 @@ rule sentence_corpus:
     output:
         **OUT("sentence_corpus"),
     params:
-        entry=lambda wc: to_params(C.sentence_corpora[wc.sentence_corpus]),
+        entry=lambda wc: to_params(CONF.sentence_corpora[wc.sentence_corpus]),
     log:
         T.log("sentence_corpus"),
     benchmark:

@@ -9,7 +9,7 @@ rule training_rows:
     output:
         **OUT("training_rows"),
     params:
-        entry=lambda wc: to_params(C.training_data[wc.source]),
+        entry=lambda wc: to_params(CONF.training_data[wc.source]),
     log:
         T.log("training_rows"),
     benchmark:
@@ -57,16 +57,16 @@ rule train:
         # checkpoints and the best model so far: kept when a job is killed, so a rerun resumes
         checkpoint_dir=train_param("checkpoint_dir"),
         # read by the job, changing no output: progress lines, trackers' event files, the card's words
-        progress=Untracked(C.progress),
-        tracking=Untracked(C.tracking),
-        card=Untracked(C.model_card),
+        progress=Untracked(CONF.progress),
+        tracking=Untracked(CONF.tracking),
+        card=Untracked(CONF.model_card),
     log:
         T.log("train"),
     benchmark:
         T.benchmark("train")
     conda:
         "../../envs/train.yaml"
-    threads: C.training.threads
+    threads: CONF.training.threads
     resources:
         gpu=1,
         mem_mb=8000,
@@ -90,7 +90,7 @@ rule release:
         *OUT("release"),
     params:
         runs=PLAN.release_runs(),
-        card=to_params(C.model_card),
+        card=to_params(CONF.model_card),
     log:
         T.log("release"),
     benchmark:

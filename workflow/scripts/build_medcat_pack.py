@@ -3,7 +3,7 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.workflow.script import run
+from clinsent.runner.script import run
 
 
 def main(smk: Any, log: Logger) -> None:

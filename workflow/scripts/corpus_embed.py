@@ -3,7 +3,7 @@
 from logging import Logger
 from typing import Any
 
-from clinsent.workflow.script import run
+from clinsent.runner.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
@@ -13,8 +13,8 @@ def main(smk: Any, log: Logger) -> None:
 
     from clinsent.embedding.corpus import EmbedOptions, embed_corpus
     from clinsent.embedding.sharded import InputRows, gather_shards
+    from clinsent.runner.staleness import read_key
     from clinsent.safety.content import content_key
-    from clinsent.workflow.staleness import read_key
 
     torch.set_num_threads(smk.threads)
     p = smk.params.entry

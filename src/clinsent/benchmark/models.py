@@ -1,7 +1,7 @@
 """The benchmark's models (``models:``): each model's leaderboard row and base model
 (:func:`model_runs`), the saved model of a paper config's run (:func:`run_folder`) and models
 that score the same thing twice (:func:`same_models`). The door reads them into the grid
-(:mod:`clinsent.config.expansion`)."""
+(:mod:`clinsent.door.expansion`)."""
 
 from __future__ import annotations
 

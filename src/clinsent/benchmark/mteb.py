@@ -201,8 +201,8 @@ def write_model(
     (:func:`selection_note`)."""
     import json
 
-    from clinsent.config.names import inside
     from clinsent.io.files import atomic_folder
+    from clinsent.safety.places import inside
 
     out_dir = inside(out_dir, Path(out_dir).parent)  # never a folder reached through the model's name
     written: list[Path] = []

@@ -22,7 +22,6 @@ from turning into ``owner/x/y``.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from clinsent.config.sections import RunConfig
@@ -86,17 +85,3 @@ def check_hub_id(spec: str, where: str) -> None:
             "owner/name: letters, digits, _, - and .; no -- or ..; no part starts or ends with - or .)",
             "give the folder of a model on this machine, or the model's id as the Hub writes it",
         )
-
-
-def inside(path: str | Path, owner: str | Path) -> Path:
-    """``path`` when it lies inside ``owner`` (after resolving ``..`` and links), else an error:
-    the check before a writer deletes or replaces a folder."""
-    resolved, root = Path(path).resolve(), Path(owner).resolve()
-    if resolved == root or not resolved.is_relative_to(root) or ".." in Path(path).parts:
-        raise InputError(
-            path,
-            f"is not inside {owner}, the folder this step writes",
-            "refusing to delete or replace "
-            "it; check the entry names of the config (a name is letters, digits, _, - and .)",
-        )
-    return Path(path)

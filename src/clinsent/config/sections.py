@@ -3,7 +3,7 @@
 Each section is a frozen settings dataclass (:func:`clinsent.config.settings.knob`, the machinery
 the methods' and tasks' settings use). From these declarations come ``config/schema.yaml`` (what
 Snakemake's ``validate`` reads at the door, defaults included), the key tables of
-``config/README.md`` (:mod:`clinsent.config.schema`) and the typed config every layer below the
+``config/README.md`` (:mod:`clinsent.generate.schema`) and the typed config every layer below the
 door receives (:mod:`clinsent.config.sections`). An entry whose other keys belong to a registry (a
 method's knobs, an eval set's task keys, a table's kind keys) is ``OPEN``: the schema lets them
 through, the typed entry holds its declared keys typed and the others in one read-only
@@ -371,7 +371,7 @@ class EvalSetConfig:
         False,
         "when a file it names is missing, the set leaves the config (and the DAG) with one "
         "warning line instead of stopping the run: the benchmark's credentialed tasks "
-        "(clinsent.config.expansion)",
+        "(clinsent.door.expansion)",
     )
     text_shareable: bool = knob(
         False,
@@ -718,7 +718,7 @@ class RunConfig:
     results: str = knob("results", "folder for every output, log and benchmark")
     models: dict[str, ModelEntry | str] | None = knob(
         None,
-        "the benchmark's models, scored as they are (clinsent.config.expansion): each becomes a "
+        "the benchmark's models, scored as they are (clinsent.door.expansion): each becomes a "
         "base model and is cited as as_is_<pooling>@<name> by the leaderboard table and heatmap "
         "written for it",
         unfilled=True,

@@ -214,7 +214,7 @@ def split_shard(
     ``log``, a progress line (notes done, sentences/s, ETA) at most every ``every`` seconds, and,
     inside a note that takes longer, one every ``every`` seconds (at least 5; its row id and
     characters done: counts only, never its text)."""
-    from clinsent.workflow.eta import Progress
+    from clinsent.process.eta import Progress
 
     counts = {"notes": 0, "sentences": 0, "kept": 0}
     notes = pq.ParquetFile(notes_path)

@@ -179,7 +179,7 @@ class EmbedOptions:
     shard: int = 0  # ... of which this job embeds this one
     cache: Path | None = None  # the ONNX export's cache folder (None: clinsent.safety.cache's default)
     # the input's content key as the run recorded it (a workflow job's raw input: its key file, read, not
-    # computed: clinsent.workflow.staleness); None: computed here (clinsent.safety.content.content_key)
+    # computed: clinsent.runner.staleness); None: computed here (clinsent.safety.content.content_key)
     input_key: str | None = None
 
     def chunk_settings(self) -> dict[str, Any]:

@@ -22,7 +22,7 @@ folder. A chunk's vectors do not depend on what else was run in the job (each ch
 alone, its texts longest first), so a resumed shard equals an uninterrupted one.
 
 **What the join checks** (:func:`gather_shards`). Each part records the whole input's content key
-(in a workflow job, the key file the run's main process wrote: :mod:`clinsent.workflow.staleness`;
+(in a workflow job, the key file the run's main process wrote: :mod:`clinsent.runner.staleness`;
 the job reads it, never hashes a raw input) and its row range of the input (``start:stop/rows``).
 The join declares the input ``ancient()`` beside its key file, and compares every part with the
 current key and with :func:`row_ranges` of the input's rows now: a part from another version of
@@ -225,7 +225,7 @@ def _same_ids(joined: list[Any], ids: Iterator[Any], before: int, out: Path) -> 
 @dataclass(frozen=True)
 class InputRows:
     """The input a sharded corpus embedding is made from, as its join checks it: the file, its
-    content key (its key file's in a workflow job, :func:`clinsent.workflow.staleness.read_key`;
+    content key (its key file's in a workflow job, :func:`clinsent.runner.staleness.read_key`;
     else :func:`clinsent.safety.content.content_key`), the columns and the chunk it is read in."""
 
     path: Path

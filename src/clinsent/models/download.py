@@ -2,7 +2,7 @@
 besides the ontology release, made by the local rule ``download_model`` on the host that runs
 Snakemake. Jobs then load the folder offline (:func:`clinsent.models.base.resolve_model`).
 
-This turns the hub switches on for its own process only (:mod:`clinsent.workflow.offline` keeps every
+This turns the hub switches on for its own process only (:mod:`clinsent.process.offline` keeps every
 other job offline), downloads a complete snapshot with ``huggingface_hub.snapshot_download`` into
 a hidden folder beside the target, and moves it into place only when whole, so an interrupted
 download leaves nothing that looks complete. Downloads of one model serialise on its lock
@@ -22,12 +22,12 @@ from typing import Any
 
 from clinsent.errors import InputError
 from clinsent.io.files import atomic_folder
+from clinsent.process.offline import ONLINE
 from clinsent.safety.exclusive import building_lock
-from clinsent.workflow.offline import ONLINE
 
 
 def download_hub_model(repo_id: str, out_dir: str | Path, log: Callable[[str], Any] = print) -> Path:
-    from clinsent.config.names import inside
+    from clinsent.safety.places import inside
 
     out = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the model's own, under hub_dir
     out.parent.mkdir(parents=True, exist_ok=True)

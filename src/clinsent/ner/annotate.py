@@ -85,7 +85,7 @@ def annotate_shard(
 ) -> dict[str, int]:
     """Entities of the kept sentences of one shard, streaming ``rows_per_batch`` sentences at a
     time; with ``log``, a progress line (rows done, sentences/s, ETA) at most every ``every`` seconds."""
-    from clinsent.workflow.eta import Progress
+    from clinsent.process.eta import Progress
 
     counts = {"sentences": 0, "entities": 0, "sentences_with_entities": 0}
     source = pq.ParquetFile(sentences_path)

@@ -100,8 +100,8 @@ def slim_pack(pack: str | Path, type_ids: Iterable[str], out_dir: str | Path) ->
 def save_pack(cat: Any, out_dir: str | Path) -> Path:
     """A MedCAT model pack saved whole as the folder ``out_dir`` (:func:`clinsent.io.files.atomic_folder`):
     the one way this package writes a pack (the demo pack, the slim pack)."""
-    from clinsent.config.names import inside
     from clinsent.io.files import atomic_folder
+    from clinsent.safety.places import inside
 
     out = inside(out_dir, Path(out_dir).parent)  # the folder replaced is the output itself
     with atomic_folder(out) as staged:  # MedCAT saves <folder>/<pack_name>: the staged folder itself

@@ -14,7 +14,7 @@ outputs from it, so the planning is tested (``tests/plan/test_plan.py``, job by 
 Snakemake's own DAG) instead of only through dry runs, and parsing the Snakefile imports neither
 torch nor transformers. Where files live is :mod:`clinsent.paths`' grammar.
 
-``python -m clinsent.plan --summary config/paper/medse.yaml`` prints the job counts by rule.
+``python -m clinsent plan config/paper/medse.yaml`` prints the job counts by rule.
 
 Tables and figures are planned through their kinds (:mod:`clinsent.report.kinds`), which see the
 plan through :class:`clinsent.report.kinds.base.PlanView` and never import it: the runs they

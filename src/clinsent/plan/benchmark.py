@@ -24,7 +24,7 @@ def benchmark_models(plan: Plan) -> dict[str, dict[str, Any]]:
     from clinsent.benchmark.mteb import NO_REVISION
 
     out = {}
-    for key, model in model_runs(plan.run.parts.models or {}).items():
+    for key, model in model_runs(plan.run.config.models or {}).items():
         method, base = split_run(model["row"]["run"], plan.run.grid.default_base)
         as_is = "path" in model
         name = model["path"] if as_is and from_hub(model["path"]) else key

@@ -133,7 +133,7 @@ def check_model_folders(plan: Plan) -> None:
     from clinsent.models.base import looks_like_path, resolve_model
     from clinsent.models.saved import check_model_folder
 
-    benchmark = plan.run.parts.models or {}
+    benchmark = plan.run.config.models or {}
     # `pooling: model` reads the folder's own pooling: a benchmark model's own entry says whether it
     # asks for it; any other base model is read with every method of the grid
     own_for_all = any(
@@ -182,12 +182,12 @@ def check_corpus_embeddings(plan: Plan) -> None:
         where = f"config: corpus_embeddings.{name}"
         check_backend(entry.backend, entry.quantize, where)
         method, base = split_run(entry.run, "")  # no default base: the run names its base model
-        if method not in plan.run.methods or base not in plan.run.parts.base_models:
+        if method not in plan.run.methods or base not in plan.run.config.base_models:
             raise InputError(
                 f"{where}.run",
                 f"{entry.run!r} is not method@base_model of this config",
                 f"write a key of methods, @, a key of base_models (e.g. {next(iter(plan.run.methods), 'm')}@"
-                f"{next(iter(plan.run.parts.base_models), 'b')})",
+                f"{next(iter(plan.run.config.base_models), 'b')})",
             )
         if plan.files.corpus_run(name) not in trained:
             raise InputError(

@@ -25,7 +25,7 @@ from clinsent.run_ref import split_run
 class RawInput:
     """A raw input of the run (a file or folder the user supplies, outside the results folder): the
     config keys that name it, its key file (``inputs/<name>.key``: rewritten only when its content
-    changes) and its stat record (:mod:`clinsent.safety.stamps`, :mod:`clinsent.workflow.staleness`)."""
+    changes) and its stat record (:mod:`clinsent.safety.stamps`, :mod:`clinsent.runner.staleness`)."""
 
     path: str
     keys: tuple[str, ...]
@@ -174,11 +174,11 @@ class RunFiles:
     @property
     def notes_paths(self) -> list[str]:
         """The notes' file(s) (``notes.path``: a path or a list of them)."""
-        return _as_paths(self.run.parts.notes.path if self.run.parts.notes is not None else None)
+        return _as_paths(self.run.config.notes.path if self.run.config.notes is not None else None)
 
     @property
     def hub_dir(self) -> str:
-        return self.run.parts.hub_dir
+        return self.run.config.hub_dir
 
     def hub_folder(self, spec: str) -> str:
         """Where ``download_model`` fetches a Hugging Face id (:func:`clinsent.models.base.hub_slug`)."""
@@ -204,18 +204,18 @@ class RunFiles:
 
         found = [("notes.path", p) for p in self.notes_paths]
         if self.run.note_entities:  # read only where the entity stage runs
-            found += [("ner.model_pack", p) for p in _as_paths(self.run.parts.ner.model_pack)]
-            found += [("ontology.path", p) for p in _as_paths(self.run.parts.ontology.path)]
+            found += [("ner.model_pack", p) for p in _as_paths(self.run.config.ner.model_pack)]
+            found += [("ontology.path", p) for p in _as_paths(self.run.config.ontology.path)]
         for name, e in self.run.eval_sets.items():
-            entry = self.run.parts.eval_sets[name].options  # the task's keys name its files
+            entry = self.run.config.eval_sets[name].options  # the task's keys name its files
             for f in e.task.files():
                 key = next((k for k, v in entry.items() if v == f or (isinstance(v, list) and f in v)), "path")
                 found.append((f"eval_sets.{name}.{key}", f))
-        for name, data in self.run.parts.training_data.items():
+        for name, data in self.run.config.training_data.items():
             found += [(f"training_data.{name}.path", p) for p in entry_paths(data.path)]
-        for name, corpus in self.run.parts.sentence_corpora.items():
+        for name, corpus in self.run.config.sentence_corpora.items():
             found += [(f"sentence_corpora.{name}.path", p) for p in corpus_paths(corpus.path)]
-        for name, task in self.run.parts.doc_tasks.items():
+        for name, task in self.run.config.doc_tasks.items():
             files = (("diagnoses", task.diagnoses), ("mapping", task.mapping))
             found += [(f"doc_tasks.{name}.{k}", p) for k, p in files if p]
         found += [
@@ -255,15 +255,15 @@ class RunFiles:
 
     def doc_task_files(self, name: str) -> list[str]:
         """The user files an ICD-9 triage task reads besides the documents (diagnoses, mapping)."""
-        task = self.run.parts.doc_tasks[name]
+        task = self.run.config.doc_tasks[name]
         return self.external([p for p in (task.diagnoses, task.mapping) if p])
 
     def training_data_files(self, source: str) -> list[str]:
-        return self.external(entry_paths(self.run.parts.training_data[source].path))
+        return self.external(entry_paths(self.run.config.training_data[source].path))
 
     def ner_pack(self) -> str | list[str]:
         """The user's MedCAT pack (slimmed to the kept types if asked), or the one built from the ontology."""
-        ner = self.run.parts.ner
+        ner = self.run.config.ner
         if not ner.model_pack:
             return self.run.tree.file(paths.MEDCAT_PACK)
         if ner.slim_pack:
@@ -272,7 +272,7 @@ class RunFiles:
 
     def ontology_file(self) -> str | list[str]:
         """The local ontology file, or the pinned release downloaded by ``download_ontology``."""
-        path = self.run.parts.ontology.path
+        path = self.run.config.ontology.path
         return self.external_file(path) if path else self.run.ontology_download
 
 

@@ -12,11 +12,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clinsent.config.overlay import RESULTS
 from clinsent.config.settings import to_params
 from clinsent.data.readers import entry_paths
 from clinsent.errors import InputError
-from clinsent.paths import DOC_TASK, fill
+from clinsent.paths import DOC_TASK, RESULTS, fill
 from clinsent.plan.run import NOTES_INPUT
 
 if TYPE_CHECKING:
@@ -98,7 +97,7 @@ def check_inputs(plan: Plan) -> None:
     from clinsent.embedding.texts import check_input
     from clinsent.io.reading import keyed
 
-    notes = plan.run.parts.notes
+    notes = plan.run.config.notes
     if notes is not None:
         from clinsent.corpus.notes import check_listed_once
 
@@ -106,18 +105,18 @@ def check_inputs(plan: Plan) -> None:
         for path in plan.files.notes_paths:
             if _ours(plan, path):
                 NOTE_READERS.check(notes.format, path, to_params(notes), "notes.path")
-    if plan.run.note_entities and plan.run.parts.ontology.path:
+    if plan.run.note_entities and plan.run.config.ontology.path:
         from clinsent.ontology.obo import ONTOLOGY_FORMATS
 
         for key, path in plan.files.user_files():
             if key == "ontology.path" and _ours(plan, path):
                 ONTOLOGY_FORMATS.check("obo", Path(path), {}, key)
-    for name, corpus in plan.run.parts.sentence_corpora.items():
+    for name, corpus in plan.run.config.sentence_corpora.items():
         for path in corpus_paths(corpus.path):
             if _ours(plan, path):
                 fmt = corpus_format(path, corpus.format)
                 SENTENCE_FORMATS.check(fmt, path, to_params(corpus), f"sentence_corpora.{name}.path")
-    for name, data in plan.run.parts.training_data.items():
+    for name, data in plan.run.config.training_data.items():
         for path in entry_paths(data.path):
             if _ours(plan, path):
                 READERS.check(data.format, path, to_params(data), f"training_data.{name}.path")
@@ -136,8 +135,8 @@ def data_use_sources(plan: Plan) -> dict[str, list[str]]:
     from clinsent.corpus.sentences import corpus_paths
 
     sources = {"notes": list(plan.files.notes_paths) if plan.run.notes else []}
-    sources |= {name: entry_paths(entry.path) for name, entry in plan.run.parts.training_data.items()}
-    sources |= {name: corpus_paths(entry.path) for name, entry in plan.run.parts.sentence_corpora.items()}
+    sources |= {name: entry_paths(entry.path) for name, entry in plan.run.config.training_data.items()}
+    sources |= {name: corpus_paths(entry.path) for name, entry in plan.run.config.sentence_corpora.items()}
     return sources
 
 
@@ -148,7 +147,7 @@ def check_data_use_keys(plan: Plan) -> None:
     from clinsent.registry import did_you_mean
 
     sources = data_use_sources(plan)
-    for key in plan.run.parts.model_card.data_use:
+    for key in plan.run.config.model_card.data_use:
         if key not in sources:
             raise InputError(
                 "config: model_card.data_use",
@@ -167,7 +166,7 @@ def check_data_use(plan: Plan) -> None:
     reads a hospital's notes, or the demo MedNLI file with one real row added, stops here."""
     from clinsent.demo.recognise import are_demo_notes, is_demo_file
 
-    uses = plan.run.parts.model_card.data_use
+    uses = plan.run.config.model_card.data_use
     fix = (
         "set model_card.data_use.{0} to credentialed (MIMIC-III/IV, MedNLI, n2c2), institutional (your "
         "hospital's data) or open in your config; a config with base: config/config.yaml inherits demo from it"
@@ -176,7 +175,7 @@ def check_data_use(plan: Plan) -> None:
         if uses.get(source) != "demo" or not files or not all(_ours(plan, p) for p in files):
             continue
         if source == "notes":
-            if not are_demo_notes(to_params(plan.run.parts.notes)):
+            if not are_demo_notes(to_params(plan.run.config.notes)):
                 raise InputError(
                     "config: model_card.data_use.notes",
                     "says demo (the pipeline's generated notes, no patient's), and the notes read from notes.path "

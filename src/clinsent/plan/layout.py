@@ -72,7 +72,7 @@ class Plan:
                     "selection": self.files.run_file(paths.SELECTION, m, b, s),
                     "curve": self.files.run_file(paths.CURVE, m, b, s),
                     "metrics": metrics,
-                    "base_model": self.run.parts.base_models[b],
+                    "base_model": self.run.config.base_models[b],
                     "headlines": {e: self.run.eval_sets[e].task.headline for e in metrics},
                     "reference": ref if baseline else None,  # the card's baseline column
                     "baseline": baseline,
@@ -85,7 +85,7 @@ class Plan:
         return default_reference(
             self.scoring_methods(),
             {m for m, e in self.run.methods.items() if not e.method.trains},
-            self.run.parts.report.reference,
+            self.run.config.report.reference,
         )
 
     def notes_facts(self, method: str) -> dict[str, Any] | None:
@@ -95,11 +95,11 @@ class Plan:
         need = entry.method.data_need() if entry.method.trains else None
         if getattr(need, "source", None) != "notes":
             return None
-        notes = self.run.parts.notes
+        notes = self.run.config.notes
         return {
             "key": "notes",
             "format": notes.format if notes is not None else Notes(path="").format,
-            "min_words": self.run.parts.corpus.min_words,
+            "min_words": self.run.config.corpus.min_words,
         }
 
     def release_dirs(self) -> list[str]:
@@ -119,7 +119,7 @@ class Plan:
         upstream = self.run.methods[method].init_from
         if upstream:
             return self.files.run_file(paths.MODEL, upstream, base_model, seed)
-        return self.run.parts.base_models[base_model]
+        return self.run.config.base_models[base_model]
 
     def run_models(self, method: str, base_model: str, seed: int | str) -> dict[str, str]:
         """The trained runs the method's loss loads (a key of methods as an extra model, e.g.
@@ -173,8 +173,8 @@ class Plan:
     def tokenizer_model(self, tokenizer: str) -> str:
         """The model whose tokenizer a token file's name means: a base model's key, or the hash of
         another model (MED-SE's ``definition_model``: :func:`clinsent.paths.tokenizer_key`)."""
-        if tokenizer in self.run.parts.base_models:
-            return str(self.run.parts.base_models[tokenizer])
+        if tokenizer in self.run.config.base_models:
+            return str(self.run.config.base_models[tokenizer])
         for entry in self.run.methods.values():
             spec = getattr(entry.method.settings, "definition_model", None)
             if spec and paths.tokenizer_key(spec) == tokenizer:
@@ -215,7 +215,7 @@ class Plan:
                 "base_model": self.start_model(method, base_model, seed),
                 "eval_sets": {name: self.run.eval_sets[name].curve_params() for name in self.curve_sets(method)},
                 "selection_set": entry.selection_set,
-                "eval_max_length": eval_length.configured(self.run.parts),  # the evaluation length (saved)
+                "eval_max_length": eval_length.configured(self.run.config),  # the evaluation length (saved)
                 **({"notes": facts} if (facts := self.notes_facts(method)) else {}),  # the model card's words
                 "checkpoint_dir": self.files.run_file(paths.CHECKPOINTS, method, base_model, seed),
             }

@@ -33,7 +33,7 @@ class RunView:
     """One config read through the registries, and the shape of its run: which stages run, the
     shards, the ontology, the models and wildcards, the job grid, the tables and figures."""
 
-    parts: RunConfig  # the config, typed at the door: what the registries received
+    config: RunConfig  # the config, typed at the door: what the registries received
     methods: dict[str, MethodEntry]
     eval_sets: dict[str, EvalSetEntry]
     finetune: dict[str, FinetuneEntry]
@@ -44,7 +44,7 @@ class RunView:
 
     @property
     def results(self) -> str:
-        return self.parts.results
+        return self.config.results
 
     @property
     def tree(self) -> paths.Tree:
@@ -58,24 +58,24 @@ class RunView:
 
     @property
     def seeds(self) -> list[int]:
-        return list(self.parts.seeds)
+        return list(self.config.seeds)
 
     @property
     def notes(self) -> bool:
         """The notes pipeline (ingest, and with sentence methods split -> NER -> sets) is in the DAG."""
-        return self.parts.notes is not None
+        return self.config.notes is not None
 
     @property
     def sentence_corpora(self) -> list[str]:
-        return list(self.parts.sentence_corpora)
+        return list(self.config.sentence_corpora)
 
     @property
     def training_data(self) -> list[str]:
-        return list(self.parts.training_data)
+        return list(self.config.training_data)
 
     @property
     def doc_tasks(self) -> list[str]:
-        return list(self.parts.doc_tasks)
+        return list(self.config.doc_tasks)
 
     @property
     def plans(self) -> dict[str, dict[str, Any]]:
@@ -93,7 +93,7 @@ class RunView:
     @property
     def placeholders_ok(self) -> bool:
         """Dry runs of a config with placeholder paths leave missing external inputs out of the DAG."""
-        return self.parts.placeholders_ok
+        return self.config.placeholders_ok
 
     @property
     def note_sentences(self) -> bool:
@@ -107,7 +107,7 @@ class RunView:
 
     @property
     def corpus_embeddings(self) -> dict[str, CorpusEmbeddingEntry]:
-        return dict(self.parts.corpus_embeddings)
+        return dict(self.config.corpus_embeddings)
 
     @property
     def note_entities(self) -> bool:
@@ -119,11 +119,11 @@ class RunView:
 
     @property
     def phi_scan(self) -> bool:
-        return self.notes and self.parts.phi.scan
+        return self.notes and self.config.phi.scan
 
     @property
     def n_shards(self) -> int:
-        return self.parts.corpus.shards
+        return self.config.corpus.shards
 
     @property
     def shards(self) -> list[str]:
@@ -131,19 +131,19 @@ class RunView:
 
     @property
     def ontology_download(self) -> str:
-        release = self.parts.ontology.release
+        release = self.config.ontology.release
         return f"{release.dir}/efo-{release.version}/efo.obo"
 
     @property
     def ontology_url(self) -> str:
-        release = self.parts.ontology.release
+        release = self.config.ontology.release
         return release_url(release.url, release.version)
 
     def model_specs(self) -> list[tuple[str, Any]]:
         """(config key, spec) of every model a run loads that is not one of its own trained runs:
         the base models and the methods' extra models (e.g. a frozen complementary model)."""
         return [
-            *((f"base_models.{b}", spec) for b, spec in self.parts.base_models.items()),
+            *((f"base_models.{b}", spec) for b, spec in self.config.base_models.items()),
             *(
                 (f"methods.{m}", x)
                 for m, e in self.methods.items()
@@ -154,7 +154,7 @@ class RunView:
 
     @property
     def hub_models(self) -> list[str]:
-        """Models named by a Hugging Face id: the only downloads a run may make (:mod:`clinsent.workflow.offline`)."""
+        """Models named by a Hugging Face id: the only downloads a run may make (:mod:`clinsent.process.offline`)."""
         return sorted({m for _, m in self.model_specs() if isinstance(m, str) and from_hub(m)})
 
     def wildcard_constraints(self) -> dict[str, str]:
@@ -166,7 +166,7 @@ class RunView:
 
         return {
             "method": one_of(self.methods),
-            "base_model": one_of(self.parts.base_models),
+            "base_model": one_of(self.config.base_models),
             "seed": r"\d+",
             "shard": r"\d{3}",
             "part": r"\d{3}",  # a corpus embedding's shard

@@ -15,7 +15,7 @@ exporting one model to ONNX) wait for the first, then find the entry made and re
 :func:`hold_results` is a run's: the lock of its results folder, held by Snakemake's main
 process from the moment it starts executing until it ends, so a second run on the same folder is
 refused at its start whatever starts it; each job then holds its own outputs' locks
-(:func:`clinsent.workflow.smk.hold_outputs`), so even a job started outside the run cannot write
+(:func:`clinsent.runner.smk.hold_outputs`), so even a job started outside the run cannot write
 over a running job's outputs or logs.
 
 A lock file is made only for a target the guarded writer lets this process write

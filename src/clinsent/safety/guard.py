@@ -7,9 +7,9 @@ the appended logs, call it before they put a file or folder in place; so does ev
 cache):
 
 - **Inside what the caller owns.** A Snakemake job owns its results folder and its declared
-  outputs (:func:`clinsent.workflow.smk.setup_logging` calls :func:`own`); the embed command owns the
+  outputs (:func:`clinsent.runner.smk.setup_logging` calls :func:`own`); the embed command owns the
   ``--out`` file the user named. A path outside (``..`` in a name, a link out) is refused
-  (:func:`clinsent.config.names.inside`'s rule). A process that declared nothing (a library call, a
+  (:func:`clinsent.safety.places.inside`'s rule). A process that declared nothing (a library call, a
   test) may write where it is asked.
 - **Never over an input.** A job's declared inputs, the embed command's ``--input`` and model
   folder (:func:`protect_inputs`): a target that resolves to one of them, or into an input

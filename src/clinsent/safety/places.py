@@ -104,6 +104,20 @@ def forbidden(folder: Path) -> str | None:
     return None
 
 
+def inside(path: str | Path, owner: str | Path) -> Path:
+    """``path`` when it lies inside ``owner`` (after resolving ``..`` and links), else an error:
+    the check before a writer deletes or replaces a folder."""
+    resolved, root = Path(path).resolve(), Path(owner).resolve()
+    if resolved == root or not resolved.is_relative_to(root) or ".." in Path(path).parts:
+        raise InputError(
+            path,
+            f"is not inside {owner}, the folder this step writes",
+            "refusing to delete or replace "
+            "it; check the entry names of the config (a name is letters, digits, _, - and .)",
+        )
+    return Path(path)
+
+
 def check_write_root(value: object, where: str, what: str = "folder") -> Path:
     """``value`` (a folder the tool writes under, from config key or flag ``where``) as a path, or
     one line naming ``where`` and the fix."""

@@ -17,7 +17,7 @@ MIMIC notes file in about 2.5 s where the disk keeps up, longer where it is slow
 run, a stat per file (about 12 µs), and a file is read again only when it changed or was touched.
 
 This module only reads: the key files and their stat records are written by the main process of
-a run (:mod:`clinsent.workflow.staleness`), through the guarded writer.
+a run (:mod:`clinsent.runner.staleness`), through the guarded writer.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from clinsent.workflow.eta import duration
+from clinsent.process.eta import duration
 
 
 class TrainProgress:

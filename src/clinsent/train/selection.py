@@ -47,8 +47,8 @@ def curve_interval(items: Items | None, headline: str) -> tuple[float, float]:
 
 def save_model(st_model: Any, out_dir: Path) -> None:
     """Save the model whole or not at all (:func:`clinsent.io.files.atomic_folder`)."""
-    from clinsent.config.names import inside
     from clinsent.io.files import atomic_folder
+    from clinsent.safety.places import inside
 
     inside(out_dir, out_dir.parent)  # the folder replaced is the output itself, not one reached through a name
     with atomic_folder(out_dir) as staged:

@@ -56,7 +56,7 @@ def medcat_pack(p: Plan, wc: Wildcards) -> Declared:
     }
 )
 def slim_pack(p: Plan, wc: Wildcards) -> Declared:
-    return listed(p.files.external_file(p.run.parts.ner.model_pack or ""))
+    return listed(p.files.external_file(p.run.config.ner.model_pack or ""))
 
 
 @_rule(lambda p: [_shard_pattern(p, paths.ENTITIES_SHARD)])
@@ -173,4 +173,4 @@ def doc_task(p: Plan, wc: Wildcards) -> Declared:
 def sentence_corpus(p: Plan, wc: Wildcards) -> Declared:
     from clinsent.corpus.sentences import corpus_paths
 
-    return p.files.external(corpus_paths(p.run.parts.sentence_corpora[wc["sentence_corpus"]].path))
+    return p.files.external(corpus_paths(p.run.config.sentence_corpora[wc["sentence_corpus"]].path))

@@ -109,7 +109,7 @@ def bench_models(p: Plan) -> list[str]:
     """The benchmark's models (config ``models``), each one ``mteb_results`` job."""
     from clinsent.plan.benchmark import benchmark_models
 
-    return list(benchmark_models(p)) if p.run.parts.models else []
+    return list(benchmark_models(p)) if p.run.config.models else []
 
 
 # -- the PHI guard ---------------------------------------------------------------------------------

@@ -70,6 +70,6 @@ def finetune(p: Plan, wc: Wildcards) -> Declared:
 @_rule(lambda p: [p.run.tree.pattern(paths.CROSS_ENCODER)])
 def cross_encoder(p: Plan, wc: Wildcards) -> Declared:
     return {
-        "base_model": p.files.model_inputs([p.run.parts.base_models[wc["base_model"]]]),
+        "base_model": p.files.model_inputs([p.run.config.base_models[wc["base_model"]]]),
         "eval_files": p.finetune_files(wc["finetune"]),
     }

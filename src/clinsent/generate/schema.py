@@ -1,8 +1,8 @@
 """``config/schema.yaml``, generated from the declarations (:mod:`clinsent.config.sections`).
 
-Snakemake's ``validate`` reads the schema at the door (:func:`clinsent.plan.config.prepare_config`)
+Snakemake's ``validate`` reads the schema at the door (:func:`clinsent.door.validate.prepare_config`)
 and fills in its defaults, so the file is what the declarations say, written out: ``python -m
-clinsent.config.schema`` rewrites it, ``--check`` exits 1 when the file differs from what it would
+clinsent.generate.schema`` rewrites it, ``--check`` exits 1 when the file differs from what it would
 write (a test runs it). Edit the declarations, never the file.
 """
 
@@ -18,7 +18,7 @@ from clinsent.repository import SCHEMA
 
 HEADER = (
     "# GENERATED from the declarations in src/clinsent/config/sections.py by\n"
-    "# `python -m clinsent.config.schema`: do not edit; change a declaration and rerun it.\n"
+    "# `python -m clinsent.generate.schema`: do not edit; change a declaration and rerun it.\n"
 )
 
 
@@ -59,12 +59,12 @@ def write_or_check(path: Path, text: str, check: bool, command: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m clinsent.config.schema", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m clinsent.generate.schema", description=__doc__)
     parser.add_argument(
         "--check", action="store_true", help="exit 1 if config/schema.yaml differs from the declarations"
     )
     args = parser.parse_args(argv)
-    return write_or_check(SCHEMA, render(), args.check, "python -m clinsent.config.schema")
+    return write_or_check(SCHEMA, render(), args.check, "python -m clinsent.generate.schema")
 
 
 if __name__ == "__main__":

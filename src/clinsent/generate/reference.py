@@ -1,7 +1,7 @@
 """The generated parts of ``config/README.md``, written from the registries so they cannot drift.
 
 Each generated part sits between ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->``
-in the README; the prose around them is written by hand. ``python -m clinsent.config.reference`` rewrites
+in the README; the prose around them is written by hand. ``python -m clinsent.generate.reference`` rewrites
 them in place, ``--check`` exits 1 when the file differs from what it would write (a test runs it).
 Parts: ``keys`` (every key of the workflow's own sections, from their declarations in
 :mod:`clinsent.config.sections`), ``kinds`` (every table and figure kind: what it shows, its keys,
@@ -278,13 +278,13 @@ def _between_markers(part: str) -> Callable[[re.Match[str]], str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m clinsent.config.reference", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m clinsent.generate.reference", description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if config/README.md is not what would be written")
     args = parser.parse_args(argv)
-    from clinsent.config.schema import write_or_check
+    from clinsent.generate.schema import write_or_check
 
     wanted = render(README.read_text(encoding="utf-8"))
-    return write_or_check(README, wanted, args.check, "python -m clinsent.config.reference")
+    return write_or_check(README, wanted, args.check, "python -m clinsent.generate.reference")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from typing import Any
 
 from clinsent.config.names import is_name
 from clinsent.errors import InputError, shown
-from clinsent.paths import DOC_TASK, fill
+from clinsent.paths import DOC_TASK, RESULTS, fill
 from clinsent.registry import did_you_mean
 from clinsent.run_ref import split_run
 
@@ -212,15 +212,12 @@ def resolve_base(config: dict[str, Any], seen: tuple[str, ...] = (), root: Path 
     return config
 
 
-RESULTS = "{results}"  # in an eval set's path: this run's results folder
-
-
 def fill_results(config: dict[str, Any]) -> dict[str, Any]:
     """Eval-set paths that start ``{results}/`` (a document task's table, built from the notes)
     point into this run's own results folder, whatever folder the config (or an overlay on top
     of it) names, in place. A path into ``doc_tasks/<task>.parquet`` of another folder, for a
     task this config builds, would read another run's table: an error. Run once the whole
-    config is read (its base underneath), by the Snakefile and :func:`clinsent.plan.config.prepare_config`."""
+    config is read (its base underneath), by the Snakefile and :func:`clinsent.door.validate.prepare_config`."""
     import re
 
     results = str(config.get("results") or "results")

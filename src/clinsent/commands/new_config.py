@@ -1,7 +1,7 @@
 """``python -m clinsent new-config PAPER --out my.yaml [--set key=value ...]``: a user's own config
 for one of the five papers, the demo, the benchmark, or ``own`` (your notes and your eval files on
 no paper: ``config/own.yaml``), read on top of the tracked paper config
-(:mod:`clinsent.config.overlay`), so the paper config is never edited and updates to it flow in.
+(:mod:`clinsent.door.overlay`), so the paper config is never edited and updates to it flow in.
 
 The file states every user file the paper needs (the notes, the MedCAT pack, the eval sets'
 files, ...) as a key marked ``REQUIRED``, holding the paper config's placeholder until set;
@@ -39,13 +39,12 @@ PAPERS = {
 
 def required_files(paper: str) -> list[tuple[str, str]]:
     """(key, placeholder) of each user file of the paper's config that is not in the repository."""
-    from clinsent.plan.checks import build_plan
-    from clinsent.plan.config import load_config
+    from clinsent.door.open import open_plan
 
     cwd = os.getcwd()
     os.chdir(REPO)  # the paper configs' own paths (e.g. config/icd9_triage.yaml) are from the repository
     try:
-        plan = build_plan(load_config(PAPERS[paper], {"placeholders_ok": True}))
+        plan = open_plan(PAPERS[paper], {"placeholders_ok": True})
         return [(k, p) for k, p in dict.fromkeys(plan.files.user_files()) if not os.path.exists(p)]
     finally:
         os.chdir(cwd)
@@ -54,8 +53,8 @@ def required_files(paper: str) -> list[tuple[str, str]]:
 def optional_keys(paper: str, keys: list[str]) -> set[str]:
     """The user-file keys of ``keys`` whose eval sets are all marked ``optional``: an optional set's
     own files, and the notes and document-task files when every set built from them is optional."""
-    from clinsent.config.expansion import doc_task_sets
-    from clinsent.config.overlay import fill_results, resolve_base
+    from clinsent.door.expansion import doc_task_sets
+    from clinsent.door.overlay import fill_results, resolve_base
     from clinsent.io.safe_yaml import load_mapping
 
     config = fill_results(resolve_base(load_mapping(REPO / PAPERS[paper]), root=REPO))
@@ -147,9 +146,8 @@ def check_overlay(text: str, base: str, values: dict[str, Any]) -> None:
     knob valid; before anything is written."""
     import copy
 
+    from clinsent.door.open import open_plan
     from clinsent.io.safe_yaml import loads
-    from clinsent.plan.checks import build_plan
-    from clinsent.plan.config import prepare_config
 
     written = loads(text, "the config to write")
     if written != {"base": base, **_nest(list(values.items()))}:
@@ -157,7 +155,7 @@ def check_overlay(text: str, base: str, values: dict[str, Any]) -> None:
     cwd = os.getcwd()
     os.chdir(REPO)  # the paper config's own paths are from the repository; the user's files need not exist yet
     try:
-        build_plan(prepare_config({**copy.deepcopy(written), "placeholders_ok": True}))
+        open_plan({**copy.deepcopy(written), "placeholders_ok": True})
     finally:
         os.chdir(cwd)
 

@@ -3,11 +3,11 @@
 Every script under ``workflow/scripts/`` is a docstring, a ``main(smk, log)`` that imports what
 it needs and does its few lines, and ``run(snakemake, main)``. :func:`run` then, in order:
 
-1. hands the job to the warm interpreter where one serves (:func:`clinsent.workflow.warm.hand_off`:
+1. hands the job to the warm interpreter where one serves (:func:`clinsent.runner.warm.hand_off`:
    the script runs again in a child that has torch and transformers imported; the imports
    inside ``main`` are what the cold process never pays for), except for the download jobs,
    which turn the hub on for their own process (``warm=False``);
-2. sets up the job's logging and the guarded writer (:func:`clinsent.workflow.smk.setup_logging`);
+2. sets up the job's logging and the guarded writer (:func:`clinsent.runner.smk.setup_logging`);
 3. takes the job's GPU slot where its rule declares a ``gpu`` resource
    (:func:`clinsent.gpu.slots.slot_of`), before anything imports torch;
 4. calls ``main(smk, log)`` (a refusal, :class:`~clinsent.errors.InputError`, logged in one line
@@ -40,10 +40,10 @@ def _stopped(signum: int, _frame: Any) -> None:
 def run(smk: Any, main: Main, *, warm: bool = True) -> None:
     """Start a job script (see the module docstring) and run its ``main``."""
     if warm:
-        from clinsent.workflow.warm import hand_off
+        from clinsent.runner.warm import hand_off
 
         hand_off()  # where a warm interpreter serves (CLINSENT_WARM), the rest runs in it
-    from clinsent.workflow.smk import setup_logging
+    from clinsent.runner.smk import setup_logging
 
     log = setup_logging(smk)
     if declares_gpu(smk):
@@ -63,7 +63,7 @@ def run(smk: Any, main: Main, *, warm: bool = True) -> None:
         log.warning("stopped by SIGTERM: nothing half-written is left; a rerun starts this job again")
         raise
     finally:
-        from clinsent.workflow.smk import release_outputs
+        from clinsent.runner.smk import release_outputs
 
         release_outputs()  # the job's output locks (held since setup_logging)
 

@@ -8,15 +8,19 @@ import atexit
 import gc
 import logging
 import sys
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 from clinsent.errors import redact_urls
 from clinsent.repository import SNAKEFILE
 from clinsent.safety import guard
 from clinsent.safety.exclusive import writing_lock
+
+if TYPE_CHECKING:
+    from clinsent.plan.layout import Plan
 
 T = TypeVar("T")
 
@@ -122,50 +126,58 @@ def setup_logging(smk: Any) -> logging.Logger:
     return logger
 
 
+def set_up_run(plan: Plan, main_process: bool, say: Callable[[str], Any] | None = None) -> int:
+    """What every parse of the Snakefile does once the plan is open (``workflow/rules/common.smk``),
+    each step's error an :class:`InputError` (or ``OSError``) for :func:`config_error`:
+
+    - the results folder can be written (a dry run stops, not a job);
+    - in the main process (a run, a dry run) the raw inputs' key files brought up to date, one line
+      per input that changed (:mod:`clinsent.runner.staleness`);
+    - the steps derived from epochs said (every dry run shows them);
+    - offline by construction: every job inherits the network switches, whatever the config; a
+      model named by a Hugging Face id is fetched by the local rule ``download_model``, the one job
+      that turns the network on for itself, and every job loads it from ``hub_dir``;
+    - one GPU per model job on this machine (:mod:`clinsent.gpu.pool`, :mod:`clinsent.gpu.slots`):
+      the pool goes to every job in the environment, not in params (it changes no output).
+
+    Returns the ``gpu`` an embed job counts against: 1 where it can use one of the pool, else 0,
+    so a CPU-only run keeps its parallelism."""
+    import os
+
+    from clinsent.gpu.pool import export_pool, resolve_pool
+    from clinsent.gpu.slots import LOCK_DIR_ENV, check_lock_dir
+    from clinsent.models.base import HUB_DIR_ENV
+    from clinsent.process.offline import set_network_switches
+    from clinsent.runner.staleness import record_input_keys
+    from clinsent.safety.places import check_writable
+
+    tell = say or (lambda line: print(line, file=sys.stderr))
+    check_writable(plan.run.results)
+    if main_process:
+        record_input_keys(plan, tell)
+    for line in plan.run.derived:
+        tell(line)
+    set_network_switches(())
+    os.environ[HUB_DIR_ENV] = os.path.abspath(plan.files.hub_dir)
+    if plan.run.hub_models:
+        tell(
+            f"models named by Hugging Face id, fetched by the local rule download_model into {plan.files.hub_dir}/ "
+            f"unless already there: {', '.join(plan.run.hub_models)} (a local folder needs no download)"
+        )
+    config = plan.run.config
+    pool = resolve_pool(config.gpus)
+    if pool or os.environ.get(LOCK_DIR_ENV):  # the jobs' lock folder: outside results, writable
+        check_lock_dir(plan.run.results)
+    export_pool(pool, explicit=config.gpus is not None)
+    return 1 if pool and config.embed_device != "cpu" else 0
+
+
 def config_error(exc: BaseException) -> NoReturn:
     """Stop at parse time with ``exc``'s message as the first line on the console (Snakemake's
     own report of an exception in the Snakefile puts the file and line first, and a schema
     failure prints the whole schema)."""
     sys.stderr.write(f"{exc}\n")
     raise SystemExit(1)
-
-
-def schema_message(exc: BaseException) -> str:
-    """One line for a failed ``validate(config, schema)``: the config key, what is wrong, the
-    closest allowed key for an unknown one, and where the keys are described."""
-    from clinsent.registry import did_you_mean
-
-    linked = [*getattr(exc, "args", ()), exc.__cause__, exc.__context__]  # Snakemake raises inside `except`
-    error = next((a for a in linked if hasattr(a, "absolute_path") and hasattr(a, "message")), None)
-    if error is None:
-        return str(exc).splitlines()[0]
-    from clinsent.errors import KEY, shown, shown_value, unknown_key
-
-    where = ".".join(str(p) if KEY.match(str(p)) else f"<{shown(p)}>" for p in error.absolute_path)
-    instance = error.instance  # jsonschema's message quotes it: only a number or a plain name is shown
-    plain = not isinstance(instance, (str, dict, list)) or (
-        isinstance(instance, str) and shown_value(instance) == repr(instance)
-    )
-    problem = (
-        error.message
-        if plain or error.validator == "required"
-        else f"{shown_value(instance)} is not valid here ({error.validator}: {error.validator_value!r})"
-    )
-    if error.validator == "uniqueItems" and isinstance(instance, list):
-        twice = next((i for i, v in enumerate(instance) if v in instance[:i]), None)
-        if twice is not None:
-            return (
-                f"config: {where}[{twice}]: {shown_value(instance[twice])} is listed twice (it would act twice, "
-                "e.g. a tracker writing every scalar twice). Fix: list each once"
-            )
-    if error.validator == "additionalProperties":
-        allowed = sorted(error.schema.get("properties") or {})
-        unknown = [k for k in error.instance if k not in allowed] if isinstance(error.instance, dict) else []
-        if unknown:
-            problem = (
-                f"{unknown_key(unknown[0])}{did_you_mean(str(unknown[0]), allowed)}; allowed: {', '.join(allowed)}"
-            )
-    return f"config: {where or '(top level)'}: {problem}. Fix: see config/README.md for every key and its values"
 
 
 def cache_signatures(rules: Any) -> int:
