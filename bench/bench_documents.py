@@ -66,7 +66,7 @@ class Ours:
     def __init__(
         self, model: str, objective: str, knobs: dict[str, Any], docs: pd.DataFrame, batch: int, length: int
     ) -> None:
-        from clinsent.config.settings import build
+        from clinsent.config.declare import build
         from clinsent.data.documents import DocumentData
         from clinsent.methods import METHODS
         from clinsent.models.base import load_transformer
@@ -192,7 +192,7 @@ ANALYSIS_CHILD = r"""
 import json, sys, time, tracemalloc
 import numpy as np, pandas as pd
 import scipy.sparse.csgraph, sklearn.cluster, sklearn.metrics  # imported first: not in the timing
-from clinsent.config.settings import build
+from clinsent.config.declare import build
 from clinsent.tasks import TASKS
 n, dim, task, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 rng = np.random.default_rng(0)

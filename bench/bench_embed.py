@@ -291,6 +291,27 @@ def main() -> None:
     print(markdown(result))
 
 
+def prepare(
+    todo: list[str], args: Any, model: Path, work: Path, quality_file: Path, size_cores: tuple[int, int], scratch: Path
+) -> None:
+    """The exports and int8 graphs first, out of the timed runs and their peaks: the peer's ONNX
+    export that fastembed loads, and each of our backends' own."""
+    size, cores = size_cores
+    export = work / "peer-models" / "st-onnx" / "onnx" / "model.onnx"
+    st = args.envs / "sentence-transformers" / "bin" / "python"
+    if "fastembed" in todo and not export.exists() and st.exists():  # fastembed loads that peer's export
+        (work / "peer-models").mkdir(exist_ok=True)
+        command = [str(st), str(PEERS / "run.py"), "sentence-transformers", "onnx", "none", str(model),
+                   str(work / "peer-models"), "-", "-", "-", str(cores)]  # fmt: skip
+        subprocess.run(command, capture_output=True, cwd=work, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    for runner in todo:
+        where, backend, quantize = RUNNERS[runner]
+        if where == "clinsent" and backend != "torch":
+            first = corpus(min(size, 10_000), scratch)  # the input's first chunk: the int8 calibration's texts
+            (work / "prepare").mkdir(exist_ok=True)
+            run_ours(model, first, quality_file, work / "prepare", backend, quantize, "cpu", cores)
+
+
 def measure(result: dict[str, Any], args: Any, name: str, model: Path, size: int, cores: int, scratch: Path) -> None:
     """Each runner on one model and corpus size, a row saved as each finishes; the first size's
     rows carry the quality figures against the reference's vectors."""
@@ -317,19 +338,7 @@ def measure(result: dict[str, Any], args: Any, name: str, model: Path, size: int
         return
     if REFERENCE not in todo:  # its vectors, for the others' quality, on the first size only
         todo.insert(0, REFERENCE) if size == args.sizes[0] else None
-    export = work / "peer-models" / "st-onnx" / "onnx" / "model.onnx"
-    st = args.envs / "sentence-transformers" / "bin" / "python"
-    if "fastembed" in todo and not export.exists() and st.exists():  # fastembed loads that peer's export
-        (work / "peer-models").mkdir(exist_ok=True)
-        command = [str(st), str(PEERS / "run.py"), "sentence-transformers", "onnx", "none", str(model),
-                   str(work / "peer-models"), "-", "-", "-", str(cores)]  # fmt: skip
-        subprocess.run(command, capture_output=True, cwd=work, env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    for runner in todo:  # the exports and int8 graphs first, out of the timed runs and their peaks
-        where, backend, quantize = RUNNERS[runner]
-        if where == "clinsent" and backend != "torch":
-            first = corpus(min(size, 10_000), scratch)  # the input's first chunk: the int8 calibration's texts
-            (work / "prepare").mkdir(exist_ok=True)
-            run_ours(model, first, quality_file, work / "prepare", backend, quantize, "cpu", cores)
+    prepare(todo, args, model, work, quality_file, (size, cores), scratch)
     reference: np.ndarray | None = None
     reference_rate: float | None = None  # the reference's rate in this run, the base of the others' ratios
     for runner in sorted(todo, key=lambda r: r != REFERENCE):

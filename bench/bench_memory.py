@@ -84,17 +84,34 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         return out
 
 
+def run_child(args: Any, method: str, mb: int, size: str) -> dict[str, Any]:
+    """One method and one ``mini_batch`` measured in a process of its own (its peaks its own)."""
+    cmd = [
+        sys.executable,
+        __file__,
+        *("--method", method, "--mini-batch", str(mb), "--batch-size", str(args.batch_size)),
+        *("--max-length", str(args.max_length), "--size", size, "--steps", str(args.steps)),
+        *(["--model", args.model] if args.model else []),
+    ]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"{method} mini_batch {mb or '-'}: failed (exit {done.returncode})\n{done.stderr[-2000:]}", flush=True)
+        return {"method": method, "mini_batch": mb or None, "failed": done.returncode}
+    run = dict(json.loads(done.stdout.splitlines()[-1]))
+    print(json.dumps(run), f"({time.perf_counter() - t0:.0f} s with start-up)", flush=True)
+    return run
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--methods", nargs="+", default=["simcse", "sup_simcse"])
     ap.add_argument("--batch-size", type=int, default=512)
     ap.add_argument("--max-length", type=int, default=128)
     ap.add_argument("--mini-batches", nargs="+", type=int, default=[0, 32], help="0: one pass")
+    sizes = ["tiny", "small", "base"]
     ap.add_argument(
-        "--size",
-        choices=["tiny", "small", "base"],
-        default=None,
-        help="the random BERT (default: base on CUDA, small on the CPU)",
+        "--size", choices=sizes, default=None, help="the random BERT (default: base on CUDA, small on CPU)"
     )
     ap.add_argument("--model", default=None, help="a base model (hub id or folder) instead of a random one")
     ap.add_argument("--steps", type=int, default=1, help="steps measured after the warm-up step")
@@ -114,37 +131,7 @@ def main() -> None:
     cuda = torch.cuda.is_available()
     size = args.size or ("base" if cuda else "small")
     out = Path(args.out or REPO / "bench" / "results" / ("cuda" if cuda else ""))
-    runs = []
-    for method in args.methods:
-        for mb in args.mini_batches:
-            cmd = [
-                sys.executable,
-                __file__,
-                "--method",
-                method,
-                "--mini-batch",
-                str(mb),
-                "--batch-size",
-                str(args.batch_size),
-                "--max-length",
-                str(args.max_length),
-                "--size",
-                size,
-                "--steps",
-                str(args.steps),
-                *(["--model", args.model] if args.model else []),
-            ]
-            t0 = time.perf_counter()
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            if done.returncode != 0:
-                print(
-                    f"{method} mini_batch {mb or '-'}: failed (exit {done.returncode})\n{done.stderr[-2000:]}",
-                    flush=True,
-                )
-                runs.append({"method": method, "mini_batch": mb or None, "failed": done.returncode})
-                continue
-            runs.append(json.loads(done.stdout.splitlines()[-1]))
-            print(json.dumps(runs[-1]), f"({time.perf_counter() - t0:.0f} s with start-up)", flush=True)
+    runs = [run_child(args, method, mb, size) for method in args.methods for mb in args.mini_batches]
     meta = {
         "python": sys.version.split()[0],
         "torch": torch.__version__,

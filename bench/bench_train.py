@@ -56,8 +56,8 @@ import torch
 import torch.nn.functional as F
 import yaml
 
+from clinsent.config.declare import build
 from clinsent.config.sections import MethodConfig, RunConfig, Training, TrainingDataEntry
-from clinsent.config.settings import build
 from clinsent.data.batching import Candidate, plan_batches
 from clinsent.data.plan import PlanData
 from clinsent.data.rows import RowsData

@@ -173,8 +173,8 @@ def check_rows() -> None:
     import yaml
 
     sys.path.insert(0, str(REPO / "src"))
+    from clinsent.config.declare import build
     from clinsent.config.sections import MethodConfig, RunConfig, Training, TrainingDataEntry
-    from clinsent.config.settings import build
     from clinsent.methods.config import resolve_method
 
     for row in {*B64, *QUICK, *B512}:

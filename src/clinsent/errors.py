@@ -108,7 +108,7 @@ class OutputError(OSError):
 class CommandParser(argparse.ArgumentParser):
     """The argument parser of the tool's commands (``python -m clinsent embed``, ``new-config``): a
     refused flag (unknown, or a number out of its range:
-    :func:`clinsent.config.settings.number_flag`) is one line, ``<prog>: <flag>: <why>``, and
+    :func:`clinsent.config.declare.number_flag`) is one line, ``<prog>: <flag>: <why>``, and
     exit status 2, as every other refusal of a command; ``--help`` prints the usage, exit 0."""
 
     def error(self, message: str) -> NoReturn:

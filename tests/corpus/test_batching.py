@@ -117,7 +117,7 @@ def test_s_none_only_plan_and_plan_keys() -> None:
     assert (plan["sent_id"] >= 100).all() and (plan["ent_idx"] == -1).all() and len(plan) == 40
     only_none = SentencePlan("s_ent", "replace", 1.0, 32, 2000)
     assert only_none.key() == "s_none-naive-none0-b32-n2000"
-    assert only_none.settings() == {
+    assert only_none.params() == {
         "corpus": "s_none",
         "duplicates": "naive",
         "none_share": 0.0,
@@ -126,6 +126,10 @@ def test_s_none_only_plan_and_plan_keys() -> None:
         "source": "notes",
         "fraction": 1.0,
     }
+    from clinsent.config.declare import build
+
+    assert build(SentencePlan, only_none.params()) == only_none.shape()  # the job reads its params back typed
+    assert only_none.shape().key() == only_none.key()
     corpus = SentencePlan("s_all", "naive", 0.0, 128, 7813, source="pubmed", fraction=0.01)
     assert corpus.key() == "pubmed-naive-none0-b128-n7813-f0.01"
     assert corpus.inputs({"results": "r", "sets": "r/sets.parquet", "linked": "r/l.parquet"}, 3) == {
@@ -153,9 +157,9 @@ def test_s_all_without_the_entity_stage_keeps_the_first_epoch() -> None:
             "definition": "d",
         }
     )
-    settings = {"corpus": "s_all", "none_share": 0.0}
-    assert set_columns(settings) == ["sent_id"] and set_columns({**settings, "corpus": "s_ent"}) == ["sent_id", "set"]
+    assert set_columns("s_all", 0.0) == ["sent_id"] and set_columns("s_ent", 0.0) == ["sent_id", "set"]
+    assert set_columns("s_all", 0.1) == ["sent_id", "set"]
     with_entities = plan_batches(candidates(sets, linked, "s_all"), "naive", 8, 7, seed=3)
-    alone = plan_batches(candidates(sets[set_columns(settings)], no_entities(), "s_all"), "naive", 8, 7, seed=3)
+    alone = plan_batches(candidates(sets[set_columns("s_all", 0.0)], no_entities(), "s_all"), "naive", 8, 7, seed=3)
     assert alone["sent_id"].tolist() == with_entities["sent_id"].tolist()  # 7 x 8 = 56 of 60 sentences
     assert (alone["ent_idx"] == -1).all() and (with_entities["ent_idx"] >= 0).any()

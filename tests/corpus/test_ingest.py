@@ -11,11 +11,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from clinsent.corpus.notes import NotesSpec, ReadStats, iter_notes, read_notes
+from clinsent.corpus.notes import NotesSpec, ReadStats, iter_notes
 from clinsent.corpus.shards import scatter_notes, shard_names
 from clinsent.demo.note_layouts import write_noteevents
 from clinsent.demo.notes import COLUMNS, generate_notes
 from clinsent.errors import InputError
+
+from testkit.readers import read_notes
 
 
 def _row(row_id: int, category: str, text: str, iserror: str = "") -> dict[str, str]:

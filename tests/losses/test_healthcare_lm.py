@@ -140,7 +140,7 @@ def test_nt_xent_against_a_loop() -> None:
 
 
 def _method(name: str, **knobs):
-    from clinsent.config.settings import build
+    from clinsent.config.declare import build
     from clinsent.methods import METHODS
 
     cls = METHODS.get(name)

@@ -14,7 +14,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 # and the floors below it. A new package is a decision, made here.
 FLOORS: list[tuple[str, ...]] = [
     ("", "process"),  # the root's modules (errors, paths, registry, ...) and each process's own set-up
-    ("config",),  # the declarations (sections) and the knob machinery (settings), names
+    ("config",),  # the declarations (sections), the knob machinery (declare), names
     ("safety",),  # the rules every writer, reader and cache inherits
     ("io",),  # one way in, one way out
     ("gpu",),  # the root's optimisation core sits here too (it reads the device's precision)

@@ -89,7 +89,7 @@ def test_grid_counts_from_the_tables() -> None:
     grid = Grid.from_config(RunConfig.parse(_load(PAPER)))
     trained = [(m, b) for m, b in grid.runs if _load(PAPER)["methods"][m]["objective"] != "none"]
     assert len(trained) == 55 and len(grid.runs) == 67
-    assert len(grid.plans) == 12 and len(grid.jobs) == EXPECTED["train"]
+    assert len(grid.batch_plans) == 12 and len(grid.jobs) == EXPECTED["train"]
 
 
 def test_a_table_citing_an_unknown_run_is_a_clear_error() -> None:

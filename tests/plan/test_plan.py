@@ -286,7 +286,7 @@ def test_a_method_knob_replans_that_method_alone(configs: dict[str, dict[str, An
         if before.train_params(m, b, s) != after.train_params(m, b, s)
     }
     assert differ and {m for m, _, _ in differ} == {medse}
-    assert after.run.plans == before.run.plans  # the batches do not depend on lambda
+    assert after.run.batch_plans == before.run.batch_plans  # the batches do not depend on lambda
 
 
 def test_a_length_makes_its_own_token_file_and_the_rest_stay(configs: dict[str, dict[str, Any]]) -> None:
@@ -305,7 +305,7 @@ def test_a_length_makes_its_own_token_file_and_the_rest_stay(configs: dict[str, 
     after = _plan(changed)
     assert len(after.token_files()) == len(files) + len({b for _, b, _ in trained})
     moved = {m for m, b, s in trained if after.train_inputs(m, b, s) != before.train_inputs(m, b, s)}
-    assert moved == {method} and after.run.plans == before.run.plans
+    assert moved == {method} and after.run.batch_plans == before.run.batch_plans
     params = after.token_params("notes", trained[0][1], 48)
     assert params["max_length"] == 48 and params["layout"] == "sentences"
 
@@ -315,7 +315,7 @@ def test_steps_change_the_batch_plan_and_every_method_on_it(configs: dict[str, d
     changed = copy.deepcopy(configs["augment-demo"])
     changed["training"]["batch_size"] = 8
     after = _plan(changed)
-    assert set(after.run.plans) != set(before.run.plans)
+    assert set(after.run.batch_plans) != set(before.run.batch_plans)
     assert all(
         after.train_inputs(m, b, s)["plan"] != before.train_inputs(m, b, s)["plan"]
         for m, b, s in before.run.trained_jobs()
@@ -385,7 +385,7 @@ def test_only_what_the_methods_need_is_planned(configs: dict[str, dict[str, Any]
     jobs = job_counts(plan)
     assert not ENTITY_STAGE & set(jobs) and jobs["sentence_set_all"] == 1 and jobs["split_sentences"] == 1
     assert plan.train_inputs("simcse", "minilm", 0)["sets"] == plan.files.sets_path() == plan.files.s_all_path()
-    assert set(plan.plan_inputs(plan.run.grid.plan_of["simcse"])) == {"sets"}
+    assert set(plan.batch_plan_inputs(plan.run.grid.batch_plan_of["simcse"])) == {"sets"}
     assert not any(key.startswith(("ner.", "ontology.")) for key, _ in plan.files.user_files())
     for change in ({"duplicates": "replace"}, {"corpus": "s_none"}, {"none_share": 0.1}):
         config = _simcse_only(configs["config"])
@@ -826,7 +826,7 @@ def test_a_corpus_embedding_names_a_trained_run_of_the_config(configs: dict[str,
     # the entry as validated (its declared defaults filled in), less what the job's inputs say and
     # its threads (the rule's, no output changes with them); the notes' sentences are read by their
     # own columns and are private
-    from clinsent.config.settings import to_params
+    from clinsent.config.declare import to_params
 
     entry = to_params(plan.run.corpus_embeddings["demo_notes"])
     params = plan.files.corpus_params("demo_notes")

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
+from clinsent.config.declare import keys, settings_schema
 from clinsent.config.sections import RunConfig
-from clinsent.config.settings import keys, settings_schema
 from clinsent.errors import InputError
 from clinsent.methods import METHODS
 from clinsent.methods.config import resolve_methods

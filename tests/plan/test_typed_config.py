@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from clinsent.config.declare import Open, build, config_key, default_of, to_params
 from clinsent.config.sections import (
     DocTaskEntry,
     Documents,
@@ -31,7 +32,6 @@ from clinsent.config.sections import (
     Training,
     TrainingDataEntry,
 )
-from clinsent.config.settings import Open, build, config_key, default_of, to_params
 from clinsent.door.open import open_config
 from clinsent.generate import schema as schema_module
 from clinsent.plan.checks import build_plan

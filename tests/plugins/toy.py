@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.losses.base import MethodLoss
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings

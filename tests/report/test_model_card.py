@@ -10,8 +10,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from clinsent.config.declare import build
 from clinsent.config.sections import ModelCard
-from clinsent.config.settings import build
 from clinsent.data.plan import PlanData, SentencePlan
 from clinsent.data.rows import RowsData
 from clinsent.methods.base import METHODS

@@ -38,7 +38,7 @@ def _labelled(tmp_path: Path, n_per_class: int = 12, classes: int = 3, split: bo
 
 
 def _task(name: str, path: Path, **settings):
-    from clinsent.config.settings import build
+    from clinsent.config.declare import build
 
     cls = TASKS.get(name)
     return cls(name, build(cls.settings_class, {"path": str(path), **settings}))

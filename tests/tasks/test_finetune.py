@@ -193,7 +193,7 @@ def test_a_task_without_pairs_cannot_be_fine_tuned() -> None:
 def test_job_params_leave_out_which_runs_are_fine_tuned() -> None:
     """Adding a method to an entry or switching its cross-encoders on plans or drops jobs; it
     changes no existing fine-tune job's params (so none reruns)."""
-    from clinsent.config.settings import build
+    from clinsent.config.declare import build
 
     cfg = _config()
     base = resolve_finetunes(RunConfig.parse(cfg), resolve_eval_sets(RunConfig.parse(cfg)))["ft"].params()

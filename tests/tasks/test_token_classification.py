@@ -71,7 +71,7 @@ def test_labels_sit_on_first_sub_tokens(tiny_bert: Path) -> None:
 def test_token_finetune_frozen_and_full(tmp_path: Path, tiny_bert: Path) -> None:
     from transformers import AutoModel
 
-    from clinsent.config.settings import build
+    from clinsent.config.declare import build
     from clinsent.finetune.config import FinetuneSettings
     from clinsent.finetune.token_classifier import finetune_token_classifier
     from clinsent.tasks import TASKS

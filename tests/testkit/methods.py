@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from clinsent.config.declare import build
 from clinsent.config.sections import MethodConfig, RunConfig, Training
-from clinsent.config.settings import build
 from clinsent.methods import config
 from clinsent.methods.entries import MethodEntry
 

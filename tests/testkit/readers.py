@@ -6,9 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
-from clinsent.corpus.notes import NotesSpec, read_notes
+from clinsent.corpus.notes import NOTE_SCHEMA, NotesSpec, ReadStats, iter_notes
 from clinsent.evaluation.sts_data import StsSet, sts_format
+
+
+def read_notes(spec: NotesSpec, stats: ReadStats | None = None) -> pd.DataFrame:
+    """All kept notes of a small input in one DataFrame, sorted by row_id (the package reads
+    them in blocks: :func:`clinsent.corpus.notes.iter_notes`)."""
+    tables = list(iter_notes(spec, stats))
+    table = pa.concat_tables(tables) if tables else NOTE_SCHEMA.empty_table()
+    return table.to_pandas().sort_values("row_id", kind="stable").reset_index(drop=True)
 
 
 def read_noteevents(

@@ -48,7 +48,9 @@ def _write(path: Path, text: str | bytes) -> Path:
 
 def _notes(fmt: str) -> Callable[[Path], Callable[[], Any]]:
     def build(tmp: Path) -> Callable[[], Any]:
-        from clinsent.corpus.notes import NotesSpec, read_notes
+        from clinsent.corpus.notes import NotesSpec
+
+        from testkit.readers import read_notes
 
         if fmt == "noteevents_csv":  # every field a sentinel: ROW_ID is not an integer
             header = "ROW_ID,SUBJECT_ID,HADM_ID,CHARTDATE,CHARTTIME,STORETIME,CATEGORY,DESCRIPTION,CGID,ISERROR,TEXT"

@@ -169,7 +169,7 @@ def _table(name: str, render: Callable[[list[str], list[list[str]]], str], heade
 
 
 def _reads() -> dict[tuple[str, str], Layout]:
-    from clinsent.corpus.notes import NotesSpec, read_notes
+    from clinsent.corpus.notes import NotesSpec
     from clinsent.corpus.sentences import read_sentence_corpus
     from clinsent.data.nli import NLI_FORMATS
     from clinsent.data.readers import READERS as TRAINING
@@ -179,6 +179,8 @@ def _reads() -> dict[tuple[str, str], Layout]:
     from clinsent.ontology.obo import ONTOLOGY_FORMATS
     from clinsent.tasks.probe import ProbeSettings
     from clinsent.tasks.rqe import RQE_FORMATS
+
+    from testkit.readers import read_notes
 
     def notes(fmt: str) -> Callable[[Path], Any]:
         return lambda p: read_notes(NotesSpec(str(p), fmt, categories=None))

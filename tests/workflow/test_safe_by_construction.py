@@ -531,10 +531,12 @@ def test_headers_of_single_words_never_reach_a_message(tmp_path: Path) -> None:
     reader that shows a header (texts, sentence corpora, parquet notes, labelled documents)."""
     import pandas as pd
 
-    from clinsent.corpus.notes import NotesSpec, read_notes
+    from clinsent.corpus.notes import NotesSpec
     from clinsent.corpus.sentences import read_sentence_corpus
     from clinsent.embedding.texts import READERS as TEXTS
     from clinsent.tasks.labelled_docs import LabelledDocsSettings, read_labelled_docs
+
+    from testkit.readers import read_notes
 
     frame = pd.DataFrame({SENTINEL: ["a b"], "Blandish": ["c d"]})
     for suffix in ("csv", "tsv", "parquet"):

@@ -8,7 +8,7 @@ rule batch_plan:
     output:
         *OUT("batch_plan"),
     params:
-        plan=lambda wc: PLAN.run.plans[wc.plan],
+        plan=lambda wc: PLAN.run.batch_plans[wc.plan].params(),
     log:
         T.log("batch_plan"),
     benchmark:

@@ -5,7 +5,7 @@ import os
 import sys
 
 from clinsent import paths as P
-from clinsent.config.settings import to_params
+from clinsent.config.declare import to_params
 from clinsent.errors import InputError
 from clinsent.plan.jobs import job_counts
 from clinsent.plan.rules import RULES as DECLARED, Folder, Raw, Scratch

@@ -11,32 +11,34 @@ def main(smk: Any, log: Logger) -> None:
 
     import torch
 
+    from clinsent.config.declare import build
+    from clinsent.config.sections import CorpusEmbeddingEntry
     from clinsent.embedding.corpus import EmbedOptions, embed_corpus
     from clinsent.embedding.sharded import InputRows, gather_shards
     from clinsent.runner.staleness import read_key
     from clinsent.safety.content import content_key
 
     torch.set_num_threads(smk.threads)
-    p = smk.params.entry
+    entry = build(CorpusEmbeddingEntry, smk.params.entry)  # typed: the entry's declaration, as the plan wrote it
     texts = Path(smk.input.texts)
     recorded = read_key(smk.input.get("input_keys", []), texts)  # a raw input's key, as the run recorded it
     input_key = recorded["sha256"] if recorded else None
     if "parts" in smk.input.keys():  # a sharded corpus: join the parts, in shard order, checked against the input
-        source = InputRows(texts, input_key or content_key(texts), p["column"], p["id_column"], p["chunk"])
+        source = InputRows(texts, input_key or content_key(texts), entry.column, entry.id_column, entry.chunk)
         parts = [Path(x) for x in smk.input.parts]
-        rows = gather_shards(parts, Path(smk.output[0]), source, private=p["private"], log=log.info)
+        rows = gather_shards(parts, Path(smk.output[0]), source, private=entry.private, log=log.info)
         log.info("joined %s parts: %s rows", len(parts), rows)
         raise SystemExit(0)
-    from clinsent.tasks.config import task_from_params
+    from clinsent.tasks.config import quality_task
 
     options = EmbedOptions.from_entry(
-        p,
+        entry,
         results=smk.params.results.value,
         memory=smk.params.memory.value,
         shard=int(smk.wildcards.get("part", 0)),
         input_key=input_key,
     )
-    quality = task_from_params(p["quality_set"], p["quality_task"]) if "quality_task" in p else None
+    quality = quality_task(smk.params.entry)  # the quality set's task, rebuilt from its params
     out = Path(smk.output[0])
     figures = embed_corpus(Path(smk.input.model), texts, out, options, log=log.info, quality_set=quality)
     log.info(

@@ -7,8 +7,8 @@ from clinsent.runner.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
+    from clinsent.config.declare import build
     from clinsent.config.sections import DocTaskEntry
-    from clinsent.config.settings import build
     from clinsent.corpus.doc_tasks import build_doc_task
     from clinsent.io.files import write_json, write_parquet
 

@@ -7,8 +7,8 @@ from clinsent.runner.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
+    from clinsent.config.declare import build
     from clinsent.config.sections import Documents
-    from clinsent.config.settings import build
     from clinsent.corpus.documents import build_documents
     from clinsent.io.files import write_json
 

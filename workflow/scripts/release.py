@@ -7,8 +7,8 @@ from clinsent.runner.script import run
 
 
 def main(smk: Any, log: Logger) -> None:
+    from clinsent.config.declare import build
     from clinsent.config.sections import ModelCard
-    from clinsent.config.settings import build
     from clinsent.release.copies import release_all
 
     release_all(smk.params.runs, build(ModelCard, smk.params.card), smk.output[0])

@@ -18,8 +18,7 @@ def main(smk: Any, log: Logger) -> None:
 
     torch.set_num_threads(smk.threads)  # the rule's `threads` (capped at --cores; sbatch --cpus-per-task)
     seed = int(smk.wildcards.seed)
-    method = method_from_params(smk.params.method["objective"], smk.params.method["settings"])
-    method = method.with_run_models(smk.params.method.get("run_models", {}))  # e.g. MixCSE's complementary model
+    method = method_from_params(smk.params.method)  # typed: the objective's settings, the runs its loss loads
     eval_sets = {name: task_from_params(name, p) for name, p in smk.params.eval_sets.items()}
     data = method.data_need().load(dict(smk.input.items()), seed) if method.trains else None
     method = steps_from_epochs(method, data)  # epochs over training rows: steps from the rows read

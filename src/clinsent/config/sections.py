@@ -1,13 +1,13 @@
 """Every key of the config, declared once: its type, default, bounds and one line of meaning.
 
-Each section is a frozen settings dataclass (:func:`clinsent.config.settings.knob`, the machinery
+Each section is a frozen settings dataclass (:func:`clinsent.config.declare.knob`, the machinery
 the methods' and tasks' settings use). From these declarations come ``config/schema.yaml`` (what
-Snakemake's ``validate`` reads at the door, defaults included), the key tables of
-``config/README.md`` (:mod:`clinsent.generate.schema`) and the typed config every layer below the
-door receives (:mod:`clinsent.config.sections`). An entry whose other keys belong to a registry (a
+Snakemake's ``validate`` reads at the door, defaults included: :mod:`clinsent.generate.schema`),
+the key tables of ``config/README.md`` (:mod:`clinsent.generate.reference`) and the typed config
+every layer below the door receives (:class:`RunConfig`). An entry whose other keys belong to a registry (a
 method's knobs, an eval set's task keys, a table's kind keys) is ``OPEN``: the schema lets them
 through, the typed entry holds its declared keys typed and the others in one read-only
-:class:`~clinsent.config.settings.Open` field, and the registry types and checks those when the
+:class:`~clinsent.config.declare.Open` field, and the registry types and checks those when the
 config is read (a plugin's registry is imported only once the config names it).
 """
 
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from clinsent.config.settings import Open, build, knob
+from clinsent.config.declare import Open, build, knob
 
 
 @dataclass(frozen=True)
@@ -688,7 +688,7 @@ class RunConfig:
     """The config, parsed once at the door (:meth:`parse`): every section typed by its
     declaration. The entries a registry completes (methods, eval sets, fine-tune entries, tables,
     figures, the shared ``training`` and ``evaluation`` values) are typed shells: their declared
-    keys typed, their other keys an :class:`~clinsent.config.settings.Open` mapping that registry
+    keys typed, their other keys an :class:`~clinsent.config.declare.Open` mapping that registry
     types (:mod:`clinsent.methods.config`, :mod:`clinsent.tasks.config`,
     :mod:`clinsent.finetune.config`, :mod:`clinsent.report.kinds`)."""
 

@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from clinsent.config.declare import build
 from clinsent.config.sections import Notes
-from clinsent.config.settings import build
 from clinsent.errors import InputError
 from clinsent.io.reading import Readers, check_file
 from clinsent.registry import check_values
@@ -120,7 +119,7 @@ class NotesSpec:
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any]) -> NotesSpec:
         """A ``notes`` entry as validated (a job's params, a reader check's entry), read back through
-        its declaration (:func:`clinsent.config.settings.build`)."""
+        its declaration (:func:`clinsent.config.declare.build`)."""
         return cls.from_notes(build(Notes, cfg))
 
 
@@ -303,10 +302,3 @@ def check_unique_ids(ids: list[np.ndarray], files: list[np.ndarray], spec: Notes
 
 def _categories(stats: ReadStats) -> str:
     return ", ".join(repr(c) for c in stats.filtered_by) if stats.filtered_by else "none"
-
-
-def read_notes(spec: NotesSpec, stats: ReadStats | None = None) -> pd.DataFrame:
-    """All kept notes in one DataFrame, sorted by row_id: for small inputs and tests only."""
-    tables = list(iter_notes(spec, stats))
-    table = pa.concat_tables(tables) if tables else NOTE_SCHEMA.empty_table()
-    return table.to_pandas().sort_values("row_id", kind="stable").reset_index(drop=True)

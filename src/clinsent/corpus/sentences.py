@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from clinsent.config.declare import to_params
 from clinsent.config.sections import SentenceCorpusEntry
-from clinsent.config.settings import to_params
 from clinsent.errors import InputError
 from clinsent.io.reading import FIRST_ROWS, Readers, check_file, parquet_file, shown_column, shown_columns
 from clinsent.io.textfile import text_lines, text_problem

@@ -98,19 +98,11 @@ def assign_sets(sentences: pd.DataFrame, linked: pd.DataFrame) -> pd.DataFrame:
     return s_all.reset_index(drop=True)
 
 
-def set_counts(sentences: pd.DataFrame, sets: pd.DataFrame) -> dict[str, int]:
-    """The counts :func:`table2` needs, from in-memory tables (the workflow sums them per shard)."""
-    counts = {"sentences": len(sentences), "s_all": len(sets)}
-    for name in ("ent", "none", "nodef"):
-        counts[name] = int((sets["set"] == name).sum())
-    return counts
-
-
 def table2(counts: dict[str, int]) -> pd.DataFrame:
     """MED-SE Table 2: sentence counts per set, with shares of all split sentences.
 
     ``counts`` has ``sentences`` (every split sentence), ``s_all`` (kept by the length
-    filter) and ``ent``, ``none``, ``nodef`` (see :func:`set_counts`).
+    filter) and ``ent``, ``none``, ``nodef`` (each set's sentences; the workflow sums them per shard).
     """
     total = counts["sentences"]
     rows = [

@@ -20,9 +20,8 @@ duplicate strategy applies; replacements come from S_ent, so the share stays exa
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,10 +59,11 @@ def candidates(sets: pd.DataFrame, linked: pd.DataFrame, corpus: str) -> list[Ca
     return out
 
 
-def set_columns(plan: Mapping[str, Any]) -> list[str]:
-    """The columns of the sentence sets a plan reads: ``set`` only to draw from S_ent or S_none (a plan
-    over S_all may read S_all gathered without the entity stage, which has no ``set`` column)."""
-    return ["sent_id"] + (["set"] if plan["corpus"] != "s_all" or plan["none_share"] > 0 else [])
+def set_columns(corpus: str, none_share: float) -> list[str]:
+    """The columns of the sentence sets a batch plan reads: ``set`` only to draw from S_ent or
+    S_none (a plan over S_all may read S_all gathered without the entity stage, which has no
+    ``set`` column)."""
+    return ["sent_id"] + (["set"] if corpus != "s_all" or none_share > 0 else [])
 
 
 def no_entities() -> pd.DataFrame:

@@ -10,7 +10,7 @@ plan settings agree share one plan per seed. The sentences come from the notes p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -38,27 +38,34 @@ class SentencePlan(DataNeed):
     definition_length: int = 0
     definition_model: str = ""
 
-    def settings(self) -> dict[str, Any]:
-        """What shapes the plan (the ``batch_plan`` rule's params)."""
-        out = {k: v for k, v in asdict(self).items() if k not in _NOT_THE_PLANS}
-        if self.none_share >= 1.0:  # S_none only: corpus and strategy play no part
-            out.update(corpus="s_none", duplicates="naive", none_share=0.0)
-        return out
+    def shape(self) -> SentencePlan:
+        """The batch plan itself: what shapes it, the rest at its defaults (methods whose shapes
+        agree share one batch plan per seed); drawn from S_none alone, corpus and strategy play
+        no part."""
+        plan = replace(self, entities=False, max_length=0, definition_length=0, definition_model="")
+        if plan.none_share >= 1.0:
+            plan = replace(plan, corpus="s_none", duplicates="naive", none_share=0.0)
+        return plan
+
+    def params(self) -> dict[str, Any]:
+        """The ``batch_plan`` job's params: what shapes the plan (:meth:`shape`), read back in the
+        job by :func:`clinsent.config.declare.build` (``build(SentencePlan, params)``)."""
+        return {k: v for k, v in asdict(self.shape()).items() if k not in _NOT_THE_PLANS}
 
     def note_entities(self) -> bool:
         """The notes' entities are read for the definitions (``entities``), to draw from S_ent or
         S_none, or to keep a chosen entity once per batch; SimCSE-style S_all with ``naive``
         batches needs the split sentences alone."""
-        s = self.settings()
+        s = self.shape()
         return self.source == "notes" and (
-            self.entities or s["corpus"] != "s_all" or s["duplicates"] != "naive" or s["none_share"] > 0
+            self.entities or s.corpus != "s_all" or s.duplicates != "naive" or s.none_share > 0
         )
 
     def key(self) -> str:
-        s = self.settings()
-        corpus = s["corpus"] if s["source"] == "notes" else s["source"]
-        fraction = f"-f{s['fraction']:g}" if s["fraction"] < 1.0 else ""
-        return f"{corpus}-{s['duplicates']}-none{s['none_share']:g}-b{s['batch_size']}-n{s['steps']}{fraction}"
+        s = self.shape()
+        corpus = s.corpus if s.source == "notes" else s.source
+        fraction = f"-f{s.fraction:g}" if s.fraction < 1.0 else ""
+        return f"{corpus}-{s.duplicates}-none{s.none_share:g}-b{s.batch_size}-n{s.steps}{fraction}"
 
     def sets_path(self, paths: Mapping[str, str]) -> str:
         """The sentences this plan draws from: the notes pipeline's sets or a sentence corpus."""
@@ -101,12 +108,12 @@ class SentencePlan(DataNeed):
 
     def about(self) -> dict[str, str]:
         """The card's words for these sentences (:meth:`PlanData.summary`)."""
-        s = self.settings()
-        if s["source"] != "notes":
-            return {"description": f"sentences of the sentence corpus `{s['source']}`", "source": s["source"]}
-        sets = CORPUS_WORDS[str(s["corpus"])]
-        if 0 < float(s["none_share"]) < 1:
-            sets += f", {float(s['none_share']):g} of each batch from S_none"
+        s = self.shape()
+        if s.source != "notes":
+            return {"description": f"sentences of the sentence corpus `{s.source}`", "source": s.source}
+        sets = CORPUS_WORDS[s.corpus]
+        if 0 < s.none_share < 1:
+            sets += f", {s.none_share:g} of each batch from S_none"
         return {"description": f"{sets} of the notes", "source": "notes"}
 
 

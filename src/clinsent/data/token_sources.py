@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,17 @@ from clinsent.data.tokens import Spans, TokenTable
 BLOCK = 100_000  # rows tokenized at a time
 PROGRESS_SECONDS = 10.0
 NOT_TEXT = ("label",)  # columns of training rows that are not text
+
+
+@dataclass(frozen=True)
+class TokenJob:
+    """What one token file is made of (the ``tokens`` job's params: its source and the linked
+    entities are its inputs): the source's layout (:func:`layout_of`), the tokenizer's model (a
+    folder or a hub id), the length."""
+
+    layout: str
+    model: str
+    max_length: int
 
 
 def layout_of(source: str) -> str:

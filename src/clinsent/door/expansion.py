@@ -35,8 +35,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from clinsent.benchmark.models import METHOD_PREFIX, model_runs, run_folder, same_models
+from clinsent.config.declare import build
 from clinsent.config.sections import EvalSetConfig, Evaluation, ModelEntry, placeholders
-from clinsent.config.settings import build
 from clinsent.errors import InputError, shown
 from clinsent.paths import DOC_TASK, Tree
 

@@ -9,7 +9,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from clinsent.config.settings import check_finite, floats_for_integers
+from clinsent.config.declare import check_finite, floats_for_integers
 from clinsent.door.expansion import expand as expand_models
 from clinsent.door.expansion import leave_out_missing
 from clinsent.door.overlay import fill_results, resolve_base

@@ -11,8 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+from clinsent.config.declare import number_flag
 from clinsent.config.sections import CorpusEmbeddingEntry
-from clinsent.config.settings import number_flag
 from clinsent.embedding.corpus import MEMORY, EmbedOptions, embed_corpus
 from clinsent.embedding.sharded import work_folder
 from clinsent.errors import CommandParser, InputError

@@ -40,7 +40,6 @@ import re
 import sys
 import time
 import typing
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -188,11 +187,12 @@ class EmbedOptions:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _NOT_IN_CHUNKS}
 
     @classmethod
-    def from_entry(cls, params: Mapping[str, Any], **run: Any) -> EmbedOptions:
-        """The options of a ``corpus_embeddings`` entry as it crosses into a job's params
-        (:meth:`clinsent.plan.files.RunFiles.corpus_params`), with the run's own (``run``)."""
-        own = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in params.items() if k in own}, **run)
+    def from_entry(cls, entry: CorpusEmbeddingEntry, **run: Any) -> EmbedOptions:
+        """The options of a ``corpus_embeddings`` entry (in a job: read back from its params,
+        :meth:`clinsent.plan.files.RunFiles.corpus_params`), with the run's own (``run``: they
+        take the place of the entry's)."""
+        own = {f.name for f in dataclasses.fields(cls)} & {f.name for f in dataclasses.fields(entry)}
+        return cls(**{k: getattr(entry, k) for k in own if k not in run}, **run)
 
 
 def embed_corpus(
@@ -286,20 +286,15 @@ def _embed_locked(
     model_key = content_key(model_dir)
     input_key = o.input_key or content_key(source)
     # what a part proves it embedded (clinsent.embedding.sharded.gather_shards checks it): the input and its rows
-    made_from = {"clinsent.input_key": input_key, **({"clinsent.row_range": f"{wanted.start}:{wanted.stop}/{n_rows}"}
-                 if n_rows is not None else {})}  # fmt: skip
+    made_from = {"clinsent.input_key": input_key}
+    if n_rows is not None:
+        made_from["clinsent.row_range"] = f"{wanted.start}:{wanted.stop}/{n_rows}"
     work = work_folder(out, o.shard, o.shards)
     key = corpus_shards.work_key(model_key, input_key, o.chunk_settings())
     done = corpus_shards.open_work(work, key, o.private, log)
     model, quality = None, None
     if o.quantize != "none":  # what quantization costs this job's own texts, measured before it embeds
-        sample = _calibration(source, o) if o.backend == "openvino" and o.quantize == "int8" else None
-        model = _load(model_dir, o.device, o.backend, o.quantize, cache_dir, model_key, log, sample)
-        reference = _load(model_dir, o.device, o.backend, "none", cache_dir, model_key, log)
-        quality = _quantized_quality(model, reference, source, o, wanted, log)
-        if quality_set is not None:
-            quality["eval_set"] = _paired_difference(model, reference, quality_set, o, log)
-        del reference  # the fp32 model of the check, not held while the job embeds
+        model, quality = _quantized(model_dir, source, o, (cache_dir, model_key), wanted, log, quality_set)
     start, rows, embedded, resumed = time.perf_counter(), 0, 0, 0
     for index, (ids, texts) in corpus_shards.shard_chunks(source, o.chunk, o.column, o.id_column, wanted):
         rows += len(ids)
@@ -330,15 +325,18 @@ def _embed_locked(
     if not parts:  # a shard without rows (fewer rows than shards): an empty part the join passes over
         _write_empty(out, {"clinsent.model_identity": model_key, **made_from}, o.private)
         corpus_shards.remove_work(work.parent)
-        return {"rows": 0, "embedded": 0, "resumed_chunks": 0, "seconds": 0.0, "sentences_per_second": None,
-                "peak_rss_mb": peak_rss_mb()}  # fmt: skip
+        return _figures(0, 0, 0, 0.0, None)
     meta = _metadata(model_dir, model_key, int(pq.read_schema(parts[0]).field("vector").type.list_size), rows, o)
     meta.update(made_from)
     if quality is not None:
         meta["clinsent.quality"] = json.dumps(quality)
     corpus_shards.join_parquet(parts, out, meta, o.private, expected=rows)
     corpus_shards.remove_work(work.parent)  # this output's own working folder
-    seconds = time.perf_counter() - start
+    return _figures(rows, embedded, resumed, time.perf_counter() - start, quality)
+
+
+def _figures(rows: int, embedded: int, resumed: int, seconds: float, quality: dict[str, Any] | None) -> dict[str, Any]:
+    """A job's figures (:func:`embed_corpus`'s return)."""
     return {
         "rows": rows,
         "embedded": embedded,
@@ -348,6 +346,28 @@ def _embed_locked(
         "peak_rss_mb": peak_rss_mb(),
         **({"quality": quality} if quality is not None else {}),
     }
+
+
+def _quantized(
+    model_dir: Path,
+    source: Path,
+    o: EmbedOptions,
+    cached: tuple[Path | None, str],
+    wanted: range,
+    log: Any,
+    quality_set: Any,
+) -> tuple[Any, dict[str, Any]]:
+    """A quantized job's model, loaded before it embeds, and what quantization costs on this
+    job's own texts (and on ``quality_set``, an eval set's task), against the fp32 model, which
+    is not held while the job embeds. ``cached``: the export's cache folder and the model's key."""
+    cache_dir, model_key = cached
+    sample = _calibration(source, o) if o.backend == "openvino" and o.quantize == "int8" else None
+    model = _load(model_dir, o.device, o.backend, o.quantize, cache_dir, model_key, log, sample)
+    reference = _load(model_dir, o.device, o.backend, "none", cache_dir, model_key, log)
+    quality = _quantized_quality(model, reference, source, o, wanted, log)
+    if quality_set is not None:
+        quality["eval_set"] = _paired_difference(model, reference, quality_set, o, log)
+    return model, quality
 
 
 def _quantized_quality(

@@ -172,25 +172,49 @@ def _build(model_dir: Path, quantize: str, fp32: Path, int8: Path, log: Any) -> 
         _replace_atomically(quantized, int8)
 
 
-class OnnxEncoder:
-    """``encode(texts, batch_size)`` as ``SentenceTransformer.encode``, run by ONNX Runtime."""
+class ExportedEncoder:
+    """``encode(texts, batch_size)`` as ``SentenceTransformer.encode``, by a runtime that runs the
+    model's exported graph (:func:`export`): what the ONNX and OpenVINO encoders share, the saved
+    model's tokenizer and length, its content key, batches fed as int64 arrays."""
+
+    names: list[str]  # the graph's inputs, set by the runtime
 
     def __init__(
-        self,
-        model_dir: Path,
-        quantize: str,
-        cache: Path,
-        threads: int | None = None,
-        log: Any = print,
-        model_key: str | None = None,
+        self, model_dir: Path, cache: Path, threads: int | None = None, log: Any = print, model_key: str | None = None
     ) -> None:
         """``cache``: the cache folder (made ready by :func:`clinsent.safety.cache.cache_folder`);
-        ``model_key``: the model folder's content key, where the caller has it."""
-        import onnxruntime as ort
-
+        ``threads``: the runtime's (None: its own choice); ``model_key``: the model folder's
+        content key, where the caller has it."""
         from clinsent.safety.content import content_key
 
-        key = model_key or content_key(model_dir)
+        self.cache, self.threads, self.log = cache, threads, log
+        self.key = model_key or content_key(model_dir)
+        self.tokenizer, self.max_length = saved_tokenizer(model_dir)
+
+    def feeds(self, texts: list[str], names: list[str]) -> dict[str, np.ndarray]:
+        from clinsent.models.saved import tokenized
+
+        batch = tokenized(self.tokenizer, texts, self.max_length, "np")
+        return {name: np.asarray(batch[name], dtype=np.int64) for name in names}
+
+    def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        """One batch's vectors (float32)."""
+        raise NotImplementedError
+
+    def encode(self, texts: list[str], batch_size: int = 64, **_: Any) -> np.ndarray:
+        out = [self.run(self.feeds(texts[i : i + batch_size], self.names)) for i in range(0, len(texts), batch_size)]
+        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+
+
+class OnnxEncoder(ExportedEncoder):
+    """The exported graph run by ONNX Runtime (``quantize``: ``none`` or ``int8``)."""
+
+    def __init__(self, model_dir: Path, quantize: str, cache: Path, **run: Any) -> None:
+        """``run``: :class:`ExportedEncoder`'s ``threads``, ``log`` and ``model_key``."""
+        import onnxruntime as ort
+
+        super().__init__(model_dir, cache, **run)
+        key, threads, log = self.key, self.threads, self.log
         options = ort.SessionOptions()
         # ONNX Runtime's memory arena (its default), kept: without it each run's intermediate
         # buffers came from the C heap, whose peak varied by chunk (MiniLM f32, 2 threads: 763 to
@@ -218,14 +242,6 @@ class OnnxEncoder:
             graph = export(model_dir, quantize, cache, key, log)
             self.session = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         self.names = [i.name for i in self.session.get_inputs()]
-        self.tokenizer, self.max_length = saved_tokenizer(model_dir)
 
-    def encode(self, texts: list[str], batch_size: int = 64, **_: Any) -> np.ndarray:
-        from clinsent.models.saved import tokenized
-
-        out = []
-        for i in range(0, len(texts), batch_size):
-            batch = tokenized(self.tokenizer, texts[i : i + batch_size], self.max_length, "np")
-            feeds = {name: np.asarray(batch[name], dtype=np.int64) for name in self.names}
-            out.append(self.session.run(None, feeds)[0].astype(np.float32))
-        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+    def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        return np.asarray(self.session.run(None, feeds)[0], dtype=np.float32)

@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from clinsent.embedding.onnx_backend import ExportedEncoder
+
 PRECISIONS = {"none": "f32", "bf16": "bf16", "int8": "f32"}  # quantize -> OpenVINO's precision hint (int8: beside)
 CALIBRATION = 300  # texts of the input's first chunk that calibrate int8's ranges
 
@@ -60,30 +62,22 @@ def precision(quantize: str) -> str:
     return "bf16" if ov.Core().get_property("CPU", "INFERENCE_PRECISION_HINT").to_string() == "bf16" else "f32"
 
 
-class OpenVinoEncoder:
-    """``encode(texts, batch_size)`` as ``SentenceTransformer.encode``, run by OpenVINO on the CPU."""
+class OpenVinoEncoder(ExportedEncoder):
+    """The exported graph (:class:`clinsent.embedding.onnx_backend.OnnxEncoder`'s f32 export) run
+    by OpenVINO on the CPU."""
 
     def __init__(
-        self,
-        model_dir: Path,
-        quantize: str,
-        cache: Path,
-        threads: int | None = None,
-        log: Any = print,
-        model_key: str | None = None,
-        calibration: list[str] | None = None,
+        self, model_dir: Path, quantize: str, cache: Path, calibration: list[str] | None = None, **run: Any
     ) -> None:
         """``quantize``: ``none`` (f32), ``bf16`` or ``int8`` (``calibration``: the texts its ranges
-        are calibrated on); ``cache`` and ``model_key`` as for
-        :class:`clinsent.embedding.onnx_backend.OnnxEncoder`, whose export this reads."""
+        are calibrated on); ``run``: :class:`ExportedEncoder`'s ``threads``, ``log`` and ``model_key``."""
         import openvino as ov
 
-        from clinsent.embedding.onnx_backend import export, saved_tokenizer
-        from clinsent.safety.content import content_key
+        from clinsent.embedding.onnx_backend import export
 
-        key = model_key or content_key(model_dir)
-        self.tokenizer, self.max_length = saved_tokenizer(model_dir)
-        graph = export(model_dir, "none", cache, key, log)
+        super().__init__(model_dir, cache, **run)
+        threads, log = self.threads, self.log
+        graph = export(model_dir, "none", cache, self.key, log)
         core = ov.Core()
         if quantize == "int8":
             if not calibration:
@@ -98,12 +92,6 @@ class OpenVinoEncoder:
         self.request = self.compiled.create_infer_request()
         self.names = [port.get_any_name() for port in self.compiled.inputs]
         self.output = self.compiled.outputs[0]
-
-    def _feeds(self, texts: list[str], names: list[str]) -> dict[str, np.ndarray]:
-        from clinsent.models.saved import tokenized
-
-        batch = tokenized(self.tokenizer, texts, self.max_length, "np")
-        return {name: np.asarray(batch[name], dtype=np.int64) for name in names}
 
     def _quantized(self, graph: Path, calibration: list[str], core: Any, log: Any) -> Path:
         """The int8 graph calibrated on ``calibration``: made once per model and sample (builders
@@ -122,7 +110,7 @@ class OpenVinoEncoder:
                 log(f"quantizing the model to int8 with NNCF on {len(calibration)} of the input's texts (once)")
                 model = core.read_model(str(graph))
                 names = [port.get_any_name() for port in model.inputs]
-                batches = [self._feeds(calibration[i : i + 8], names) for i in range(0, len(calibration), 8)]
+                batches = [self.feeds(calibration[i : i + 8], names) for i in range(0, len(calibration), 8)]
                 quantized = _nncf_quantize(model, batches)
                 with atomic_folder(folder) as staged:
                     staged.mkdir(mode=0o700)
@@ -131,12 +119,8 @@ class OpenVinoEncoder:
                     ov.save_model(quantized, str(staged / "model.xml"))
         return target
 
-    def encode(self, texts: list[str], batch_size: int = 64, **_: Any) -> np.ndarray:
-        out = []
-        for i in range(0, len(texts), batch_size):
-            feeds = self._feeds(texts[i : i + batch_size], self.names)
-            out.append(np.array(self.request.infer(feeds)[self.output], dtype=np.float32))
-        return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+    def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        return np.array(self.request.infer(feeds)[self.output], dtype=np.float32)
 
 
 def calibrated_key(texts: list[str]) -> str:

@@ -14,8 +14,7 @@ import numpy as np
 import torch
 
 from clinsent.evaluation.bootstrap import Items
-from clinsent.finetune.config import FinetuneSettings
-from clinsent.finetune.fit import FitResult, fit_pairs
+from clinsent.finetune.fit import FitResult, PairJob, fit_pairs
 from clinsent.tasks.base import PairTargets, Task
 
 
@@ -48,20 +47,12 @@ def embed_and_score(model: Any, task: Task, batch_size: int = 64) -> tuple[dict[
     return task.score_and_items(texts, vectors)
 
 
-def finetune_bi_encoder(
-    model: Any,
-    train: Task,
-    validation: Task,
-    test: Task,
-    s: FinetuneSettings,
-    seed: int,
-    log: Callable[[str], None] = print,
-) -> tuple[FitResult, PairTargets]:
+def finetune_bi_encoder(model: Any, job: PairJob) -> tuple[FitResult, PairTargets]:
     from sentence_transformers.util import batch_to_device
 
-    pairs = train.training_pairs()
-    model.max_seq_length = s.max_length
-    loss = pair_loss(model, pairs.kind, s.margin)
+    pairs = job.train.training_pairs()
+    model.max_seq_length = job.s.max_length
+    loss = pair_loss(model, pairs.kind, job.s.margin)
 
     targets = torch.as_tensor(pairs.targets, dtype=torch.float32)
 
@@ -70,4 +61,4 @@ def finetune_bi_encoder(
         features = [batch_to_device(model.preprocess(t), model.device) for t in texts]
         return loss(features, targets[idx].to(model.device))
 
-    return fit_pairs(model, loss, pairs, step, embed_and_score, s, seed, validation, test, log)
+    return fit_pairs(model, loss, step, embed_and_score, job)

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from clinsent.config.declare import build, knob, to_params
 from clinsent.config.sections import RunConfig
-from clinsent.config.settings import knob, parse_settings, to_params
 from clinsent.errors import InputError
 from clinsent.gpu.precision import ALIASES as PRECISION_ALIASES
 from clinsent.gpu.precision import PRECISION_DOC, Precision
@@ -133,7 +133,7 @@ def resolve_finetunes(config: RunConfig, eval_sets: Mapping[str, Any]) -> dict[s
                 "the name is also an eval set's: both would be rows of summary.csv",
                 "rename the fine-tune entry (e.g. <set>_ft)",
             )
-        s: FinetuneSettings = parse_settings(FinetuneSettings, dict(entry.options), where)
+        s: FinetuneSettings = build(FinetuneSettings, dict(entry.options), where)
         for b in s.base_models or ():
             if b not in bases:
                 raise InputError(

@@ -6,15 +6,13 @@ Its sigmoid scores are ranked (STS) or thresholded on dev (RQE) by the task itse
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
 from clinsent.evaluation.bootstrap import Items
-from clinsent.finetune.config import FinetuneSettings
-from clinsent.finetune.fit import FitResult, fit_pairs
+from clinsent.finetune.fit import FitResult, PairJob, fit_pairs
 from clinsent.tasks.base import PairTargets, Task
 
 
@@ -38,18 +36,10 @@ def predict_and_score(model: Any, task: Task, batch_size: int = 64) -> tuple[dic
     return task.score_pairs(scores), task.pair_items(scores)
 
 
-def finetune_cross_encoder(
-    model: Any,
-    train: Task,
-    validation: Task,
-    test: Task,
-    s: FinetuneSettings,
-    seed: int,
-    log: Callable[[str], None] = print,
-) -> tuple[FitResult, PairTargets]:
+def finetune_cross_encoder(model: Any, job: PairJob) -> tuple[FitResult, PairTargets]:
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    pairs = train.training_pairs()
+    pairs = job.train.training_pairs()
     loss = BinaryCrossEntropyLoss(model)
 
     targets = torch.as_tensor(pairs.targets, dtype=torch.float32)
@@ -57,4 +47,4 @@ def finetune_cross_encoder(
     def step(idx: list[int]) -> torch.Tensor:
         return loss([[pairs.texts1[i] for i in idx], [pairs.texts2[i] for i in idx]], targets[idx].to(model.device))
 
-    return fit_pairs(model, loss, pairs, step, predict_and_score, s, seed, validation, test, log)
+    return fit_pairs(model, loss, step, predict_and_score, job)

@@ -101,25 +101,31 @@ def fit(
 Score = Callable[[Any, Task], tuple[dict[str, float], Items | None]]
 
 
+@dataclass(frozen=True)
+class PairJob:
+    """A pair task's fine-tuning, whatever the model (a bi-encoder or a cross-encoder): the
+    task's three splits, the entry's settings, the seed and where progress goes."""
+
+    train: Task
+    validation: Task
+    test: Task
+    s: FinetuneSettings
+    seed: int
+    log: Callable[[str], None] = print
+
+
 def fit_pairs(
-    model: Any,
-    loss: torch.nn.Module,
-    pairs: PairTargets,
-    step: Callable[[list[int]], torch.Tensor],
-    score: Score,
-    s: FinetuneSettings,
-    seed: int,
-    validation: Task,
-    test: Task,
-    log: Callable[[str], None] = print,
+    model: Any, loss: torch.nn.Module, step: Callable[[list[int]], torch.Tensor], score: Score, job: PairJob
 ) -> tuple[FitResult, PairTargets]:
-    """:func:`fit` on a task's training pairs (a bi-encoder's or a cross-encoder's ``loss``, its
-    trainable parameters), each epoch scored by ``score(model, task)`` on the validation set
-    (the epoch's pick) and the test set (reported, with its items for the intervals)."""
+    """:func:`fit` on the training split's pairs (a bi-encoder's or a cross-encoder's ``loss``,
+    its trainable parameters), each epoch scored by ``score(model, task)`` on the validation
+    split (the epoch's pick) and the test split (reported, with its items for the intervals)."""
+    pairs = job.train.training_pairs()
 
     def evaluate() -> Evaluation:
-        return (score(model, validation)[0], *score(model, test))
+        return (score(model, job.validation)[0], *score(model, job.test))
 
     trainable = [p for p in loss.parameters() if p.requires_grad]
-    result = fit(len(pairs.targets), s, seed, trainable, step, evaluate, validation.headline, model.train, log)
+    headline = job.validation.headline
+    result = fit(len(pairs.targets), job.s, job.seed, trainable, step, evaluate, headline, model.train, job.log)
     return result, pairs

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from clinsent.finetune.config import FinetuneSettings
+from clinsent.finetune.fit import PairJob
 from clinsent.gpu.hardware import describe, hardware_record
 from clinsent.optimisation import pick_device, seed_everything
 from clinsent.tasks.base import Task
@@ -35,7 +36,7 @@ def run_finetune(
     # a document or token task: a classifier on the trained encoder (cross-encoders are pair-task entries only)
     if train.doc_training or train.token_training:
         return (_classifier if train.doc_training else _token_classifier)(model_path, train, s, seed, device, log)
-    result, pairs = PAIR_FITS[kind](model_path, device, train, validation, test, s, seed, log)
+    result, pairs = PAIR_FITS[kind](model_path, device, PairJob(train, validation, test, s, seed, log))
     best = result.best()
     log(
         f"best epoch {result.best_epoch}: test {test.headline} {best['test'][test.headline]:.4f} "
@@ -61,36 +62,17 @@ def _record(device: str, s: FinetuneSettings) -> dict[str, Any]:
     return hardware_record(torch.device(device), resolve(s.precision, torch.device(device)))
 
 
-def _bi_encoder(
-    model_path: str,
-    device: str,
-    train: Task,
-    validation: Task,
-    test: Task,
-    s: FinetuneSettings,
-    seed: int,
-    log: Callable[[str], None],
-) -> tuple[Any, Any]:
+def _bi_encoder(model_path: str, device: str, job: PairJob) -> tuple[Any, Any]:
     from clinsent.embedding.vectors import load_model
     from clinsent.finetune.bi_encoder import finetune_bi_encoder
 
-    return finetune_bi_encoder(load_model(model_path, device), train, validation, test, s, seed, log)
+    return finetune_bi_encoder(load_model(model_path, device), job)
 
 
-def _cross_encoder(
-    model_path: str,
-    device: str,
-    train: Task,
-    validation: Task,
-    test: Task,
-    s: FinetuneSettings,
-    seed: int,
-    log: Callable[[str], None],
-) -> tuple[Any, Any]:
+def _cross_encoder(model_path: str, device: str, job: PairJob) -> tuple[Any, Any]:
     from clinsent.finetune.cross_encoder import finetune_cross_encoder, load_cross_encoder
 
-    model = load_cross_encoder(model_path, s.max_length, device)
-    return finetune_cross_encoder(model, train, validation, test, s, seed, log)
+    return finetune_cross_encoder(load_cross_encoder(model_path, job.s.max_length, device), job)
 
 
 # the fine-tune rule's kind -> how it fits a pair task: the trained bi-encoder, or a cross-encoder from the base model
@@ -147,7 +129,7 @@ def job_from_params(
     kind: str, model_path: str, params: Mapping[str, Any], seed: int, threads: int, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Rebuild the entry and its three tasks from a rule's params (already validated) and run it."""
-    from clinsent.config.settings import build
+    from clinsent.config.declare import build
     from clinsent.tasks.config import task_from_params
 
     torch.set_num_threads(threads)

@@ -99,7 +99,7 @@ def kinds_markdown() -> str:
 
 def _settings_table(cls: type, skip: tuple[str, ...] = ()) -> list[str]:
     """key | default | type | meaning, one row per knob of a settings dataclass (its own docs)."""
-    from clinsent.config.settings import settings_schema
+    from clinsent.config.declare import settings_schema
 
     schema = settings_schema(cls)
     required = tuple(schema["required"])
@@ -132,7 +132,7 @@ def _key_rows(cls: type, prefix: str) -> list[str]:
     """One row per key of a declared section, its nested sections and entries walked in order."""
     import typing
 
-    from clinsent.config.settings import config_key, declared, settings_schema
+    from clinsent.config.declare import config_key, declared, settings_schema
 
     schema = settings_schema(cls)
     hints = typing.get_type_hints(cls)

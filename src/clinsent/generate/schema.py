@@ -25,8 +25,8 @@ HEADER = (
 @functools.cache
 def config_schema() -> dict[str, Any]:
     """The config's JSON schema: every section's declaration, defaults and bounds included."""
+    from clinsent.config.declare import settings_schema
     from clinsent.config.sections import RunConfig
-    from clinsent.config.settings import settings_schema
 
     body = settings_schema(RunConfig)
     return {

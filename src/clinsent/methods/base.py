@@ -1,7 +1,7 @@
 """What a method is: its settings (with their defaults), the training data it needs, and the
 loss module that owns its extra modules.
 
-A method module defines a settings dataclass (fields made with :func:`clinsent.config.settings.knob`)
+A method module defines a settings dataclass (fields made with :func:`clinsent.config.declare.knob`)
 and a :class:`Method` subclass registered with ``@METHODS.register("objective_name")``; its loss,
 a :class:`clinsent.losses.base.MethodLoss` (an ``nn.Module``, after sentence-transformers' losses:
 it holds what it needs, prepares a batch on the CPU and returns its loss as named parts), lives

@@ -18,17 +18,16 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from clinsent.config.sections import MethodConfig, RunConfig, Training
-from clinsent.config.settings import (
+from clinsent.config.declare import (
     build,
     check_shared,
     foreign_keys,
     given,
     key_owners,
     keys,
-    parse_settings,
     to_params,
 )
+from clinsent.config.sections import MethodConfig, RunConfig, Training
 from clinsent.corpus.sentences import corpus_paths, corpus_size, steps_for_epochs
 from clinsent.data.plan import SentencePlan
 from clinsent.errors import InputError
@@ -67,8 +66,8 @@ def resolve_method(
     shared = {
         k: v for k, v in training.shared.items() if k in allowed and k not in chunk_keys(cls)
     }  # each applies where it can
-    parse_settings(cls.settings_class, knobs, where, foreign=foreign_keys(cls.settings_class, _owners(), "objective"))
-    settings = parse_settings(cls.settings_class, {**shared, **knobs}, where)
+    build(cls.settings_class, knobs, where, foreign=foreign_keys(cls.settings_class, _owners(), "objective"))
+    settings = build(cls.settings_class, {**shared, **knobs}, where)
     config = config or RunConfig()
     _check_source(where, settings, config)
     settings, derived = _resolve_epochs(where, settings, knobs, shared, config)
@@ -222,10 +221,14 @@ def resolve_methods(config: RunConfig) -> dict[str, MethodEntry]:
     return entries
 
 
-def method_from_params(objective: str, settings: Mapping[str, Any]) -> Method:
-    """Rebuild a method inside a job from its rule's params (already validated)."""
-    cls = METHODS.get(objective)
-    return cls(build(cls.settings_class, settings))
+def method_from_params(params: Mapping[str, Any]) -> Method:
+    """Rebuild a method inside a job from its rule's ``method`` param (already validated): what
+    :meth:`clinsent.methods.entries.MethodEntry.train_params` wrote (the objective and its
+    settings), with the trained runs its loss loads (``run_models``, e.g. MixCSE's complementary
+    model) where it has some."""
+    cls = METHODS.get(params["objective"])
+    method: Method = cls(build(cls.settings_class, params["settings"]))
+    return method.with_run_models(params.get("run_models", {}))
 
 
 def default_settings(objective: str) -> dict[str, Any]:

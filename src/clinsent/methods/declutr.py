@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clinsent.augment.declutr_spans import Strategy, min_tokens
+from clinsent.config.declare import knob
 from clinsent.config.sections import RunConfig
-from clinsent.config.settings import knob
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
 from clinsent.methods.base import METHODS

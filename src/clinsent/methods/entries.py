@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clinsent.config.settings import to_params
+from clinsent.config.declare import to_params
 from clinsent.errors import InputError
 from clinsent.methods import Method
 from clinsent.registry import did_you_mean

@@ -1,5 +1,5 @@
 """The knobs every method shares, as settings dataclasses (fields made with
-:func:`clinsent.config.settings.knob`: each default and description written once): how sentences become
+:func:`clinsent.config.declare.knob`: each default and description written once): how sentences become
 vectors (:class:`MethodSettings`, the untrained baseline's too), how a trained method optimises,
 selects and checkpoints (:class:`TrainedSettings`), and how a method trained on the sentence
 sets draws its batches (:class:`SentencePlanSettings`). A method's own settings extend these.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.gpu.precision import ALIASES as PRECISION_ALIASES
 from clinsent.gpu.precision import PRECISION_DOC, Precision
 from clinsent.gpu.speed import Auto

@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.data import DataNeed
 from clinsent.data.plan import SentencePlan
 from clinsent.methods.base import METHODS

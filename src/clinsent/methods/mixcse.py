@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from clinsent.config.declare import knob
 from clinsent.config.sections import RunConfig
-from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.methods.base import METHODS
 from clinsent.methods.knobs import Pooling

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.methods.base import METHODS
 from clinsent.methods.knobs import Pooling
 from clinsent.methods.sup_simcse import SupervisedSimCSE, SupSimCSESettings

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 import numpy as np
 
 from clinsent.augment.text import STOPWORDS, TEXT_AUGMENTATIONS, augment
+from clinsent.config.declare import knob
 from clinsent.config.sections import RunConfig
-from clinsent.config.settings import knob
 from clinsent.errors import InputError
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from clinsent.config.declare import knob
 from clinsent.config.sections import RunConfig
-from clinsent.config.settings import knob
 from clinsent.data import DataNeed
 from clinsent.data.rows import TrainingRows
 from clinsent.errors import InputError

@@ -54,10 +54,6 @@ class Packing:
     max_length: int
     shape: tuple[int, int]
 
-    @property
-    def real_share(self) -> float:
-        return float(self.index.numel()) / max(self.shape[0] * self.shape[1], 1)
-
 
 def packing(attention_mask: torch.Tensor) -> Packing:
     """The packing of a batch from its (CPU) attention mask."""

@@ -35,8 +35,8 @@ from clinsent.tasks.config import resolve_eval_sets
 
 def check_formats(config: RunConfig) -> None:
     """Each input's format is a registered reader's name (the eval sets' are their tasks' knobs)."""
+    from clinsent.config.declare import to_params
     from clinsent.config.sections import Notes
-    from clinsent.config.settings import to_params
     from clinsent.corpus.notes import NOTE_READERS
     from clinsent.corpus.sentences import SENTENCE_FORMATS, corpus_format, corpus_paths
     from clinsent.data.training_rows import READERS
@@ -95,8 +95,8 @@ def build_plan(config: Mapping[str, Any], read_inputs: bool = True) -> Plan:
     finetune = resolve_finetunes(parts, eval_sets)
     grid = Grid.from_config(parts, methods)
     if parts.notes is None:
-        for m, key in grid.plan_of.items():
-            if grid.plans[key]["source"] == "notes":
+        for m, key in grid.batch_plan_of.items():
+            if grid.batch_plans[key].source == "notes":
                 raise InputError(
                     f"config: methods.{m}",
                     "trains on the notes pipeline's sets (sentences: notes), and the config has no `notes`",

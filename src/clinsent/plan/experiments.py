@@ -31,8 +31,8 @@ class Grid:
     runs: list[Run]
     seeds_of: dict[str, list[int]]
     default_base: str
-    plans: dict[str, dict[str, Any]] = field(default_factory=dict)
-    plan_of: dict[str, str] = field(default_factory=dict)
+    batch_plans: dict[str, SentencePlan] = field(default_factory=dict)  # key -> the batch plan (its shape)
+    batch_plan_of: dict[str, str] = field(default_factory=dict)  # method -> its batch plan's key
 
     @property
     def jobs(self) -> list[tuple[str, str, int]]:
@@ -60,8 +60,8 @@ class Grid:
         for m in dict.fromkeys(m for m, _ in runs):
             need = entries[m].method.data_need() if entries[m].method.trains else None
             if isinstance(need, SentencePlan):
-                grid.plans[need.key()] = need.settings()
-                grid.plan_of[m] = need.key()
+                grid.batch_plans[need.key()] = need.shape()
+                grid.batch_plan_of[m] = need.key()
         return grid
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clinsent import paths
-from clinsent.config.settings import to_params
+from clinsent.config.declare import to_params
 from clinsent.data.readers import entry_paths
 from clinsent.models.base import PACKAGE_PREFIX, from_hub, hub_slug
 from clinsent.plan.run import NOTES_INPUT, RunView

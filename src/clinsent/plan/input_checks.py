@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clinsent.config.settings import to_params
+from clinsent.config.declare import to_params
 from clinsent.data.readers import entry_paths
 from clinsent.errors import InputError
 from clinsent.paths import DOC_TASK, RESULTS, fill

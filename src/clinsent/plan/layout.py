@@ -13,9 +13,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from clinsent import paths
+from clinsent.config.declare import to_params
 from clinsent.config.sections import Notes
 from clinsent.data.plan import sentence_corpus_path
-from clinsent.data.token_sources import layout_of
+from clinsent.data.token_sources import TokenJob, layout_of
 from clinsent.data.tokens import TokenFile
 from clinsent.evaluation import length as eval_length
 from clinsent.finetune.config import CROSS_ENCODER
@@ -203,7 +204,7 @@ class Plan:
         """What a token file is made of: its layout, its tokenizer's model, its length (its source
         and the linked entities are its inputs)."""
         f = self.token_file(source, tokenizer, length)
-        return {"layout": layout_of(source), "model": self.tokenizer_model(tokenizer), "max_length": f.max_length}
+        return to_params(TokenJob(layout_of(source), self.tokenizer_model(tokenizer), f.max_length))
 
     def train_params(self, method: str, base_model: str, seed: int | str) -> dict[str, Any]:
         key = (method, base_model, str(seed))
@@ -227,10 +228,11 @@ class Plan:
             self._params[name] = self.run.eval_sets[name].params()
         return dict(self._params[name])
 
-    def plan_inputs(self, plan: str) -> dict[str, str]:
+    def batch_plan_inputs(self, plan: str) -> dict[str, str]:
         """The sentences (and, for the notes' sets, the linked entities) a batch plan draws from."""
-        if self.run.plans[plan]["source"] != "notes":
-            return {"sets": sentence_corpus_path(self.run.results, self.run.plans[plan]["source"])}
+        source = self.run.batch_plans[plan].source
+        if source != "notes":
+            return {"sets": sentence_corpus_path(self.run.results, source)}
         if not self.run.note_entities:
             return {"sets": self.files.sets_path()}
         return {"sets": self.files.sets_path(), "linked": self.files.linked_path()}

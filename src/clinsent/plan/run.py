@@ -14,12 +14,13 @@ from typing import Any
 from clinsent import paths
 from clinsent.config.sections import CorpusEmbeddingEntry, RunConfig
 from clinsent.corpus.shards import shard_names
+from clinsent.data.plan import SentencePlan
 from clinsent.finetune.config import FinetuneEntry
 from clinsent.methods.entries import MethodEntry
 from clinsent.models.base import from_hub, hub_slug
 from clinsent.ontology.download import release_url
 from clinsent.plan.experiments import Grid
-from clinsent.report.kinds.base import Kind
+from clinsent.report.kinds.base import KindEntry
 from clinsent.tasks.config import EvalSetEntry
 
 Job = tuple[str, str, int]  # (method, base model, seed)
@@ -39,7 +40,7 @@ class RunView:
     finetune: dict[str, FinetuneEntry]
     grid: Grid
     # (id, kind, entry) of every table, then figure: each typed by its kind, defaults filled in
-    reports: list[tuple[str, Kind, dict[str, Any]]] = field(default_factory=list)
+    reports: list[KindEntry] = field(default_factory=list)  # every table, then every figure
     derived: list[str] = field(default_factory=list)  # how steps were derived from epochs (shown in dry runs)
 
     @property
@@ -78,17 +79,18 @@ class RunView:
         return list(self.config.doc_tasks)
 
     @property
-    def plans(self) -> dict[str, dict[str, Any]]:
-        """Batch plans, shared by every method with the same corpus, strategy and size."""
-        return self.grid.plans
+    def batch_plans(self) -> dict[str, SentencePlan]:
+        """Batch plans (each its shape: :meth:`SentencePlan.shape`), shared by every method with
+        the same corpus, strategy and size; the ``batch_plan`` rule's ``{plan}`` wildcard names one."""
+        return self.grid.batch_plans
 
     @property
     def tables(self) -> dict[str, dict[str, Any]]:
-        return {key: entry for key, kind, entry in self.reports if kind.section == "tables"}
+        return {r.key: r.entry for r in self.reports if r.section == "tables"}
 
     @property
     def figures(self) -> dict[str, dict[str, Any]]:
-        return {key: entry for key, kind, entry in self.reports if kind.section == "figures"}
+        return {r.key: r.entry for r in self.reports if r.section == "figures"}
 
     @property
     def placeholders_ok(self) -> bool:
@@ -100,7 +102,7 @@ class RunView:
         """The notes' sentence pipeline runs when a method trains on its sets, a table shows them or
         a corpus embedding reads them."""
         return self.notes and (
-            any(p["source"] == "notes" for p in self.plans.values())
+            any(p.source == "notes" for p in self.batch_plans.values())
             or any(kind.note_sentences for _, kind, _ in self.kinds())
             or any(e.input == NOTES_INPUT for e in self.corpus_embeddings.values())
         )
@@ -114,7 +116,7 @@ class RunView:
         """The entity stage (ontology, MedCAT pack, NER, linking, S_ent / S_none and their statistics)
         runs only when a method's training data needs it (:meth:`clinsent.data.DataNeed.note_entities`);
         otherwise S_all is gathered from the split sentences alone (the ``sentence_set_all`` rule)."""
-        needs = (self.methods[m].method.data_need() for m in self.grid.plan_of)  # methods with a batch plan
+        needs = (self.methods[m].method.data_need() for m in self.grid.batch_plan_of)  # methods with a batch plan
         return self.note_sentences and any(need is not None and need.note_entities() for need in needs)
 
     @property
@@ -171,7 +173,7 @@ class RunView:
             "shard": r"\d{3}",
             "part": r"\d{3}",  # a corpus embedding's shard
             "eval_set": one_of(self.eval_sets),
-            "plan": one_of(self.plans),
+            "plan": one_of(self.batch_plans),  # a batch plan
             "source": one_of(self.training_data),
             "sentence_corpus": one_of(self.sentence_corpora),
             "finetune": one_of(self.finetune),
@@ -186,6 +188,6 @@ class RunView:
     def trained_jobs(self) -> list[Job]:
         return self.grid.jobs
 
-    def kinds(self) -> list[tuple[str, Kind, dict[str, Any]]]:
-        """(id, kind, entry) of every table, then every figure."""
+    def kinds(self) -> list[KindEntry]:
+        """Every table, then every figure: (id, kind, entry), typed."""
         return self.reports

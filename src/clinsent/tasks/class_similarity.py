@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.evaluation.space import PairSample, box_stats, sample_pairs, upper_blocks
 from clinsent.tasks.base import TASKS
 from clinsent.tasks.labelled_docs import LabelledDocsSettings, LabelledDocsTask

@@ -18,16 +18,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clinsent.config.sections import EvalSetConfig, Evaluation, RunConfig
-from clinsent.config.settings import (
+from clinsent.config.declare import (
     build,
     check_shared,
     foreign_keys,
     key_owners,
     keys,
-    parse_settings,
     to_params,
 )
+from clinsent.config.sections import EvalSetConfig, Evaluation, RunConfig
 from clinsent.errors import InputError
 from clinsent.registry import did_you_mean
 from clinsent.tasks import TASKS, Task
@@ -77,9 +76,9 @@ def resolve_eval_set(name: str, entry: EvalSetConfig, evaluation: Evaluation) ->
     cls = TASKS.get(entry.task, where=f"{where}.task")
     own = dict(entry.options)
     allowed = set(keys(cls.settings_class))
-    parse_settings(cls.settings_class, own, where, foreign=foreign_keys(cls.settings_class, _owners(), "task"))
+    build(cls.settings_class, own, where, foreign=foreign_keys(cls.settings_class, _owners(), "task"))
     shared = {k: v for k, v in evaluation.shared.items() if k in allowed}
-    settings: Any = parse_settings(cls.settings_class, {**shared, **own}, where)
+    settings: Any = build(cls.settings_class, {**shared, **own}, where)
     bases = entry.base_models
     if not cls.zero_shot and (entry.curve or entry.embed_from):
         raise InputError(
@@ -126,6 +125,15 @@ def resolve_eval_sets(config: RunConfig) -> dict[str, EvalSetEntry]:
                     "name a base model, or drop the key",
                 )
     return out
+
+
+def quality_task(entry_params: Mapping[str, Any]) -> Task | None:
+    """A corpus embedding's quality set as its task, rebuilt in the job from the entry's params
+    (:meth:`clinsent.plan.files.RunFiles.corpus_params` adds the set's own params as
+    ``quality_task``); None: the entry names none."""
+    if "quality_task" not in entry_params:
+        return None
+    return task_from_params(entry_params["quality_set"], entry_params["quality_task"])
 
 
 def task_from_params(set_name: str, params: Mapping[str, Any]) -> Task:

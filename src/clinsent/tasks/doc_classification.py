@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.evaluation.bootstrap import Items
 from clinsent.evaluation.classification import METRICS, best_epoch, classification_items, few_shot, train_head
 from clinsent.tasks.base import TASKS

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import pandas as pd
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.errors import InputError
 from clinsent.io.reading import shown_columns
 from clinsent.io.textfile import check_columns, header_lacks

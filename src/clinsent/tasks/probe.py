@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items, rowwise_classification
 from clinsent.evaluation.probe_data import PROBE_FORMATS, ProbeSet, check_positive_label, read_probe

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.data.nli import NLI_FORMATS
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items
 from clinsent.evaluation.metrics import cosine_rows

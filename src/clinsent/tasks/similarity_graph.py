@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.errors import InputError
 from clinsent.evaluation.space import graph_components, pair_cosines, sample_pairs
 from clinsent.tasks.base import TASKS

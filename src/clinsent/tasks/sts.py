@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items, rowwise_pearson, rowwise_spearman
 from clinsent.evaluation.metrics import cosine_rows, pearson, pearson_p, spearman, sts_metrics

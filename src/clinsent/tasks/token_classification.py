@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.evaluation.conll import TaggedSentence, read_conll
 from clinsent.tasks.base import TASKS, Task
 

@@ -81,6 +81,34 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
+def _trainable(encoder: Encoder, loss: MethodLoss) -> list[torch.nn.Parameter]:
+    """The step's trainable parameters: the encoder's, its head's and the loss's own, a module
+    shared between them counted once."""
+    params: list[torch.nn.Parameter] = []
+    head = list(encoder.head.parameters()) if encoder.head is not None else []
+    for p in [*encoder.model.parameters(), *head, *loss.parameters()]:
+        if p.requires_grad and all(p is not q for q in params):
+            params.append(p)
+    return params
+
+
+def _unpad(loss: MethodLoss, encoder: Encoder, method: str, varlen: bool) -> None:
+    """Every encoder of the loss on its real tokens (``unpad``), or an error naming the knob for
+    a model without BERT's layout."""
+    from clinsent.models.unpadded import supports
+    from clinsent.train.compiled import encoders_of
+
+    for enc in encoders_of(loss, encoder):
+        if not supports(enc.model):
+            raise InputError(
+                f"methods: {method}.unpad",
+                f"{type(enc.model).__name__} has not BERT's "
+                "layout (embeddings, encoder.layer[i].attention.self.query, ...)",
+                "remove unpad for this base model",
+            )
+        enc.unpad, enc.varlen = True, varlen
+
+
 class MethodLoop:
     """The optimisation of one job: the method's loss module and the training core's optimiser,
     schedule and clipping (:class:`clinsent.optimisation.Optimisation`), stepped through the batch
@@ -102,11 +130,7 @@ class MethodLoop:
         loss = method.build_loss(encoder)
         loss.bind(data)
         self.loss: MethodLoss = loss.to(encoder.device)
-        self.params: list[torch.nn.Parameter] = []
-        head = list(encoder.head.parameters()) if encoder.head is not None else []
-        for p in [*encoder.model.parameters(), *head, *self.loss.parameters()]:  # a shared module counts once
-            if p.requires_grad and all(p is not q for q in self.params):
-                self.params.append(p)
+        self.params = _trainable(encoder, self.loss)
         why_eager = eager_reason(s, self.loss, encoder.device, encoder.precision) if capture is None else None
         captured = bool(s.graphs) and why_eager is None
         self.notes = [f"graphs: the steps stay eager ({why_eager})"] if s.graphs and why_eager else []
@@ -136,18 +160,7 @@ class MethodLoop:
             else None
         )
         if s.unpad:  # every encoder of the loss (MED-SE's definitions, CT's twin) on its real tokens
-            from clinsent.models.unpadded import supports
-            from clinsent.train.compiled import encoders_of
-
-            for enc in encoders_of(self.loss, encoder):
-                if not supports(enc.model):
-                    raise InputError(
-                        f"methods: {method.name}.unpad",
-                        f"{type(enc.model).__name__} has not BERT's "
-                        "layout (embeddings, encoder.layer[i].attention.self.query, ...)",
-                        "remove unpad for this base model",
-                    )
-                enc.unpad, enc.varlen = True, s.varlen_attention
+            _unpad(self.loss, encoder, method.name, s.varlen_attention)
         # the plain step's forward: the loss module, or (``compile``) the whole of it compiled
         self.forward: Callable[[dict[str, Any]], dict[str, torch.Tensor]] = self.loss
         if s.compile:

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from clinsent.config.settings import to_params
+from clinsent.config.declare import to_params
 from clinsent.data import TrainingData
 from clinsent.evaluation import length as eval_length
 from clinsent.gpu.hardware import describe, hardware_record

@@ -18,7 +18,7 @@ _rule = DECLARED.rule
 
 @_rule(lambda p: [p.run.tree.pattern(paths.BATCH_PLAN)])
 def batch_plan(p: Plan, wc: Wildcards) -> Declared:
-    return dict(p.plan_inputs(wc["plan"]))
+    return dict(p.batch_plan_inputs(wc["plan"]))
 
 
 @_rule(lambda p: [p.run.tree.pattern(paths.DUPLICATE_ENTITIES)])

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class AugmentationsTable(TableKind):
     def table(self, key: str, entry: Mapping[str, Any], ctx: ReportContext) -> pd.DataFrame:
         from clinsent.methods.config import method_from_params
 
-        methods = {m: method_from_params(p["objective"], p["settings"]) for m, p in ctx.params["methods"].items()}
+        methods = {m: method_from_params(p) for m, p in ctx.params["methods"].items()}
         return augmentation_table(entry, methods)
 
 

@@ -1,7 +1,7 @@
 """What a table or figure kind is: its keys (a knob dataclass, with their defaults), the runs it
 cites, the names it refers to, the extra inputs it reads, and how it builds its output.
 
-A kind module defines its keys as a frozen dataclass of :func:`clinsent.config.settings.knob` fields (a
+A kind module defines its keys as a frozen dataclass of :func:`clinsent.config.declare.knob` fields (a
 list of items is a tuple of another such dataclass; a knob whose default is None is a key the
 entry may leave out) and a :class:`TableKind` or :class:`FigureKind` subclass registered with
 ``@TABLE_KINDS.register("name", settings=Knobs)`` or ``@FIGURE_KINDS.register("name",
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
+from clinsent.config.declare import knob, settings_schema, to_params
 from clinsent.config.sections import RunConfig
-from clinsent.config.settings import knob, settings_schema, to_params
 from clinsent.errors import InputError
 from clinsent.registry import Registry, did_you_mean
 
@@ -263,16 +263,30 @@ def figure_kind(key: str, entry: Mapping[str, Any]) -> FigureKind:
     return FIGURE_KINDS.get(str(entry.get("kind", DEFAULT_FIGURE)), where=f"config: figures.{key}.kind")()
 
 
-def entries(config: RunConfig) -> list[tuple[str, Kind, dict[str, Any]]]:
-    """(id, kind, entry) of every table, then every figure: each entry checked against its kind's
+class KindEntry(NamedTuple):
+    """One table or figure of a run: its id (``tables.<key>``, ``figures.<key>``), its kind (from
+    the registry) and its entry, checked against the kind's keys with their defaults filled in."""
+
+    key: str
+    kind: Kind
+    entry: dict[str, Any]
+
+    @property
+    def section(self) -> str:
+        """``tables`` or ``figures``."""
+        return self.kind.section
+
+
+def entries(config: RunConfig) -> list[KindEntry]:
+    """Every table, then every figure (:class:`KindEntry`): each entry checked against its kind's
     keys and their defaults filled in (the kind types what the config's shell left open)."""
-    out: list[tuple[str, Kind, dict[str, Any]]] = []
+    out: list[KindEntry] = []
     for shells, get in ((config.tables, table_kind), (config.figures, figure_kind)):
         for key, shell in shells.items():
             entry = to_params(shell)
             kind = get(key, entry)
             type(kind).validate(key, entry)
-            out.append((key, kind, entry))
+            out.append(KindEntry(key, kind, entry))
     return out
 
 

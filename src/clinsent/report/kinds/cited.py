@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.report.cells import MISSING
 from clinsent.report.kinds.base import PAPER_DOC, TABLE_KINDS, PaperCells, ReportContext, TableKind
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.report.cells import MISSING
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.errors import InputError
 from clinsent.report.kinds.base import FIGURE_KINDS, FigureKind, LabelledRun, ReportContext, item_runs
 

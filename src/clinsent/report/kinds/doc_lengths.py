@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.report.cells import MISSING
 from clinsent.report.figures import pyplot, save_figure
 from clinsent.report.kinds.base import (

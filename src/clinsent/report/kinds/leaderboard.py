@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from clinsent.config.settings import knob
+from clinsent.config.declare import knob
 from clinsent.report.cells import MISSING, cell_values
 from clinsent.report.kinds.base import TABLE_KINDS, ReportContext, TableKind, eval_set_names, item_runs
 from clinsent.report.tables import fmt_mean_std

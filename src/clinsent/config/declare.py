@@ -1,11 +1,12 @@
-"""Settings dataclasses <-> config entries, so that a default lives in exactly one place.
+"""The knob machinery: settings dataclasses <-> config entries, so that a default lives in exactly one place.
 
 A method's (or an evaluation task's) settings are a frozen dataclass. Each field is a config
 key (``metadata["key"]`` names it where Python cannot, e.g. ``lambda``); its type gives the
 JSON-schema type (``Literal`` gives the allowed values) and ``metadata["schema"]`` adds bounds.
 :func:`settings_schema` generates the schema of one entry from the dataclass, and
-:func:`parse_settings` checks an entry against it with messages that name the entry, the key,
-the allowed keys and the closest match, then builds the dataclass.
+:func:`build` (the one parser) reads an entry into it; given the entry's place (``where``) it
+first checks the entry with messages that name the entry, the key, the allowed keys and the
+closest match.
 
 The config's own sections are declared the same way (:mod:`clinsent.config.sections`): a knob
 may hold a mapping or a list as its default, keep its default out of the schema
@@ -260,12 +261,10 @@ def _checks(cls: type) -> tuple[dict[str, Any], dict[str, Any]]:
     return settings_schema(cls), typing.get_type_hints(cls)
 
 
-def parse_settings(cls: type[S], values: Mapping[str, Any], where: str, foreign: Mapping[str, str] | None = None) -> S:
-    """Build ``cls`` from a config entry; unknown keys and bad values are an :class:`InputError`.
-
-    ``foreign`` maps keys that belong to other kinds (another objective's knobs) to their owner,
-    so the message can say where the key belongs.
-    """
+def _check_entry(cls: type, values: Mapping[str, Any], where: str, foreign: Mapping[str, str] | None) -> None:
+    """A config entry against ``cls``'s declarations (:func:`build` with ``where``): unknown keys
+    (``foreign`` maps another kind's keys, another objective's knobs, to their owner, so the
+    message says where the key belongs), required keys, a value's alias, the schema's bounds."""
     import jsonschema
 
     allowed = keys(cls)
@@ -282,7 +281,7 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str, foreign:
     lacking = [k for k in required if k not in values]
     if lacking:
         raise InputError(where, f"missing required key(s) {lacking}", f"add {', '.join(lacking)} to the entry")
-    schema, hints = _checks(cls)  # type: ignore[arg-type]  # a class is hashable; mypy reads type[S] as not
+    schema, _ = _checks(cls)
     by_key = {config_key(f): f for f in declared(cls)}
     for key, value in values.items():
         aliases = by_key[key].metadata.get("aliases", {})
@@ -304,15 +303,6 @@ def parse_settings(cls: type[S], values: Mapping[str, Any], where: str, foreign:
                 f"{shown_value(value)} is not valid: {message}",
                 f"give a value that fits {_describe(schema['properties'][key])}",
             )
-    kwargs = {}
-    for key, value in values.items():
-        f = by_key[key]
-        if hints[f.name] is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if get_origin(hints[f.name]) is tuple and isinstance(value, list):
-            value = tuple(value)
-        kwargs[f.name] = value
-    return cls(**kwargs)
 
 
 def integer_only(prop: Mapping[str, Any]) -> bool:
@@ -430,18 +420,34 @@ def check_shared(block: Mapping[str, Any], where: str, known: Iterable[str], ext
             )
 
 
-def build(cls: type[S], values: Mapping[str, Any] | None) -> S:
-    """A checked mapping as its dataclass: a config section (the schema checked it at the door),
-    or a job's params read back (:func:`to_params` wrote them). Nested sections and entries are
-    built the same way, lists of a tuple type become tuples, a key not given takes its declared
-    default (None where it declares none); an ``OPEN`` class's other keys go to its ``rest``
-    field as given. No check of its own."""
-    hints = typing.get_type_hints(cls)
+def build(
+    cls: type[S], values: Mapping[str, Any] | None, where: str | None = None, foreign: Mapping[str, str] | None = None
+) -> S:
+    """A mapping as its dataclass, the one parser of every declared section and entry.
+
+    Without ``where``: a mapping already checked, a config section (the schema checked it at the
+    door) or a job's params read back (:func:`to_params` wrote them); the result keeps the
+    mapping's key order, which :func:`to_params` gives back (a param's text). With ``where`` (a
+    registry's entry read the first time: a method's knobs, a task's keys, a fine-tune entry's
+    options): the entry is checked first, naming ``where`` (unknown keys, ``foreign`` naming the
+    kind another kind's key belongs to; required keys; aliases; the schema's bounds), a whole
+    number given for a float becomes a float, and the keys take the declaration's order (the same
+    params whatever order the config wrote them in).
+
+    Nested sections and entries are built the same way, lists of a tuple type become tuples, a
+    key not given takes its declared default (None where it declares none); an ``OPEN`` class's
+    other keys go to its ``rest`` field as given."""
+    if where is not None:
+        _check_entry(cls, values or {}, where, foreign)
+    hints = _checks(cls)[1] if where is not None else typing.get_type_hints(cls)  # type: ignore[arg-type]
     kwargs: dict[str, Any] = {}
     for f in declared(cls):
         key = config_key(f)
         if values is not None and key in values:
-            kwargs[f.name] = _built(hints[f.name], values[key])
+            value = values[key]
+            if where is not None and hints[f.name] is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            kwargs[f.name] = _built(hints[f.name], value)
         elif default_of(f) is dataclasses.MISSING:
             kwargs[f.name] = None
     rest = _rest(cls)
@@ -449,7 +455,7 @@ def build(cls: type[S], values: Mapping[str, Any] | None) -> S:
         own = set(keys(cls))
         kwargs[rest.name] = Open({k: v for k, v in (values or {}).items() if k not in own})
     built = cls(**kwargs)
-    if values is not None:  # the mapping's own key order, which to_params gives back (a param's repr)
+    if values is not None and where is None:  # the mapping's own key order (a param's repr)
         object.__setattr__(built, "_given_order", tuple(values))
     return built
 
