@@ -18,14 +18,21 @@ $(BIN)/python:
 
 # torch first, alone and pinned: it resolves to the local CPU wheel; an unpinned
 # torch pulled in by another package would fetch several GB of CUDA wheels.
+# Each step says what it installs and how far the install is (pip itself stays quiet).
 $(VENV)/.installed: $(BIN)/python requirements.lock requirements-nodeps.txt pyproject.toml
+	@echo "install [1/4]: torch 2.13.0, the CPU wheel (about 200 MB; a minute or two)"
 	$(BIN)/python -m pip install --quiet torch==2.13.0
+	@echo "install [2/4]: the $$(grep -c '==' requirements.lock) pinned packages of requirements.lock (transformers, sentence-transformers, snakemake, MedCAT, ...; a few minutes)"
 	$(BIN)/python -m pip install --quiet -r requirements.lock
+	@echo "install [3/4]: scispacy 0.6.2 without its pins (requirements-nodeps.txt: it declares numpy<2; README)"
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-nodeps.txt
+	@echo "install [4/4]: this package (clinsent), editable"
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@echo "install: done ($(VENV))"
 	touch $@
 
 $(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.lock
+	@echo "install [dev]: the test and docs tools of requirements-dev.lock"
 	$(BIN)/python -m pip install --quiet -r requirements-dev.lock
 	touch $@
 

@@ -13,6 +13,7 @@ COMMANDS = {
     "plan": "clinsent.commands.plan",
     "warm": "clinsent.runner.warm",
     "embed": "clinsent.embedding.command",
+    "search": "clinsent.commands.search",
 }
 
 

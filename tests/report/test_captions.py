@@ -3,6 +3,7 @@ from the run's own facts, curve bands from the plotted data."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -190,3 +191,81 @@ def test_the_curve_figure_draws_each_run_s_band_and_no_star_without_a_selection(
     assert labels == ["simcse (minilm)", "untrained (minilm)"]  # no "selected step", no "untrained" twice
     assert not any(line.get_marker() == "*" for line in ax.lines)
     plt.close("all")
+
+
+def _configs() -> list[Path]:
+    repo = Path(__file__).resolve().parents[2]
+    found = [*sorted((repo / "config").glob("*.yaml")), *sorted((repo / "config" / "paper").glob("*.yaml"))]
+    return [p for p in found if p.name not in ("schema.yaml", "icd9_triage.yaml")]
+
+
+GARBLED = [
+    re.compile(r"up to [A-Za-z_][\w.\-]* \d+ tokens"),  # "up to minilm 256 tokens"
+    re.compile(r"\bNone\b|\bnan\b|[{}]|\[\]|  | [,.;:]|,,|\.\.(?!\.)"),
+]
+
+
+def _reads_as_sentences(text: str) -> None:
+    """Every sentence starts as one and ends with a full stop; no Python value shows through."""
+    for pattern in GARBLED:
+        assert not pattern.search(text), (pattern.pattern, text)
+    for sentence in re.split(r"(?<=[.])\s+(?=[A-Z†Δ`*])", text.strip()):
+        assert sentence[0].isupper() or sentence[0] in "†Δ`*", sentence
+        assert sentence.endswith("."), sentence
+
+
+@pytest.mark.parametrize("config", _configs(), ids=lambda p: p.name)
+def test_every_caption_of_every_config_reads_as_sentences(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every caption and table note each config's report writes, for one base model and for
+    several, with the same evaluation length and with different ones, and the note of what ran on
+    records of every trained method: each a run of sentences (issue 74: "up to minilm 256
+    tokens" was not one)."""
+    from clinsent.door.open import open_plan
+    from clinsent.report.captions import results_caption
+    from clinsent.report.what_ran import Trained, note
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # paths in the configs are from the repository
+    plan = open_plan(config, {"placeholders_ok": True}, read_inputs=False)
+    facts = plan.run_facts()
+    bases = list(plan.run.config.base_models)
+    texts = list(captions(facts, plan.run.config.report.paper_label).values())
+    for lengths in (None, dict.fromkeys(bases, 512), {b: 128 * (i + 1) for i, b in enumerate(bases)}, {bases[0]: 64}):
+        texts.append(results_caption(facts, lengths))
+    trained = [
+        Trained(m, b, 1000, 32, 900, 12000, "distinct sentences", "notes") for m in facts.selection for b in bases
+    ]
+    untrained = [m for m in plan.run.methods if m not in facts.selection]
+    sets = {n: e["files"] for n, e in plan.report_eval_sets().items()}
+    texts.append(note(trained, untrained, sets, dict.fromkeys(sets, (130, "pairs"))))
+    texts.append(note(trained[:1], [], sets, {}))
+    for text in texts:
+        _reads_as_sentences(text)
+
+
+def test_the_note_of_what_ran_counts_each_run_from_its_record() -> None:
+    """clinsent.report.what_ran: steps, batch and the sentences drawn of the set's, from a
+    train job's selection.json; seeds of one run together (a range where they differ); each eval
+    set's size and file name."""
+    from clinsent.report.what_ran import Trained, note
+
+    record = {
+        "settings": {"steps": 40, "batch_size": 16},
+        "training_data": {"rows": 637, "of_rows": 7534, "unit": "distinct sentences", "source": "notes"},
+    }
+    other_seed = {**record, "training_data": {**record["training_data"], "rows": 640}}
+    rows = {
+        "settings": {"steps": 40, "batch_size": 16},
+        "training_data": {"rows": 284, "unit": "rows", "source": "nli"},
+    }
+    trained = [
+        Trained.from_record("simcse", "minilm", record),
+        Trained.from_record("simcse", "minilm", other_seed),
+        Trained.from_record("sup_simcse", "minilm", rows),
+    ]
+    text = note(trained, ["none"], {"mine": ["mine.tsv"], "rqe": []}, {"mine": (100, "pairs")})
+    assert text == (
+        "What ran: simcse on minilm: 40 steps of batch 16, drawing 637 to 640 of the 7,534 distinct sentences in "
+        "its training set (notes); sup_simcse on minilm: 40 steps of batch 16, on 284 rows of its training "
+        "set (nli). Untrained (the model as given): none. Eval sets: mine: 100 pairs (mine.tsv); rqe."
+    )
+    _reads_as_sentences(text)

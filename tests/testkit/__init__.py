@@ -18,3 +18,14 @@ def model_folder(folder: Path) -> Path:
     (folder / "model.safetensors").write_bytes(b"")
     (folder / "vocab.txt").write_text("[PAD]\n[UNK]\n")
     return folder
+
+
+def sentence_model(base: Path, folder: Path) -> Path:
+    """A saved sentence-transformers model (Transformer, mean Pooling, Normalize) made from the
+    tiny BERT ``base``, as a trained run's ``model/`` folder is; for commands that need one."""
+    from sentence_transformers import SentenceTransformer, models
+
+    word = models.Transformer(str(base), max_seq_length=32)
+    modules = [word, models.Pooling(word.get_word_embedding_dimension(), "mean"), models.Normalize()]
+    SentenceTransformer(modules=modules, device="cpu").save(str(folder))
+    return folder

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+from typing import Any
+
 from clinsent.process.eta import Progress, duration
 
 
@@ -79,3 +83,70 @@ def test_the_training_line_comes_after_the_first_step_then_by_time_without_waiti
     assert lines[1] == f"progress: step 16/100, loss {1 / 16:.4g} (mlm 0.5), {16 * 8 / 32:.1f} rows/s, ETA 0:02:48"
     silent = TrainProgress(1, 10, 8, lines.append, every=0.0)
     assert not silent.due(1)
+
+
+def _wait_for(predicate: Any, seconds: float = 5.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_the_heartbeat_says_still_working_after_every_silence_and_a_job_line_resets_it() -> None:
+    """clinsent.process.heartbeat: with a fake clock, no line while the job speaks often enough;
+    one line (rule and seconds only) once it was silent for `every` seconds; a line of its own
+    starts the silence again."""
+    import io
+
+    from clinsent.process.heartbeat import Heartbeat
+
+    now = [0.0]
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    log = logging.getLogger("clinsent.test_heartbeat")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    beat = Heartbeat(log.info, 15, "split_sentences", clock=lambda: now[0])
+    handler.addFilter(beat)
+    beat.start()
+    try:
+        now[0] = 14.0
+        log.info("shard 000: 10 notes")  # the job's own line at 14 s
+        now[0] = 28.0  # 14 s of silence: not yet
+        assert not _wait_for(lambda: "still working" in out.getvalue(), 1.5)
+        now[0] = 29.5  # 15.5 s of silence
+        assert _wait_for(lambda: "still working" in out.getvalue())
+        assert out.getvalue().splitlines()[-1] == (
+            "split_sentences is still working: 30 s since it started, 16 s since its last line"
+        )
+        lines = len(out.getvalue().splitlines())
+        assert not _wait_for(lambda: len(out.getvalue().splitlines()) > lines, 1.5)  # its own line reset it
+    finally:
+        beat.stop()
+        log.removeHandler(handler)
+
+
+def test_every_job_has_a_heartbeat_on_its_console_at_the_configured_interval(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from clinsent.process.heartbeat import Heartbeat
+    from clinsent.runner.smk import release_outputs, setup_logging
+
+    smk = SimpleNamespace(
+        log=[str(tmp_path / "rule.log")], rule="embed", config={"progress": {"heartbeat_seconds": 7}}
+    )
+    try:
+        setup_logging(smk)
+        beats = [f for h in logging.getLogger().handlers for f in h.filters if isinstance(f, Heartbeat)]
+        assert [(b.every, b.what) for b in beats] == [(7, "embed")] and beats[0]._thread.is_alive()
+        release_outputs()
+        beats[0]._thread.join(timeout=5)
+        assert not beats[0]._thread.is_alive()  # the job ended: its heartbeat too
+    finally:
+        logging.getLogger().handlers.clear()
+        logging.captureWarnings(False)

@@ -6,6 +6,8 @@ order printed, so a config a page writes is there for the page's next command:
 
 - ``make TARGET``: as its dry run (``make -n``), which expands the target's recipe;
 - ``.venv/bin/python -m clinsent new-config ...``: as printed (its ``--out`` made afresh);
+- ``.venv/bin/python -m clinsent embed|search ...``: as printed, a tiny BERT standing in for a
+  ``--model`` no page trained (the search recipe of ``docs/after-training.md``);
 - ``.venv/bin/snakemake ...`` (alone or after ``python -m clinsent warm --``): as its dry run
   (``-n``, with ``placeholders_ok=true``, since it needs the user's data, a GPU or a cluster); a
   config file no page wrote is the demo's; a command that only unlocks runs as printed. Dry runs
@@ -28,6 +30,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from testkit import sentence_model
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
@@ -139,7 +143,7 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.workflow
-def test_every_command_of_the_readme_and_the_docs_runs_as_printed(clone: Path) -> None:
+def test_every_command_of_the_readme_and_the_docs_runs_as_printed(clone: Path, tiny_bert: Path) -> None:
     env = {**os.environ, "PATH": f"{clone / '.venv' / 'bin'}:{os.environ['PATH']}", "HF_HUB_OFFLINE": "1"}
     done: set[tuple[str, ...]] = set()
     failed, ran, marked = [], 0, 0
@@ -161,6 +165,11 @@ def test_every_command_of_the_readme_and_the_docs_runs_as_printed(clone: Path) -
             if key in done:
                 continue
             done.add(key)
+        elif words[:3] == [f"{BIN}python", "-m", "clinsent"] and words[3:4] in (["embed"], ["search"]):
+            model = clone / words[words.index("--model") + 1]
+            if not model.exists():  # a trained run no page made: the tiny BERT stands in
+                sentence_model(tiny_bert, model)
+            run = words
         elif words[:4] == [f"{BIN}python", "-m", "clinsent", "new-config"]:
             out = words[words.index("--out") + 1]
             (clone / out).unlink(missing_ok=True)  # a fresh user has none yet
@@ -175,3 +184,31 @@ def test_every_command_of_the_readme_and_the_docs_runs_as_printed(clone: Path) -
             failed.append(f"{where}: {' '.join(run)}\n    " + "\n    ".join(tail))
     assert not failed, "commands that fail as printed:\n" + "\n".join(failed)
     assert ran >= 15 and marked >= 4, (ran, marked)
+
+
+WARM = f"{BIN}python -m clinsent warm -- {BIN}snakemake all "
+
+
+def _local_runs() -> list[tuple[str, str]]:
+    """(where, text) of every full local run the docs, the README, the configs' headers and
+    new-config's header print: a snakemake command with --cores, not a dry run or a profile's."""
+    found = [(f"{p.relative_to(REPO)}:{n}", c) for p, n, c in EVERY]
+    for path in [*sorted((REPO / "config").rglob("*.yaml")), REPO / "src/clinsent/commands/new_config.py"]:
+        for n, line in enumerate(path.read_text().splitlines(), start=1):
+            if "snakemake" in line and "--cores" in line:
+                found.append((f"{path.relative_to(REPO)}:{n}", line.split("#", 1)[-1].strip().strip('",')))
+    return [
+        (w, c)
+        for w, c in found
+        if "snakemake" in c and "--cores" in c and " -n" not in c and "--profile" not in c and "make " not in c[:5]
+    ]
+
+
+def test_one_run_command_is_recommended_everywhere() -> None:
+    """A full local run is printed one way (issue 74): through the warm interpreter, the
+    Makefile's way, wherever the docs, the README or a config's header print one."""
+    runs = _local_runs()
+    assert len(runs) >= 10, runs
+    for where, command in runs:
+        text = re.sub(r"^\d+\.\s+", "", command.split("(or: ", 1)[-1])  # "3. .venv/..." in a numbered list
+        assert text.startswith(WARM), f"{where}: print the run as {WARM}...: {command}"

@@ -67,6 +67,19 @@ def _calls(tmp: Path) -> dict[str, tuple[list[str], list[str]]]:
             ],
             ["--out", "--cache"],
         ),  # fmt: skip
+        "search": (
+            [
+                "--vectors",
+                str(tmp / "v.parquet"),
+                "--model",
+                str(MODEL),
+                "--query",
+                "x",
+                "--out",
+                str(tmp / "hits.csv"),
+            ],
+            ["--out"],
+        ),  # fmt: skip
         "warm": (["--", "true"], []),
         "plan": (["--placeholders-ok", "config/paper/medse.yaml"], []),  # writes nothing
     }

@@ -118,7 +118,21 @@ def test_whole_dag(tmp_path: Path, tiny_bert: Path) -> None:
         assert row["diff"] == pytest.approx(row["value"] - spearman.loc[("none", eval_set), "value"])
         assert row["diff_ci_low"] <= row["diff"] <= row["diff_ci_high"]
     notes = (res / "tables/results.md").read_text()
-    assert "Δ vs none" in notes and "Texts evaluated at up to tiny " in notes and "One seed" in notes
+    assert "Δ vs none" in notes and " tokens on tiny (" in notes and "One seed" in notes
+    # what ran, from the runs' records: steps, batch size, the sentences drawn of the set's; each eval set's size
+    ran = re.search(r"What ran: (.*?)\. Untrained", notes)
+    assert ran is not None, notes
+    for method in ("simcse", "medse"):
+        record = json.loads((res / f"models/{method}/tiny/seed0/selection.json").read_text())
+        data, knobs = record["training_data"], record["settings"]
+        assert (
+            f"{method} on tiny: {knobs['steps']} steps of batch {knobs['batch_size']}, "
+            f"drawing {data['rows']:,} of the {data['of_rows']:,} distinct sentences in its training set (notes)"
+        ) in ran.group(1)
+    sizes = {e: json.loads(p.read_text())["ci_method"]["items"] for e in ("sel", "test")
+             for p in [res / f"metrics/none/tiny/seed0/{e}.json"]}  # fmt: skip
+    assert all(f"{e}: {n:,} pairs (" in notes for e, n in sizes.items()), notes
+    assert "Untrained (the model as given): none." in notes and notes.rstrip().splitlines()[-1].count("Spread: ") == 1
     tex = (res / "tables/results.tex").read_text()  # the .tex caption carries results.md's note
     assert "One seed" in tex and "paired-bootstrap interval" in tex
     scored = summary["metric"].isin(["spearman", "pearson"])  # a 95% interval around every score, none for geometry

@@ -3,8 +3,7 @@
 # method needs entities, S_all's size and exact duplicates).
 
 
-from clinsent.evaluation import length as eval_length
-from clinsent.report.captions import RunFacts, captions, has_paper_numbers
+from clinsent.report.captions import captions
 from clinsent.report.run_record import fingerprint, refuse_other_config
 
 
@@ -27,18 +26,7 @@ except InputError as _exc:
 
 
 # what this run does, as every caption and table note states it (clinsent.report.captions)
-RUN_FACTS = RunFacts(
-    seeds=max((len(e.seeds) for e in PLAN.run.methods.values()), default=1),
-    reference=PLAN.reference(),
-    selection={m: e.selection_set for m, e in PLAN.run.methods.items() if e.method.trains},
-    reported=list(PLAN.scored_tasks()),
-    curve_sets=list(dict.fromkeys(n for m in PLAN.run.methods if PLAN.run.methods[m].method.trains for n in PLAN.curve_sets(m))),
-    corpus_stages=(["the notes split into sentences (ScispaCy)", "S_all (the length filter)"] if NOTE_SENTENCES else [])
-    + (["MedCAT NER (T047, T048)", "ontology definitions", "S_ent and S_none"] if NOTE_ENTITIES else [])
-    + [f"sentence corpus {c}" for c in PLAN.run.sentence_corpora],
-    paper_tables={t: has_paper_numbers(e) for t, e in TABLES.items()},
-    eval_length=eval_length.configured(PLAN.run.config),
-)
+RUN_FACTS = PLAN.run_facts()
 CAPTIONS = captions(RUN_FACTS, CONF.report.paper_label)
 
 
@@ -62,8 +50,7 @@ rule report:
         jobs=[{"method": m, "base_model": b, "seed": s} for m, b, s in PLAN.run.trained_jobs()],
         evaluations=[{"method": m, "base_model": b, "seed": s, "eval_set": e} for m, b, s, e in PLAN.evaluations()],
         sentence_corpora=PLAN.run.sentence_corpora,
-        eval_sets={n: {"metrics": list(t.metrics), "headline": t.headline, "not_differenced": list(t.not_differenced)}
-                   for n, t in PLAN.scored_tasks().items()},
+        eval_sets=PLAN.report_eval_sets(),  # each scored set's metrics, headline and file names
         methods=PLAN.scoring_methods(),
         title=CONF.report.title,
         facts=RUN_FACTS.params(),  # the reference row, the selection, the seeds: the table's notes

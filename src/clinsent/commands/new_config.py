@@ -202,7 +202,8 @@ def render(
         "# Keys marked REQUIRED still hold the paper config's placeholder: set each to your copy",
         "# (or rerun new-config with --set KEY=PATH). Then:",
         f"#   .venv/bin/snakemake all --configfile {out} -n        # a dry run names any file still missing",
-        f"#   .venv/bin/snakemake all --configfile {out} --cores 2 --resources gpu=1",
+        f"#   .venv/bin/python -m clinsent warm -- .venv/bin/snakemake all --configfile {out} --cores 2 "
+        "--resources gpu=1",
         f"#   .venv/bin/snakemake all --configfile {out} --profile profiles/slurm",
         _dump({"base": base}),
     ]

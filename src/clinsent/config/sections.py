@@ -546,9 +546,15 @@ class FigureConfig:
 class Progress:
     """progress lines in the rules' logs (not params: changing them reruns nothing)"""
 
-    seconds: float = knob(30, "split and NER: at most one line per this many seconds", exclusiveMinimum=0)
+    seconds: float = knob(15, "split and NER: at most one line per this many seconds", exclusiveMinimum=0)
     train_seconds: float = knob(
-        30, "training: a line after the first step, then at least one per this many seconds (0: none)", minimum=0
+        15, "training: a line after the first step, then at least one per this many seconds (0: none)", minimum=0
+    )
+    heartbeat_seconds: float = knob(
+        15,
+        "every job: when it printed no line for this many seconds, a line saying it is still working "
+        "(clinsent.process.heartbeat; 0: none)",
+        minimum=0,
     )
     train_steps: int = knob(0, "training: also a line every this many steps (0: none)", minimum=0)
 

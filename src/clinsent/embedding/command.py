@@ -16,6 +16,7 @@ from clinsent.config.sections import CorpusEmbeddingEntry
 from clinsent.embedding.corpus import MEMORY, EmbedOptions, embed_corpus
 from clinsent.embedding.sharded import work_folder
 from clinsent.errors import CommandParser, InputError
+from clinsent.process.heartbeat import HEARTBEAT, Heartbeat
 from clinsent.safety.cache import DEFAULT, default_cache
 from clinsent.safety.exclusive import lock_path
 
@@ -102,9 +103,11 @@ def main(argv: list[str]) -> int:
             memory=args.memory,
             cache=args.cache,
         )
-        figures = embed_corpus(
-            args.model, args.input, args.out, options, log=lambda line: print(line, file=sys.stderr)
-        )
+        beat = Heartbeat(lambda line: print(line, file=sys.stderr, flush=True), HEARTBEAT, "embed").start()
+        try:
+            figures = embed_corpus(args.model, args.input, args.out, options, log=beat.said)
+        finally:
+            beat.stop()
     except InputError as exc:
         print(f"embed: {exc}", file=sys.stderr)
         return 2

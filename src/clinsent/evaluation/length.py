@@ -86,6 +86,15 @@ def resolve(spec: int | str, folder: str | Path | None, model_config: Any) -> in
 
 def describe(lengths: Mapping[str, int], spec: int | str) -> str:
     """The table note's words: ``lengths``: base model -> its evaluation length."""
-    how = "the base model's own length" if spec == AUTO else "evaluation.max_length"
-    shown = ", ".join(f"{base} {n}" for base, n in lengths.items())
-    return f"Texts evaluated at up to {shown} tokens ({how}), every row alike."
+    own = spec == AUTO
+    if len(set(lengths.values())) == 1:
+        (n,) = set(lengths.values())
+        bases = "the base model" if len(lengths) == 1 else "every base model"
+        how = f"{bases}'s own length" if own else "evaluation.max_length"
+        names = list(lengths)
+        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+        return f"Texts are evaluated at up to {n} tokens on {who} ({how}), every row alike."
+    each = [f"{n} tokens on {base}" for base, n in lengths.items()]
+    shown = ", ".join(each[:-1]) + f" and {each[-1]}"
+    how = "each base model's own length" if own else "evaluation.max_length, at most each base model's positions"
+    return f"Texts are evaluated at up to {shown} ({how}), every row of a base model alike."

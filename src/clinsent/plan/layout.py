@@ -24,6 +24,7 @@ from clinsent.methods.entries import run_models
 from clinsent.plan.files import RunFiles
 from clinsent.plan.run import NOTES_INPUT, Job, RunView
 from clinsent.plan.view import KindView
+from clinsent.report.captions import RunFacts
 from clinsent.report.kinds.base import PlanView, TableKind
 from clinsent.report.paired import default_reference
 from clinsent.run_ref import split_run
@@ -303,6 +304,43 @@ class Plan:
         """Eval set or fine-tune entry -> the task its rows are scored by."""
         return {n: e.task for n, e in self.run.eval_sets.items()} | {
             f: self.run.eval_sets[e.settings.test].task for f, e in self.run.finetune.items()
+        }
+
+    def run_facts(self) -> RunFacts:
+        """What this run does, as every caption and table note states it (:mod:`clinsent.report.captions`)."""
+        from clinsent.report.captions import has_paper_numbers
+
+        run, methods = self.run, self.run.methods
+        trains = [m for m, e in methods.items() if e.method.trains]
+        stages = (
+            ["the notes split into sentences (ScispaCy)", "S_all (the length filter)"] if run.note_sentences else []
+        )
+        if run.note_entities:
+            stages += ["MedCAT NER (T047, T048)", "ontology definitions", "S_ent and S_none"]
+        return RunFacts(
+            seeds=max((len(e.seeds) for e in methods.values()), default=1),
+            reference=self.reference(),
+            selection={m: methods[m].selection_set for m in trains},
+            reported=list(self.scored_tasks()),
+            curve_sets=list(dict.fromkeys(n for m in trains for n in self.curve_sets(m))),
+            corpus_stages=[*stages, *(f"sentence corpus {c}" for c in run.sentence_corpora)],
+            paper_tables={t: has_paper_numbers(e) for t, e in run.tables.items()},
+            eval_length=eval_length.configured(run.config),
+        )
+
+    def report_eval_sets(self) -> dict[str, dict[str, Any]]:
+        """The report job's view of every scored set: its metrics, headline metric, the metrics
+        it does not difference, and its files' names (the note under the table names them)."""
+        import os
+
+        return {
+            n: {
+                "metrics": list(t.metrics),
+                "headline": t.headline,
+                "not_differenced": list(t.not_differenced),
+                "files": [os.path.basename(str(f)) for f in t.files()],
+            }
+            for n, t in self.scored_tasks().items()
         }
 
     def run_tables(self) -> list[str]:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from clinsent.finetune.config import CROSS_ENCODER
 from clinsent.io.files import atomic_path, write_csv, write_parquet, write_text
+from clinsent.report import what_ran
 from clinsent.report.captions import RunFacts, results_caption
 from clinsent.report.figures import curve_figure
 from clinsent.report.paired import Paired, replicate_rows, with_differences
@@ -43,18 +44,21 @@ def build_report(
     facts: RunFacts | None = None,
 ) -> pd.DataFrame:
     """``evaluations``: (method, base_model, seed, eval_set) of each path of ``metric_paths``;
-    ``eval_sets``: name -> {"metrics": [...], "headline": ..., "not_differenced": [...]} (from its
-    task). A fine-tune entry is an eval set here; its result file holds the test metrics under
-    ``metrics``. Rows of a method without a train job (the cross-encoders) have step 0. ``facts``:
-    what the run did (:mod:`clinsent.report.captions`): the reference row of the paired
-    differences and the notes under the table. The steps: read the runs' records, the metrics
-    and the curves; write the replicates and summary.csv; the results table (csv, tex, md) and
-    the curve figure."""
+    ``eval_sets``: name -> {"metrics": [...], "headline": ..., "not_differenced": [...], "files":
+    [its file names]} (from its task). A fine-tune entry is an eval set here; its result file
+    holds the test metrics under ``metrics``. Rows of a method without a train job (the
+    cross-encoders) have step 0. ``facts``: what the run did (:mod:`clinsent.report.captions`):
+    the reference row of the paired differences and the notes under the table. The steps: read
+    the runs' records, the metrics and the curves; write the replicates and summary.csv; the
+    results table (csv, tex, md, with its notes: how to read it, what ran
+    (:mod:`clinsent.report.what_ran`) and whether its rows can be told apart
+    (:mod:`clinsent.report.spread`)) and the curve figure."""
     if len(metric_paths) != len(evaluations) or len(selection_paths) != len(jobs):
         raise ValueError("report inputs do not match the job grid")
     facts = facts or RunFacts(seeds=len({int(j["seed"]) for j in jobs}) or 1)
     runs = _selections(jobs, selection_paths)
-    records = _records(evaluations, metric_paths, runs)
+    sizes: dict[str, tuple[int, str]] = {}
+    records = _records(evaluations, metric_paths, runs, sizes)
     replicates = replicate_rows(records)
     write_parquet(replicates, outputs["replicates"])
     paired = Paired(replicates)
@@ -69,9 +73,15 @@ def build_report(
     table = results_table(summary, headlines, methods, paired, facts.reference)
     biased = set(facts.selected_on_reported)
     table.columns = [f"{c} †" if c.split(" (")[0] in biased and " Δ vs " not in c else c for c in table.columns]
-    check(*results_cells(summary, headlines), paired=paired_rows(paired, headlines)).log(log, "tables/results")
+    spread = check(*results_cells(summary, headlines), paired=paired_rows(paired, headlines))
+    spread.log(log, "tables/results")
     write_csv(table, outputs["table_csv"])
+    trained = [t for t in runs.trained if t.method in facts.selection]
+    untrained = [m for m in methods if m not in facts.selection]
+    files = {name: list(e.get("files", [])) for name, e in eval_sets.items()}
+    ran = what_ran.note(trained, untrained, files, sizes)
     notes = results_caption(facts, runs.lengths) + ("" if "figure_png" in outputs else f" {NO_CURVES}")
+    notes += f" {ran} {spread.sentence()}"
     write_text(to_latex(table, f"{title.rstrip('.')}. {notes}"), outputs["table_tex"])  # the note as results.md's
     if "figure_png" in outputs:
         with atomic_path(outputs["figure_png"], ".png") as png, atomic_path(outputs["figure_pdf"], ".pdf") as pdf:
@@ -90,6 +100,7 @@ class _Selections:
     step: dict[tuple[str, str, int], int] = field(default_factory=dict)
     selected_on: dict[tuple[str, str, int], str | None] = field(default_factory=dict)
     lengths: dict[str, int] = field(default_factory=dict)
+    trained: list[what_ran.Trained] = field(default_factory=list)  # each run's steps, batch and data drawn
 
 
 def _selections(jobs: list[dict[str, Any]], selection_paths: list[str]) -> _Selections:
@@ -101,11 +112,15 @@ def _selections(jobs: list[dict[str, Any]], selection_paths: list[str]) -> _Sele
         out.selected_on[key] = info.get("selection_set")
         if info.get("eval_max_length"):  # records from before the evaluation length have none
             out.lengths.setdefault(job["base_model"], int(info["eval_max_length"]))
+        out.trained.append(what_ran.Trained.from_record(job["method"], job["base_model"], info))
     return out
 
 
-def _records(evaluations: list[dict[str, Any]], metric_paths: list[str], runs: _Selections) -> list[dict[str, Any]]:
-    """One record per evaluation: the run, the eval set, the selected step and the metrics."""
+def _records(
+    evaluations: list[dict[str, Any]], metric_paths: list[str], runs: _Selections, sizes: dict[str, tuple[int, str]]
+) -> list[dict[str, Any]]:
+    """One record per evaluation: the run, the eval set, the selected step and the metrics;
+    ``sizes`` gets each eval set's item count and unit, as its metric files state them."""
     records = []
     for ev, path in zip(evaluations, metric_paths, strict=True):
         job = {k: ev[k] for k in ("method", "base_model", "seed")}
@@ -113,6 +128,9 @@ def _records(evaluations: list[dict[str, Any]], metric_paths: list[str], runs: _
         some = ev["method"] == CROSS_ENCODER  # pair scores: the STS metrics of embeddings are absent
         if isinstance(metrics.get("metrics"), dict):  # a fine-tune job's result
             metrics = metrics["metrics"]
+        items = (metrics.get("ci_method") or {}).get("items")
+        if isinstance(items, int):
+            sizes.setdefault(ev["eval_set"], (items, str(metrics["ci_method"].get("unit") or "items")))
         step = runs.step.get((job["method"], job["base_model"], job["seed"]), 0)
         records.append({**job, "eval_set": ev["eval_set"], "step": step, "metrics": metrics, "some_metrics": some})
     return records
@@ -211,15 +229,18 @@ def _report_curves(
 def _write_table(
     kind: TableKind, tid: str, table: dict[str, Any], ctx: ReportContext, paper_label: str, out_dir: str
 ) -> None:
-    """One table by its kind, as csv, markdown and LaTeX; its seed spread logged."""
+    """One table by its kind, as csv, markdown and LaTeX; its seed spread logged and written under
+    it (the markdown's last line, the LaTeX caption's last sentence)."""
     df = kind.table(tid, table, ctx)
     caption = kind.caption(table, paper_label)
     spread = kind.spread(tid, table, ctx)
+    below = ""
     if spread is not None:
         spread.log(log, f"tables.{tid}")
+        below = spread.sentence()
     write_csv(df, f"{out_dir}/{tid}.csv")
-    write_text(to_markdown(df, caption), f"{out_dir}/{tid}.md")
-    write_text(to_latex(df, caption), f"{out_dir}/{tid}.tex")
+    write_text(to_markdown(df, caption) + (f"\n{below}\n" if below else ""), f"{out_dir}/{tid}.md")
+    write_text(to_latex(df, f"{caption} {below}".strip()), f"{out_dir}/{tid}.tex")
 
 
 def _write_curves(

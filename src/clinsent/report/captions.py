@@ -69,7 +69,8 @@ def reference_sentence(facts: RunFacts) -> str:
     return (
         f"Δ vs {facts.reference}: each row minus the {facts.reference} row on the same base model, with the "
         f"{CONFIDENCE:.0%} paired-bootstrap interval on the same resamples of the items; * where the interval "
-        "excludes 0, untested where it cannot be computed."
+        "excludes 0, untested where it cannot be computed. Δ is taken before rounding (as summary.csv's diff), "
+        "so it can differ by 0.001 from the difference of the two cells as shown."
     )
 
 

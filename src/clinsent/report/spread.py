@@ -16,7 +16,8 @@ row's per-seed values:
   no spread, so the items alone decide); without replicates the gap alone counts.
 
 The report jobs log one line per table (``spread: tables.<id>: ...``): the rows told apart by
-the widest gap, or what is wrong. Only config labels, column names and numbers are written,
+the widest gap, or what is wrong; the same finding is the last note under the table
+(:meth:`Spread.sentence`). Only config labels, column names and numbers are written,
 never a data row. The paper demos' tests require every main table to pass.
 """
 
@@ -79,6 +80,17 @@ class Spread:
         if self.ok:
             return f"spread: {where}: rows told apart; {gap}"
         return f"spread: {where}: {'; '.join(self.problems)}; {gap}"
+
+    def sentence(self) -> str:
+        """The check's finding as the table's last note (under the table it speaks about)."""
+        if self.widest is None:
+            return "Spread: no two rows to compare."
+        column, a, b, diff, sd = self.widest
+        spread = f"seed std {sd:.3f}" if self.seeds > 1 else "one seed, so no seed spread"
+        gap = f"the widest gap is {diff:.3f}, in `{column}`, between {a} and {b} ({spread})"
+        if self.ok:
+            return f"Spread: the rows are told apart; {gap}."
+        return f"Spread: {'; '.join(self.problems)}: these rows may differ by noise alone; {gap}."
 
     def log(self, logger: logging.Logger, where: str) -> None:
         """The line at INFO when the table passes, at WARNING when it does not."""

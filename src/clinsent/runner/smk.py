@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 from clinsent.errors import redact_urls
+from clinsent.process.heartbeat import Heartbeat
 from clinsent.repository import SNAKEFILE
 from clinsent.safety import guard
 from clinsent.safety.exclusive import writing_lock
@@ -55,7 +56,7 @@ def _ours_or_errors(record: logging.LogRecord) -> bool:
     return record.name.startswith("clinsent") or record.levelno >= logging.ERROR
 
 
-_OUTPUTS = ExitStack()  # this job's outputs' one-writer locks, held while it runs
+_OUTPUTS = ExitStack()  # this job's outputs' one-writer locks, held while it runs; its heartbeat
 
 
 def hold_outputs(smk: Any) -> None:
@@ -68,7 +69,8 @@ def hold_outputs(smk: Any) -> None:
 
 
 def release_outputs() -> None:
-    """Let go of the job's output locks (their lock files removed): the job has ended."""
+    """Let go of the job's output locks (their lock files removed) and stop its heartbeat: the
+    job has ended."""
     _OUTPUTS.close()
 
 
@@ -77,7 +79,8 @@ def setup_logging(smk: Any) -> logging.Logger:
     reads (its inputs, never written over: :mod:`clinsent.safety.guard`); make the note-text folder
     the job writes into owner-only (:mod:`clinsent.phi`); hold the job's outputs' and logs'
     one-writer locks (:func:`hold_outputs`); send every log record (and warning) to the rule's
-    ``log[0]`` and the package's own lines and any error to the console too; import the config's
+    ``log[0]`` and the package's own lines and any error to the console too, with a line at least
+    every ``progress.heartbeat_seconds`` (:mod:`clinsent.process.heartbeat`); import the config's
     ``plugins`` (methods and tasks registered outside the package)."""
     from clinsent.config.sections import RunConfig
     from clinsent.phi import protect_job
@@ -102,6 +105,10 @@ def setup_logging(smk: Any) -> logging.Logger:
     logging.basicConfig(level=logging.INFO, format=fmt, handlers=[console], force=True)
     logging.captureWarnings(True)
     logger = logging.getLogger(f"clinsent.{smk.rule}")
+    _OUTPUTS.close()  # a job set up again in one process (tests): the last one's heartbeat stops
+    heartbeat = Heartbeat(logger.info, config.progress.heartbeat_seconds, smk.rule)
+    console.addFilter(heartbeat)  # last: only the lines the console shows count
+    _OUTPUTS.callback(heartbeat.stop)
 
     def _log_uncaught(exc_type: Any, exc: BaseException, tb: Any) -> None:
         from clinsent.errors import InputError, OutputError
@@ -123,6 +130,7 @@ def setup_logging(smk: Any) -> logging.Logger:
     # final teardown can abort a job that has done its work (SIGABRT, "terminate called without an
     # active exception"; apache/arrow#34314, seen once in corpus_stats)
     atexit.register(gc.collect)
+    heartbeat.start()
     return logger
 
 

@@ -284,19 +284,28 @@ def serve(path: Path, preload: Sequence[str] = PRELOAD) -> None:
 
 
 @contextlib.contextmanager
-def server(preload: Sequence[str] = PRELOAD, timeout_s: float = READY_TIMEOUT_S) -> Iterator[Path]:
-    """A server in a subprocess for the ``with`` block; yields its socket once it accepts jobs."""
+def server(
+    preload: Sequence[str] = PRELOAD, timeout_s: float = READY_TIMEOUT_S, say: Any = None, every: float = 10.0
+) -> Iterator[Path]:
+    """A server in a subprocess for the ``with`` block; yields its socket once it accepts jobs.
+    ``say``: where a line goes every ``every`` seconds while it imports, and once it is ready."""
     folder = Path(tempfile.mkdtemp(prefix="clinsent-warm-"))  # owner-only; short (socket paths: 107 bytes)
     path = folder / "socket"
     proc = subprocess.Popen(
         [sys.executable, "-m", "clinsent", "warm", "--preload", ",".join(preload), "--serve", str(path)]
     )
     try:
-        deadline = time.monotonic() + timeout_s
+        started = time.monotonic()
+        deadline, next_line = started + timeout_s, started + every
         while not path.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"the warm interpreter did not start (exit status {proc.poll()})")
+            if say is not None and time.monotonic() >= next_line:
+                say(f"warm: still importing ({time.monotonic() - started:.0f} s)")
+                next_line += every
             time.sleep(0.1)
+        if say is not None:
+            say(f"warm: ready in {time.monotonic() - started:.0f} s; every job of the command starts from it")
         yield path
     finally:
         proc.terminate()
@@ -329,5 +338,8 @@ def main(argv: list[str]) -> int:
     if shutil.which(command[0]) is None:
         print(f"warm: {command[0]}: no such command. Fix: give the command to run after --", file=sys.stderr)
         return 2
-    with server(preload) as path:
+    say = lambda line: print(line, flush=True)  # noqa: E731
+    heavy = ", ".join(name.split(".")[0] for name in preload[:3])
+    say(f"warm: importing {heavy} and {len(preload) - 3} more once (10 to 25 s on two cores), then {command[0]}")
+    with server(preload, say=say) as path:
         return subprocess.call(command, env={**os.environ, ENV: str(path)})

@@ -1,0 +1,92 @@
+"""The nearest rows of an embedded corpus to a query, by inner product (:func:`nearest`).
+
+An embedded corpus (the ``embed`` command's output, or a ``corpus_embeddings`` one) holds unit
+vectors when its model ends in ``Normalize`` (every model this pipeline saves): inner product is
+then cosine. The search is exact and streams the file a row group at a time, so memory stays at
+one group's vectors whatever the corpus's size; each query's best ``top`` are kept as it goes.
+
+**Why no index library.** An exact scan costs rows x dimensions multiply-adds per query: MIMIC-III's
+2 million discharge-summary notes at 384 dimensions are 0.8 GFLOP a query, about a second on
+two cores with the file read once per batch of queries, and it needs nothing beyond numpy and
+pyarrow. An approximate index (FAISS, hnswlib) answers in milliseconds but adds a compiled
+dependency, a build step kept in step with the vectors, and a recall below 1 that a paper's
+retrieval numbers would have to state. Batch the queries (``--query`` many times, or a file)
+before reaching for one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from clinsent.config.declare import knob
+from clinsent.errors import InputError
+
+ROWS = 65_536  # rows scored at a time
+OUTPUT = "give the embed command's --out (or a corpus_embeddings output)"
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """The search command's settings, declared once (its flags take their types and bounds)."""
+
+    top: int = knob(10, "rows per query", minimum=1)
+    batch_size: int = knob(64, "queries embedded at a time", minimum=1)
+
+
+@dataclass(frozen=True)
+class Hit:
+    query: int  # the query's number, from 0
+    rank: int  # from 1
+    id: Any  # the row's id, as the vectors file holds it
+    score: float  # inner product (cosine for unit vectors)
+
+
+def _batches(path: Path, width: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(ids, vectors) of the file, ``ROWS`` at a time, after checking its columns."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise InputError(
+            path, f"cannot be read as parquet ({type(exc).__name__})", "give the embed command's output"
+        ) from None
+    vector = schema.field("vector").type if "vector" in schema.names else None
+    if "id" not in schema.names or not isinstance(vector, pa.FixedSizeListType):
+        raise InputError(
+            path, "has no `id` and `vector` (a fixed-size list) columns", "give the embed command's output"
+        )
+    if vector.list_size != width:
+        raise InputError(
+            path,
+            f"holds {vector.list_size}-dimensional vectors and the query's are {width}-dimensional",
+            "search with the model that embedded the corpus",
+        )
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=ROWS, columns=["id", "vector"]):
+        vectors = batch.column("vector").flatten().to_numpy(zero_copy_only=False).reshape(-1, width)
+        yield batch.column("id").to_numpy(zero_copy_only=False), vectors.astype(np.float32, copy=False)
+
+
+def nearest(path: Path, queries: np.ndarray, top: int = 10) -> list[Hit]:
+    """Each query's ``top`` rows of the vectors file at ``path`` by inner product, best first
+    (ties: the earlier row first), as :class:`Hit` rows, query by query."""
+    queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+    best_scores = np.full((len(queries), 0), -np.inf, dtype=np.float32)
+    best_ids = np.empty((len(queries), 0), dtype=object)
+    for ids, vectors in _batches(Path(path), queries.shape[1]):
+        scores = np.concatenate([best_scores, queries @ vectors.T], axis=1)
+        pool = np.concatenate([best_ids, np.broadcast_to(ids.astype(object), (len(queries), len(ids)))], axis=1)
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :top]  # stable: the earlier row wins a tie
+        best_scores = np.take_along_axis(scores, order, axis=1)
+        best_ids = np.take_along_axis(pool, order, axis=1)
+    return [
+        Hit(q, r + 1, best_ids[q, r].item() if hasattr(best_ids[q, r], "item") else best_ids[q, r], float(s))
+        for q in range(len(queries))
+        for r, s in enumerate(best_scores[q])
+    ]
