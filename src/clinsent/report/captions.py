@@ -172,10 +172,18 @@ def paper_table_caption(facts: RunFacts, label: str) -> str:
     return " ".join(parts)
 
 
+# what only the run knows, written under the table in results.md (the report's captions are the plan's)
+RESULTS_MD = (
+    "The notes under the table in tables/results.md also say what ran, from the runs' records (each trained "
+    "row's steps, batch size and the sentences its training drew; each eval set's size and file), and whether "
+    "the rows can be told apart (the spread check)."
+)
+
+
 def captions(facts: RunFacts, paper_label: str = "paper") -> dict[str, str]:
     """Every caption of the report, by the name its ``.rst`` file prints."""
     return {
-        "results": results_caption(facts),
+        "results": results_caption(facts) + " " + RESULTS_MD,
         "summary": summary_caption(facts),
         "curves": curves_caption(facts),
         "corpus": corpus_caption(facts),
