@@ -35,7 +35,6 @@ class SearchOptions:
     """The search command's settings, declared once (its flags take their types and bounds)."""
 
     top: int = knob(10, "rows per query", minimum=1)
-    batch_size: int = knob(64, "queries embedded at a time", minimum=1)
 
 
 @dataclass(frozen=True)
