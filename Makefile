@@ -20,9 +20,9 @@ $(BIN)/python:
 # torch pulled in by another package would fetch several GB of CUDA wheels.
 # Each step says what it installs and how far the install is (pip itself stays quiet).
 $(VENV)/.installed: $(BIN)/python requirements.lock requirements-nodeps.txt pyproject.toml
-	@echo "install [1/4]: torch 2.13.0, the CPU wheel (about 200 MB; a minute or two)"
+	@echo "install [1/4]: torch 2.13.0, the CPU wheel (192 MB)"
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	@echo "install [2/4]: the $$(grep -c '==' requirements.lock) pinned packages of requirements.lock (transformers, sentence-transformers, snakemake, MedCAT, ...; a few minutes)"
+	@echo "install [2/4]: the $$(grep -c '==' requirements.lock) pinned packages of requirements.lock (transformers, sentence-transformers, snakemake, MedCAT, ...)"
 	$(BIN)/python -m pip install --quiet -r requirements.lock
 	@echo "install [3/4]: scispacy 0.6.2 without its pins (requirements-nodeps.txt: it declares numpy<2; README)"
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-nodeps.txt

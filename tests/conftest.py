@@ -36,11 +36,19 @@ def warm_interpreter(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def guarded_writer_reset() -> Iterator[None]:
-    """What a test declares to the guarded writer (a job's outputs and inputs) ends with the test."""
+    """What a test declares to the guarded writer (a job's outputs and inputs) ends with the test,
+    and so does a job's set-up of logging (:func:`clinsent.runner.smk.setup_logging`): its heartbeat
+    and locks, and warnings captured into logging (left on, the next test's set-up would find it
+    on while pytest has put its own recorder back, and its warnings would never reach the log)."""
+    import logging
+
+    from clinsent.runner.smk import release_outputs
     from clinsent.safety import guard
 
     yield
     guard.reset()
+    release_outputs()
+    logging.captureWarnings(False)
 
 
 @pytest.fixture

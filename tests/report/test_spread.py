@@ -31,6 +31,9 @@ def test_rows_apart_by_more_than_their_std_pass() -> None:
     assert (column, a, b) == ("col", "a", "b") and diff == pytest.approx(0.10)
     assert sd == pytest.approx(np.std([0.58, 0.62], ddof=1))
     assert "rows told apart" in spread.line("tables.t") and "'a' vs 'b'" in spread.line("tables.t")
+    assert spread.sentence() == (
+        "Spread: the rows are told apart; the widest gap is 0.100, in `col`, between a and b (seed std 0.028)."
+    )
 
 
 def test_rows_within_the_seed_spread_fail() -> None:
@@ -128,6 +131,11 @@ def test_the_paper_report_logs_one_spread_line_per_runs_table(tmp_path, caplog) 
     assert lines[0].startswith("spread: tables.good: rows told apart")
     assert lines[1].startswith("spread: tables.flat: no two rows differ") and len(lines) == 2
     assert [r.levelname for r in caplog.records if r.getMessage().startswith("spread:")] == ["INFO", "WARNING"]
+    # the same finding, under the table it speaks about (markdown's last line, the LaTeX caption's end)
+    good, flat = ((tmp_path / "t" / f"{t}.md").read_text().rstrip().splitlines()[-1] for t in ("good", "flat"))
+    assert good.startswith("Spread: the rows are told apart; the widest gap is")
+    assert flat.startswith("Spread: no two rows differ") and "may differ by noise alone" in flat
+    assert "Spread: no two rows differ" in (tmp_path / "t" / "flat.tex").read_text()
 
 
 def test_a_spread_line_warns_only_when_its_table_fails(caplog) -> None:

@@ -340,6 +340,6 @@ def main(argv: list[str]) -> int:
         return 2
     say = lambda line: print(line, flush=True)  # noqa: E731
     heavy = ", ".join(name.split(".")[0] for name in preload[:3])
-    say(f"warm: importing {heavy} and {len(preload) - 3} more once (10 to 25 s on two cores), then {command[0]}")
+    say(f"warm: importing {heavy} and {len(preload) - 3} more once (a line every 10 s until ready), then {command[0]}")
     with server(preload, say=say) as path:
         return subprocess.call(command, env={**os.environ, ENV: str(path)})
