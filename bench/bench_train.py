@@ -452,6 +452,7 @@ def run_proxies(
         rows = {}
         for m in methods:
             ours = Ours(str(tiny), m, batch, length, steps, "demo")
+            ours.loop.loss.use_static_shapes(True)  # the batches a captured (CUDA) run makes
 
             def ops(m: str = m) -> int:
                 counted = Ours(str(deep), m, 16, length, 4, "demo")

@@ -8,12 +8,14 @@ BERT, batch 64, length 128, the demo corpus's real lengths:
   tokenizing, the random draws, span masks, packing, page-locked buffers), median over the run;
 - ``lock``: the throughput a pure-Python thread loses while another thread prepares one batch
   every 10 ms (the pace of a GPU step) for at least 2 s, against the same thread beside one that
-  only sleeps on the same clock, rounds interleaved (median): the share of the interpreter lock
-  the preparation holds; beside it, the share of the batches due that were made in time (a
-  preparation that cannot keep the pace holds the lock less often than asked, and starves a GPU);
+  only sleeps on the same clock, nine rounds interleaved (their summed counts): the share of the
+  interpreter lock the preparation holds; beside it, the share of the batches due that were made
+  in time (a preparation that cannot keep the pace holds the lock less often than asked, and
+  starves a GPU);
 - ``copies``: tokenizer copies made while the trainer's loop runs (``copy.deepcopy`` of a
   tokenizer, counted);
-- ``shapes``: distinct step signatures (every input tensor's shape) over the run's batches,
+- ``shapes``: distinct step signatures (every input tensor's shape) over the run's batches, made as a
+  captured (CUDA) run makes them (static shapes: MED-SE's entity slots, MLM's masked slots),
   beside the number of length buckets;
 - ``ops``: operators one step dispatches (:class:`clinsent.train.syncs.SyncCounter`), on BERT-base's
   depth (12 layers) at the tiny width, which dispatches what BERT-base dispatches; and each
@@ -39,7 +41,10 @@ import torch
 
 PACE = 0.010  # one batch every 10 ms: the step's pace on a GPU
 WINDOW = 2.0  # seconds a counting round lasts
-ROUNDS = 3  # interleaved rounds with and without the preparing thread
+# interleaved rounds with and without the preparing thread: one round's figure moves by 5 to 9
+# points with nothing prepared at all (2026-11-29, this machine), so the share is taken over the
+# rounds' summed counts, nine of them (about 36 s a method)
+ROUNDS = 9
 
 
 def thread_ms(prepare: Callable[[int], Any], steps: range) -> float:
@@ -78,9 +83,10 @@ def _paced(work: Callable[[int], Any] | None, stop: threading.Event, done: list[
 def lock_share(prepare: Callable[[int], Any], steps: int) -> tuple[float, float]:
     """(the share (0..1) of a pure-Python thread's throughput lost to a thread preparing one
     batch every :data:`PACE` seconds, the share of the batches due in the window that were ready
-    in it), medians over :data:`ROUNDS` interleaved rounds (see the module). A preparation that
+    in it) over :data:`ROUNDS` interleaved rounds (see the module): the first from the rounds'
+    summed counts, the second their median. A preparation that
     cannot keep the pace holds the lock less often than asked: the second figure says so."""
-    losses, kept = [], []
+    totals, kept = [0, 0], []
     for _ in range(ROUNDS):
         counts = []
         for work in (None, lambda k: prepare(1 + k % steps)):
@@ -93,9 +99,9 @@ def lock_share(prepare: Callable[[int], Any], steps: int) -> tuple[float, float]
             end = time.perf_counter()
             stop.set()
             thread.join()
-        losses.append(1.0 - counts[1] / counts[0])
+        totals = [totals[0] + counts[0], totals[1] + counts[1]]
         kept.append(min(1.0, sum(start <= t <= end for t in done) / ((end - start) / PACE)))
-    return max(0.0, statistics.median(losses)), statistics.median(kept)
+    return max(0.0, 1.0 - totals[1] / totals[0]), statistics.median(kept)
 
 
 class CopyCount:

@@ -331,20 +331,20 @@ def _captured_run(
         length_buckets=2, **knobs,
     )  # fmt: skip
     loop = MethodLoop(method, encoder, seed=0, data=data, log=lambda _: None)
-    loop.loss.static_shapes = True  # the eager run's shapes as the captured run's (MED-SE's entity slots)
+    loop.loss.use_static_shapes(True)  # the eager run's shapes as the captured run's (MED-SE's entity slots)
     losses = [float(loop.advance(step, loop.prepare(data, step))["loss"]) for step in range(1, 11)]
     return losses, [p.detach().float().cpu().clone() for p in loop.params], loop, data
 
 
 @pytest.mark.usefixtures("tf32_off")
-@pytest.mark.parametrize("objective", ["simcse", "medse", "sup_simcse"])
+@pytest.mark.parametrize("objective", ["simcse", "medse", "sup_simcse", "mlm"])
 def test_a_captured_run_ends_where_the_eager_run_ends(tiny_bert: Path, tmp_path: Path, objective: str) -> None:
     """The whole step captured once per shape (``graphs: true``: forward, loss, backward, clipping,
-    capturable fused AdamW; MED-SE's definition encoder on its side stream) and replayed: ten steps
-    of float32 with dropout off give the eager run's losses and parameters within :data:`FP32`,
-    with one capture per shape seen twice."""
+    capturable fused AdamW; MED-SE's definition encoder on its side stream; MLM's masked positions
+    in their fixed slots) and replayed: ten steps of float32 with dropout off give the eager run's
+    losses and parameters within :data:`FP32`, with one capture per shape seen twice."""
     knobs: dict[str, Any] = {"dropout": False}
-    if objective != "sup_simcse":
+    if objective in ("simcse", "medse"):
         knobs["augmentation"] = "token_cutoff"  # two views without dropout
     want, want_params, _, _ = _captured_run(tiny_bert, tmp_path / "eager", objective, False, **knobs)
     got, got_params, loop, _ = _captured_run(tiny_bert, tmp_path / "captured", objective, True, **knobs)

@@ -26,7 +26,7 @@ def _loop(
     return MethodLoop(method, encoder, seed=0, data=data, capture=capture, log=log)
 
 
-@pytest.mark.parametrize("objective", ["simcse", "medse"])
+@pytest.mark.parametrize("objective", ["simcse", "medse", "mlm"])
 def test_a_captured_run_ends_where_the_eager_run_ends(tiny_bert: Path, tmp_path: Path, objective: str) -> None:
     data = token_plan(tmp_path, tiny_bert, steps=10, batch=8, max_length=32, entities=objective == "medse")
     lines: list[str] = []
@@ -34,7 +34,7 @@ def test_a_captured_run_ends_where_the_eager_run_ends(tiny_bert: Path, tmp_path:
     runs = {}
     for name, capture in (("eager", None), ("captured", recording)):
         loop = _loop(tiny_bert, objective, data, capture, lines.append, graphs=True, length_buckets=2)
-        loop.loss.static_shapes = True  # the eager run's shapes as a captured run's (MED-SE's entity slots)
+        loop.loss.use_static_shapes(True)  # the eager run's shapes as a captured run's (MED-SE's entity slots)
         losses = [float(loop.step(loop.prepare(data, step))["loss"]) for step in range(1, 11)]
         runs[name] = (losses, [p.detach().clone() for p in loop.params], loop)
     (want, want_params, eager), (got, got_params, captured) = runs["eager"], runs["captured"]

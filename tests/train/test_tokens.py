@@ -24,6 +24,7 @@ from clinsent.data.buckets import Buckets, aligned, choose
 from clinsent.data.encode import TextEncoder, entity_spans
 from clinsent.data.tokens import read_tables, write_tables
 from clinsent.losses.medse import span_token_mask
+from clinsent.losses.mlm import masked_slots
 from clinsent.methods import METHODS
 
 from testkit.losses import method_and_encoder, no_dropout, objective_rows, take_grads, trainable_params
@@ -243,7 +244,7 @@ def test_medse_static_entity_slots_give_the_kept_entities_loss(tiny_bert: Path, 
     rows = loss.rows_of(objective_rows("medse"))
     out = []
     for static in (False, True):
-        loss.static_shapes = static
+        loss.use_static_shapes(static)
         batch = loss.assemble(rows, torch.Generator().manual_seed(2))
         assert len(batch["entity_rows"]) == (13 if static else int(batch["entity_keep"].sum()))
         with coordinate_dropout():
@@ -273,3 +274,65 @@ def test_medse_entity_slots_wider_than_a_short_batch(tiny_bert: Path) -> None:
         out.append((batch["span_index"].shape[1], loss.embed(batch).vectors["h_ent"]))
     (narrow, want), (wide, got) = out
     assert narrow < wide == 32 and float((want - got).abs().max()) <= TOLERANCE
+
+
+@pytest.mark.parametrize("objective", ["mlm", "note_category"])
+def test_mlm_static_masked_slots_give_the_exact_positions_loss(tiny_bert: Path, objective: str) -> None:
+    """Room for a fixed count of masked positions (a captured step's static shapes: the padding
+    positions' label -100) gives the loss and gradients of the masked positions alone; the slots
+    depend on the batch's width, not on how many positions its draws masked."""
+    method, encoder = method_and_encoder(tiny_bert, objective, max_length=128)
+    loss = method.build_loss(encoder)
+    loss.bind(SimpleNamespace(classes=["a", "b", "c"]))
+    encoder.model.train()
+    loss.train()
+    params = trainable_params(loss, encoder)
+    rows = loss.rows_of(objective_rows(objective, 13))
+    out = []
+    for static in (False, True):
+        loss.use_static_shapes(static)
+        batch = loss.assemble(rows, torch.Generator().manual_seed(4))
+        masked = int((batch["labels"] != -100).sum())
+        assert float(batch["mlm_total"]) == masked > 0
+        slots = len(batch["mlm_chosen"])
+        assert slots == (masked_slots(batch["labels"].numel(), 0.15) if static else masked) and slots >= masked
+        assert int((batch["mlm_targets"] != -100).sum()) == masked
+        with coordinate_dropout():
+            parts = loss(batch)
+            torch.stack(list(parts.values())).sum().backward()
+        out.append(({k: v.detach() for k, v in parts.items()}, take_grads(params)))
+    (want, want_grads), (got, got_grads) = out
+    assert len(out) == 2 and slots > masked  # the static batch's room exceeds its draws
+    for k in want:
+        assert float((want[k] - got[k]).abs().max()) <= TOLERANCE * max(1.0, float(want[k].abs().max())), k
+    assert sum(bool(g.abs().sum()) for g in want_grads.values()) > 10
+    for name, a in want_grads.items():
+        assert float((a - got_grads[name]).abs().max()) <= TOLERANCE * max(1.0, float(a.abs().max())), name
+
+
+@pytest.mark.parametrize(("positions", "probability"), [(64 * 32, 0.15), (64 * 128, 0.15), (8 * 512, 0.3), (40, 0.15)])
+def test_mlm_masked_slots_hold_the_binomial_count_but_once_in_a_billion(positions: int, probability: float) -> None:
+    from scipy.stats import binom
+
+    slots = masked_slots(positions, probability)
+    assert slots == positions or slots % 64 == 0
+    assert binom.sf(slots, positions, probability) <= 1e-9  # more masked positions than slots
+    assert slots <= positions * probability + 7 * (positions * probability) ** 0.5 + 64  # not far above the bound
+
+
+def test_medse_span_positions_are_each_entitys_tokens_in_order(tiny_bert: Path) -> None:
+    """Each kept slot's positions are its span's tokens, start to end, then masked zeros (counted
+    from the span's start, not sorted out of a mask); a placeholder slot holds position 0 alone."""
+    method, encoder = method_and_encoder(tiny_bert, "medse")
+    loss = method.build_loss(encoder)
+    loss.use_static_shapes(True)
+    rows = loss.rows_of(objective_rows("medse"))
+    batch = loss.assemble(rows, torch.Generator().manual_seed(0))
+    keep = batch["entity_keep"]
+    assert bool(keep.any()) and not bool(keep.all())  # both kinds of slot
+    for slot, row in enumerate(batch["entity_rows"].tolist()):
+        index, valid = batch["span_index"][slot], batch["span_valid"][slot]
+        start, end = int(rows.values["span_start"][row]), int(rows.values["span_end"][row])
+        want = list(range(start, end)) if bool(keep[slot]) else [0]
+        assert index[valid].tolist() == want and int(batch["span_lengths"][slot]) == len(want)
+        assert not bool(index[~valid].any())

@@ -66,8 +66,9 @@ class MethodLoss(nn.Module):
     # whether a step of this loss can be captured as a CUDA graph (clinsent.train.graphs): its
     # forward reads no host value that changes from batch to batch (a count, a list)
     capturable = False
-    # set by the trainer when the steps are captured: every batch of a shape the same shapes
-    # throughout (e.g. MED-SE: an entity slot for every row, the kept ones masked)
+    # set by the trainer when the steps are captured (use_static_shapes): every batch of a shape
+    # the same shapes throughout (MED-SE: an entity slot for every row, the kept ones masked;
+    # MLM: room for a fixed count of masked positions)
     static_shapes = False
     pad_multiple: int | None = None  # without buckets, widths rounded up to a multiple of this (compile)
     # the width groups of a loss's batches (columns padded together share one: SimCSE's two views,
@@ -89,6 +90,13 @@ class MethodLoss(nn.Module):
         for module in self.modules():
             if isinstance(module, MethodLoss):
                 module.buckets = dict(buckets)
+
+    def use_static_shapes(self, static: bool) -> None:
+        """Every batch of a shape the same shapes throughout (a captured step), in this loss and the
+        losses it holds (note category's MLM loss)."""
+        for module in self.modules():
+            if isinstance(module, MethodLoss):
+                module.static_shapes = static
 
     def width(self, group: str, longest: int) -> int:
         """The padded width of a batch of ``group`` whose longest row has ``longest`` tokens: its

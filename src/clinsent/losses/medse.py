@@ -242,17 +242,10 @@ class MedSELoss(SimCSELoss):
         batch["entity_keep"] = torch.from_numpy(kept)
         if m == 0:  # no entity to learn from in this batch: eq. 2 is 0
             return batch
-        mask = self._span_mask(rows, first, generator)[slots]
-        mask[~kept, 0] = True  # a placeholder slot: one position, left out of eq. 2 by the mask
-        counts = mask.sum(axis=1)
-        width = self.width("span", int(counts.max()))
-        order = np.argsort(~mask, axis=1, kind="stable")  # each slot's positions first
-        if order.shape[1] < width:  # the run's span width beyond this batch's sentences: masked columns
-            order = np.pad(order, ((0, 0), (0, width - order.shape[1])))
-        order = order[:, :width]
-        batch["span_index"] = torch.from_numpy(order.astype(np.int64))
-        batch["span_valid"] = torch.from_numpy(np.arange(width)[None, :] < counts[:, None])
-        batch["span_lengths"] = torch.from_numpy(counts.astype(np.int64))  # on the host (the bilstm packs by them)
+        order, counts = self._span_positions(rows, first, generator, slots, kept)
+        batch["span_index"] = torch.from_numpy(order)
+        batch["span_valid"] = torch.from_numpy(np.arange(order.shape[1])[None, :] < counts[:, None])
+        batch["span_lengths"] = torch.from_numpy(counts)  # on the host (the bilstm packs by them)
         table, defs = rows.tables["definition"], rows.index["definition"][slots]
         defs = np.where(kept, defs, defs[kept][0])  # a placeholder's: a real one (left out by the mask)
         if self.definition_trainable:
@@ -267,6 +260,29 @@ class MedSELoss(SimCSELoss):
             pairing[np.nonzero(kept)[0]] = np.nonzero(kept)[0][derangement(int(kept.sum()), generator).numpy()]
             batch["pairing"] = torch.from_numpy(pairing)
         return batch
+
+    def _span_positions(
+        self, rows: StepRows, attention: np.ndarray, generator: torch.Generator, slots: np.ndarray, kept: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(int64 [slots, span width]: each slot's token positions first, in order, then 0; int64
+        [slots]: how many). A placeholder slot (no kept entity) has one position, 0, which the
+        mask leaves out of eq. 2. The entity's own span is contiguous: its positions are counted
+        from its start (few small arrays, each a short hold of the interpreter lock); Table 5's
+        controls are sorted out of their masks over the sentence's width."""
+        if self.perturbation in ("random_tokens", "sentence_pooling"):
+            mask = self._span_mask(rows, attention, generator)[slots]
+            mask[~kept, 0] = True
+            counts = mask.sum(axis=1).astype(np.int64)
+            width = self.width("span", int(counts.max()))
+            order = np.argsort(~mask, axis=1, kind="stable")[:, :width]  # each slot's positions first
+            positions = np.arange(width)
+            if order.shape[1] < width:  # the run's span width beyond this batch's sentences: masked columns
+                order = np.pad(order, ((0, 0), (0, width - order.shape[1])))
+            return np.where(positions < counts[:, None], order, 0).astype(np.int64), counts
+        start = np.where(kept, rows.values["span_start"][slots], 0).astype(np.int64)
+        counts = np.where(kept, rows.values["span_end"][slots] - start, 1).astype(np.int64)
+        positions = np.arange(self.width("span", int(counts.max())))
+        return np.where(positions < counts[:, None], start[:, None] + positions, 0), counts
 
     def _span_mask(self, rows: StepRows, attention: np.ndarray, generator: torch.Generator) -> np.ndarray:
         """Bool [n, width]: each row's entity tokens, or Table 5's control of them."""

@@ -17,6 +17,7 @@ continued-MLM, DeCLUTR and note-category methods.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,43 +138,75 @@ class MaskedLM(nn.Module):
         self.head = heads[0] if len(heads) == 1 else None
 
     def forward(
-        self, features: dict[str, torch.Tensor], labels: torch.Tensor, chosen: torch.Tensor | None = None
+        self,
+        features: dict[str, torch.Tensor],
+        labels: torch.Tensor,
+        chosen: torch.Tensor | None = None,
+        targets: torch.Tensor | None = None,
+        total: torch.Tensor | float | None = None,
     ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
-        """(MLM loss, hidden states of every layer) of one pass over ``features``; the loss is 0
-        when no position is masked (a short batch), not NaN. ``chosen``: the flat indices of the
-        masked positions (:func:`masked_positions`, on the host when the batch is prepared, so
-        the step never asks the device which positions they are); found here when not given."""
+        """(MLM loss, hidden states of every layer) of one pass over ``features``.
+
+        The loss is the cross-entropy summed over the masked positions, divided by ``total`` (the
+        masked positions of the whole batch; default: those of ``labels``): the mean over the
+        masked positions, as transformers' ``*ForMaskedLM`` computes it, for a whole batch; a
+        chunk's share of it for a chunk. It is 0 when nothing is masked (a short batch), not NaN.
+        ``chosen`` / ``targets``: the flat indices of the positions the head predicts and their
+        labels (:func:`chosen_positions`, on the host when the batch is prepared, so the step never
+        asks the device which positions they are; padded with label -100 to a fixed count for a
+        captured step); found here when not given."""
         device = self.encoder.device
-        if chosen is None:
-            chosen = masked_positions(labels)
+        if chosen is None or targets is None:
+            chosen, targets = chosen_positions(labels)
+        if total is None:
+            total = float((labels != -100).sum())
         inputs = {
             k: v.to(device, non_blocking=True)
             for k, v in features.items()
             if k in ("input_ids", "attention_mask", "token_type_ids")
         }
-        labels = labels.to(device, non_blocking=True)
         if self.head is None:
             with autocast(device, self.encoder.precision):
-                out = self.model(
-                    **model_inputs(self.model, inputs), labels=labels, output_hidden_states=True, return_dict=True
-                )
-            loss = out.loss.float() if len(chosen) else out.logits.float().sum() * 0.0
-            return loss, tuple(out.hidden_states)
-        index = chosen.to(device, non_blocking=True)
-        with autocast(device, self.encoder.precision):
-            hs = self.encoder.model(
-                **model_inputs(self.encoder.model, inputs), output_hidden_states=True, return_dict=True
-            ).hidden_states
-            logits = self.head(hs[-1].flatten(0, 1).index_select(0, index))
-        if not len(chosen):
-            return logits.float().sum() * 0.0, tuple(hs)
-        return torch.nn.functional.cross_entropy(logits.float(), labels.flatten().index_select(0, index)), tuple(hs)
+                out = self.model(**model_inputs(self.model, inputs), output_hidden_states=True, return_dict=True)
+            logits, wanted = out.logits.flatten(0, 1), labels.flatten().to(device, non_blocking=True)
+            hs = tuple(out.hidden_states)
+        else:
+            with autocast(device, self.encoder.precision):
+                hs = self.encoder.model(
+                    **model_inputs(self.encoder.model, inputs), output_hidden_states=True, return_dict=True
+                ).hidden_states
+                logits = self.head(hs[-1].flatten(0, 1).index_select(0, chosen.to(device, non_blocking=True)))
+            wanted, hs = targets.to(device, non_blocking=True), tuple(hs)
+        summed = torch.nn.functional.cross_entropy(logits.float(), wanted, ignore_index=-100, reduction="sum")
+        if isinstance(total, torch.Tensor):
+            return summed / total.to(device, non_blocking=True).clamp_min(1.0), hs
+        return summed / max(total, 1.0), hs
 
 
 def masked_positions(labels: torch.Tensor) -> torch.Tensor:
     """The flat indices (row-major over the batch's tokens) of the positions with an MLM label,
     found on the host (``labels`` as prepared, on the CPU)."""
     return torch.nonzero(labels.flatten() != -100).squeeze(1)
+
+
+def chosen_positions(labels: torch.Tensor, count: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the flat indices of ``labels``' masked positions, their labels), padded to ``count``
+    entries (position 0, label -100: the cross-entropy ignores them) where ``count`` is given."""
+    chosen = masked_positions(labels)
+    targets = labels.flatten().index_select(0, chosen)
+    if count is None or count <= len(chosen):
+        return chosen, targets
+    pad = count - len(chosen)
+    return torch.cat([chosen, chosen.new_zeros(pad)]), torch.cat([targets, targets.new_full((pad,), -100)])
+
+
+def masked_slots(positions: int, probability: float) -> int:
+    """The masked positions a captured step makes room for in a batch of ``positions`` token
+    positions: the mean count plus six standard deviations of its binomial (a batch masks more
+    about once in a billion; it then gets a shape of its own), a multiple of 64."""
+    mean = positions * probability
+    bound = mean + 6.0 * math.sqrt(max(mean * (1.0 - probability), 1.0))
+    return min(-(-math.ceil(bound) // 64) * 64, max(positions, 1))
 
 
 def tokenize_for_mlm(encoder: Encoder, texts: list[str]) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
@@ -189,9 +222,10 @@ class MlmLoss(MethodLoss):
     generator).
 
     Inputs (rows of whole notes, ``text``, or their token positions): ``features`` with masked
-    ``input_ids``, ``labels``, ``mlm_chosen`` (flat indices of the masked positions, counted on
-    the host) and ``mlm_total``. Output: ``{"mlm": cross-entropy over the masked tokens}``.
-    Documents are truncated at the encoder's ``max_length``.
+    ``input_ids``, ``labels``, ``mlm_chosen`` and ``mlm_targets`` (flat indices of the masked
+    positions and their labels, found on the host) and ``mlm_total`` (their count, a tensor).
+    Output: ``{"mlm": cross-entropy over the masked tokens}``. Documents are truncated at the
+    encoder's ``max_length``.
 
     Knobs (defaults: :class:`clinsent.methods.mlm.MlmSettings`): ``mlm_probability`` (the share of
     non-special tokens predicted), ``mask_replace_prob`` (of those, replaced by the mask token),
@@ -199,6 +233,8 @@ class MlmLoss(MethodLoss):
 
     Example: ``MlmLoss(encoder, mlm_probability=0.15)``.
     """
+
+    capturable = True  # no host value in its step (the masked positions come with the batch)
 
     def __init__(
         self,
@@ -240,19 +276,23 @@ class MlmLoss(MethodLoss):
 
     def masked_features(self, features: dict[str, torch.Tensor], generator: torch.Generator) -> dict[str, Any]:
         """Tokenized rows (with their ``special_tokens_mask``) masked: their masked input ids and
-        MLM labels; ``mlm_chosen``, the masked positions' flat indices (found here, on the host);
-        ``n`` rows and ``mlm_total``, the masked positions of the whole batch (a chunk's MLM loss is
-        its mean times its share of them, so the chunks' losses add up to the batch's)."""
+        MLM labels; ``mlm_chosen`` and ``mlm_targets``, the masked positions' flat indices and labels
+        (found here, on the host; with static shapes, padded to :func:`masked_slots` of the batch's
+        positions, so a batch's shapes depend on its width alone); ``n`` rows and ``mlm_total``,
+        the masked positions of the whole batch as a tensor (a chunk's loss is its summed
+        cross-entropy over them, so the chunks' losses add up to the batch's)."""
         features = dict(features)
         special = features.pop("special_tokens_mask")
         ids, labels = self.masking(features["input_ids"], special, generator, self.encoder.max_length)
-        chosen = masked_positions(labels)
+        slots = masked_slots(labels.numel(), self.masking.probability) if self.static_shapes else None
+        chosen, targets = chosen_positions(labels, slots)
         return {
             "n": len(ids),
             "features": {**features, "input_ids": ids},
             "labels": labels,
             "mlm_chosen": chosen,
-            "mlm_total": len(chosen),
+            "mlm_targets": targets,
+            "mlm_total": (labels != -100).sum(dtype=torch.float32),
         }
 
     def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
@@ -260,19 +300,20 @@ class MlmLoss(MethodLoss):
         part = slice(start, stop)
         features = take({**batch["features"], "labels": batch["labels"]}, part)
         labels = features.pop("labels")
+        chosen, targets = chosen_positions(labels)
         return {
             "n": stop - start,
             "features": features,
             "labels": labels,
-            "mlm_chosen": masked_positions(labels),
+            "mlm_chosen": chosen,
+            "mlm_targets": targets,
             "mlm_total": batch["mlm_total"],
         }
 
     def loss_and_states(self, batch: dict[str, Any]) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
         """(the MLM loss of ``batch``'s share of the whole batch's masked positions, every layer's states)."""
-        loss, hs = self.lm(batch["features"], batch["labels"], batch["mlm_chosen"])
-        count, total = len(batch["mlm_chosen"]), batch["mlm_total"]
-        return (loss * (count / total) if total and count != total else loss), hs
+        chosen, targets = batch["mlm_chosen"], batch["mlm_targets"]
+        return self.lm(batch["features"], batch["labels"], chosen, targets, batch["mlm_total"])
 
     def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
         return Embedded(parts={"mlm": self.loss_and_states(batch)[0]})

@@ -40,6 +40,8 @@ class NoteCategoryLoss(MethodLoss):
     documents (their categories) before the first step.
     """
 
+    capturable = True  # no host value in its step: a captured step replays it (clinsent.train.graphs)
+
     def __init__(
         self,
         encoder: Encoder,

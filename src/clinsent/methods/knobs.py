@@ -75,8 +75,8 @@ class TrainedSettings(MethodSettings):
         "speed, CUDA: capture each batch shape's whole step (forward, loss, backward, clipping, "
         "fused AdamW) as a CUDA graph the second time the shape is seen, and replay it "
         "(clinsent.train.graphs); the CPU, chunked steps (mini_batch, accumulate), unpad, fp16, "
-        "gradient_checkpointing, rmsprop and the objectives whose step reads host values (mlm, "
-        "note_category, declutr, MED-SE's bilstm) stay eager, saying why. auto: on where a CUDA "
+        "gradient_checkpointing, rmsprop and the objectives whose step reads host values (declutr, "
+        "MED-SE's bilstm) stay eager, saying why. auto: on where a CUDA "
         "measurement showed it faster (clinsent.gpu.speed), off on the CPU",
     )
     length_buckets: int | tuple[int, ...] = knob(

@@ -26,8 +26,10 @@ What stays eager (one line in the log says which and why): the CPU, steps cut in
 (``mini_batch``, ``accumulate``: their random state is replayed through the host), the unpadded
 forward (its packing is the batch's own shape), fp16 (the gradient scaler checks for overflow on
 the host), gradient checkpointing (it saves and restores the random state), RMSprop, and a loss
-whose step reads host values (:attr:`clinsent.losses.base.MethodLoss.capturable`: MLM's masked
-positions, the bilstm's span lengths, DeCLUTR's spans).
+whose step reads host values (:attr:`clinsent.losses.base.MethodLoss.capturable`: the bilstm's
+span lengths, DeCLUTR's spans, made in the step). MLM's masked positions are found on the host with
+the batch and padded to a fixed count for its width (:func:`clinsent.losses.mlm.masked_slots`), so
+continued MLM and note-category steps are captured too.
 
 Tested on the CPU with a recording stand-in for the capture (:class:`Recording`: the captured
 step's own inputs, warm-up, replay and copies, against eager steps), and on CUDA by

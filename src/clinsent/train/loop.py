@@ -149,7 +149,7 @@ class MethodLoop:
         # batch after batch (page-locked on CUDA), padded to the job's length buckets
         has_tokens = getattr(data, "has_tokens", None)  # a TrainingData (a test may bind a bare namespace)
         self.tokens = bool(callable(has_tokens) and has_tokens() and self.loss.assembles())
-        self.loss.static_shapes = captured  # e.g. MED-SE: an entity slot for every row
+        self.loss.use_static_shapes(captured)  # e.g. MED-SE: an entity slot for every row
         self.buckets = self._buckets(data) if self.tokens and data is not None else {}
         self.loss.use_buckets(self.buckets)
         self.buffers = Buffers(PREFETCH + 3, pin=encoder.device.type == "cuda") if self.tokens else None
