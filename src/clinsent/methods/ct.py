@@ -12,13 +12,9 @@ once the trainer reshuffles rows, and it sums rather than averages (notes on met
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ strategy, 3 epochs; ``contrastive_weight`` 1 (the paper sweeps w for the note ob
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from clinsent.augment.declutr_spans import Strategy, min_tokens
 from clinsent.config.declare import knob
@@ -28,9 +27,6 @@ from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
 from clinsent.methods.base import METHODS
 from clinsent.methods.mlm import DocumentMethod, MlmSettings
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from clinsent.config.declare import knob
 from clinsent.data import DataNeed
@@ -25,9 +25,6 @@ from clinsent.data.plan import SentencePlan
 from clinsent.methods.base import METHODS
 from clinsent.methods.knobs import Pooling
 from clinsent.methods.simcse import SimCSE, SimCSESettings
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)

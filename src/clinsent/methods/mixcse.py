@@ -22,7 +22,7 @@ with ``null`` it is a frozen copy of the base model taken before training.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from clinsent.config.declare import knob
 from clinsent.config.sections import RunConfig
@@ -30,9 +30,6 @@ from clinsent.errors import InputError
 from clinsent.methods.base import METHODS
 from clinsent.methods.knobs import Pooling
 from clinsent.methods.simcse import SimCSE, SimCSESettings
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)

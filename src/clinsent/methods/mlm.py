@@ -15,16 +15,13 @@ mean pooling, and ``AutoModel.from_pretrained(path)``); the MLM head is not save
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from clinsent.config.declare import knob
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import Pooling, TrainedSettings
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)

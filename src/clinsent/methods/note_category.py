@@ -12,16 +12,12 @@ without a category, or a category with one document, stops the job before traini
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from clinsent.config.declare import knob
 from clinsent.data import DataNeed
 from clinsent.data.documents import DocumentRows
 from clinsent.methods.base import METHODS
 from clinsent.methods.mlm import DocumentMethod, MlmSettings
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)

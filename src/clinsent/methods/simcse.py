@@ -18,7 +18,7 @@ only, and MED-SE needs the token states of the same forward pass.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import numpy as np
 
@@ -28,9 +28,6 @@ from clinsent.config.sections import RunConfig
 from clinsent.errors import InputError
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import SentencePlanSettings, TrainedSettings
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)

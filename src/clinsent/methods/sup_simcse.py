@@ -13,7 +13,7 @@ trains and is not saved, as for the unsupervised objectives.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from clinsent.config.declare import knob
 from clinsent.config.sections import RunConfig
@@ -23,9 +23,6 @@ from clinsent.errors import InputError
 from clinsent.methods.base import METHODS, Method
 from clinsent.methods.knobs import Pooling, TrainedSettings
 from clinsent.registry import did_you_mean
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)
