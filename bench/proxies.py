@@ -14,9 +14,9 @@ BERT, batch 64, length 128, the demo corpus's real lengths:
   starves a GPU);
 - ``copies``: tokenizer copies made while the trainer's loop runs (``copy.deepcopy`` of a
   tokenizer, counted);
-- ``shapes``: distinct step signatures (every input tensor's shape) over the run's batches, made as a
-  captured (CUDA) run makes them (static shapes: MED-SE's entity slots, MLM's masked slots),
-  beside the number of length buckets;
+- ``shapes``: distinct step signatures (every input tensor's shape) over the run's batches, made
+  as a captured (CUDA) run makes them (static shapes: MED-SE's entity slots, MLM's masked
+  slots), beside the number of length buckets;
 - ``ops``: operators one step dispatches (:class:`clinsent.train.syncs.SyncCounter`), on BERT-base's
   depth (12 layers) at the tiny width, which dispatches what BERT-base dispatches; and each
   method's ratio to SimCSE's.
@@ -84,8 +84,8 @@ def lock_share(prepare: Callable[[int], Any], steps: int) -> tuple[float, float]
     """(the share (0..1) of a pure-Python thread's throughput lost to a thread preparing one
     batch every :data:`PACE` seconds, the share of the batches due in the window that were ready
     in it) over :data:`ROUNDS` interleaved rounds (see the module): the first from the rounds'
-    summed counts, the second their median. A preparation that
-    cannot keep the pace holds the lock less often than asked: the second figure says so."""
+    summed counts, the second their median. A preparation that cannot keep the pace holds the
+    lock less often than asked: the second figure says so."""
     totals, kept = [0, 0], []
     for _ in range(ROUNDS):
         counts = []

@@ -10,8 +10,9 @@ Modes (``make gpu-check MODE=...``):
      with its reason;
   2. one short end-to-end run on the GPU with ``gpus: [0]``: supervised SimCSE on the demo NLI
      rows, one seed, the tiny BERT (no spaCy, no MedCAT, no download);
-  3. a profile of SimCSE's captured step at batch 64, warmed up over every batch shape first (the
-     top kernels and launches: where its time goes);
+  3. a profile of SimCSE's and MED-SE's captured steps at batch 64, warmed up over every batch
+     shape first (the top kernels and launches, and the step's wall time beside its kernels' sum:
+     where its time goes, and whether MED-SE's side stream overlaps);
   4. ``bench_train.py`` on the demo corpus's real lengths, BERT-base, batch 64: simcse, medse and
      sup_simcse with every shape's step captured as a CUDA graph (``graphs: true``), simcse and
      medse eager; each beside its plain reference in the same run (MFU on real tokens, host syncs
@@ -88,7 +89,7 @@ BUDGET = 540.0  # seconds for the whole of ``full``, the install included (one d
 BUDGETS = {
     "cuda tests": 150,
     "end to end": 100,
-    "profile": 30,
+    "profile": 60,  # SimCSE 19 s on 2026-11-28; MED-SE's added since
     "train, batch 64": 80,
     "memory": 35,
     "train, batch 512": 110,
@@ -250,9 +251,10 @@ def steps(mode: str, out: Path, tiny: Path, py: str) -> list[Step]:
         REPO, "all", "--configfile", str(config), "--cores", "4", "--resources", "gpu=1", "--scheduler", "greedy"
     )
     found.append(Step("end to end, gpus: [0]", [*snakemake, *(["-n"] if cpu else [])], 60 if cpu else 240))
-    if not cpu:
-        profile = [py, str(Path(__file__).with_name("profile_step.py")), "--out", str(out / "profile.txt")]
-        found.append(Step("profile, simcse batch 64, captured", profile, 120))
+    profile = [py, str(Path(__file__).with_name("profile_step.py")), "--out", str(out / "profile.txt")]
+    if cpu:  # the tiny model, the captured rows through no capture (the CPU steps eagerly): the path runs
+        profile += ["--size", "tiny", "--max-length", "32", "--batch-size", "8"]
+    found.append(Step("profile, simcse and medse batch 64, captured", profile, 60 if cpu else 120))
     found.append(Step("train, batch 64", b64, 90 if cpu else 300))
     memory = (  # the chunked path (the plain one: train)
         ["--size", "tiny", "--batch-size", "16", "--max-length", "32", "--mini-batches", "4"]
@@ -379,7 +381,7 @@ def summary(out: Path, mode: str, done: list[Step], info: dict[str, Any]) -> str
             lines += [f"## {name}", "", md.read_text(), ""]
     if (out / "profile.txt").is_file():
         lines += [
-            "## Where SimCSE's captured step's time goes (batch 64, top kernels)",
+            "## Where the captured steps' time goes (SimCSE and MED-SE, batch 64, top kernels)",
             "",
             "```",
             (out / "profile.txt").read_text().rstrip(),
