@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.autograd import DeviceType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_train import WARM, Ours, build_model, warm_steps  # noqa: E402
@@ -50,7 +51,7 @@ def profiled(model: str, method: str, batch: int, length: int) -> str:
         f"{replays / PROFILED:.0f} graph replays per step; {1e3 * wall:.1f} ms a step under the profiler"
     )
     if cuda:
-        kernels = sum(_device_us(e) for e in prof.events() if _is_kernel(e)) / PROFILED / 1e3
+        kernels = sum(e.time_range.elapsed_us() for e in prof.events() if _is_kernel(e)) / PROFILED / 1e3
         head += (
             f", its kernels {kernels:.1f} ms in all ({kernels / (1e3 * wall):.2f} of the wall time)"
             if kernels
@@ -62,13 +63,7 @@ def profiled(model: str, method: str, batch: int, length: int) -> str:
 def _is_kernel(event: Any) -> bool:
     """A device-side activity of the trace (a kernel, a copy, a memset), not a host call: the
     profiler lists these beside the operators, with the device's own start and end."""
-    from torch.autograd import DeviceType
-
     return getattr(event, "device_type", None) == DeviceType.CUDA
-
-
-def _device_us(event: Any) -> float:
-    return float(event.time_range.elapsed_us())
 
 
 def main() -> None:

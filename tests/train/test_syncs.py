@@ -42,6 +42,19 @@ def test_a_training_step_makes_no_host_sync(tiny_bert: Path, objective: str) -> 
     assert counted.ops > 500 and dict(counted.syncs) == {}, dict(counted.syncs)
 
 
+@pytest.mark.parametrize("objective", ["medse", "mlm", "note_category"])
+def test_a_step_of_static_shapes_makes_no_host_sync(tiny_bert: Path, objective: str) -> None:
+    """The batches a captured run makes (MED-SE's entity slots, MLM's masked slots): no host sync either."""
+    method, encoder = method_and_encoder(tiny_bert, objective, steps=10, checkpoint_every=0)
+    loop = MethodLoop(method, encoder, seed=0, data=SimpleNamespace(classes=["a", "b", "c"]))  # type: ignore[arg-type]
+    loop.loss.use_static_shapes(True)
+    batch = loop.loss.prepare(objective_rows(objective, 13), torch.Generator().manual_seed(0))
+    loop.step(batch)
+    with SyncCounter() as counted:
+        loop.step(batch)
+    assert counted.ops > 200 and dict(counted.syncs) == {}, dict(counted.syncs)
+
+
 def test_medse_with_the_bilstm_entity_encoder_makes_no_host_sync(tiny_bert: Path) -> None:
     """The bilstm packs its spans by their lengths, which it needs on the host: they come with the
     prepared batch, so the step copies nothing back."""
