@@ -28,7 +28,8 @@ corpus's sentences (``--lengths demo``: real lengths, about 25 tokens on average
 definitions are other demo sentences); ``--lengths full`` makes every sentence fill the length
 (the earlier setting, no padding at all). ``simcse:unpad=true`` runs a method on the unpadded
 forward (the encoder layers fed the real tokens only: its real-token share is 1 by
-construction of the packing, checked in ``tests/models/test_unpadded.py``). Figures go to
+construction of the packing, checked in ``tests/models/test_unpadded.py``; a captured step's
+static packing adds scratch rows up to a multiple of its granule, counted as fed). Figures go to
 ``bench/results/train.{json,md}``.
 
 Usage: python bench/bench_train.py [--rounds 5] [--steps 1] [--size base|small|tiny] [--batch-size 64]
@@ -64,6 +65,7 @@ from clinsent.data.rows import RowsData
 from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, autocast
+from clinsent.models.unpadded import PACKING
 from clinsent.optimisation import pick_device
 from clinsent.train.graphs import Recording
 from clinsent.train.loop import MethodLoop
@@ -245,25 +247,28 @@ def training_data(method: Any, model: str, batch: int, length: int, steps: int, 
     return PlanData(plan, sentences, entities if medse else None, tokens=tokens, definitions=definitions)
 
 
-def fed(batch: Any) -> tuple[int, int]:
-    """(token positions fed, real tokens) of a prepared batch's distinct attention masks (a view of
+def fed(batch: Any) -> tuple[int, int, int]:
+    """(token positions fed, real tokens, rows the unpadded forward packs: the real tokens and a
+    static packing's scratch rows) of a prepared batch's distinct attention masks (a view of
     another, SimCSE's first view, counted once)."""
     seen: set[int] = set()
-    total = real = 0
+    total = real = packed = 0
 
-    def walk(value: Any, key: str = "") -> None:
-        nonlocal total, real
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, k)
-        elif key == "attention_mask" and isinstance(value, torch.Tensor):
-            ptr = value.untyped_storage().data_ptr()
-            if ptr not in seen:
-                seen.add(ptr)
-                total, real = total + value.numel(), real + int(value.sum())
+    def walk(value: Any) -> None:
+        nonlocal total, real, packed
+        if not isinstance(value, dict):
+            return
+        mask = value.get("attention_mask")
+        if isinstance(mask, torch.Tensor) and mask.untyped_storage().data_ptr() not in seen:
+            seen.add(mask.untyped_storage().data_ptr())
+            n = int(mask.sum())
+            pack = value.get(PACKING)
+            total, real, packed = total + mask.numel(), real + n, packed + (len(pack.index) if pack else n)
+        for v in value.values():
+            walk(v)
 
     walk(batch)
-    return total, real
+    return total, real, packed
 
 
 class Ours:
@@ -305,8 +310,8 @@ class Ours:
 
     def _next(self) -> dict[str, Any]:
         step, batch = next(self.stream)
-        positions, real = fed(batch)
-        self.fed[0] += real if self.loop.s.unpad else positions  # unpad: the layers see the real tokens only
+        positions, real, packed = fed(batch)
+        self.fed[0] += packed if self.loop.s.unpad else positions  # unpad: the real tokens (and scratch rows)
         self.fed[1] += real
         return {"step": step, "batch": batch}
 

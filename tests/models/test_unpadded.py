@@ -13,7 +13,7 @@ import torch
 from clinsent.errors import InputError
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
-from clinsent.models.unpadded import PACKING, attach, packing
+from clinsent.models.unpadded import PACKING, attach, granule, packing
 from clinsent.train.loop import MethodLoop
 from clinsent.train.syncs import SyncCounter
 
@@ -51,7 +51,10 @@ def test_unpadded_embeddings_equal_the_padded_ones_in_eval_mode(tiny_bert: Path,
     assert (c[real] - d[real]).abs().max().item() <= 1e-5
 
 
-def test_every_layer_is_fed_the_real_tokens_only_and_the_gradients_match(tiny_bert: Path) -> None:
+@pytest.mark.parametrize("static", [False, True])
+def test_every_layer_is_fed_the_real_tokens_only_and_the_gradients_match(tiny_bert: Path, static: bool) -> None:
+    """``static``: a captured step's packing, the real tokens then scratch rows up to a multiple of
+    the granule; the real tokens' states and every gradient are the exact packing's."""
     texts = clinical_texts(9)
     padded, unpadded = _encoder(tiny_bert, "first_last", False), _encoder(tiny_bert, "first_last", True)
     batch = padded.tokenize(texts)
@@ -63,14 +66,46 @@ def test_every_layer_is_fed_the_real_tokens_only_and_the_gradients_match(tiny_be
     for enc in (padded, unpadded):
         enc.model.eval()  # no dropout: the two forwards are the same function
         enc.model.zero_grad()
-        (enc.embed_batch(attach(dict(batch))) ** 2).sum().backward()
+        (enc.embed_batch(attach(dict(batch), static)) ** 2).sum().backward()
         grads.append({n: p.grad.clone() for n, p in enc.model.named_parameters() if p.grad is not None})
     handle.remove()
-    assert fed == [int(batch["attention_mask"].sum())]  # the real-token share of the layer input is 1
+    real, g = int(batch["attention_mask"].sum()), granule(*batch["attention_mask"].shape)
+    if static:  # the real tokens and under a granule of scratch rows
+        assert fed == [max(g, -(-real // g) * g)]
+    else:
+        assert fed == [real]  # the real-token share of the layer input is 1
     assert grads[0].keys() == grads[1].keys()
     for name in grads[0]:  # float32: within 1e-5 of each gradient's own scale (the token-type one is ~400)
         scale = max(1.0, grads[0][name].abs().max().item())
         assert (grads[0][name] - grads[1][name]).abs().max().item() <= 1e-5 * scale, name
+
+
+def test_a_static_packing_has_few_token_counts_and_keeps_its_scratch_rows_apart() -> None:
+    """Over batches of every fill, a static packing's token count is a multiple of the granule
+    (at most eight per shape), its scratch rows read the first token and are written past the
+    layout, its dummy sequences cover them in fixed number, none longer than the width."""
+    rows, width, counts = 16, 32, set()
+    g = granule(rows, width)
+    assert g == 64 and granule(512, 128) == 8192
+    generator = torch.Generator().manual_seed(0)
+    for fill in [0.0, 1.0, *torch.rand(40, generator=generator).tolist()]:
+        lengths = (torch.rand(rows, generator=generator) * fill * width).long().clamp(0, width)
+        if fill == 1.0:  # a full batch: no padding, and a whole number of granules
+            lengths[:] = width
+        mask = (torch.arange(width)[None, :] < lengths[:, None]).long()
+        exact, static = packing(mask), packing(mask, static=True)
+        real, total = len(exact.index), len(static.index)
+        assert total == max(g, -(-real // g) * g) and static.room == g  # the next multiple
+        assert torch.equal(static.index[:real], exact.index) and torch.equal(static.target[:real], exact.index)
+        assert not static.index[real:].any()  # the scratch rows read the first token
+        assert torch.equal(static.target[real:], rows * width + torch.arange(total - real))  # past the layout
+        cu = static.cu_lengths
+        assert torch.equal(cu[: rows + 1], exact.cu_lengths) and len(cu) == rows + 1 + g // width
+        steps = cu[1:] - cu[:-1]
+        assert int(cu[-1]) == total and bool((steps >= 0).all()) and int(steps[rows:].max()) <= width
+        assert static.max_length == width and exact.max_length == int(lengths.max())
+        counts.add(total)
+    assert len(counts) <= rows * width // g  # eight token counts for this shape at most
 
 
 @pytest.mark.parametrize("objective", ["simcse", "medse"])

@@ -74,7 +74,8 @@ class TrainedSettings(MethodSettings):
         "auto",
         "speed, CUDA: capture each batch shape's whole step (forward, loss, backward, clipping, "
         "fused AdamW) as a CUDA graph the second time the shape is seen, and replay it "
-        "(clinsent.train.graphs); the CPU, chunked steps (mini_batch, accumulate), unpad, fp16, "
+        "(clinsent.train.graphs; with unpad, the packed tokens padded to a few fixed counts per "
+        "bucket); the CPU, chunked steps (mini_batch, accumulate), fp16, "
         "gradient_checkpointing, rmsprop and the objectives whose step reads host values (declutr, "
         "MED-SE's bilstm) stay eager, saying why. auto: on where a CUDA "
         "measurement showed it faster (clinsent.gpu.speed), off on the CPU",

@@ -27,6 +27,20 @@ loads as before and the saved model is unchanged. The embeddings run on the padd
 lookup and a layer norm, cheap) through the model's own module, so its hooks (ConSERT's token
 cutoff) and explicit ``position_ids`` (token shuffle) work as in the padded forward.
 
+**A captured step's packing** (``graphs``: one CUDA graph per batch shape) cannot take a batch's own
+token count, which changes from batch to batch. There the packing is *static*
+(:func:`packing` with ``static=True``, which the trainer asks for whenever it makes the shapes
+static): the real tokens are followed by scratch rows up to a multiple of the *granule*
+(:func:`granule`: an eighth of the padded layout, rounded up to 64 rows, so at most eight token
+counts per bucket and a few in practice, each wasting under an eighth of the padded layout's
+work); the scratch rows are copies of the first token (finite, so no NaN reaches a weight's
+gradient through a zero), their attention runs over short dummy sequences of their own
+(``varlen_attention``) or not at all (the padded attention), their states are written to rows
+past the padded layout that nothing reads, so every real token's state and gradient is the
+exact packing's (within 1e-5 in float32: the matrix products run over more rows). The sentences'
+cumulative lengths get a fixed number of dummy boundaries, each dummy sequence at most the
+batch's width, and the longest sentence is taken to be the width.
+
 The hidden states come back padded, ``(batch, length, hidden)`` with zeros at the padding, one
 per layer as transformers returns them, so pooling and MED-SE's token states read them as
 before. In eval mode the pooled embeddings equal the padded forward's within 1e-5 (float32;
@@ -46,44 +60,74 @@ import torch.nn.functional as F
 @dataclass(frozen=True)
 class Packing:
     """Where a batch's real tokens are: ``index`` their positions in the flattened
-    ``(batch x length)`` layout, ``cu_lengths`` the cumulative sentence lengths (int32, ``batch + 1``),
-    ``max_length`` the longest sentence; all made on the CPU."""
+    ``(batch x length)`` layout, ``cu_lengths`` the cumulative sentence lengths (int32),
+    ``max_length`` the longest sentence; all made on the CPU. A static packing (see the module)
+    also has scratch rows: their ``index`` is 0 (they read the first token), ``target`` the rows
+    the packed states are written back to (the real tokens' positions, then ``room`` rows past the
+    layout's ``batch x length`` for the scratch rows), ``cu_lengths`` ends with their dummy
+    sequences, ``max_length`` is the width; in an exact packing ``target`` is ``index`` and
+    ``room`` 0."""
 
     index: torch.Tensor
     cu_lengths: torch.Tensor
     max_length: int
     shape: tuple[int, int]
+    target: torch.Tensor | None = None
+    room: int = 0
+
+    @property
+    def scatter(self) -> torch.Tensor:
+        """The rows the packed states are written back to."""
+        return self.index if self.target is None else self.target
 
 
-def packing(attention_mask: torch.Tensor) -> Packing:
-    """The packing of a batch from its (CPU) attention mask."""
+def granule(rows: int, width: int) -> int:
+    """A static packing's token counts are multiples of this: an eighth of the padded layout,
+    rounded up to a multiple of 64 (the matrix units' tile)."""
+    return max(64, -(-rows * width // 8 // 64) * 64)
+
+
+def packing(attention_mask: torch.Tensor, static: bool = False) -> Packing:
+    """The packing of a batch from its (CPU) attention mask; ``static``: padded with scratch rows
+    to a multiple of :func:`granule`, with a fixed number of dummy sequences (see the module)."""
     mask = attention_mask.to("cpu").bool()
+    rows, width = int(mask.shape[0]), int(mask.shape[1])
     lengths = mask.sum(dim=1)
-    cu = torch.zeros(mask.shape[0] + 1, dtype=torch.int32)
+    index = mask.reshape(-1).nonzero().squeeze(1)
+    cu = torch.zeros(rows + 1, dtype=torch.int32)
     cu[1:] = torch.cumsum(lengths, 0)
+    if not static:
+        return Packing(index, cu, int(lengths.max()) if len(lengths) else 0, (rows, width))
+    g, real = granule(rows, width), len(index)
+    slack = max(g, -(-real // g) * g) - real  # under a granule; a whole one for an empty batch
+    dummies = -(-g // max(width, 1))  # dummy sequences of at most the width cover any slack
+    ends = real + torch.clamp(torch.arange(1, dummies + 1) * width, max=slack)
     return Packing(
-        mask.reshape(-1).nonzero().squeeze(1),
-        cu,
-        int(lengths.max()) if len(lengths) else 0,
-        (int(mask.shape[0]), int(mask.shape[1])),
+        torch.cat([index, index.new_zeros(slack)]),
+        torch.cat([cu, ends.to(torch.int32)]),
+        width,
+        (rows, width),
+        target=torch.cat([index, rows * width + torch.arange(slack)]),
+        room=g,
     )
 
 
 PACKING = "packing"  # the key of a tokenized batch's packing, attached when the batch is prepared
 
 
-def attach(batch: Any) -> Any:
+def attach(batch: Any, static: bool = False) -> Any:
     """Every tokenized batch inside a prepared batch (a dict with a 2-D ``attention_mask``) given
-    its packing under :data:`PACKING`: made on the prefetching thread, so the step only reads it."""
+    its packing under :data:`PACKING` (``static`` for a captured step's: see the module): made
+    with the batch, so the step only reads it."""
     if isinstance(batch, dict):
         mask = batch.get("attention_mask")
         if isinstance(mask, torch.Tensor) and mask.dim() == 2 and mask.device.type == "cpu":
-            batch[PACKING] = packing(mask)
+            batch[PACKING] = packing(mask, static)
         for value in batch.values():
-            attach(value)
+            attach(value, static)
     elif type(batch) in (list, tuple):
         for value in batch:
-            attach(value)
+            attach(value, static)
     return batch
 
 
@@ -128,10 +172,11 @@ def _attention(
         return out.reshape(-1, heads * size)
     batch, length = pack.shape
     index = pack.index.to(hidden.device, non_blocking=True)
+    scatter = pack.scatter.to(hidden.device, non_blocking=True)
 
     def padded(x: torch.Tensor) -> torch.Tensor:  # (T, heads, size) -> (batch, heads, length, size)
-        full = x.new_zeros(batch * length, heads, size).index_copy(0, index, x)
-        return full.view(batch, length, heads, size).transpose(1, 2)
+        full = x.new_zeros(batch * length + pack.room, heads, size).index_copy(0, scatter, x)
+        return (full[: batch * length] if pack.room else full).view(batch, length, heads, size).transpose(1, 2)
 
     p = self_attn.dropout.p if training else 0.0
     out = F.scaled_dot_product_attention(
@@ -149,6 +194,7 @@ def hidden_states(
     varlen = varlen and _varlen_usable(device)
     batch, length = pack.shape
     index = pack.index.to(device, non_blocking=True)
+    scatter = pack.scatter.to(device, non_blocking=True)
     embedded = model.embeddings(
         input_ids=inputs["input_ids"],
         token_type_ids=inputs.get("token_type_ids"),
@@ -160,7 +206,8 @@ def hidden_states(
     states = [embedded]
 
     def repad(x: torch.Tensor) -> torch.Tensor:
-        return x.new_zeros(batch * length, width).index_copy(0, index, x).view(batch, length, width)
+        full = x.new_zeros(batch * length + pack.room, width).index_copy(0, scatter, x)
+        return (full[: batch * length] if pack.room else full).view(batch, length, width)
 
     for layer in model.encoder.layer:
         attn = _attention(layer.attention.self, hidden, pack, mask, varlen, model.training)

@@ -23,13 +23,14 @@ whose step is free of host syncs captures as it is (:mod:`clinsent.train.syncs`)
 included. ``compile`` stays a separate knob: a compiled step captures too.
 
 What stays eager (one line in the log says which and why): the CPU, steps cut into chunks
-(``mini_batch``, ``accumulate``: their random state is replayed through the host), the unpadded
-forward (its packing is the batch's own shape), fp16 (the gradient scaler checks for overflow on
-the host), gradient checkpointing (it saves and restores the random state), RMSprop, and a loss
-whose step reads host values (:attr:`clinsent.losses.base.MethodLoss.capturable`: the bilstm's
-span lengths, DeCLUTR's spans, made in the step). MLM's masked positions are found on the host with
-the batch and padded to a fixed count for its width (:func:`clinsent.losses.mlm.masked_slots`), so
-continued MLM and note-category steps are captured too.
+(``mini_batch``, ``accumulate``: their random state is replayed through the host), fp16 (the
+gradient scaler checks for overflow on the host), gradient checkpointing (it saves and restores
+the random state), RMSprop, and a loss whose step reads host values
+(:attr:`clinsent.losses.base.MethodLoss.capturable`: the bilstm's span lengths, DeCLUTR's spans,
+made in the step). MLM's masked positions are found on the host with the batch and padded to a
+fixed count for its width (:func:`clinsent.losses.mlm.masked_slots`), so continued MLM and
+note-category steps are captured too; so is the unpadded forward (``unpad``), its packing padded
+with scratch rows to a few fixed token counts per bucket (:mod:`clinsent.models.unpadded`).
 
 Tested on the CPU with a recording stand-in for the capture (:class:`Recording`: the captured
 step's own inputs, warm-up, replay and copies, against eager steps), and on CUDA by
@@ -38,6 +39,7 @@ step's own inputs, warm-up, replay and copies, against eager steps), and on CUDA
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -58,6 +60,10 @@ def signature(batch: Any, path: str = "") -> tuple[Any, ...]:
         return tuple(x for k in sorted(batch, key=str) for x in signature(batch[k], f"{path}.{k}"))
     if isinstance(batch, (list, tuple)):
         return tuple(x for i, v in enumerate(batch) for x in signature(v, f"{path}[{i}]"))
+    if _record(batch):  # the unpadded forward's packing: its tensors and counts
+        return tuple(
+            x for f in dataclasses.fields(batch) for x in signature(getattr(batch, f.name), f"{path}.{f.name}")
+        )
     if isinstance(batch, (int, float, bool, str)) or batch is None:
         return ((path, batch),)
     return ((path, id(batch)),)
@@ -71,7 +77,16 @@ def on_device(batch: Any, device: torch.device) -> Any:
         return {k: on_device(v, device) for k, v in batch.items()}
     if type(batch) in (list, tuple):
         return type(batch)(on_device(v, device) for v in batch)
+    if _record(batch):
+        return dataclasses.replace(
+            batch, **{f.name: on_device(getattr(batch, f.name), device) for f in dataclasses.fields(batch)}
+        )
     return batch
+
+
+def _record(value: Any) -> bool:
+    """Whether ``value`` is a dataclass instance a batch carries (the unpadded forward's packing)."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
 def refill(static: Any, batch: Any) -> None:
@@ -84,6 +99,9 @@ def refill(static: Any, batch: Any) -> None:
     elif type(static) in (list, tuple):
         for s, b in zip(static, batch, strict=True):
             refill(s, b)
+    elif _record(static):
+        for f in dataclasses.fields(static):
+            refill(getattr(static, f.name), getattr(batch, f.name))
 
 
 class CudaCapture:
@@ -202,7 +220,6 @@ def eager_reason(s: Any, loss: Any, device: torch.device, precision: str) -> str
     """Why a job's steps cannot be captured (None: they can): see the module."""
     reasons = [
         (device.type != "cuda", f"the device is {device.type}"),
-        (bool(getattr(s, "unpad", False)), "unpad packs each batch's own real tokens"),
         (precision == "fp16", "fp16's gradient scaler checks for overflow on the host"),
         (bool(s.gradient_checkpointing), "gradient checkpointing saves and restores the random state"),
         (s.optimizer != "adamw", f"{s.optimizer} has no capturable fused step here"),

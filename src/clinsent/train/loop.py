@@ -272,7 +272,7 @@ class MethodLoop:
         else:
             batch = self.loss.prepare(data.batch(step), generator)
         if self.s.unpad:  # where each batch's real tokens are, found here rather than in the step
-            attach(batch)
+            attach(batch, self.loss.static_shapes)  # a captured step's: a fixed count per shape
         return pinned(batch) if self.encoder.device.type == "cuda" else batch  # async host-to-GPU copies
 
     def run(
