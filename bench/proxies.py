@@ -5,13 +5,18 @@ BERT, batch 64, length 128, the demo corpus's real lengths:
 - ``prep``: the CPU time of all the host work, on every thread (``time.process_time`` while nothing
   else runs: a fast tokenizer encodes on threads of its own), that makes one batch
   ready for the forward pass (:meth:`clinsent.train.loop.MethodLoop.prepare`: gathering or
-  tokenizing, the random draws, span masks, packing, page-locked buffers), median over the run;
+  tokenizing, the random draws, span masks, packing, page-locked buffers), median over the run,
+  batch after batch; and ``paced``, the same with one batch every 10 ms (the pace of a GPU step)
+  for :data:`WINDOW` seconds: a batch made after 10 ms of other work finds the caches and branch
+  predictors cold and costs several times as much (the figure a step pays);
 - ``lock``: the throughput a pure-Python thread loses while another thread prepares one batch
-  every 10 ms (the pace of a GPU step) for at least 2 s, against the same thread beside one that
-  only sleeps on the same clock, nine rounds interleaved (their summed counts): the share of the
-  interpreter lock the preparation holds; beside it, the share of the batches due that were made
-  in time (a preparation that cannot keep the pace holds the lock less often than asked, and
-  starves a GPU);
+  every 10 ms for :data:`WINDOW` seconds: the share of the window the Python thread did not run
+  (every gap of over :data:`GAP` between two turns of its loop: it waited for the interpreter
+  lock, or the system ran something else), less the same share beside a thread that only sleeps
+  on the same clock, over :data:`ROUNDS` interleaved rounds (their summed gaps): the share of
+  the interpreter lock the preparation holds. Beside it, the share of the batches due that were
+  made in time (a preparation that cannot keep the pace holds the lock less often than asked,
+  and starves a GPU);
 - ``copies``: tokenizer copies made while the trainer's loop runs (``copy.deepcopy`` of a
   tokenizer, counted);
 - ``shapes``: distinct step signatures (every input tensor's shape) over the run's batches, made
@@ -41,10 +46,12 @@ import torch
 
 PACE = 0.010  # one batch every 10 ms: the step's pace on a GPU
 WINDOW = 2.0  # seconds a counting round lasts
-# interleaved rounds with and without the preparing thread: one round's figure moves by 5 to 9
-# points with nothing prepared at all (2026-11-29, this machine), so the share is taken over the
-# rounds' summed counts, nine of them (about 36 s a method)
+# interleaved rounds with and without the preparing thread. The lost share is taken from the
+# Python thread's gaps, not its iteration count: a round's count moved by 5 to 9 points with
+# nothing prepared at all (2026-11-29, this machine: the speed of a loop varies from window to
+# window), its gaps by under half a point
 ROUNDS = 9
+GAP = 20e-6  # a pause in the Python thread's loop longer than this is time it did not run
 
 
 def thread_ms(prepare: Callable[[int], Any], steps: range) -> float:
@@ -58,13 +65,37 @@ def thread_ms(prepare: Callable[[int], Any], steps: range) -> float:
     return 1e3 * statistics.median(times)
 
 
-def _count(seconds: float) -> int:
-    """Iterations of a pure-Python loop in ``seconds``."""
-    end = time.perf_counter() + seconds
-    i = 0
-    while time.perf_counter() < end:
-        i += 1
-    return i
+def _lost(seconds: float) -> tuple[float, float]:
+    """(seconds a pure-Python loop did not run: its pauses of over :data:`GAP`, the seconds it
+    ran for), over about ``seconds``."""
+    start = last = time.perf_counter()
+    end, lost = start + seconds, 0.0
+    while last < end:
+        now = time.perf_counter()
+        if now - last > GAP:
+            lost += now - last
+        last = now
+    return lost, last - start
+
+
+def paced_ms(prepare: Callable[[int], Any], steps: int) -> float:
+    """The median CPU time, in ms, of a batch prepared every :data:`PACE` seconds on a thread of
+    its own for :data:`WINDOW` seconds, counted over every thread of the process (this one
+    sleeps)."""
+    times: list[float] = []
+
+    def timed(k: int) -> None:
+        t0 = time.process_time()
+        prepare(1 + k % steps)
+        times.append(time.process_time() - t0)
+
+    stop, done = threading.Event(), list[float]()
+    thread = threading.Thread(target=_paced, args=(timed, stop, done), daemon=True)
+    thread.start()
+    time.sleep(WINDOW)
+    stop.set()
+    thread.join()
+    return 1e3 * statistics.median(times)
 
 
 def _paced(work: Callable[[int], Any] | None, stop: threading.Event, done: list[float]) -> None:
@@ -81,27 +112,26 @@ def _paced(work: Callable[[int], Any] | None, stop: threading.Event, done: list[
 
 
 def lock_share(prepare: Callable[[int], Any], steps: int) -> tuple[float, float]:
-    """(the share (0..1) of a pure-Python thread's throughput lost to a thread preparing one
-    batch every :data:`PACE` seconds, the share of the batches due in the window that were ready
-    in it) over :data:`ROUNDS` interleaved rounds (see the module): the first from the rounds'
-    summed counts, the second their median. A preparation that cannot keep the pace holds the
-    lock less often than asked: the second figure says so."""
-    totals, kept = [0, 0], []
+    """(the share (0..1) of a pure-Python thread's time lost to a thread preparing one batch
+    every :data:`PACE` seconds, the share of the batches due in the window that were ready in
+    it) over :data:`ROUNDS` interleaved rounds (see the module): the first from the rounds'
+    summed gaps, less those beside a thread that only sleeps; the second their median. A
+    preparation that cannot keep the pace holds the lock less often than asked: the second
+    figure says so."""
+    lost, spans, kept = [0.0, 0.0], [0.0, 0.0], []
     for _ in range(ROUNDS):
-        counts = []
-        for work in (None, lambda k: prepare(1 + k % steps)):
+        for i, work in enumerate((None, lambda k: prepare(1 + k % steps))):
             stop, done = threading.Event(), list[float]()
             thread = threading.Thread(target=_paced, args=(work, stop, done), daemon=True)
             thread.start()
             time.sleep(0.05)  # the thread under way
             start = time.perf_counter()
-            counts.append(_count(WINDOW))
-            end = time.perf_counter()
+            gaps, span = _lost(WINDOW)
             stop.set()
             thread.join()
-        totals = [totals[0] + counts[0], totals[1] + counts[1]]
-        kept.append(min(1.0, sum(start <= t <= end for t in done) / ((end - start) / PACE)))
-    return max(0.0, 1.0 - totals[1] / totals[0]), statistics.median(kept)
+            lost[i], spans[i] = lost[i] + gaps, spans[i] + span
+        kept.append(min(1.0, sum(start <= t <= start + span for t in done) / (span / PACE)))
+    return max(0.0, lost[1] / spans[1] - lost[0] / spans[0]), statistics.median(kept)
 
 
 class CopyCount:
@@ -152,12 +182,14 @@ def measure(ours: Any, steps: int, ops_of: Callable[[], int]) -> dict[str, Any]:
     prepare = lambda step: loop.prepare(data, step)  # noqa: E731
     prepare(1)  # first-use costs (a tokenizer's lazy state) out of the figures
     prep = thread_ms(prepare, range(1, steps + 1))
+    paced = paced_ms(prepare, steps)
     lock, kept = lock_share(prepare, steps)
     with CopyCount() as counted:
         ours.run(min(steps, 8))  # the trainer's loop: its prefetching threads and their tokenizers
     shapes = {signature(prepare(step)) for step in range(1, steps + 1)}
     return {
         "prep_ms": round(prep, 3),
+        "paced_prep_ms": round(paced, 3),  # one batch every 10 ms: what a step pays
         "lock_share": round(lock, 4),
         "paced_share": round(kept, 3),  # of the batches due every 10 ms, those made in time
         "tokenizer_copies": counted.copies,
@@ -186,7 +218,8 @@ def report(rows: dict[str, dict[str, Any]], meta: dict[str, Any], out: Path) -> 
         r["ops_ratio_to_simcse"] = round(r["ops"] / simcse, 3) if simcse else None
         buckets = f" of {r['buckets']} buckets" if r["buckets"] else " (no buckets)"
         lines.append(
-            f"{m}: prep {r['prep_ms']:.2f} ms/batch, lock {100 * r['lock_share']:.1f}% "
+            f"{m}: prep {r['prep_ms']:.2f} ms/batch ({r['paced_prep_ms']:.2f} at the pace), "
+            f"lock {100 * r['lock_share']:.1f}% "
             f"({100 * r['paced_share']:.0f}% of the batches due made in time), "
             f"tokenizer copies {r['tokenizer_copies']}, shapes {r['shapes']}{buckets}, ops {r['ops']}"
             + (f" ({r['ops_ratio_to_simcse']:.2f}x SimCSE)" if r["ops_ratio_to_simcse"] else "")
@@ -196,12 +229,12 @@ def report(rows: dict[str, dict[str, Any]], meta: dict[str, Any], out: Path) -> 
     md = [
         f"CPU proxies (bench/proxies.py), {meta}.",
         "",
-        "| method | prep ms/batch | lock | batches made in time | tokenizer copies | step shapes | buckets "
-        "| operators/step | ops / SimCSE |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| method | prep ms/batch | at the pace | lock | batches made in time | tokenizer copies "
+        "| step shapes | buckets | operators/step | ops / SimCSE |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *(
-            f"| {m} | {r['prep_ms']:.2f} | {100 * r['lock_share']:.1f}% | {100 * r['paced_share']:.0f}% | "
-            f"{r['tokenizer_copies']} | {r['shapes']} | "
+            f"| {m} | {r['prep_ms']:.2f} | {r['paced_prep_ms']:.2f} | {100 * r['lock_share']:.1f}% "
+            f"| {100 * r['paced_share']:.0f}% | {r['tokenizer_copies']} | {r['shapes']} | "
             f"{r['buckets'] or '–'} | {r['ops']} | {r['ops_ratio_to_simcse'] or '–'} |"
             for m, r in rows.items()
         ),

@@ -55,7 +55,7 @@ class Buffers:
 
     def __init__(self, slots: int, pin: bool = False) -> None:
         self.slots, self.pin = slots, pin
-        self._sets: list[dict[tuple[str, tuple[int, ...], str], Any]] = [{} for _ in range(slots)]
+        self._sets: list[dict[tuple[str, tuple[int, ...], Any], np.ndarray]] = [{} for _ in range(slots)]
         self._fences: list[Any] = [None] * slots
 
     def for_batch(self, k: int) -> Alloc:
@@ -70,11 +70,12 @@ class Buffers:
         kept = self._sets[slot]
 
         def alloc(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-            key = (name, tuple(shape), np.dtype(dtype).str)
-            if key not in kept:
+            key = (name, shape, dtype)
+            found = kept.get(key)
+            if found is None:  # the array views the (page-locked) tensor, which it keeps alive
                 tensor = torch.from_numpy(np.empty(shape, dtype))
-                kept[key] = tensor.pin_memory() if self.pin else tensor
-            return kept[key].numpy()
+                found = kept[key] = (tensor.pin_memory() if self.pin else tensor).numpy()
+            return found
 
         return alloc
 

@@ -88,7 +88,9 @@ class TokenTable:
         starts, lengths = self.starts[rows], self.lengths[rows]
         positions = np.arange(width)
         real = positions < lengths[:, None]  # [n, width]
-        flat = starts[:, None] + np.minimum(positions, np.maximum(lengths - 1, 0)[:, None])
+        # each row's last token repeated over its padding (overwritten below); an empty row's
+        # index, one before its start, is never read either
+        flat = starts[:, None] + np.minimum(positions, lengths[:, None] - 1)
         ids = np.empty((n, width), np.int64) if ids is None else ids
         mask = np.empty((n, width), np.int64) if mask is None else mask
         np.copyto(ids, self.ids[flat])

@@ -179,20 +179,30 @@ def token_width(mask: torch.Tensor) -> int:
 
 
 def gathered(
-    tables: list[tuple[Any, np.ndarray]], width: int, alloc: Alloc, name: str = "", special: bool = False
+    tables: list[tuple[Any, np.ndarray]],
+    width: int,
+    alloc: Alloc,
+    name: str = "",
+    special: bool = False,
+    repeat: int = 1,
 ) -> dict[str, torch.Tensor]:
     """A tokenized batch from token tables: each (table, rows) pair's rows gathered in turn into
     one ``[rows, width]`` pair of buffers (``input_ids``, ``attention_mask``; with ``special``,
-    ``special_tokens_mask`` too), named ``name`` in ``alloc``."""
+    ``special_tokens_mask`` too), named ``name`` in ``alloc``; with ``repeat``, those rows
+    ``repeat`` times over (SimCSE's two views of one batch: gathered once, then copied)."""
     n = sum(len(rows) for _, rows in tables)
-    ids = alloc(f"{name}input_ids", (n, width), np.int64)
-    mask = alloc(f"{name}attention_mask", (n, width), np.int64)
-    spec = alloc(f"{name}special_tokens_mask", (n, width), np.int64) if special else None
+    ids = alloc(f"{name}input_ids", (repeat * n, width), np.int64)
+    mask = alloc(f"{name}attention_mask", (repeat * n, width), np.int64)
+    spec = alloc(f"{name}special_tokens_mask", (repeat * n, width), np.int64) if special else None
     at = 0
     for table, rows in tables:
         part = slice(at, at + len(rows))
         table.gather(rows, width, ids[part], mask[part], spec[part] if spec is not None else None)
         at += len(rows)
+    for k in range(1, repeat):  # a block copy, cheaper than gathering again
+        for array in (ids, mask, spec):
+            if array is not None:
+                array[k * n : (k + 1) * n] = array[:n]
     out = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(mask)}
     if spec is not None:
         out["special_tokens_mask"] = torch.from_numpy(spec)

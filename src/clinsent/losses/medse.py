@@ -233,7 +233,6 @@ class MedSELoss(SimCSELoss):
         Table 5's controls), its definition's tokens (or, frozen, its row of the embedded
         definitions) and the pairing; all on the host, no loop over rows."""
         batch = super().assemble(rows, generator, alloc)
-        first = batch["features"]["attention_mask"].numpy()
         keep = self._kept(rows)
         slots = np.nonzero(keep)[0] if not self.static_shapes or not keep.any() else np.arange(rows.n)
         kept = keep[slots]
@@ -242,7 +241,7 @@ class MedSELoss(SimCSELoss):
         batch["entity_keep"] = torch.from_numpy(kept)
         if m == 0:  # no entity to learn from in this batch: eq. 2 is 0
             return batch
-        order, counts = self._span_positions(rows, first, generator, slots, kept)
+        order, counts = self._span_positions(rows, batch["features"]["attention_mask"], generator, slots, kept)
         batch["span_index"] = torch.from_numpy(order)
         batch["span_valid"] = torch.from_numpy(np.arange(order.shape[1])[None, :] < counts[:, None])
         batch["span_lengths"] = torch.from_numpy(counts)  # on the host (the bilstm packs by them)
@@ -262,7 +261,7 @@ class MedSELoss(SimCSELoss):
         return batch
 
     def _span_positions(
-        self, rows: StepRows, attention: np.ndarray, generator: torch.Generator, slots: np.ndarray, kept: np.ndarray
+        self, rows: StepRows, attention: torch.Tensor, generator: torch.Generator, slots: np.ndarray, kept: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """(int64 [slots, span width]: each slot's token positions first, in order, then 0; int64
         [slots]: how many). A placeholder slot (no kept entity) has one position, 0, which the
@@ -270,7 +269,7 @@ class MedSELoss(SimCSELoss):
         from its start (few small arrays, each a short hold of the interpreter lock); Table 5's
         controls are sorted out of their masks over the sentence's width."""
         if self.perturbation in ("random_tokens", "sentence_pooling"):
-            mask = self._span_mask(rows, attention, generator)[slots]
+            mask = self._span_mask(rows, attention.numpy(), generator)[slots]
             mask[~kept, 0] = True
             counts = mask.sum(axis=1).astype(np.int64)
             width = self.width("span", int(counts.max()))

@@ -105,12 +105,10 @@ class SimCSELoss(MethodLoss):
                 self.second_view(rows.rows()["text"].astype(str).tolist(), generator)
             )
             own = np.arange(n)
-            parts = [(table, index), (second, own)]
-            longest = max(table.width(index), second.width(own))
-        else:
-            parts = [(table, np.concatenate([index, index]))]
-            longest = table.width(index)
-        doubled = gathered(parts, self.width("text", longest), alloc)
+            width = self.width("text", max(table.width(index), second.width(own)))
+            doubled = gathered([(table, index), (second, own)], width, alloc)
+        else:  # the same rows twice
+            doubled = gathered([(table, index)], self.width("text", table.width(index)), alloc, repeat=2)
         batch: dict[str, Any] = {"n": n, "features": {k: v[:n] for k, v in doubled.items()}, "doubled": doubled}
         mask, cap = doubled["attention_mask"], self.encoder.max_length
         if self.augmentation == "token_shuffle":
