@@ -19,8 +19,10 @@ positions are made on the host with the batch, and the entities the loss keeps (
 a span within the length) are a mask over the batch's rows: with static shapes (a captured
 step) every row has an entity slot, the others a placeholder the mask leaves out of eq. 2, so
 a batch's shapes do not depend on how many entities it keeps. A frozen definition encoder
-(``definition_trainable: false``) embeds each term's definition once; a trained one runs on a
-second CUDA stream beside the sentence encoder (:mod:`clinsent.gpu.streams`).
+(``definition_trainable: false``) embeds each term's definition once; a trained one is queued
+first, on a second CUDA stream, so its forward and backward run beside the sentence encoder's
+(:mod:`clinsent.gpu.streams`; on the CPU it runs after the sentence encoder, so the random draws
+are those of one stream).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from clinsent.data.buckets import Group
 from clinsent.data.encode import TextEncoder, entity_spans
 from clinsent.data.positions import Alloc, StepRows, fresh
 from clinsent.data.tokens import NO_SPAN
-from clinsent.gpu.streams import joined, side_branch
+from clinsent.gpu.streams import Branch, joined
 from clinsent.losses.base import Embedded, gathered, own_text_encoder, take
 from clinsent.losses.contrastive import cosine_logits, info_nce
 from clinsent.losses.simcse import SimCSELoss
@@ -320,20 +322,27 @@ class MedSELoss(SimCSELoss):
     def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
         """The two views (``z1``, ``z2``) and, for the entity slots, the entity embeddings of the
         same pass (``h_ent``) and their definitions' (``h_def``: without gradient when the
-        definition encoder is frozen)."""
+        definition encoder is frozen). A trained definition encoder's forward is queued first on
+        its own stream where the device has streams (beside the sentence encoder's), else after
+        the views."""
+        slots = len(batch["entity_rows"])
+        branch = Branch(self.encoder.device) if slots and self.definition_trainable else None
+        h_def = None
+        if branch is not None and branch.parallel:
+            with branch.queued():
+                h_def = self.definitions.embed_batch(batch["definitions"])
         z1, z2, hs = self.views(batch)
         out = Embedded({"z1": z1, "z2": z2})
-        if not len(batch["entity_rows"]):
+        if not slots:
             return out
         device = hs[-1].device
         rows = batch["entity_rows"].to(device, non_blocking=True)
         last = hs[-1][: batch["n"]].float().index_select(0, rows)
         attention = batch["features"]["attention_mask"].to(device, non_blocking=True).index_select(0, rows)
-        h_def = None
-        if self.definition_trainable:
-            with side_branch(device):  # beside the entity encoder and the loss, on CUDA
+        if branch is not None:
+            if h_def is None:  # no second stream: here, after the views, as one stream draws
                 h_def = self.definitions.embed_batch(batch["definitions"])
-            out.vectors["h_def"] = joined(h_def, device)
+            out.vectors["h_def"] = h_def
         out.vectors["h_ent"] = self.entity_encoder.pooled(
             last,
             batch["span_index"].to(device, non_blocking=True),
@@ -341,6 +350,9 @@ class MedSELoss(SimCSELoss):
             attention,
             batch["span_lengths"],
         )
+        if branch is not None and h_def is not None:
+            branch.join()  # the loss reads h_def
+            joined(h_def, device)
         if not self.definition_trainable and fixed:
             out.fixed["h_def"] = self._frozen_definitions(batch)
         return out
