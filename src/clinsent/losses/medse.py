@@ -236,19 +236,23 @@ class MedSELoss(SimCSELoss):
         definitions) and the pairing; all on the host, no loop over rows."""
         batch = super().assemble(rows, generator, alloc)
         keep = self._kept(rows)
-        slots = np.nonzero(keep)[0] if not self.static_shapes or not keep.any() else np.arange(rows.n)
-        kept = keep[slots]
+        if self.static_shapes and keep.any():  # a slot for every row
+            slots, kept = np.arange(rows.n), keep
+        else:
+            slots = np.nonzero(keep)[0]
+            kept = keep[slots]
         m = len(slots)
         batch["entity_rows"] = torch.from_numpy(slots)
         batch["entity_keep"] = torch.from_numpy(kept)
         if m == 0:  # no entity to learn from in this batch: eq. 2 is 0
             return batch
-        order, counts = self._span_positions(rows, batch["features"]["attention_mask"], generator, slots, kept)
+        order, valid, counts = self._span_positions(rows, batch["features"]["attention_mask"], generator, slots, kept)
         batch["span_index"] = torch.from_numpy(order)
-        batch["span_valid"] = torch.from_numpy(np.arange(order.shape[1])[None, :] < counts[:, None])
+        batch["span_valid"] = torch.from_numpy(valid)
         batch["span_lengths"] = torch.from_numpy(counts)  # on the host (the bilstm packs by them)
         table, defs = rows.tables["definition"], rows.index["definition"][slots]
-        defs = np.where(kept, defs, defs[kept][0])  # a placeholder's: a real one (left out by the mask)
+        if not kept.all():  # a placeholder's: a real one (left out by the mask)
+            defs = np.where(kept, defs, defs[kept][0])
         if self.definition_trainable:
             batch["definitions"] = gathered(
                 [(table, defs)], self.width("definition", table.width(defs)), alloc, "def."
@@ -264,9 +268,9 @@ class MedSELoss(SimCSELoss):
 
     def _span_positions(
         self, rows: StepRows, attention: torch.Tensor, generator: torch.Generator, slots: np.ndarray, kept: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(int64 [slots, span width]: each slot's token positions first, in order, then 0; int64
-        [slots]: how many). A placeholder slot (no kept entity) has one position, 0, which the
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(int64 [slots, span width]: each slot's token positions first, in order, then 0; bool
+        [slots, span width]: which are its positions; int64 [slots]: how many). A placeholder slot (no kept entity) has one position, 0, which the
         mask leaves out of eq. 2. The entity's own span is contiguous: its positions are counted
         from its start (few small arrays, each a short hold of the interpreter lock); Table 5's
         controls are sorted out of their masks over the sentence's width."""
@@ -276,14 +280,15 @@ class MedSELoss(SimCSELoss):
             counts = mask.sum(axis=1).astype(np.int64)
             width = self.width("span", int(counts.max()))
             order = np.argsort(~mask, axis=1, kind="stable")[:, :width]  # each slot's positions first
-            positions = np.arange(width)
+            valid = np.arange(width) < counts[:, None]
             if order.shape[1] < width:  # the run's span width beyond this batch's sentences: masked columns
                 order = np.pad(order, ((0, 0), (0, width - order.shape[1])))
-            return np.where(positions < counts[:, None], order, 0).astype(np.int64), counts
+            return np.where(valid, order, 0).astype(np.int64), valid, counts
         start = np.where(kept, rows.values["span_start"][slots], 0).astype(np.int64)
         counts = np.where(kept, rows.values["span_end"][slots] - start, 1).astype(np.int64)
         positions = np.arange(self.width("span", int(counts.max())))
-        return np.where(positions < counts[:, None], start[:, None] + positions, 0), counts
+        valid = positions < counts[:, None]
+        return np.where(valid, start[:, None] + positions, 0), valid, counts
 
     def _span_mask(self, rows: StepRows, attention: np.ndarray, generator: torch.Generator) -> np.ndarray:
         """Bool [n, width]: each row's entity tokens, or Table 5's control of them."""
