@@ -246,6 +246,33 @@ def test_no_host_sync_in_the_steady_state_step(tiny_bert: Path, objective: str) 
     assert counted.ops > 300 and dict(counted.syncs) == {}, dict(counted.syncs)
 
 
+@pytest.mark.parametrize("static", [False, True])
+def test_an_unpadded_step_makes_no_host_sync(tiny_bert: Path, static: bool) -> None:
+    """The unpadded forward's packing made with the batch (``static``: as a captured run makes it)
+    and pinned with it, as the trainer's ``prepare`` does: its copies to the device wait for
+    nothing (three steps under ``torch.cuda.set_sync_debug_mode("error")`` and the dispatch
+    counter, after two warm-up steps)."""
+    from clinsent.models.unpadded import attach
+
+    capable = CUDA and torch.cuda.get_device_capability(DEVICE)[0] >= 8
+    loop, batch = _trained(tiny_bert, "simcse", "bf16" if capable else "fp32", unpad=True)
+    batch = attach(batch, static)
+    batch = pinned(batch) if CUDA else batch
+    for _ in range(2):
+        loop.step(batch)
+    if CUDA:
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+    try:
+        with SyncCounter() as counted:
+            for _ in range(3):
+                loop.step(batch)
+    finally:
+        if CUDA:
+            torch.cuda.set_sync_debug_mode(0)
+    assert counted.ops > 300 and dict(counted.syncs) == {}, dict(counted.syncs)
+
+
 def test_unpadded_layers_with_varlen_attention_equal_the_padded_encoder(tiny_bert: Path) -> None:
     """Eval mode, bf16: the unpadded forward with torch's variable-length flash attention gives the
     padded encoder's embeddings within :data:`BF16` (on CUDA the varlen kernel runs; on the CPU

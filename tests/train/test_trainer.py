@@ -539,16 +539,21 @@ def test_pinned_reaches_every_host_tensor_of_a_batch() -> None:
         seen.append(t)
         return t + 1
 
+    from clinsent.models.unpadded import Packing, packing
+
     batch = {
-        "features": {"input_ids": torch.zeros(2, 3)},
+        "features": {"input_ids": torch.zeros(2, 3), "packing": packing(torch.ones(2, 3), static=True)},
         "keep": [0, 2],
         "n": 2,
         "parts": (torch.ones(1), "text"),
         "chunks": [torch.zeros(1)],
     }
     got = pinned(batch, mark)
-    assert len(seen) == 3 and got["keep"] == [0, 2] and got["n"] == 2 and got["parts"][1] == "text"
+    assert len(seen) == 6 and got["keep"] == [0, 2] and got["n"] == 2 and got["parts"][1] == "text"
     assert float(got["features"]["input_ids"].sum()) == 6 and isinstance(got["parts"], tuple)
+    pack, given = got["features"]["packing"], batch["features"]["packing"]
+    assert isinstance(pack, Packing) and pack.room == given.room and pack.max_length == given.max_length
+    assert torch.equal(pack.target, given.target + 1)  # the unpadded forward's packing: its tensors too
 
 
 def test_compile_knob_trains_like_eager(tiny_bert: Path, tmp_path: Path) -> None:

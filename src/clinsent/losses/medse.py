@@ -270,10 +270,11 @@ class MedSELoss(SimCSELoss):
         self, rows: StepRows, attention: torch.Tensor, generator: torch.Generator, slots: np.ndarray, kept: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(int64 [slots, span width]: each slot's token positions first, in order, then 0; bool
-        [slots, span width]: which are its positions; int64 [slots]: how many). A placeholder slot (no kept entity) has one position, 0, which the
-        mask leaves out of eq. 2. The entity's own span is contiguous: its positions are counted
-        from its start (few small arrays, each a short hold of the interpreter lock); Table 5's
-        controls are sorted out of their masks over the sentence's width."""
+        [slots, span width]: which are its positions; int64 [slots]: how many). A placeholder
+        slot (no kept entity) has one position, 0, which the mask leaves out of eq. 2. The
+        entity's own span is contiguous: its positions are counted from its start (few small
+        arrays, each a short hold of the interpreter lock); Table 5's controls are sorted out of
+        their masks over the sentence's width."""
         if self.perturbation in ("random_tokens", "sentence_pooling"):
             mask = self._span_mask(rows, attention.numpy(), generator)[slots]
             mask[~kept, 0] = True

@@ -85,8 +85,11 @@ def on_device(batch: Any, device: torch.device) -> Any:
 
 
 def _record(value: Any) -> bool:
-    """Whether ``value`` is a dataclass instance a batch carries (the unpadded forward's packing)."""
-    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+    """Whether ``value`` is a record of tensors and counts a batch carries: the unpadded
+    forward's packing."""
+    from clinsent.models.unpadded import Packing
+
+    return isinstance(value, Packing)
 
 
 def refill(static: Any, batch: Any) -> None:

@@ -100,9 +100,15 @@ def prefetch(fn: Callable[[int], T], steps: Iterable[int], depth: int = 2, worke
 
 
 def pinned(batch: Any, pin: Callable[[Any], Any] | None = None) -> Any:
-    """``batch`` (nested dicts, lists and tuples) with every tensor in page-locked host memory
-    (``pin``: how one tensor is pinned; ``Tensor.pin_memory`` by default, which needs CUDA)."""
+    """``batch`` (nested dicts, lists, tuples and the unpadded forward's packings) with every
+    tensor in page-locked host memory (``pin``: how one tensor is pinned; ``Tensor.pin_memory``
+    by default, which needs CUDA). A tensor left in pageable memory would make its copy to the
+    device wait for the device."""
+    import dataclasses
+
     import torch
+
+    from clinsent.models.unpadded import Packing
 
     pin = pin or (lambda t: t.pin_memory())
     if isinstance(batch, torch.Tensor):
@@ -111,4 +117,8 @@ def pinned(batch: Any, pin: Callable[[Any], Any] | None = None) -> Any:
         return {k: pinned(v, pin) for k, v in batch.items()}
     if type(batch) in (list, tuple):
         return type(batch)(pinned(v, pin) for v in batch)
+    if isinstance(batch, Packing):
+        return dataclasses.replace(
+            batch, **{f.name: pinned(getattr(batch, f.name), pin) for f in dataclasses.fields(batch)}
+        )
     return batch
