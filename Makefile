@@ -176,7 +176,7 @@ bench-augment: install
 
 # Every GPU path proved on a GPU (bench/gpu/check.py): the CUDA tests, bench-train rows at batch 64 and 512
 # beside their references, bench-memory at 512 x 128, a profile and an end-to-end run with gpus: [0]; figures in
-# bench/results/cuda/<date>-<mode>/summary.md. MODE=quick (the tests and one row, for the rerun after a fix);
+# bench/results/cuda/<date>-<mode>/summary.md. MODE=quick (the tests and two rows, for the rerun after a fix);
 # MODE=cpu (the same script on the CPU in under a minute; make test-fast runs it). On a GPU machine without
 # network, carry the wheelhouse bench/gpu/wheelhouse.sh builds: it is installed first, with no index, and the
 # machine's own torch and python3 are used (docs/performance.md).
