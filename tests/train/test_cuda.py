@@ -249,9 +249,9 @@ def test_no_host_sync_in_the_steady_state_step(tiny_bert: Path, objective: str) 
 @pytest.mark.parametrize("static", [False, True])
 def test_an_unpadded_step_makes_no_host_sync(tiny_bert: Path, static: bool) -> None:
     """The unpadded forward's packing made with the batch (``static``: as a captured run makes it)
-    and pinned with it, as the trainer's ``prepare`` does: its copies to the device wait for
-    nothing (three steps under ``torch.cuda.set_sync_debug_mode("error")`` and the dispatch
-    counter, after two warm-up steps)."""
+    and pinned with it, as the trainer's ``prepare`` does: the step makes no host sync (three
+    steps under ``torch.cuda.set_sync_debug_mode("error")`` and the dispatch counter, after two
+    warm-up steps)."""
     from clinsent.models.unpadded import attach
 
     capable = CUDA and torch.cuda.get_device_capability(DEVICE)[0] >= 8

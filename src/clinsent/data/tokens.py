@@ -88,8 +88,8 @@ class TokenTable:
         starts, lengths = self.starts[rows], self.lengths[rows]
         positions = np.arange(width)
         real = positions < lengths[:, None]  # [n, width]
-        # each row's last token repeated over its padding (overwritten below); an empty row's
-        # index, one before its start, is never read either
+        # each row's last token repeated over its padding, then overwritten with the padding id
+        # (an empty row's index is one before its start: gathered, then overwritten too)
         flat = starts[:, None] + np.minimum(positions, lengths[:, None] - 1)
         ids = np.empty((n, width), np.int64) if ids is None else ids
         mask = np.empty((n, width), np.int64) if mask is None else mask

@@ -102,8 +102,8 @@ def prefetch(fn: Callable[[int], T], steps: Iterable[int], depth: int = 2, worke
 def pinned(batch: Any, pin: Callable[[Any], Any] | None = None) -> Any:
     """``batch`` (nested dicts, lists, tuples and the unpadded forward's packings) with every
     tensor in page-locked host memory (``pin``: how one tensor is pinned; ``Tensor.pin_memory``
-    by default, which needs CUDA). A tensor left in pageable memory would make its copy to the
-    device wait for the device."""
+    by default, which needs CUDA), so its copy to the device is queued without the host waiting
+    for it, as the batch's own tensors are."""
     import dataclasses
 
     import torch
