@@ -132,17 +132,21 @@ def test_the_knobs_are_checked_when_the_config_is_read() -> None:
         resolve_method("m", {"objective": "simcse", "varlen_attention": True, "unpad": False}, {}, [0])
 
 
-def test_the_unpadded_step_compiles_as_one_graph(tiny_bert: Path) -> None:
+@pytest.mark.parametrize("static", [False, True])
+def test_the_unpadded_step_compiles_as_one_graph(tiny_bert: Path, static: bool) -> None:
     """``compile`` with ``unpad``: one graph (``fullgraph``), the eager loss (aot_eager; two batch
-    shapes, so the packing's sizes change between calls)."""
+    shapes, so the packing's sizes change between calls); ``static``: a captured run's packing
+    (a compiled step is captured too)."""
     from clinsent.train.compiled import compile_loss
 
     method, encoder = method_and_encoder(
         tiny_bert, "simcse", steps=10, checkpoint_every=0, unpad=True, dropout=False, augmentation="token_shuffle"
     )
     loop = MethodLoop(method, encoder, seed=0, data=SimpleNamespace(classes=[]))  # type: ignore[arg-type]
+    loop.loss.use_static_shapes(static)
     compiled = compile_loss(loop.loss, encoder, backend="aot_eager", fullgraph=True)
     for n in (13, 11):
         batch = loop.prepare(SimpleNamespace(batch=lambda step, n=n: objective_rows("simcse", n)), 1)  # type: ignore[arg-type]
+        assert (batch["doubled"][PACKING].room > 0) == static
         got, want = compiled(batch)["sentence"], loop.loss(batch)["sentence"]
         assert abs(got.item() - want.item()) <= 1e-5
