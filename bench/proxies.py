@@ -19,7 +19,8 @@ BERT, batch 64, length 128, the demo corpus's real lengths:
   and starves a GPU);
 - ``copies``: tokenizer copies made while the trainer's loop runs (``copy.deepcopy`` of a
   tokenizer, counted);
-- ``shapes``: distinct step signatures (every input tensor's shape) over the run's batches, made
+- ``shapes``: distinct step signatures (:func:`clinsent.train.graphs.signature`: every input
+  tensor's shape, the unpadded forward's packing's too) over the run's batches, made
   as a captured (CUDA) run makes them (static shapes: MED-SE's entity slots, MLM's masked
   slots), beside the number of length buckets;
 - ``ops``: operators one step dispatches (:class:`clinsent.train.syncs.SyncCounter`), on BERT-base's
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import torch
+from clinsent.train.graphs import signature
 
 PACE = 0.010  # one batch every 10 ms: the step's pace on a GPU
 WINDOW = 2.0  # seconds a counting round lasts
@@ -155,27 +156,6 @@ class CopyCount:
         self._patch.stop()
 
 
-def signature(batch: Any) -> tuple[Any, ...]:
-    """Every tensor's path and shape, and every plain number's value, of a prepared batch: two
-    batches of one signature can replay one captured step."""
-    out: list[Any] = []
-
-    def walk(value: Any, path: str) -> None:
-        if isinstance(value, torch.Tensor):
-            out.append((path, tuple(value.shape), str(value.dtype)))
-        elif isinstance(value, dict):
-            for k in sorted(value, key=str):
-                walk(value[k], f"{path}.{k}")
-        elif isinstance(value, (list, tuple)):
-            for i, v in enumerate(value):
-                walk(v, f"{path}[{i}]")
-        elif isinstance(value, (int, float, bool)):
-            out.append((path, value))
-
-    walk(batch, "")
-    return tuple(out)
-
-
 def measure(ours: Any, steps: int, ops_of: Callable[[], int]) -> dict[str, Any]:
     """Every proxy of one method (``ours``: bench_train's ``Ours``, its plan ``steps`` long)."""
     loop, data = ours.loop, ours.data
@@ -186,7 +166,7 @@ def measure(ours: Any, steps: int, ops_of: Callable[[], int]) -> dict[str, Any]:
     lock, kept = lock_share(prepare, steps)
     with CopyCount() as counted:
         ours.run(min(steps, 8))  # the trainer's loop: its prefetching threads and their tokenizers
-    shapes = {signature(prepare(step)) for step in range(1, steps + 1)}
+    shapes = {signature(prepare(step)) for step in range(1, steps + 1)}  # as the captured step keys them
     return {
         "prep_ms": round(prep, 3),
         "paced_prep_ms": round(paced, 3),  # one batch every 10 ms: what a step pays
