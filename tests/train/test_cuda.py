@@ -223,14 +223,9 @@ def test_fp32_on_the_device_equals_fp32_on_the_cpu(tiny_bert: Path, objective: s
     _close(cpu_grads, dev_grads, DEVICES)
 
 
-@pytest.mark.parametrize("objective", TRAINED)
-def test_no_host_sync_in_the_steady_state_step(tiny_bert: Path, objective: str) -> None:
-    """Every trained objective, after two warm-up steps, its batch pinned as the prefetching
-    thread pins it: three steps under ``torch.cuda.set_sync_debug_mode("error")`` (any
-    synchronising call raises) and the dispatch counter. bf16 where the card has it (fp16's
-    scaler reads its scale to count a skipped step: that sync is the skip count's)."""
-    capable = CUDA and torch.cuda.get_device_capability(DEVICE)[0] >= 8
-    loop, batch = _trained(tiny_bert, objective, "bf16" if capable else "fp32")
+def _steady_steps(loop: MethodLoop, batch: dict[str, Any]) -> SyncCounter:
+    """Three steps of ``batch`` after two warm-up steps, under ``torch.cuda.set_sync_debug_mode(
+    "error")`` (any synchronising call raises) and the dispatch counter."""
     for _ in range(2):
         loop.step(batch)
     if CUDA:
@@ -243,33 +238,30 @@ def test_no_host_sync_in_the_steady_state_step(tiny_bert: Path, objective: str) 
     finally:
         if CUDA:
             torch.cuda.set_sync_debug_mode(0)
+    return counted
+
+
+@pytest.mark.parametrize("objective", TRAINED)
+def test_no_host_sync_in_the_steady_state_step(tiny_bert: Path, objective: str) -> None:
+    """Every trained objective, its batch pinned as the prefetching thread pins it: no host sync in
+    its steady steps (:func:`_steady_steps`). bf16 where the card has it (fp16's scaler reads its
+    scale to count a skipped step: that sync is the skip count's)."""
+    capable = CUDA and torch.cuda.get_device_capability(DEVICE)[0] >= 8
+    loop, batch = _trained(tiny_bert, objective, "bf16" if capable else "fp32")
+    counted = _steady_steps(loop, batch)
     assert counted.ops > 300 and dict(counted.syncs) == {}, dict(counted.syncs)
 
 
 @pytest.mark.parametrize("static", [False, True])
 def test_an_unpadded_step_makes_no_host_sync(tiny_bert: Path, static: bool) -> None:
     """The unpadded forward's packing made with the batch (``static``: as a captured run makes it)
-    and pinned with it, as the trainer's ``prepare`` does: the step makes no host sync (three
-    steps under ``torch.cuda.set_sync_debug_mode("error")`` and the dispatch counter, after two
-    warm-up steps)."""
+    and pinned with it, as the trainer's ``prepare`` does: no host sync in the steady steps."""
     from clinsent.models.unpadded import attach
 
     capable = CUDA and torch.cuda.get_device_capability(DEVICE)[0] >= 8
     loop, batch = _trained(tiny_bert, "simcse", "bf16" if capable else "fp32", unpad=True)
     batch = attach(batch, static)
-    batch = pinned(batch) if CUDA else batch
-    for _ in range(2):
-        loop.step(batch)
-    if CUDA:
-        torch.cuda.synchronize()
-        torch.cuda.set_sync_debug_mode("error")
-    try:
-        with SyncCounter() as counted:
-            for _ in range(3):
-                loop.step(batch)
-    finally:
-        if CUDA:
-            torch.cuda.set_sync_debug_mode(0)
+    counted = _steady_steps(loop, pinned(batch) if CUDA else batch)
     assert counted.ops > 300 and dict(counted.syncs) == {}, dict(counted.syncs)
 
 
