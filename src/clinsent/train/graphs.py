@@ -39,13 +39,14 @@ step's own inputs, warm-up, replay and copies, against eager steps), and on CUDA
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import torch
+
+from clinsent.models.unpadded import Packing
 
 LIMIT = 32  # shapes captured at most (MED-SE: up to 4 sentence x 4 definition buckets); the others step eagerly
 Parts = dict[str, torch.Tensor]
@@ -61,9 +62,7 @@ def signature(batch: Any, path: str = "") -> tuple[Any, ...]:
     if isinstance(batch, (list, tuple)):
         return tuple(x for i, v in enumerate(batch) for x in signature(v, f"{path}[{i}]"))
     if _record(batch):  # the unpadded forward's packing: its tensors and counts
-        return tuple(
-            x for f in dataclasses.fields(batch) for x in signature(getattr(batch, f.name), f"{path}.{f.name}")
-        )
+        return tuple(x for f in fields(batch) for x in signature(getattr(batch, f.name), f"{path}.{f.name}"))
     if isinstance(batch, (int, float, bool, str)) or batch is None:
         return ((path, batch),)
     return ((path, id(batch)),)
@@ -78,17 +77,13 @@ def on_device(batch: Any, device: torch.device) -> Any:
     if type(batch) in (list, tuple):
         return type(batch)(on_device(v, device) for v in batch)
     if _record(batch):
-        return dataclasses.replace(
-            batch, **{f.name: on_device(getattr(batch, f.name), device) for f in dataclasses.fields(batch)}
-        )
+        return replace(batch, **{f.name: on_device(getattr(batch, f.name), device) for f in fields(batch)})
     return batch
 
 
 def _record(value: Any) -> bool:
     """Whether ``value`` is a record of tensors and counts a batch carries: the unpadded
     forward's packing."""
-    from clinsent.models.unpadded import Packing
-
     return isinstance(value, Packing)
 
 
@@ -103,7 +98,7 @@ def refill(static: Any, batch: Any) -> None:
         for s, b in zip(static, batch, strict=True):
             refill(s, b)
     elif _record(static):
-        for f in dataclasses.fields(static):
+        for f in fields(static):
             refill(getattr(static, f.name), getattr(batch, f.name))
 
 

@@ -111,14 +111,18 @@ def pinned(batch: Any, pin: Callable[[Any], Any] | None = None) -> Any:
     from clinsent.models.unpadded import Packing
 
     pin = pin or (lambda t: t.pin_memory())
-    if isinstance(batch, torch.Tensor):
-        return pin(batch) if batch.device.type == "cpu" else batch
-    if isinstance(batch, dict):
-        return {k: pinned(v, pin) for k, v in batch.items()}
-    if type(batch) in (list, tuple):
-        return type(batch)(pinned(v, pin) for v in batch)
-    if isinstance(batch, Packing):
-        return dataclasses.replace(
-            batch, **{f.name: pinned(getattr(batch, f.name), pin) for f in dataclasses.fields(batch)}
-        )
-    return batch
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return pin(value) if value.device.type == "cpu" else value
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if type(value) in (list, tuple):
+            return type(value)(walk(v) for v in value)
+        if isinstance(value, Packing):
+            return dataclasses.replace(
+                value, **{f.name: walk(getattr(value, f.name)) for f in dataclasses.fields(value)}
+            )
+        return value
+
+    return walk(batch)
