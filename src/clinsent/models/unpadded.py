@@ -53,6 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -89,25 +90,28 @@ def granule(rows: int, width: int) -> int:
 
 def packing(attention_mask: torch.Tensor, static: bool = False) -> Packing:
     """The packing of a batch from its (CPU) attention mask; ``static``: padded with scratch rows
-    to a multiple of :func:`granule`, with a fixed number of dummy sequences (see the module)."""
-    mask = attention_mask.to("cpu").bool()
-    rows, width = int(mask.shape[0]), int(mask.shape[1])
-    lengths = mask.sum(dim=1)
-    index = mask.reshape(-1).nonzero().squeeze(1)
-    cu = torch.zeros(rows + 1, dtype=torch.int32)
-    cu[1:] = torch.cumsum(lengths, 0)
+    to a multiple of :func:`granule`, with a fixed number of dummy sequences (see the module).
+    Made with numpy on the mask's own memory: a few calls on small arrays, each holding the
+    interpreter lock briefly, where torch's operators would each release and take it back."""
+    mask = attention_mask.to("cpu").numpy() != 0
+    rows, width = mask.shape
+    lengths = mask.sum(axis=1)
+    index = np.flatnonzero(mask)
+    cu = np.zeros(rows + 1, np.int32)
+    np.cumsum(lengths, out=cu[1:])
     if not static:
-        return Packing(index, cu, int(lengths.max()) if len(lengths) else 0, (rows, width))
+        longest = int(lengths.max()) if rows else 0
+        return Packing(torch.from_numpy(index), torch.from_numpy(cu), longest, (rows, width))
     g, real = granule(rows, width), len(index)
     slack = max(g, -(-real // g) * g) - real  # under a granule; a whole one for an empty batch
     dummies = -(-g // max(width, 1))  # dummy sequences of at most the width cover any slack
-    ends = real + torch.clamp(torch.arange(1, dummies + 1) * width, max=slack)
+    ends = real + np.minimum(np.arange(1, dummies + 1) * width, slack)
     return Packing(
-        torch.cat([index, index.new_zeros(slack)]),
-        torch.cat([cu, ends.to(torch.int32)]),
+        torch.from_numpy(np.concatenate([index, np.zeros(slack, np.int64)])),
+        torch.from_numpy(np.concatenate([cu, ends.astype(np.int32)])),
         width,
         (rows, width),
-        target=torch.cat([index, rows * width + torch.arange(slack)]),
+        target=torch.from_numpy(np.concatenate([index, rows * width + np.arange(slack)])),
         room=g,
     )
 
