@@ -67,6 +67,7 @@ CACHED = [
     ("medse", {"lambda": 0.5}),
     ("medse", {"lambda": 0.5, "perturbation": "shuffle_pairs", "definition_trainable": False}),
     ("medse", {"lambda": 0.5, "entity_encoder": "cross_attention"}),
+    ("medse", {"lambda": 0.5, "grouped": True}),  # its two encoders as one grouped pass, chunk by chunk
     ("mixcse", {"phi": 0.97, "pooling": "first_last"}),  # the tiny BERT's cosines: 0.93-1.0
     ("mixcse", {"instance_weighting": False, "mix_form": "paper_eq3", "mix_symmetric": False}),
     ("mixcse", {"mixing": False, "phi": 0.97, "pooling": "first_last"}),
@@ -85,6 +86,7 @@ def test_a_cached_step_gives_the_one_pass_loss_and_gradients(
     tiny_bert: Path, objective: str, knobs: dict[str, Any]
 ) -> None:
     loss, encoder, batch = _setup(tiny_bert, objective, **knobs)
+    assert loss.use_grouped(bool(knobs.get("grouped"))) is None and loss.grouped == bool(knobs.get("grouped"))
     params = trainable_params(loss, encoder)
     plain = one_pass(loss, batch)
     g_plain = take_grads(params)

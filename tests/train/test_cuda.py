@@ -265,6 +265,41 @@ def test_an_unpadded_step_makes_no_host_sync(tiny_bert: Path, static: bool) -> N
     assert counted.ops > 300 and dict(counted.syncs) == {}, dict(counted.syncs)
 
 
+@pytest.mark.parametrize("unpad", [False, True])
+def test_a_grouped_medse_step_makes_no_host_sync(tiny_bert: Path, unpad: bool) -> None:
+    """MED-SE's two encoders as one grouped pass (``grouped``; bf16, the grouped product's dtype on
+    CUDA), padded and on the real tokens: it runs grouped, and no host sync in its steady steps."""
+    from clinsent.models.unpadded import attach
+
+    capable = CUDA and torch.cuda.get_device_capability(DEVICE)[0] >= 8
+    if CUDA and not capable:
+        pytest.skip("the grouped product needs compute capability 8.0 (bf16)")
+    loop, batch = _trained(tiny_bert, "medse", "bf16", grouped=True, unpad=unpad)
+    assert loop.loss.grouped
+    batch = attach(batch, True) if unpad else batch
+    counted = _steady_steps(loop, pinned(batch) if CUDA else batch)
+    assert counted.ops > 300 and dict(counted.syncs) == {}, dict(counted.syncs)
+
+
+def test_grouped_encoders_equal_each_models_own_in_bf16(tiny_bert: Path) -> None:
+    """Eval mode, bf16: the sentence and definition encoders' states from one grouped pass (the
+    grouped product's kernel on CUDA) equal each model's own forward's within :data:`BF16`."""
+    t, d = load_transformer(str(tiny_bert), 32), load_transformer(str(tiny_bert), 32)
+    with torch.no_grad():
+        for p in d.model.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    a = Encoder(t.model.to(DEVICE).eval(), t.tokenizer, "first_last", 1, 32, DEVICE, precision="bf16")
+    b = Encoder(d.model.to(DEVICE).eval(), d.tokenizer, "first_last", 1, 32, DEVICE, precision="bf16")
+    sentences = a.tokenize(clinical_texts(11))
+    definitions = b.tokenize([f"A disease of the body number {i}." for i in range(5)])
+    with torch.no_grad():
+        want = (a.embed_batch(sentences).float().cpu(), b.embed_batch(definitions).float().cpu())
+        mine, theirs = a.hidden_states_beside(sentences, b, definitions)
+        got = (a.pooled(mine, sentences).float().cpu(), b.pooled(theirs, definitions).float().cpu())
+    for x, y in zip(want, got, strict=True):
+        assert float((x - y).abs().max()) <= BF16 * max(1.0, float(x.abs().max()))
+
+
 def test_unpadded_layers_with_varlen_attention_equal_the_padded_encoder(tiny_bert: Path) -> None:
     """Eval mode, bf16: the unpadded forward with torch's variable-length flash attention gives the
     padded encoder's embeddings within :data:`BF16` (on CUDA the varlen kernel runs; on the CPU

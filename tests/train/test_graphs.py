@@ -26,9 +26,10 @@ def _loop(
     return MethodLoop(method, encoder, seed=0, data=data, capture=capture, log=log)
 
 
-@pytest.mark.parametrize("objective", ["simcse", "medse", "mlm", "simcse:unpad"])
+@pytest.mark.parametrize("objective", ["simcse", "medse", "mlm", "simcse:unpad", "medse:grouped"])
 def test_a_captured_run_ends_where_the_eager_run_ends(tiny_bert: Path, tmp_path: Path, objective: str) -> None:
-    """``simcse:unpad``: the unpadded forward, its packing static (a few token counts per bucket)."""
+    """``simcse:unpad``: the unpadded forward, its packing static (a few token counts per bucket);
+    ``medse:grouped``: MED-SE's two encoders as one grouped pass."""
     objective, _, knob = objective.partition(":")
     knobs = {knob: True} if knob else {}
     data = token_plan(tmp_path, tiny_bert, steps=10, batch=8, max_length=32, entities=objective == "medse")
@@ -44,7 +45,8 @@ def test_a_captured_run_ends_where_the_eager_run_ends(tiny_bert: Path, tmp_path:
     assert eager.graphs is None and captured.graphs is not None  # the CPU steps eagerly without a stand-in
     shapes = {signature(captured.prepare(data, step)) for step in range(1, 11)}
     # two buckets, two shapes (unpadded: each with a few token counts)
-    assert recording.captures == len(captured.graphs.graphs) <= len(shapes) <= (6 if knob else 2)
+    assert recording.captures == len(captured.graphs.graphs) <= len(shapes) <= (6 if knob == "unpad" else 2)
+    assert captured.loss.grouped == (knob == "grouped")
     assert recording.replays == 10 - len(shapes) >= 4  # each shape's first step warms up, then every step replays
     assert sum("step graph" in line and "captured" in line for line in lines) == recording.captures
     assert got == pytest.approx(want, abs=1e-6)

@@ -44,6 +44,18 @@ def test_graphs_auto_follows_its_cuda_measurement(monkeypatch: pytest.MonkeyPatc
     assert speed.resolved(_settings(graphs=False), "cuda").graphs is False  # an explicit value stays
 
 
+def test_grouped_auto_follows_its_cuda_measurement_and_gives_way_to_checkpointing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(speed.MEASURED, "grouped", None)  # not measured: off everywhere
+    assert speed.resolved(_settings(), "cuda").grouped is False
+    monkeypatch.setitem(speed.MEASURED, "grouped", (0.70, "a test's figure"))
+    assert speed.resolved(_settings(), "cuda").grouped is True
+    assert speed.resolved(_settings(), "cpu").grouped is False
+    assert speed.resolved(_settings(gradient_checkpointing=True), "cuda").grouped is False
+    assert speed.resolved(_settings(grouped=True), "cpu").grouped is True  # an explicit value stays
+
+
 def test_a_request_turns_auto_on_and_only_an_explicit_conflict_is_refused() -> None:
     assert speed.resolved(_settings(varlen_attention=True), "cpu").unpad is True
     assert speed.resolved(_settings(compile_mode="max-autotune"), "cpu").compile is True
@@ -53,6 +65,7 @@ def test_a_request_turns_auto_on_and_only_an_explicit_conflict_is_refused() -> N
     assert speed.resolved(_settings(gradient_checkpointing=True), "cuda").unpad is False
     refused = [
         ({"unpad": True, "gradient_checkpointing": True}, "methods.m.unpad: the unpadded forward"),
+        ({"grouped": True, "gradient_checkpointing": True}, "methods.m.grouped: the grouped pass"),
         ({"unpad": False, "varlen_attention": True}, "methods.m.varlen_attention: variable-length"),
         ({"varlen_attention": True, "gradient_checkpointing": True}, "methods.m.varlen_attention: variable-length"),
         ({"compile": False, "compile_mode": "max-autotune"}, "methods.m.compile_mode: torch.compile's mode"),

@@ -1,4 +1,4 @@
-"""``auto`` for the speed knobs ``compile``, ``unpad`` and ``graphs``, decided by measurement.
+"""``auto`` for the speed knobs ``compile``, ``unpad``, ``graphs`` and ``grouped``, decided by measurement.
 
 A speed knob changes how fast a step runs, not what it computes (within the tolerances the
 tests state; with dropout on, its masks fall on another layout). ``auto`` (their default) turns
@@ -12,7 +12,7 @@ A config plans the same on any machine: ``auto`` is resolved by the train job on
 runs on (:func:`resolved`), and the run's record (``selection.json``, the card) says what ran. A
 request that needs a knob turns ``auto`` on: ``varlen_attention: true`` needs ``unpad``, a
 ``compile_mode`` other than ``default`` needs ``compile``; ``gradient_checkpointing`` turns
-``unpad``'s ``auto`` off (the unpadded forward does not checkpoint). Only an explicit conflicting
+``unpad``'s and ``grouped``'s ``auto`` off (neither forward checkpoints). Only an explicit conflicting
 pair is refused, when the config is read (:meth:`clinsent.methods.base.Method.check_memory`).
 """
 
@@ -29,6 +29,7 @@ MEASURED: dict[str, tuple[float, str] | None] = {
     "compile": (0.89, "H200, 2026-11-28 (bench/results/cuda/2026-11-28-full): SimCSE 0.82, MED-SE 0.89"),
     "unpad": (1.03, "H200, 2026-11-28 (bench/results/cuda/2026-11-28-full): SimCSE 1.03, MED-SE 0.97"),
     "graphs": (0.28, "H200, 2026-11-28 (bench/results/cuda/2026-11-28-graphs): SimCSE 0.28, MED-SE 0.23"),
+    "grouped": None,  # MED-SE's row of make gpu-check (medse:grouped=true), not yet run on a GPU
 }
 
 
@@ -39,7 +40,8 @@ def faster_on_cuda(knob: str) -> bool:
 
 
 def resolved(settings: Any, device_type: str) -> Any:
-    """``settings`` with ``compile``, ``unpad`` and ``graphs`` as booleans for a job on ``device_type``."""
+    """``settings`` with ``compile``, ``unpad``, ``graphs`` and ``grouped`` as booleans for a job on
+    ``device_type``."""
     changes: dict[str, bool] = {}
     cuda = device_type == "cuda"
     if getattr(settings, "unpad", False) == "auto":
@@ -49,4 +51,6 @@ def resolved(settings: Any, device_type: str) -> Any:
         changes["compile"] = settings.compile_mode != "default" or (cuda and faster_on_cuda("compile"))
     if getattr(settings, "graphs", False) == "auto":
         changes["graphs"] = cuda and faster_on_cuda("graphs")
+    if getattr(settings, "grouped", False) == "auto":
+        changes["grouped"] = cuda and faster_on_cuda("grouped") and not settings.gradient_checkpointing
     return dataclasses.replace(settings, **changes) if changes else settings

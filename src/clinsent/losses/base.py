@@ -70,6 +70,9 @@ class MethodLoss(nn.Module):
     # the same shapes throughout (MED-SE: an entity slot for every row, the kept ones masked;
     # MLM: room for a fixed count of masked positions)
     static_shapes = False
+    # set by the trainer (use_grouped, ``grouped``): the loss's encoders run as one grouped pass
+    # (clinsent.models.grouped; MED-SE's sentence and definition encoders)
+    grouped = False
     pad_multiple: int | None = None  # without buckets, widths rounded up to a multiple of this (compile)
     # the width groups of a loss's batches (columns padded together share one: SimCSE's two views,
     # a triplet's three columns); the trainer gives each group its buckets (``buckets``), chosen
@@ -97,6 +100,11 @@ class MethodLoss(nn.Module):
         for module in self.modules():
             if isinstance(module, MethodLoss):
                 module.static_shapes = static
+
+    def use_grouped(self, on: bool) -> str | None:
+        """Run the encoders this loss trains side by side as one grouped pass (``grouped``:
+        :mod:`clinsent.models.grouped`); returns why not where it cannot (here: one encoder)."""
+        return f"{type(self).__name__} trains one encoder" if on else None
 
     def width(self, group: str, longest: int) -> int:
         """The padded width of a batch of ``group`` whose longest row has ``longest`` tokens: its

@@ -325,19 +325,44 @@ class MedSELoss(SimCSELoss):
             out["definitions"] = take(batch["definitions"], mine.nonzero().squeeze(1))
         return out
 
+    def use_grouped(self, on: bool) -> str | None:
+        """A trained definition encoder runs with the sentence encoder as one grouped pass
+        (:mod:`clinsent.models.grouped`), where the two models allow it; the reason where not."""
+        from clinsent.models.grouped import why_not
+
+        self.grouped = False
+        if not on:
+            return None
+        if not self.definition_trainable:
+            return "the definition encoder is frozen: each definition is embedded once, outside the step"
+        enc = self.encoder
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(enc.precision)
+        why = why_not([enc.model, self.definition_model], enc.device, dtype)
+        self.grouped = why is None
+        return why
+
     def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
         """The two views (``z1``, ``z2``) and, for the entity slots, the entity embeddings of the
         same pass (``h_ent``) and their definitions' (``h_def``: without gradient when the
-        definition encoder is frozen). A trained definition encoder's forward is queued first on
-        its own stream where the device has streams (beside the sentence encoder's), else after
-        the views."""
+        definition encoder is frozen). A trained definition encoder runs with the sentence encoder
+        as one grouped pass (``grouped``), or else is queued first on its own stream where the
+        device has streams (beside the sentence encoder's), or else runs after the views."""
         slots = len(batch["entity_rows"])
-        branch = Branch(self.encoder.device) if slots and self.definition_trainable else None
+        trained = bool(slots) and self.definition_trainable
+        branch = Branch(self.encoder.device) if trained and not self.grouped else None
         h_def = None
-        if branch is not None and branch.parallel:
-            with branch.queued():
-                h_def = self.definitions.embed_batch(batch["definitions"])
-        z1, z2, hs = self.views(batch)
+        if trained and self.grouped:
+            with self.augmented(batch) as extra:
+                hs, states = self.encoder.hidden_states_beside(
+                    batch["doubled"], self.definitions, batch["definitions"], **extra
+                )
+            z1, z2 = self.pooled_views(batch, hs)
+            h_def = self.definitions.pooled(states, batch["definitions"])
+        else:
+            if branch is not None and branch.parallel:
+                with branch.queued():
+                    h_def = self.definitions.embed_batch(batch["definitions"])
+            z1, z2, hs = self.views(batch)
         out = Embedded({"z1": z1, "z2": z2})
         if not slots:
             return out
@@ -345,7 +370,7 @@ class MedSELoss(SimCSELoss):
         rows = batch["entity_rows"].to(device, non_blocking=True)
         last = hs[-1][: batch["n"]].float().index_select(0, rows)
         attention = batch["features"]["attention_mask"].to(device, non_blocking=True).index_select(0, rows)
-        if branch is not None:
+        if trained:
             if h_def is None:  # no second stream: here, after the views, as one stream draws
                 h_def = self.definitions.embed_batch(batch["definitions"])
             out.vectors["h_def"] = h_def
@@ -356,7 +381,7 @@ class MedSELoss(SimCSELoss):
             attention,
             batch["span_lengths"],
         )
-        if branch is not None and h_def is not None:
+        if branch is not None and branch.parallel and h_def is not None:
             branch.join()  # the loss reads h_def
             joined(h_def, device)
         if not self.definition_trainable and fixed:

@@ -7,7 +7,8 @@ and MixCSE's losses extend it. ``embed`` gives the two views' vectors (``z1``, `
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -119,18 +120,30 @@ class SimCSELoss(MethodLoss):
 
     def views(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
         """(z1, z2, hidden states of both views) for one prepared batch."""
-        enc, doubled, n = self.encoder, batch["doubled"], batch["n"]
+        with self.augmented(batch) as extra:
+            hs = self.encoder.hidden_states(batch["doubled"], **extra)
+        z1, z2 = self.pooled_views(batch, hs)
+        return z1, z2, hs
+
+    @contextlib.contextmanager
+    def augmented(self, batch: dict[str, Any]) -> Iterator[dict[str, torch.Tensor]]:
+        """Around the views' forward, their augmentation: yields the forward's extra inputs (the
+        shuffled position ids), or applies ConSERT's token cutoff to the embeddings inside."""
         if "position_ids" in batch:
-            hs = enc.hidden_states(doubled, position_ids=batch["position_ids"])
+            yield {"position_ids": batch["position_ids"]}
         elif "cutoff" in batch and self.cutoff is not None:
             with self.cutoff.applied(batch["cutoff"]):
-                hs = enc.hidden_states(doubled)
+                yield {}
         else:
-            hs = enc.hidden_states(doubled)
+            yield {}
+
+    def pooled_views(self, batch: dict[str, Any], hs: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(z1, z2) from the states of both views (the doubled batch's)."""
+        enc, doubled, n = self.encoder, batch["doubled"], batch["n"]
         emb = pool(hs, doubled["attention_mask"].to(enc.device, non_blocking=True), enc.pooling, enc.first_layer)
         if self.mlp is not None:
             emb = self.mlp(emb)
-        return emb[:n], emb[n:], hs
+        return emb[:n], emb[n:]
 
     def chunk(self, batch: dict[str, Any], start: int, stop: int) -> dict[str, Any]:
         """Sentences ``start..stop-1``: their rows of the first view and of the doubled batch

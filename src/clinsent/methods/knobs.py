@@ -126,6 +126,16 @@ class TrainedSettings(MethodSettings):
         "by dropout noise. auto: on where a CUDA measurement showed it faster (clinsent.gpu.speed), off "
         "on the CPU and with gradient_checkpointing; varlen_attention turns it on",
     )
+    grouped: bool | Auto = knob(
+        "auto",
+        "speed: the encoders an objective trains side by side (MED-SE's sentence and trained "
+        "definition encoders) run as one grouped pass: each linear layer one grouped matrix "
+        "product over both encoders' rows, attention per encoder (clinsent.models.grouped), so "
+        "a step dispatches the operators of about one encoder. The same function within 1e-5; "
+        "dropout's masks fall on another layout. On CUDA: bf16. auto: on where a CUDA "
+        "measurement showed it faster (clinsent.gpu.speed), off on the CPU and with "
+        "gradient_checkpointing",
+    )
     varlen_attention: bool = knob(
         False,
         "with unpad, on CUDA: torch's variable-length flash attention over the "

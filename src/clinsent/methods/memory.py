@@ -1,7 +1,7 @@
 """The memory and speed knobs checked against each other and against the objective's loss, when
 the config is read: ``accumulate`` only where no loss term compares rows across the batch,
-``mini_batch`` only where one does, ``unpad`` without gradient checkpointing (its forward is not
-transformers' checkpointed one), ``varlen_attention`` not with ``unpad: false``, ``compile_mode``
+``mini_batch`` only where one does, ``unpad`` and ``grouped`` without gradient checkpointing (their
+forwards are not transformers' checkpointed one), ``varlen_attention`` not with ``unpad: false``, ``compile_mode``
 not with ``compile: false`` (with ``auto`` they turn the knob on: :mod:`clinsent.gpu.speed`).
 """
 
@@ -22,6 +22,12 @@ def check_memory(
             f"{where}.unpad",
             "the unpadded forward does not checkpoint its layers",
             "use one of unpad and gradient_checkpointing (mini_batch also bounds memory)",
+        )
+    if s.grouped is True and s.gradient_checkpointing:
+        raise InputError(
+            f"{where}.grouped",
+            "the grouped pass does not checkpoint its layers",
+            "use one of grouped and gradient_checkpointing (mini_batch also bounds memory)",
         )
     if s.varlen_attention and (s.unpad is False or s.gradient_checkpointing):
         raise InputError(

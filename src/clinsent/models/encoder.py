@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -111,14 +111,18 @@ class Encoder:
             )
         )
 
-    def hidden_states(self, batch: dict[str, torch.Tensor], **extra: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """Every layer's states as the model returns them (bf16 or fp16 under autocast): the
-        pooling converts only the layers it reads to float32."""
-        inputs = {
+    def _inputs(self, batch: dict[str, torch.Tensor], **extra: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The model's inputs of a tokenized batch, on the device."""
+        return {
             k: v.to(self.device, non_blocking=True)
             for k, v in {**batch, **extra}.items()
             if k not in ("offset_mapping", "special_tokens_mask", "packing")
         }
+
+    def hidden_states(self, batch: dict[str, torch.Tensor], **extra: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Every layer's states as the model returns them (bf16 or fp16 under autocast): the
+        pooling converts only the layers it reads to float32."""
+        inputs = self._inputs(batch, **extra)
         if self.unpad:  # the packing made with the batch on the CPU (clinsent.models.unpadded.attach)
             from clinsent.models import unpadded
 
@@ -129,10 +133,44 @@ class Encoder:
             out = self.model(**model_inputs(self.model, inputs), output_hidden_states=True, return_dict=True)
         return tuple(out.hidden_states)
 
-    def embed_batch(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        hs = self.hidden_states(batch)
-        emb = pool(hs, batch["attention_mask"].to(self.device, non_blocking=True), self.pooling, self.first_layer)
+    def hidden_states_beside(
+        self,
+        batch: dict[str, torch.Tensor],
+        other: Encoder,
+        other_batch: dict[str, torch.Tensor],
+        **extra: torch.Tensor,
+    ) -> tuple[Sequence[torch.Tensor], Sequence[torch.Tensor]]:
+        """This encoder's states of ``batch`` (with ``extra`` inputs) and ``other``'s of
+        ``other_batch``, layer by layer as :meth:`hidden_states` gives them, from one grouped pass of
+        both models (:mod:`clinsent.models.grouped`; the models pass its ``why_not``), each on its
+        own layout (padded, or its real tokens where it runs ``unpad``)."""
+        from clinsent.models import grouped, unpadded
+
+        parts = [
+            grouped.Part(
+                enc.model,
+                inputs,
+                unpadded.packing_of(b) if enc.unpad else None,
+                enc.varlen and unpadded.varlen_fallback_note(enc.device) is None,
+            )
+            for enc, b, inputs in (
+                (self, batch, self._inputs(batch, **extra)),
+                (other, other_batch, other._inputs(other_batch)),
+            )
+        ]
+        with autocast(self.device, self.precision):
+            mine, theirs = grouped.hidden_states(parts)
+        return mine, theirs
+
+    def pooled(self, hidden_states: Sequence[torch.Tensor], batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The embeddings of a batch from its states: the pooling, then the head where there is one."""
+        emb = pool(
+            hidden_states, batch["attention_mask"].to(self.device, non_blocking=True), self.pooling, self.first_layer
+        )
         return self.head(emb) if self.head is not None else emb
+
+    def embed_batch(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.pooled(self.hidden_states(batch), batch)
 
     def training_head(self, dim: int) -> torch.nn.Module | None:
         """The MLP a SimCSE-family loss puts on the pooled embedding: the encoder's own head when

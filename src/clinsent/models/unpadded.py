@@ -165,26 +165,42 @@ def _attention(
 ) -> torch.Tensor:
     """One layer's self-attention over packed tokens ``(T, hidden)`` -> ``(T, hidden)``."""
     heads, size = self_attn.num_attention_heads, self_attn.attention_head_size
-    scale = getattr(self_attn, "scaling", size**-0.5)
     q, k, v = (proj(hidden).view(-1, heads, size) for proj in (self_attn.query, self_attn.key, self_attn.value))
+    p = self_attn.dropout.p if training else 0.0
+    return attend(q, k, v, pack, padded_mask, varlen, p, getattr(self_attn, "scaling", size**-0.5))
+
+
+def attend(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    pack: Packing,
+    padded_mask: torch.Tensor,
+    varlen: bool,
+    dropout: float,
+    scale: float,
+) -> torch.Tensor:
+    """Attention of packed queries, keys and values ``(T, heads, size)`` -> ``(T, heads x size)``:
+    variable-length flash attention (``varlen``, CUDA; no dropout) or ``scaled_dot_product_attention``
+    on the padded layout with ``padded_mask`` (True: attend) and ``dropout``."""
+    heads, size = q.shape[1], q.shape[2]
     if varlen:
         from torch.nn.attention.varlen import varlen_attn
 
-        cu = pack.cu_lengths.to(hidden.device, non_blocking=True)
+        cu = pack.cu_lengths.to(q.device, non_blocking=True)
         out = varlen_attn(q, k, v, cu, cu, pack.max_length, pack.max_length, scale=scale)
         assert isinstance(out, torch.Tensor)  # no auxiliary outputs asked
         return out.reshape(-1, heads * size)
     batch, length = pack.shape
-    index = pack.index.to(hidden.device, non_blocking=True)
-    scatter = pack.scatter.to(hidden.device, non_blocking=True)
+    index = pack.index.to(q.device, non_blocking=True)
+    scatter = pack.scatter.to(q.device, non_blocking=True)
 
     def padded(x: torch.Tensor) -> torch.Tensor:  # (T, heads, size) -> (batch, heads, length, size)
         full = x.new_zeros(batch * length + pack.room, heads, size).index_copy(0, scatter, x)
         return (full[: batch * length] if pack.room else full).view(batch, length, heads, size).transpose(1, 2)
 
-    p = self_attn.dropout.p if training else 0.0
     out = F.scaled_dot_product_attention(
-        padded(q), padded(k), padded(v), attn_mask=padded_mask, dropout_p=p, scale=scale
+        padded(q), padded(k), padded(v), attn_mask=padded_mask, dropout_p=dropout, scale=scale
     )
     return out.transpose(1, 2).reshape(batch * length, heads * size).index_select(0, index)
 
@@ -204,21 +220,23 @@ def hidden_states(
         token_type_ids=inputs.get("token_type_ids"),
         position_ids=inputs.get("position_ids"),
     )
-    width = embedded.shape[-1]
-    hidden = embedded.reshape(batch * length, width).index_select(0, index)
+    hidden = embedded.reshape(batch * length, embedded.shape[-1]).index_select(0, index)
     mask = inputs["attention_mask"].bool()[:, None, None, :]  # True: attend
     states = [embedded]
-
-    def repad(x: torch.Tensor) -> torch.Tensor:
-        full = x.new_zeros(batch * length + pack.room, width).index_copy(0, scatter, x)
-        return (full[: batch * length] if pack.room else full).view(batch, length, width)
-
     for layer in model.encoder.layer:
         attn = _attention(layer.attention.self, hidden, pack, mask, varlen, model.training)
         hidden = layer.attention.output(attn, hidden)  # dense, dropout, layer norm of the residual
         hidden = layer.output(layer.intermediate(hidden), hidden)
-        states.append(repad(hidden))
+        states.append(repad(hidden, pack, scatter))
     return tuple(states)
+
+
+def repad(x: torch.Tensor, pack: Packing, scatter: torch.Tensor) -> torch.Tensor:
+    """Packed states ``(T, hidden)`` back on the padded layout ``(batch, length, hidden)``, zeros at
+    the padding (``scatter``: :attr:`Packing.scatter` on ``x``'s device)."""
+    batch, length = pack.shape
+    full = x.new_zeros(batch * length + pack.room, x.shape[-1]).index_copy(0, scatter, x)
+    return (full[: batch * length] if pack.room else full).view(batch, length, x.shape[-1])
 
 
 def varlen_fallback_note(device: torch.device) -> str | None:

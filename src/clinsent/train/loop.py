@@ -150,6 +150,9 @@ class MethodLoop:
         has_tokens = getattr(data, "has_tokens", None)  # a TrainingData (a test may bind a bare namespace)
         self.tokens = bool(callable(has_tokens) and has_tokens() and self.loss.assembles())
         self.loss.use_static_shapes(captured)  # e.g. MED-SE: an entity slot for every row
+        apart = self.loss.use_grouped(bool(s.grouped))  # e.g. MED-SE's two encoders as one pass
+        if apart and method.settings.grouped is True:  # asked for, and not possible: said in the log
+            self.notes.append(f"grouped: the encoders run one after the other ({apart})")
         self.buckets = self._buckets(data) if self.tokens and data is not None else {}
         self.loss.use_buckets(self.buckets)
         self.buffers = Buffers(PREFETCH + 3, pin=encoder.device.type == "cuda") if self.tokens else None
@@ -254,6 +257,8 @@ class MethodLoop:
         lines = [f"{g}: {b.describe()}" for g, b in self.buckets.items()]
         if self.graphs is not None:
             lines.append("graphs: each batch shape's step captured as a CUDA graph the second time it is seen")
+        if self.loss.grouped:
+            lines.append("grouped: the encoders trained side by side run as one grouped pass")
         return lines + self.notes
 
     def _record(self, total: torch.Tensor, parts: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
