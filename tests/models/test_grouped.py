@@ -2,7 +2,7 @@
 gradient are each model's own forward's (float32, within 1e-5 of each gradient's scale), on the
 padded layout and on the real tokens (exact and static packings); dropout falls where the
 models' own forward puts it, at their rates; the pass dispatches fewer operators than the two
-models one after the other; a MED-SE step with ``grouped`` equals the step without it; and what
+models one after the other; a MED-SE or CT step with ``grouped`` equals the step without it; and what
 cannot be grouped says why (gradient checkpointing's refusal: tests/train/test_speed.py)."""
 
 from __future__ import annotations
@@ -190,24 +190,25 @@ def test_what_cannot_be_grouped_says_why(tiny_bert: Path) -> None:
     assert Part(a.model, {}).pack is None
 
 
-def _medse_step(
-    tiny_bert: Path, grouped: bool, **knobs: Any
+def _step(
+    tiny_bert: Path, objective: str, grouped: bool, **knobs: Any
 ) -> tuple[MethodLoop, dict[str, float], dict[str, torch.Tensor]]:
+    """One step's loss parts and gradients, dropout off (MED-SE's two views by token cutoff; CT
+    trains without dropout), so both passes compute one function."""
     torch.manual_seed(0)
+    if objective == "medse":
+        knobs["augmentation"] = "token_cutoff"
     method, encoder = method_and_encoder(
-        tiny_bert,
-        "medse",
-        steps=10,
-        checkpoint_every=0,
-        dropout=False,
-        augmentation="token_cutoff",
-        grouped=grouped,
-        **knobs,
-    )  # two views without dropout (token cutoff): both passes compute one function
+        tiny_bert, objective, steps=10, checkpoint_every=0, dropout=False, grouped=grouped, **knobs
+    )
     loop = MethodLoop(method, encoder, seed=0, data=SimpleNamespace(classes=[]))  # type: ignore[arg-type]
-    batch = loop.prepare(SimpleNamespace(batch=lambda step: objective_rows("medse", 13)), 1)  # type: ignore[arg-type]
+    rows = objective_rows(objective, 16 if objective == "ct" else 13)
+    batch = loop.prepare(SimpleNamespace(batch=lambda step: rows), 1)  # type: ignore[arg-type]
     loss: Any = loop.loss
-    _no_dropout(SimpleNamespace(model=loss.definition_model))  # type: ignore[arg-type]
+    if objective == "medse":
+        _no_dropout(SimpleNamespace(model=loss.definition_model))  # type: ignore[arg-type]
+    loop.loss.train()
+    encoder.model.train(False)  # dropout: false, as the loop's step sets it
     parts = loss(batch)
     sum(parts.values()).backward()
     grads = {n: p.grad.clone() for n, p in loss.named_parameters() if p.grad is not None}
@@ -215,16 +216,18 @@ def _medse_step(
     return loop, {k: float(v.detach()) for k, v in parts.items()}, grads
 
 
-@pytest.mark.parametrize("unpad", [False, True])
-def test_a_grouped_medse_step_equals_the_step_without_it(tiny_bert: Path, unpad: bool) -> None:
-    plain, want, want_grads = _medse_step(tiny_bert, False, unpad=unpad)
-    loop, got, got_grads = _medse_step(tiny_bert, True, unpad=unpad)
+@pytest.mark.parametrize(("objective", "unpad"), [("medse", False), ("medse", True), ("ct", False)])
+def test_a_grouped_step_equals_the_step_without_it(tiny_bert: Path, objective: str, unpad: bool) -> None:
+    """MED-SE's sentence and definition encoders, CT's twin and kept model."""
+    plain, want, want_grads = _step(tiny_bert, objective, False, unpad=unpad)
+    loop, got, got_grads = _step(tiny_bert, objective, True, unpad=unpad)
     assert not plain.loss.grouped and loop.loss.grouped
     assert "grouped: the encoders trained side by side run as one grouped pass" in loop.describe()
-    assert want["entity"] > 0
+    assert all(v > 0 for v in want.values())
     for key in want:
         assert abs(got[key] - want[key]) <= 1e-5 * max(1.0, abs(want[key])), key
-    assert want_grads.keys() == got_grads.keys() and any(k.startswith("definition_model.") for k in want_grads)
+    second = "definition_model." if objective == "medse" else "twin_model."
+    assert want_grads.keys() == got_grads.keys() and any(k.startswith(second) for k in want_grads)
     for name, grad in want_grads.items():
         scale = max(1.0, grad.abs().max().item())
         assert (grad - got_grads[name]).abs().max().item() <= 1e-5 * scale, name

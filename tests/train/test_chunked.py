@@ -75,6 +75,7 @@ CACHED = [
     ("sup_simcse", {"hard_negatives": False, "pooling": "cls_mlp"}),
     ("mnr", {}),
     ("ct", {}),
+    ("ct", {"grouped": True}),  # the twin and the kept model as one grouped pass
     ("declutr", {}),
 ]
 

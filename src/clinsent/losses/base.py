@@ -71,7 +71,7 @@ class MethodLoss(nn.Module):
     # MLM: room for a fixed count of masked positions)
     static_shapes = False
     # set by the trainer (use_grouped, ``grouped``): the loss's encoders run as one grouped pass
-    # (clinsent.models.grouped; MED-SE's sentence and definition encoders)
+    # (clinsent.models.grouped; MED-SE's sentence and definition encoders, CT's twin and kept model)
     grouped = False
     pad_multiple: int | None = None  # without buckets, widths rounded up to a multiple of this (compile)
     # the width groups of a loss's batches (columns padded together share one: SimCSE's two views,

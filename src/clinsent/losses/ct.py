@@ -152,9 +152,21 @@ class CTLoss(MethodLoss):
             "labels": batch["labels"][part],
         }
 
+    def use_grouped(self, on: bool) -> str | None:
+        """The twin and the kept model run as one grouped pass (:mod:`clinsent.models.grouped`),
+        where the two models allow it; the reason where not."""
+        why = self.twin.why_not_beside(self.encoder) if on else None
+        self.grouped = on and why is None
+        return why
+
     def embed(self, batch: dict[str, Any], fixed: bool = True) -> Embedded:
-        """Each pair's first text through the twin (``e1``), its second through the kept model (``e2``)."""
-        return Embedded({"e1": self.twin.embed_batch(batch["first"]), "e2": self.encoder.embed_batch(batch["second"])})
+        """Each pair's first text through the twin (``e1``), its second through the kept model
+        (``e2``): one after the other, or as one grouped pass (``grouped``)."""
+        first, second = batch["first"], batch["second"]
+        if self.grouped:
+            twin, kept = self.twin.hidden_states_beside(first, self.encoder, second)
+            return Embedded({"e1": self.twin.pooled(twin, first), "e2": self.encoder.pooled(kept, second)})
+        return Embedded({"e1": self.twin.embed_batch(first), "e2": self.encoder.embed_batch(second)})
 
     def score(self, vectors: Mapping[str, torch.Tensor], batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         return {"ct": ct_loss(vectors["e1"], vectors["e2"], batch["labels"])}

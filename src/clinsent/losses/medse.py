@@ -328,16 +328,12 @@ class MedSELoss(SimCSELoss):
     def use_grouped(self, on: bool) -> str | None:
         """A trained definition encoder runs with the sentence encoder as one grouped pass
         (:mod:`clinsent.models.grouped`), where the two models allow it; the reason where not."""
-        from clinsent.models.grouped import why_not
-
         self.grouped = False
         if not on:
             return None
         if not self.definition_trainable:
             return "the definition encoder is frozen: each definition is embedded once, outside the step"
-        enc = self.encoder
-        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(enc.precision)
-        why = why_not([enc.model, self.definition_model], enc.device, dtype)
+        why = self.encoder.why_not_beside(self.definitions)
         self.grouped = why is None
         return why
 

@@ -129,7 +129,7 @@ class TrainedSettings(MethodSettings):
     grouped: bool | Auto = knob(
         "auto",
         "speed: the encoders an objective trains side by side (MED-SE's sentence and trained "
-        "definition encoders) run as one grouped pass: each linear layer one grouped matrix "
+        "definition encoders, CT's twin and kept model) run as one grouped pass: each linear layer one grouped matrix "
         "product over both encoders' rows, attention per encoder (clinsent.models.grouped), so "
         "a step dispatches the operators of about one encoder. The same function within 1e-5; "
         "dropout's masks fall on another layout. On CUDA: bf16. auto: on where a CUDA "

@@ -133,6 +133,14 @@ class Encoder:
             out = self.model(**model_inputs(self.model, inputs), output_hidden_states=True, return_dict=True)
         return tuple(out.hidden_states)
 
+    def why_not_beside(self, other: Encoder) -> str | None:
+        """Why this encoder and ``other`` cannot run as one grouped pass (None: they can;
+        :func:`clinsent.models.grouped.why_not`, at this encoder's device and precision)."""
+        from clinsent.models.grouped import why_not
+
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
+        return why_not([self.model, other.model], self.device, dtype)
+
     def hidden_states_beside(
         self,
         batch: dict[str, torch.Tensor],

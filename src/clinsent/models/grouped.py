@@ -1,10 +1,10 @@
 """Encoders of one architecture that train side by side, run as one grouped pass (``grouped``).
 
 MED-SE trains a second encoder beside the sentence encoder: its definition encoder, a copy of the
-base model. Run one after the other, the two dispatch every operator of an encoder twice: a MED-SE
-step dispatched 2.08 times SimCSE's operators (the CPU proxies), where an eager GPU step's time is
-the host's dispatching. Here both encoders' token rows are one ``(tokens, hidden)`` matrix, the
-first encoder's rows first:
+base model; Contrastive Tension trains a twin beside the kept model. Run one after the other, two
+encoders dispatch every operator of an encoder twice: a MED-SE step dispatched 2.08 times SimCSE's
+operators (the CPU proxies), where an eager GPU step's time is the host's dispatching. Here both
+encoders' token rows are one ``(tokens, hidden)`` matrix, the first encoder's rows first:
 
 - each linear layer is one grouped matrix product (:func:`torch.nn.functional.grouped_mm`: each
   encoder's weight on its own rows; the query, key and value projections as one), its bias added
