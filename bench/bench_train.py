@@ -62,6 +62,7 @@ from clinsent.config.sections import MethodConfig, RunConfig, Training, Training
 from clinsent.data.batching import Candidate, plan_batches
 from clinsent.data.plan import PlanData
 from clinsent.data.rows import RowsData
+from clinsent.data.tree import dicts
 from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder, autocast
@@ -253,21 +254,13 @@ def fed(batch: Any) -> tuple[int, int, int]:
     another, SimCSE's first view, counted once)."""
     seen: set[int] = set()
     total = real = packed = 0
-
-    def walk(value: Any) -> None:
-        nonlocal total, real, packed
-        if not isinstance(value, dict):
-            return
-        mask = value.get("attention_mask")
+    for found in dicts(batch):
+        mask = found.get("attention_mask")
         if isinstance(mask, torch.Tensor) and mask.untyped_storage().data_ptr() not in seen:
             seen.add(mask.untyped_storage().data_ptr())
             n = int(mask.sum())
-            pack = value.get(PACKING)
+            pack = found.get(PACKING)
             total, real, packed = total + mask.numel(), real + n, packed + (len(pack.index) if pack else n)
-        for v in value.values():
-            walk(v)
-
-    walk(batch)
     return total, real, packed
 
 

@@ -82,8 +82,8 @@ def main() -> None:
     real = mask[..., None].bool()
     for name, ops in counts.items():
         print(f"{name}: {ops} operators per forward and backward")
-    for name, other in zip(list(outputs)[1:], others, strict=True):  # at the real tokens
-        print(f"largest difference, {name}: {float((first - other).detach().abs().masked_select(real).max()):.2e}")
+    for name, out in zip(list(outputs)[1:], others, strict=True):  # at the real tokens
+        print(f"largest difference, {name}: {float((first - out).detach().abs().masked_select(real).max()):.2e}")
 
 
 if __name__ == "__main__":

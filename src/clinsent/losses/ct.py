@@ -81,7 +81,7 @@ class CTLoss(MethodLoss):
     (groups of ``GROUP_SIZE`` sentences: the group's first with itself, label 1, and the others
     paired through a random cyclic derangement, label 0; :func:`ct_pairs`). Output:
     ``{"ct": loss}``. The twin pools as the encoder does (the batch comes from the sentence sets'
-    plan).
+    plan); with ``grouped`` the two models run as one grouped pass (:mod:`clinsent.models.grouped`).
 
     Knobs (defaults: :class:`clinsent.methods.base.TrainedSettings`'): ``dropout`` and
     ``gradient_checkpointing`` (either keeps the twin in training mode: the original CT trains

@@ -19,10 +19,11 @@ positions are made on the host with the batch, and the entities the loss keeps (
 a span within the length) are a mask over the batch's rows: with static shapes (a captured
 step) every row has an entity slot, the others a placeholder the mask leaves out of eq. 2, so
 a batch's shapes do not depend on how many entities it keeps. A frozen definition encoder
-(``definition_trainable: false``) embeds each term's definition once; a trained one is queued
-first, on a second CUDA stream, so its forward and backward run beside the sentence encoder's
-(:mod:`clinsent.gpu.streams`; on the CPU it runs after the sentence encoder, so the random draws
-are those of one stream).
+(``definition_trainable: false``) embeds each term's definition once; a trained one runs with the
+sentence encoder as one grouped pass (``grouped``: :mod:`clinsent.models.grouped`, each layer's
+products one over both encoders' rows), or else is queued first, on a second CUDA stream, so its
+forward and backward run beside the sentence encoder's (:mod:`clinsent.gpu.streams`; on the CPU
+it runs after the sentence encoder, so the random draws are those of one stream).
 """
 
 from __future__ import annotations

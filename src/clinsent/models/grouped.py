@@ -132,6 +132,7 @@ KINDS: dict[str, tuple[tuple[str, ...], bool]] = {
     "output_bias": (("output.dense.bias",), False),
     "output_norm": (("output.LayerNorm.weight", "output.LayerNorm.bias"), False),
 }
+_GETTERS = {kind: tuple(attrgetter(path) for path in paths) for kind, (paths, _) in KINDS.items()}
 
 
 def _weights(models: Sequence[Any], dtype: torch.dtype | None) -> dict[str, tuple[torch.Tensor, ...]]:
@@ -140,8 +141,9 @@ def _weights(models: Sequence[Any], dtype: torch.dtype | None) -> dict[str, tupl
     cast)."""
     layers = len(models[0].encoder.layer)
     out = {}
+    blocks = [m.encoder.layer[i] for i in range(layers) for m in models]
     for kind, (parts, linear) in KINDS.items():
-        leaves = [attrgetter(path)(m.encoder.layer[i]) for i in range(layers) for m in models for path in parts]
+        leaves = [get(block) for block in blocks for get in _GETTERS[kind]]
         first = leaves[0].shape
         stacked = _Stacked.apply(*leaves)
         if linear:  # (out, in) pieces: their outputs one after the other, given as (in, out)

@@ -57,7 +57,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from clinsent.data import tree
 
+
+@tree.record
 @dataclass(frozen=True)
 class Packing:
     """Where a batch's real tokens are: ``index`` their positions in the flattened
@@ -123,15 +126,10 @@ def attach(batch: Any, static: bool = False) -> Any:
     """Every tokenized batch inside a prepared batch (a dict with a 2-D ``attention_mask``) given
     its packing under :data:`PACKING` (``static`` for a captured step's: see the module): made
     with the batch, so the step only reads it."""
-    if isinstance(batch, dict):
-        mask = batch.get("attention_mask")
+    for found in tree.dicts(batch):
+        mask = found.get("attention_mask")
         if isinstance(mask, torch.Tensor) and mask.dim() == 2 and mask.device.type == "cpu":
-            batch[PACKING] = packing(mask, static)
-        for value in batch.values():
-            attach(value, static)
-    elif type(batch) in (list, tuple):
-        for value in batch:
-            attach(value, static)
+            found[PACKING] = packing(mask, static)
     return batch
 
 

@@ -41,65 +41,41 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from clinsent.models.unpadded import Packing
+from clinsent.data.tree import leaves, mapped
 
 LIMIT = 32  # shapes captured at most (MED-SE: up to 4 sentence x 4 definition buckets); the others step eagerly
 Parts = dict[str, torch.Tensor]
 
 
-def signature(batch: Any, path: str = "") -> tuple[Any, ...]:
+def signature(batch: Any) -> tuple[Any, ...]:
     """What fixes a captured step: every tensor's place, shape, dtype and device in the batch, and
     every other value (a count, a table: by identity). Two batches of one signature replay one graph."""
-    if isinstance(batch, torch.Tensor):
-        return ((path, tuple(batch.shape), batch.dtype, batch.device.type),)
-    if isinstance(batch, dict):
-        return tuple(x for k in sorted(batch, key=str) for x in signature(batch[k], f"{path}.{k}"))
-    if isinstance(batch, (list, tuple)):
-        return tuple(x for i, v in enumerate(batch) for x in signature(v, f"{path}[{i}]"))
-    if _record(batch):  # the unpadded forward's packing: its tensors and counts
-        return tuple(x for f in fields(batch) for x in signature(getattr(batch, f.name), f"{path}.{f.name}"))
-    if isinstance(batch, (int, float, bool, str)) or batch is None:
-        return ((path, batch),)
-    return ((path, id(batch)),)
+    return tuple(_key(path, leaf) for path, leaf in leaves(batch))
+
+
+def _key(path: str, leaf: Any) -> tuple[Any, ...]:
+    if isinstance(leaf, torch.Tensor):
+        return (path, tuple(leaf.shape), leaf.dtype, leaf.device.type)
+    if isinstance(leaf, (int, float, bool, str)) or leaf is None:
+        return (path, leaf)
+    return (path, id(leaf))
 
 
 def on_device(batch: Any, device: torch.device) -> Any:
     """The batch with every tensor copied to a new tensor of ``device`` (a captured step's inputs)."""
-    if isinstance(batch, torch.Tensor):
-        return batch.to(device, non_blocking=True, copy=True)
-    if isinstance(batch, dict):
-        return {k: on_device(v, device) for k, v in batch.items()}
-    if type(batch) in (list, tuple):
-        return type(batch)(on_device(v, device) for v in batch)
-    if _record(batch):
-        return replace(batch, **{f.name: on_device(getattr(batch, f.name), device) for f in fields(batch)})
-    return batch
-
-
-def _record(value: Any) -> bool:
-    """Whether ``value`` is a record of tensors and counts a batch carries: the unpadded
-    forward's packing."""
-    return isinstance(value, Packing)
+    return mapped(batch, lambda t: t.to(device, non_blocking=True, copy=True))
 
 
 def refill(static: Any, batch: Any) -> None:
     """Copy ``batch``'s tensors into ``static``'s (same signature), asynchronously."""
-    if isinstance(static, torch.Tensor):
-        static.copy_(batch, non_blocking=True)
-    elif isinstance(static, dict):
-        for k, v in static.items():
-            refill(v, batch[k])
-    elif type(static) in (list, tuple):
-        for s, b in zip(static, batch, strict=True):
-            refill(s, b)
-    elif _record(static):
-        for f in fields(static):
-            refill(getattr(static, f.name), getattr(batch, f.name))
+    for (_, to), (_, value) in zip(leaves(static), leaves(batch), strict=True):
+        if isinstance(to, torch.Tensor):
+            to.copy_(value, non_blocking=True)
 
 
 class CudaCapture:

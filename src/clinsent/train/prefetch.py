@@ -100,29 +100,11 @@ def prefetch(fn: Callable[[int], T], steps: Iterable[int], depth: int = 2, worke
 
 
 def pinned(batch: Any, pin: Callable[[Any], Any] | None = None) -> Any:
-    """``batch`` (nested dicts, lists, tuples and the unpadded forward's packings) with every
-    tensor in page-locked host memory (``pin``: how one tensor is pinned; ``Tensor.pin_memory``
-    by default, which needs CUDA), so its copy to the device is queued without the host waiting
-    for it, as the batch's own tensors are."""
-    import dataclasses
-
-    import torch
-
-    from clinsent.models.unpadded import Packing
+    """``batch`` (nested dicts, lists, tuples and the unpadded forward's packings:
+    :mod:`clinsent.data.tree`) with every tensor in page-locked host memory (``pin``: how one
+    tensor is pinned; ``Tensor.pin_memory`` by default, which needs CUDA), so its copy to the
+    device is queued without the host waiting for it, as the batch's own tensors are."""
+    from clinsent.data.tree import mapped
 
     pin = pin or (lambda t: t.pin_memory())
-
-    def walk(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            return pin(value) if value.device.type == "cpu" else value
-        if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items()}
-        if type(value) in (list, tuple):
-            return type(value)(walk(v) for v in value)
-        if isinstance(value, Packing):
-            return dataclasses.replace(
-                value, **{f.name: walk(getattr(value, f.name)) for f in dataclasses.fields(value)}
-            )
-        return value
-
-    return walk(batch)
+    return mapped(batch, lambda t: pin(t) if t.device.type == "cpu" else t)
