@@ -62,9 +62,9 @@ from clinsent.config.sections import MethodConfig, RunConfig, Training, Training
 from clinsent.data.batching import Candidate, plan_batches
 from clinsent.data.plan import PlanData
 from clinsent.data.rows import RowsData
-from clinsent.data.tree import dicts
 from clinsent.methods.config import resolve_method
 from clinsent.models.base import load_transformer
+from clinsent.models.batch_tree import dicts
 from clinsent.models.encoder import Encoder, autocast
 from clinsent.models.unpadded import PACKING
 from clinsent.optimisation import pick_device

@@ -57,10 +57,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from clinsent.data import tree
+from clinsent.models import batch_tree
 
 
-@tree.record
+@batch_tree.record
 @dataclass(frozen=True)
 class Packing:
     """Where a batch's real tokens are: ``index`` their positions in the flattened
@@ -126,7 +126,7 @@ def attach(batch: Any, static: bool = False) -> Any:
     """Every tokenized batch inside a prepared batch (a dict with a 2-D ``attention_mask``) given
     its packing under :data:`PACKING` (``static`` for a captured step's: see the module): made
     with the batch, so the step only reads it."""
-    for found in tree.dicts(batch):
+    for found in batch_tree.dicts(batch):
         mask = found.get("attention_mask")
         if isinstance(mask, torch.Tensor) and mask.dim() == 2 and mask.device.type == "cpu":
             found[PACKING] = packing(mask, static)

@@ -46,7 +46,7 @@ from typing import Any
 
 import torch
 
-from clinsent.data.tree import leaves, mapped
+from clinsent.models.batch_tree import leaves, mapped
 
 LIMIT = 32  # shapes captured at most (MED-SE: up to 4 sentence x 4 definition buckets); the others step eagerly
 Parts = dict[str, torch.Tensor]

@@ -101,10 +101,10 @@ def prefetch(fn: Callable[[int], T], steps: Iterable[int], depth: int = 2, worke
 
 def pinned(batch: Any, pin: Callable[[Any], Any] | None = None) -> Any:
     """``batch`` (nested dicts, lists, tuples and the unpadded forward's packings:
-    :mod:`clinsent.data.tree`) with every tensor in page-locked host memory (``pin``: how one
+    :mod:`clinsent.models.batch_tree`) with every tensor in page-locked host memory (``pin``: how one
     tensor is pinned; ``Tensor.pin_memory`` by default, which needs CUDA), so its copy to the
     device is queued without the host waiting for it, as the batch's own tensors are."""
-    from clinsent.data.tree import mapped
+    from clinsent.models.batch_tree import mapped
 
     pin = pin or (lambda t: t.pin_memory())
     return mapped(batch, lambda t: pin(t) if t.device.type == "cpu" else t)

@@ -1,4 +1,4 @@
-"""One walk of a prepared batch (clinsent.data.tree): leaves in a fixed order with their paths
+"""One walk of a prepared batch (clinsent.models.batch_tree): leaves in a fixed order with their paths
 (dict keys sorted, lists and tuples by position, a packing's fields), tensors mapped with every
 container and record made anew, and every dict visited before its children (a packing attached
 to it is walked too)."""
@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from clinsent.data.tree import dicts, is_record, leaves, mapped
+from clinsent.models.batch_tree import dicts, is_record, leaves, mapped
 from clinsent.models.unpadded import PACKING, Packing, attach, packing
 
 
