@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from clinsent.models.batch_tree import dicts, is_record, leaves, mapped
+from clinsent.models.batch_tree import dicts, is_record, leaves, mapped, zipped
 from clinsent.models.unpadded import PACKING, Packing, attach, packing
 
 
@@ -60,3 +60,13 @@ def test_every_dict_is_visited_before_its_children() -> None:
             found[PACKING] = packing(found["attention_mask"])
     assert seen == [["doubled", "n", "rows"], ["attention_mask", "input_ids"]]
     assert isinstance(batch["doubled"][PACKING], Packing)
+
+
+def test_zipped_visits_every_tensor_beside_its_counterpart() -> None:
+    static, batch = attach(_batch(), static=True), attach(_batch(), static=True)
+    batch["doubled"]["input_ids"] = batch["doubled"]["input_ids"] + 7
+    seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+    zipped(static, batch, lambda to, value: seen.append((to, value)))
+    tensors = [leaf for _, leaf in leaves(static) if isinstance(leaf, torch.Tensor)]
+    assert len(seen) == len(tensors) == 6  # the ids, the mask, a row of zeros, the packing's three tensors
+    assert any(to is static["doubled"]["input_ids"] and value is batch["doubled"]["input_ids"] for to, value in seen)

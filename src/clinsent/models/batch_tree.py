@@ -17,39 +17,56 @@ from typing import Any, TypeVar
 import torch
 
 T = TypeVar("T")
-_RECORDS: list[type] = []
+_RECORDS: tuple[type, ...] = ()
 
 
 def record(cls: type[T]) -> type[T]:
     """Register the dataclass ``cls`` as a record a batch may carry (an inner node)."""
-    _RECORDS.append(cls)
+    global _RECORDS
+    _RECORDS = (*_RECORDS, cls)
     return cls
 
 
 def is_record(value: Any) -> bool:
-    return isinstance(value, tuple(_RECORDS))
+    return isinstance(value, _RECORDS)
 
 
-def _children(value: Any) -> Iterator[tuple[str, Any]] | None:
-    """(key, child) of an inner node, in a fixed order (a dict's keys sorted); None for a leaf."""
-    if isinstance(value, dict):
-        return ((f".{k}", value[k]) for k in sorted(value, key=str))
-    if type(value) in (list, tuple):
-        return ((f"[{i}]", v) for i, v in enumerate(value))
-    if is_record(value):
-        return ((f".{f.name}", getattr(value, f.name)) for f in fields(value))
-    return None
-
-
-def leaves(tree: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+def leaves(tree: Any) -> list[tuple[str, Any]]:
     """(path, leaf) of every leaf of ``tree``, in a fixed order: two batches made alike give their
-    leaves in the same order."""
-    children = _children(tree)
-    if children is None:
-        yield path, tree
-        return
-    for key, child in children:
-        yield from leaves(child, path + key)
+    leaves in the same order (a captured step keys its graphs by them, once a step)."""
+    out: list[tuple[str, Any]] = []
+
+    def collect(value: Any, path: str) -> None:
+        if isinstance(value, dict):
+            for k in sorted(value, key=str):
+                collect(value[k], f"{path}.{k}")
+        elif type(value) in (list, tuple):
+            for i, v in enumerate(value):
+                collect(v, f"{path}[{i}]")
+        elif is_record(value):
+            for f in fields(value):
+                collect(getattr(value, f.name), f"{path}.{f.name}")
+        else:
+            out.append((path, value))
+
+    collect(tree, "")
+    return out
+
+
+def zipped(a: Any, b: Any, visit: Callable[[torch.Tensor, Any], object]) -> None:
+    """``visit(x, y)`` for every tensor ``x`` of ``a`` and the value ``y`` at its place in ``b``, a
+    tree of the same shape (a captured step's inputs refilled from a batch, once a step)."""
+    if isinstance(a, torch.Tensor):
+        visit(a, b)
+    elif isinstance(a, dict):
+        for k, v in a.items():
+            zipped(v, b[k], visit)
+    elif type(a) in (list, tuple):
+        for x, y in zip(a, b, strict=True):
+            zipped(x, y, visit)
+    elif is_record(a):
+        for f in fields(a):
+            zipped(getattr(a, f.name), getattr(b, f.name), visit)
 
 
 def mapped(tree: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
@@ -71,6 +88,12 @@ def dicts(tree: Any) -> Iterator[dict[Any, Any]]:
     it: a key added to it is walked too)."""
     if isinstance(tree, dict):
         yield tree
-    children = _children(tree)
-    for _, child in list(children) if children is not None else ():
+        children: Any = list(tree.values())
+    elif type(tree) in (list, tuple):
+        children = tree
+    elif is_record(tree):
+        children = [getattr(tree, f.name) for f in fields(tree)]
+    else:
+        return
+    for child in children:
         yield from dicts(child)

@@ -46,7 +46,7 @@ from typing import Any
 
 import torch
 
-from clinsent.models.batch_tree import leaves, mapped
+from clinsent.models.batch_tree import leaves, mapped, zipped
 
 LIMIT = 32  # shapes captured at most (MED-SE: up to 4 sentence x 4 definition buckets); the others step eagerly
 Parts = dict[str, torch.Tensor]
@@ -73,9 +73,7 @@ def on_device(batch: Any, device: torch.device) -> Any:
 
 def refill(static: Any, batch: Any) -> None:
     """Copy ``batch``'s tensors into ``static``'s (same signature), asynchronously."""
-    for (_, to), (_, value) in zip(leaves(static), leaves(batch), strict=True):
-        if isinstance(to, torch.Tensor):
-            to.copy_(value, non_blocking=True)
+    zipped(static, batch, lambda to, value: to.copy_(value, non_blocking=True))
 
 
 class CudaCapture:
