@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 from clinsent.models.base import load_transformer
 from clinsent.models.encoder import Encoder
-from clinsent.models.grouped import Part, why_not
+from clinsent.models.grouped import why_not
 from clinsent.models.unpadded import packing
 from clinsent.train.loop import MethodLoop
 from clinsent.train.syncs import SyncCounter
@@ -81,10 +81,11 @@ def _run(a: Encoder, b: Encoder, batches: tuple[dict[str, Any], dict[str, Any]],
     return [[h.detach() for h in hs] for hs in states], grads
 
 
-def _no_dropout(*encoders: Encoder) -> None:
-    for enc in encoders:
-        enc.model.train()
-        for m in enc.model.modules():
+def _no_dropout(*models: torch.nn.Module) -> None:
+    """Train mode, every dropout probability 0."""
+    for model in models:
+        model.train()
+        for m in model.modules():
             if isinstance(m, torch.nn.Dropout):
                 m.p = 0.0
 
@@ -93,7 +94,7 @@ def _no_dropout(*encoders: Encoder) -> None:
 def test_grouped_states_and_gradients_are_each_models_own(tiny_bert: Path, layout: str) -> None:
     static = {"padded": None, "unpadded": False, "static": True}[layout]
     a, b = _encoders(tiny_bert, unpad=static is not None)
-    _no_dropout(a, b)  # train mode, dropout off: both passes compute one function
+    _no_dropout(a.model, b.model)  # train mode, dropout off: both passes compute one function
     batches = _batches(a, b, static)
     want_states, want = _run(a, b, batches, grouped=False)
     got_states, got = _run(a, b, batches, grouped=True)
@@ -165,7 +166,7 @@ def test_the_grouped_pass_dispatches_fewer_operators_than_the_two_models(tiny_be
     a, b = _encoders(tiny_bert)
     for enc in (a, b):
         enc.model = BertModel(enc.model.config.__class__(**{**enc.model.config.to_dict(), "num_hidden_layers": 6}))
-    _no_dropout(a, b)
+    _no_dropout(a.model, b.model)
     batches = _batches(a, b, None)
     counts = []
     for grouped in (False, True):
@@ -187,7 +188,6 @@ def test_what_cannot_be_grouped_says_why(tiny_bert: Path) -> None:
     b.model.config.layer_norm_eps = 1e-6
     assert why_not([a.model, b.model], cpu, None) == "the encoders' layer_norm_eps differ"
     assert "BERT's layout" in str(why_not([a.model, torch.nn.Linear(2, 2)], cpu, None))
-    assert Part(a.model, {}).pack is None
 
 
 def _step(
@@ -206,7 +206,7 @@ def _step(
     batch = loop.prepare(SimpleNamespace(batch=lambda step: rows), 1)  # type: ignore[arg-type]
     loss: Any = loop.loss
     if objective == "medse":
-        _no_dropout(SimpleNamespace(model=loss.definition_model))  # type: ignore[arg-type]
+        _no_dropout(loss.definition_model)
     loop.loss.train()
     encoder.model.train(False)  # dropout: false, as the loop's step sets it
     parts = loss(batch)
