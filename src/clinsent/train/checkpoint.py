@@ -83,11 +83,23 @@ def state_paths(folder: Path) -> list[tuple[int, Path]]:
     return sorted(found, reverse=True)
 
 
+def state_path(folder: Path, step: int) -> Path:
+    """The checkpoint file of ``step`` in ``folder``."""
+    return folder / f"state-{int(step):08d}.pt"
+
+
+def load_step(folder: Path, step: int) -> dict[str, Any]:
+    """The checkpoint of ``step``, read as it is (a job's other processes, once process 0 has
+    chosen it with :func:`load_state` and checked its bytes)."""
+    state: dict[str, Any] = torch.load(state_path(folder, step), map_location="cpu", weights_only=False)
+    return state
+
+
 def save_state(folder: Path, state: dict[str, Any]) -> Path:
     """Write ``state`` (with its ``step`` and ``fingerprint``) as the newest checkpoint; keep :data:`KEEP`."""
     folder.mkdir(parents=True, exist_ok=True)
     step = int(state["step"])
-    path = folder / f"state-{step:08d}.pt"
+    path = state_path(folder, step)
     digest = hashlib.sha256()
 
     def dump(fh: Any) -> None:

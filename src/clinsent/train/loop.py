@@ -43,6 +43,7 @@ from clinsent.train.chunked import accumulated_step, cached_step
 from clinsent.train.compiled import compile_loss
 from clinsent.train.graphs import CapturedSteps, eager_reason
 from clinsent.train.prefetch import Prefetch, pinned, prefetch, workers_for
+from clinsent.train.processes import Processes
 
 PREFETCH = 2  # batches prepared ahead of the step
 
@@ -122,9 +123,10 @@ class MethodLoop:
         data: TrainingData | None = None,
         log: Callable[[str], Any] = print,
         capture: Any = None,
+        processes: Processes | None = None,
     ) -> None:
         s = resolved_speed(method.settings, encoder.device.type)  # compile, unpad and graphs' auto, on this device
-        self.s, self.encoder, self.seed = s, encoder, seed
+        self.s, self.encoder, self.seed, self.processes = s, encoder, seed, processes
         if s.gradient_checkpointing:  # before the loss copies the encoder (CT's twin, MED-SE's definitions)
             checkpoint_layers(encoder.model, dropout=s.dropout)
         loss = method.build_loss(encoder)
@@ -132,6 +134,8 @@ class MethodLoop:
         self.loss: MethodLoss = loss.to(encoder.device)
         self.params = _trainable(encoder, self.loss)
         why_eager = eager_reason(s, self.loss, encoder.device, encoder.precision) if capture is None else None
+        if processes is not None and why_eager is None:  # docs/performance.md: what capturing DDP needs
+            why_eager = "a step over several processes runs eagerly in this version"
         captured = bool(s.graphs) and why_eager is None
         self.notes = [f"graphs: the steps stay eager ({why_eager})"] if s.graphs and why_eager else []
         self.optimisation = Optimisation(
@@ -166,9 +170,17 @@ class MethodLoop:
             _unpad(self.loss, encoder, method.name, s.varlen_attention)
         # the plain step's forward: the loss module, or (``compile``) the whole of it compiled
         self.forward: Callable[[dict[str, Any]], dict[str, torch.Tensor]] = self.loss
-        if s.compile:
+        if s.compile and processes is None:
             self.forward = compile_loss(self.loss, encoder, s.compile_mode)
-        torch.manual_seed(seed)  # dropout masks do not depend on which extra modules were built
+        elif s.compile:
+            self.notes.append("compile: a step over several processes runs eagerly in this version")
+        self.ddp = None
+        if processes is not None:  # each process embeds its share of every batch (clinsent.train.spread)
+            from clinsent.train.spread import Embedder, wrap
+
+            self.ddp = wrap(Embedder(self.loss, encoder.model, encoder.head), processes)
+        # dropout masks do not depend on which extra modules were built; each process draws its own
+        torch.manual_seed(seed if processes is None or processes.main else seed * 1_000_003 + 7919 * processes.rank)
 
     def state(self, step: int) -> dict[str, Any]:
         head = self.encoder.head.state_dict() if self.encoder.head is not None else None
@@ -179,15 +191,30 @@ class MethodLoop:
             "loss": self.loss.state_dict(),
             **self.optimisation.state_dict(),
             "rng": ckpt.rng_state(),
+            # every process's random state (dropout), in rank order: a resumed job on as many
+            # processes draws what it would have drawn
+            **({"rng_processes": self.processes.objects(ckpt.rng_state())} if self.processes is not None else {}),
         }
 
-    def restore(self, state: dict[str, Any]) -> None:
+    def restore(self, state: dict[str, Any]) -> str | None:
+        """Load a checkpoint's state; returns what differs from the run that wrote it (None: nothing),
+        for the log."""
         self.encoder.model.load_state_dict(state["model"])
         if self.encoder.head is not None:
             self.encoder.head.load_state_dict(state["head"])
         self.loss.load_state_dict(state["loss"])
         self.optimisation.load_state_dict(state)
-        ckpt.set_rng_state(state["rng"])
+        kept = state.get("rng_processes") or [state["rng"]]
+        world = self.processes.world if self.processes is not None else 1
+        rank = self.processes.rank if self.processes is not None else 0
+        ckpt.set_rng_state(kept[rank] if rank < len(kept) else state["rng"])
+        if len(kept) == world:
+            return None
+        return (
+            f"the checkpoint was written by {len(kept)} process{'es' if len(kept) > 1 else ''} and this run has "
+            f"{world}: the model, the optimiser and every batch are as they were, but dropout's random draws "
+            f"continue on another course (set training.processes: {len(kept)} to continue exactly)"
+        )
 
     def step(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         """One optimisation step on a prepared batch; returns the loss parts. A batch of more rows
@@ -197,7 +224,15 @@ class MethodLoop:
         self.loss.train()  # first: a loss holding the encoder's module (the MLM head's model) sets it too
         self.encoder.model.train(s.dropout or s.gradient_checkpointing)  # checkpointing: train mode, dropout p 0
         rows = self.loss.rows(batch) if s.mini_batch is not None or s.accumulate > 1 else 0  # a plain step never asks
-        if s.mini_batch is not None and rows > s.mini_batch:
+        if self.ddp is not None and self.processes is not None:  # this process's share of the global batch
+            from clinsent.train.spread import spread_step
+
+            opt.zero_grad()
+            micro = math.ceil(rows / s.accumulate) if s.accumulate > 1 and rows > 1 else None
+            parts = spread_step(
+                self.loss, self.ddp, batch, self.processes, self.encoder.device, s.mini_batch, micro, opt.scale
+            )
+        elif s.mini_batch is not None and rows > s.mini_batch:
             opt.zero_grad()
             parts = cached_step(self.loss, batch, s.mini_batch, self.encoder.device, opt.scale)
         elif s.accumulate > 1 and rows > 1:
@@ -305,7 +340,7 @@ class MethodLoop:
         clock = _StepClock(first_step - 1)
         for step, batch in self.batches(data, first_step):
             losses = self.advance(step, batch)
-            points = self._points(step, progress_every, stop)
+            points = self._points(step, progress_every, self._asked(stop))
             if progress.due(step) or (points.reporting and progress.pending is None):
                 progress.take(step, losses)  # a copy to the host that does not wait
             if not points.sync:
@@ -314,14 +349,16 @@ class MethodLoop:
             _sync(self.encoder.device)  # the steps since the last sync point, timed together
             progress.poll(synced=True)
             clock.lap()
+            if self.processes is not None:  # every process's replica the same, or a loud stop
+                self.processes.check_same(self.named_parameters(), "parameters")
             if (points.evaluating or points.reporting) and track is not None:
                 track(step, self._tracked(losses, clock.rate(step, self.s.batch_size)))
             if points.evaluating:
                 evaluate(step, {k: float(v.item()) for k, v in losses.items()})
             if points.saving:
                 save_checkpoint(step)
-            if stop and "signal" in stop:  # asked again: a signal may have come during the evaluation
-                _stop(step, stop["signal"], save_checkpoint, log)
+            if self._asked(stop):  # asked again: a signal may have come during the evaluation
+                _stop(step, (stop or {}).get("signal", signal.SIGTERM), save_checkpoint, log)
             clock.restart()
         progress.poll(synced=True)  # the last step's sync point wrote any pending line already
         return clock.seconds
@@ -335,14 +372,27 @@ class MethodLoop:
             depth, workers = PREFETCH, workers_for(self.encoder.device.type, torch.get_num_threads())
         return prefetch(lambda step: self.prepare(data, step), range(first_step, self.s.steps + 1), depth, workers)
 
-    def _points(self, step: int, progress_every: int, stop: Mapping[str, int] | None) -> _Points:
+    def _points(self, step: int, progress_every: int, stopping: bool) -> _Points:
         s = self.s
         return _Points(
             evaluating=step % s.eval_every == 0 or step == s.steps,
             reporting=bool(progress_every) and step % progress_every == 0,
             saving=bool(s.checkpoint_every) and step % s.checkpoint_every == 0 and step < s.steps,
-            stopping=stop is not None and "signal" in stop,
+            stopping=stopping,
         )
+
+    def _asked(self, stop: Mapping[str, int] | None) -> bool:
+        """Whether the job stops after this step: its SIGTERM arrived; over several processes,
+        at any of them (agreed on the CPU: every process stops after the same step)."""
+        here = stop is not None and "signal" in stop
+        return self.processes.agree(here) if self.processes is not None else here
+
+    def named_parameters(self) -> dict[str, torch.Tensor]:
+        """The step's trainable parameters by name (the module DDP wraps names them; without it,
+        by their place in the list)."""
+        if self.ddp is not None:
+            return {k: p for k, p in self.ddp.module.named_parameters() if p.requires_grad}
+        return {f"param{i}": p for i, p in enumerate(self.params)}
 
     def _tracked(self, losses: Mapping[str, torch.Tensor], rows_per_second: float) -> dict[str, float]:
         """What the trackers get at a point: the losses, the learning rate, the rows per second."""

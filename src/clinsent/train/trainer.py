@@ -52,6 +52,7 @@ from clinsent.safety.guard import claim
 from clinsent.tasks.base import Task
 from clinsent.train import checkpoint as ckpt
 from clinsent.train.loop import MethodLoop, sigterm_flag
+from clinsent.train.processes import Processes
 from clinsent.train.selection import Selection, save_model
 from clinsent.train.tracking import Trackers
 
@@ -110,6 +111,7 @@ def train(
     tracking_dir: str | Path | None = None,
     eval_max_length: int | str = eval_length.AUTO,
     notes: Mapping[str, Any] | None = None,
+    processes: Processes | None = None,
 ) -> TrainResult:
     """Train (or, for an untrained method, just wrap) one model and save the selected step to ``out_dir``.
 
@@ -124,6 +126,10 @@ def train(
     parent, the run's folder). ``eval_max_length``: the evaluation length
     (:mod:`clinsent.evaluation.length`): the curve sets are scored at it and the model is saved with it.
     ``notes``: what the model card says of the notes trained on (config key, format, length filter).
+    ``processes``: this process's place in a job over several (:mod:`clinsent.train.processes`):
+    each process embeds its share of every batch (:mod:`clinsent.train.spread`); process 0 alone
+    evaluates, checkpoints, and puts the model in place, while the others wait on the CPU and
+    write nothing.
     """
     if selection_set is not None and selection_set not in eval_sets:
         raise ValueError(f"selection set {selection_set!r} is not among the eval sets {sorted(eval_sets)}")
@@ -135,8 +141,9 @@ def train(
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     work = Path(checkpoint_dir) if checkpoint_dir else work_folder(out_dir)
-    seed_everything(seed)
-    built = _build(method, base_model, eval_max_length, log)
+    seed_everything(seed)  # the same on every process: the same extra modules, the same draws
+    main = processes is None or processes.main
+    built = _build(method, base_model, eval_max_length, log, processes)
     method, s = built.method, built.method.settings
     settings = {"objective": method.name, **to_params(s), "seed": seed}
     fp = ckpt.fingerprint(  # a checkpoint's curve was scored at its evaluation length: another length starts over
@@ -144,25 +151,28 @@ def train(
         base_model,
         data.identity() if trained and data is not None else None,
     )
-    resumed = _resume(work, fp if trained else None, log)
+    resumed = _resume(work, fp if trained else None, log, processes)
     curve: list[dict[str, Any]] = list(resumed["curve"]) if resumed else []
     first = resumed["step"] + 1 if resumed else 1
-    trackers = Trackers(tracking, tracking_dir or out_dir.parent, first)
+    trackers = Trackers(tracking if main else (), tracking_dir or out_dir.parent, first)
     selection = Selection(
         built.encoder, built.st_model, eval_sets, selection_set, s, built.evaluated_at, work, curve,
         ckpt.read_best(work) if resumed else None, trackers, log, trained,
-    )  # fmt: skip
+    ) if main else None  # fmt: skip
     start = time.perf_counter()
+    evaluate = _Evaluations(selection, processes)  # process 0 evaluates; the others wait for it
     if resumed is None:
-        selection(0, {"loss": float("nan")})
+        evaluate(0, {"loss": float("nan")})
     loop: MethodLoop | None = None
     seconds = {"train": 0.0, "checkpoint": 0.0}
     if trained:
         assert data is not None
-        loop = _loop(method, built, seed, data, resumed, work, log)
-        seconds = _optimise(loop, data, selection, _Checkpoints(work, loop, fp, curve), first, trackers, log,
-                            progress_every, progress_seconds)  # fmt: skip
+        loop = _loop(method, built, seed, data, resumed, work, log, processes)
+        seconds = _optimise(loop, data, evaluate, _Checkpoints(work, loop, fp, curve, processes), first, trackers,
+                            log, progress_every, progress_seconds)  # fmt: skip
     trackers.close()  # events are flushed as they are written: a killed job's are on disk too
+    if selection is None:  # not process 0: it wrote nothing, and has nothing to say
+        return TrainResult(pd.DataFrame(columns=CURVE_COLUMNS), 0, float("nan"), {})
     _put_in_place(work, out_dir, built.st_model, selection_set, log)
     rows = (s.steps - first + 1) * s.batch_size if trained and isinstance(s, TrainedSettings) else 0
     timing = _timing(seconds, selection.seconds, time.perf_counter() - start, rows)
@@ -170,15 +180,41 @@ def train(
         method, built, selection, settings, timing, resumed, loop, eval_max_length, data if trained else None, notes
     )
     info["base_pooling"] = base_pooling
+    info["processes"] = _processes_record(processes, s)
     parts = [c for c in dict.fromkeys(k for row in curve for k in row) if c.startswith(("loss_", "stat_"))]
     result_curve = pd.DataFrame(curve, columns=CURVE_COLUMNS + parts)
     return TrainResult(result_curve, selection.best_step, selection.best_score, info)
 
 
+def _processes_record(processes: Processes | None, s: Any) -> dict[str, Any]:
+    """What ran, for the record, the card and the table's note: ``batch 512 over 4 processes of 128``."""
+    world = processes.world if processes is not None else 1
+    batch = getattr(s, "batch_size", None)
+    return {
+        "processes": world,
+        "backend": processes.backend if processes is not None else None,
+        "rows_per_process": batch // world if isinstance(batch, int) else None,
+    }
+
+
+class _Evaluations:
+    """The curve sets' evaluations: by process 0 alone (a job over several processes), the
+    others waiting on the CPU until it is done."""
+
+    def __init__(self, selection: Selection | None, processes: Processes | None) -> None:
+        self.selection, self.processes = selection, processes
+
+    def __call__(self, step: int, losses: dict[str, float]) -> None:
+        if self.selection is not None:
+            self.selection(step, losses)
+        if self.processes is not None:
+            self.processes.wait()
+
+
 def _optimise(
     loop: MethodLoop,
     data: TrainingData,
-    selection: Selection,
+    selection: Callable[[int, dict[str, float]], None],
     saver: _Checkpoints,
     first: int,
     trackers: Trackers,
@@ -214,10 +250,17 @@ def _timing(seconds: Mapping[str, float], eval_seconds: float, total: float, row
     }
 
 
-def _build(method: Method, base_model: str, eval_max_length: int | str, log: Callable[[str], Any]) -> _Built:
+def _build(
+    method: Method,
+    base_model: str,
+    eval_max_length: int | str,
+    log: Callable[[str], Any],
+    processes: Processes | None = None,
+) -> _Built:
     """The device, the precision and the model of one job (compile and unpad's auto resolved as
-    it runs here); the model saved with the evaluation length, so every later encode reads it."""
-    device = pick_device()
+    it runs here); the model saved with the evaluation length, so every later encode reads it.
+    Over several processes, each process's own device."""
+    device = processes.device() if processes is not None else pick_device()
     method = type(method)(resolved_speed(method.settings, device.type))
     s = method.settings
     precision = resolve_precision(getattr(s, "precision", "auto"), device)
@@ -251,13 +294,24 @@ def _build(method: Method, base_model: str, eval_max_length: int | str, log: Cal
     return _Built(method, device, record, encoder, st_model, evaluated_at, base_modules)
 
 
-def _resume(work: Path, fingerprint: str | None, log: Callable[[str], Any]) -> dict[str, Any] | None:
-    """The checkpoint in ``work`` that matches this job (None: a fresh start, ``work`` emptied)."""
-    resumed = ckpt.load_state(work, fingerprint, report=log) if fingerprint is not None else None
-    if resumed is None:
-        shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True, exist_ok=True)
-    return resumed
+def _resume(
+    work: Path, fingerprint: str | None, log: Callable[[str], Any], processes: Processes | None = None
+) -> dict[str, Any] | None:
+    """The checkpoint in ``work`` that matches this job (None: a fresh start, ``work`` emptied).
+    Over several processes process 0 chooses it (and sets aside unsound ones); the others then
+    read the same file."""
+    resumed = None
+    if processes is None or processes.main:
+        resumed = ckpt.load_state(work, fingerprint, report=log) if fingerprint is not None else None
+        if resumed is None:
+            shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True, exist_ok=True)
+    if processes is None:
+        return resumed
+    step = processes.objects(resumed["step"] if resumed else None)[0]
+    if processes.main or step is None:
+        return resumed
+    return ckpt.load_step(work, step)
 
 
 def _loop(
@@ -268,33 +322,52 @@ def _loop(
     resumed: dict[str, Any] | None,
     work: Path,
     log: Callable[[str], Any],
+    processes: Processes | None = None,
 ) -> MethodLoop:
     """The optimisation of a trained method, restored from its checkpoint where there is one."""
     s = method.settings
     data.check(s.steps)
-    loop = MethodLoop(method, built.encoder, seed, data, log=log)
+    loop = MethodLoop(method, built.encoder, seed, data, log=log, processes=processes)
+    if processes is not None:
+        rows = getattr(s, "batch_size", 0) // processes.world
+        log(f"{processes.describe()}: each embeds {rows} rows of every batch of {getattr(s, 'batch_size', 0)}")
     for line in loop.describe():  # the length buckets, and whether the steps are captured
         log(line)
     if s.varlen_attention and (note := varlen_fallback_note(built.device)):
         log(note)
     if resumed:
-        loop.restore(resumed)
+        differs = loop.restore(resumed)
         log(f"resumed from the checkpoint at step {resumed['step']} in {work}")
+        if differs:
+            log(differs)
     return loop
 
 
 class _Checkpoints:
-    """Writes a checkpoint of the loop (its state, the fingerprint and the curve so far), timed."""
+    """Writes a checkpoint of the loop (its state, the fingerprint and the curve so far), timed.
+    Over several processes each gives its random state and process 0 alone writes; the others wait."""
 
-    def __init__(self, work: Path, loop: MethodLoop, fingerprint: str, curve: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        work: Path,
+        loop: MethodLoop,
+        fingerprint: str,
+        curve: list[dict[str, Any]],
+        processes: Processes | None = None,
+    ) -> None:
         self.work, self.loop, self.fingerprint, self.curve = work, loop, fingerprint, curve
+        self.processes = processes
         self.seconds = 0.0
 
     def __call__(self, step: int) -> Path:
         t0 = time.perf_counter()
-        path = ckpt.save_state(
-            self.work, {**self.loop.state(step), "fingerprint": self.fingerprint, "curve": self.curve}
-        )
+        state = self.loop.state(step)  # over several processes: every process's random state gathered
+        if self.processes is None or self.processes.main:
+            path = ckpt.save_state(self.work, {**state, "fingerprint": self.fingerprint, "curve": self.curve})
+        else:
+            path = ckpt.state_path(self.work, step)
+        if self.processes is not None:
+            self.processes.wait()  # the checkpoint is on disk before any process goes on or stops
         self.seconds += time.perf_counter() - t0
         return path
 
