@@ -63,9 +63,7 @@ def _case(tiny_bert: Path, processes: Processes, objective: str, knobs: dict[str
     if not processes.main:
         return {}
     largest = {k: float(g.abs().max()) for k, g in grads1.items()}
-    worst = max(
-        (float((g - grads[k]).abs().max()) / max(1.0, largest[k]), k) for k, g in grads1.items()
-    )
+    worst = max((float((g - grads[k]).abs().max()) / max(1.0, largest[k]), k) for k, g in grads1.items())
     return {
         "objective": objective,
         "knobs": knobs,

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from spread_worker import CASES  # type: ignore[import-not-found]
 
 from clinsent.methods import METHODS
-
-from spread_worker import CASES  # type: ignore[import-not-found]
 
 WORKER = Path(__file__).with_name("spread_worker.py")
 TOL = 1e-5

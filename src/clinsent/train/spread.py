@@ -134,7 +134,10 @@ def spread_step(
                     own[k] = g[offsets[k] : offsets[k] + len(v)] if g is not None else None
                     offsets[k] += len(v)
                 _backward(again, own, processes.world, scale)
-    parts = {k: torch.stack([e.parts[k].detach().float() for e in first if k in e.parts]).sum() for k in _names(first, "parts")}
+    parts = {
+        k: torch.stack([e.parts[k].detach().float() for e in first if k in e.parts]).sum()
+        for k in _names(first, "parts")
+    }
     return {**processes.summed(parts), **{k: v.detach() for k, v in scored.items()}}
 
 
