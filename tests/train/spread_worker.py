@@ -6,6 +6,8 @@ For each objective case (objective and knobs, the batch of tests/testkit/losses.
 process 0 first takes one process's step on the whole batch (the reference: loss parts and every
 gradient), then every process takes its share through :func:`clinsent.train.spread.spread_step`
 under DDP; process 0 writes each case's loss and gradient differences to ``OUT`` (JSON lines).
+CASE ``train FOLDER STOP_AT`` runs the trainer over the processes (a SIGTERM to process 1 once it
+has logged step STOP_AT, where that is not 0) and writes process 0's curve and record.
 CASE ``desync`` instead steps twice with DDP's all-reduce skipped (``no_sync``: each process keeps
 its own share's gradient) and records whether the parameter check refused to go on."""
 
@@ -96,12 +98,59 @@ def _desync(tiny_bert: Path, processes: Processes) -> dict[str, Any]:
     return {"refused": refused} if processes.main else {}
 
 
-def main(tiny_bert: str, out: str, case: str) -> None:
+def _train(tiny_bert: Path, processes: Processes | None, out: Path, stop_at: int) -> dict[str, Any]:
+    """The trainer over the processes (tests/train/test_trainer.py's run: SimCSE with token
+    shuffles, no dropout, a selection set, checkpoints every 2 steps); with ``stop_at``, process 1
+    gets a SIGTERM once its step ``stop_at`` is logged."""
+    import os
+    import signal
+
+    from clinsent.data.batching import Candidate, plan_batches
+    from clinsent.data.plan import PlanData
+    from clinsent.train.loop import Preempted
+    from clinsent.train.trainer import train
+
+    from testkit.trainer import corpus as _corpus
+    from testkit.trainer import method as _method
+    from testkit.trainer import sts as _sts
+
+    def log(message: str) -> None:
+        if stop_at and processes and processes.rank == 1 and message.startswith(f"progress: step {stop_at}/"):
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    sentences, entities = _corpus()
+    method = _method("simcse", **TRAIN_KNOBS)
+    cands = [Candidate(int(r.sent_id), (0,), (r.term_id,)) for r in entities.itertuples()]
+    plan = plan_batches(cands, "replace", method.settings.batch_size, method.settings.steps, 0)
+    try:
+        result = train(
+            method,
+            str(tiny_bert),
+            out / "model",
+            {"sel": _sts("sel")},
+            "sel",
+            data=PlanData(plan, sentences, None),
+            log=log,
+            checkpoint_dir=out / "model.ckpt",
+            progress_every=1,
+            processes=processes,
+        )
+    except Preempted as exc:
+        return {"preempted": str(exc)}
+    return {"curve": result.curve.to_dict("list"), "info": result.info} if not processes or processes.main else {}
+
+
+TRAIN_KNOBS = {"augmentation": "token_shuffle", "dropout": False, "steps": 6, "checkpoint_every": 2}
+
+
+def main(tiny_bert: str, out: str, case: str, *extra: str) -> None:
     torch.set_num_threads(1)
     processes = Processes.join()
     rows = []
     if case == "desync":
         rows.append(_desync(Path(tiny_bert), processes))
+    elif case == "train":
+        rows.append(_train(Path(tiny_bert), processes, Path(extra[0]), int(extra[1])))
     else:
         for objective, knobs in CASES:
             rows.append(_case(Path(tiny_bert), processes, objective, knobs))
@@ -111,4 +160,4 @@ def main(tiny_bert: str, out: str, case: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:])

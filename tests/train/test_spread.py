@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spread_worker import CASES  # type: ignore[import-not-found]
+from spread_worker import CASES, _train  # type: ignore[import-not-found]
 
 from clinsent.methods import METHODS
 
@@ -22,11 +22,15 @@ WORKER = Path(__file__).with_name("spread_worker.py")
 TOL = 1e-5
 
 
-def _launch(tiny_bert: Path, out: Path, case: str) -> list[dict[str, Any]]:
+def _launch(tiny_bert: Path, out: Path, case: str, *extra: str) -> list[dict[str, Any]]:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
     done = subprocess.run(
-        [*command, str(WORKER), str(tiny_bert), str(out), case], env=env, capture_output=True, text=True, timeout=300
+        [*command, str(WORKER), str(tiny_bert), str(out), case, *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-4000:]
     return [json.loads(line) for line in out.read_text().splitlines()]
@@ -57,3 +61,37 @@ def test_a_skipped_all_reduce_is_refused_loudly(tiny_bert: Path, tmp_path: Path)
     (row,) = _launch(tiny_bert, tmp_path / "desync.jsonl", "desync")
     assert "processes' parameters differ" in row["refused"]
     assert "encoder.embeddings.word_embeddings.weight" in row["refused"]
+
+
+def test_a_deterministic_job_on_two_processes_trains_the_one_process_model(tiny_bert: Path, tmp_path: Path) -> None:
+    """The trainer over two processes (dropout off, token shuffles as the views' noise) against one
+    process: the same curve, the same selected step, the same model (every STS sentence's embedding
+    within cosine 0.9999), and a record that says how it ran. Then a SIGTERM to process 1 alone
+    stops both after the same step with one checkpoint; the rerun resumes there and ends as the
+    uninterrupted run."""
+    import numpy as np
+    import pandas as pd
+
+    from clinsent.embedding.vectors import load_model
+
+    from testkit.trainer import DISEASES
+
+    one = _train(tiny_bert, None, tmp_path / "one", 0)
+    (two,) = _launch(tiny_bert, tmp_path / "two.jsonl", "train", str(tmp_path / "two"), "0")
+    curve1, curve2 = pd.DataFrame(one["curve"]), pd.DataFrame(two["curve"])
+    pd.testing.assert_frame_equal(curve1, curve2, rtol=1e-5)
+    assert one["info"]["selected_step"] == two["info"]["selected_step"]
+    assert two["info"]["processes"] == {"processes": 2, "backend": "gloo", "rows_per_process": 4}
+    assert one["info"]["processes"]["processes"] == 1
+    texts = [f"The patient has {d}." for d in DISEASES]
+    a = load_model(str(tmp_path / "one" / "model")).encode(texts, convert_to_numpy=True)
+    b = load_model(str(tmp_path / "two" / "model")).encode(texts, convert_to_numpy=True)
+    cosines = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    assert float(cosines.min()) >= 0.9999, cosines
+
+    (stopped,) = _launch(tiny_bert, tmp_path / "stop.jsonl", "train", str(tmp_path / "three"), "3")
+    assert "stopped by signal 15 after step 3" in stopped["preempted"]
+    assert sorted(p.name for p in (tmp_path / "three" / "model.ckpt").glob("state-*.pt"))[-1] == "state-00000003.pt"
+    (resumed,) = _launch(tiny_bert, tmp_path / "resume.jsonl", "train", str(tmp_path / "three"), "0")
+    assert resumed["info"]["resumed_from_step"] == 3
+    pd.testing.assert_frame_equal(pd.DataFrame(resumed["curve"]), curve2, rtol=1e-5)

@@ -106,8 +106,40 @@ def test_a_job_waits_for_a_free_slot_and_says_so(tmp_path: Path) -> None:
         held.close()
 
     slot = acquire(["0"], folder, lines.append, sleep=release)
-    assert slot.device == "0" and len(lines) == 1 and "every device of the pool 0 is taken" in lines[0]
+    assert slot.device == "0" and len(lines) == 1 and "waiting for 1 free device of the pool 0" in lines[0]
     slot.release()
+
+
+def test_a_job_of_several_processes_takes_its_devices_all_or_none(tmp_path: Path) -> None:
+    """Two devices of a pool of three: the free ones, together; while only one is free it holds
+    none (two such jobs never hold one each and wait for the other); more than the pool is refused."""
+    folder = tmp_path / "locks"
+    held = try_lock(folder, "1")
+    assert held is not None
+    slot = acquire(["0", "1", "2"], folder, count=2)
+    assert slot.device == "0,2" and slot.devices == ["0", "2"]
+    slot.release()
+    other = try_lock(folder, "2")
+    assert other is not None
+    seen: list[bool] = []
+
+    def meanwhile(_seconds: float) -> None:  # while it waits, device 0 is not kept from others
+        probe = try_lock(folder, "0")
+        seen.append(probe is not None)
+        if probe is not None:
+            probe.close()
+        held.close()
+
+    lines: list[str] = []
+    slot = acquire(["0", "1", "2"], folder, lines.append, sleep=meanwhile, count=2)
+    assert seen == [True] and slot.device == "0,1" and "waiting for 2 free devices" in lines[0]
+    slot.release()
+    other.close()
+    with pytest.raises(InputError, match="asks for 4 devices and the pool has 3"):
+        acquire(["0", "1", "2"], folder, count=4)
+    env = {POOL_ENV: "0,1,2,3", EXPLICIT_ENV: "0", LOCK_DIR_ENV: str(folder), VISIBLE: "5,6"}
+    kept = take_slot(2, env, lines.append)  # Slurm's --gpus=2: kept whole, no lock
+    assert kept.device == "5,6" and env[VISIBLE] == "5,6" and lines[-1].startswith("gpu slots: 5,6 (chosen by")
 
 
 def test_a_schedulers_choice_is_kept_and_a_cpu_job_sees_no_gpu(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-# Training: one job per method x base model x seed (resources: gpu=1; CUDA when present), and
+# Training: one job per method x base model x seed (resources: gpu=training.processes; CUDA when present), and
 # the training rows that methods trained on rows (e.g. NLI triplets) read.
 
 
@@ -60,6 +60,9 @@ rule train:
         progress=Untracked(CONF.progress),
         tracking=Untracked(CONF.tracking),
         card=Untracked(CONF.model_card),
+        # how the job runs, not what it trains (clinsent.train.launch): a change reruns nothing
+        processes=Untracked(CONF.training.processes),
+        nodes=Untracked(CONF.training.nodes),
     log:
         T.log("train"),
     benchmark:
@@ -68,8 +71,9 @@ rule train:
         "../../envs/train.yaml"
     threads: CONF.training.threads
     resources:
-        gpu=1,
-        mem_mb=8000,
+        # one node: gpu=processes (Slurm's --gpus=N; the local slots take N devices); across nodes
+        # gres=gpu:N per node, nodes, tasks_per_node and mpi, as the Slurm executor plugin maps them
+        **PLAN.train_resources(),
     script:
         "../scripts/train.py"
 

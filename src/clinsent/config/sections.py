@@ -435,7 +435,8 @@ class SentenceCorpusEntry:
 class Training:
     """shared values for the knobs of every method that has them (steps, batch_size, max_length,
     learning_rate, temperature, ...; their defaults live in clinsent.methods); checked against
-    the method registry when the config is read. threads is the train jobs' thread count.
+    the method registry when the config is read. threads, processes and nodes are how each train
+    job runs (its threads, its processes per node, its nodes), not what it trains.
     """
 
     OPEN = (
@@ -445,8 +446,23 @@ class Training:
     threads: int = knob(
         2,
         "CPU threads of each training job (the rule's `threads`: capped at `--cores` locally, "
-        "`--cpus-per-task` on Slurm; torch uses exactly this many). Not a training setting: "
-        "changing it reruns nothing",
+        "`--cpus-per-task` on Slurm; torch uses exactly this many, split between its processes). Not a "
+        "training setting: changing it reruns nothing",
+        minimum=1,
+    )
+    processes: int = knob(
+        1,
+        "processes of each training job on each node, one per GPU (`gpu: N` of the train rule), started by "
+        "torch's own launcher (torchrun) and wrapped in DDP: each embeds its share of every batch, the "
+        "vectors are gathered and the loss and gradient are one device's with the same global batch "
+        "(batch_size must divide evenly). Without a GPU the processes share the CPU (gloo). Not a training "
+        "setting: changing it reruns nothing; what ran is recorded (selection.json, the card, the table's note)",
+        minimum=1,
+    )
+    nodes: int = knob(
+        1,
+        "nodes of each training job (Slurm: `srun` starts torchrun on each, c10d rendezvous; the rule asks "
+        "for `gres: gpu:<processes>` per node). Not a training setting: changing it reruns nothing",
         minimum=1,
     )
     shared: Open = knob(Open(), "the other keys: shared values of the methods' knobs", rest=True)
@@ -830,8 +846,8 @@ class RunConfig:
         Training(),
         "shared values for the knobs of every method that has them (steps, batch_size, "
         "max_length, learning_rate, temperature, ...; their defaults live in clinsent.methods); "
-        "checked against the method registry when the config is read. threads is the train jobs' "
-        "thread count.",
+        "checked against the method registry when the config is read. threads, processes and nodes: how "
+        "each train job runs (its threads, its processes per node, its nodes).",
     )
     methods: dict[str, MethodConfig] = knob(
         {},

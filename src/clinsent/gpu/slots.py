@@ -1,21 +1,24 @@
-"""One GPU per job on one machine: a pool of device slots, each held under a lock file.
+"""GPUs per job on one machine: a pool of device slots, each held under a lock file.
 
 Snakemake does not hand out devices to local jobs (``--resources gpu=N`` is a counter only;
 snakemake/snakemake#281), so without this every concurrent job would run on device 0. Here:
 
 - **The pool** is the run's (:mod:`clinsent.gpu.pool`, resolved while the Snakefile is parsed and
   handed to every job in the environment).
-- **A slot per job** (:func:`take_slot`, the first thing a model job's script does, before
-  torch is imported): a job whose rule declares ``gpu`` takes the first free device of the pool
-  under an exclusive ``fcntl.flock`` on ``<lock dir>/gpu-<device>.lock`` and sets
-  ``CUDA_VISIBLE_DEVICES`` to it, so ``cuda`` in the job is that device. The lock is the open
+- **Slots per job** (:func:`take_slot`, the first thing a model job's script does, before
+  torch is imported): a job whose rule declares ``gpu=N`` (a training job over N processes,
+  ``training.processes``; every other model job 1) takes N free devices of the pool, all or none,
+  each under an exclusive ``fcntl.flock`` on ``<lock dir>/gpu-<device>.lock``, and sets
+  ``CUDA_VISIBLE_DEVICES`` to them, so ``cuda:0`` .. ``cuda:N-1`` in the job are those devices
+  (two jobs of two devices each never hold one each and wait for the other). The lock is the open
   file: the kernel releases it when the process ends, however it ends (``kill -9`` included),
   so a killed job's slot is free again at once; there are no PID files to clean up. The lock
   folder is one per machine (:data:`LOCK_DIR_ENV`, default ``/tmp/clinsent-gpu-locks``), not the
   results folder, so two workflows on one machine share the pool. When every slot is taken the
   job waits for one (more ``--resources gpu`` than devices), saying so in its log.
-- **A scheduler's choice is kept**: a job that starts with ``CUDA_VISIBLE_DEVICES`` naming one
-  device (Slurm's ``--gpus=1``) keeps it and takes no lock; one naming several makes those the pool.
+- **A scheduler's choice is kept**: a job that starts with ``CUDA_VISIBLE_DEVICES`` naming as many
+  devices as it asks for (Slurm's ``--gpus=N``) keeps them whole and takes no lock; one naming more,
+  outside the workflow, makes those the pool.
 - A job whose rule declares no ``gpu`` (``embed_device: cpu``), or runs with ``gpus: []``, sees no
   device (``CUDA_VISIBLE_DEVICES=""``), so it cannot crowd a device it is not counted on.
 
@@ -32,7 +35,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -50,11 +53,16 @@ def lock_dir(environ: Mapping[str, str] = os.environ) -> Path:
 
 @dataclass
 class Slot:
-    """The device a job got (``device`` None: none, ``why`` says why); ``handle`` holds the lock."""
+    """The devices a job got (``device``: one, or several comma-separated as ``CUDA_VISIBLE_DEVICES``
+    takes them; None: none, ``why`` says why); ``handles`` hold their locks."""
 
     device: str | None
     why: str = ""
-    handle: IO[bytes] | None = None
+    handles: list[IO[bytes]] = field(default_factory=list)
+
+    @property
+    def devices(self) -> list[str]:
+        return self.device.split(",") if self.device else []
 
     def describe(self) -> str:
         return (
@@ -63,9 +71,9 @@ class Slot:
 
     def release(self) -> None:
         """Free the slot now (the end of the process frees it in any case)."""
-        if self.handle is not None:
-            self.handle.close()  # closing the only descriptor drops the flock
-            self.handle = None
+        for handle in self.handles:
+            handle.close()  # closing the only descriptor drops the flock
+        self.handles = []
 
 
 def _open_lock(folder: Path, device: str) -> IO[bytes]:
@@ -147,33 +155,49 @@ def acquire(
     poll: float = 0.5,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], Any] = time.sleep,
+    count: int = 1,
 ) -> Slot:
-    """Lock the first free device of ``pool``; wait (polling) while every one is taken."""
+    """Lock the first ``count`` free devices of ``pool``, all or none (those locked are let go
+    again while the rest are taken); wait (polling) until that many are free at once."""
+    if count > len(pool):
+        raise InputError(
+            "training.processes",
+            f"a job asks for {count} devices and the pool has {len(pool)} ({','.join(pool)})",
+            f"set training.processes to at most {len(pool)}, or give the run more devices (gpus:)",
+        )
     started, told = clock(), 0.0
     while True:
+        handles, taken = [], []
         for device in pool:
             handle = try_lock(folder, device)
             if handle is not None:
-                return Slot(device, handle=handle)
+                handles.append(handle)
+                taken.append(device)
+                if len(taken) == count:
+                    return Slot(",".join(taken), handles=handles)
+        for handle in handles:  # not enough at once: none held while waiting
+            handle.close()
         waited = clock() - started
         if waited >= told:
             log(
-                f"gpu slot: waiting, every device of the pool {','.join(pool)} is taken by another job "
-                f"(locks in {folder}); --resources gpu larger than the pool makes jobs wait here"
+                f"gpu slot: waiting for {count} free device{'s' if count > 1 else ''} of the pool {','.join(pool)}, "
+                f"taken by other jobs (locks in {folder}); --resources gpu larger than the pool makes jobs wait here"
             )
             told = waited + 60.0
         sleep(poll)
 
 
 def take_slot(
-    declares_gpu: bool,
+    declares_gpu: int,
     environ: MutableMapping[str, str] = os.environ,
     log: Callable[[str], Any] = print,
     poll: float = 0.5,
 ) -> Slot:
-    """Choose this job's device before torch is imported, set ``CUDA_VISIBLE_DEVICES`` and log it.
+    """Choose this job's devices before torch is imported, set ``CUDA_VISIBLE_DEVICES`` and log them.
 
-    ``declares_gpu``: whether the job's rule counts it against ``gpu`` (``resources.gpu`` > 0)."""
+    ``declares_gpu``: how many devices the job's rule counts it against (``resources.gpu``; 0 or
+    False: none, True: one)."""
+    count = int(declares_gpu)
     if "torch" in sys.modules and _cuda_started():
         raise RuntimeError("take_slot() must run before CUDA starts (before the job's first use of torch.cuda)")
     visible = visible_entries(environ.get(VISIBLE))
@@ -181,10 +205,11 @@ def take_slot(
     if not declares_gpu:
         slot = Slot(None, "the rule declares no gpu: the job runs on the CPU")
         environ[VISIBLE] = ""
-    elif visible is not None and len(visible) == 1:
-        slot = Slot(visible[0], f"chosen by the scheduler: {VISIBLE}={visible[0]}")
-    elif pool is None and visible:  # not started by the workflow, several devices given: they are the pool
-        slot = acquire(visible, lock_dir(environ), log, poll)
+    elif visible is not None and (len(visible) == count or (count > len(visible) and pool is None and visible)):
+        chosen = ",".join(visible)  # a scheduler's devices, kept whole (fewer than asked: the job says so)
+        slot = Slot(chosen, f"chosen by the scheduler: {VISIBLE}={chosen}")
+    elif pool is None and visible:  # not started by the workflow, more devices given: they are the pool
+        slot = acquire(visible, lock_dir(environ), log, poll, count=count)
         environ[VISIBLE] = slot.device or ""
     elif pool is None:
         slot = Slot(None, "no pool: the job was not started by the workflow")
@@ -194,11 +219,11 @@ def take_slot(
     elif not pool:
         slot = Slot(None, "no GPU was found when the workflow was planned")
     else:
-        slot = acquire(pool, lock_dir(environ), log, poll)
+        slot = acquire(pool, lock_dir(environ), log, poll, count=count)
         environ[VISIBLE] = slot.device or ""
     environ[SLOT_ENV] = slot.describe()
-    log(f"gpu slot: {slot.describe()}")
-    if slot.handle is not None:
+    log(f"gpu slot{'s' if len(slot.devices) > 1 else ''}: {slot.describe()}")
+    if slot.handles:
         atexit.register(_free, slot, log)
     return slot
 
@@ -216,6 +241,15 @@ def _cuda_started() -> bool:
 
 
 def slot_of(smk: Any, log: Callable[[str], Any]) -> Slot:
-    """A Snakemake job's slot: the rule's ``gpu`` resource says whether it uses one."""
-    gpu = getattr(getattr(smk, "resources", None), "gpu", 0)
-    return take_slot(bool(gpu), log=log)
+    """A Snakemake job's slot: the rule's ``gpu`` resource says how many devices it uses (a job
+    across nodes declares ``gres: gpu:N`` instead, per node)."""
+    return take_slot(gpus_declared(getattr(smk, "resources", None)), log=log)
+
+
+def gpus_declared(resources: Any) -> int:
+    """The devices a job's resources ask for on its node: ``gpu``, or the count of ``gres: gpu:N``."""
+    gpu = int(getattr(resources, "gpu", 0) or 0)
+    gres = str(getattr(resources, "gres", "") or "")
+    if not gpu and gres.startswith("gpu:") and gres.rsplit(":", 1)[-1].isdigit():
+        return int(gres.rsplit(":", 1)[-1])
+    return gpu

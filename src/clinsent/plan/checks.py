@@ -104,6 +104,7 @@ def build_plan(config: Mapping[str, Any], read_inputs: bool = True) -> Plan:
                 )
     derived = [e.derived for e in methods.values() if e.derived]
     plan = Plan(RunView(parts, methods, eval_sets, finetune, grid, reports, derived))
+    check_processes(plan)
     check_model_folders(plan)
     check_corpus_embeddings(plan)
     check_user_files(plan)
@@ -118,6 +119,32 @@ def build_plan(config: Mapping[str, Any], read_inputs: bool = True) -> Plan:
         kind.check(key, entry, plan.view)
     check_shown_texts(plan)
     return plan
+
+
+def check_processes(plan: Plan, pool: list[str] | None = None) -> None:
+    """A train job over several processes (``training.processes`` x ``training.nodes``) splits every
+    batch evenly between them: each trained method's ``batch_size`` must divide by their count; on
+    one node, where the run's GPU pool has devices (``pool``, once resolved), there must be one per
+    process (without a GPU the processes share the CPU)."""
+    t = plan.run.config.training
+    total = t.processes * t.nodes
+    if total > 1:
+        for name, entry in plan.run.methods.items():
+            size = getattr(entry.method.settings, "batch_size", None)
+            if entry.method.trains and isinstance(size, int) and size % total:
+                raise InputError(
+                    f"config: methods.{name}.batch_size",
+                    f"{size} rows cannot be split evenly between training.processes x training.nodes = {total} "
+                    "processes",
+                    f"use a batch_size divisible by {total} (e.g. {max(total, size - size % total)}), or change "
+                    "training.processes",
+                )
+    if pool and t.nodes == 1 and t.processes > len(pool):
+        raise InputError(
+            "config: training.processes",
+            f"{t.processes} processes, one per GPU, and the run's pool has {len(pool)} ({','.join(pool)})",
+            f"set training.processes to at most {len(pool)}, or give the run more GPUs (gpus:)",
+        )
 
 
 def check_model_folders(plan: Plan) -> None:

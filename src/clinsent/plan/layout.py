@@ -207,6 +207,23 @@ class Plan:
         f = self.token_file(source, tokenizer, length)
         return to_params(TokenJob(layout_of(source), self.tokenizer_model(tokenizer), f.max_length))
 
+    def train_resources(self) -> dict[str, Any]:
+        """The train rule's resources: on one node ``gpu`` = ``training.processes`` (Slurm's
+        ``--gpus=N``; the local slots take N devices), across nodes ``gres: gpu:N`` per node with
+        ``nodes``, ``tasks_per_node`` and ``mpi: srun`` (the Slurm executor plugin's own resources;
+        no ``gpu`` beside them, so the plugin does not ask for the devices twice)."""
+        t = self.run.config.training
+        memory = 8000 * t.processes  # each process holds a model, its optimiser and its batches
+        if t.nodes == 1:
+            return {"gpu": t.processes, "mem_mb": memory}
+        return {
+            "gres": f"gpu:{t.processes}",
+            "nodes": t.nodes,
+            "tasks_per_node": t.processes,
+            "mpi": "srun",
+            "mem_mb": memory,
+        }
+
     def train_params(self, method: str, base_model: str, seed: int | str) -> dict[str, Any]:
         key = (method, base_model, str(seed))
         if key not in self._params:  # each param of each train job asks (the dry run's listing again)

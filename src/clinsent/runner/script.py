@@ -8,7 +8,7 @@ it needs and does its few lines, and ``run(snakemake, main)``. :func:`run` then,
    inside ``main`` are what the cold process never pays for), except for the download jobs,
    which turn the hub on for their own process (``warm=False``);
 2. sets up the job's logging and the guarded writer (:func:`clinsent.runner.smk.setup_logging`);
-3. takes the job's GPU slot where its rule declares a ``gpu`` resource
+3. takes the job's GPU slots where its rule declares a ``gpu`` resource (or ``gres`` across nodes)
    (:func:`clinsent.gpu.slots.slot_of`), before anything imports torch;
 4. calls ``main(smk, log)`` (a refusal, :class:`~clinsent.errors.InputError`, logged in one line
    and the job's exit status 2, as the tool's commands), with a SIGTERM (a scheduler's stop,
@@ -72,4 +72,4 @@ def declares_gpu(smk: Any) -> bool:
     """Whether the job's rule counts it against ``gpu`` at all (``resources: gpu=...``, 0 included:
     such a job is told it runs on the CPU); a rule without the resource leaves the devices alone."""
     resources = getattr(smk, "resources", None)
-    return resources is not None and "gpu" in resources.keys()
+    return resources is not None and bool({"gpu", "gres"} & set(resources.keys()))

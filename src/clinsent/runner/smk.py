@@ -145,8 +145,9 @@ def set_up_run(plan: Plan, main_process: bool, say: Callable[[str], Any] | None 
     - offline by construction: every job inherits the network switches, whatever the config; a
       model named by a Hugging Face id is fetched by the local rule ``download_model``, the one job
       that turns the network on for itself, and every job loads it from ``hub_dir``;
-    - one GPU per model job on this machine (:mod:`clinsent.gpu.pool`, :mod:`clinsent.gpu.slots`):
-      the pool goes to every job in the environment, not in params (it changes no output).
+    - one GPU per model job on this machine, ``training.processes`` per train job
+      (:mod:`clinsent.gpu.pool`, :mod:`clinsent.gpu.slots`): the pool goes to every job in the
+      environment, not in params (it changes no output).
 
     Returns the ``gpu`` an embed job counts against: 1 where it can use one of the pool, else 0,
     so a CPU-only run keeps its parallelism."""
@@ -155,6 +156,7 @@ def set_up_run(plan: Plan, main_process: bool, say: Callable[[str], Any] | None 
     from clinsent.gpu.pool import export_pool, resolve_pool
     from clinsent.gpu.slots import LOCK_DIR_ENV, check_lock_dir
     from clinsent.models.base import HUB_DIR_ENV
+    from clinsent.plan.checks import check_processes
     from clinsent.process.offline import set_network_switches
     from clinsent.runner.staleness import record_input_keys
     from clinsent.safety.places import check_writable
@@ -174,6 +176,7 @@ def set_up_run(plan: Plan, main_process: bool, say: Callable[[str], Any] | None 
         )
     config = plan.run.config
     pool = resolve_pool(config.gpus)
+    check_processes(plan, pool)  # a train job's processes: one device each where the pool has devices
     if pool or os.environ.get(LOCK_DIR_ENV):  # the jobs' lock folder: outside results, writable
         check_lock_dir(plan.run.results)
     export_pool(pool, explicit=config.gpus is not None)

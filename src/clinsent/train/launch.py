@@ -1,0 +1,159 @@
+"""A train job over several processes, started by torch's own launcher from the job's process.
+
+The train rule's script runs in one process (the job's: it holds the job's GPU slots, its
+outputs' one-writer locks and its log). Where ``training.processes`` or ``training.nodes`` asks
+for more than one process, it writes the job (:class:`clinsent.train.job.TrainJob`) into a
+folder beside the checkpoints and starts torch's launcher, ``python -m torch.distributed.run``:
+
+- on one node ``--standalone --nproc-per-node N``: N processes on this machine, one per device of
+  the job's slots (``CUDA_VISIBLE_DEVICES``), or sharing the CPU with gloo where there is none;
+- across nodes (Slurm) ``srun --nodes M --ntasks-per-node 1`` starts one launcher per node of the
+  allocation, each with ``--nnodes M --nproc-per-node N`` and a c10d rendezvous on the first node
+  (``--rdzv-id`` the Slurm job's id).
+
+Each process runs :mod:`clinsent.train.worker`. Their lines come back through the launcher's
+output into the job's log (process 0's progress and evaluations; the others' warnings and errors,
+each line prefixed with its rank). Process 0 puts the selected model in place and leaves the curve
+and the record in the folder; the job's process then writes the card, the curve and the record
+(under the locks it took once), and removes the folder.
+
+Stopping: a SIGTERM (Slurm's preemption, Snakemake's interrupt) is passed to the launcher, which
+passes it to every process; they agree on the step to stop after (:meth:`Processes.agree`),
+process 0 checkpoints, and they exit. The job's process waits for the launcher to end, then exits
+with 143 itself: a rerun resumes from the checkpoint on the same process count.
+
+The threads of the job (``training.threads``) are split between its processes (``OMP_NUM_THREADS``
+and ``torch.set_num_threads`` in each).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from clinsent.errors import InputError
+from clinsent.train.job import TrainJob
+
+JOB_FILE = "job.json"
+RESULT_FILE = "result.pt"
+RDZV_PORT = 29_500  # the c10d rendezvous's port on the first node
+# how long the launcher lets its processes checkpoint after a SIGTERM before it kills them (its
+# default, 30 s, can be shorter than writing a BERT-base checkpoint with its optimiser state)
+SHUTDOWN_SECONDS = 300
+
+
+def launcher_command(job: TrainJob, spec: Path, environ: Mapping[str, str] = os.environ) -> list[str]:
+    """torch's launcher for ``job`` (see the module): one node, or every node of a Slurm allocation."""
+    worker = ["-m", "clinsent.train.worker", str(spec)]
+    run = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        f"--nproc-per-node={job.processes}",
+        f"--shutdown-timeout={SHUTDOWN_SECONDS}",
+    ]
+    if job.nodes == 1:
+        return [*run, "--standalone", *worker]
+    nodelist, job_id = environ.get("SLURM_JOB_NODELIST"), environ.get("SLURM_JOB_ID")
+    if not nodelist or not job_id:
+        raise InputError(
+            "training.nodes",
+            f"a job across {job.nodes} nodes is started by srun inside a Slurm allocation, and this job has none "
+            "(no SLURM_JOB_NODELIST)",
+            "run it through the Slurm profile (--profile profiles/slurm), or set training.nodes: 1",
+        )
+    first = first_host(nodelist)
+    return [
+        "srun",
+        f"--nodes={job.nodes}",
+        "--ntasks-per-node=1",
+        *run,
+        f"--nnodes={job.nodes}",
+        "--rdzv-backend=c10d",
+        f"--rdzv-endpoint={first}:{RDZV_PORT}",
+        f"--rdzv-id={job_id}",
+        *worker,
+    ]
+
+
+def first_host(nodelist: str, run: Callable[..., Any] = subprocess.run) -> str:
+    """The first host of a Slurm node list (``scontrol show hostnames`` expands ``node[01-04]``)."""
+    out = run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, check=False, timeout=60)
+    hosts = str(out.stdout).split()
+    return hosts[0] if hosts else nodelist.split(",")[0]
+
+
+def launch(job: TrainJob, log: Callable[[str], Any]) -> Any:
+    """Run ``job`` over its processes (see the module); returns process 0's
+    :class:`~clinsent.train.trainer.TrainResult`. Raises :class:`clinsent.train.loop.Preempted`
+    where a SIGTERM stopped it after a checkpoint."""
+    import torch
+
+    from clinsent.io.files import write_text
+    from clinsent.train.loop import Preempted
+
+    folder = job.handoff()
+    shutil.rmtree(folder, ignore_errors=True)  # a killed job's: the job is written anew
+    folder.mkdir(parents=True, mode=0o700)
+    spec = folder / JOB_FILE
+    write_text(job.dumps(), spec)
+    command = launcher_command(job, spec)
+    per_process = max(1, job.threads // job.processes)
+    env = {**os.environ, "OMP_NUM_THREADS": str(per_process), "CLINSENT_TRAIN_THREADS": str(per_process)}
+    log(
+        f"processes: {job.processes} per node x {job.nodes} node{'s' if job.nodes > 1 else ''}, started by torch's "
+        f"launcher ({'torchrun --standalone' if job.nodes == 1 else 'srun + torchrun, c10d rendezvous'}); "
+        f"{per_process} thread{'s' if per_process > 1 else ''} each"
+    )
+    stopped: dict[str, int] = {}
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+    def forward(signum: int, _frame: Any) -> None:  # the launcher passes it to every process
+        stopped["signal"] = signum
+        child.send_signal(signum)
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, forward) if main_thread else None
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:
+            if line.strip() and not _launcher_chatter(line):
+                log(line.rstrip())
+        code = child.wait()
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+    result = folder / RESULT_FILE
+    if code == 0 and result.is_file():
+        value = torch.load(result, weights_only=False)
+        shutil.rmtree(folder, ignore_errors=True)
+        return value
+    if stopped:
+        raise Preempted(f"stopped by signal {stopped['signal']}: the processes checkpointed and exited")
+    raise RuntimeError(
+        f"the job's {job.across} training processes failed (torch's launcher exited with {code}); "
+        "each process's error is in the lines above, prefixed with its rank"
+    )
+
+
+def _launcher_chatter(line: str) -> bool:
+    """The launcher's own banner about OMP_NUM_THREADS (set here already) is left out of the log."""
+    return "OMP_NUM_THREADS" in line or line.startswith("*****")
+
+
+def leave_result(result: Any, job: TrainJob) -> None:
+    """Process 0's result for the job's process (the curve and the record), through the guarded
+    writer into the job's folder."""
+    import torch
+
+    from clinsent.io.files import atomic_path
+
+    with atomic_path(job.handoff() / RESULT_FILE) as tmp:
+        torch.save(result, tmp)
