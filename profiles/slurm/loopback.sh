@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A throwaway single-node Slurm on 127.0.0.1 (munge, slurmctld, slurmd, one fake GPU), for the
+# A throwaway single-node Slurm on 127.0.0.1 (munge, slurmctld, slurmd, two fake GPUs), for the
 # integration test and for trying profiles/slurm on one machine. Needs root: Slurm only reads
 # /etc/slurm/slurm.conf inside jobs, and the daemons run as root here.
 #
@@ -8,8 +8,9 @@
 #   profiles/slurm/loopback.sh down [RUN_DIR]    # stop exactly the daemons `up` started, remove the config
 #
 # RUN_DIR (default /tmp/clinsent-slurm) holds state, spool, logs and the pids `up` started.
-# The fake GPU is a GRES backed by /dev/null: jobs that ask for --gpus=1 are scheduled one at a
-# time and see CUDA_VISIBLE_DEVICES=0, but there is no CUDA device (training falls back to CPU).
+# The fake GPUs are GRES backed by /dev/null and /dev/zero: a job that asks for --gpus=1 sees
+# CUDA_VISIBLE_DEVICES=0, one over two processes (training.processes: 2) --gpus=2 and 0,1; there is
+# no CUDA device (training falls back to the CPU, its processes to gloo).
 set -euo pipefail
 
 cmd=${1:-}
@@ -65,13 +66,14 @@ DefMemPerCPU=500
 ReturnToService=2
 MinJobAge=300
 GresTypes=gpu
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem Gres=gpu:1 State=UNKNOWN
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem Gres=gpu:2 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
     cat > "$GRES" <<EOF
 $MARK
 AutoDetect=off
-NodeName=localhost Name=gpu File=/dev/null Count=1
+NodeName=localhost Name=gpu File=/dev/null
+NodeName=localhost Name=gpu File=/dev/zero
 EOF
 }
 

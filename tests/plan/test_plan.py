@@ -932,3 +932,45 @@ def test_the_plans_jobs_are_snakemakes_own(
     assert job_counts(plan) == counted
     printed = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", capsys.readouterr().out, re.M)}
     assert printed.pop("total") == sum(counted.values()) and printed == counted
+
+
+def test_a_train_job_over_several_processes_is_checked_before_any_job(configs: dict[str, dict[str, Any]]) -> None:
+    """training.processes x training.nodes must divide every trained method's batch (the demo's 16),
+    on one node the run's pool must have a device per process (without a GPU they share the CPU),
+    0 processes is refused by the schema; the train rule asks for gpu=processes on one node (one
+    device for an untrained method) and for gres, nodes, tasks_per_node and mpi across nodes."""
+    from types import SimpleNamespace
+
+    from clinsent.door.validate import prepare
+    from clinsent.plan.checks import check_processes
+
+    config = copy.deepcopy(configs["config"])
+    config["training"]["processes"] = 3
+    with pytest.raises(InputError, match=r"methods\.\w+\.batch_size: 16 rows cannot be split evenly between") as err:
+        _plan(config)
+    assert "use a batch_size divisible by 3 (e.g. 15)" in str(err.value)
+    config["training"]["processes"] = 2
+    plan = _plan(config)
+    check_processes(plan, [])  # no GPU: the processes share the CPU
+    check_processes(plan, ["0", "1"])
+    with pytest.raises(InputError, match=r"training\.processes: 2 processes, one per GPU, and the run's pool has 1"):
+        check_processes(plan, ["3"])
+    trained = next(m for m, e in plan.run.methods.items() if e.method.trains)
+    untrained = next(m for m, e in plan.run.methods.items() if not e.method.trains)
+    resources = plan.train_resources()
+    assert set(resources) == {"gpu", "mem_mb"}
+    assert resources["gpu"](SimpleNamespace(method=trained)) == 2
+    assert resources["gpu"](SimpleNamespace(method=untrained)) == 1
+    config["training"]["nodes"] = 2
+    across = _plan(config).train_resources()
+    assert set(across) == {"gres", "nodes", "tasks_per_node", "mpi", "mem_mb"}
+    job = SimpleNamespace(method=trained)
+    assert (across["gres"](job), across["nodes"](job), across["tasks_per_node"](job), across["mpi"]) == (
+        "gpu:2",
+        2,
+        2,
+        "srun",
+    )
+    config["training"]["processes"] = 0
+    with pytest.raises(ValueError, match=r"training\.processes"):
+        prepare(config, REPO)

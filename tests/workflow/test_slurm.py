@@ -1,10 +1,10 @@
 """The workflow on a real Slurm cluster through profiles/slurm, and the profile's dry run.
 
 The integration test brings up a single-node Slurm on loopback with
-``profiles/slurm/loopback.sh`` (munge, slurmctld, slurmd, one fake GPU), runs a reduced
-config through ``--profile profiles/slurm``, checks that training jobs asked Slurm for a GPU
-and that the results equal a local run's, makes a job fail on the cluster, and stops the
-cluster. It is skipped, with the reason, where Slurm is not installed or we are not root;
+``profiles/slurm/loopback.sh`` (munge, slurmctld, slurmd, two fake GPUs), runs a reduced
+config through ``--profile profiles/slurm`` with its trained model over two processes
+(``training.processes: 2``, gloo), checks that training jobs asked Slurm for their GPUs and that
+the results equal a local run's, makes a job fail on the cluster, and stops the cluster. It is skipped, with the reason, where Slurm is not installed or we are not root;
 ``.ci/run`` installs Slurm, so it runs in CI.
 """
 
@@ -142,14 +142,17 @@ def test_workflow_on_loopback_slurm(cluster: Path, tmp_path: Path, tiny_bert: Pa
 
 
 def _preempted_run_matches_local(tmp_path: Path, tiny_bert: Path) -> None:
-    """The reduced config on the loopback cluster, with its MED-SE train job preempted (SIGTERM)
-    once it is training: the job checkpoints and exits, the profile's retries resubmit it, it
-    resumes, and the summary equals an uninterrupted local run."""
+    """The reduced config on the loopback cluster, its MED-SE train job over two processes
+    (``training.processes: 2``: torch's launcher, gloo on the CPU, one fake GPU each) preempted
+    (SIGTERM) once it is training: both processes stop after the same step, one checkpoint is
+    written, the job exits, the profile's retries resubmit it, it resumes, and the summary equals
+    an uninterrupted local run of the same config."""
     slurm_dir, local_dir = tmp_path / "slurm", tmp_path / "local"
     for d in (slurm_dir, local_dir):
         (d / "config").mkdir(parents=True)
         cfg = _reduced(tiny_config(d, tiny_bert))
-        cfg["training"].update(steps=24, eval_every=2)  # long enough to be preempted mid-training
+        # long enough to be preempted mid-training; each batch split between two processes
+        cfg["training"].update(steps=24, eval_every=2, processes=2)
         # the ontology "downloaded" (a file:// URL: no network here) by its local rule, never on the cluster
         cfg["ontology"] = {
             "path": None,
@@ -178,13 +181,16 @@ def _preempted_run_matches_local(tmp_path: Path, tiny_bert: Path) -> None:
     assert slurm_logs and "signal 15 at step" in slurm_logs[0].read_text(errors="replace"), slurm_logs
     selection = json.loads((slurm_dir / "results/models/medse/tiny/seed0/selection.json").read_text())
     assert selection["resumed_from_step"] is not None and selection["resumed_from_step"] >= 2
-    # the device Slurm chose (CUDA_VISIBLE_DEVICES=0 for --gpus=1) is kept: no local lock
-    assert selection["gpu_slot"] == "0 (chosen by the scheduler: CUDA_VISIBLE_DEVICES=0)", selection["gpu_slot"]
+    # the devices Slurm chose (CUDA_VISIBLE_DEVICES=0,1 for --gpus=2) are kept whole: no local lock
+    assert selection["gpu_slot"] == "0,1 (chosen by the scheduler: CUDA_VISIBLE_DEVICES=0,1)", selection["gpu_slot"]
+    assert selection["processes"] == {"processes": 2, "backend": "gloo", "rows_per_process": 4}
 
-    # every training job was submitted with one GPU; small rules never reached sbatch
+    # the trained job was submitted with two GPUs (twice: preempted, then resumed), the untrained
+    # baseline's with one; small rules never reached sbatch
     sbatch = [line for line in log.splitlines() if "sbatch" in line and "--job-name" in line]
     train = [line for line in sbatch if "rule_train" in line]
-    assert len(train) == 3 and all("--gpus=1" in line for line in train), train  # two jobs, one resubmitted
+    assert len(train) == 3, train
+    assert sorted("--gpus=2" in line for line in train) == [False, True, True], train
     assert not any(re.search(r"rule_(report|corpus_stats|corpus_manifest)\b", line) for line in sbatch)
     assert not any("--gpus" in line for line in sbatch if "rule_train" not in line)
     assert any("rule_split_sentences" in line for line in sbatch) and any("rule_ner" in line for line in sbatch)

@@ -19,7 +19,7 @@ def main(smk: Any, log: Logger) -> None:
     job = TrainJob.of(smk)
     torch.set_num_threads(smk.threads)  # the rule's `threads` (capped at --cores; sbatch --cpus-per-task)
     try:
-        result = launch(job, log.info) if job.across > 1 else job.run(log.info)
+        result = launch(job, log.info) if job.spread() else job.run(log.info)
     except Preempted as exc:  # SIGTERM (Slurm preemption or time limit): checkpointed; a retry resumes
         log.warning("%s", exc)
         raise SystemExit(143) from None

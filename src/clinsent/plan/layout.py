@@ -213,13 +213,19 @@ class Plan:
         ``nodes``, ``tasks_per_node`` and ``mpi: srun`` (the Slurm executor plugin's own resources;
         no ``gpu`` beside them, so the plugin does not ask for the devices twice)."""
         t = self.run.config.training
-        memory = 8000 * t.processes  # each process holds a model, its optimiser and its batches
+
+        def processes(wildcards: Any) -> int:  # an untrained method's job (a wrap and a save) runs alone
+            return t.processes if self.run.methods[wildcards.method].method.trains else 1
+
+        def memory(wildcards: Any) -> int:  # each process holds a model, its optimiser and its batches
+            return 8000 * processes(wildcards)
+
         if t.nodes == 1:
-            return {"gpu": t.processes, "mem_mb": memory}
+            return {"gpu": processes, "mem_mb": memory}
         return {
-            "gres": f"gpu:{t.processes}",
-            "nodes": t.nodes,
-            "tasks_per_node": t.processes,
+            "gres": lambda wc: f"gpu:{processes(wc)}",
+            "nodes": lambda wc: t.nodes if processes(wc) > 1 else 1,
+            "tasks_per_node": processes,
             "mpi": "srun",
             "mem_mb": memory,
         }

@@ -191,7 +191,7 @@ def _training(info: Mapping[str, Any], reference: str, base_model: str) -> list[
         "",
         f"- Base model: {label}",
         f"- Method: `{objective}`, seed {settings.get('seed', 'n/a')}",
-        f"- Steps: {settings.get('steps', 0)} (batch size {settings.get('batch_size', 'n/a')}); "
+        f"- Steps: {settings.get('steps', 0)} (batch size {settings.get('batch_size', 'n/a')}{spread_clause(info)}); "
         f"selected step: {info.get('selected_step', 0)}{selected}",
         f"- Training data: {data_line(data)}"
         if data
@@ -265,6 +265,15 @@ USAGE = [
     "```",
     "",
 ]
+
+
+def spread_clause(info: Mapping[str, Any]) -> str:
+    """How the batch was split where the job ran over several processes (``over 4 processes of 128,
+    nccl``), else nothing."""
+    spread = info.get("processes") or {}
+    if int(spread.get("processes") or 1) <= 1:
+        return ""
+    return f" over {spread['processes']} processes of {spread.get('rows_per_process')}, {spread.get('backend')}"
 
 
 def module_lines(info: Mapping[str, Any], settings: Mapping[str, Any]) -> list[str]:

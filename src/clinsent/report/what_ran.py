@@ -2,7 +2,8 @@
 
 The table's own notes (:mod:`clinsent.report.captions`) say how to read its cells; this note says
 what stands behind them, from the run's records, not from the config alone: each trained row's
-method, steps and batch size and the sentences (or rows) its training drew, as "N of the M
+method, steps and batch size (and, for a job over several processes, ``batch 512 over 4 processes
+of 128``) and the sentences (or rows) its training drew, as "N of the M
 distinct sentences in the training set" (the train job's ``selection.json``: ``training_data``,
 :meth:`clinsent.data.plan.PlanData.summary`), and each eval set's size (its metric file's items)
 and file name. Counts and names only: never a text.
@@ -27,6 +28,7 @@ class Trained:
     of: int | None  # distinct sentences (or rows) in its training set
     unit: str  # "distinct sentences", "rows", ...
     source: str  # notes, or the training data's key
+    processes: int = 1  # the train job's processes (clinsent.train.processes): the batch split between them
 
     @classmethod
     def from_record(cls, method: str, base_model: str, info: Mapping[str, Any]) -> Trained:
@@ -40,6 +42,7 @@ class Trained:
             data.get("of_rows"),
             str(data.get("unit") or "rows"),
             str(data.get("source") or ""),
+            int((info.get("processes") or {}).get("processes") or 1),
         )
 
 
@@ -57,6 +60,9 @@ def run_sentence(runs: Sequence[Trained]) -> str:
     first = runs[0]
     steps = _span([r.steps for r in runs])
     batch = _span([r.batch_size for r in runs])
+    spread = _span([r.processes for r in runs])
+    if max(r.processes for r in runs) > 1:  # the same batch, split: "batch 512 over 4 processes of 128"
+        batch += f" over {spread} processes of {_span([r.batch_size // r.processes for r in runs])}"
     head = f"{first.method} on {first.base_model}: {steps} steps of batch {batch}"
     drawn = [r.drawn for r in runs if r.drawn is not None]
     of = [r.of for r in runs if r.of is not None]

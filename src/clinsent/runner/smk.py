@@ -176,7 +176,8 @@ def set_up_run(plan: Plan, main_process: bool, say: Callable[[str], Any] | None 
         )
     config = plan.run.config
     pool = resolve_pool(config.gpus)
-    check_processes(plan, pool)  # a train job's processes: one device each where the pool has devices
+    if main_process:  # a train job's processes: one device each where the run's pool has devices (a
+        check_processes(plan, pool)  # job's own re-parse sees only the devices its scheduler gave it)
     if pool or os.environ.get(LOCK_DIR_ENV):  # the jobs' lock folder: outside results, writable
         check_lock_dir(plan.run.results)
     export_pool(pool, explicit=config.gpus is not None)

@@ -69,6 +69,13 @@ class TrainJob:
         """The job's processes in all (1: it runs in the job's own process)."""
         return self.processes * self.nodes
 
+    def spread(self) -> bool:
+        """Whether the job runs over several processes: more than one asked for, and a method that
+        trains (an untrained one is wrapped and saved in the job's own process)."""
+        from clinsent.methods.config import method_from_params
+
+        return self.across > 1 and method_from_params(self.params["method"]).trains
+
     def dumps(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
 

@@ -13,7 +13,8 @@ folder beside the checkpoints and starts torch's launcher, ``python -m torch.dis
 
 Each process runs :mod:`clinsent.train.worker`. Their lines come back through the launcher's
 output into the job's log (process 0's progress and evaluations; the others' warnings and errors,
-each line prefixed with its rank). Process 0 puts the selected model in place and leaves the curve
+each line prefixed with its rank); the libraries' own output and the launcher's go to the log file
+only, as a one-process job's do. Process 0 puts the selected model in place and leaves the curve
 and the record in the folder; the job's process then writes the card, the curve and the record
 (under the locks it took once), and removes the folder.
 
@@ -28,6 +29,7 @@ and ``torch.set_num_threads`` in each).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -40,6 +42,7 @@ from typing import Any
 
 from clinsent.errors import InputError
 from clinsent.train.job import TrainJob
+from clinsent.train.worker import OURS
 
 JOB_FILE = "job.json"
 RESULT_FILE = "result.pt"
@@ -123,9 +126,12 @@ def launch(job: TrainJob, log: Callable[[str], Any]) -> Any:
     previous = signal.signal(signal.SIGTERM, forward) if main_thread else None
     try:
         assert child.stdout is not None
+        chatter = logging.getLogger("torch.distributed.run")  # the log file only, as a one-process job's
         for line in child.stdout:
-            if line.strip() and not _launcher_chatter(line):
-                log(line.rstrip())
+            if line.startswith(OURS):
+                log(line.removeprefix(OURS).rstrip())
+            elif line.strip() and not _launcher_chatter(line):
+                chatter.info("%s", line.rstrip())
         code = child.wait()
     finally:
         if main_thread:

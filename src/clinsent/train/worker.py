@@ -6,7 +6,8 @@ rules for writing (the guarded writer: where the job may write, its inputs never
 its share of the job's threads, runs the job (:meth:`clinsent.train.job.TrainJob.run`) and, on
 process 0, leaves the result for the job's own process. Its log lines go to the launcher's output,
 which the job's process copies into the job's log: process 0's lines as a one-process job has them,
-the others' warnings and errors only, each prefixed with its rank. A SIGTERM is held until the
+the others' warnings and errors only, each prefixed with its rank (marked :data:`OURS`; the
+libraries' own output goes to the log file only, as in a one-process job). A SIGTERM is held until the
 step under way ends (every process agrees on the step), then the checkpoint is written and the
 process exits with 143.
 """
@@ -17,6 +18,23 @@ import logging
 import os
 import sys
 from pathlib import Path
+
+OURS = "[clinsent] "  # our log lines, told apart from the libraries' own output by the job's process
+
+
+class _Marked(logging.Formatter):
+    """Our lines and every error marked :data:`OURS` (with the rank of a process other than 0):
+    the job's process shows them; the libraries' other lines go to the log file only."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__("%(message)s")
+        self.prefix = prefix
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if record.name.startswith("clinsent") or record.levelno >= logging.ERROR:
+            return f"{OURS}{self.prefix}{text}"
+        return text
 
 
 def main(argv: list[str]) -> int:
@@ -32,9 +50,9 @@ def main(argv: list[str]) -> int:
 
     job = TrainJob.loads(Path(argv[0]).read_text(encoding="utf-8"))
     processes = Processes.join()
-    level = logging.INFO if processes.main else logging.WARNING
-    prefix = "" if processes.main else f"rank {processes.rank}: "
-    logging.basicConfig(level=level, format=f"{prefix}%(message)s", stream=sys.stdout, force=True)
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(_Marked("" if processes.main else f"rank {processes.rank}: "))
+    logging.basicConfig(level=logging.INFO if processes.main else logging.WARNING, handlers=[handler], force=True)
     log = logging.getLogger(f"clinsent.train.rank{processes.rank}")
     guard.reset()
     guard.own(*job.owned)
