@@ -4,8 +4,9 @@ The integration test brings up a single-node Slurm on loopback with
 ``profiles/slurm/loopback.sh`` (munge, slurmctld, slurmd, two fake GPUs), runs a reduced
 config through ``--profile profiles/slurm`` with its trained model over two processes
 (``training.processes: 2``, gloo), checks that training jobs asked Slurm for their GPUs and that
-the results equal a local run's, makes a job fail on the cluster, and stops the cluster. It is skipped, with the reason, where Slurm is not installed or we are not root;
-``.ci/run`` installs Slurm, so it runs in CI.
+the results equal a local run's, makes a job fail on the cluster, and stops the cluster. It is
+skipped, with the reason, where Slurm is not installed or we are not root; ``.ci/run`` installs
+Slurm, so it runs in CI.
 """
 
 from __future__ import annotations
