@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: gpu-check install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm benchmark-demo test dry-run lint clean demo-data bench-corpus bench-train bench-memory bench-augment bench-documents bench-embed bench-peers
+.PHONY: gpu-check install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm benchmark-demo test dry-run lint clean demo-data bench-corpus bench-train bench-processes bench-memory bench-augment bench-documents bench-embed bench-peers
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -146,6 +146,11 @@ bench-train: install
 # Peak memory of one training step at BioSimCSE's batch 512 x 128 with and without mini_batch 32 (GradCache
 # chunks), each setting in its own process; the small random BERT on the CPU, BERT-base on CUDA
 # (bench/results/memory.md, bench/results/cuda/memory.md). About 10 minutes on 2 cores.
+# One training step over 1 and 2 processes on the CPU (gloo): step time, bytes all-reduced a step, the
+# all-reduce's share of the step; bench/results/processes.md. About 2 minutes.
+bench-processes: install
+	$(BIN)/python bench/bench_processes.py $(BENCH_ARGS)
+
 bench-memory: install
 	$(BIN)/python bench/bench_memory.py $(BENCH_ARGS)
 
