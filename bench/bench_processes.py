@@ -76,7 +76,7 @@ def worker(args: argparse.Namespace) -> None:
     ]
     params = [p for p in model.parameters() if p.requires_grad]
     opt = Optimisation(params, 1e-5, args.steps + 3)
-    ddp = wrap(Embedder(loss, model, None), spread) if spread is not None else None
+    ddp = wrap(Embedder(loss, model, None)) if spread is not None else None
     times = []
     for step in range(args.steps + 3):
         rows = texts[(step * args.batch_size) % 256 :][: args.batch_size]

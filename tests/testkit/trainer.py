@@ -1,6 +1,6 @@
 """The trainer tests' small world: 32 clinical sentences with a defined disease each, an STS set
 over the diseases, and a method entry at test scale (tests/train/test_trainer.py, and the
-distributed trainer's processes, tests/train/spread_worker.py)."""
+distributed trainer's processes, tests/train/distributed_worker.py)."""
 
 from __future__ import annotations
 

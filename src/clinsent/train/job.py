@@ -15,6 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+JOB_FILE = "job.json"  # the job, as every process of it reads it
+RESULT_FILE = "result.pt"  # process 0's result (the curve and the record), for the job's own process
+OURS = "[clinsent] "  # our log lines in the processes' output, told apart from the libraries' own
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -125,6 +129,17 @@ class TrainJob:
         the job's own process (beside the checkpoints, inside the results folder)."""
         where = Path(self.params["checkpoint_dir"] or Path(self.model).parent / ".checkpoints")
         return where.with_name(f"{where.name}.launch")
+
+
+def leave_result(result: Any, job: TrainJob) -> None:
+    """Process 0's result for the job's own process, through the guarded writer into the job's
+    folder."""
+    import torch
+
+    from clinsent.io.files import atomic_path
+
+    with atomic_path(job.handoff() / RESULT_FILE) as tmp:
+        torch.save(result, tmp)
 
 
 def _plain(value: Any) -> Any:

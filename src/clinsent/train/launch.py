@@ -41,11 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
-from clinsent.train.job import TrainJob
-from clinsent.train.worker import OURS
+from clinsent.train.job import JOB_FILE, OURS, RESULT_FILE, TrainJob
 
-JOB_FILE = "job.json"
-RESULT_FILE = "result.pt"
 RDZV_PORT = 29_500  # the c10d rendezvous's port on the first node
 # how long the launcher lets its processes checkpoint after a SIGTERM before it kills them (its
 # default, 30 s, can be shorter than writing a BERT-base checkpoint with its optimiser state)
@@ -100,9 +97,10 @@ def launch(job: TrainJob, log: Callable[[str], Any]) -> Any:
     import torch
 
     from clinsent.io.files import write_text
+    from clinsent.safety.guard import claim
     from clinsent.train.loop import Preempted
 
-    folder = job.handoff()
+    folder = claim(job.handoff())  # the guarded writer: inside the job's results folder
     shutil.rmtree(folder, ignore_errors=True)  # a killed job's: the job is written anew
     folder.mkdir(parents=True, mode=0o700)
     spec = folder / JOB_FILE
@@ -116,7 +114,9 @@ def launch(job: TrainJob, log: Callable[[str], Any]) -> Any:
         f"{per_process} thread{'s' if per_process > 1 else ''} each"
     )
     stopped: dict[str, int] = {}
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    child = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", env=env
+    )
 
     def forward(signum: int, _frame: Any) -> None:  # the launcher passes it to every process
         stopped["signal"] = signum
@@ -152,14 +152,3 @@ def launch(job: TrainJob, log: Callable[[str], Any]) -> Any:
 def _launcher_chatter(line: str) -> bool:
     """The launcher's own banner about OMP_NUM_THREADS (set here already) is left out of the log."""
     return "OMP_NUM_THREADS" in line or line.startswith("*****")
-
-
-def leave_result(result: Any, job: TrainJob) -> None:
-    """Process 0's result for the job's process (the curve and the record), through the guarded
-    writer into the job's folder."""
-    import torch
-
-    from clinsent.io.files import atomic_path
-
-    with atomic_path(job.handoff() / RESULT_FILE) as tmp:
-        torch.save(result, tmp)

@@ -178,7 +178,7 @@ class MethodLoop:
         if processes is not None:  # each process embeds its share of every batch (clinsent.train.spread)
             from clinsent.train.spread import Embedder, wrap
 
-            self.ddp = wrap(Embedder(self.loss, encoder.model, encoder.head), processes)
+            self.ddp = wrap(Embedder(self.loss, encoder.model, encoder.head))
         # dropout masks do not depend on which extra modules were built; each process draws its own
         torch.manual_seed(seed if processes is None or processes.main else seed * 1_000_003 + 7919 * processes.rank)
 

@@ -29,6 +29,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from clinsent.errors import InputError
+
 # how long the other processes wait for process 0 (its evaluations of the curve sets and its
 # checkpoints run while they wait on the CPU group): far longer than any evaluation
 HOST_WAIT = timedelta(hours=12)
@@ -60,6 +62,14 @@ class Processes:
         it has one, gloo on the CPU otherwise."""
         rank, world, local = int(environ["RANK"]), int(environ["WORLD_SIZE"]), int(environ["LOCAL_RANK"])
         cuda = torch.cuda.is_available()
+        if cuda and torch.cuda.device_count() <= local:
+            raise InputError(
+                "training.processes",
+                f"process {local} of this node has no GPU of its own: the job sees {torch.cuda.device_count()} "
+                "(one process per GPU)",
+                "give the job as many GPUs as training.processes (--resources gpu, the Slurm profile's gpus), or "
+                "lower training.processes",
+            )
         if cuda:
             torch.cuda.set_device(local)
         backend = "nccl" if cuda else "gloo"

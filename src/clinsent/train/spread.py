@@ -65,13 +65,14 @@ class Embedder(nn.Module):
         return e.vectors, e.fixed, e.parts
 
 
-def wrap(embedder: Embedder, processes: Processes) -> nn.parallel.DistributedDataParallel:
+def wrap(embedder: Embedder) -> nn.parallel.DistributedDataParallel:
     """``embedder`` under DDP. ``find_unused_parameters``: a parameter that no loss uses in a
     step (BERT's pooler; MED-SE's entity encoder where a process's rows have no entity) is marked
-    ready rather than left waiting, so DDP's all-reduce is never skipped in silence."""
-    device = processes.device()
-    ids = [device.index] if device.type == "cuda" else None
-    return nn.parallel.DistributedDataParallel(embedder, device_ids=ids, find_unused_parameters=True)
+    ready rather than left waiting, so DDP's all-reduce is never skipped in silence. No
+    ``device_ids``: the module is on this process's device already (:meth:`Processes.device`), and
+    DDP must not copy the batch to it, since the loss keeps some of its tensors on the host (the
+    spans' lengths, the rows' indices) and copies the rest itself, without waiting."""
+    return nn.parallel.DistributedDataParallel(embedder, device_ids=None, find_unused_parameters=True)
 
 
 def _embedded(out: tuple[dict[str, torch.Tensor], ...]) -> Embedded:

@@ -6,7 +6,7 @@ rules for writing (the guarded writer: where the job may write, its inputs never
 its share of the job's threads, runs the job (:meth:`clinsent.train.job.TrainJob.run`) and, on
 process 0, leaves the result for the job's own process. Its log lines go to the launcher's output,
 which the job's process copies into the job's log: process 0's lines as a one-process job has them,
-the others' warnings and errors only, each prefixed with its rank (marked :data:`OURS`; the
+the others' warnings and errors only, each prefixed with its rank (marked ``OURS``; the
 libraries' own output goes to the log file only, as in a one-process job). A SIGTERM is held until the
 step under way ends (every process agrees on the step), then the checkpoint is written and the
 process exits with 143.
@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-OURS = "[clinsent] "  # our log lines, told apart from the libraries' own output by the job's process
+from clinsent.train.job import OURS
 
 
 class _Marked(logging.Formatter):
@@ -43,8 +43,7 @@ def main(argv: list[str]) -> int:
     from clinsent.errors import InputError
     from clinsent.registry import load_plugins
     from clinsent.safety import guard
-    from clinsent.train.job import TrainJob
-    from clinsent.train.launch import leave_result
+    from clinsent.train.job import TrainJob, leave_result
     from clinsent.train.loop import Preempted
     from clinsent.train.processes import Processes
 

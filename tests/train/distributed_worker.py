@@ -1,5 +1,5 @@
-"""One process of the distributed tests (tests/train/test_spread.py), started by torch's own
-launcher: ``python -m torch.distributed.run --standalone --nproc-per-node 2 spread_worker.py
+"""One process of the distributed tests (tests/train/test_distributed.py), started by torch's own
+launcher: ``python -m torch.distributed.run --standalone --nproc-per-node 2 distributed_worker.py
 TINY_BERT OUT CASE``.
 
 For each objective case (objective and knobs, the batch of tests/testkit/losses.py, dropout off),
@@ -55,7 +55,7 @@ def _case(tiny_bert: Path, processes: Processes, objective: str, knobs: dict[str
     if processes.main:
         reference = one_pass(loss, batch)
         grads1 = take_grads(params)
-    ddp = wrap(Embedder(loss, encoder.model, encoder.head), processes)
+    ddp = wrap(Embedder(loss, encoder.model, encoder.head))
     s = method.settings
     rows = loss.rows(batch)
     micro = -(-rows // s.accumulate) if s.accumulate > 1 else None
@@ -83,7 +83,7 @@ def _desync(tiny_bert: Path, processes: Processes) -> dict[str, Any]:
     method, encoder = method_and_encoder(tiny_bert, "simcse")
     loss, encoder, batch = loss_and_batch(method, encoder, "simcse")
     params = trainable_params(loss, encoder)
-    ddp = wrap(Embedder(loss, encoder.model, encoder.head), processes)
+    ddp = wrap(Embedder(loss, encoder.model, encoder.head))
     optimiser = torch.optim.SGD(list(params.values()), lr=0.1)
     refused = ""
     for _ in range(2):

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spread_worker import CASES, _train  # type: ignore[import-not-found]
+from distributed_worker import CASES, _train  # type: ignore[import-not-found]
 
 from clinsent.methods import METHODS
 
-WORKER = Path(__file__).with_name("spread_worker.py")
+WORKER = Path(__file__).with_name("distributed_worker.py")
 TOL = 1e-5
 
 
