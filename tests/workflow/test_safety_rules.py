@@ -231,6 +231,62 @@ def test_a_second_run_on_one_results_folder_is_refused_and_a_gone_one_taken_over
     assert not (results / exclusive.RUN_LOCK).exists()
 
 
+_LOCKER = """
+import fcntl, pathlib, sys, time
+from clinsent.errors import InputError
+from clinsent.safety import exclusive
+results, role, go = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
+if role == "paused":  # opens the lock file, then waits before its flock (the attack's pause)
+    real = fcntl.flock
+    def flock(fd, op):
+        if not go.exists():
+            print("opened", flush=True)
+            while not go.exists():
+                time.sleep(0.02)
+        return real(fd, op)
+    fcntl.flock = flock
+try:
+    exclusive.hold_results(results)
+except InputError:
+    print("refused", flush=True)
+    sys.exit(0)
+print("held", flush=True)
+sys.stdin.readline()  # holds until told to end; ends normally (its lock file removed as it lets go)
+"""
+
+
+def test_the_results_lock_is_held_by_one_run_whatever_the_order_of_three(tmp_path: Path) -> None:
+    """The attack's order: run A holds the results lock; B opens the lock file and pauses before its
+    flock; A ends (its lock file removed while held); newcomer C makes a new file and holds it;
+    B's flock then takes the removed file's lock. B must see that the path no longer names its
+    file, lock the one there now, and be refused: one holder at a time."""
+    results, go = tmp_path / "results", tmp_path / "go"
+
+    def start(role: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-c", _LOCKER, str(results), role, str(go)],
+            cwd=tmp_path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    a = start("plain")
+    assert a.stdout is not None and a.stdout.readline().strip() == "held"
+    b = start("paused")
+    assert b.stdout is not None and b.stdout.readline().strip() == "opened"
+    a.communicate("end\n", timeout=30)  # A ends: its lock file unlinked, its lock let go
+    c = start("plain")
+    try:
+        assert c.stdout is not None and c.stdout.readline().strip() == "held"
+        go.touch()  # B goes on: its flock on the removed file succeeds
+        assert b.stdout.readline().strip() == "refused"
+    finally:
+        c.communicate("end\n", timeout=30)
+        b.kill()
+        b.wait()
+
+
 @pytest.mark.workflow
 def test_two_snakemake_runs_from_two_working_folders_on_one_results_folder(tmp_path: Path) -> None:
     """Two real runs of the workflow, from two working folders, one absolute results folder: the

@@ -74,9 +74,22 @@ def _holder(path: Path) -> str:
 
 
 def _open_locked(target: str | Path, path: Path, blocking: bool, waiting: Callable[[str], None] | None) -> int | None:
-    """A descriptor of ``target``'s lock file ``path`` holding its flock (None: held elsewhere and
-    not ``blocking``)."""
+    """A descriptor of ``target``'s lock file ``path`` holding its flock, its holder written (None:
+    held elsewhere and not ``blocking``)."""
     claim(target)
+    fd = _flock_current(path, blocking, waiting)
+    if fd is not None:
+        _name_holder(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}")
+    return fd
+
+
+def _flock_current(path: Path, blocking: bool, waiting: Callable[[str], None] | None = None) -> int | None:
+    """A descriptor of the lock file at ``path`` now, holding its flock (None: held elsewhere and
+    not ``blocking``). A holder removes its lock file as it lets go, so a file opened here may be
+    unlinked before its flock is taken: after taking it, the path must still name the file this
+    descriptor has (device and inode), or the one there now is locked instead. Without the check a
+    process paused between ``open`` and ``flock`` would hold a removed file's lock beside a newcomer
+    holding the new file's."""
     while True:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -95,18 +108,27 @@ def _open_locked(target: str | Path, path: Path, blocking: bool, waiting: Callab
                     raise
                 _no_locks(path.parent)  # a file system without flock: the write goes on, unguarded
                 return fd
-            try:
-                same = os.fstat(fd).st_ino == os.stat(path).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:  # else the holder removed it as we waited: lock the file that is there now
-                os.ftruncate(fd, 0)
-                os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}".encode())
+            if _names(path, fd):
                 return fd
         except BaseException:
             os.close(fd)
             raise
-        os.close(fd)
+        os.close(fd)  # the holder removed it as we waited: lock the file that is there now
+
+
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``path`` names the file open as ``fd`` (device and inode)."""
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _name_holder(fd: int, text: str) -> None:
+    """Write who holds a lock into its file (the refusal of a second writer names it)."""
+    os.ftruncate(fd, 0)
+    os.write(fd, text.encode())
 
 
 @contextmanager
@@ -175,29 +197,19 @@ def hold_results(results: str | Path, log: Callable[[str], Any] = print) -> None
     if path in _RUN:
         return
     claim(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
+    fd = _flock_current(path, blocking=False)  # the file there now, re-checked after its flock
+    if fd is None:
         raise InputError(
             f"config: results: {results}",
             f"is being written by another run: {_holder(path)}",
             f"wait for that run to end, or give this run another results folder; a lock is let go when its run "
             f"ends, however it ends (remove {path} by hand only if no run on any machine uses the folder)",
-        ) from None
-    except OSError as exc:
-        if exc.errno not in NO_LOCKS:
-            os.close(fd)
-            raise
-        _no_locks(path.parent)
+        )
     left = _holder(path)
     if left.startswith("pid "):
         log(f"took over the results lock left by a run that is gone ({left})")
-    os.ftruncate(fd, 0)
     since = time.strftime("%Y-%m-%d %H:%M:%S")
-    os.write(fd, f"pid {os.getpid()} on {socket.gethostname()} in {os.getcwd()} since {since}".encode())
+    _name_holder(fd, f"pid {os.getpid()} on {socket.gethostname()} in {os.getcwd()} since {since}")
     _RUN[path] = fd
     atexit.register(_let_go, path)  # a run that ends leaves no lock file; one killed leaves one, taken over
 
