@@ -134,6 +134,53 @@ def test_the_places_rule_is_one_rule_for_results_outputs_and_temporary_folders(t
     assert claim(tmp_path / "fine.txt") == tmp_path / "fine.txt"
 
 
+def test_a_place_is_what_it_is_not_how_it_is_spelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 83's places: /var/run is /run (a system folder); $TMPDIR exempts its tree only where it
+    is neither a system folder nor above one; a bind mount of /etc is /etc (simulated: an identity
+    stub, since a test cannot mount); the package's own sources are no output's home and the
+    checkout's root no results folder; a scheduler's per-job folder under a spool still works."""
+    from clinsent.repository import ROOT
+    from clinsent.safety import places
+    from clinsent.safety.guard import claim
+    from clinsent.safety.places import check_output_file, check_write_root
+
+    if Path("/var/run").exists():
+        with pytest.raises(InputError, match="system folder"):
+            check_output_file("/var/run/x.yaml", "--out")
+        with pytest.raises(InputError, match="config: results: /var/run/r .*system folder"):
+            check_write_root("/var/run/r", "config: results")
+        with pytest.raises(InputError, match="system folder"):
+            check_write_root("/var/lock/clinsent-gpu", "environment: CLINSENT_GPU_LOCK_DIR")
+    monkeypatch.setenv("TMPDIR", "/etc")
+    with pytest.raises(InputError, match="system folder /etc"):
+        check_output_file("/etc/sub/x.yaml", "--out")
+    with pytest.raises(InputError, match="system folder /etc"):
+        check_write_root("/etc/r", "config: results")
+    monkeypatch.setenv("TMPDIR", "/")
+    with pytest.raises(InputError, match="its folder /usr is a system folder"):
+        check_output_file("/usr/x.yaml", "--out")
+    spool = tmp_path / "spool" / "job42"  # a scheduler's per-job folder: a tree of its own
+    spool.mkdir(parents=True)
+    monkeypatch.setenv("TMPDIR", str(spool))
+    assert claim(spool / "x" / "y.parquet") == spool / "x" / "y.parquet"
+    monkeypatch.delenv("TMPDIR")
+    bound = tmp_path / "mnt" / "etc-bound"
+    bound.mkdir(parents=True)
+    real = places.identity
+    monkeypatch.setattr(places, "identity", lambda p: real("/etc") if Path(p) == bound else real(p))
+    with pytest.raises(InputError, match=r"lies in the system folder /etc \(/etc reached another way\)"):
+        claim(bound / "x.yaml")
+    monkeypatch.setattr(places, "identity", real)
+    with pytest.raises(InputError, match="the tool's own source tree"):
+        check_write_root(str(ROOT / "src" / "clinsent"), "config: results")
+    with pytest.raises(InputError, match="the tool's own source tree"):
+        claim(ROOT / "src" / "clinsent" / "inputs" / "x.parquet")
+    with pytest.raises(InputError, match="the tool's own checkout"):
+        check_write_root(str(ROOT), "config: results")
+    check_output_file(str(ROOT / "my.yaml"), "--out")  # a named file may sit at the checkout's root
+    check_write_root(str(ROOT / "results"), "config: results")
+
+
 def test_a_dry_run_refuses_a_results_folder_in_a_system_tree() -> None:
     from clinsent.door.open import open_plan
 

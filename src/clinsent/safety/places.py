@@ -1,16 +1,21 @@
 """Where the tool may write, one rule for every command and every output.
 
-- **No file in a system tree.** Every file the tool writes passes the guard
-  (:func:`clinsent.safety.guard.claim` calls :func:`refused_place`): resolved (links followed,
-  ``..`` taken), it does not lie in or under a system folder (:data:`SYSTEM`: ``/etc``, ``/usr``,
-  ``/var``, ``/dev``, ...). The temporary trees are the exception (:data:`TEMPORARY` and
-  ``$TMPDIR``: ``/tmp``, ``/var/tmp``, ``/dev/shm``): a cluster's spool, a scratch folder.
+- **No file in a system tree, decided by what a folder is.** Every file the tool writes passes
+  the guard (:func:`clinsent.safety.guard.claim` calls :func:`refused_place`): neither it nor any
+  folder above it is, by device and inode (:func:`identity`), a system folder (:data:`SYSTEM`:
+  ``/etc``, ``/usr``, ``/var``, ``/run``, ``/dev``, ...), so ``/var/run`` (which is ``/run``), a
+  link and a bind mount of ``/etc`` are each the folder they show. Nor does it lie in the tool's
+  own source tree. The temporary trees are the exception below themselves (:data:`TEMPORARY`,
+  ``/tmp``, ``/var/tmp``, ``/dev/shm``, by identity, and ``$TMPDIR`` where it is neither a system
+  folder nor above one: ``TMPDIR=/etc`` or ``/`` exempts nothing; a cluster's per-job spool
+  folder does).
 - **A folder to write under** (``results``, a cache folder, the GPU lock folder: whoever names it,
   a config file, ``--config``, a flag, the environment) is checked when it is named, before
   anything is written (:func:`check_write_root`): not empty (``results: ""`` would put every output
   at the root of the file system, or in the current folder), and, resolved, not the file system's
   root, a home folder itself (``~``, ``/root``, ``/home``, any user's home), a temporary folder
-  itself (shared by every user: a folder inside it is fine), nor in a system tree.
+  itself (shared by every user: a folder inside it is fine), the tool's own checkout (``results:
+  .`` run from it) nor in a system tree or the package's sources (``results: src/clinsent``).
 - **A named output file** (``embed --out``, ``new-config --out``): its folder may be a home or a
   temporary folder itself (:func:`check_output_file`), never a system tree.
 - An output that already exists as a symbolic link is refused (:func:`check_not_link`): what is
@@ -22,13 +27,13 @@ functions, and ``tests/workflow/test_safety_rules.py`` runs each rule over every
 
 from __future__ import annotations
 
-import functools
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError, shown_value
+from clinsent.repository import ROOT
 
 SYSTEM = (
     "/bin",
@@ -40,6 +45,7 @@ SYSTEM = (
     "/lib64",
     "/libx32",
     "/proc",
+    "/run",
     "/sbin",
     "/sys",
     "/usr",
@@ -48,6 +54,34 @@ SYSTEM = (
 
 
 TEMPORARY = ("/tmp", "/var/tmp", "/dev/shm")  # and $TMPDIR: written in, never written under as themselves
+
+Identity = tuple[int, int]  # (device, inode): what a folder is, however it is spelled or reached
+
+
+def identity(path: str | Path) -> Identity | None:
+    """What ``path`` is (device and inode, links followed: a link is what it leads to; a bind
+    mount is the folder it shows), or None where nothing is there yet."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _chain(path: Path) -> list[tuple[Path, Identity]]:
+    """``path`` and each of its parents that exist, nearest first, with what each is."""
+    out = []
+    for p in (path, *path.parents):
+        found = identity(p)
+        if found is not None:
+            out.append((p, found))
+    return out
+
+
+def _system() -> dict[Identity, str]:
+    """The system folders by what they are (``/var/run`` is ``/run``; a link or a bind mount to
+    one of them is that one)."""
+    return {found: name for name in SYSTEM if (found := identity(name)) is not None}
 
 
 def _homes() -> set[Path]:
@@ -61,46 +95,71 @@ def _homes() -> set[Path]:
     return {Path(os.path.realpath(h)) for h in homes}
 
 
-@functools.cache
-def _resolved(paths: tuple[str, ...]) -> list[Path]:
-    return list(dict.fromkeys(Path(os.path.realpath(p)) for p in paths))
-
-
-def temporary_folders() -> list[Path]:
-    """The temporary trees, resolved: :data:`TEMPORARY` and ``$TMPDIR``."""
+def temporary_folders() -> dict[Identity, Path]:
+    """The temporary trees by what they are: :data:`TEMPORARY`, and ``$TMPDIR`` where it is neither
+    a system folder nor above one (``TMPDIR=/etc`` or ``/`` exempts nothing; a scheduler's
+    per-job folder under a spool is a tree of its own)."""
+    found = {i: Path(t) for t in TEMPORARY if (i := identity(t)) is not None}
     tmpdir = os.environ.get("TMPDIR", "").strip()
-    return _resolved((*TEMPORARY, *([tmpdir] if tmpdir else [])))
+    own = identity(tmpdir) if tmpdir else None
+    if own is not None:
+        system = _system()
+        above = any(own in {i for _, i in _chain(Path(os.path.realpath(name)))} for name in system.values())
+        if own not in system and not above:
+            found[own] = Path(tmpdir)
+    return found
+
+
+def _package_trees() -> dict[Identity, str]:
+    """The tool's own source tree (the installed package), never an output's home."""
+    here = Path(__file__).resolve().parents[1]
+    return {found: str(here)} if (found := identity(here)) is not None else {}
 
 
 def system_tree(path: Path) -> Path | None:
-    """The system folder (:data:`SYSTEM`, resolved) ``path`` (resolved) is or lies under, unless it
-    lies inside a temporary tree; None where it may be written."""
-    if any(path.is_relative_to(t) and path != t for t in temporary_folders()):
-        return None
-    return next((s for s in _resolved(SYSTEM) if path == s or path.is_relative_to(s)), None)
+    """The system folder (or the package's own source tree) ``path`` is or lies under, decided by
+    what each of its folders is, not how it is spelled; None where it may be written. The nearest
+    decides: inside a temporary tree (below it) is writable even where the tree lies under a
+    system folder (``/var/tmp``)."""
+    temporary, system, package = temporary_folders(), _system(), _package_trees()
+    for folder, found in _chain(path):
+        if folder != path and found in temporary:
+            return None
+        if found in system:
+            return Path(system[found])
+        if found in package:
+            return Path(package[found])
+    return None
 
 
 def refused_place(target: str | Path) -> str | None:
-    """Why a file or folder the tool would write at ``target`` may not be written (a system tree),
-    or None: the guard's rule for every output (see the module)."""
+    """Why a file or folder the tool would write at ``target`` may not be written (a system tree,
+    the package's own source tree), or None: the guard's rule for every output (see the module)."""
     resolved = Path(os.path.realpath(os.path.expanduser(str(target))))
     tree = system_tree(resolved)
     if tree is None:
         return None
-    return "is a system folder" if tree == resolved else f"lies in the system folder {tree}"
+    if tree in {Path(p) for p in _package_trees().values()}:
+        return f"lies in the tool's own source tree {tree}"
+    same = identity(resolved) == identity(tree)
+    shown = "" if str(resolved).startswith(str(tree)) else f" ({tree} reached another way)"
+    return f"is a system folder{shown}" if same else f"lies in the system folder {tree}{shown}"
 
 
 def forbidden(folder: Path) -> str | None:
     """Why ``folder`` (resolved) may not be written under, or None."""
-    if folder == Path(folder.anchor or "/"):
+    found = identity(folder)
+    if folder == Path(folder.anchor or "/") or (found is not None and found == identity("/")):
         return "is the root of the file system"
-    if folder in temporary_folders():
+    if found is not None and found in temporary_folders():
         return "is a temporary folder itself, shared by every user (a folder inside it is fine)"
     why = refused_place(folder)
     if why is not None:
         return why
-    if folder in _homes():
+    if folder in _homes() or (found is not None and found in {identity(h) for h in _homes()}):
         return "is a home folder itself"
+    if found is not None and found == identity(ROOT):
+        return "is the tool's own checkout (its Snakefile, config and sources)"
     return None
 
 
