@@ -407,33 +407,38 @@ def test_a_corrupt_checkpoint_is_set_aside_and_the_previous_one_resumed(
     pd.testing.assert_frame_equal(again, full)
 
 
-def test_sigterm_checkpoints_the_step_and_stops_then_resumes(tiny_bert: Path, tmp_path: Path) -> None:
-    """SIGTERM (Slurm's preemption or time limit) mid-run: the step under way finishes, a checkpoint
-    of that step is written, Preempted is raised; the rerun resumes there and equals an
-    uninterrupted run. The handler is removed afterwards."""
+@pytest.mark.parametrize("signum", [15, 2], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_signal_checkpoints_the_step_and_stops_then_resumes(
+    tiny_bert: Path, tmp_path: Path, signum: int
+) -> None:
+    """SIGTERM (Slurm's preemption or time limit) or Ctrl-C (SIGINT) mid-run: the step under way
+    finishes, a checkpoint of that step is written, Preempted is raised (no KeyboardInterrupt, no
+    step lost); the rerun resumes there and equals an uninterrupted run. The handlers are put
+    back afterwards."""
     import os
     import signal
 
     from clinsent.train.loop import Preempted
 
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     full, _ = _run(tiny_bert, tmp_path / "full", "medse", steps=6, checkpoint_every=100)
 
-    def term_while_logging_step_2(message: str) -> None:
+    def stop_while_logging_step_2(message: str) -> None:
         if message.startswith("step 2:"):  # the evaluation of step 2 is under way when the signal lands
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signum)
 
     messages: list[str] = []
-    with pytest.raises(Preempted, match=r"stopped by signal 15 after step 2; checkpoint .*state-00000002\.pt"):
+    with pytest.raises(Preempted, match=rf"stopped by signal {signum} after step 2; checkpoint .*state-00000002\.pt"):
         _run(
             tiny_bert,
             tmp_path / "m",
             "medse",
             steps=6,
             checkpoint_every=100,
-            log=lambda m: (messages.append(m), term_while_logging_step_2(m)),
+            log=lambda m: (messages.append(m), stop_while_logging_step_2(m)),
         )
-    assert any(m.startswith("signal 15 at step 2: checkpoint") for m in messages)
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert any(m.startswith(f"signal {signum} at step 2: checkpoint") for m in messages)
+    assert {s: signal.getsignal(s) for s in before} == before
     resumed, result = _run(tiny_bert, tmp_path / "m", "medse", steps=6, checkpoint_every=100)
     assert result.info["resumed_from_step"] == 2
     pd.testing.assert_frame_equal(resumed, full)

@@ -20,9 +20,9 @@ def main(smk: Any, log: Logger) -> None:
     torch.set_num_threads(smk.threads)  # the rule's `threads` (capped at --cores; sbatch --cpus-per-task)
     try:
         result = launch(job, log.info) if job.spread() else job.run(log.info)
-    except Preempted as exc:  # SIGTERM (Slurm preemption or time limit): checkpointed; a retry resumes
+    except Preempted as exc:  # SIGTERM (Slurm preemption or time limit) or Ctrl-C: checkpointed; a rerun resumes
         log.warning("%s", exc)
-        raise SystemExit(143) from None
+        raise SystemExit(128 + exc.signum) from None
     model_card.write(
         smk.output.model,
         model_card.render(result.info, result.curve, job.reference(), smk.params.base_model, smk.params.card.value),

@@ -12,10 +12,10 @@ it needs and does its few lines, and ``run(snakemake, main)``. :func:`run` then,
    (:func:`clinsent.gpu.slots.slot_of`), before anything imports torch;
 4. calls ``main(smk, log)`` (a refusal, :class:`~clinsent.errors.InputError`, logged in one line
    and the job's exit status 2, as the tool's commands), with a SIGTERM (a scheduler's stop,
-   Snakemake's when a run is interrupted) raised as :class:`Stopped`, so every writer unwinds
-   (a half-written output's temporary file removed, its lock let go) before the job exits with
-   143; the train job checkpoints on it instead (:func:`clinsent.train.loop.sigterm_flag` holds
-   the signal there).
+   Snakemake's when a run is interrupted) or a SIGINT (Ctrl-C) raised as :class:`Stopped`, so
+   every writer unwinds (a half-written output's temporary file removed, its lock let go) before
+   the job exits with 128 + the signal, in one line and no traceback; the train job checkpoints
+   on it instead (:func:`clinsent.train.loop.stop_flag` holds the signal there).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ Main = Callable[[Any, logging.Logger], None]
 
 
 class Stopped(SystemExit):
-    """SIGTERM in a job: raised where the job is, so its writers unwind (exit status 143)."""
+    """SIGTERM or SIGINT in a job: raised where the job is, so its writers unwind (exit status
+    128 + the signal)."""
 
 
 def _stopped(signum: int, _frame: Any) -> None:
@@ -52,6 +53,7 @@ def run(smk: Any, main: Main, *, warm: bool = True) -> None:
         slot_of(smk, log.info)  # this job's GPU (CUDA_VISIBLE_DEVICES), before anything starts CUDA
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _stopped)
+        signal.signal(signal.SIGINT, _stopped)  # Ctrl-C: one line, not a KeyboardInterrupt traceback
     from clinsent.errors import InputError
 
     try:
@@ -59,8 +61,9 @@ def run(smk: Any, main: Main, *, warm: bool = True) -> None:
     except InputError as exc:  # a refusal: one line, exit 2 (as the tool's commands); the run exits 1
         log.error("%s failed: %s", smk.rule, exc)
         raise SystemExit(2) from None
-    except Stopped:
-        log.warning("stopped by SIGTERM: nothing half-written is left; a rerun starts this job again")
+    except Stopped as exc:
+        name = signal.Signals(int(exc.code or 143) - 128).name
+        log.warning("stopped by %s: nothing half-written is left; a rerun starts this job again", name)
         raise
     finally:
         from clinsent.runner.smk import release_outputs

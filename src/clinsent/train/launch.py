@@ -18,7 +18,7 @@ only, as a one-process job's do. Process 0 puts the selected model in place and 
 and the record in the folder; the job's process then writes the card, the curve and the record
 (under the locks it took once), and removes the folder.
 
-Stopping: a SIGTERM (Slurm's preemption, Snakemake's interrupt) is passed to the launcher, which
+Stopping: a SIGTERM (Slurm's preemption, Snakemake's interrupt) or a Ctrl-C is passed to the launcher, which
 passes it to every process; they agree on the step to stop after (:meth:`Processes.agree`),
 process 0 checkpoints, and they exit. The job's process waits for the launcher to end, then exits
 with 143 itself: a rerun resumes from the checkpoint on the same process count.
@@ -98,7 +98,7 @@ def launch(job: TrainJob, log: Callable[[str], Any]) -> Any:
 
     from clinsent.io.files import write_text
     from clinsent.safety.guard import claim
-    from clinsent.train.loop import Preempted
+    from clinsent.train.loop import STOP_SIGNALS, Preempted
 
     folder = claim(job.handoff())  # the guarded writer: inside the job's results folder
     shutil.rmtree(folder, ignore_errors=True)  # a killed job's: the job is written anew
@@ -123,7 +123,7 @@ def launch(job: TrainJob, log: Callable[[str], Any]) -> Any:
         child.send_signal(signum)
 
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, forward) if main_thread else None
+    previous = {s: signal.signal(s, forward) for s in STOP_SIGNALS} if main_thread else {}
     try:
         assert child.stdout is not None
         chatter = logging.getLogger("torch.distributed.run")  # the log file only, as a one-process job's
@@ -134,15 +134,17 @@ def launch(job: TrainJob, log: Callable[[str], Any]) -> Any:
                 chatter.info("%s", line.rstrip())
         code = child.wait()
     finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     result = folder / RESULT_FILE
     if code == 0 and result.is_file():
         value = torch.load(result, weights_only=False)
         shutil.rmtree(folder, ignore_errors=True)
         return value
     if stopped:
-        raise Preempted(f"stopped by signal {stopped['signal']}: the processes checkpointed and exited")
+        raise Preempted(
+            f"stopped by signal {stopped['signal']}: the processes checkpointed and exited", stopped["signal"]
+        )
     raise RuntimeError(
         f"the job's {job.across} training processes failed (torch's launcher exited with {code}); "
         "each process's error is in the lines above, prefixed with its rank"

@@ -4,7 +4,7 @@ plan's steps, each step's batch gathered from the token files into reused buffer
 job's length buckets (:mod:`clinsent.data.tokens`, :mod:`clinsent.data.buckets`; a text made in
 the step is encoded ahead on background threads: :mod:`clinsent.train.prefetch`), each batch
 shape's step captured as a CUDA graph where ``graphs`` is on (:mod:`clinsent.train.graphs`); and
-how it stops on a scheduler's SIGTERM (:func:`sigterm_flag`, :class:`Preempted`).
+how it stops on a scheduler's SIGTERM or the user's Ctrl-C (:func:`stop_flag`, :class:`Preempted`).
 :mod:`clinsent.train.trainer` drives it; ``bench/`` times its :meth:`MethodLoop.advance`.
 
 Each step's random draws come from a generator seeded by (seed, step) (:func:`step_generator`)
@@ -48,15 +48,24 @@ from clinsent.train.processes import Processes
 PREFETCH = 2  # batches prepared ahead of the step
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)  # a scheduler's stop; the user's Ctrl-C
+
+
 class Preempted(RuntimeError):
-    """SIGTERM (a scheduler's preemption or time limit) stopped training after a checkpoint."""
+    """SIGTERM (a scheduler's preemption or time limit) or Ctrl-C stopped training after a
+    checkpoint; ``signum`` says which (the job exits with 128 + it)."""
+
+    def __init__(self, message: str, signum: int = signal.SIGTERM) -> None:
+        super().__init__(message)
+        self.signum = int(signum)
 
 
 @contextlib.contextmanager
-def sigterm_flag() -> Iterator[dict[str, int]]:
-    """While open, SIGTERM sets ``flag["signal"]`` instead of killing the process, so the loop
-    can finish its step, checkpoint and stop (Slurm sends SIGTERM, then SIGKILL after its
-    KillWait). Outside the main thread (no handler can be set) the default stays."""
+def stop_flag() -> Iterator[dict[str, int]]:
+    """While open, SIGTERM or SIGINT (Ctrl-C) sets ``flag["signal"]`` instead of killing the
+    process, so the loop can finish its step, checkpoint and stop (Slurm sends SIGTERM, then
+    SIGKILL after its KillWait; Ctrl-C loses no step either). Outside the main thread (no handler
+    can be set) the defaults stay."""
     flag: dict[str, int] = {}
     if threading.current_thread() is not threading.main_thread():
         yield flag
@@ -65,11 +74,12 @@ def sigterm_flag() -> Iterator[dict[str, int]]:
     def note(signum: int, _frame: Any) -> None:
         flag["signal"] = signum
 
-    previous = signal.signal(signal.SIGTERM, note)
+    previous = {s: signal.signal(s, note) for s in STOP_SIGNALS}
     try:
         yield flag
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def step_generator(seed: int, step: int) -> torch.Generator:
@@ -448,4 +458,4 @@ def _stop(step: int, signum: int, save_checkpoint: Callable[[int], Path], log: C
         f"signal {signum} at step {step}: checkpoint {path} written in "
         f"{time.perf_counter() - t1:.1f} s; stopping (a rerun resumes from it)"
     )
-    raise Preempted(f"stopped by signal {signum} after step {step}; checkpoint {path}")
+    raise Preempted(f"stopped by signal {signum} after step {step}; checkpoint {path}", signum)

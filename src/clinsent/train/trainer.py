@@ -51,7 +51,7 @@ from clinsent.optimisation import pick_device, seed_everything
 from clinsent.safety.guard import claim
 from clinsent.tasks.base import Task
 from clinsent.train import checkpoint as ckpt
-from clinsent.train.loop import MethodLoop, sigterm_flag
+from clinsent.train.loop import MethodLoop, stop_flag
 from clinsent.train.processes import Processes
 from clinsent.train.selection import Selection, save_model
 from clinsent.train.tracking import Trackers
@@ -222,9 +222,9 @@ def _optimise(
     progress_every: int,
     progress_seconds: float,
 ) -> dict[str, float]:
-    """The optimisation steps from ``first`` on, stopped cleanly by SIGTERM (a preempted job is
+    """The optimisation steps from ``first`` on, stopped cleanly by SIGTERM or Ctrl-C (a preempted job is
     checkpointed): the seconds of the steps and of the checkpoints."""
-    with sigterm_flag() as flag:
+    with stop_flag() as flag:
         train_seconds = loop.run(
             data,
             selection,

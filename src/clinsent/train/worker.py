@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
         result = job.run(log.info, processes)
     except Preempted as exc:
         log.warning("%s", exc)
-        return 143
+        return 128 + exc.signum
     except InputError as exc:
         log.error("train failed: %s", exc)
         return 2
