@@ -26,10 +26,15 @@ def shown(key: Any) -> str:
     return repr(text) if KEY.match(text) else f"a key of {len(text)} characters"
 
 
+CONFIG_KEY = re.compile(r"^[a-z][a-z0-9_]{0,39}$")  # what every key of the config looks like
+
+
 def unknown_key(key: Any) -> str:
-    """ "unknown key 'name'", or for a key that may not be shown "an unknown key (a key of N characters)"."""
-    hidden = isinstance(key, str) and not KEY.match(key)
-    return f"an unknown key ({shown(key)})" if hidden else f"unknown key {shown(key)}"
+    """ "unknown key 'name'" where the key looks like a config key (lowercase letters, digits and
+    underscores, short), or else "an unknown key (a key of N characters)": a file given as a config
+    by mistake (a note whose first line is ``Smith: ...``) must not have its first word echoed."""
+    hidden = isinstance(key, str) and not CONFIG_KEY.match(key)
+    return f"an unknown key (a key of {len(key)} characters)" if hidden else f"unknown key {shown(key)}"
 
 
 def shown_value(value: Any) -> str:

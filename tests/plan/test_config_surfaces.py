@@ -61,6 +61,11 @@ def test_a_note_given_as_a_config_or_a_base_is_never_quoted(tmp_path: Path) -> N
         open_config(config)
     assert "an unknown key (a key of 31 characters)" in _one_line(err2.value)
     assert shown(f"Chief complaint {SENTINEL}") == "a key of 31 characters" and shown("minilm") == "'minilm'"
+    name = tmp_path / "name.txt"  # a note whose first line is a name and a colon: the name is never echoed
+    name.write_text("Smith: seen today for chest pain\n")
+    with pytest.raises(ValueError) as err3:
+        open_config(resolve_base({"base": str(name), "results": "r"}))
+    assert "Smith" not in str(err3.value) and "an unknown key (a key of 5 characters)" in str(err3.value)
 
 
 def test_the_snakefile_reads_a_configfile_note_without_quoting_it(tmp_path: Path) -> None:

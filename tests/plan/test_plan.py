@@ -974,3 +974,22 @@ def test_a_train_job_over_several_processes_is_checked_before_any_job(configs: d
     config["training"]["processes"] = 0
     with pytest.raises(ValueError, match=r"training\.processes"):
         prepare(config, REPO)
+
+
+def test_a_seed_beyond_what_the_generators_take_is_refused_at_dry_run(configs: dict[str, dict[str, Any]]) -> None:
+    """Seeds above 2**32 - 1 (numpy's legacy seeding takes no more) stop the dry run in one line
+    naming the key, not a job's traceback."""
+    from clinsent.door.validate import prepare
+
+    for where in ("top", "method"):
+        config = copy.deepcopy(configs["config"])
+        if where == "top":
+            config["seeds"] = [0, 2**32]
+        else:
+            config["methods"][next(iter(config["methods"]))]["seeds"] = [2**32]
+        with pytest.raises(ValueError, match="seeds") as err:
+            prepare(config, REPO)
+        assert "\n" not in str(err.value) and "4294967295" in str(err.value), str(err.value)
+    config = copy.deepcopy(configs["config"])
+    config["seeds"] = [2**32 - 1]
+    prepare(config, REPO)

@@ -33,6 +33,9 @@ from clinsent.registry import did_you_mean
 S = TypeVar("S")
 
 
+SEED_MAX = 2**32 - 1  # numpy's legacy seeding (seed_everything) takes no larger seed
+
+
 def knob(
     default: Any,
     doc: str,

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from clinsent.config.declare import Open, build, knob
+from clinsent.config.declare import SEED_MAX, Open, build, knob
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class ModelEntry:
         None, "method@base_model: the model a paper config trained (with results and seed)", null=False, unfilled=True
     )
     results: str | None = knob(None, "with run: that paper config's results folder", null=False, unfilled=True)
-    seed: int = knob(0, "with run: which seed's model", minimum=0)
+    seed: int = knob(0, "with run: which seed's model", minimum=0, maximum=SEED_MAX)
     pooling: str = knob(
         "model", "model (the model's own sentence-transformers pooling) or one of ours (methods' pooling knob)"
     )
@@ -121,7 +121,7 @@ class Documents:
         minimum=0,
         maximum=1,
     )
-    seed: int = knob(0, "seed of the partition and the sample", minimum=0)
+    seed: int = knob(0, "seed of the partition and the sample", minimum=0, maximum=SEED_MAX)
     min_words: int = knob(
         1,
         "notes with fewer whitespace tokens are dropped (counted in `documents/stats.json`, which"
@@ -161,7 +161,7 @@ class DocTaskEntry:
         "training documents stops this job, before any scoring",
         minimum=1,
     )
-    seed: int = knob(0, "seed of the draw", minimum=0)
+    seed: int = knob(0, "seed of the draw", minimum=0, maximum=SEED_MAX)
     categories: list[str] | None = knob(None, "`category`: the classes kept (`null`: all)")
     diagnoses: str | None = knob(None, "`icd9_triage`: MIMIC-III's `DIAGNOSES_ICD.csv(.gz)`")
     mapping: str | None = knob(
@@ -419,7 +419,7 @@ class SentenceCorpusEntry:
         "sentences); more than the corpus holds is an error",
         minimum=1,
     )
-    sample_seed: int = knob(0, "the seed of that draw", minimum=0)
+    sample_seed: int = knob(0, "the seed of that draw", minimum=0, maximum=SEED_MAX)
     split: bool | None = knob(
         None,
         "`true`: each line (or parquet cell) is a document — a PubMed abstract — split into "
@@ -490,7 +490,7 @@ class MethodConfig:
         "this method's seeds (e.g. `[0]` for deterministic untrained baselines)",
         null=False,
         unfilled=True,
-        items={"type": "integer", "minimum": 0},
+        items={"type": "integer", "minimum": 0, "maximum": SEED_MAX},
         minItems=1,
     )
     postprocess: Literal["none", "whitening", "flow"] = knob(
@@ -600,7 +600,7 @@ class CorpusEmbeddingEntry:
     run: str = knob(
         None, "method@base_model: a trained run of this config (a method and a base model key)", required=True
     )
-    seed: int | None = knob(None, "which seed's model (null: the first of seeds)", minimum=0)
+    seed: int | None = knob(None, "which seed's model (null: the first of seeds)", minimum=0, maximum=SEED_MAX)
     input: str = knob(
         None,
         "notes (the notes' split sentences, S_all; written owner-only) or a file: text (one per "
@@ -679,7 +679,7 @@ class Phi:
     ngram: int = knob(8, "words per sampled n-gram", minimum=4)
     sample: int = knob(20000, "n-grams sampled", minimum=1)
     notes: int = knob(2000, "notes the n-grams are drawn from", minimum=1)
-    seed: int = knob(0, "the sample's seed", minimum=0)
+    seed: int = knob(0, "the sample's seed", minimum=0, maximum=SEED_MAX)
 
 
 @dataclass(frozen=True)
@@ -757,7 +757,7 @@ class RunConfig:
         "device already chosen (Slurm) keeps it. Give `--resources gpu=N` with N at most the "
         "pool's size. Override per run: `--config gpus=[2,3]`. Not a param: changing it reruns "
         "nothing (the docs' Running on a cluster page: several GPUs on one machine)",
-        items={"type": "integer", "minimum": 0},
+        items={"type": "integer", "minimum": 0, "maximum": SEED_MAX},
     )
     embed_device: Literal["auto", "cpu"] = knob(
         "auto",
@@ -840,7 +840,10 @@ class RunConfig:
         {}, "plain sentence corpora (clinsent.corpus.sentences), named by methods' `sentences` knob"
     )
     seeds: tuple[int, ...] = knob(
-        (0,), "one training job per seed (MED-SE: five)", items={"type": "integer", "minimum": 0}, minItems=1
+        (0,),
+        "one training job per seed (MED-SE: five)",
+        items={"type": "integer", "minimum": 0, "maximum": SEED_MAX},
+        minItems=1,
     )
     training: Training = knob(
         Training(),

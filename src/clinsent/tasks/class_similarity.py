@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from clinsent.config.declare import knob
+from clinsent.config.declare import SEED_MAX, knob
 from clinsent.evaluation.space import PairSample, box_stats, sample_pairs, upper_blocks
 from clinsent.tasks.base import TASKS
 from clinsent.tasks.labelled_docs import LabelledDocsSettings, LabelledDocsTask
@@ -27,7 +27,7 @@ STATS = ("mean", "whislo", "q1", "med", "q3", "whishi")
 @dataclass(frozen=True)
 class ClassSimilaritySettings(LabelledDocsSettings):
     max_pairs: int = knob(2_000_000, "pairs behind the quartiles (all pairs when there are fewer)", minimum=1)
-    seed: int = knob(0, "seed of the pair sample", minimum=0)
+    seed: int = knob(0, "seed of the pair sample", minimum=0, maximum=SEED_MAX)
 
 
 @TASKS.register("class_similarity", settings=ClassSimilaritySettings)

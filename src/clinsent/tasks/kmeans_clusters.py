@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from clinsent.config.declare import knob
+from clinsent.config.declare import SEED_MAX, knob
 from clinsent.errors import InputError
 from clinsent.tasks.base import TASKS
 from clinsent.tasks.labelled_docs import LabelledDocsSettings, LabelledDocsTask
@@ -40,7 +40,7 @@ class KMeansSettings(LabelledDocsSettings):
     )
     n_init: int = knob(10, "k-means restarts", minimum=1)
     silhouette_sample: int = knob(10_000, "documents behind the silhouette (all when fewer)", minimum=2)
-    seed: int = knob(0, "seed of k-means and of the silhouette sample", minimum=0)
+    seed: int = knob(0, "seed of k-means and of the silhouette sample", minimum=0, maximum=SEED_MAX)
 
 
 def silhouette(x: np.ndarray, clusters: np.ndarray, sample: int | None, seed: int) -> float:

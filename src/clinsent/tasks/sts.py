@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from clinsent.config.declare import knob
+from clinsent.config.declare import SEED_MAX, knob
 from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items, rowwise_pearson, rowwise_spearman
 from clinsent.evaluation.metrics import cosine_rows, pearson, pearson_p, spearman, sts_metrics
@@ -66,7 +66,7 @@ class StsSettings:
         exclusiveMaximum=1,
     )
     validation_seed: int = knob(
-        0, "seed of the validation split's permutation (recorded by the fine-tune job)", minimum=0
+        0, "seed of the validation split's permutation (recorded by the fine-tune job)", minimum=0, maximum=SEED_MAX
     )
     scale_max: float = knob(5.0, "top of the score scale", exclusiveMinimum=0)
     positive_share: float = knob(
