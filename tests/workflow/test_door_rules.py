@@ -224,6 +224,85 @@ def test_a_urls_user_information_and_query_never_show(
     assert "SECRET456" not in said
 
 
+def test_a_url_with_a_credential_is_refused_at_the_door(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 83: a user name, a password or a query string in ontology.release.url would reach the
+    download job's params (Snakemake records them and prints the old value when they change) and
+    the logs: refused at the door in one line that names the supported ways, the secret not in it.
+    With url_env the params carry the variable's name alone."""
+    from clinsent.door.open import open_plan
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    cases = (
+        ("https://alice:PASSWORD7@example.org/efo.obo", "a user name or password"),
+        ("https://example.org/efo.obo?token=TOKEN7", "a query string"),
+    )
+    for url, carried in cases:
+        with pytest.raises(InputError) as err:
+            open_plan("config/config.yaml", {"ontology": {"path": None, "release": {"url": url}}})
+        text = _one_line(str(err.value))
+        assert text.startswith(f"config: ontology.release.url: carries {carried}"), text
+        assert "PASSWORD7" not in text and "TOKEN7" not in text and ".netrc" in text and "url_env" in text
+    release = {"url": "https://example.org/efo.obo", "url_env": "EFO_URL"}
+    plan = open_plan("config/config.yaml", {"ontology": {"path": None, "release": release}})
+    assert plan.run.ontology_url == "$EFO_URL"
+
+
+def test_a_login_comes_from_netrc_and_a_presigned_link_from_its_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The two supported ways, against a server on 127.0.0.1 that asks for a login: without a
+    ~/.netrc entry the download is refused (HTTP 401); with one it succeeds, the login sent as
+    HTTP basic authentication; a presigned link read from the variable url_env names is fetched
+    and logged by the variable's name only; an unset variable is one line naming it."""
+    import base64
+    import http.server
+    import threading
+
+    from clinsent.ontology.download import download_release
+
+    body = b"format-version: 1.2\n"
+    login = "Basic " + base64.b64encode(b"reader:PASS9").decode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the server's own name
+            if self.headers.get("Authorization") != login:
+                self.send_response(401)
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/efo.obo"
+        monkeypatch.setenv("HOME", str(tmp_path / "nobody"))
+        with pytest.raises(InputError, match="HTTP 401"):
+            download_release(url, tmp_path / "a.obo", None)
+        home = tmp_path / "home"
+        home.mkdir()
+        (home / ".netrc").write_text("machine 127.0.0.1 login reader password PASS9\n")
+        (home / ".netrc").chmod(0o600)
+        monkeypatch.setenv("HOME", str(home))
+        download_release(url, tmp_path / "b.obo", None)
+        assert (tmp_path / "b.obo").read_bytes() == body
+        caplog.set_level(logging.INFO)
+        monkeypatch.setenv("EFO_URL", f"{url}?sig=SIG9")
+        download_release("$EFO_URL", tmp_path / "c.obo", None)
+        said = "\n".join(r.getMessage() for r in caplog.records)
+        assert "downloaded the URL in $EFO_URL" in said and "SIG9" not in said and "PASS9" not in said
+        monkeypatch.delenv("EFO_URL")
+        with pytest.raises(InputError, match=r"url_env: EFO_URL: the environment variable is not set"):
+            download_release("$EFO_URL", tmp_path / "d.obo", None)
+    finally:
+        server.shutdown()
+
+
 def test_a_jobs_log_line_is_redacted_whoever_logs_it(tmp_path: Path) -> None:
     from clinsent.runner.smk import _redacted
 
@@ -254,3 +333,39 @@ def test_a_task_that_is_the_selection_set_is_written_with_a_note(tmp_path: Path)
     untrained = {**model, "selected_on": None}
     write_model(untrained, tasks, {"biosses": [str(metrics)]}, tmp_path / "mteb" / "other", log=said.append)
     assert len(said) == 1 and "selected on" not in (tmp_path / "mteb" / "other" / "seed0" / "README.md").read_text()
+
+
+@pytest.mark.workflow
+def test_a_presigned_link_never_reaches_params_logs_or_snakemakes_records(tmp_path: Path, tiny_bert: Path) -> None:
+    """The ontology release fetched from the URL ``url_env`` names, twice, with another URL the second
+    time: no file of the working folder (the job's log, Snakemake's own log and its records of every
+    job's params) and no line on the console holds either URL's secret part."""
+    import os
+
+    import yaml
+
+    from testkit.workflow import OFFLINE, snakemake, tiny_config
+
+    (tmp_path / "config").mkdir()
+    cfg = tiny_config(tmp_path, tiny_bert)
+    cfg["ontology"] = {"path": None, "release": {"url_env": "EFO_URL", "version": "demo", "dir": "downloads"}}
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    source = Path(__file__).resolve().parents[2] / "resources" / "demo" / "efo.demo.obo"
+    said = ""
+    for secret in ("SECRET_AAA", "SECRET_BBB"):
+        folder = tmp_path / "served" / secret
+        folder.mkdir(parents=True)
+        shutil.copy(source, folder / "efo.obo")
+        env = {**os.environ, **OFFLINE, "EFO_URL": (folder / "efo.obo").as_uri()}
+        env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+        run = snakemake(tmp_path, "downloads/efo-demo/efo.obo", "--cores", "1", env=env, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        said += run.stdout + run.stderr
+    assert (tmp_path / "downloads" / "efo-demo" / "efo.obo").read_bytes() == source.read_bytes()
+    assert "SECRET_" not in said
+    leaks = [
+        str(p) for p in tmp_path.rglob("*") if p.is_file() and "served" not in p.parts and b"SECRET_" in p.read_bytes()
+    ]
+    assert not leaks, leaks
+    log = (tmp_path / "results" / "logs" / "download_ontology.log").read_text()
+    assert "the URL in $EFO_URL" in log

@@ -223,7 +223,17 @@ class OntologyRelease:
     version: str = knob("3.92.0", "the EFO release to download when `ontology.path` is null")
     url: str = knob(
         "https://github.com/EBISPOT/efo/releases/download/v{version}/efo.obo",
-        "where from (`{version}` is filled in; `file://` URLs work)",
+        "where from (`{version}` is filled in; `file://` URLs work). No credentials here: a URL with a user "
+        "name, a password or a query string is refused (it would reach the job's params and the logs); a "
+        "server that asks for a login reads it from a `~/.netrc` entry for its host, a presigned link goes "
+        "in the variable `url_env` names",
+    )
+    url_env: str | None = knob(
+        None,
+        "the name of an environment variable holding the whole URL (a presigned link with its token), "
+        "read by the download job when it runs: the URL never enters the config, the job's params or a "
+        "log line. Set, it replaces `url`",
+        pattern="^[A-Za-z_][A-Za-z0-9_]*$",
     )
     sha256: str | None = knob(
         None,

@@ -105,6 +105,7 @@ def build_plan(config: Mapping[str, Any], read_inputs: bool = True) -> Plan:
     derived = [e.derived for e in methods.values() if e.derived]
     plan = Plan(RunView(parts, methods, eval_sets, finetune, grid, reports, derived))
     check_processes(plan)
+    check_no_credentials(parts)
     check_model_folders(plan)
     check_corpus_embeddings(plan)
     check_user_files(plan)
@@ -119,6 +120,27 @@ def build_plan(config: Mapping[str, Any], read_inputs: bool = True) -> Plan:
         kind.check(key, entry, plan.view)
     check_shown_texts(plan)
     return plan
+
+
+def check_no_credentials(config: RunConfig) -> None:
+    """A configured URL carries no credentials (user information, a query string: a token, a
+    signature): everything in the config may reach a job's params, which Snakemake records and
+    prints ("Params have changed", with the old value), and the logs. The supported ways are named."""
+    from urllib.parse import urlsplit
+
+    release = config.ontology.release
+    if release.url_env:
+        return
+    parts = urlsplit(release.url)
+    if parts.username is not None or parts.password is not None or parts.query:
+        carried = "a user name or password" if parts.username is not None else "a query string"
+        raise InputError(
+            "config: ontology.release.url",
+            f"carries {carried} (a credential would reach the job's params, Snakemake's records and the logs)",
+            f"remove it from the URL and put the login in a ~/.netrc entry for {parts.hostname or 'the host'} "
+            "(read by the download), or, for a presigned link, export it in a variable and set "
+            "ontology.release.url_env to the variable's name",
+        )
 
 
 def check_processes(plan: Plan, pool: list[str] | None = None) -> None:

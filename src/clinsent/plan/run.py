@@ -138,7 +138,11 @@ class RunView:
 
     @property
     def ontology_url(self) -> str:
+        """The release's URL as the download rule's params carry it: the config's, or, where
+        ``url_env`` names a variable, that name alone as ``$NAME`` (read by the job when it runs)."""
         release = self.config.ontology.release
+        if release.url_env:
+            return f"${release.url_env}"
         return release_url(release.url, release.version)
 
     def model_specs(self) -> list[tuple[str, Any]]:
