@@ -993,3 +993,28 @@ def test_a_seed_beyond_what_the_generators_take_is_refused_at_dry_run(configs: d
     config = copy.deepcopy(configs["config"])
     config["seeds"] = [2**32 - 1]
     prepare(config, REPO)
+
+
+def test_a_fifo_given_as_an_input_is_refused_at_once(configs: dict[str, dict[str, Any]], tmp_path: Path) -> None:
+    """Issue 83: a notes or eval path that is a FIFO hung the dry run without a word (its first
+    block is read, its content hashed). Now one line naming it, at once."""
+    import signal
+
+    fifo = tmp_path / "notes.csv"
+    os.mkfifo(fifo)
+    for where in ("notes", "eval"):
+        config = copy.deepcopy(configs["config"])
+        if where == "notes":
+            config["notes"]["path"] = str(fifo)
+        else:
+            entry = next(e for e in config["eval_sets"].values() if isinstance(e.get("path"), str))
+            entry["path"] = str(fifo)
+        previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail(f"the {where} FIFO hung the plan"))
+        signal.alarm(60)
+        try:
+            with pytest.raises(InputError) as err:
+                _plan(config)
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+        assert "is a FIFO, not a regular file" in str(err.value) and "\n" not in str(err.value)

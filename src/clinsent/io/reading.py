@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 from clinsent.errors import KEY, InputError
 from clinsent.registry import Registry, RegistryError
+from clinsent.safety.content import check_regular
 
 T = TypeVar("T")
 Check = Callable[[Path, Mapping[str, Any], str], None]  # (file, config entry, config key) -> None or InputError
@@ -203,6 +204,7 @@ def check_file(path: str | Path, fix: str, text: bool = True) -> Path:
         raise InputError(path, "no such file", fix)
     if path.is_dir():
         raise InputError(path, "is a folder, not a file", fix)
+    check_regular(path, fix)  # a FIFO would hang the dry run's read below
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsent.errors import InputError
+from clinsent.safety.content import check_regular
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,9 @@ _FIX = "save the file as UTF-8 (e.g. iconv -f <its encoding> -t utf-8 FILE > FIL
 def text_lines(path: str | Path) -> Generator[str, None, None]:
     """The lines of ``path`` decoded by the policy above, each with its line ending (as text mode
     with ``newline=""``, so ``csv`` readers see quoted line breaks). A missing file raises
-    ``FileNotFoundError`` for the caller to name."""
+    ``FileNotFoundError`` for the caller to name; a FIFO or another special file is refused first
+    (reading one could wait forever)."""
+    check_regular(path, "give the text file itself")
     with open(path, "rb") as fh:
         head = fh.read(4096)
         fh.seek(0)

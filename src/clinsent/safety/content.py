@@ -11,12 +11,37 @@ about 0.2 s for a 90 MB model here.
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 
+def check_regular(path: str | Path, fix: str = "point the config at the file itself") -> None:
+    """Refuse, in one line, a path that is a FIFO, a socket or a device: reading one can wait
+    forever (a dry run that hangs without a word) or never end. A missing path is left to the
+    caller."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        from clinsent.errors import InputError
+
+        kind = (
+            "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "a device or another special file"
+        )
+        raise InputError(path, f"is {kind}, not a regular file: reading it could wait forever", fix)
+
+
 def feed_file(h: Any, path: str | Path) -> Any:
-    """``h`` (a hashlib hash) updated with a file's bytes, read in 1 MB chunks."""
+    """``h`` (a hashlib hash) updated with a file's bytes, read in 1 MB chunks (a FIFO, a socket or
+    a device is refused first: :func:`check_regular`)."""
+    check_regular(path)
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
