@@ -1009,7 +1009,7 @@ def test_a_fifo_given_as_an_input_is_refused_at_once(configs: dict[str, dict[str
         else:
             entry = next(e for e in config["eval_sets"].values() if isinstance(e.get("path"), str))
             entry["path"] = str(fifo)
-        previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail(f"the {where} FIFO hung the plan"))
+        previous = signal.signal(signal.SIGALRM, lambda *_, w=where: pytest.fail(f"the {w} FIFO hung the plan"))
         signal.alarm(60)
         try:
             with pytest.raises(InputError) as err:

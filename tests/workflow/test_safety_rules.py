@@ -491,3 +491,25 @@ def test_an_eval_set_in_another_layout_says_which_format_reads_it(tmp_path: Path
     with pytest.raises(InputError) as err:
         check_columns(jsonl, ["text", "label"], "fix", PROBE_FORMATS.names())
     assert "declare format: jsonl" in _one_line(err.value)
+
+
+def test_a_lock_file_that_is_a_folder_and_a_name_too_long_are_one_line(tmp_path: Path) -> None:
+    """Issue 83's tracebacks for a user's mistake: a folder where an output's lock file goes (an
+    IsADirectoryError from os.open), and a path with a 300-character name (ENAMETOOLONG from the
+    first write), each one line naming the place, the name not quoted; nothing written."""
+    out = tmp_path / "out.json"
+    (tmp_path / ".out.json.lock").mkdir()
+    with pytest.raises(InputError) as err:
+        writers.write_json({"a": 1}, out)
+    assert _one_line(err.value).endswith(
+        "is a folder where the tool's lock file goes. Fix: remove that folder (the tool makes the lock file itself); "
+        "nothing was written"
+    )
+    assert not out.exists()
+    long = "n" * 300
+    for target in (tmp_path / long / "x.json", tmp_path / f"{long[:240]}.json"):
+        with pytest.raises(InputError) as err:
+            writers.write_json({"a": 1}, target)
+        told = _one_line(err.value)
+        assert "n" * 50 not in told and "of the path is" in told and "bytes long" in told, told
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.json.lock"]

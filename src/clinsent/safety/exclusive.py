@@ -92,7 +92,14 @@ def _flock_current(path: Path, blocking: bool, waiting: Callable[[str], None] | 
     holding the new file's."""
     while True:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except IsADirectoryError:
+            raise InputError(
+                path,
+                "is a folder where the tool's lock file goes",
+                "remove that folder (the tool makes the lock file itself); nothing was written",
+            ) from None
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

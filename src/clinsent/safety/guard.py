@@ -69,6 +69,7 @@ def claim(path: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
     """``path`` when this process may write it (see the module; ``inputs``: more inputs of this
     call), else an :class:`InputError` naming it and the fix; nothing is written either way."""
     target = Path(path)
+    check_name_lengths(target)
     check_not_link(target, str(target))
     resolved = target.resolve()
     why = refused_place(resolved)
@@ -89,6 +90,26 @@ def claim(path: str | Path, inputs: Iterable[str | Path] = ()) -> Path:
             "refusing to write it; check the entry names of the config (a name is letters, digits, _, - and .)",
         )
     return target
+
+
+NAME_MAX = 255  # bytes of one file or folder name on Linux's file systems
+ROOM = 24  # what the tool adds to an output's name for its lock and temporary files
+
+
+def check_name_lengths(target: Path) -> None:
+    """Every name on ``target``'s way fits the file system (255 bytes; the output's own name with
+    room for the tool's lock and temporary names), else one line saying which part is too long, by
+    its place and length (a name may come from a config value: it is not quoted)."""
+    parts = target.parts
+    for i, part in enumerate(parts):
+        limit = NAME_MAX - (ROOM if i == len(parts) - 1 else 0)
+        size = len(os.fsencode(part))
+        if size > limit:
+            raise InputError(
+                f"{Path(*parts[:i])}/<a name of {size} bytes>" if i else f"<a name of {size} bytes>",
+                f"part {i + 1} of the path is {size} bytes long; a file system takes at most {limit} there",
+                "shorten that name (an entry of the config, a folder or a flag's value); nothing was written",
+            )
 
 
 def discard_stale(path: str | Path) -> None:
