@@ -69,6 +69,32 @@ def test_a_model_folder_without_its_tokenizer_is_refused_by_every_loader(tmp_pat
     assert run.returncode == 2 and "it lacks its tokenizer" in _one_line(run.stderr), run.stderr
 
 
+def test_a_truncated_weights_file_is_refused_at_dry_run(tmp_path: Path) -> None:
+    """Issue 83: a model.safetensors cut short (a copy interrupted) was accepted as a base model at
+    dry run and failed in a job. Its header says how long it must be: refused in one line, by
+    every way a model folder is checked, before any job; the whole file passes."""
+    from clinsent.models.saved import check_model_folder
+
+    model = _without(tmp_path)
+    weights = model / "model.safetensors"
+    check_model_folder(model, "config: base_models.mine")
+    whole = weights.stat().st_size
+    with weights.open("r+b") as fh:
+        fh.truncate(whole // 2)
+    for check in (
+        lambda: check_model_folder(model, "config: base_models.mine"),
+        lambda: resolve_model(str(model), "config: base_models.mine"),
+    ):
+        with pytest.raises(InputError) as err:
+            check()
+        told = _one_line(str(err.value))
+        assert f"lacks a whole model.safetensors ({whole // 2:,} of its {whole:,} bytes: cut short)" in told, told
+    with weights.open("r+b") as fh:
+        fh.truncate(4)
+    with pytest.raises(InputError, match="its header is cut short: 4 bytes"):
+        check_model_folder(model, "config: base_models.mine")
+
+
 def test_what_a_model_folder_needs_by_its_tokenizer_class(tmp_path: Path) -> None:
     from clinsent.models.complete import check_complete, missing_files
 

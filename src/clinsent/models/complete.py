@@ -100,6 +100,7 @@ def missing_files(folder: str | Path) -> list[str]:
         missing.append("config.json")
     if not any((root / w).is_file() for w in WEIGHTS):
         missing.append("its weights (model.safetensors or pytorch_model.bin)")
+    missing += [why for file in sorted(root.glob("*.safetensors")) if (why := cut_short(file))]
     if not (root / "tokenizer.json").is_file():
         name = tokenizer_class(root)
         choices = vocabulary_of(name)
@@ -107,6 +108,26 @@ def missing_files(folder: str | Path) -> list[str]:
             needs = " or ".join(" with ".join(files) for files in choices)
             missing.append(f"its tokenizer (tokenizer.json, or {needs}{f' for its {name}' if name else ''})")
     return missing
+
+
+def cut_short(file: Path) -> str | None:
+    """Why a ``.safetensors`` file is not whole (a copy or download cut short), or None: its
+    header (an 8-byte little-endian length, then that much JSON) read alone, and the file as long
+    as the header's last tensor ends. The weights themselves are not read."""
+    size = file.stat().st_size
+    try:
+        with file.open("rb") as fh:
+            length = int.from_bytes(fh.read(8), "little")
+            if size < 8 or length <= 0 or 8 + length > size:
+                return f"a whole {file.name} (its header is cut short: {size:,} bytes)"
+            header = json.loads(fh.read(length))
+    except (OSError, ValueError):
+        return f"a readable {file.name} (its header is not the safetensors JSON)"
+    ends = [int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)]
+    needed = 8 + length + max(ends, default=0)
+    if size < needed:
+        return f"a whole {file.name} ({size:,} of its {needed:,} bytes: cut short)"
+    return None
 
 
 def check_complete(folder: str | Path, where: str | Path) -> None:
