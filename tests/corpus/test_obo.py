@@ -150,3 +150,21 @@ def test_release_download_checks_the_pinned_sha256(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"download failed.*Fix: .*ontology\.path"):
         download_release((tmp_path / "missing.obo").as_uri(), bad_dest, None)
     assert release_url("https://x/v{version}/efo.obo", "3.92.0") == "https://x/v3.92.0/efo.obo"
+
+
+def test_a_circle_of_is_a_links_below_the_disease_root_is_refused_naming_its_terms(tmp_path: Path) -> None:
+    """Issue 83: a file whose disease root is made a child of one of its own descendants was read,
+    the root counted among the disease terms. Refused in one line naming the circle; a diamond
+    (two paths to one term) is no circle."""
+    from clinsent.ontology.obo import build_term_table, descendants
+
+    circular = OBO.replace("id: EFO:0000408\nname: disease\n", "id: EFO:0000408\nname: disease\nis_a: EFO:2\n")
+    path = tmp_path / "efo.obo"
+    path.write_text(circular)
+    with pytest.raises(InputError) as err:
+        build_term_table(path)
+    told = str(err.value)
+    assert "\n" not in told and told.startswith(f"{path}: the is_a links below EFO:0000408 go round in a circle")
+    assert "(EFO:0000408 -> EFO:0000677 -> EFO:2 -> EFO:0000408)" in told
+    diamond = {"b": ["a"], "c": ["a"], "d": ["b", "c"], "e": ["d"]}
+    assert descendants(diamond, "a") == {"b", "c", "d", "e"}

@@ -141,12 +141,47 @@ def iter_obo_terms(lines: Iterable[str], path: str | Path | None = None) -> Iter
         yield term
 
 
-def descendants(parents: dict[str, list[str]], root: str) -> set[str]:
-    """All terms below ``root`` along is_a (``root`` itself excluded); ``parents`` maps id -> is_a parents."""
+def is_a_circle(children: dict[str, list[str]], root: str) -> list[str] | None:
+    """A circle of is_a links below ``root`` (its terms, the first repeated at the end), or None.
+    Depth-first over the children with the path kept, without recursion (EFO is deep)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+    stack: list[tuple[str, int]] = [(root, 0)]
+    while stack:
+        node, i = stack.pop()
+        if i == 0:
+            state[node] = 1
+            path.append(node)
+        kids = children.get(node, [])
+        if i < len(kids):
+            stack.append((node, i + 1))
+            kid = kids[i]
+            if state.get(kid) == 1:
+                return [*path[path.index(kid) :], kid]
+            if kid not in state:
+                stack.append((kid, 0))
+        else:
+            state[node] = 2
+            path.pop()
+    return None
+
+
+def descendants(parents: dict[str, list[str]], root: str, where: str | Path | None = None) -> set[str]:
+    """All terms below ``root`` along is_a (``root`` itself excluded); ``parents`` maps id -> is_a
+    parents. A circle of is_a links below it (a term its own ancestor: the root would count
+    among its own descendants) is refused, naming its terms."""
     children: dict[str, list[str]] = {}
     for term_id, ps in parents.items():
         for p in ps:
             children.setdefault(p, []).append(term_id)
+    circle = is_a_circle(children, root)
+    if circle is not None:
+        shown = " -> ".join(circle[:8]) + (" -> ..." if len(circle) > 8 else "")
+        raise InputError(
+            where or "ontology",
+            f"the is_a links below {root} go round in a circle ({shown}): a term would be its own ancestor",
+            "fix those terms' is_a lines, or use the pinned EFO release (ontology.path: null)",
+        )
     seen: set[str] = set()
     queue = deque(children.get(root, []))
     while queue:
@@ -213,8 +248,8 @@ def build_term_table(
             f"the disease root {disease_root} is not in the file",
             "set `ontology.disease_root` to the disease class id of this ontology",
         )
-    mental = descendants(parents, mental_root)
-    disease = descendants(parents, disease_root)
+    disease = descendants(parents, disease_root, path)
+    mental = descendants(parents, mental_root, path)
     df = pd.DataFrame(cols)
     df["branch"] = ["mental" if i in mental else "disease" if i in disease else "other" for i in df["id"]]
     df["ontology_version"] = _read_header_version(path)
