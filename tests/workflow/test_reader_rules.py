@@ -357,3 +357,19 @@ def test_repeated_training_pairs_are_kept_and_counted(
     assert report["repeated_pairs"] == 1 and report["pairs"] == 7 and len(df) == 4  # the repeat makes a triplet too
     warned = [r.getMessage() for r in caplog.records if "repeat an earlier row" in r.getMessage()]
     assert len(warned) == 1 and "1 row(s)" in warned[0] and SECRET not in warned[0] and "repeated_pairs" in warned[0]
+
+
+def test_a_field_over_the_csv_modules_limit_names_its_file_and_line(tmp_path: Path) -> None:
+    """Issue 83: a TSV field over 128 KiB raised the csv module's own error with no file or line.
+    Each tab-separated eval reader now says where, in one line, without the field."""
+    from clinsent.evaluation.probe_data import _tsv
+    from clinsent.evaluation.sts_data import _rows
+    from clinsent.tasks.rqe import read_rqe_tsv
+
+    path = tmp_path / "set.tsv"
+    path.write_text("a\tb\tc\n" + "x\ty\t1\n" + "q" * 200_000 + "\ty\t2\n")
+    for read in (_rows, read_rqe_tsv, _tsv):
+        with pytest.raises(InputError) as err:
+            read(path)
+        told = str(err.value)
+        assert told.startswith(f"{path}:3: a field is too long") and "q" * 20 not in told and "\n" not in told

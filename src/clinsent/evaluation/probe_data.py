@@ -17,7 +17,7 @@ import numpy as np
 from clinsent.errors import InputError
 from clinsent.io.files import jsonl_objects
 from clinsent.io.reading import Readers, state_repeats
-from clinsent.io.textfile import text_lines
+from clinsent.io.textfile import csv_rows, text_lines
 
 Records = list[tuple[str, dict[str, Any]]]  # (where: file and line, never text; the row's fields)
 
@@ -92,7 +92,7 @@ def _opened(read: Callable[[Path], Records]) -> Callable[[ProbeFile, Path], Reco
 
 
 def _tsv(path: Path) -> Records:
-    rows = list(csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE))
+    rows = [r for _, r in csv_rows(text_lines(path), path, delimiter="\t", quoting=csv.QUOTE_NONE)]
     if not rows:
         return []
     header = [h.strip() for h in rows[0]]

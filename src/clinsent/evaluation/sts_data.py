@@ -53,7 +53,7 @@ def _rows(path: Path) -> list[list[str]]:
     try:
         return [
             r
-            for r in csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE)
+            for _, r in csv_rows(text_lines(path), path, delimiter="\t", quoting=csv.QUOTE_NONE)
             if any(c.strip() for c in r)
         ]
     except FileNotFoundError as exc:

@@ -32,7 +32,7 @@ from clinsent.errors import InputError
 from clinsent.evaluation.bootstrap import Items
 from clinsent.evaluation.metrics import cosine_rows
 from clinsent.io.reading import Readers, extra_fields, state_repeats
-from clinsent.io.textfile import check_columns, header_lacks, text_lines
+from clinsent.io.textfile import check_columns, csv_rows, header_lacks, text_lines
 from clinsent.tasks.base import TASKS, PairTargets, Task
 
 TRUE, FALSE = ("true", "1"), ("false", "0")
@@ -90,7 +90,7 @@ def read_rqe_tsv(path: str | Path) -> RqeSet:
     try:
         rows = [
             r
-            for r in csv.reader(text_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE)
+            for _, r in csv_rows(text_lines(path), path, delimiter="\t", quoting=csv.QUOTE_NONE)
             if any(c.strip() for c in r)
         ]
     except FileNotFoundError as exc:
