@@ -145,3 +145,34 @@ def test_the_atomic_folder_writer_replaces_whole_or_leaves_the_old_one(tmp_path:
     with pytest.raises(FileNotFoundError, match="made no folder"), atomic_folder(out):
         pass
     assert (out / "new.txt").exists() and len(list(tmp_path.iterdir())) == 1
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        OSError(28, "No space left on device"),
+        RuntimeError(  # safetensors' Rust writer on a full disk: not an OSError, the OS's code in its message
+            'Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No space left on device" })'
+        ),
+    ],
+    ids=["oserror", "safetensors"],
+)
+def test_a_full_disk_during_a_models_save_is_one_line_naming_the_model(tmp_path: Path, failure: Exception) -> None:
+    """Issue 83: a full disk while the trained model is saved (simulated: the save raises what the
+    OS, or safetensors, raises) is one line naming the model folder and the fix, and the folder
+    is left as it was (nothing half-written beside it)."""
+    from clinsent.errors import OutputError
+    from clinsent.train.selection import save_model
+
+    class Filling:
+        def save(self, folder: str) -> None:
+            Path(folder).mkdir()
+            (Path(folder) / "model.safetensors").write_bytes(b"half")
+            raise failure
+
+    out = tmp_path / "run" / "model"
+    with pytest.raises(OutputError) as err:
+        save_model(Filling(), out)
+    told = str(err.value)
+    assert "\n" not in told and str(out) in told and "no space left on the device" in told and "df -h" in told
+    assert not out.exists() and sorted(p.name for p in (tmp_path / "run").iterdir()) == []

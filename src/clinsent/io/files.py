@@ -34,12 +34,14 @@ def _umask() -> int:
     return mask
 
 
-def _write_errno(exc: OSError) -> int | None:
-    """The errno of a failed write (pyarrow puts it only in the message: ``[errno 28] ...``)."""
-    if exc.errno:
+def _write_errno(exc: BaseException) -> int | None:
+    """The errno of a failed write: an ``OSError``'s own, or the one a library puts only in its
+    message (pyarrow: ``[errno 28] ...``; safetensors' Rust writer, a plain error: ``IoError(Os {
+    code: 28, kind: StorageFull, ...})``)."""
+    if isinstance(exc, OSError) and exc.errno:
         return int(exc.errno)
-    found = re.search(r"\[errno (\d+)\]", str(exc), re.IGNORECASE)
-    return int(found.group(1)) if found else None
+    found = re.search(r"\[errno (\d+)\]|\bOs \{ code: (\d+)|\bos error (\d+)", str(exc), re.IGNORECASE)
+    return int(next(g for g in found.groups() if g)) if found else None
 
 
 @contextmanager
@@ -52,7 +54,7 @@ def writing(path: str | Path) -> Iterator[None]:
         yield
     except OutputError:
         raise
-    except OSError as exc:
+    except Exception as exc:  # an OSError, or a library's own error that carries the OS's (a model's save)
         code = _write_errno(exc)
         if code not in WRITE_ERRORS:
             raise
