@@ -91,3 +91,40 @@ def test_the_command_finds_what_the_model_embeds_and_refuses_another_models_vect
     (other / "README.md").write_text("another model's card")  # another folder's content: another model
     assert search_main(["--vectors", str(vectors), "--model", str(other), "--query", "x"]) == 2
     assert "was embedded by another model" in capsys.readouterr().err
+
+
+def test_vectors_that_are_not_parquet_or_record_no_model_are_one_line(
+    tmp_path: Path, tiny_bert: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 83: `search --vectors` on a file that is not Parquet was a traceback, and a vectors
+    file without the embed command's record of its model was searched with any model. Both are one
+    line (exit 2); the second goes on where the user says --model made them."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from clinsent.commands.search import main as search_main
+    from clinsent.embedding.vectors import embeddings_table
+
+    from testkit import sentence_model
+
+    model = sentence_model(tiny_bert, tmp_path / "model")
+    dims = len(load_model_dims(model))
+    capsys.readouterr()  # the model's own loading lines
+    text = tmp_path / "v.parquet"
+    text.write_text("id,vector\n1,0.5\n")
+    assert search_main(["--vectors", str(text), "--model", str(model), "--query", "x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == f"search: {text}: not a readable parquet file (ArrowInvalid). Fix: give a complete parquet file"
+    bare = tmp_path / "bare.parquet"
+    rows = pd.DataFrame({"id": [1, 2], "text": ["a", "b"], "vector": [np.full(dims, 0.1), np.full(dims, 0.2)]})
+    pq.write_table(embeddings_table(rows), bare)  # the embed command's layout, without its record of the model
+    assert search_main(["--vectors", str(bare), "--model", str(model), "--query", "x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "records no model" in err and "--model-made-them" in err and "\n" not in err
+    assert search_main(["--vectors", str(bare), "--model", str(model), "--query", "x", "--model-made-them"]) == 0
+
+
+def load_model_dims(model: Path) -> list[float]:
+    from clinsent.embedding.vectors import load_encoder
+
+    return list(load_encoder(model, "cpu").encode(["x"], batch_size=1)[0])

@@ -181,3 +181,22 @@ def test_every_job_script_starts_one_way() -> None:
         assert [type(n).__name__ for n in body[len(imports) :]] == ["FunctionDef", "Expr"], script.name
         warm = "" if not script.stem.startswith("download_") else ", warm=False"
         assert ast.unparse(body[-1]) == f"run(snakemake, main{warm})", script.name
+
+
+def test_a_preload_of_a_missing_module_is_one_line_before_any_server() -> None:
+    """Issue 83: `warm --preload` of a module that is not there was the server's traceback. Now one
+    line naming it, exit 2, before anything starts."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "clinsent", "warm", "--preload", "json,no_such_module_here", "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stdout == "", (done.stdout, done.stderr)
+    assert done.stderr.strip() == (
+        "warm: --preload: no module named 'no_such_module_here' in this environment. Fix: name modules this "
+        "interpreter can import (comma-separated), or leave --preload out for the default set"
+    )

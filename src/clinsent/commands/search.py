@@ -29,17 +29,30 @@ def parser() -> CommandParser:
     ap.add_argument("--top", type=number_flag(SearchOptions, "top"), default=declared.top, help="rows per query")
     ap.add_argument("--out", type=Path, default=None, help="also write the rows to this CSV file")
     ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N (default: cuda when present)")
+    ap.add_argument(
+        "--model-made-them",
+        action="store_true",
+        help="the vectors file records no model (not the embed command's): --model made these vectors",
+    )
     return ap
 
 
-def _same_model(vectors: Path, model: Path) -> None:
-    """The vectors file was made by ``model`` (its content key, in the file's metadata)."""
-    import pyarrow.parquet as pq
-
+def _same_model(vectors: Path, model: Path, told: bool = False) -> None:
+    """The vectors file was made by ``model`` (its content key, in the file's metadata); a file that
+    is not Parquet, or records no model (not the embed command's), is refused, the latter unless
+    the user says ``model`` made it (``told``: ``--model-made-them``)."""
+    from clinsent.io.reading import parquet_file
     from clinsent.safety.content import content_key
 
-    meta = pq.read_schema(vectors).metadata or {}
+    meta = parquet_file(vectors).schema_arrow.metadata or {}
     made_by = meta.get(b"clinsent.model_identity", b"").decode()
+    if not made_by and not told:
+        raise InputError(
+            vectors,
+            "records no model (it was not written by the embed command), so a search with --model could "
+            "compare vectors of two models",
+            "embed the corpus with the embed command, or add --model-made-them if --model made these vectors",
+        )
     if made_by and made_by != content_key(model):
         raise InputError(
             vectors, f"was embedded by another model than {model}", "search with the model that embedded the corpus"
@@ -57,7 +70,7 @@ def main(argv: list[str]) -> int:
         guard.protect_inputs([args.vectors, args.model])
         if not args.vectors.is_file():
             raise InputError(args.vectors, "no such file", "give the embed command's --out")
-        _same_model(args.vectors, args.model)
+        _same_model(args.vectors, args.model, args.model_made_them)
         from clinsent.embedding.corpus import encode_in_length_order
         from clinsent.embedding.search import nearest
         from clinsent.embedding.vectors import load_encoder

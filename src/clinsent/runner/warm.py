@@ -314,6 +314,16 @@ def server(
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _importable(name: str) -> bool:
+    """Whether ``name`` is a module this interpreter can import (found, not imported)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # its parent package is missing, or the name is not a module name
+        return False
+
+
 def main(argv: list[str]) -> int:
     """``python -m clinsent warm [--preload MODULE,...] -- COMMAND ...``: COMMAND with a warm
     interpreter serving its jobs (``--preload``: the modules it imports, :data:`PRELOAD` unless given)."""
@@ -337,6 +347,13 @@ def main(argv: list[str]) -> int:
         return 2
     if shutil.which(command[0]) is None:
         print(f"warm: {command[0]}: no such command. Fix: give the command to run after --", file=sys.stderr)
+        return 2
+    if missing := [name for name in preload if not _importable(name)]:  # before the server starts
+        print(
+            f"warm: --preload: no module named {missing[0]!r} in this environment. Fix: name modules this "
+            "interpreter can import (comma-separated), or leave --preload out for the default set",
+            file=sys.stderr,
+        )
         return 2
     say = lambda line: print(line, flush=True)  # noqa: E731
     heavy = ", ".join(name.split(".")[0] for name in preload[:3])
