@@ -32,6 +32,12 @@ def _rewrite_keeping_time(path: Path, text: str) -> None:
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
+def _plan_of(raw: RawInput, results: Path) -> SimpleNamespace:
+    """What record_input_keys reads of a plan: its raw inputs and its results folder."""
+    files = SimpleNamespace(raw_inputs={raw.path: raw})
+    return SimpleNamespace(files=files, run=SimpleNamespace(results=str(results)))
+
+
 def _raw(tmp_path: Path, path: Path, key: str = "eval_sets.sts.path") -> RawInput:
     name = input_name(str(path))
     key_file, stat_file = tmp_path / "inputs" / f"{name}.key", tmp_path / ".stat" / f"{name}.json"
@@ -84,7 +90,10 @@ def test_a_key_file_changes_only_with_the_content(tmp_path: Path) -> None:
     assert record_one(raw).hashed == 0  # the new stat was recorded: nothing read the next time
     _rewrite_keeping_time(sts, "a\tb\t4.0\n")
     said: list[str] = []
-    found = record_input_keys(SimpleNamespace(files=SimpleNamespace(raw_inputs={str(sts): raw})), said.append)
+    plan = SimpleNamespace(
+        files=SimpleNamespace(raw_inputs={str(sts): raw}), run=SimpleNamespace(results=str(tmp_path))
+    )
+    found = record_input_keys(plan, said.append)
     assert [r.state for r in found] == ["changed"] and key.stat().st_mtime_ns > before[1]
     changed = [line for line in said if line.startswith("input changed: ")]
     assert changed == [
@@ -92,6 +101,54 @@ def test_a_key_file_changes_only_with_the_content(tmp_path: Path) -> None:
         "whatever its modification time): what is built from it reruns"
     ]
     assert "4.0" not in " ".join(said)  # the input's text is never shown
+
+
+def test_a_lost_key_is_compared_with_the_last_record_never_taken_from_the_inputs_time(tmp_path: Path) -> None:
+    """Issue 83: the key file deleted, then the input edited with its old modification time
+    restored: the new key took the input's old time and nothing reran. The stat record of the
+    last run keeps its content key: a content that differs from it is "changed" (what is built
+    from it reruns); the same content, "new" and backdated (nothing reruns for a lost key alone)."""
+    sts = tmp_path / "sts.tsv"
+    sts.write_text("a\tb\t1.0\n")
+    os.utime(sts, (1_600_000_000, 1_600_000_000))
+    raw = _raw(tmp_path, sts)
+    record_one(raw)
+    Path(raw.key).unlink()
+    same = record_one(raw)
+    assert same.state == "new" and Path(raw.key).stat().st_mtime == sts.stat().st_mtime
+    Path(raw.key).unlink()
+    _rewrite_keeping_time(sts, "a\tb\t4.0\n")
+    edited = record_one(raw)
+    assert edited.state == "changed" and Path(raw.key).stat().st_mtime > sts.stat().st_mtime + 1_000
+
+
+def test_a_key_file_or_key_folder_that_is_not_plain_is_one_line(tmp_path: Path) -> None:
+    """A key file that is a folder was the writer's traceback; a key folder that is a link put the
+    keys outside the results folder in silence. Both are one line naming the place."""
+    from clinsent.runner.staleness import check_key_folder
+
+    sts = tmp_path / "sts.tsv"
+    sts.write_text("a\tb\t1.0\n")
+    raw = _raw(tmp_path, sts)
+    Path(raw.key).parent.mkdir(parents=True, exist_ok=True)
+    Path(raw.key).mkdir()
+    with pytest.raises(InputError, match="is not a plain file where the tool keeps an input's key"):
+        record_one(raw)
+    Path(raw.key).rmdir()
+    results = tmp_path / "results"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    results.mkdir(exist_ok=True)
+    (results / "inputs").symlink_to(elsewhere)
+    linked = RawInput(
+        str(sts), ("eval_sets.sts.path",), str(results / "inputs" / "k.key"), str(results / "inputs" / ".stat")
+    )
+    plan = SimpleNamespace(
+        files=SimpleNamespace(raw_inputs={str(sts): linked}), run=SimpleNamespace(results=str(results))
+    )
+    with pytest.raises(InputError) as err:
+        check_key_folder(plan)
+    assert str(err.value).startswith(f"{results / 'inputs'}: is not a plain folder inside the results folder")
 
 
 def test_a_job_reads_the_recorded_key_and_refuses_an_input_changed_since(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from clinsent.errors import InputError
 from clinsent.io.files import write_json, write_text
-from clinsent.safety.stamps import key_of
+from clinsent.safety.stamps import key_of, recorded
 
 if TYPE_CHECKING:
     from clinsent.plan.files import RawInput
@@ -54,10 +54,27 @@ def _read(path: str) -> Any:
         return None
 
 
+def _plain_file(path: str, what: str) -> None:
+    """A key file or stat record that is a folder (or another non-file) is one line, not the
+    writer's traceback."""
+    if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
+        raise InputError(
+            path,
+            f"is not a plain file where the tool keeps an input's {what}",
+            "remove it (the next dry run records the input again); nothing was written",
+        )
+
+
 def record_one(raw: RawInput) -> Recorded:
-    """Bring one raw input's key file and stat record up to date (see the module)."""
+    """Bring one raw input's key file and stat record up to date (see the module). A missing key
+    file is never taken from the input's times alone: where the stat record of the last run is
+    there, the content is compared with the keys it recorded, and an input that changed since is
+    "changed" (what is built from it reruns), whatever its modification time says."""
+    _plain_file(raw.key, "key")
+    _plain_file(raw.stat, "stat record")
+    last = _read(raw.stat)
     try:
-        keyed = key_of(raw.path, _read(raw.stat))
+        keyed = key_of(raw.path, last)
     except OSError as exc:
         raise InputError(
             f"config: {raw.keys[0]}",
@@ -67,6 +84,8 @@ def record_one(raw: RawInput) -> Recorded:
     summary = {"input": os.path.abspath(os.path.expanduser(raw.path)), **keyed.summary()}
     before = _read(raw.key)
     state = "same" if before == summary else "new" if not isinstance(before, dict) else "changed"
+    if state == "new" and _changed_since(last, keyed.files):  # the key file was lost, the record was not
+        state = "changed"
     if state != "same":
         write_text(json.dumps(summary, sort_keys=True) + "\n", raw.key)
         if state == "new" and keyed.newest > 0:  # the input's own time: a lost key reruns nothing by itself
@@ -76,11 +95,34 @@ def record_one(raw: RawInput) -> Recorded:
     return Recorded(raw, state, keyed.hashed)
 
 
+def _changed_since(last: Any, files: dict[str, tuple[Any, str]]) -> bool:
+    """Whether the content keys of the last stat record (where there is one) differ from ``files``'."""
+    known = recorded(last)
+    return bool(known) and {n: k for n, (_, k) in known.items()} != {n: k for n, (_, k) in files.items()}
+
+
+def check_key_folder(plan: Plan) -> None:
+    """The raw inputs' key folder is a plain folder inside the results folder (a link would put the
+    keys, and what reruns, somewhere else), or the dry run stops in one line."""
+    results = os.path.realpath(plan.run.results)
+    for folder in {os.path.dirname(raw.key) for raw in plan.files.raw_inputs.values()}:
+        if not os.path.lexists(folder):
+            continue
+        if os.path.islink(folder) or not os.path.isdir(folder) or not os.path.realpath(folder).startswith(results):
+            raise InputError(
+                folder,
+                "is not a plain folder inside the results folder (a link, or a file): the inputs' keys would be "
+                "kept elsewhere",
+                "remove it; the next dry run makes it and records every input again",
+            )
+
+
 def record_input_keys(plan: Plan, log: Callable[[str], Any] = print) -> list[Recorded]:
     """Every raw input's key file brought up to date by the main process of a run or dry run,
     with one line per input whose content changed since the last run (what depends on it reruns)
     and one line for the time spent hashing, when any file was read."""
     start = time.perf_counter()
+    check_key_folder(plan)
     found = [record_one(raw) for raw in plan.files.raw_inputs.values()]
     for r in found:
         if r.state == "changed":
