@@ -6,7 +6,7 @@ from snakemake.utils import min_version
 from clinsent.door.open import open_plan
 from clinsent.errors import InputError
 from clinsent.safety.exclusive import hold_results
-from clinsent.runner.smk import cache_signatures, check_scripts_once, config_error
+from clinsent.runner.smk import cache_signatures, check_executor, check_scripts_once, config_error
 
 min_version("9.0")
 
@@ -61,6 +61,7 @@ include: "workflow/rules/phi.smk"
 # working folder or checkout it comes from. Snakemake's own lock is per working folder.
 onstart:
     try:
+        check_executor(workflow)  # a cluster profile where its scheduler is not installed: one line, nothing submitted
         hold_results(PLAN.run.results)
     except InputError as _exc:
         config_error(_exc)

@@ -277,3 +277,24 @@ def test_the_default_workflow_profile_never_overrides_the_slurm_profile() -> Non
     assert not {"cores", "jobs", "resources", "keep-going", "latency-wait", "executor"} & set(default)
     make = (REPO / "Makefile").read_text()
     assert "--workflow-profile" not in make and "profiles/local" not in make  # `make demo` is the plain command
+
+
+def test_the_slurm_profile_where_slurm_is_absent_stops_once_before_submitting() -> None:
+    """Issue 83: a run through the Slurm profile on a host without Slurm printed one failed
+    submission per job and no fix. The workflow's onstart (before any job is submitted) now stops
+    it in one line naming the missing commands and the fix; the local executor needs none."""
+    from types import SimpleNamespace
+
+    from clinsent.errors import InputError
+    from clinsent.runner.smk import check_executor
+
+    slurm = SimpleNamespace(executor_plugin=SimpleNamespace(name="slurm"))
+    with pytest.raises(InputError) as err:
+        check_executor(slurm, which=lambda _command: None)
+    assert str(err.value) == (
+        "--executor slurm: this host has no sbatch, squeue, scancel: Slurm's client commands are not installed "
+        "here. Fix: run from a host of the cluster (its login node), or run locally without the slurm profile "
+        "(snakemake all --cores N)"
+    )
+    check_executor(slurm, which=lambda command: f"/usr/bin/{command}")
+    check_executor(SimpleNamespace(executor_plugin=SimpleNamespace(name="local")), which=lambda _command: None)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
-from clinsent.errors import redact_urls
+from clinsent.errors import InputError, redact_urls
 from clinsent.process.heartbeat import Heartbeat
 from clinsent.repository import SNAKEFILE
 from clinsent.safety import guard
@@ -182,6 +182,28 @@ def set_up_run(plan: Plan, main_process: bool, say: Callable[[str], Any] | None 
         check_lock_dir(plan.run.results)
     export_pool(pool, explicit=config.gpus is not None)
     return 1 if pool and config.embed_device != "cpu" else 0
+
+
+SCHEDULER_COMMANDS = {"slurm": ("sbatch", "squeue", "scancel")}  # what each cluster executor calls
+
+
+def check_executor(workflow: Any, which: Callable[[str], str | None] | None = None) -> None:
+    """When a run starts executing (the workflow's ``onstart``): a cluster executor whose commands
+    this host lacks (the Slurm profile where Slurm is not installed) stops the run once, before any
+    job is submitted, in one line with the fix, rather than one failed submission per job."""
+    import shutil
+
+    plugin = getattr(workflow, "executor_plugin", None)
+    name = str(getattr(plugin, "name", "") or "")
+    needed = SCHEDULER_COMMANDS.get(name, ())
+    missing = [c for c in needed if (which or shutil.which)(c) is None]
+    if missing:
+        raise InputError(
+            f"--executor {name}",
+            f"this host has no {', '.join(missing)}: {name.capitalize()}'s client commands are not installed here",
+            f"run from a host of the cluster (its login node), or run locally without the {name} profile "
+            "(snakemake all --cores N)",
+        )
 
 
 def config_error(exc: BaseException) -> NoReturn:
