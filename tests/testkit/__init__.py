@@ -12,10 +12,11 @@ DEMO = REPO / "resources" / "demo"
 
 def model_folder(folder: Path) -> Path:
     """A model folder as the loaders' completeness check sees one (clinsent.models.complete): its
-    config, weights and a WordPiece vocabulary, all empty; nothing loads its weights."""
+    config, weights and a WordPiece vocabulary, all empty (the weights a whole safetensors file of
+    no tensor: its 8-byte header length and an empty JSON header); nothing loads its weights."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text("{}")
-    (folder / "model.safetensors").write_bytes(b"")
+    (folder / "model.safetensors").write_bytes((2).to_bytes(8, "little") + b"{}")
     (folder / "vocab.txt").write_text("[PAD]\n[UNK]\n")
     return folder
 
