@@ -137,7 +137,12 @@ def _train(tiny_bert: Path, processes: Processes | None, out: Path, stop_at: int
         )
     except Preempted as exc:
         return {"preempted": str(exc)}
-    return {"curve": result.curve.to_dict("list"), "info": result.info} if not processes or processes.main else {}
+    from clinsent.safety.exclusive import _RUN, held
+
+    locks = [str(p) for p in [*held(), *_RUN]]  # none left held by a process of the job, no results lock
+    if processes and not processes.main:
+        return {}
+    return {"curve": result.curve.to_dict("list"), "info": result.info, "locks": locks}
 
 
 TRAIN_KNOBS = {"augmentation": "token_shuffle", "dropout": False, "steps": 6, "checkpoint_every": 2}

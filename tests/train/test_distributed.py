@@ -73,11 +73,18 @@ def test_a_deterministic_job_on_two_processes_trains_the_one_process_model(tiny_
     import pandas as pd
 
     from clinsent.embedding.vectors import load_model
+    from clinsent.train.checkpoint import BEST
+    from clinsent.train.trainer import place_model
 
     from testkit.trainer import DISEASES
 
     one = _train(tiny_bert, None, tmp_path / "one", 0)
     (two,) = _launch(tiny_bert, tmp_path / "two.jsonl", "train", str(tmp_path / "two"), "0")
+    # the processes write no output: process 0 leaves the model in the working folder, holding no
+    # lock at the end, and the job's own process (here, this one) places it
+    assert not (tmp_path / "two" / "model").exists() and (tmp_path / "two" / "model.ckpt" / BEST).is_dir()
+    assert two["locks"] == []
+    place_model(tmp_path / "two" / "model.ckpt", tmp_path / "two" / "model")
     curve1, curve2 = pd.DataFrame(one["curve"]), pd.DataFrame(two["curve"])
     pd.testing.assert_frame_equal(curve1, curve2, rtol=1e-5)
     assert one["info"]["selected_step"] == two["info"]["selected_step"]

@@ -124,6 +124,13 @@ class TrainJob:
 
         return method_from_params(self.params["method"]).reference
 
+    def work(self) -> Path:
+        """The job's working folder (its checkpoints and the selected model until it is placed)."""
+        from clinsent.io.files import work_folder
+
+        given = self.params["checkpoint_dir"]
+        return Path(given) if given else work_folder(self.model)
+
     def handoff(self) -> Path:
         """The folder where the job's processes find the job and process 0 leaves its result for
         the job's own process (beside the checkpoints, inside the results folder)."""

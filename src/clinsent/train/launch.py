@@ -14,9 +14,11 @@ folder beside the checkpoints and starts torch's launcher, ``python -m torch.dis
 Each process runs :mod:`clinsent.train.worker`. Their lines come back through the launcher's
 output into the job's log (process 0's progress and evaluations; the others' warnings and errors,
 each line prefixed with its rank); the libraries' own output and the launcher's go to the log file
-only, as a one-process job's do. Process 0 puts the selected model in place and leaves the curve
-and the record in the folder; the job's process then writes the card, the curve and the record
-(under the locks it took once), and removes the folder.
+only, as a one-process job's do. Process 0 leaves the selected model in the job's working folder and
+its result (the curve and the record) in the folder; the job's process, the one writer of the job's
+outputs (it holds their locks, taken once; no process it starts takes the results lock or writes an
+output), then places the model and writes the card, the curve and the record, and removes the
+folder.
 
 Stopping: a SIGTERM (Slurm's preemption, Snakemake's interrupt) or a Ctrl-C is passed to the launcher, which
 passes it to every process; they agree on the step to stop after (:meth:`Processes.agree`),
@@ -99,6 +101,7 @@ def launch(job: TrainJob, log: Callable[[str], Any]) -> Any:
     from clinsent.io.files import write_text
     from clinsent.safety.guard import claim
     from clinsent.train.loop import STOP_SIGNALS, Preempted
+    from clinsent.train.trainer import place_model
 
     folder = claim(job.handoff())  # the guarded writer: inside the job's results folder
     shutil.rmtree(folder, ignore_errors=True)  # a killed job's: the job is written anew
@@ -139,6 +142,7 @@ def launch(job: TrainJob, log: Callable[[str], Any]) -> Any:
     result = folder / RESULT_FILE
     if code == 0 and result.is_file():
         value = torch.load(result, weights_only=False)
+        place_model(job.work(), Path(job.model))  # by this process, the outputs' one writer
         shutil.rmtree(folder, ignore_errors=True)
         return value
     if stopped:

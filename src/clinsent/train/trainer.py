@@ -128,8 +128,8 @@ def train(
     ``notes``: what the model card says of the notes trained on (config key, format, length filter).
     ``processes``: this process's place in a job over several (:mod:`clinsent.train.processes`):
     each process embeds its share of every batch (:mod:`clinsent.train.spread`); process 0 alone
-    evaluates, checkpoints, and puts the model in place, while the others wait on the CPU and
-    write nothing.
+    evaluates, checkpoints and leaves the selected model in the working folder, while the others
+    wait on the CPU and write nothing; the job's own process then places it (:func:`place_model`).
     """
     if selection_set is not None and selection_set not in eval_sets:
         raise ValueError(f"selection set {selection_set!r} is not among the eval sets {sorted(eval_sets)}")
@@ -173,7 +173,9 @@ def train(
     trackers.close()  # events are flushed as they are written: a killed job's are on disk too
     if selection is None:  # not process 0: it wrote nothing, and has nothing to say
         return TrainResult(pd.DataFrame(columns=CURVE_COLUMNS), 0, float("nan"), {})
-    _put_in_place(work, out_dir, built.st_model, selection_set, log)
+    _ready_best(work, built.st_model, selection_set, log)
+    if processes is None:  # over several processes, the job's own process (the outputs' one writer) places it
+        place_model(work, out_dir)
     rows = (s.steps - first + 1) * s.batch_size if trained and isinstance(s, TrainedSettings) else 0
     timing = _timing(seconds, selection.seconds, time.perf_counter() - start, rows)
     info = _record(
@@ -372,15 +374,19 @@ class _Checkpoints:
         return path
 
 
-def _put_in_place(
-    work: Path, out_dir: Path, st_model: Any, selection_set: str | None, log: Callable[[str], Any]
-) -> None:
-    """The selected model (no selection set, or no finite score at any step: the last) becomes
-    ``out_dir``; the working folder goes."""
+def _ready_best(work: Path, st_model: Any, selection_set: str | None, log: Callable[[str], Any]) -> None:
+    """The selected model in the working folder (no selection set, or no finite score at any
+    step: the last)."""
     if not (work / ckpt.BEST).exists():
         if selection_set is not None:
             log("no step had a finite selection-set score; saving the last model")
         save_model(st_model, work / ckpt.BEST)
+
+
+def place_model(work: Path, out_dir: Path) -> None:
+    """The selected model of the working folder ``work`` becomes ``out_dir``; the working folder
+    goes. By the job's own process, which holds the output's one-writer lock: in a job over
+    several processes, after they ended (:func:`clinsent.train.launch.launch`)."""
     claim(out_dir)  # the guarded writer: inside what the job owns, never over an input
     shutil.rmtree(out_dir, ignore_errors=True)
     (work / ckpt.BEST).rename(out_dir)
