@@ -391,6 +391,42 @@ class PlainSimCSE(_Reference):
         self.optimizer.step()
 
 
+class CompiledPlainSimCSE(PlainSimCSE):
+    """The plain loop as an expert writes it in an afternoon (the ``plain:compile`` anchor): the
+    same model, batches and step as :class:`PlainSimCSE`, but every batch tokenized before the
+    clock (each padded to its own longest row, both views stacked) and held in pinned memory
+    (copied to the device without blocking), and the model ``torch.compile``d: mode ``default``
+    (inductor, no CUDA graphs of its own), ``dynamic=True`` (one graph for every padded length, so
+    the demo's lengths do not recompile it). The compile runs in the untimed warm-up round."""
+
+    MODE = "default"
+
+    def __init__(self, model: str, batches: list[list[str]], length: int) -> None:
+        super().__init__(model, batches, length)
+        pin = self.device.type == "cuda"
+        self.ready = []
+        for texts in batches:
+            enc = self.tokenizer(texts, padding=True, truncation=True, max_length=length, return_tensors="pt")
+            both = {k: torch.cat([v, v]) for k, v in enc.items()}
+            self.ready.append({k: v.pin_memory() if pin else v for k, v in both.items()})
+        self.forward = torch.compile(self.model, mode=self.MODE, dynamic=True)
+
+    def step(self) -> None:
+        texts = self.batches[self.k % len(self.batches)]
+        inputs = {k: v.to(self.device, non_blocking=True) for k, v in self.ready[self.k % len(self.ready)].items()}
+        self.k += 1
+        with autocast(self.device):
+            hs = self.forward(**inputs, output_hidden_states=True).hidden_states
+        mask = inputs["attention_mask"].unsqueeze(-1).float()
+        emb = (((hs[1].float() + hs[-1].float()) / 2) * mask).sum(1) / mask.sum(1)
+        z1, z2 = F.normalize(emb[: len(texts)], dim=-1), F.normalize(emb[len(texts) :], dim=-1)
+        loss = F.cross_entropy(z1 @ z2.T / 0.05, torch.arange(len(texts), device=self.device))
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.optimizer.step()
+
+
 class PlainMNR(_Reference):
     """sentence-transformers' own step on the same triplets: the library's model (the method's
     pooling), its MultipleNegativesRankingLoss (scale 20), AdamW, gradient clipping at 1.0; each
@@ -471,7 +507,7 @@ def run_proxies(
     print("\n".join(proxies.report(rows, meta, out)))
 
 
-WARM = 48  # steps at most before the clock: every batch shape of the timed steps seen twice (captured on a GPU)
+WARM = 96  # steps at most before the clock (--warm): every batch shape of the timed steps stepped twice first
 
 
 def parse_args() -> argparse.Namespace:
@@ -499,6 +535,13 @@ def parse_args() -> argparse.Namespace:
     )
     ap.add_argument("--quick", action="store_true", help="with --proxies: short windows (make gpu-check MODE=cpu)")
     ap.add_argument(
+        "--warm",
+        type=int,
+        default=WARM,
+        help="steps at most before the clock; a row whose timed batch shapes were not all stepped twice "
+        "within them stops the bench (a captured step would be timed capturing)",
+    )
+    ap.add_argument(
         "--stand-in",
         action="store_true",
         help="rows with graphs=true on the CPU step through the recording stand-in for the CUDA capture "
@@ -510,53 +553,95 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-def warm_steps(ours: Ours, timed: range) -> int:
+def warm_steps(ours: Ours, timed: range, row: str = "") -> int:
     """The steps to take before the clock starts: until every batch shape of the ``timed`` steps has
-    been stepped twice (a GPU plans its kernels, or captures the step, on first sight), at most :data:`WARM`."""
+    been stepped twice (a GPU plans its kernels, or captures the step, on first sight). Where the
+    steps before ``timed`` do not hold each shape twice, a captured row stops the bench naming the
+    row (a timed step would capture, or run eagerly, and its time would not be the row's); an eager
+    row whose shapes change every step (the unpadded forward without its static packing) takes
+    every step before ``timed`` and says how many of its timed shapes are new."""
     from clinsent.train.graphs import signature
 
     shapes = [signature(ours.loop.prepare(ours.data, step)) for step in range(1, timed.stop)]
     wanted = set(shapes[timed.start - 1 :])
-    for k in range(1, min(WARM, timed.start - 1) + 1):
+    for k in range(1, timed.start):
         if all(shapes[:k].count(sig) >= 2 for sig in wanted):
             return k
-    return min(WARM, timed.start - 1)
+    short = sum(shapes[: timed.start - 1].count(sig) < 2 for sig in wanted)
+    if ours.loop.graphs is None:
+        print(f"{row or ours.method.name}: eager, {short} of the {len(wanted)} timed batch shapes new", flush=True)
+        return timed.start - 1
+    raise SystemExit(
+        f"bench: {row or ours.method.name}: {short} of the {len(wanted)} batch shapes of the timed steps were not "
+        f"stepped twice in the {timed.start - 1} steps before the clock, so their timed steps would capture or run "
+        "eagerly. Fix: raise --warm"
+    )
 
 
-def measure(args: argparse.Namespace, model: str) -> dict[str, Any]:
-    """Every side's seconds per step over interleaved rounds, its step memory, one counted step."""
-    total = WARM + args.rounds * args.steps + 1  # the warm-up, the timed rounds and one counted step
-    ours = {
-        m: Ours(model, m, args.batch_size, args.max_length, total, args.lengths, args.stand_in) for m in args.methods
-    }
-    ref_of, batches = {}, {}
-    for m, side in ours.items():
-        ref_of[m], batches[ref_of[m]] = reference_batches(side, total)
-    refs: dict[str, Any] = {
-        r: PlainSimCSE(model, b, args.max_length)
-        if r == "plain"
-        else PlainMNR(model, b, args.max_length, r.split(":")[1])
-        for r, b in batches.items()
-    }
-    timed_steps = range(WARM + 1, total)
-    for side in ours.values():
-        warm = warm_steps(side, timed_steps)
-        side.run(warm)  # every shape of the timed steps seen twice
-        for _ in range(WARM - warm):
-            next(side.stream)  # the timed steps are the same for every row
-    for ref in refs.values():
-        ref.run(args.steps)  # warm-up round, not timed
-        ref.k = WARM
-    times: dict[str, list[float]] = {m: [] for m in [*args.methods, *refs]}
-    peaks: dict[str, float] = dict.fromkeys(times, 0.0)
+ANCHORS = ("plain", "plain:compile")  # the references of a sentence method: naive and compiled
+
+
+def references_for(ours: Ours, steps: int) -> dict[str, Any]:
+    """The references a row is held to, and the batches they step through (ours' own, step by step):
+    plain SimCSE, naive and compiled (``plain``, ``plain:compile``), on the plan's sentences; or
+    (row methods) sentence-transformers' MNR step on the triplets."""
+    key, batches = reference_batches(ours, steps)
+    return {key: batches} if key != "plain" else dict.fromkeys(ANCHORS, batches)
+
+
+def reference(key: str, model: str, batches: Any, length: int) -> _Reference:
+    if key == "plain":
+        return PlainSimCSE(model, batches, length)
+    if key == "plain:compile":
+        return CompiledPlainSimCSE(model, batches, length)
+    return PlainMNR(model, batches, length, key.split(":")[1])
+
+
+class Measured:
+    """What the rows measured so far: the references (built once, on the first row that needs
+    them, and kept), every side's seconds per round, peaks and one counted step."""
+
+    def __init__(self) -> None:
+        self.refs: dict[str, _Reference] = {}
+        self.times: dict[str, list[float]] = {}
+        self.peaks: dict[str, float] = {}
+        self.counts: dict[str, SyncCounter] = {}
+        self.built: dict[str, float] = {}  # a reference's set-up and warm-up seconds (a compile's)
+
+
+def measure_row(m: str, args: argparse.Namespace, model: str, got: Measured) -> dict[str, Any]:
+    """One row: ours beside its references, interleaved round by round on the same timed steps."""
+    total = args.warm + args.rounds * args.steps + 1  # the warm-up, the timed rounds and one counted step
+    ours = Ours(model, m, args.batch_size, args.max_length, total, args.lengths, args.stand_in)
+    wanted = references_for(ours, total)
+    for key, batches in wanted.items():
+        if key not in got.refs:
+            t0 = time.perf_counter()
+            got.refs[key] = reference(key, model, batches, args.max_length)
+            got.refs[key].run(args.steps)  # warm-up round (a compile), not timed
+            got.built[key] = round(time.perf_counter() - t0, 1)
+            got.times[key], got.peaks[key] = [], 0.0
+        got.refs[key].k = args.warm  # the timed steps' batches
+    timed_steps = range(args.warm + 1, total)
+    warm = warm_steps(ours, timed_steps, m)
+    ours.run(warm)  # every shape of the timed steps seen twice
+    for _ in range(args.warm - warm):
+        next(ours.stream)  # the timed steps are the same for every row
+    times: dict[str, list[float]] = {m: [], **{k: [] for k in wanted}}
+    peaks = dict.fromkeys(times, 0.0)
     for rnd in range(args.rounds):
-        for m in args.methods:
-            for key, side in ((m, ours[m]), (ref_of[m], refs[ref_of[m]])):
-                times[key].append(_timed(side, args.steps, peaks, key))
-        print(f"round {rnd + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items() if v), flush=True)
-    # one more step of each side under the dispatch counter: host syncs and dispatched operators per step
-    counts = {m: ours[m].counted() for m in args.methods} | {k: ref.counted() for k, ref in refs.items()}
-    return {"ours": ours, "refs": refs, "ref_of": ref_of, "times": times, "peaks": peaks, "counts": counts}
+        for key in times:
+            side = ours if key == m else got.refs[key]
+            times[key].append(_timed(side, args.steps, peaks, key))
+        print(f"{m}, round {rnd + 1}: " + ", ".join(f"{k} {v[-1]:.3f}s" for k, v in times.items()), flush=True)
+    counts = {m: ours.counted()}  # one more step under the dispatch counter: host syncs, operators
+    for key in wanted:
+        got.times[key] += times[key]
+        got.peaks[key] = max(got.peaks[key], peaks[key])
+        if key not in got.counts:
+            got.counts[key] = got.refs[key].counted()
+        counts[key] = got.counts[key]
+    return {"ours": ours, "refs": {k: got.refs[k] for k in wanted}, "times": times, "peaks": peaks, "counts": counts}
 
 
 def _timed(side: Any, steps: int, peaks: dict[str, float], key: str) -> float:
@@ -573,10 +658,15 @@ def _timed(side: Any, steps: int, peaks: dict[str, float], key: str) -> float:
     return seconds
 
 
+def _mfu(flops: float, seconds: float, peak: float | None, gpu: bool) -> float | None:
+    return round(flops / seconds / (peak * 1e12), 4) if gpu and peak else None
+
+
 def row_of(m: str, args: argparse.Namespace, got: dict[str, Any], peak: float | None) -> dict[str, Any]:
-    """One method's figures beside its reference's."""
-    ours, key = got["ours"][m], got["ref_of"][m]
-    ref, times = got["refs"][key], got["times"]
+    """One method's figures beside its references' (measured in the same rounds)."""
+    ours, times, counts = got["ours"], got["times"], got["counts"]
+    key = next(iter(got["refs"]))  # plain, or the row methods' sentence-transformers step
+    ref = got["refs"][key]
     plain_med, med, low = statistics.median(times[key]), statistics.median(times[m]), min(times[m])
     encoder = ours.encoder.model
     non_embedding = non_embedding_parameters(encoder)
@@ -586,8 +676,8 @@ def row_of(m: str, args: argparse.Namespace, got: dict[str, Any], peak: float | 
     )
     rows_per_step = (3 if m.split(":")[0] in ROW_METHODS else 1) * args.batch_size
     gpu = ours.device.type == "cuda"
-    mfu = bool(peak) and gpu
-    counts = got["counts"]
+    compiled = times.get("plain:compile")
+    compiled_med = statistics.median(compiled) if compiled else None
     return {
         "method": m,
         "device": str(ours.device),
@@ -603,6 +693,11 @@ def row_of(m: str, args: argparse.Namespace, got: dict[str, Any], peak: float | 
         "plain_min_s": round(min(times[key]), 4),
         "ratio_median": round(med / plain_med, 3),
         "ratio_min": round(low / min(times[key]), 3),
+        # the compiled anchor (plain:compile), where the row has one
+        "compiled_median_s": round(compiled_med, 4) if compiled_med else None,
+        "compiled_min_s": round(min(compiled), 4) if compiled else None,
+        "ratio_compiled_median": round(med / compiled_med, 3) if compiled_med else None,
+        "ratio_compiled_min": round(low / min(compiled), 3) if compiled else None,
         "sentences_per_second": round(rows_per_step / med, 2),
         "plain_sentences_per_second": round(rows_per_step / plain_med, 2),
         "lengths": args.lengths,
@@ -614,8 +709,9 @@ def row_of(m: str, args: argparse.Namespace, got: dict[str, Any], peak: float | 
         "flops_per_step": flops,
         "non_embedding_parameters": non_embedding,
         "flop_ratio": round(flops / plain_flops, 3),
-        "mfu": round(flops / med / (peak * 1e12), 4) if mfu and peak else None,
-        "plain_mfu": round(plain_flops / plain_med / (peak * 1e12), 4) if mfu and peak else None,
+        "mfu": _mfu(flops, med, peak, gpu),
+        "plain_mfu": _mfu(plain_flops, plain_med, peak, gpu),
+        "compiled_mfu": _mfu(plain_flops, compiled_med, peak, gpu) if compiled_med else None,
         "prep_median_s": round(statistics.median(ours.prep_seconds), 5),
         "prep_where": "inline"
         if ours.loop.tokens
@@ -630,58 +726,101 @@ def row_of(m: str, args: argparse.Namespace, got: dict[str, Any], peak: float | 
     }
 
 
+def reference_rows(got: Measured, args: argparse.Namespace, peak: float | None) -> list[dict[str, Any]]:
+    """Each reference as a row of its own (``plain``, ``plain:compile``, ``st_mnr:<pooling>``): its
+    seconds per step over every round it was timed in, its throughput and MFU."""
+    out = []
+    for key, ref in got.refs.items():
+        times = got.times[key]
+        if not times:
+            continue
+        med = statistics.median(times)
+        model = getattr(ref, "model", None)
+        encoder = getattr(model, "base_model", model) if key.startswith(("plain",)) else None
+        flops = ref.tokens.flops(encoder.config, non_embedding_parameters(encoder)) if encoder is not None else None
+        gpu = ref.device.type == "cuda"
+        counted = got.counts.get(key)
+        out.append(
+            {
+                "reference": key,
+                "what": {
+                    "plain": "plain SimCSE: tokenized inside the step, pageable copies, eager",
+                    "plain:compile": f"plain SimCSE pre-tokenized, {'pinned, ' if gpu else ''}torch.compile mode "
+                    f"{CompiledPlainSimCSE.MODE}, dynamic shapes",
+                }.get(key, "sentence-transformers' MNR step"),
+                "median_s": round(med, 4),
+                "min_s": round(min(times), 4),
+                "rounds": len(times),
+                "set_up_s": got.built.get(key),
+                "real_tokens_per_second": round(ref.tokens.real / med, 1),
+                "mfu": _mfu(flops, med, peak, gpu) if flops else None,
+                "host_syncs_per_step": sum(counted.syncs.values()) if counted else None,
+                "ops_per_step": counted.ops if counted else None,
+                "step_gpu_memory_mb": round(got.peaks[key], 1) if gpu else None,
+            }
+        )
+    return out
+
+
 def write(
-    rows: list[dict[str, Any]], meta: dict[str, Any], times: dict[str, list[float]], args: argparse.Namespace
+    rows: list[dict[str, Any]], refs: list[dict[str, Any]], meta: dict[str, Any], args: argparse.Namespace
 ) -> None:
-    """``train.json`` and ``train.md`` under ``--out``; the table printed."""
-    for r in rows:
-        print(json.dumps(r), flush=True)
-    print(json.dumps(meta), flush=True)
+    """``train.json`` and ``train.md`` under ``--out`` with the rows measured so far (written after
+    every row: a bench cut short keeps its finished rows)."""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "train.json").write_text(json.dumps({"meta": meta, "runs": rows, "seconds": times}, indent=2) + "\n")
+    record = {"meta": meta, "runs": rows, "references": refs, "methods": args.methods}
+    (out / "train.json").write_text(json.dumps(record, indent=2) + "\n")
     lines = [
         "| method | device | model | batch | length | ours s/step (median, min) | reference | reference s/step "
-        "(median, min) | ratio (median, min) | sentences/s (ours, ref.) | real tokens/s (ours, ref.) "
-        "| real-token share (ours, ref.) | FLOP ratio to the reference | MFU on real tokens (ours, ref.) "
-        "| host syncs/step (ours, ref.) | operators/step (ours, ref.) | step GPU MiB (ours, ref.) "
+        "(median, min) | ratio (median, min) | plain:compile s/step (median) | ratio to plain:compile (median, "
+        "min) | sentences/s (ours, ref.) | real tokens/s (ours, ref.) "
+        "| real-token share (ours, ref.) | FLOP ratio to the reference | MFU on real tokens (ours, ref., "
+        "compiled) | host syncs/step (ours, ref.) | operators/step (ours, ref.) | step GPU MiB (ours, ref.) "
         "| batch preparation s (median, where) | captured shapes |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [
         f"| {r['method']} | {r['device']} | {r['model']} | {r['batch_size']} | {r['max_length']} | "
         f"{r['ours_median_s']}, {r['ours_min_s']} | {r['reference']} | {r['plain_median_s']}, {r['plain_min_s']} | "
-        f"{r['ratio_median']}, {r['ratio_min']} | {r['sentences_per_second']}, {r['plain_sentences_per_second']} | "
+        f"{r['ratio_median']}, {r['ratio_min']} | {r['compiled_median_s'] or '–'} | "
+        f"{r['ratio_compiled_median'] or '–'}, {r['ratio_compiled_min'] or '–'} | "
+        f"{r['sentences_per_second']}, {r['plain_sentences_per_second']} | "
         f"{r['real_tokens_per_second']}, {r['plain_real_tokens_per_second']} | "
         f"{r['real_token_share']}, {r['plain_real_token_share']} | {r['flop_ratio']} | "
-        f"{r['mfu'] or '–'}, {r['plain_mfu'] or '–'} | "
+        f"{r['mfu'] or '–'}, {r['plain_mfu'] or '–'}, {r['compiled_mfu'] or '–'} | "
         f"{r['host_syncs_per_step']}, {r['plain_host_syncs_per_step']} | {r['ops_per_step']}, "
         f"{r['plain_ops_per_step']} | "
         f"{r['step_gpu_memory_mb'] or '–'}, {r['plain_step_gpu_memory_mb'] or '–'} | {r['prep_median_s']}, "
         f"{r['prep_where']} | {r['graphs']} |"
         for r in rows
     ]
+    lines += [
+        "",
+        "| reference row | what | s/step (median, min) | rounds | set-up and warm-up s | real tokens/s | MFU "
+        "| host syncs/step | operators/step | step GPU MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['reference']} | {r['what']} | {r['median_s']}, {r['min_s']} | {r['rounds']} | {r['set_up_s']} | "
+        f"{r['real_tokens_per_second']} | {r['mfu'] or '–'} | {r['host_syncs_per_step']} | {r['ops_per_step']} | "
+        f"{r['step_gpu_memory_mb'] or '–'} |"
+        for r in refs
+    ]
+    left = [m for m in args.methods if m not in {r["method"] for r in rows}]
     (out / "train.md").write_text(
-        f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s), "
-        f"sentence lengths: {args.lengths}; the clock starts once every batch shape of the timed steps "
-        "has been stepped twice.\n\n" + "\n".join(lines) + "\n"
+        f"Measured on {meta}, {args.rounds} interleaved rounds of {args.steps} step(s) per row (each row beside "
+        f"its references, on the same timed steps), sentence lengths: {args.lengths}; the clock starts once every "
+        "batch shape of the timed steps has been stepped twice."
+        + (f" Not measured yet: {', '.join(left)}." if left else "")
+        + "\n\n"
+        + "\n".join(lines)
+        + "\n"
     )
-    print("\n".join(lines))
 
 
-def main() -> None:
-    args = parse_args()
-    if args.proxies:
-        run_proxies(args.methods, Path(args.out), quick=args.quick)
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        model = args.model or str(build_model(Path(tmp) / "model", args.size))
-        got = measure(args, model)
-    device = pick_device()
-    gpu = torch.cuda.get_device_name(0) if device.type == "cuda" else None
-    peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if gpu and k in gpu), None)
-    rows = [row_of(m, args, got, peak) for m in args.methods]
-    meta: dict[str, Any] = {
+def _meta(gpu: str | None) -> dict[str, Any]:
+    return {
         "python": sys.version.split()[0],
         "torch": torch.__version__,
         "platform": platform.platform(),
@@ -690,7 +829,32 @@ def main() -> None:
         "peak_gpu_memory_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1) if gpu else None,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
-    write(rows, meta, got["times"], args)
+
+
+def main() -> None:
+    import gc
+
+    args = parse_args()
+    if args.proxies:
+        run_proxies(args.methods, Path(args.out), quick=args.quick)
+        return
+    device = pick_device()
+    gpu = torch.cuda.get_device_name(0) if device.type == "cuda" else None
+    peak = args.peak_tflops or next((v for k, v in PEAK_TFLOPS.items() if gpu and k in gpu), None)
+    rows: list[dict[str, Any]] = []
+    got = Measured()
+    with tempfile.TemporaryDirectory() as tmp:
+        model = args.model or str(build_model(Path(tmp) / "model", args.size))
+        for m in args.methods:  # each row written as it finishes
+            measured = measure_row(m, args, model, got)
+            rows.append(row_of(m, args, measured, peak))
+            print(json.dumps(rows[-1]), flush=True)
+            write(rows, reference_rows(got, args, peak), _meta(gpu), args)
+            del measured
+            gc.collect()
+            if gpu:
+                torch.cuda.empty_cache()
+    print((Path(args.out) / "train.md").read_text())
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Where a training step's time goes on a GPU (``make gpu-check``): SimCSE's and MED-SE's steps at
-batch 64 on the demo corpus's real lengths, BERT-base (``bench_train.py``'s ``Ours``), each batch
+batch 512 and 64 on the demo corpus's real lengths, BERT-base (``bench_train.py``'s ``Ours``), each batch
 shape's step captured as a CUDA graph (``graphs: true``; ``--methods simcse:graphs=false`` for
 the eager step); three steps under ``torch.profiler`` after a warm-up that has stepped every
 shape of those three twice (a GPU library plans its kernels, and a step is captured, on a shape's
@@ -32,7 +32,7 @@ def profiled(model: str, method: str, batch: int, length: int) -> str:
     from torch.profiler import ProfilerActivity, profile
 
     ours = Ours(model, method, batch, length, WARM + PROFILED + 1, "demo")
-    warm = warm_steps(ours, range(WARM + 1, WARM + PROFILED + 1))
+    warm = warm_steps(ours, range(WARM + 1, WARM + PROFILED + 1), method)
     ours.run(warm)  # every shape of the profiled steps stepped twice
     for _ in range(WARM - warm):
         next(ours.stream)
@@ -70,13 +70,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--methods", nargs="+", default=["simcse:graphs=true", "medse:graphs=true"])
-    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--batch-sizes", type=int, nargs="+", default=[512, 64])
     ap.add_argument("--size", default="base", help="bench_train's model sizes (tiny: the CPU check)")
     ap.add_argument("--max-length", type=int, default=128)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         model = str(build_model(Path(tmp) / "model", args.size))
-        parts = [profiled(model, m, args.batch_size, args.max_length) for m in args.methods]
+        parts = [profiled(model, m, b, args.max_length) for b in args.batch_sizes for m in args.methods]
     args.out.write_text("\n".join(parts))
     print(args.out.read_text())
 

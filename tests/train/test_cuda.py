@@ -416,20 +416,30 @@ def test_a_captured_run_ends_where_the_eager_run_ends(tiny_bert: Path, tmp_path:
 
 def test_a_replayed_step_draws_new_dropout_masks_and_makes_no_host_sync(tiny_bert: Path, tmp_path: Path) -> None:
     """With dropout on, bf16 where the card has it: a replay draws its masks from the CUDA generator
-    anew (two replays of one batch give two losses), and replays make no host sync (under
-    ``torch.cuda.set_sync_debug_mode("error")``)."""
+    anew, and replays make no host sync (under ``torch.cuda.set_sync_debug_mode("error")``). The
+    parameters are held fixed (the learning rate and its schedule at 0, checked after the replays),
+    so two replays of one batch can differ by their masks alone."""
     capable = CUDA and torch.cuda.get_device_capability(DEVICE)[0] >= 8
     _, _, loop, data = _captured_run(tiny_bert, tmp_path, "simcse", True, "bf16" if capable else "fp32")
+    scheduler = loop.optimisation.scheduler
+    scheduler.lr_lambdas = [lambda _step: 0.0 for _ in scheduler.lr_lambdas]  # every later step's rate: 0
+    for group in loop.optimisation.optimizer.param_groups:
+        if isinstance(group["lr"], torch.Tensor):
+            group["lr"].fill_(0.0)  # the captured step reads this tensor
+        else:
+            group["lr"] = 0.0
+    before = [p.detach().clone() for p in loop.params]
     batch = loop.prepare(data, 1)
     if CUDA:
         torch.cuda.synchronize()
         torch.cuda.set_sync_debug_mode("error")
     try:
-        first, second = (loop.step(batch)["loss"] for _ in range(2))
+        first, second = (loop.step(batch)["loss"].detach().clone() for _ in range(2))  # no sync: copies
     finally:
         if CUDA:
             torch.cuda.set_sync_debug_mode(0)
-    assert float(first) != float(second)
+    assert all(torch.equal(a, p.detach()) for a, p in zip(before, loop.params, strict=True))  # held fixed
+    assert float(first) != float(second)  # the same batch and parameters: only the masks differ
 
 
 def test_the_hardware_record_names_the_device() -> None:

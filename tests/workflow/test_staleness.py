@@ -183,12 +183,12 @@ def test_a_jobs_params_name_the_content_its_run_recorded_whatever_is_recorded_la
     record_one(raw)
     first = hashlib.sha256(sts.read_bytes()).hexdigest()
     params = content_params(plan, reads)  # type: ignore[arg-type]
-    assert params({}) == {"eval_sets.sts.path": first}
+    assert params({}) == [first]
     sts.write_text("a\tb\t2\n")
     Path(raw.key).write_text(json.dumps({"input": str(sts), "sha256": "another dry run's"}))
-    assert params({}) == {"eval_sets.sts.path": first}  # what this run planned, in memory
+    assert params({}) == [first]  # what this run planned, in memory
     _RECORDED.pop(raw.key)  # a job's own re-parse (a cluster node) reads the key file
-    assert params({}) == {"eval_sets.sts.path": "another dry run's"}
+    assert params({}) == ["another dry run's"]
     assert isinstance(content_params(plan, makes)({}), Untracked)  # type: ignore[arg-type]
 
 

@@ -119,19 +119,19 @@ def planned_key(raw: RawInput) -> str:
     return str(summary.get("sha256", "")) if isinstance(summary, dict) else ""
 
 
-def content_params(plan: Plan, rule: Rule) -> Callable[[Any], dict[str, str] | Untracked[dict[str, str]]]:
-    """A params function of ``rule``'s jobs: the content key of each of the job's raw inputs, by the
-    config keys that name it (:func:`planned_key`); for a job that reads no raw input, an
-    :class:`Untracked` empty one (Snakemake records it as nothing, so such a job's params are
-    unchanged)."""
+def content_params(plan: Plan, rule: Rule) -> Callable[[Any], list[str] | Untracked[list[str]]]:
+    """A params function of ``rule``'s jobs: the content keys of the job's raw inputs
+    (:func:`planned_key`), sorted: they change with a content alone, not with the config keys that
+    name an input (a model added under a new key beside an old one names the same folder) nor
+    with its place (a moved input is another input file, which Snakemake sees by itself). For a
+    job that reads no raw input, an :class:`Untracked` empty list (Snakemake records it as
+    nothing, so such a job's params are unchanged)."""
     from clinsent.plan.rules.base import files_of
 
-    def input_content(wildcards: Any) -> dict[str, str] | Untracked[dict[str, str]]:
+    def input_content(wildcards: Any) -> list[str] | Untracked[list[str]]:
         raw = plan.files.raw_inputs
-        found = {
-            ", ".join(raw[f].keys): planned_key(raw[f]) for f in files_of(rule.given(plan, wildcards)) if f in raw
-        }
-        return dict(sorted(found.items())) if found else Untracked({})
+        found = sorted({planned_key(raw[f]) for f in files_of(rule.given(plan, wildcards)) if f in raw})
+        return found if found else Untracked([])
 
     return input_content
 
