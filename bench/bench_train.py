@@ -336,6 +336,7 @@ class _Reference:
     the same batches as ours, one after another (the texts change as ours do)."""
 
     device: torch.device
+    tokens: Tokens  # the real tokens of its steps (from the texts)
     k = 0
 
     def step(self) -> None:

@@ -417,6 +417,102 @@ def goals(out: Path, mode: str = "full") -> list[Goal]:
     return rows + reported
 
 
+# knob -> (its row and the row it is held against, for an objective; the CUDA tests that must have
+# passed in the same check): what clinsent.gpu.speed.decide reads (auto.json)
+AUTO_ROWS = {
+    "graphs": ("{o}:graphs=true", "{o}:graphs=false"),
+    "unpad": ("{o}:graphs=true:unpad=true", "{o}:graphs=true"),
+    "grouped": ("{o}:graphs=true:grouped=true", "{o}:graphs=true"),
+    "compile": ("{o}:graphs=true:compile=true", "{o}:graphs=true"),
+}
+AUTO_TESTS = {
+    "graphs": [
+        "test_a_captured_run_ends_where_the_eager_run_ends[{o}]",
+        "test_no_host_sync_in_the_steady_state_step[{o}]",
+        "test_a_replayed_step_draws_new_dropout_masks_and_makes_no_host_sync",
+    ],
+    "unpad": [
+        "test_a_captured_run_ends_where_the_eager_run_ends[{o}:unpad]",
+        "test_unpadded_layers_with_varlen_attention_equal_the_padded_encoder",
+        "test_an_unpadded_step_makes_no_host_sync[True]",
+    ],
+    "grouped": [
+        "test_grouped_encoders_equal_each_models_own_in_bf16",
+        "test_a_grouped_medse_step_makes_no_host_sync[False]",
+    ],
+    "compile": ["test_the_compiled_step_equals_eager_and_compiles_once_per_length_bucket[default]"],
+}
+
+
+def test_results(xml: Path) -> dict[str, str]:
+    """Each test of a junit file: passed, failed or skipped."""
+    if not xml.is_file():
+        return {}
+    out = {}
+    for case in ET.parse(xml).getroot().iter("testcase"):
+        failed = case.find("failure") is not None or case.find("error") is not None
+        out[case.get("name", "?")] = (
+            "failed" if failed else "skipped" if case.find("skipped") is not None else "passed"
+        )
+    return out
+
+
+def auto_figures(folders: list[Path], info: dict[str, Any]) -> dict[str, Any]:
+    """What ``auto`` is decided from (``auto.json``, :mod:`clinsent.gpu.speed`): for each knob and
+    objective the check measured, the ratio of its row to the row without the knob (batch 64, else
+    512; in one run, or where the two rows are in two checks of ``folders``, each one's ratio to the
+    same reference) and the knob's CUDA tests as the first folder's check ran them."""
+    rows: dict[int, dict[str, tuple[dict[str, Any], str]]] = {64: {}, 512: {}}
+    for folder in folders:
+        for batch in rows:
+            path = folder / f"train-b{batch}" / "train.json"
+            if path.is_file():
+                for r in json.loads(path.read_text())["runs"]:
+                    rows[batch].setdefault(r["method"], (r, folder.name))
+    tests = test_results(folders[0] / "cuda-tests.xml")
+
+    def row(batch: int, method: str) -> tuple[dict[str, Any], str] | None:
+        found = rows[batch].get(method)
+        if found is None and method.endswith(":graphs=false"):  # an eager row named by its bare objective
+            found = rows[batch].get(method.removesuffix(":graphs=false"))
+        return found
+
+    knobs: dict[str, dict[str, Any]] = {}
+    objectives = sorted({m.split(":")[0] for batch in rows.values() for m in batch})
+    for knob, (on_row, off_row) in AUTO_ROWS.items():
+        for objective in objectives:
+            for batch in (64, 512):
+                on, off = row(batch, on_row.format(o=objective)), row(batch, off_row.format(o=objective))
+                if on is None or off is None:
+                    continue
+                (a, where_a), (b, where_b) = on, off
+                same = where_a == where_b
+                if not same and a["reference"] != b["reference"]:
+                    continue
+                ratio = a["ours_median_s"] / b["ours_median_s"] if same else a["ratio_median"] / b["ratio_median"]
+                knobs.setdefault(knob, {})[objective] = {
+                    "ratio": round(ratio, 3),
+                    "batch_size": batch,
+                    "rows": [a["method"], b["method"]],
+                    "how": "one run" if same else f"each to the same reference ({where_a}, {where_b})",
+                    "tests": {
+                        t.format(o=objective): tests.get(t.format(o=objective), "not run") for t in AUTO_TESTS[knob]
+                    },
+                }
+                break
+    prov = info.get("provenance", {})
+    return {
+        "written_by": "bench/gpu/check.py",
+        "checks": [f.name for f in folders],
+        "commit": prov.get("commit"),
+        "clean": prov.get("clean"),
+        "source_fingerprint": prov.get("source_fingerprint"),
+        "device": info.get("versions", {}).get("device"),
+        "rule": "on where ratio < 1 - clinsent.gpu.speed.SPREAD and every test passed",
+        "knobs": knobs,
+    }
+
+
 def met_word(goal: Goal) -> str:
     what, measured, held, ok = goal
     if ok is None:
@@ -576,9 +672,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--wheelhouse", type=Path, default=None, help="install these wheels first (no network)")
     ap.add_argument("--fingerprint", action="store_true", help="print this checkout's source fingerprint and exit")
+    ap.add_argument(
+        "--auto-from",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="write the first check folder's auto.json from its figures (and those of the other folders named, "
+        "checks of the same code) and exit; --commit names the commit that recorded them",
+    )
+    ap.add_argument("--commit", default=None, help="with --auto-from: the commit the figures were recorded in")
     args = ap.parse_args(argv)
     if args.fingerprint:
         print(source_fingerprint())
+        return 0
+    if args.auto_from:
+        first = args.auto_from[0]
+        record = json.loads((first / "summary.json").read_text()) if (first / "summary.json").is_file() else {}
+        record["provenance"] = {"commit": args.commit, **(record.get("provenance") or {})}
+        (first / "auto.json").write_text(json.dumps(auto_figures(args.auto_from, record), indent=2) + "\n")
+        print(first / "auto.json")
         return 0
     started = time.perf_counter()
     now = dt.datetime.now(dt.UTC)
@@ -630,6 +742,8 @@ def main(argv: list[str] | None = None) -> int:
         info["seconds"] = round(time.perf_counter() - started, 1)
         write_summary(out, args.mode, done, info)  # after every step: a run stopped from outside keeps its figures
     shutil.rmtree(tiny, ignore_errors=True)
+    if args.mode != "cpu":  # what auto is decided from (clinsent.gpu.speed: copied there whole to be used)
+        (out / "auto.json").write_text(json.dumps(auto_figures([out], info), indent=2) + "\n")
     if (out / "e2e" / "results" / "summary.csv").is_file():
         shutil.copy(out / "e2e" / "results" / "summary.csv", out / "e2e" / "summary.csv")
     shutil.rmtree(out / "e2e" / "results", ignore_errors=True)  # the run's models and vectors: not figures

@@ -83,7 +83,9 @@ def test_the_out_folder_is_new_and_another_runs_folder_is_refused(tmp_path: Path
     assert dated.name == "2026-12-07T210005Z-quick" and not dated.exists()
     # through the command line: one line, a non-zero exit, nothing written
     done = subprocess.run(
-        [sys.executable, str(Path(check.__file__)), "--mode", "quick", "--out", str(used)], capture_output=True, text=True
+        [sys.executable, str(Path(check.__file__)), "--mode", "quick", "--out", str(used)],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode != 0 and done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
     assert sorted(p.name for p in used.iterdir()) == ["summary.md"]
@@ -120,3 +122,41 @@ def test_the_open_goals_run_first_and_the_budgets_add_up_to_the_whole(tmp_path: 
     assert [s.name for s in quick] == ["train, batch 512", "train, batch 64", "cuda tests"]
     assert quick[1].argv[quick[1].argv.index("--methods") + 1 :] == check.QUICK64
     assert check.B512[0] == "simcse:graphs=true" and set(check.MEDSE) <= set(check.B512)
+
+
+def test_auto_is_decided_from_the_figures_the_check_writes(tmp_path: Path) -> None:
+    """auto.json (clinsent.gpu.speed's figures): each knob's row against the row without it, in one
+    run or, across two checks, each to the same reference; the knob's CUDA tests as they ran."""
+    from clinsent.gpu import speed
+
+    def row(method: str, s: float, ratio: float, reference: str = "plain SimCSE") -> dict:
+        return {"method": method, "ours_median_s": s, "ratio_median": ratio, "reference": reference}
+
+    one, two = tmp_path / "one", tmp_path / "two"
+    _train_json(one / "train-b64", [
+        row("simcse:graphs=true", 0.01, 0.2), row("simcse:graphs=false", 0.04, 0.8),
+        row("sup_simcse:graphs=true", 0.02, 0.16, "MNR"), row("medse:graphs=true", 0.02, 0.4),
+    ])  # fmt: skip
+    _train_json(
+        one / "train-b512", [row("simcse:graphs=true", 0.1, 0.8), row("simcse:graphs=true:unpad=true", 0.095, 0.76)]
+    )
+    _train_json(two / "train-b64", [row("sup_simcse", 0.08, 0.98, "MNR"), row("medse", 0.08, 1.6)])
+    tests = [
+        *(n.format(o="simcse") for n in check.AUTO_TESTS["graphs"]),
+        "test_a_captured_run_ends_where_the_eager_run_ends[sup_simcse]",
+    ]
+    (one / "cuda-tests.xml").write_text(
+        "<testsuites><testsuite>" + "".join(f'<testcase name="{t}"/>' for t in tests) + "</testsuite></testsuites>"
+    )
+    found = check.auto_figures([one, two], {"provenance": {"commit": "abc"}, "versions": {"device": "H200"}})
+    graphs = found["knobs"]["graphs"]
+    assert graphs["simcse"]["ratio"] == 0.25 and graphs["simcse"]["how"] == "one run"
+    assert graphs["sup_simcse"]["ratio"] == round(0.16 / 0.98, 3) and "same reference" in graphs["sup_simcse"]["how"]
+    assert (
+        found["knobs"]["unpad"]["simcse"]["ratio"] == 0.95 and found["knobs"]["unpad"]["simcse"]["batch_size"] == 512
+    )
+    assert speed.decide("graphs", "simcse", found)  # 0.25, its tests passed
+    assert not speed.decide("graphs", "sup_simcse", found)  # faster, but one of its tests did not run
+    assert not speed.decide("graphs", "medse", found)  # 0.4 / 1.6, each to the same reference; its tests did not run
+    assert not speed.decide("unpad", "simcse", found)  # within the spread
+    assert found["commit"] == "abc" and found["device"] == "H200"

@@ -1,12 +1,28 @@
-"""``auto`` for the speed knobs ``compile``, ``unpad``, ``graphs`` and ``grouped``, decided by measurement.
+"""``auto`` for the speed knobs ``graphs``, ``unpad``, ``grouped`` and ``compile``, decided per knob
+and per objective from the results of a GPU check (:func:`decide`).
 
 A speed knob changes how fast a step runs, not what it computes (within the tolerances the
-tests state; with dropout on, its masks fall on another layout). ``auto`` (their default) turns
-a knob on where a CUDA measurement showed it faster, and off on the CPU: ``make gpu-check``'s
-``bench-train`` rows at batch 64 on the demo corpus's real lengths, BERT-base, each the ratio of
-the knob's step to the same run's eager padded step; a knob is on when that ratio is below
-``1 - SPREAD`` (the run-to-run spread of such ratios, about 0.15). :data:`MEASURED` holds the
-figures and where they come from; ``None`` (no CUDA measurement of the knob yet) is off.
+tests state; with dropout on, its masks fall on another layout). Its ``auto`` (the default) is on
+for an objective only where ``make gpu-check`` measured, on a GPU, the knob's step faster than the
+step without it by more than :data:`SPREAD` (the run-to-run spread of such ratios), and the
+knob's own CUDA equivalence tests passed on that device in the same check; off on the CPU, and
+off for an objective the check did not measure (an objective never captured on a GPU stays eager).
+
+The figures are the check's own file, never written by hand: ``bench/gpu/check.py`` writes
+``auto.json`` into each check's folder (:func:`clinsent.gpu.speed` reads that format), and the one
+this version decides from is copied here whole (:data:`FIGURES`), its origin named below
+(:data:`FROM_CHECK`, :data:`FROM_COMMIT`; ``tests/train/test_speed.py`` holds the two equal).
+What each figure is:
+
+- ``graphs``: the captured step (``<objective>:graphs=true``) against the eager one, at batch 64 on
+  the demo corpus's real lengths, BERT-base (the same run; where the eager row is in another check
+  of the same day, each side's ratio to the same reference, as the file says);
+- ``unpad``, ``grouped`` and ``compile``: the captured step with the knob against the captured step
+  without it (``<objective>:graphs=true:<knob>=true`` against ``<objective>:graphs=true``): a knob
+  is worth turning on only where it speeds up the step ``auto`` otherwise runs.
+
+Until a GPU check has written that file for the code as it is, the figures of 2026-11-28 (H200)
+decide: ``graphs`` on for SimCSE, MED-SE and supervised SimCSE, every other knob and objective off.
 
 A config plans the same on any machine: ``auto`` is resolved by the train job on the device it
 runs on (:func:`resolved`), and the run's record (``selection.json``, the card) says what ran. A
@@ -19,38 +35,59 @@ pair is refused, when the config is read (:meth:`clinsent.methods.base.Method.ch
 from __future__ import annotations
 
 import dataclasses
+import json
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
 Auto = Literal["auto"]
 SPREAD = 0.15
-# knob -> (step time / eager padded step time, batch 64, real lengths, BERT-base: the larger of
-# SimCSE's and MED-SE's ratios; the measurement), or None: not measured on CUDA yet (auto is off)
-MEASURED: dict[str, tuple[float, str] | None] = {
-    "compile": (0.89, "H200, 2026-11-28 (bench/results/cuda/2026-11-28-full): SimCSE 0.82, MED-SE 0.89"),
-    "unpad": (1.03, "H200, 2026-11-28 (bench/results/cuda/2026-11-28-full): SimCSE 1.03, MED-SE 0.97"),
-    "graphs": (0.28, "H200, 2026-11-28 (bench/results/cuda/2026-11-28-graphs): SimCSE 0.28, MED-SE 0.23"),
-    "grouped": None,  # MED-SE's row of make gpu-check (medse:grouped=true), not yet run on a GPU
-}
+KNOBS = ("graphs", "unpad", "grouped", "compile")
+FIGURES = Path(__file__).with_name("auto.json")
+# the check whose auto.json FIGURES is (bench/gpu/check.py wrote it from the two checks of that day,
+# whose figures the commit below recorded)
+FROM_CHECK = "bench/results/cuda/2026-11-28-graphs/auto.json"
+FROM_COMMIT = "908c7c1bdd2a560fc5c3f313fec8a6a7ddd01371"
 
 
-def faster_on_cuda(knob: str) -> bool:
-    """Whether the CUDA measurement of ``knob`` showed it faster by more than the spread."""
-    figure = MEASURED.get(knob)
-    return figure is not None and figure[0] < 1.0 - SPREAD
+@lru_cache(maxsize=4)
+def figures(path: Path = FIGURES) -> dict[str, Any]:
+    """A check's ``auto.json`` (see the module); an unreadable one is no figure at all (every
+    ``auto`` off)."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"knobs": {}}
+    return found if isinstance(found, dict) and isinstance(found.get("knobs"), dict) else {"knobs": {}}
 
 
-def resolved(settings: Any, device_type: str) -> Any:
-    """``settings`` with ``compile``, ``unpad``, ``graphs`` and ``grouped`` as booleans for a job on
-    ``device_type``."""
+def decide(knob: str, objective: str, found: dict[str, Any] | None = None) -> bool:
+    """The one decision of ``auto`` on CUDA: whether the check's figure of ``knob`` for ``objective``
+    is below ``1 - SPREAD`` and every CUDA equivalence test of the knob passed in that check."""
+    entry = (found if found is not None else figures()).get("knobs", {}).get(knob, {}).get(objective)
+    if not isinstance(entry, dict) or not isinstance(entry.get("ratio"), (int, float)):
+        return False
+    tests = entry.get("tests")
+    passed = isinstance(tests, dict) and bool(tests) and all(v == "passed" for v in tests.values())
+    return passed and float(entry["ratio"]) < 1.0 - SPREAD
+
+
+def resolved(settings: Any, device_type: str, objective: str) -> Any:
+    """``settings`` (of a method of ``objective``) with ``compile``, ``unpad``, ``graphs`` and
+    ``grouped`` as booleans for a job on ``device_type``."""
     changes: dict[str, bool] = {}
     cuda = device_type == "cuda"
+
+    def measured(knob: str) -> bool:
+        return cuda and decide(knob, objective)
+
     if getattr(settings, "unpad", False) == "auto":
-        wanted = settings.varlen_attention or (cuda and faster_on_cuda("unpad"))
+        wanted = settings.varlen_attention or measured("unpad")
         changes["unpad"] = bool(wanted) and not settings.gradient_checkpointing
     if getattr(settings, "compile", False) == "auto":
-        changes["compile"] = settings.compile_mode != "default" or (cuda and faster_on_cuda("compile"))
+        changes["compile"] = settings.compile_mode != "default" or measured("compile")
     if getattr(settings, "graphs", False) == "auto":
-        changes["graphs"] = cuda and faster_on_cuda("graphs")
+        changes["graphs"] = measured("graphs")
     if getattr(settings, "grouped", False) == "auto":
-        changes["grouped"] = cuda and faster_on_cuda("grouped") and not settings.gradient_checkpointing
+        changes["grouped"] = measured("grouped") and not settings.gradient_checkpointing
     return dataclasses.replace(settings, **changes) if changes else settings

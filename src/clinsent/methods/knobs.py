@@ -62,8 +62,9 @@ class TrainedSettings(MethodSettings):
         "auto",
         "torch.compile the whole step's forward (encoder, pooling, loss, the loss's own "
         "encoders) as one graph, one per length bucket (length_buckets); "
-        "steps in chunks (mini_batch, accumulate) stay eager. auto: on where a CUDA measurement "
-        "showed it faster (clinsent.gpu.speed), off on the CPU; a compile_mode turns it on",
+        "steps in chunks (mini_batch, accumulate) stay eager. auto: on for an objective where a GPU check "
+        "measured it faster with its CUDA tests passed (clinsent.gpu.speed), off on the CPU; a compile_mode "
+        "turns it on",
     )
     compile_mode: Literal["default", "max-autotune"] = knob(
         "default",
@@ -77,8 +78,8 @@ class TrainedSettings(MethodSettings):
         "(clinsent.train.graphs; with unpad, the packed tokens padded to a few fixed counts per "
         "bucket); the CPU, chunked steps (mini_batch, accumulate), fp16, "
         "gradient_checkpointing, rmsprop and the objectives whose step reads host values (declutr, "
-        "MED-SE's bilstm) stay eager, saying why. auto: on where a CUDA "
-        "measurement showed it faster (clinsent.gpu.speed), off on the CPU",
+        "MED-SE's bilstm) stay eager, saying why. auto: on for an objective where a GPU check "
+        "measured it faster with its CUDA tests passed (clinsent.gpu.speed), off on the CPU",
     )
     length_buckets: int | tuple[int, ...] = knob(
         4,
@@ -123,8 +124,9 @@ class TrainedSettings(MethodSettings):
         "batch's real tokens only, attention on the padded layout with its mask and dropout "
         "(BERT-architecture encoders; clinsent.models.unpadded). Eval-mode embeddings equal the "
         "padded forward's within 1e-5; dropout masks fall on another layout, so curves differ "
-        "by dropout noise. auto: on where a CUDA measurement showed it faster (clinsent.gpu.speed), off "
-        "on the CPU and with gradient_checkpointing; varlen_attention turns it on",
+        "by dropout noise. auto: on for an objective where a GPU check measured it faster with its CUDA "
+        "tests passed (clinsent.gpu.speed), off on the CPU and with gradient_checkpointing; "
+        "varlen_attention turns it on",
     )
     grouped: bool | Auto = knob(
         "auto",
@@ -132,9 +134,9 @@ class TrainedSettings(MethodSettings):
         "definition encoders, CT's twin and kept model) run as one grouped pass: each linear layer one grouped matrix "
         "product over both encoders' rows, attention per encoder (clinsent.models.grouped), so "
         "a step dispatches the operators of about one encoder. The same function within 1e-5; "
-        "dropout's masks fall on another layout. On CUDA: bf16. auto: on where a CUDA "
-        "measurement showed it faster (clinsent.gpu.speed), off on the CPU and with "
-        "gradient_checkpointing",
+        "dropout's masks fall on another layout. On CUDA: bf16, compute capability 9.0 or more. auto: "
+        "on for an objective where a GPU check measured it faster with its CUDA tests passed "
+        "(clinsent.gpu.speed), off on the CPU and with gradient_checkpointing",
     )
     varlen_attention: bool = knob(
         False,

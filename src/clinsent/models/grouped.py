@@ -33,7 +33,9 @@ batch) and dispatched more operators than the two models one after the other
 The same function: every state is each model's own forward's within 1e-5 (float32), and so is every
 gradient (``tests/models/test_grouped.py``); dropout draws its masks over another layout, so a
 curve differs by dropout's noise (as ``unpad``'s). On CUDA the grouped product takes bfloat16
-(``precision: bf16``, compute capability 8.0 or more) and widths that are multiples of 8.
+(``precision: bf16``) and widths that are multiples of 8, on compute capability 9.0 or more
+(:data:`GROUPED_CAPABILITY`: on 8.x PyTorch's grouped GEMM copies its group offsets to the host,
+a sync per layer, which a captured step cannot hold).
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ import torch
 import torch.nn.functional as F
 
 from clinsent.models.unpadded import Packing, attend, repad, supports
+
+GROUPED_CAPABILITY = (9, 0)  # the grouped GEMM takes its offsets on the device from Hopper on
 
 # what the encoders must share to run as one (each layer's shapes, activation, norms, dropout)
 SHARED = (
@@ -90,8 +94,11 @@ def why_not(models: Sequence[Any], device: torch.device, dtype: torch.dtype | No
     if device.type == "cuda":
         if dtype != torch.bfloat16:
             return "on CUDA the grouped product takes bfloat16 (precision: bf16)"
-        if torch.cuda.get_device_capability(device) < (8, 0):
-            return "on CUDA the grouped product needs compute capability 8.0 or more"
+        if torch.cuda.get_device_capability(device) < GROUPED_CAPABILITY:
+            return (
+                "on CUDA the grouped product runs without a host sync from compute capability 9.0 (Hopper) on "
+                "(on 8.x PyTorch's grouped GEMM copies its offsets to the host, once a layer)"
+            )
     return None
 
 

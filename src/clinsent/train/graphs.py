@@ -95,7 +95,9 @@ class CudaCapture:
 
     def capture(self, body: Callable[[], Parts], zero: Callable[[], None]) -> tuple[Any, Parts]:
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self.pool):
+        # thread_local: a capture is invalidated by an unsafe call of this thread only, never by the
+        # prefetching thread pinning the next batch's memory meanwhile
+        with torch.cuda.graph(graph, pool=self.pool, capture_error_mode="thread_local"):
             outputs = body()
         self.pool = graph.pool()
         return graph, outputs

@@ -135,7 +135,7 @@ class MethodLoop:
         capture: Any = None,
         processes: Processes | None = None,
     ) -> None:
-        s = resolved_speed(method.settings, encoder.device.type)  # compile, unpad and graphs' auto, on this device
+        s = resolved_speed(method.settings, encoder.device.type, method.name)  # the speed knobs' auto, here
         self.s, self.encoder, self.seed, self.processes = s, encoder, seed, processes
         if s.gradient_checkpointing:  # before the loss copies the encoder (CT's twin, MED-SE's definitions)
             checkpoint_layers(encoder.model, dropout=s.dropout)

@@ -263,7 +263,7 @@ def _build(
     it runs here); the model saved with the evaluation length, so every later encode reads it.
     Over several processes, each process's own device."""
     device = processes.device() if processes is not None else pick_device()
-    method = type(method)(resolved_speed(method.settings, device.type))
+    method = type(method)(resolved_speed(method.settings, device.type, method.name))
     s = method.settings
     precision = resolve_precision(getattr(s, "precision", "auto"), device)
     record = hardware_record(device, precision)
