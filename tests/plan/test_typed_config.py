@@ -237,7 +237,7 @@ def test_snakemake_compares_params_by_their_text_and_passes_over_untracked_ones(
     passed as ``Untracked`` never reruns a job (its persistence's own serializer)."""
     from snakemake.persistence import UNREPRESENTABLE, PersistenceBase
 
-    from clinsent.runner.smk import Untracked
+    from clinsent.runner.untracked import Untracked
 
     serialize = PersistenceBase._serialize_param_builtin
     assert serialize(None, Untracked(ModelCard())) is UNREPRESENTABLE

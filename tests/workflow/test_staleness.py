@@ -22,8 +22,8 @@ from clinsent.errors import InputError
 from clinsent.plan.files import RawInput, input_name
 from clinsent.plan.rules.base import Rule
 from clinsent.runner.report import refuse_report_over_pending
-from clinsent.runner.smk import Untracked
 from clinsent.runner.staleness import _RECORDED, content_params, read_key, record_input_keys, record_one
+from clinsent.runner.untracked import Untracked
 from clinsent.safety.stamps import key_of
 
 from testkit.workflow import planned_outputs, snakemake

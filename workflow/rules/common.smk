@@ -9,7 +9,8 @@ from clinsent.config.declare import to_params
 from clinsent.errors import InputError
 from clinsent.plan.jobs import job_counts
 from clinsent.plan.rules import RULES as DECLARED, Folder, Raw, Scratch
-from clinsent.runner.smk import Untracked, config_error, set_up_run
+from clinsent.runner.smk import config_error, set_up_run
+from clinsent.runner.untracked import Untracked
 
 # The plan comes through the Snakefile's door (PLAN). Its typed config (clinsent.config.sections) is
 # `config` in Python; here, where `config` is Snakemake's own mapping, it is CONF: every rule below

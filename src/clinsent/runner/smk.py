@@ -10,9 +10,8 @@ import logging
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from clinsent.errors import InputError, redact_urls
 from clinsent.process.heartbeat import Heartbeat
@@ -22,18 +21,6 @@ from clinsent.safety.exclusive import writing_lock
 
 if TYPE_CHECKING:
     from clinsent.plan.layout import Plan
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Untracked(Generic[T]):
-    """A setting a job reads that changes none of its outputs (its progress lines, its trackers,
-    the words of a model card, where its cache lives), passed in its params: Snakemake compares a
-    job's params by the repr of builtin values only, so this one, an object of ours, never
-    reruns the job when it changes. Everything else a job reads is a param it is rerun for."""
-
-    value: T
 
 
 def snakemake_command(workdir: str | Path, *args: str) -> list[str]:

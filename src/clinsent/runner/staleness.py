@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from clinsent.errors import InputError
 from clinsent.io.files import write_json, write_text
-from clinsent.runner.smk import Untracked
+from clinsent.runner.untracked import Untracked
 from clinsent.safety.stamps import key_of, recorded
 
 if TYPE_CHECKING:
