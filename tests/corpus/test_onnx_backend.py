@@ -12,6 +12,7 @@ import copy
 import shutil
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -83,7 +84,8 @@ def test_the_openvino_runtime_gives_the_torch_vectors(models: dict[str, Path], n
     """OpenVINO on the same export: f32 equals torch (to float rounding of other kernels); bf16,
     where this CPU has it, within BF16_DISTANCE; NNCF's int8 within INT8_DISTANCE, cached by the
     model's and its calibration texts' key; the export is the ONNX backend's (one cache entry)."""
-    from clinsent.embedding.openvino_backend import OpenVinoEncoder, calibrated_key, precision
+    from clinsent.embedding.int8_bound import BoundSpec
+    from clinsent.embedding.openvino_backend import OpenVinoEncoder, int8_entry, precision
     from clinsent.embedding.vectors import load_encoder
 
     quiet = {"threads": 1, "log": lambda *_: None}
@@ -95,15 +97,17 @@ def test_the_openvino_runtime_gives_the_torch_vectors(models: dict[str, Path], n
     assert _distance(bf16, torch_vectors) <= BF16_DISTANCE
     assert precision("none") == "f32" and precision("bf16") in ("bf16", "f32") and precision("int8") == "int8"
     assert sorted(p.name for p in export_folder(tmp_path, content_key(models[name])).iterdir()) == ["fp32.onnx"]
-    # int8: NNCF's static quantization, calibrated on texts; cached under the model's and the texts' key
+    # int8: NNCF's static quantization, calibrated on texts (a bound it holds whole); cached under the
+    # model's, the texts' and the bound's key
     logging_before = _logging_state()
-    int8 = OpenVinoEncoder(models[name], "int8", tmp_path, calibration=TEXTS[::2], **quiet).encode(TEXTS, 8)
+    loose = BoundSpec(1.0, texts=tuple(TEXTS[1::2]))
+    int8 = OpenVinoEncoder(models[name], "int8", tmp_path, TEXTS[::2], loose, **quiet).encode(TEXTS, 8)
     assert _distance(int8, torch_vectors) <= INT8_DISTANCE
     after = _logging_state()  # NNCF quieted for its call only; no handler's level changed for good
     assert {key: after[key] for key in logging_before} == logging_before
     entry = export_folder(tmp_path, content_key(models[name]))
-    assert sorted(p.name for p in entry.iterdir()) == ["fp32.onnx", f"int8-{calibrated_key(TEXTS[::2])}"]
-    again = OpenVinoEncoder(models[name], "int8", tmp_path, calibration=TEXTS[::2], **quiet).encode(TEXTS, 8)
+    assert sorted(p.name for p in entry.iterdir()) == ["fp32.onnx", int8_entry(TEXTS[::2], loose)]
+    again = OpenVinoEncoder(models[name], "int8", tmp_path, TEXTS[::2], loose, **quiet).encode(TEXTS, 8)
     assert np.array_equal(again, int8)  # the cached graph, the same vectors
 
 
@@ -187,6 +191,15 @@ def test_bad_backend_settings_are_one_line_at_dry_run() -> None:
     params = plan.files.corpus_params("demo_notes")  # the set's task crosses into the job; its files are inputs
     assert params["quality_set"] == "demo_test" and params["quality_task"] == plan.run.eval_sets["demo_test"].params()
     assert "quality_set" not in _plain_params(config)  # an entry without it: its params as before
+    # OpenVINO's int8 without a quality set is made within the run's selection set (data the user named)
+    bounded = copy.deepcopy(config)
+    bounded["corpus_embeddings"]["demo_notes"].update(backend="openvino", quantize="int8")
+    plan = open_plan(bounded, read_inputs=False)
+    selection = plan.run.methods[plan.files.corpus_run("demo_notes")[0]].selection_set
+    assert selection == config["selection_set"] and plan.files.corpus_quality_set("demo_notes") == selection
+    assert plan.files.corpus_params("demo_notes")["quality_task"] == plan.run.eval_sets[selection].params()
+    bounded["corpus_embeddings"]["demo_notes"].update(backend="onnx")  # ONNX Runtime's dynamic int8: no bound
+    assert open_plan(bounded, read_inputs=False).files.corpus_quality_set("demo_notes") is None
 
 
 def _plain_params(config: dict) -> dict:
@@ -329,3 +342,106 @@ def test_nncf_is_imported_with_its_telemetry_off() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+class _Op:
+    def __init__(self, name: str, kind: str = "MatMul") -> None:
+        self.name, self.kind = name, kind
+
+    def get_friendly_name(self) -> str:
+        return self.name
+
+    def get_type_name(self) -> str:
+        return self.kind
+
+
+class _Graph:
+    def __init__(self, kept: tuple[str, ...] = ()) -> None:
+        self.kept = kept
+
+    def get_ops(self) -> list[_Op]:
+        names = [f"enc/layer.{i}/{k}/MatMul" for i in range(2) for k in ("ffn", "attn", "qkv")]
+        return [_Op("enc/Add", "Add"), *(_Op(n) for n in names)]
+
+
+def test_int8_keeps_the_most_helpful_kinds_in_f32_until_its_bound_holds() -> None:
+    """The loop of clinsent.embedding.int8_bound on a stand-in graph whose int8 error is each kind's
+    own (ffn 0.003, attn 0.0008, qkv 0.0002, split over its blocks): held whole where the bound
+    allows, else the kinds kept in f32 in the order that helps most until it holds."""
+    from clinsent.embedding.int8_bound import Bound, kinds, quantize_within
+
+    cost = {"ffn": 0.003, "attn": 0.0008, "qkv": 0.0002}
+    assert list(kinds([o.name for o in _Graph().get_ops()[1:]])) == [f"enc/layer.N/{k}/MatMul" for k in cost]
+
+    def quantize(model: _Graph, kept: list[str]) -> _Graph:
+        return _Graph(tuple(kept))
+
+    def encode(model: _Graph) -> np.ndarray:  # the model's quality, carried as a one-number "vector"
+        names = [o.name for o in model.get_ops()[1:] if o.name not in model.kept]
+        return np.array([1.0 - sum(cost[n.split("/")[2]] / 2 for n in names)])
+
+    f32 = _Graph(tuple(o.name for o in _Graph().get_ops()))  # nothing quantized
+
+    def run(max_drop: float) -> tuple[_Graph, Any]:
+        bound = Bound("the stand-in's quality", [], lambda v: float(v[0]), max_drop, "k")
+        return quantize_within(f32, bound, quantize, encode, lambda m: m, lambda _: None)
+
+    whole, made = run(0.005)  # the whole graph's 0.004 is within
+    assert whole.kept == () and made.kept_f32 == [] and made.quantizations == 1 and made.drop == pytest.approx(0.004)
+    kept, made = run(0.0015)  # ffn kept: 0.001 left
+    assert sorted(kept.kept) == ["enc/layer.0/ffn/MatMul", "enc/layer.1/ffn/MatMul"]
+    assert made.drop == pytest.approx(0.001)
+    assert made.quantizations == 1 + 3 + 1 and made.record()["matrix_products"] == 6
+    _, made = run(0.0001)  # ffn, then attn, then qkv
+    assert len(made.kept_f32) == 6 and made.drop == pytest.approx(0.0) and made.record()["drop"] <= 0.0001
+
+
+def test_openvino_int8_is_made_within_its_bound_and_says_what_it_kept(models: dict[str, Path], tmp_path: Path) -> None:
+    """Through the backend, on the tiny BERT: a bound the whole graph holds keeps nothing in f32; a
+    bound of 0 keeps kinds in f32 until it holds or every product is kept (said in the log); each
+    recorded drop is the mean cosine distance computed here on the held-back texts from the f32
+    and the int8 graphs' own vectors."""
+    from clinsent.embedding.int8_bound import BoundSpec
+    from clinsent.embedding.openvino_backend import OpenVinoEncoder
+
+    quiet = {"threads": 1, "log": lambda *_: None}
+    held = list(TEXTS[1::2])
+    f32 = OpenVinoEncoder(models["tiny"], "none", tmp_path, **quiet).encode(held, 8)
+
+    def distance(encoder: OpenVinoEncoder) -> float:
+        v = encoder.encode(held, 8)
+        return float((1 - (f32 * v).sum(1) / np.linalg.norm(f32, axis=1) / np.linalg.norm(v, axis=1)).mean())
+
+    whole = OpenVinoEncoder(models["tiny"], "int8", tmp_path, TEXTS[::2], BoundSpec(1.0, texts=tuple(held)), **quiet)
+    assert whole.made is not None and whole.made["kept_f32"] == [] and whole.made["quantizations"] == 1
+    assert whole.made["drop"] == pytest.approx(distance(whole), abs=1e-6) and whole.made["max_drop"] == 1.0
+    said: list[str] = []
+    strict = OpenVinoEncoder(
+        models["tiny"], "int8", tmp_path, TEXTS[::2], BoundSpec(0.0, texts=tuple(held)), threads=1, log=said.append
+    )
+    made = strict.made
+    assert made is not None and made["kept_f32"] and made["quantizations"] > 1
+    assert made["drop"] == pytest.approx(distance(strict), abs=1e-6)
+    assert made["drop"] <= 0.0 or len(made["kept_f32"]) == made["matrix_products"]  # it holds, or all are kept
+    assert any(line.startswith("int8 within the bound:") for line in said), said
+
+
+def test_the_embed_commands_quality_set_is_checked_before_the_model_loads(tmp_path: Path) -> None:
+    """--quality-set and --quality-format come together, with a quantization, in a format scored
+    from embeddings; the file is read at once (a bad one is one line naming it), and the task it
+    gives scores vectors as the workflow's quality set does."""
+    from clinsent.embedding.command import quality_task_of
+
+    demo = Path(__file__).resolve().parents[2] / "resources" / "demo"
+    for args, message in (
+        ((demo / "clinical_sts.demo.test.tsv", None, "int8"), "--quality-format: a quality set needs both"),
+        ((None, "n2c2_sts", "int8"), "--quality-set: a quality set needs both"),
+        ((demo / "clinical_sts.demo.test.tsv", "n2c2_sts", "none"), "--quality-set: scores the quantized"),
+    ):
+        with pytest.raises(InputError, match=f"^{message}"):
+            quality_task_of(*args)
+    missing = tmp_path / "missing.tsv"
+    with pytest.raises(InputError, match="missing.tsv"):
+        quality_task_of(missing, "n2c2_sts", "int8")
+    task = quality_task_of(demo / "clinical_sts.demo.test.tsv", "n2c2_sts", "int8")
+    assert task is not None and task.headline and len(task.texts()) > 10

@@ -661,12 +661,29 @@ class CorpusEmbeddingEntry:
         "the mean cosine distance in the output's metadata and its log; above this it warns",
         minimum=0,
     )
+    quantize_max_distance: float = knob(
+        0.0015,
+        "with backend openvino and quantize int8, and no quality_set: the int8 graph is made within "
+        "this mean cosine distance of fp32's vectors on up to 256 texts of the input its calibration "
+        "did not see, its most sensitive matrix products kept in f32 until it holds "
+        "(clinsent.embedding.int8_bound; docs/performance.md says how the default was chosen)",
+        minimum=0,
+        maximum=1,
+    )
+    quantize_max_drop: float = knob(
+        0.0025,
+        "with backend openvino and quantize int8 and a quality_set: the int8 graph is made within "
+        "this drop of the set's headline metric from fp32's (clinsent.embedding.int8_bound)",
+        minimum=0,
+        maximum=1,
+    )
     quality_set: str | None = knob(
         None,
         "with quantize int8 or bf16: an eval set of this config, scored from embeddings, on which the "
         "job also scores the fp32 and the quantized vectors: the paired difference of its headline "
         "metric and that difference's 95% paired-bootstrap interval go into the output's metadata "
-        "and its log line (the set's files become the job's inputs)",
+        "and its log line (the set's files become the job's inputs); with backend openvino and "
+        "int8, the bound the int8 graph is made within (quantize_max_drop)",
         null=False,
         unfilled=True,
     )

@@ -19,6 +19,7 @@ from clinsent.errors import CommandParser, InputError
 from clinsent.process.heartbeat import HEARTBEAT, Heartbeat
 from clinsent.safety.cache import DEFAULT, default_cache
 from clinsent.safety.exclusive import lock_path
+from clinsent.tasks import Task
 
 
 def parser() -> argparse.ArgumentParser:
@@ -58,6 +59,27 @@ def parser() -> argparse.ArgumentParser:
         help="int8, bf16: warn when the vectors are further than this (mean cosine distance) from fp32's on a sample",
     )
     ap.add_argument(
+        "--quantize-max-distance",
+        type=number_flag(declared, "quantize_max_distance"),
+        default=default.quantize_max_distance,
+        help="openvino int8 without --quality-set: made within this mean cosine distance of fp32's vectors on "
+        "held-back texts of the input (its most sensitive matrix products kept in f32 until it holds)",
+    )
+    ap.add_argument(
+        "--quality-set",
+        type=Path,
+        default=None,
+        help="an eval file scored from embeddings (with --quality-format): int8 and bf16 are also scored on it "
+        "beside fp32; openvino int8 is made within --quantize-max-drop of its headline metric",
+    )
+    ap.add_argument("--quality-format", default=None, help="the --quality-set file's format (an eval set's format)")
+    ap.add_argument(
+        "--quantize-max-drop",
+        type=number_flag(declared, "quantize_max_drop"),
+        default=default.quantize_max_drop,
+        help="openvino int8 with --quality-set: made within this drop of the set's headline metric",
+    )
+    ap.add_argument(
         "--memory",
         default=default.memory,
         choices=MEMORY,
@@ -79,6 +101,32 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def quality_task_of(path: Path | None, fmt: str | None, quantize: str) -> Task | None:
+    """The eval set ``--quality-set`` names, as a task scored from embeddings (read now, before
+    the model loads: a bad file is one line); None where no set is named."""
+    if path is None and fmt is None:
+        return None
+    if path is None or fmt is None:
+        raise InputError(
+            "--quality-set" if path is None else "--quality-format",
+            "a quality set needs both its file and its format",
+            "give --quality-set FILE --quality-format NAME (an eval set's format, e.g. n2c2_sts), or neither",
+        )
+    if quantize == "none":
+        raise InputError(
+            "--quality-set", "scores the quantized vectors against fp32's, and --quantize is none", "give --quantize"
+        )
+    from clinsent.config.declare import build
+    from clinsent.config.sections import EvalSetConfig, Evaluation
+    from clinsent.tasks.config import resolve_eval_set
+
+    entry = resolve_eval_set("quality_set", build(EvalSetConfig, {"path": str(path), "format": fmt}), Evaluation())
+    if not entry.task.zero_shot:
+        raise InputError("--quality-format", f"{fmt} is not scored from embeddings", "give an STS-like format")
+    entry.task.texts()  # read through the reader registry now, not after the model loads
+    return entry.task
+
+
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     from clinsent.safety import guard
@@ -87,7 +135,7 @@ def main(argv: list[str]) -> int:
     cache = args.cache if args.cache is not None else default_cache(args.out)
     # the file the user named, its lock and its chunks until it is written, and the cache
     guard.own(args.out, lock_path(args.out), work_folder(args.out).parent, cache)
-    guard.protect_inputs([args.input, args.model])
+    guard.protect_inputs([args.input, args.model, *([args.quality_set] if args.quality_set else [])])
     try:
         options = EmbedOptions(
             column=args.column,
@@ -100,12 +148,15 @@ def main(argv: list[str]) -> int:
             backend=args.backend,
             quantize=args.quantize,
             quantize_tolerance=args.quantize_tolerance,
+            quantize_max_distance=args.quantize_max_distance,
+            quantize_max_drop=args.quantize_max_drop,
             memory=args.memory,
             cache=args.cache,
         )
+        quality = quality_task_of(args.quality_set, args.quality_format, args.quantize)
         beat = Heartbeat(lambda line: print(line, file=sys.stderr, flush=True), HEARTBEAT, "embed").start()
         try:
-            figures = embed_corpus(args.model, args.input, args.out, options, log=beat.said)
+            figures = embed_corpus(args.model, args.input, args.out, options, log=beat.said, quality_set=quality)
         finally:
             beat.stop()
     except InputError as exc:

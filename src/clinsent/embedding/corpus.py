@@ -172,6 +172,8 @@ class EmbedOptions:
     backend: str = _DECLARED.backend
     quantize: str = _DECLARED.quantize
     quantize_tolerance: float = _DECLARED.quantize_tolerance
+    quantize_max_distance: float = _DECLARED.quantize_max_distance  # int8 (openvino): its bound, no quality set
+    quantize_max_drop: float = _DECLARED.quantize_max_drop  # ... and with one
     memory: str = _DECLARED.memory  # fast or flat (clinsent.embedding.memory.flat_heap)
     device: str | None = None  # cpu, cuda or cuda:N (None: cuda when present)
     results: str | Path | None = None  # a workflow job's results folder (its note-text folders, its cache)
@@ -360,11 +362,22 @@ def _quantized(
     """A quantized job's model, loaded before it embeds, and what quantization costs on this
     job's own texts (and on ``quality_set``, an eval set's task), against the fp32 model, which
     is not held while the job embeds. ``cached``: the export's cache folder and the model's key."""
+    from clinsent.embedding.int8_bound import BoundSpec
+
     cache_dir, model_key = cached
-    sample = _calibration(source, o) if o.backend == "openvino" and o.quantize == "int8" else None
-    model = _load(model_dir, o.device, o.backend, o.quantize, cache_dir, model_key, log, sample)
+    sample, bound = None, None
+    if o.backend == "openvino" and o.quantize == "int8":  # made under a bound: the quality set's, else the input's
+        sample = _calibration(source, o)
+        bound = (
+            BoundSpec(o.quantize_max_drop, task=quality_set)
+            if quality_set is not None
+            else BoundSpec(o.quantize_max_distance, texts=tuple(_held_back(source, o)))
+        )
+    model = _load(model_dir, o.device, o.backend, o.quantize, cache_dir, model_key, log, sample, bound)
     reference = _load(model_dir, o.device, o.backend, "none", cache_dir, model_key, log)
     quality = _quantized_quality(model, reference, source, o, wanted, log)
+    if getattr(model, "made", None):
+        quality["int8"] = model.made  # the bound, the products kept in f32, the drop measured
     if quality_set is not None:
         quality["eval_set"] = _paired_difference(model, reference, quality_set, o, log)
     return model, quality
@@ -416,6 +429,19 @@ def _calibration(source: Path, o: EmbedOptions) -> list[str]:
     texts = list(first[1]) if first is not None else []
     step = max(2, len(texts) // CALIBRATION)
     return (texts[step // 2 :: step] or texts)[:CALIBRATION]
+
+
+def _held_back(source: Path, o: EmbedOptions) -> list[str]:
+    """Up to :data:`QUALITY_SAMPLE` texts of the input's first chunk that the calibration
+    (:func:`_calibration`) does not take: what an int8 graph's bound measures it on."""
+    from clinsent.embedding.openvino_backend import CALIBRATION
+
+    first = next(chunks(source, o.chunk, o.column, o.id_column), None)
+    texts = list(first[1]) if first is not None else []
+    step = max(2, len(texts) // CALIBRATION)
+    taken = set(range(step // 2, len(texts), step)) if len(texts) > 1 else set()
+    left = [t for i, t in enumerate(texts) if i not in taken] or texts
+    return left[:: max(1, len(left) // QUALITY_SAMPLE)][:QUALITY_SAMPLE]
 
 
 def _paired_difference(model: Any, reference: Any, task: Any, o: EmbedOptions, log: Any) -> dict[str, Any]:
@@ -492,9 +518,10 @@ def _load(
     model_key: str,
     log: Any,
     calibration: list[str] | None = None,
+    bound: Any = None,
 ) -> Any:
     """The encoder of a run: ONNX Runtime's or OpenVINO's (the export in ``cache``; OpenVINO's int8
-    calibrated on ``calibration``), or the torch model's."""
+    calibrated on ``calibration`` and made within ``bound``), or the torch model's."""
     if backend in ("onnx", "openvino"):
         import torch
 
@@ -506,7 +533,7 @@ def _load(
         if backend == "onnx":
             return OnnxEncoder(model_dir, quantize, cache, threads=threads, log=log, model_key=model_key)
         return OpenVinoEncoder(
-            model_dir, quantize, cache, threads=threads, log=log, model_key=model_key, calibration=calibration
+            model_dir, quantize, cache, calibration, bound, threads=threads, log=log, model_key=model_key
         )
     from clinsent.embedding.vectors import load_encoder
 

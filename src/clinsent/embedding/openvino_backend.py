@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from clinsent.embedding.int8_bound import BoundSpec
 from clinsent.embedding.onnx_backend import ExportedEncoder
 
 PRECISIONS = {"none": "f32", "bf16": "bf16", "int8": "f32"}  # quantize -> OpenVINO's precision hint (int8: beside)
@@ -67,22 +68,31 @@ class OpenVinoEncoder(ExportedEncoder):
     by OpenVINO on the CPU."""
 
     def __init__(
-        self, model_dir: Path, quantize: str, cache: Path, calibration: list[str] | None = None, **run: Any
+        self,
+        model_dir: Path,
+        quantize: str,
+        cache: Path,
+        calibration: list[str] | None = None,
+        bound: BoundSpec | None = None,
+        **run: Any,
     ) -> None:
         """``quantize``: ``none`` (f32), ``bf16`` or ``int8`` (``calibration``: the texts its ranges
-        are calibrated on); ``run``: :class:`ExportedEncoder`'s ``threads``, ``log`` and ``model_key``."""
+        are calibrated on; ``bound``: the quality it is held to, :mod:`clinsent.embedding.int8_bound`;
+        how it was made is :attr:`made`); ``run``: :class:`ExportedEncoder`'s ``threads``, ``log`` and
+        ``model_key``."""
         import openvino as ov
 
         from clinsent.embedding.onnx_backend import export
 
         super().__init__(model_dir, cache, **run)
         threads, log = self.threads, self.log
+        self.made: dict[str, Any] | None = None
         graph = export(model_dir, "none", cache, self.key, log)
         core = ov.Core()
         if quantize == "int8":
-            if not calibration:
-                raise ValueError("int8 with OpenVINO needs calibration texts")
-            model = core.read_model(str(self._quantized(graph, calibration, core, log)))
+            if not calibration or bound is None:
+                raise ValueError("int8 with OpenVINO needs calibration texts and a bound")
+            model = core.read_model(str(self._quantized(graph, calibration, bound, core, log)))
         else:
             model = core.read_model(str(graph))
         properties: dict[str, Any] = {"INFERENCE_PRECISION_HINT": PRECISIONS[quantize]}  # OpenVINO's, not ours
@@ -93,34 +103,73 @@ class OpenVinoEncoder(ExportedEncoder):
         self.names = [port.get_any_name() for port in self.compiled.inputs]
         self.output = self.compiled.outputs[0]
 
-    def _quantized(self, graph: Path, calibration: list[str], core: Any, log: Any) -> Path:
-        """The int8 graph calibrated on ``calibration``: made once per model and sample (builders
-        of one entry take turns, as the export's), in the export's cache entry."""
+    def _quantized(self, graph: Path, calibration: list[str], spec: BoundSpec, core: Any, log: Any) -> Path:
+        """The int8 graph calibrated on ``calibration`` and made within ``spec``'s bound
+        (:func:`clinsent.embedding.int8_bound.quantize_within`): made once per model, sample and
+        bound (builders of one entry take turns, as the export's), in the export's cache entry,
+        with how it was made (``made.json``: the bound, the products kept in f32, the drop)."""
+        import json
+
+        from clinsent.embedding.int8_bound import quantize_within
         from clinsent.io.files import atomic_folder
         from clinsent.safety.exclusive import building_lock
         from clinsent.safety.guard import claim
 
-        folder = claim(graph.parent / f"int8-{calibrated_key(calibration)}")
+        folder = claim(graph.parent / int8_entry(calibration, spec))
         target = folder / "model.xml"
-        if target.exists():
-            return target
-        waiting = lambda who: log(f"waiting for {who}, which is quantizing this model")  # noqa: E731
-        with building_lock(graph.parent, waiting=waiting):
-            if not target.exists():
-                log(f"quantizing the model to int8 with NNCF on {len(calibration)} of the input's texts (once)")
-                model = core.read_model(str(graph))
-                names = [port.get_any_name() for port in model.inputs]
-                batches = [self.feeds(calibration[i : i + 8], names) for i in range(0, len(calibration), 8)]
-                quantized = _nncf_quantize(model, batches)
-                with atomic_folder(folder) as staged:
-                    staged.mkdir(mode=0o700)
+        if not target.exists():
+            waiting = lambda who: log(f"waiting for {who}, which is quantizing this model")  # noqa: E731
+            with building_lock(graph.parent, waiting=waiting):
+                if not target.exists():
+                    log(f"quantizing the model to int8 with NNCF on {len(calibration)} of the input's texts (once)")
                     import openvino as ov
 
-                    ov.save_model(quantized, str(staged / "model.xml"))
+                    f32 = core.read_model(str(graph))
+                    names = [port.get_any_name() for port in f32.inputs]
+                    calibrated = [self.feeds(calibration[i : i + 8], names) for i in range(0, len(calibration), 8)]
+
+                    def compile_model(model: Any) -> Any:
+                        hint = {
+                            "INFERENCE_PRECISION_HINT": "f32",
+                            **({"INFERENCE_NUM_THREADS": self.threads} if self.threads else {}),
+                        }
+                        return core.compile_model(model, "CPU", hint)
+
+                    def vectors(compiled: Any, texts: list[str]) -> np.ndarray:
+                        out = compiled.outputs[0]
+                        batches = [self.feeds(texts[i : i + 32], names) for i in range(0, len(texts), 32)]
+                        return np.concatenate([np.asarray(compiled(b)[out], dtype=np.float32) for b in batches])
+
+                    bound = spec.bound(lambda t: vectors(compile_model(f32), t))
+                    quantized, made = quantize_within(
+                        f32,
+                        bound,
+                        lambda model, kept: _nncf_quantize(model.clone(), calibrated, kept),
+                        lambda compiled: vectors(compiled, bound.texts),
+                        compile_model,
+                        log,
+                    )
+                    log(
+                        f"int8 within the bound: {bound.what} {made.drop:.4f} below f32 (at most {bound.max_drop}); "
+                        f"{len(made.kept_f32)} of its {made.products} matrix products kept in f32 "
+                        f"({made.quantizations} quantization(s), {made.seconds:.0f} s)"
+                    )
+                    with atomic_folder(folder) as staged:
+                        staged.mkdir(mode=0o700)
+                        ov.save_model(quantized, str(staged / "model.xml"))
+                        (staged / "made.json").write_text(json.dumps(made.record()), encoding="utf-8")
+        self.made = json.loads((folder / "made.json").read_text(encoding="utf-8"))
         return target
 
     def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         return np.array(self.request.infer(feeds)[self.output], dtype=np.float32)
+
+
+def int8_entry(calibration: list[str], spec: BoundSpec) -> str:
+    """The int8 graph's cache entry: a key of its calibration texts and of its bound (the bound's
+    texts, held back or an eval set's, and its largest drop)."""
+    measured = list(spec.texts) if spec.task is None else [f"eval set {spec.task.set_name}", *spec.task.texts()]
+    return f"int8-{calibrated_key([*calibration, chr(0), *measured, chr(0), repr(spec.max_drop)])}"
 
 
 def calibrated_key(texts: list[str]) -> str:
@@ -143,9 +192,10 @@ def _nncf() -> Any:
     return nncf
 
 
-def _nncf_quantize(model: Any, batches: list[dict[str, np.ndarray]]) -> Any:
+def _nncf_quantize(model: Any, batches: list[dict[str, np.ndarray]], kept: list[str] | None = None) -> Any:
     """NNCF's static int8 of an OpenVINO model: preset MIXED, the transformer model type, every
-    calibration batch; its progress bars and log lines kept off the job's output."""
+    calibration batch, the matrix products ``kept`` left in f32 (its ignored scope); its progress
+    bars and log lines kept off the job's output."""
     import contextlib
     import io
     import logging
@@ -164,6 +214,7 @@ def _nncf_quantize(model: Any, batches: list[dict[str, np.ndarray]]) -> Any:
                 model_type=nncf.ModelType.TRANSFORMER,
                 preset=nncf.QuantizationPreset.MIXED,
                 subset_size=len(batches),
+                ignored_scope=nncf.IgnoredScope(names=list(kept), validate=False) if kept else None,
             )
     finally:
         logger.setLevel(level)

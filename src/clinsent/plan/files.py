@@ -59,6 +59,21 @@ class RunFiles:
         given = self.run.corpus_embeddings[name].input
         return self.sets_path() if given == NOTES_INPUT else given
 
+    def corpus_quality_set(self, name: str) -> str | None:
+        """The eval set a corpus embedding's quantized vectors are scored on and, with OpenVINO's
+        int8, made within (:mod:`clinsent.embedding.int8_bound`): its ``quality_set``; else, for
+        OpenVINO's int8, the selection set of the method whose run it embeds with, where that set
+        is scored from embeddings (data the user named); else none."""
+        entry = self.run.corpus_embeddings[name]
+        if entry.quality_set is not None:
+            return entry.quality_set
+        if entry.backend != "openvino" or entry.quantize != "int8":
+            return None
+        method = self.run.methods.get(self.corpus_run(name)[0])
+        chosen = method.selection_set if method is not None else None
+        sets = self.run.eval_sets
+        return chosen if chosen in sets and sets[chosen].task.zero_shot else None
+
     def corpus_params(self, name: str) -> dict[str, Any]:
         """The embed settings of one corpus embedding (the rule's params); ``private``: the notes'
         sentences, a file the entry marks so, or a file under a results folder made from the notes
@@ -76,8 +91,10 @@ class RunFiles:
         params["private"] = derived or entry.private
         if notes:  # the notes' sentence sets
             params.update(column="text", id_column="sent_id")
-        if entry.quality_set is not None:  # its task, rebuilt in the job (what its score depends on)
-            params["quality_task"] = self.run.eval_sets[entry.quality_set].params()
+        quality = self.corpus_quality_set(name)
+        if quality is not None:  # its task, rebuilt in the job (what its score depends on)
+            params["quality_set"] = quality
+            params["quality_task"] = self.run.eval_sets[quality].params()
         return params
 
     def corpus_memory(self, name: str) -> str:

@@ -29,7 +29,7 @@ def embed(p: Plan, wc: Wildcards) -> Declared:
 def corpus_embed_shard(p: Plan, wc: Wildcards) -> Declared:
     name = wc["embedded_corpus"]
     model = p.files.run_file(paths.MODEL, *p.files.corpus_run(name))
-    quality = p.run.corpus_embeddings[name].quality_set  # an eval set the quantized vectors are scored on
+    quality = p.files.corpus_quality_set(name)  # an eval set the quantized vectors are scored on (and made within)
     return {
         "model": model,
         "texts": p.files.corpus_input(name),
