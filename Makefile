@@ -11,7 +11,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 export MEDCAT_DISABLE_VERSION_CHECK ?= true
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: gpu-check install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm benchmark-demo test dry-run lint clean demo-data bench-corpus bench-train bench-processes bench-memory bench-augment bench-documents bench-embed bench-peers
+.PHONY: gpu-check install dev docs demo test-fast test-workflow bench-startup paper-demo paper-demo-augment paper-demo-biosimcse paper-demo-clinical-nli paper-demo-healthcare-lm benchmark-demo test dry-run lint clean demo-data bench-corpus bench-train bench-processes bench-memory bench-augment bench-documents bench-embed bench-int8 bench-peers
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -162,6 +162,12 @@ bench-memory: install
 bench-embed: install
 	$(BIN)/python bench/bench_embed.py $(BENCH_ARGS)
 
+# OpenVINO int8 under its default bound on the packaged MiniLM and every model a demo run trained (make demo
+# first): the products kept in f32, the distance to f32, the demo clinical STS Spearman beside f32's, the rates
+# (bench/results/int8/int8.md; a few minutes)
+bench-int8: install
+	$(BIN)/python bench/bench_int8.py $(BENCH_ARGS)
+
 # The peers of bench-embed (sentence-transformers' ONNX and OpenVINO backends, fastembed), each in a
 # bench-only environment of its own built from PyPI (bench/peers/<peer>/requirements.txt into
 # bench/peers/.envs/; never the project's lock). Run it once before make bench-embed.
@@ -179,12 +185,13 @@ bench-augment: install
 		--out bench/results/augment $(BENCH_ARGS)
 	$(BIN)/python bench/grid_cost.py config/paper/augment.yaml --out bench/results/augment/grid.md
 
-# Every GPU path proved on a GPU (bench/gpu/check.py): the CUDA tests, bench-train rows at batch 64 and 512
-# beside their references, bench-memory at 512 x 128, a profile and an end-to-end run with gpus: [0]; figures in
-# bench/results/cuda/<date>-<mode>/summary.md. MODE=quick (the tests and two rows, for the rerun after a fix);
-# MODE=cpu (the same script on the CPU in under a minute; make test-fast runs it). On a GPU machine without
-# network, carry the wheelhouse bench/gpu/wheelhouse.sh builds: it is installed first, with no index, and the
-# machine's own torch and python3 are used (docs/performance.md).
+# Every GPU path proved on a GPU (bench/gpu/check.py): the open goals' bench-train rows first (batch 512, then 64,
+# each beside the naive and the compiled plain loop), a profile, the CUDA tests, an end-to-end run with gpus: [0]
+# and bench-memory at 512 x 128; figures in a new folder, bench/results/cuda/<date>T<time>Z-<mode>/summary.md, which
+# names the commit (CLINSENT_COMMIT=<sha> where the copy has no .git). MODE=quick (the open goals' rows, then the
+# CUDA tests: the rerun after a fix); MODE=cpu (the same script on the CPU in about a minute; make test-fast runs
+# it). On a GPU machine without network, carry the wheelhouse bench/gpu/wheelhouse.sh builds: it is installed
+# first, with no index, and the machine's own torch and python3 are used (docs/performance.md).
 MODE ?= full
 GPU_PYTHON ?= $(if $(wildcard $(BIN)/python),$(BIN)/python,python3)
 # the wheelhouse only where there is no project venv (the GPU machine): a venv has its own packages

@@ -367,7 +367,8 @@ class _Graph:
 def test_int8_keeps_the_most_helpful_kinds_in_f32_until_its_bound_holds() -> None:
     """The loop of clinsent.embedding.int8_bound on a stand-in graph whose int8 error is each kind's
     own (ffn 0.003, attn 0.0008, qkv 0.0002, split over its blocks): held whole where the bound
-    allows, else the kinds kept in f32 in the order that helps most until it holds."""
+    allows, else the kinds kept in f32 in the order that helps most until it holds, and of the last
+    kind the fewest blocks that hold."""
     from clinsent.embedding.int8_bound import Bound, kinds, quantize_within
 
     cost = {"ffn": 0.003, "attn": 0.0008, "qkv": 0.0002}
@@ -391,9 +392,11 @@ def test_int8_keeps_the_most_helpful_kinds_in_f32_until_its_bound_holds() -> Non
     kept, made = run(0.0015)  # ffn kept: 0.001 left
     assert sorted(kept.kept) == ["enc/layer.0/ffn/MatMul", "enc/layer.1/ffn/MatMul"]
     assert made.drop == pytest.approx(0.001)
-    assert made.quantizations == 1 + 3 + 1 and made.record()["matrix_products"] == 6
-    _, made = run(0.0001)  # ffn, then attn, then qkv
-    assert len(made.kept_f32) == 6 and made.drop == pytest.approx(0.0) and made.record()["drop"] <= 0.0001
+    assert made.quantizations == 1 + 3 + 1 + 2 + 1 and made.record()["matrix_products"] == 6  # both blocks needed
+    one, made = run(0.0026)  # ffn of one block is enough: 0.0025 left
+    assert len(one.kept) == 1 and one.kept[0].endswith("/ffn/MatMul") and made.drop == pytest.approx(0.0025)
+    _, made = run(0.00005)  # ffn, then attn, then both blocks of qkv
+    assert len(made.kept_f32) == 6 and made.drop == pytest.approx(0.0) and made.record()["drop"] <= 0.00005
 
 
 def test_openvino_int8_is_made_within_its_bound_and_says_what_it_kept(models: dict[str, Path], tmp_path: Path) -> None:

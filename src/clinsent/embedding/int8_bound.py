@@ -11,7 +11,9 @@ made under a bound (:class:`Bound`) instead of checked after the fact:
    attention output, feed-forward up and down) by the quality the graph has with that kind alone
    kept in f32 (NNCF's ignored scope), one quantization each;
 3. the kinds are kept in f32 in that order, most helpful first, until the quality is within the
-   bound.
+   bound;
+4. of the last kind kept, the fewest blocks that still hold are found (each block kept alone is
+   measured, then the shortest prefix of them, most helpful first, by bisection).
 
 The bound is on data the user named where there is some (:func:`task_bound`: an eval set scored
 from embeddings, e.g. the run's selection set: the drop of its headline metric), else on the
@@ -152,6 +154,30 @@ def kinds(names: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
+def _fewest_blocks(
+    before: list[str],
+    blocks: list[str],
+    attempt: Callable[[list[str]], tuple[Any, float]],
+    holds: Callable[[float], bool],
+    found: tuple[Any, float],
+) -> tuple[Any, float, list[str]]:
+    """Of the last kind kept, the fewest of its blocks that still hold the bound: each block kept
+    alone (beside the kinds ``before``) is measured, the blocks ordered by the quality each gives,
+    and the shortest prefix that holds found by bisection. ``found``: the graph with them all."""
+    alone = {b: attempt([*before, b])[1] for b in blocks}
+    order = sorted(blocks, key=lambda b: -alone[b])
+    low, high = 0, len(order)  # keeping order[:high] holds; order[:low] (low 0: none of them) does not
+    best = found
+    while high - low > 1:
+        mid = (low + high) // 2
+        model, value = attempt([*before, *order[:mid]])
+        if holds(value):
+            high, best = mid, (model, value)
+        else:
+            low = mid
+    return best[0], best[1], [*before, *order[:high]]
+
+
 def quantize_within(
     f32: Any,
     bound: Bound,
@@ -186,11 +212,15 @@ def quantize_within(
         groups = kinds(products(f32))
         alone = {kind: attempt(names)[1] for kind, names in groups.items()}  # each kind kept in f32 by itself
         kept: list[str] = []
+        last: list[str] = []
         for kind in sorted(alone, key=lambda k: -alone[k]):  # the kind whose keeping helps most, first
-            kept += groups[kind]
+            last = groups[kind]
+            kept += last
             model, value = attempt(kept)
             if holds(value):
                 break
+        if holds(value) and len(last) > 1:  # the last kind's blocks: the fewest that still hold
+            model, value, kept = _fewest_blocks(kept[: len(kept) - len(last)], last, attempt, holds, (model, value))
         made.kept_f32 = kept
     made.int8, made.quantizations = value, count
     made.seconds = time.perf_counter() - start
