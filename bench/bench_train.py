@@ -374,18 +374,24 @@ class PlainSimCSE(_Reference):
         )
         self.batches, self.length = batches, length
         self.tokens = Tokens.of([[texts, texts] for texts in batches], self.tokenizer, length)
+        self.forward: Any = self.model
+
+    def next_inputs(self) -> tuple[int, dict[str, torch.Tensor]]:
+        """The next batch's rows and its two views' inputs on the device: tokenized here, copied
+        from pageable memory."""
+        texts = self.batches[self.k % len(self.batches)]
+        enc = self.tokenizer(texts, padding=True, truncation=True, max_length=self.length, return_tensors="pt")
+        return len(texts), {k: torch.cat([v, v]).to(self.device) for k, v in enc.items()}
 
     def step(self) -> None:
-        texts = self.batches[self.k % len(self.batches)]
+        n, inputs = self.next_inputs()
         self.k += 1
-        enc = self.tokenizer(texts, padding=True, truncation=True, max_length=self.length, return_tensors="pt")
-        inputs = {k: torch.cat([v, v]).to(self.device) for k, v in enc.items()}
         with autocast(self.device):
-            hs = self.model(**inputs, output_hidden_states=True).hidden_states
+            hs = self.forward(**inputs, output_hidden_states=True).hidden_states
         mask = inputs["attention_mask"].unsqueeze(-1).float()
         emb = (((hs[1].float() + hs[-1].float()) / 2) * mask).sum(1) / mask.sum(1)
-        z1, z2 = F.normalize(emb[: len(texts)], dim=-1), F.normalize(emb[len(texts) :], dim=-1)
-        loss = F.cross_entropy(z1 @ z2.T / 0.05, torch.arange(len(texts), device=self.device))
+        z1, z2 = F.normalize(emb[:n], dim=-1), F.normalize(emb[n:], dim=-1)
+        loss = F.cross_entropy(z1 @ z2.T / 0.05, torch.arange(n, device=self.device))
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
@@ -412,20 +418,12 @@ class CompiledPlainSimCSE(PlainSimCSE):
             self.ready.append({k: v.pin_memory() if pin else v for k, v in both.items()})
         self.forward = torch.compile(self.model, mode=self.MODE, dynamic=True)
 
-    def step(self) -> None:
-        texts = self.batches[self.k % len(self.batches)]
-        inputs = {k: v.to(self.device, non_blocking=True) for k, v in self.ready[self.k % len(self.ready)].items()}
-        self.k += 1
-        with autocast(self.device):
-            hs = self.forward(**inputs, output_hidden_states=True).hidden_states
-        mask = inputs["attention_mask"].unsqueeze(-1).float()
-        emb = (((hs[1].float() + hs[-1].float()) / 2) * mask).sum(1) / mask.sum(1)
-        z1, z2 = F.normalize(emb[: len(texts)], dim=-1), F.normalize(emb[len(texts) :], dim=-1)
-        loss = F.cross_entropy(z1 @ z2.T / 0.05, torch.arange(len(texts), device=self.device))
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
-        self.optimizer.step()
+    def next_inputs(self) -> tuple[int, dict[str, torch.Tensor]]:
+        """The next batch, tokenized before the clock, copied from pinned memory without blocking."""
+        ready = self.ready[self.k % len(self.ready)]
+        return len(self.batches[self.k % len(self.batches)]), {
+            k: v.to(self.device, non_blocking=True) for k, v in ready.items()
+        }
 
 
 class PlainMNR(_Reference):
