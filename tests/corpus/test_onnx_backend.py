@@ -277,7 +277,7 @@ def test_a_bf16_embedding_with_openvino_measures_itself_and_names_the_precision_
     assert quality["mean_cosine_distance"] == pytest.approx(float((1 - cos).mean()), abs=1e-5)
     assert any(line.startswith(f"openvino {precision('bf16')} against fp32 on 7") for line in said)
     # int8: NNCF's, calibrated on the input's first chunk (the same for every shard), measured the same way
-    int8 = replace(options, quantize="int8", shards=2, shard=1)
+    int8 = replace(options, quantize="int8", shards=2, shard=1, quantize_max_distance=1.0)  # held whole (the bound: below)
     embed_corpus(models["minilm"], source, tmp_path / "i.parquet", int8, log=said.append)
     meta = pq.read_schema(tmp_path / "i.parquet").metadata
     assert meta[b"clinsent.backend"] == b"openvino int8" and json.loads(meta[b"clinsent.quality"])["texts"] == 7
@@ -399,34 +399,59 @@ def test_int8_keeps_the_most_helpful_kinds_in_f32_until_its_bound_holds() -> Non
     assert len(made.kept_f32) == 6 and made.drop == pytest.approx(0.0) and made.record()["drop"] <= 0.00005
 
 
+INT8_RUN = """
+import json, sys
+from pathlib import Path
+import numpy as np
+from clinsent.embedding.int8_bound import BoundSpec
+from clinsent.embedding.openvino_backend import OpenVinoEncoder
+
+model, cache, texts = Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3])
+held, said = list(texts[1::2]), []
+f32 = OpenVinoEncoder(model, "none", cache, threads=1, log=said.append).encode(held, 8)
+
+def distance(encoder):
+    v = encoder.encode(held, 8)
+    return float((1 - (f32 * v).sum(1) / np.linalg.norm(f32, axis=1) / np.linalg.norm(v, axis=1)).mean())
+
+out = {}
+for name, bound in (("whole", 1.0), ("strict", 0.0)):
+    spec = BoundSpec(bound, texts=tuple(held))
+    encoder = OpenVinoEncoder(model, "int8", cache, texts[::2], spec, threads=1, log=said.append)
+    out[name] = {"made": encoder.made, "distance": distance(encoder)}
+out["said"] = said
+print(json.dumps(out))
+"""
+
+
 def test_openvino_int8_is_made_within_its_bound_and_says_what_it_kept(models: dict[str, Path], tmp_path: Path) -> None:
     """Through the backend, on the tiny BERT: a bound the whole graph holds keeps nothing in f32; a
     bound of 0 keeps kinds in f32 until it holds or every product is kept (said in the log); each
-    recorded drop is the mean cosine distance computed here on the held-back texts from the f32
-    and the int8 graphs' own vectors."""
-    from clinsent.embedding.int8_bound import BoundSpec
-    from clinsent.embedding.openvino_backend import OpenVinoEncoder
+    recorded drop is the mean cosine distance computed on the held-back texts from the f32 and the
+    int8 graphs' own vectors. In a process of its own, as an embed job is: NNCF's repeated
+    quantizations left this process's later torch training to crash (a segfault in the trainer's
+    tests)."""
+    import json
+    import subprocess
+    import sys
 
-    quiet = {"threads": 1, "log": lambda *_: None}
-    held = list(TEXTS[1::2])
-    f32 = OpenVinoEncoder(models["tiny"], "none", tmp_path, **quiet).encode(held, 8)
-
-    def distance(encoder: OpenVinoEncoder) -> float:
-        v = encoder.encode(held, 8)
-        return float((1 - (f32 * v).sum(1) / np.linalg.norm(f32, axis=1) / np.linalg.norm(v, axis=1)).mean())
-
-    whole = OpenVinoEncoder(models["tiny"], "int8", tmp_path, TEXTS[::2], BoundSpec(1.0, texts=tuple(held)), **quiet)
-    assert whole.made is not None and whole.made["kept_f32"] == [] and whole.made["quantizations"] == 1
-    assert whole.made["drop"] == pytest.approx(distance(whole), abs=1e-6) and whole.made["max_drop"] == 1.0
-    said: list[str] = []
-    strict = OpenVinoEncoder(
-        models["tiny"], "int8", tmp_path, TEXTS[::2], BoundSpec(0.0, texts=tuple(held)), threads=1, log=said.append
+    done = subprocess.run(
+        [sys.executable, "-c", INT8_RUN, str(models["tiny"]), str(tmp_path), json.dumps(TEXTS)],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
-    made = strict.made
-    assert made is not None and made["kept_f32"] and made["quantizations"] > 1
-    assert made["drop"] == pytest.approx(distance(strict), abs=1e-6)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    whole, strict = out["whole"], out["strict"]
+    assert whole["made"]["kept_f32"] == [] and whole["made"]["quantizations"] == 1 and whole["made"]["max_drop"] == 1.0
+    assert whole["made"]["drop"] == pytest.approx(whole["distance"], abs=1e-6)
+    made = strict["made"]
+    assert (
+        made["kept_f32"] and made["quantizations"] > 1 and made["drop"] == pytest.approx(strict["distance"], abs=1e-6)
+    )
     assert made["drop"] <= 0.0 or len(made["kept_f32"]) == made["matrix_products"]  # it holds, or all are kept
-    assert any(line.startswith("int8 within the bound:") for line in said), said
+    assert any(line.startswith("int8 within the bound:") for line in out["said"]), out["said"]
 
 
 def test_the_embed_commands_quality_set_is_checked_before_the_model_loads(tmp_path: Path) -> None:
