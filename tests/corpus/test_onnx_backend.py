@@ -277,7 +277,7 @@ def test_a_bf16_embedding_with_openvino_measures_itself_and_names_the_precision_
     assert quality["mean_cosine_distance"] == pytest.approx(float((1 - cos).mean()), abs=1e-5)
     assert any(line.startswith(f"openvino {precision('bf16')} against fp32 on 7") for line in said)
     # int8: NNCF's, calibrated on the input's first chunk (the same for every shard), measured the same way
-    int8 = replace(options, quantize="int8", shards=2, shard=1, quantize_max_distance=1.0)  # held whole (the bound: below)
+    int8 = replace(options, quantize="int8", shards=2, shard=1, quantize_max_distance=1.0)  # whole: bound tested below
     embed_corpus(models["minilm"], source, tmp_path / "i.parquet", int8, log=said.append)
     meta = pq.read_schema(tmp_path / "i.parquet").metadata
     assert meta[b"clinsent.backend"] == b"openvino int8" and json.loads(meta[b"clinsent.quality"])["texts"] == 7
