@@ -1,7 +1,8 @@
 """``python -m clinsent COMMAND``: ``new-config`` (a user's config on top of a paper's,
 :mod:`clinsent.commands.new_config`); ``plan`` (a config's jobs by rule, without Snakemake,
 :mod:`clinsent.commands.plan`); ``embed`` (a corpus's vectors with a trained model,
-:mod:`clinsent.embedding.command`); ``warm -- COMMAND`` (COMMAND's jobs forked from one interpreter that
+:mod:`clinsent.commands.embed`, :mod:`clinsent.embedding.command`); ``warm -- COMMAND`` (COMMAND's jobs
+forked from one interpreter that
 has imported the heavy libraries, :mod:`clinsent.runner.warm`)."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ COMMANDS = {
     "new-config": "clinsent.commands.new_config",
     "plan": "clinsent.commands.plan",
     "warm": "clinsent.runner.warm",
-    "embed": "clinsent.embedding.command",
+    "embed": "clinsent.commands.embed",
     "search": "clinsent.commands.search",
 }
 

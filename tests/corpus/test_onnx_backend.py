@@ -458,7 +458,7 @@ def test_the_embed_commands_quality_set_is_checked_before_the_model_loads(tmp_pa
     """--quality-set and --quality-format come together, with a quantization, in a format scored
     from embeddings; the file is read at once (a bad one is one line naming it), and the task it
     gives scores vectors as the workflow's quality set does."""
-    from clinsent.embedding.command import quality_task_of
+    from clinsent.commands.embed import quality_task_of
 
     demo = Path(__file__).resolve().parents[2] / "resources" / "demo"
     for args, message in (

@@ -238,8 +238,7 @@ def test_a_truncated_chunk_is_set_aside_and_the_file_is_whole(tmp_path: Path) ->
     from clinsent.embedding.sharded import open_work, work_key
     from clinsent.safety.content import content_key
 
-    settings = {"chunk": 4, "shard": 0, "shards": 1, "column": None, "id_column": None, "backend": "torch",
-                "quantize": "none", "keep_text": False}  # fmt: skip
+    settings = EmbedOptions(chunk=4, device="cpu").chunk_settings()  # the key this run's chunks are kept under
     open_work(work, work_key(content_key(MODEL), content_key(source), settings), False)
     whole = pq.read_table(tmp_path / "first.parquet").slice(0, 4).replace_schema_metadata(None)
     pq.write_table(whole, work / "chunk-0000000.parquet")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from clinsent.config.declare import number_flag
 from clinsent.config.sections import CorpusEmbeddingEntry
@@ -19,7 +21,6 @@ from clinsent.errors import CommandParser, InputError
 from clinsent.process.heartbeat import HEARTBEAT, Heartbeat
 from clinsent.safety.cache import DEFAULT, default_cache
 from clinsent.safety.exclusive import lock_path
-from clinsent.tasks import Task
 
 
 def parser() -> argparse.ArgumentParser:
@@ -101,33 +102,9 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
-def quality_task_of(path: Path | None, fmt: str | None, quantize: str) -> Task | None:
-    """The eval set ``--quality-set`` names, as a task scored from embeddings (read now, before
-    the model loads: a bad file is one line); None where no set is named."""
-    if path is None and fmt is None:
-        return None
-    if path is None or fmt is None:
-        raise InputError(
-            "--quality-set" if path is None else "--quality-format",
-            "a quality set needs both its file and its format",
-            "give --quality-set FILE --quality-format NAME (an eval set's format, e.g. n2c2_sts), or neither",
-        )
-    if quantize == "none":
-        raise InputError(
-            "--quality-set", "scores the quantized vectors against fp32's, and --quantize is none", "give --quantize"
-        )
-    from clinsent.config.declare import build
-    from clinsent.config.sections import EvalSetConfig, Evaluation
-    from clinsent.tasks.config import resolve_eval_set
-
-    entry = resolve_eval_set("quality_set", build(EvalSetConfig, {"path": str(path), "format": fmt}), Evaluation())
-    if not entry.task.zero_shot:
-        raise InputError("--quality-format", f"{fmt} is not scored from embeddings", "give an STS-like format")
-    entry.task.texts()  # read through the reader registry now, not after the model loads
-    return entry.task
-
-
-def main(argv: list[str]) -> int:
+def main(argv: list[str], quality_of: Callable[[Path | None, str | None, str], Any] | None = None) -> int:
+    """The command; ``quality_of``: what builds ``--quality-set``'s task (``python -m clinsent embed``
+    gives :func:`clinsent.commands.embed.quality_task_of`: the tasks sit above this package)."""
     args = parser().parse_args(argv)
     from clinsent.safety import guard
 
@@ -153,7 +130,9 @@ def main(argv: list[str]) -> int:
             memory=args.memory,
             cache=args.cache,
         )
-        quality = quality_task_of(args.quality_set, args.quality_format, args.quantize)
+        if quality_of is None and (args.quality_set or args.quality_format):
+            raise InputError("--quality-set", "is read by the embed command", "run it as python -m clinsent embed")
+        quality = quality_of(args.quality_set, args.quality_format, args.quantize) if quality_of else None
         beat = Heartbeat(lambda line: print(line, file=sys.stderr, flush=True), HEARTBEAT, "embed").start()
         try:
             figures = embed_corpus(args.model, args.input, args.out, options, log=beat.said, quality_set=quality)
